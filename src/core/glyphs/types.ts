@@ -1,0 +1,21 @@
+import type { Charset } from '../params/definitions.js';
+
+/** Sub-cell sampling grid of glyph templates and of the renderer's working raster. */
+export const SUB_X = 4;
+export const SUB_Y = 8;
+export const SAMPLES = SUB_X * SUB_Y;
+
+/**
+ * A glyph ramp with measured shapes. Everything here is derived from the reference font by
+ * scripts/measure-glyphs.ts; nothing is hand-typed.
+ */
+export interface GlyphSet {
+  readonly name: Charset;
+  readonly kind: 'ramp' | 'blocks' | 'braille';
+  /** Glyphs sorted by measured ink coverage, lightest first (the first is always blank). */
+  readonly glyphs: readonly string[];
+  /** Mean ink coverage 0..1 of each glyph over its whole cell. */
+  readonly coverage: Float32Array;
+  /** glyphs.length * SAMPLES sub-cell ink coverages 0..1, each glyph row-major SUB_X x SUB_Y. */
+  readonly templates: Float32Array;
+}

@@ -1,0 +1,129 @@
+/**
+ * The render parameters of interface.md §2.2, defined once. Validation, the OpenAPI document, the
+ * MCP tool schema, the manifests, llms.txt, the CLI flags and the studio controls are all derived
+ * from this table; nothing else may restate a name, range or default.
+ */
+
+export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
+export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg'] as const;
+export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', 'round-trip'] as const;
+export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
+
+export type Charset = (typeof CHARSETS)[number];
+export type Format = (typeof FORMATS)[number];
+export type QualityTarget = (typeof QUALITY_TARGETS)[number];
+export type GlyphStrategy = (typeof GLYPH_STRATEGIES)[number];
+
+export type ParamGroup = 'output' | 'tone' | 'detail' | 'glyphs' | 'director' | 'video';
+
+interface Base<N extends string> {
+  readonly name: N;
+  readonly group: ParamGroup;
+  readonly description: string;
+}
+export interface IntegerDef<N extends string = string> extends Base<N> {
+  readonly type: 'integer';
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+}
+export interface NumberDef<N extends string = string> extends Base<N> {
+  readonly type: 'number';
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+  /** Step for sliders and CLI help; validation accepts any float in range. */
+  readonly step: number;
+}
+export interface BooleanDef<N extends string = string> extends Base<N> {
+  readonly type: 'boolean';
+  readonly default: boolean;
+}
+export interface EnumDef<N extends string = string, V extends string = string> extends Base<N> {
+  readonly type: 'enum';
+  readonly values: readonly V[];
+  readonly default: V;
+}
+export interface ColorDef<N extends string = string> extends Base<N> {
+  readonly type: 'color';
+  readonly default: string;
+}
+export type ParamDef = IntegerDef | NumberDef | BooleanDef | EnumDef | ColorDef;
+
+export const PARAMS = [
+  { name: 'columns', type: 'integer', min: 8, max: 400, default: 120, group: 'output',
+    description: 'Output width in characters; the row count follows the image aspect and the 1:2 cell aspect.' },
+  { name: 'charset', type: 'enum', values: CHARSETS, default: 'detailed', group: 'glyphs',
+    description: 'Glyph ramp: standard (10 ASCII glyphs), detailed (all 95 printable ASCII), blocks (Unicode shades and 2x2 quadrants), binary (blank and the densest glyph), dots (Braille 2x4), minimal (6 light ASCII glyphs).' },
+  { name: 'format', type: 'enum', values: FORMATS, default: 'text', group: 'output',
+    description: 'Output format: text, ansi (24-bit SGR), html, json, json-compact (text plus rgb24-b64-v1 chroma), svg.' },
+  { name: 'color', type: 'boolean', default: false, group: 'output',
+    description: 'Per-cell 24-bit colour in ansi, html, svg and json; ignored by plain text.' },
+  { name: 'invert', type: 'boolean', default: false, group: 'tone',
+    description: 'Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground).' },
+  { name: 'contrast', type: 'number', min: 0.2, max: 4, default: 1.15, step: 0.05, group: 'tone',
+    description: 'Tonal contrast multiplier around mid-grey.' },
+  { name: 'brightness', type: 'number', min: -150, max: 150, default: 0, step: 1, group: 'tone',
+    description: 'Luminance offset on a 0-255 scale.' },
+  { name: 'saturation', type: 'number', min: 0, max: 4, default: 1.4, step: 0.05, group: 'tone',
+    description: 'Colour saturation multiplier for colour output (0 = grey).' },
+  { name: 'gamma', type: 'number', min: 0.2, max: 3, default: 1, step: 0.05, group: 'tone',
+    description: 'Perceptual midtone response: above 1 lifts midtones, below 1 deepens them.' },
+  { name: 'edges', type: 'boolean', default: false, group: 'detail',
+    description: 'Sobel edge-detection line-art mode: glyphs trace edges instead of tone.' },
+  { name: 'edgeStrength', type: 'number', min: 0.1, max: 5, default: 1.8, step: 0.1, group: 'detail',
+    description: 'Edge magnitude multiplier in edges mode.' },
+  { name: 'dither', type: 'boolean', default: false, group: 'glyphs',
+    description: 'Floyd-Steinberg (serpentine) error diffusion across the available glyph levels.' },
+  { name: 'sharpen', type: 'number', min: 0, max: 1, default: 0.35, step: 0.05, group: 'detail',
+    description: 'Unsharp-mask detail enhancement.' },
+  { name: 'autoLevels', type: 'number', min: 0, max: 1, default: 0.9, step: 0.05, group: 'tone',
+    description: 'Automatic percentile histogram stretch: 0 none, 1 a full stretch of the 0.5th-99.5th percentiles.' },
+  { name: 'structure', type: 'number', min: 0, max: 1, default: 0.55, step: 0.05, group: 'detail',
+    description: 'Contour-aware directional glyph substitution (- / | and backslash) where the local gradient is coherent.' },
+  { name: 'denoise', type: 'number', min: 0, max: 1, default: 0.35, step: 0.05, group: 'detail',
+    description: 'Edge-preserving bilateral denoising before detail recovery.' },
+  { name: 'motionSensitivity', type: 'number', min: 0, max: 1, default: 0.7, step: 0.05, group: 'video',
+    description: 'Motion responsiveness of the Bayesian temporal filter for video (studio and animated CLI input); a still image is unaffected.' },
+  { name: 'autoOptimize', type: 'number', min: 0, max: 1, default: 0.9, step: 0.05, group: 'director',
+    description: 'Strength of the source-aware Auto Director tuning of parameters you did not set; 0 turns it off.' },
+  { name: 'qualityTarget', type: 'enum', values: QUALITY_TARGETS, default: 'balanced', group: 'director',
+    description: 'Quality rubric the Auto Director tunes for: balanced, portrait, motion, low-light, round-trip.' },
+  { name: 'glyphStrategy', type: 'enum', values: GLYPH_STRATEGIES, default: 'adaptive', group: 'glyphs',
+    description: 'adaptive: the smallest glyph codebook from the ramp whose measured luminance RMSE is within maxGlyphRmse; fixed: the whole ramp.' },
+  { name: 'maxGlyphRmse', type: 'number', min: 0.005, max: 0.1, default: 0.03, step: 0.005, group: 'glyphs',
+    description: 'Maximum normalized luminance quantization RMSE for adaptive glyph selection.' },
+  { name: 'monoColor', type: 'color', default: '#e5e5e5', group: 'output',
+    description: 'Ink colour (#rrggbb) for mono output in ansi, html and svg.' },
+] as const satisfies readonly ParamDef[];
+
+export type ParamName = (typeof PARAMS)[number]['name'];
+
+type ValueOf<D> = D extends { type: 'boolean' } ? boolean
+  : D extends { type: 'enum'; values: readonly (infer V)[] } ? V
+  : D extends { type: 'color' } ? string
+  : number;
+
+export type RenderParams = { -readonly [D in (typeof PARAMS)[number] as D['name']]: ValueOf<D> };
+
+export const PARAM_BY_NAME: ReadonlyMap<string, ParamDef> = new Map(PARAMS.map((d) => [d.name, d as ParamDef]));
+
+export const DEFAULTS: Readonly<RenderParams> = Object.freeze(
+  Object.fromEntries(PARAMS.map((d) => [d.name, d.default])) as RenderParams,
+);
+
+/** `edgeStrength` -> `edge-strength`, for CLI flags. */
+export function kebabName(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+/** Human text of a parameter's domain, used in error messages and help. */
+export function describeDomain(def: ParamDef): string {
+  switch (def.type) {
+    case 'integer': return `an integer from ${def.min} to ${def.max}`;
+    case 'number': return `a number from ${def.min} to ${def.max}`;
+    case 'boolean': return 'true or false';
+    case 'enum': return `one of ${def.values.join(', ')}`;
+    case 'color': return 'a hex colour such as #e5e5e5';
+  }
+}

@@ -1,0 +1,3 @@
+export * from './definitions.js';
+export * from './validate.js';
+export * from './schema.js';

@@ -1,0 +1,109 @@
+import { DEFAULTS, PARAM_BY_NAME, describeDomain, type ParamDef, type RenderParams } from './definitions.js';
+
+export interface ParamError {
+  /** The parameter at fault, as the caller spelled it. */
+  readonly parameter: string;
+  readonly message: string;
+}
+
+export type ParseResult =
+  | { readonly ok: true; readonly params: Partial<RenderParams> }
+  | { readonly ok: false; readonly errors: readonly ParamError[] };
+
+/**
+ * `strings`: values come from a query string, form field or CLI flag and are parsed from text
+ * (booleans also as 1/0). `json`: values must already have their JSON type.
+ */
+export type Carrier = 'strings' | 'json';
+
+const INTEGER = /^[+-]?\d{1,12}$/;
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$/;
+const HEX = /^#?(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+
+function show(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value);
+  return text.length > 40 ? text.slice(0, 37) + '...' : text;
+}
+
+/** Normalises `#ABC`, `abc`, `#aabbcc` to `#aabbcc`. */
+export function normalizeHex(text: string): string {
+  let hex = text.startsWith('#') ? text.slice(1) : text;
+  if (hex.length === 3) hex = hex.replace(/./g, (c) => c + c);
+  return '#' + hex.toLowerCase();
+}
+
+function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unknown } | { error: string } {
+  const wrong = () => ({ error: `${def.name} must be ${describeDomain(def)} (got ${show(raw)})` });
+  switch (def.type) {
+    case 'integer':
+    case 'number': {
+      let n: number;
+      if (typeof raw === 'number') n = raw;
+      else if (carrier === 'strings' && typeof raw === 'string' && (def.type === 'integer' ? INTEGER : DECIMAL).test(raw.trim())) n = Number(raw.trim());
+      else return wrong();
+      if (!Number.isFinite(n) || (def.type === 'integer' && !Number.isInteger(n))) return wrong();
+      if (n < def.min || n > def.max) return wrong();
+      return { value: n };
+    }
+    case 'boolean': {
+      if (typeof raw === 'boolean') return { value: raw };
+      if (carrier === 'strings' && typeof raw === 'string') {
+        const t = raw.trim().toLowerCase();
+        if (t === 'true' || t === '1') return { value: true };
+        if (t === 'false' || t === '0') return { value: false };
+      }
+      return wrong();
+    }
+    case 'enum':
+      if (typeof raw === 'string' && (def.values as readonly string[]).includes(raw)) return { value: raw };
+      return wrong();
+    case 'color':
+      if (typeof raw === 'string' && HEX.test(raw.trim())) return { value: normalizeHex(raw.trim()) };
+      return wrong();
+  }
+}
+
+/**
+ * Validates caller-supplied parameters. Unknown names, wrong types and out-of-range values are all
+ * refused with the parameter named; nothing is clamped. Returns only what the caller set, so the
+ * Auto Director can tell explicit values from defaults.
+ */
+export function parseParams(input: Readonly<Record<string, unknown>>, carrier: Carrier): ParseResult {
+  const params: Record<string, unknown> = {};
+  const errors: ParamError[] = [];
+  for (const [key, raw] of Object.entries(input)) {
+    if (raw === undefined) continue;
+    const def = PARAM_BY_NAME.get(key);
+    if (!def) {
+      errors.push({ parameter: key, message: `unknown parameter ${show(key)}` });
+      continue;
+    }
+    if (Array.isArray(raw)) {
+      errors.push({ parameter: key, message: `${key} was given more than once` });
+      continue;
+    }
+    const r = parseOne(def, raw, carrier);
+    if ('error' in r) errors.push({ parameter: key, message: r.error });
+    else params[key] = r.value;
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, params: params as Partial<RenderParams> };
+}
+
+/** Defaults overlaid with the caller's values. */
+export function withDefaults(explicit: Partial<RenderParams>): RenderParams {
+  return { ...DEFAULTS, ...explicit };
+}
+
+/** Throws a ParamValidationError when invalid; for callers that want exceptions (CLI, render()). */
+export class ParamValidationError extends Error {
+  constructor(readonly errors: readonly ParamError[]) {
+    super(errors.map((e) => e.message).join('; '));
+    this.name = 'ParamValidationError';
+  }
+}
+
+export function parseParamsOrThrow(input: Readonly<Record<string, unknown>>, carrier: Carrier): Partial<RenderParams> {
+  const r = parseParams(input, carrier);
+  if (!r.ok) throw new ParamValidationError(r.errors);
+  return r.params;
+}

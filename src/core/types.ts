@@ -1,0 +1,74 @@
+import type { Charset, GlyphStrategy, QualityTarget, RenderParams } from './params/definitions.js';
+
+/** Service and document version (interface.md §9). */
+export const VERSION = '0.3.0';
+
+/**
+ * A decoded image: 8-bit sRGB, straight (non-premultiplied) alpha, row-major RGBA. Decoders
+ * (sharp on Node, canvas in the browser) produce it; the core never decodes.
+ */
+export interface RgbaImage {
+  readonly width: number;
+  readonly height: number;
+  readonly data: Uint8Array | Uint8ClampedArray;
+}
+
+/** Reference cell: width:height = 1:2 (a terminal cell); rows = round(columns * h / w * CELL_ASPECT). */
+export const CELL_ASPECT = 0.5;
+
+/** The adaptive (or fixed) glyph codebook actually used, with its measured error. */
+export interface CodebookReport {
+  readonly strategy: GlyphStrategy;
+  /** The glyphs of the codebook, in ramp order (lightest first). */
+  readonly glyphs: string;
+  readonly size: number;
+  /** Size of the ramp it was chosen from. */
+  readonly rampSize: number;
+  /** Measured RMSE (0..1) of quantizing this image's cell luminances to the codebook's levels. */
+  readonly rmse: number;
+  readonly maxRmse: number;
+  /** Shannon entropy in bits of the glyph histogram of the output: the rate in rate-distortion. */
+  readonly bitsPerCell: number;
+}
+
+export type DirectorStatus = 'target_met' | 'best_effort';
+
+export interface DirectorReport {
+  readonly status: DirectorStatus;
+  readonly rubric: QualityTarget;
+  /** 0..1, higher is better, of the rendered result against the rubric. */
+  readonly score: number;
+  readonly threshold: number;
+  /** Strength the tuning was applied with (autoOptimize). 0 = disabled. */
+  readonly strength: number;
+  /** Named metrics (0..1 unless the name says otherwise) measured on the rendered grid. */
+  readonly metrics: Readonly<Record<string, number>>;
+  /** Source measurements the tuning was based on. */
+  readonly source: Readonly<Record<string, number>>;
+  readonly adjustments: Readonly<Record<string, { readonly from: number; readonly to: number }>>;
+}
+
+/** The renderer's output before formatting: one glyph and one colour per cell. */
+export interface CellGrid {
+  readonly columns: number;
+  readonly rows: number;
+  /** Glyph table; `cells` index into it. */
+  readonly glyphs: readonly string[];
+  /** rows * columns glyph indices, row-major. */
+  readonly cells: Uint16Array;
+  /** rows * columns * 3 bytes of sRGB: the cell's colour (after saturation), always computed. */
+  readonly colors: Uint8Array;
+}
+
+export interface RenderResult extends CellGrid {
+  readonly version: string;
+  readonly charset: Charset;
+  /** Effective parameters: defaults, the caller's values and the Director's adjustments. */
+  readonly params: RenderParams;
+  /** Names of the parameters the caller set explicitly. */
+  readonly explicit: readonly string[];
+  readonly codebook: CodebookReport;
+  readonly director: DirectorReport;
+  readonly source: { readonly width: number; readonly height: number };
+  readonly cellAspect: number;
+}
