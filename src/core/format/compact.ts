@@ -1,0 +1,198 @@
+/**
+ * `json-compact`: `{ "v": 1, "columns", "rows", "text", "chroma": { "encoding": "rgb24-b64-v1", "data" } }`.
+ * `text` is the `text` output (rows joined by `\n`, trailing newline); `data` is base64 of
+ * rows * columns * 3 bytes, row-major RGB, the cell colours, always present whatever `color` says.
+ * The decoder and `compactToImage` are what the `round-trip` rubric measures.
+ */
+import type { CellGrid, RgbaImage } from '../types.js';
+import { Base64Error, decodeBase64, encodeBase64 } from './base64.js';
+import { checkGrid, gridLines } from './grid.js';
+import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
+
+export interface CompactOutput {
+  readonly v: typeof COMPACT_VERSION;
+  readonly columns: number;
+  readonly rows: number;
+  readonly text: string;
+  readonly chroma: { readonly encoding: typeof CHROMA_ENCODING; readonly data: string };
+}
+
+export interface DecodedCompact {
+  readonly columns: number;
+  readonly rows: number;
+  /** The rows, each exactly `columns` code points. */
+  readonly lines: string[];
+  /** rows * columns * 3 bytes, row-major RGB. */
+  readonly rgb: Uint8Array;
+}
+
+/** Thrown by `decodeCompact` for anything that is not a valid `json-compact` v1 document. */
+export class CompactDecodeError extends Error {
+  constructor(message: string) {
+    super(`invalid json-compact: ${message}`);
+    this.name = 'CompactDecodeError';
+  }
+}
+
+/** The `json-compact` object of a grid. */
+export function buildCompact(grid: CellGrid): CompactOutput {
+  checkGrid(grid);
+  return {
+    v: COMPACT_VERSION,
+    columns: grid.columns,
+    rows: grid.rows,
+    text: gridLines(grid).join('\n') + '\n',
+    chroma: { encoding: CHROMA_ENCODING, data: encodeBase64(grid.colors) },
+  };
+}
+
+/** `json-compact`: `buildCompact` serialised compactly. */
+export function formatCompact(grid: CellGrid): string {
+  return JSON.stringify(buildCompact(grid));
+}
+
+const TOP_KEYS = ['v', 'columns', 'rows', 'text', 'chroma'];
+const CHROMA_KEYS = ['encoding', 'data'];
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function checkKeys(o: Record<string, unknown>, keys: readonly string[], where: string): void {
+  for (const k of keys) if (!(k in o)) throw new CompactDecodeError(`${where} lacks "${k}"`);
+  for (const k of Object.keys(o)) {
+    if (!keys.includes(k)) throw new CompactDecodeError(`${where} has an unknown member "${k}"`);
+  }
+}
+
+function checkDimension(x: unknown, name: string): number {
+  if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 1) {
+    throw new CompactDecodeError(`"${name}" must be a positive integer, got ${JSON.stringify(x)}`);
+  }
+  return x;
+}
+
+/**
+ * Number of code points of `line`, rejecting what a row can never contain: control characters
+ * (C0, DEL, C1) and lone surrogates.
+ */
+function checkLine(line: string, row: number, columns: number): void {
+  let count = 0;
+  for (let i = 0; i < line.length; i++, count++) {
+    const c = line.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
+      throw new CompactDecodeError(`row ${row} contains control character U+${c.toString(16).padStart(4, '0').toUpperCase()}`);
+    }
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = line.charCodeAt(i + 1);
+      if (!(d >= 0xdc00 && d <= 0xdfff)) throw new CompactDecodeError(`row ${row} contains a lone surrogate`);
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {
+      throw new CompactDecodeError(`row ${row} contains a lone surrogate`);
+    }
+  }
+  if (count !== columns) throw new CompactDecodeError(`row ${row} has ${count} code points, expected ${columns}`);
+}
+
+/**
+ * Decodes and strictly validates a `json-compact` document (its JSON text or the parsed object):
+ * exactly the members `v` (1), `columns`, `rows`, `text`, `chroma` { `encoding`
+ * (`rgb24-b64-v1`), `data` }; `text` = `rows` rows of exactly `columns` code points, each ended
+ * by `\n`; `data` = strict base64 of exactly rows * columns * 3 bytes. Throws `CompactDecodeError`.
+ */
+export function decodeCompact(input: string | object): DecodedCompact {
+  let doc: unknown = input;
+  if (typeof input === 'string') {
+    try {
+      doc = JSON.parse(input);
+    } catch {
+      throw new CompactDecodeError('not JSON');
+    }
+  }
+  if (!isPlainObject(doc)) throw new CompactDecodeError('not a JSON object');
+  checkKeys(doc, TOP_KEYS, 'document');
+  if (doc.v !== COMPACT_VERSION) throw new CompactDecodeError(`unsupported version "v": ${JSON.stringify(doc.v)}, expected 1`);
+  const columns = checkDimension(doc.columns, 'columns');
+  const rows = checkDimension(doc.rows, 'rows');
+  const cells = columns * rows;
+  if (!Number.isSafeInteger(cells * 4)) throw new CompactDecodeError(`grid ${columns}x${rows} is too large`);
+
+  const chroma = doc.chroma;
+  if (!isPlainObject(chroma)) throw new CompactDecodeError('"chroma" must be an object');
+  checkKeys(chroma, CHROMA_KEYS, '"chroma"');
+  if (chroma.encoding !== CHROMA_ENCODING) {
+    throw new CompactDecodeError(`unsupported chroma encoding ${JSON.stringify(chroma.encoding)}, expected "${CHROMA_ENCODING}"`);
+  }
+  const data = chroma.data;
+  if (typeof data !== 'string') throw new CompactDecodeError('"chroma.data" must be a string');
+  // rows * columns * 3 bytes is a multiple of 3, so its base64 has exactly 4 characters per cell.
+  if (data.length !== cells * 4) {
+    throw new CompactDecodeError(`"chroma.data" has ${data.length} base64 characters, expected ${cells * 4} (${cells * 3} bytes)`);
+  }
+
+  const text = doc.text;
+  if (typeof text !== 'string') throw new CompactDecodeError('"text" must be a string');
+  if (!text.endsWith('\n')) throw new CompactDecodeError('"text" must end with a newline');
+  const lines = text.slice(0, -1).split('\n');
+  if (lines.length !== rows) throw new CompactDecodeError(`"text" has ${lines.length} rows, expected ${rows}`);
+  for (let y = 0; y < rows; y++) checkLine(lines[y]!, y, columns);
+
+  let rgb: Uint8Array;
+  try {
+    rgb = decodeBase64(data);
+  } catch (e) {
+    if (e instanceof Base64Error) throw new CompactDecodeError(`"chroma.data": ${e.message}`);
+    throw e;
+  }
+  return { columns, rows, lines, rgb };
+}
+
+export interface CompactImageOptions {
+  /** Pixels per cell horizontally, default 1. */
+  readonly cellWidth?: number;
+  /** Pixels per cell vertically, default 2 (so the image has the 1:2 cell aspect). */
+  readonly cellHeight?: number;
+}
+
+function checkCellSize(v: number, name: string): number {
+  if (!Number.isInteger(v) || v < 1 || v > 256) throw new RangeError(`${name} must be an integer from 1 to 256, got ${v}`);
+  return v;
+}
+
+/**
+ * Rebuilds an image from the chroma: each cell a cellWidth x cellHeight block of its colour,
+ * opaque. Size (columns * cellWidth) x (rows * cellHeight).
+ */
+export function compactToImage(
+  decoded: Pick<DecodedCompact, 'columns' | 'rows' | 'rgb'>,
+  options: CompactImageOptions = {},
+): RgbaImage {
+  const cw = checkCellSize(options.cellWidth ?? 1, 'cellWidth');
+  const ch = checkCellSize(options.cellHeight ?? 2, 'cellHeight');
+  const { columns, rows, rgb } = decoded;
+  if (rgb.length !== columns * rows * 3) {
+    throw new RangeError(`rgb has ${rgb.length} bytes, expected ${columns * rows * 3}`);
+  }
+  const width = columns * cw;
+  const height = rows * ch;
+  const stride = width * 4;
+  const data = new Uint8Array(stride * height);
+  let s = 0;
+  for (let y = 0; y < rows; y++) {
+    const top = y * ch * stride;
+    let o = top;
+    for (let x = 0; x < columns; x++, s += 3) {
+      const r = rgb[s]!;
+      const g = rgb[s + 1]!;
+      const b = rgb[s + 2]!;
+      for (let k = 0; k < cw; k++, o += 4) {
+        data[o] = r;
+        data[o + 1] = g;
+        data[o + 2] = b;
+        data[o + 3] = 255;
+      }
+    }
+    for (let k = 1; k < ch; k++) data.copyWithin(top + k * stride, top, top + stride);
+  }
+  return { width, height, data };
+}

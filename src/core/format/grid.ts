@@ -1,0 +1,103 @@
+/**
+ * Shared reading of a CellGrid: invariant checks, row strings and colour runs. Every format goes
+ * through here, so every format sees the same rows.
+ */
+import type { CellGrid } from '../types.js';
+import { packedAt } from './color.js';
+
+/** True for a glyph whose ink is invisible, so its colour does not matter: space and blank Braille. */
+export function isBlankGlyph(glyph: string): boolean {
+  return glyph === ' ' || glyph === '\u2800';
+}
+
+/**
+ * Checks what the formats rely on: rows * columns cells and 3 * rows * columns colour bytes, cell
+ * indices inside the glyph table, and each glyph exactly one printable code point (no control
+ * character, no lone surrogate, nothing XML forbids), so each row is exactly `columns` code points.
+ * Throws a RangeError naming the broken invariant (a renderer bug, not a user error).
+ */
+export function checkGrid(grid: CellGrid): void {
+  const { columns, rows, cells, colors, glyphs } = grid;
+  if (!Number.isInteger(columns) || columns < 1 || !Number.isInteger(rows) || rows < 1) {
+    throw new RangeError(`grid size ${columns}x${rows} is not positive integers`);
+  }
+  const n = columns * rows;
+  if (cells.length !== n) throw new RangeError(`grid has ${cells.length} cells, expected ${n}`);
+  if (colors.length !== n * 3) throw new RangeError(`grid has ${colors.length} colour bytes, expected ${n * 3}`);
+  for (let g = 0; g < glyphs.length; g++) {
+    const s = glyphs[g]!;
+    const cp = s.codePointAt(0);
+    const ok = cp !== undefined && s.length === (cp > 0xffff ? 2 : 1) && cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f)
+      && !(cp >= 0xd800 && cp <= 0xdfff) && cp !== 0xfffe && cp !== 0xffff;
+    if (!ok) throw new RangeError(`glyph ${g} (${JSON.stringify(s)}) is not exactly one printable code point`);
+  }
+  let max = 0;
+  for (let i = 0; i < n; i++) if (cells[i]! > max) max = cells[i]!;
+  if (max >= glyphs.length) throw new RangeError(`cell glyph index ${max} outside the glyph table of ${glyphs.length}`);
+}
+
+/** The rows of the grid as strings (glyphs only, no newline). Assumes `checkGrid` passed. */
+export function gridLines(grid: CellGrid): string[] {
+  const { columns, rows, cells, glyphs } = grid;
+  const lines = new Array<string>(rows);
+  const bmp = columns <= 0x2000 && glyphs.every((g) => g.length === 1);
+  if (bmp) {
+    // One UTF-16 unit per glyph: build each row as char codes in one call.
+    const code = Uint16Array.from(glyphs, (g) => g.charCodeAt(0));
+    const row = new Uint16Array(columns);
+    for (let y = 0; y < rows; y++) {
+      const base = y * columns;
+      for (let x = 0; x < columns; x++) row[x] = code[cells[base + x]!]!;
+      lines[y] = String.fromCharCode.apply(null, row as unknown as number[]);
+    }
+  } else {
+    for (let y = 0; y < rows; y++) {
+      const base = y * columns;
+      let s = '';
+      for (let x = 0; x < columns; x++) s += glyphs[cells[base + x]!]!;
+      lines[y] = s;
+    }
+  }
+  return lines;
+}
+
+/** A run of cells printed in one colour. `color` is packed 0xRRGGBB, or -1 for "no colour needed". */
+export interface Run {
+  readonly color: number;
+  readonly text: string;
+}
+
+/** Per glyph index: 1 when the glyph is blank (see isBlankGlyph). */
+export function blankTable(glyphs: readonly string[]): Uint8Array {
+  return Uint8Array.from(glyphs, (g) => (isBlankGlyph(g) ? 1 : 0));
+}
+
+/**
+ * The colour runs of row `y`: consecutive cells of equal colour are merged, and blank cells join
+ * whatever run they are in (their colour is invisible). Leading blanks form a run with colour -1.
+ * `texts[g]` is the (already escaped) text of glyph g.
+ */
+export function rowRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): Run[] {
+  const { columns, cells, colors } = grid;
+  const runs: Run[] = [];
+  const base = y * columns;
+  let color = -1;
+  let text = '';
+  for (let i = base, end = base + columns; i < end; i++) {
+    const g = cells[i]!;
+    if (blank[g]) {
+      text += texts[g]!;
+      continue;
+    }
+    const c = packedAt(colors, i);
+    if (c === color) {
+      text += texts[g]!;
+      continue;
+    }
+    if (text !== '') runs.push({ color, text });
+    color = c;
+    text = texts[g]!;
+  }
+  if (text !== '') runs.push({ color, text });
+  return runs;
+}

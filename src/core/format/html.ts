@@ -1,0 +1,66 @@
+import type { RenderResult } from '../types.js';
+import { groundFor, hexOfPacked, parseHexColor } from './color.js';
+import { FONT_STACK, escapeMarkup } from './escape.js';
+import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
+
+/**
+ * Font size in px of the html document. The line height is 1.2em: DejaVu Sans Mono advances
+ * 0.602em, so a cell is 0.602em x 1.2em, the reference 1:2 cell.
+ */
+const FONT_PX = 12;
+const LINE_HEIGHT = 1.2;
+
+/**
+ * `html`: a complete, self-contained HTML5 document: inline `<style>` only, no script, no external
+ * resource; the art in one `<pre>`, every glyph escaped.
+ * - Ink: `monoColor` on the `<pre>`; with `color=true`, runs of equal colour become
+ *   `<span style="color:#rrggbb">` (blank cells join any run; row-leading blanks stay outside).
+ * - Ground: dark (#0b0b0b) when the ink `monoColor` is light (relative luminance > 0.5), else
+ *   light (#fafafa); see `groundFor`.
+ */
+export function formatHtml(result: RenderResult): string {
+  checkGrid(result);
+  const { columns, rows, glyphs, params } = result;
+  const ink = hexOfPacked(parseHexColor(params.monoColor));
+  const ground = groundFor(params.monoColor);
+  const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(',');
+  const title = `Character art, ${columns}x${rows}, ${result.charset}`;
+
+  let art: string;
+  if (!params.color) {
+    art = gridLines(result).map(escapeMarkup).join('\n');
+  } else {
+    const texts = glyphs.map(escapeMarkup);
+    const blank = blankTable(glyphs);
+    const lines = new Array<string>(rows);
+    for (let y = 0; y < rows; y++) {
+      let line = '';
+      for (const run of rowRuns(result, texts, blank, y)) {
+        line += run.color < 0 ? run.text : `<span style="color:${hexOfPacked(run.color)}">${run.text}</span>`;
+      }
+      lines[y] = line;
+    }
+    art = lines.join('\n');
+  }
+
+  return (
+    '<!doctype html>\n' +
+    '<html lang="en">\n' +
+    '<head>\n' +
+    '<meta charset="utf-8">\n' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
+    `<meta name="generator" content="v2a ${escapeMarkup(result.version)}">\n` +
+    `<title>${escapeMarkup(title)}</title>\n` +
+    '<style>\n' +
+    `html,body{margin:0;background:${ground}}\n` +
+    `pre{margin:0;padding:1em;color:${ink};background:${ground};font:${FONT_PX}px/${LINE_HEIGHT} ${font};` +
+    'letter-spacing:0;white-space:pre;font-variant-ligatures:none}\n' +
+    '</style>\n' +
+    '</head>\n' +
+    '<body>\n' +
+    // The newline right after <pre> is dropped by HTML parsers, so the art starts on its first row.
+    `<pre role="img" aria-label="${escapeMarkup(title)}">\n${art}</pre>\n` +
+    '</body>\n' +
+    '</html>\n'
+  );
+}

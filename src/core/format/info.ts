@@ -1,0 +1,35 @@
+import type { Format } from '../params/definitions.js';
+
+/** One output format's media type, file extension and human label (interface.md §2.3). */
+export interface FormatInfo {
+  /** Media type without parameters, exactly as in interface.md §2.3. */
+  readonly contentType: string;
+  /** File extension without the dot (`Content-Disposition: inline; filename="ascii.<ext>"`). */
+  readonly extension: string;
+  readonly label: string;
+}
+
+/** The format table of interface.md §2.3, defined once. */
+export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
+  text: { contentType: 'text/plain', extension: 'txt', label: 'plain text' },
+  ansi: { contentType: 'text/plain', extension: 'ans', label: 'ANSI, truecolor' },
+  html: { contentType: 'text/html', extension: 'html', label: 'HTML' },
+  json: { contentType: 'application/json', extension: 'json', label: 'JSON' },
+  'json-compact': { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma' },
+  svg: { contentType: 'image/svg+xml', extension: 'svg', label: 'SVG' },
+});
+
+/** Chroma encoding identifier of `json-compact` (interface.md §9). */
+export const CHROMA_ENCODING = 'rgb24-b64-v1';
+
+/** Version of the `json-compact` envelope (`"v": 1`). */
+export const COMPACT_VERSION = 1;
+
+/**
+ * The `Content-Type` header of a reply in `format`. Every output is UTF-8 text (`blocks` and
+ * `dots` are not ASCII), so every one carries `charset=utf-8`; for `application/json` the
+ * parameter is redundant (RFC 8259 §11) but harmless, and keeps the rule uniform.
+ */
+export function contentTypeHeader(format: Format): string {
+  return `${FORMAT_INFO[format].contentType}; charset=utf-8`;
+}

@@ -1,0 +1,94 @@
+import type { Charset, RenderParams } from '../params/definitions.js';
+import type { CodebookReport, DirectorReport, RenderResult } from '../types.js';
+import { HEX_BYTE } from './color.js';
+import { checkGrid, gridLines } from './grid.js';
+
+/**
+ * The `json` output (schema: `JSON_OUTPUT_SCHEMA` in jsonSchemas.ts). `colors` is present only
+ * with `params.color`: one array per row, one `#rrggbb` (lower case) per cell, aligned with the
+ * code points of `lines`.
+ */
+export interface JsonOutput {
+  readonly version: string;
+  readonly format: 'json';
+  readonly columns: number;
+  readonly rows: number;
+  readonly charset: Charset;
+  /** Cell width / height the row count was computed with (0.5: the 1:2 reference cell). */
+  readonly cellAspect: number;
+  /** The rows, each exactly `columns` code points, without newlines. */
+  readonly lines: string[];
+  readonly colors?: string[][];
+  readonly codebook: CodebookReport;
+  readonly director: DirectorReport;
+  /** Effective parameters: defaults, the caller's values and the Auto Director's adjustments. */
+  readonly params: RenderParams;
+  /** Names of the parameters the caller set explicitly. */
+  readonly explicit: string[];
+  /** Size in pixels of the decoded source image. */
+  readonly source: { readonly width: number; readonly height: number };
+}
+
+/** Per-cell colours as rows of `#rrggbb`. */
+export function colorRows(result: RenderResult): string[][] {
+  const { columns, rows, colors } = result;
+  const out = new Array<string[]>(rows);
+  let o = 0;
+  for (let y = 0; y < rows; y++) {
+    const row = new Array<string>(columns);
+    for (let x = 0; x < columns; x++, o += 3) {
+      row[x] = '#' + HEX_BYTE[colors[o]!]! + HEX_BYTE[colors[o + 1]!]! + HEX_BYTE[colors[o + 2]!]!;
+    }
+    out[y] = row;
+  }
+  return out;
+}
+
+/**
+ * The `json` output object (also the MCP `structuredContent`). Reports are copied field by
+ * field so the output is exactly what the schema documents.
+ */
+export function buildJsonOutput(result: RenderResult): JsonOutput {
+  checkGrid(result);
+  const c = result.codebook;
+  const d = result.director;
+  const adjustments: Record<string, { from: number; to: number }> = {};
+  for (const [k, v] of Object.entries(d.adjustments)) adjustments[k] = { from: v.from, to: v.to };
+  return {
+    version: result.version,
+    format: 'json',
+    columns: result.columns,
+    rows: result.rows,
+    charset: result.charset,
+    cellAspect: result.cellAspect,
+    lines: gridLines(result),
+    ...(result.params.color ? { colors: colorRows(result) } : {}),
+    codebook: {
+      strategy: c.strategy,
+      glyphs: c.glyphs,
+      size: c.size,
+      rampSize: c.rampSize,
+      rmse: c.rmse,
+      maxRmse: c.maxRmse,
+      bitsPerCell: c.bitsPerCell,
+    },
+    director: {
+      status: d.status,
+      rubric: d.rubric,
+      score: d.score,
+      threshold: d.threshold,
+      strength: d.strength,
+      metrics: { ...d.metrics },
+      source: { ...d.source },
+      adjustments,
+    },
+    params: { ...result.params },
+    explicit: [...result.explicit],
+    source: { width: result.source.width, height: result.source.height },
+  };
+}
+
+/** `json`: `buildJsonOutput` serialised compactly. */
+export function formatJson(result: RenderResult): string {
+  return JSON.stringify(buildJsonOutput(result));
+}

@@ -1,0 +1,165 @@
+/**
+ * JSON Schemas (draft 2020-12) of the `json` and `json-compact` outputs, for the OpenAPI 3.1
+ * document and the MCP tool's output description. The parameter part is generated from PARAMS.
+ */
+import {
+  CHARSETS,
+  GLYPH_STRATEGIES,
+  PARAMS,
+  QUALITY_TARGETS,
+  type ParamDef,
+} from '../params/definitions.js';
+import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
+
+export type JsonSchema = { readonly [key: string]: unknown };
+
+const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+/** `#rrggbb` or `#rgb`, any case: what parameter validation accepts for `monoColor`. */
+const PARAM_COLOR_PATTERN = '^#(?:[0-9a-fA-F]{3}){1,2}$';
+/** Cell colours as written by the `json` format. */
+const CELL_COLOR_PATTERN = '^#[0-9a-f]{6}$';
+
+function paramValueSchema(def: ParamDef): JsonSchema {
+  const base = { description: def.description };
+  switch (def.type) {
+    case 'integer': return { ...base, type: 'integer', minimum: def.min, maximum: def.max };
+    case 'number': return { ...base, type: 'number', minimum: def.min, maximum: def.max };
+    case 'boolean': return { ...base, type: 'boolean' };
+    case 'enum': return { ...base, enum: [...def.values] };
+    case 'color': return { ...base, type: 'string', pattern: PARAM_COLOR_PATTERN };
+  }
+}
+
+const PARAM_NAMES = PARAMS.map((d) => d.name);
+
+const numberMap = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'number' },
+});
+
+export const CODEBOOK_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'The glyph codebook actually used, with its measured quantization error.',
+  required: ['strategy', 'glyphs', 'size', 'rampSize', 'rmse', 'maxRmse', 'bitsPerCell'],
+  additionalProperties: false,
+  properties: {
+    strategy: { enum: [...GLYPH_STRATEGIES] },
+    glyphs: { type: 'string', description: 'The glyphs of the codebook in ramp order, lightest first.' },
+    size: { type: 'integer', minimum: 1, description: 'Number of glyphs in the codebook.' },
+    rampSize: { type: 'integer', minimum: 1, description: 'Size of the ramp the codebook was chosen from.' },
+    rmse: { type: 'number', minimum: 0, maximum: 1, description: 'Measured normalized luminance quantization RMSE.' },
+    maxRmse: { type: 'number', minimum: 0, maximum: 1, description: 'The RMSE bound the codebook was chosen under (maxGlyphRmse).' },
+    bitsPerCell: { type: 'number', minimum: 0, description: 'Shannon entropy in bits of the output glyph histogram.' },
+  },
+};
+
+export const DIRECTOR_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'The Auto Director report: the rubric verdict and the adjustments it applied.',
+  required: ['status', 'rubric', 'score', 'threshold', 'strength', 'metrics', 'source', 'adjustments'],
+  additionalProperties: false,
+  properties: {
+    status: { enum: ['target_met', 'best_effort'] },
+    rubric: { enum: [...QUALITY_TARGETS] },
+    score: { type: 'number', minimum: 0, maximum: 1, description: 'Score of the rendered result against the rubric, higher is better.' },
+    threshold: { type: 'number', description: 'Score needed for target_met.' },
+    strength: { type: 'number', minimum: 0, maximum: 1, description: 'Strength the tuning was applied with (autoOptimize); 0 = disabled.' },
+    metrics: numberMap('Named metrics measured on the rendered grid.'),
+    source: numberMap('Source measurements the tuning was based on.'),
+    adjustments: {
+      type: 'object',
+      description: 'Parameters the Director changed, by name.',
+      propertyNames: { enum: PARAM_NAMES },
+      additionalProperties: {
+        type: 'object',
+        required: ['from', 'to'],
+        additionalProperties: false,
+        properties: { from: { type: 'number' }, to: { type: 'number' } },
+      },
+    },
+  },
+};
+
+export const PARAMS_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'Effective parameters: defaults, the caller\'s values and the Auto Director\'s adjustments.',
+  required: PARAM_NAMES,
+  additionalProperties: false,
+  properties: Object.fromEntries(PARAMS.map((d) => [d.name, paramValueSchema(d)])),
+};
+
+/** Schema of the `json` output. */
+export const JSON_OUTPUT_SCHEMA: JsonSchema = {
+  $schema: DIALECT,
+  title: 'v2a json output',
+  type: 'object',
+  required: ['version', 'format', 'columns', 'rows', 'charset', 'cellAspect', 'lines', 'codebook', 'director', 'params', 'explicit', 'source'],
+  additionalProperties: false,
+  properties: {
+    version: { type: 'string', description: 'Service version.' },
+    format: { const: 'json' },
+    columns: { type: 'integer', minimum: 1, description: 'Cells per row.' },
+    rows: { type: 'integer', minimum: 1, description: 'Number of rows.' },
+    charset: { enum: [...CHARSETS] },
+    cellAspect: { type: 'number', exclusiveMinimum: 0, description: 'Cell width / height used for the row count (0.5: the 1:2 reference cell).' },
+    lines: {
+      type: 'array',
+      description: 'The rows, each exactly `columns` code points (Unicode for blocks and dots), no newline.',
+      items: { type: 'string' },
+    },
+    colors: {
+      type: 'array',
+      description: 'Only when params.color: per row, per cell, the colour as #rrggbb, aligned with the code points of lines.',
+      items: { type: 'array', items: { type: 'string', pattern: CELL_COLOR_PATTERN } },
+    },
+    codebook: CODEBOOK_SCHEMA,
+    director: DIRECTOR_SCHEMA,
+    params: PARAMS_SCHEMA,
+    explicit: {
+      type: 'array',
+      description: 'Names of the parameters the caller set explicitly (the Director leaves them alone).',
+      uniqueItems: true,
+      items: { enum: PARAM_NAMES },
+    },
+    source: {
+      type: 'object',
+      description: 'Size in pixels of the decoded source image.',
+      required: ['width', 'height'],
+      additionalProperties: false,
+      properties: { width: { type: 'integer', minimum: 1 }, height: { type: 'integer', minimum: 1 } },
+    },
+  },
+};
+
+/** Schema of the `json-compact` output. */
+export const JSON_COMPACT_OUTPUT_SCHEMA: JsonSchema = {
+  $schema: DIALECT,
+  title: 'v2a json-compact output',
+  type: 'object',
+  required: ['v', 'columns', 'rows', 'text', 'chroma'],
+  additionalProperties: false,
+  properties: {
+    v: { const: COMPACT_VERSION },
+    columns: { type: 'integer', minimum: 1 },
+    rows: { type: 'integer', minimum: 1 },
+    text: {
+      type: 'string',
+      description: 'The text output: `rows` rows of exactly `columns` code points, each ended by a newline.',
+    },
+    chroma: {
+      type: 'object',
+      required: ['encoding', 'data'],
+      additionalProperties: false,
+      properties: {
+        encoding: { const: CHROMA_ENCODING },
+        data: {
+          type: 'string',
+          contentEncoding: 'base64',
+          pattern: '^[A-Za-z0-9+/]*$',
+          description: 'Base64 (RFC 4648, padded) of rows x columns x 3 bytes: row-major RGB, the colour of each cell; always present. Its length is rows x columns x 4.',
+        },
+      },
+    },
+  },
+};

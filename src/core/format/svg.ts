@@ -1,0 +1,64 @@
+import type { RenderResult } from '../types.js';
+import { groundFor, hexOfPacked, parseHexColor } from './color.js';
+import { FONT_STACK, escapeMarkup } from './escape.js';
+import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
+
+/** Cell size in SVG user units: the reference 1:2 cell. */
+export const SVG_CELL_WIDTH = 6;
+export const SVG_CELL_HEIGHT = 12;
+/** Font size: DejaVu Sans Mono advances 0.602em, so 10 units gives a 6.02-unit advance. */
+export const SVG_FONT_SIZE = 10;
+/**
+ * Baseline offset inside a cell: DejaVu Sans Mono's ascent + descent is 1.164em (11.64 units),
+ * centred in the 12-unit cell its baseline is at 0.18 + 9.28 = 9.46; rounded to 9.5.
+ */
+export const SVG_BASELINE = 9.5;
+
+/**
+ * `svg`: a standalone SVG 1.1 document; viewBox `0 0 (columns*6) (rows*12)` fits the grid exactly.
+ * A ground `<rect>` (same rule as html: `groundFor(monoColor)`), then one `<text>` per row with
+ * `xml:space="preserve"` and `textLength` = the row's width, so glyphs sit on the 6-unit grid
+ * even where the fallback font's advance differs. With `color=true`, runs of equal colour are
+ * `<tspan fill>` (blank cells join any run). Every glyph escaped; no script, no external resource.
+ */
+export function formatSvg(result: RenderResult): string {
+  checkGrid(result);
+  const { columns, rows, glyphs, params } = result;
+  const width = columns * SVG_CELL_WIDTH;
+  const height = rows * SVG_CELL_HEIGHT;
+  const ink = hexOfPacked(parseHexColor(params.monoColor));
+  const ground = groundFor(params.monoColor);
+  const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `'${f}'`)).join(',');
+  const title = `Character art, ${columns}x${rows}, ${result.charset}`;
+
+  let body = '';
+  const open = (y: number): string =>
+    `<text x="0" y="${y * SVG_CELL_HEIGHT + SVG_BASELINE}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
+  if (!params.color) {
+    const lines = gridLines(result);
+    for (let y = 0; y < rows; y++) body += open(y) + escapeMarkup(lines[y]!) + '</text>\n';
+  } else {
+    const texts = glyphs.map(escapeMarkup);
+    const blank = blankTable(glyphs);
+    for (let y = 0; y < rows; y++) {
+      body += open(y);
+      for (const run of rowRuns(result, texts, blank, y)) {
+        body += run.color < 0 ? run.text : `<tspan fill="${hexOfPacked(run.color)}">${run.text}</tspan>`;
+      }
+      body += '</text>\n';
+    }
+  }
+
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" ` +
+    `viewBox="0 0 ${width} ${height}">\n` +
+    `<title>${escapeMarkup(title)}</title>\n` +
+    `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n` +
+    `<g font-family="${font}" font-size="${SVG_FONT_SIZE}" fill="${ink}" ` +
+    'style="white-space:pre;font-variant-ligatures:none">\n' +
+    body +
+    '</g>\n' +
+    '</svg>\n'
+  );
+}

@@ -1,0 +1,678 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parse } from 'parse5';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { DEFAULTS, FORMATS, PARAMS, type Charset, type RenderParams } from '../src/core/params/definitions.js';
+import { CELL_ASPECT, VERSION, type RenderResult } from '../src/core/types.js';
+import {
+  Base64Error,
+  CHROMA_ENCODING,
+  CompactDecodeError,
+  FORMAT_INFO,
+  JSON_COMPACT_OUTPUT_SCHEMA,
+  JSON_OUTPUT_SCHEMA,
+  buildJsonOutput,
+  compactToImage,
+  contentTypeHeader,
+  decodeBase64,
+  decodeBase64Input,
+  decodeCompact,
+  encodeBase64,
+  formatAnsi,
+  formatCompact,
+  formatHtml,
+  formatJson,
+  formatResult,
+  formatSvg,
+  formatText,
+  groundFor,
+  unwrapBase64,
+  type JsonSchema,
+} from '../src/core/format/index.js';
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+interface GridSpec {
+  /** Rows of glyphs, one string per row (split into code points). */
+  readonly rows: readonly string[];
+  /** Per row, per cell, 0xRRGGBB; default all grey. */
+  readonly colors?: readonly (readonly number[])[];
+  readonly params?: Partial<RenderParams>;
+  readonly charset?: Charset;
+}
+
+/** A synthetic RenderResult: glyph table built from the distinct glyphs, plausible reports. */
+function makeResult(spec: GridSpec): RenderResult {
+  const lines = spec.rows.map((r) => [...r]);
+  const rows = lines.length;
+  const columns = lines[0]!.length;
+  const glyphs: string[] = [];
+  const cells = new Uint16Array(rows * columns);
+  const colors = new Uint8Array(rows * columns * 3);
+  lines.forEach((line, y) => {
+    assert.equal(line.length, columns, 'fixture rows must be equally long');
+    line.forEach((g, x) => {
+      let k = glyphs.indexOf(g);
+      if (k < 0) k = glyphs.push(g) - 1;
+      const i = y * columns + x;
+      cells[i] = k;
+      const c = spec.colors?.[y]?.[x] ?? 0x808080;
+      colors[i * 3] = c >>> 16;
+      colors[i * 3 + 1] = (c >>> 8) & 255;
+      colors[i * 3 + 2] = c & 255;
+    });
+  });
+  const charset = spec.charset ?? 'standard';
+  return {
+    version: VERSION,
+    columns,
+    rows,
+    glyphs,
+    cells,
+    colors,
+    charset,
+    params: { ...DEFAULTS, columns, charset, ...spec.params },
+    explicit: ['columns', 'charset'],
+    codebook: { strategy: 'adaptive', glyphs: ' .#', size: 3, rampSize: 10, rmse: 0.02, maxRmse: 0.03, bitsPerCell: 1.5 },
+    director: {
+      status: 'target_met',
+      rubric: 'balanced',
+      score: 0.82,
+      threshold: 0.7,
+      strength: 0.9,
+      metrics: { ssim: 0.8 },
+      source: { noise: 0.1 },
+      adjustments: { contrast: { from: 1.15, to: 1.3 } },
+    },
+    source: { width: 6, height: 6 },
+    cellAspect: CELL_ASPECT,
+  };
+}
+
+const RED = 0xff0000;
+const GREEN = 0x00ff00;
+const BLUE = 0x0000ff;
+
+/** The 3x2 golden grid: row 0 "#. " red red blue, row 1 " #." green blue red. */
+function tiny(color: boolean): RenderResult {
+  return makeResult({
+    rows: ['#. ', ' #.'],
+    colors: [[RED, RED, BLUE], [GREEN, BLUE, RED]],
+    params: { color },
+  });
+}
+
+const codePoints = (s: string): number => [...s].length;
+const ESC = '\x1b';
+
+// ---------------------------------------------------------------------------------------------
+// A small JSON Schema checker for the keywords the output schemas use (throws on any other).
+
+const ANNOTATIONS = new Set(['$schema', 'title', 'description', 'contentEncoding']);
+
+function typeOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+function validate(schema: JsonSchema, v: unknown, path = '$'): string[] {
+  const errs: string[] = [];
+  for (const [k, s] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(k)) continue;
+    const o = v as Record<string, unknown>;
+    switch (k) {
+      case 'type': {
+        const t = typeOf(v);
+        if (!(t === s || (s === 'number' && t === 'integer'))) errs.push(`${path}: ${t} is not ${String(s)}`);
+        break;
+      }
+      case 'const': if (v !== s) errs.push(`${path}: not ${JSON.stringify(s)}`); break;
+      case 'enum': if (!(s as unknown[]).includes(v)) errs.push(`${path}: ${JSON.stringify(v)} not in enum`); break;
+      case 'minimum': if (typeof v === 'number' && v < (s as number)) errs.push(`${path}: < ${String(s)}`); break;
+      case 'maximum': if (typeof v === 'number' && v > (s as number)) errs.push(`${path}: > ${String(s)}`); break;
+      case 'exclusiveMinimum': if (typeof v === 'number' && v <= (s as number)) errs.push(`${path}: <= ${String(s)}`); break;
+      case 'pattern': if (typeof v === 'string' && !new RegExp(s as string, 'u').test(v)) errs.push(`${path}: !~ ${String(s)}`); break;
+      case 'required':
+        if (typeOf(v) === 'object') for (const r of s as string[]) if (!(r in o)) errs.push(`${path}: lacks ${r}`);
+        break;
+      case 'properties':
+        if (typeOf(v) === 'object') {
+          for (const [p, ps] of Object.entries(s as Record<string, JsonSchema>)) {
+            if (p in o) errs.push(...validate(ps, o[p], `${path}.${p}`));
+          }
+        }
+        break;
+      case 'additionalProperties':
+        if (typeOf(v) === 'object') {
+          const known = Object.keys((schema.properties ?? {}) as object);
+          for (const p of Object.keys(o)) {
+            if (known.includes(p)) continue;
+            if (s === false) errs.push(`${path}: unexpected ${p}`);
+            else errs.push(...validate(s as JsonSchema, o[p], `${path}.${p}`));
+          }
+        }
+        break;
+      case 'propertyNames':
+        if (typeOf(v) === 'object') for (const p of Object.keys(o)) errs.push(...validate(s as JsonSchema, p, `${path}{${p}}`));
+        break;
+      case 'items':
+        if (Array.isArray(v)) v.forEach((e, i) => errs.push(...validate(s as JsonSchema, e, `${path}[${i}]`)));
+        break;
+      case 'uniqueItems':
+        if (s === true && Array.isArray(v) && new Set(v).size !== v.length) errs.push(`${path}: duplicate items`);
+        break;
+      default:
+        throw new Error(`schema keyword ${k} not supported by the test checker`);
+    }
+  }
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('format table', () => {
+  it('has the six formats of interface.md §2.3', () => {
+    assert.deepEqual(Object.keys(FORMAT_INFO).sort(), [...FORMATS].sort());
+    assert.deepEqual(FORMAT_INFO.ansi, { contentType: 'text/plain', extension: 'ans', label: 'ANSI, truecolor' });
+    assert.deepEqual(FORMAT_INFO['json-compact'], { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma' });
+    assert.equal(FORMAT_INFO.svg.contentType, 'image/svg+xml');
+    assert.equal(CHROMA_ENCODING, 'rgb24-b64-v1');
+    assert.equal(contentTypeHeader('html'), 'text/html; charset=utf-8');
+    assert.equal(contentTypeHeader('text'), 'text/plain; charset=utf-8');
+  });
+
+  it('formatResult uses params.format by default and each formatter otherwise', () => {
+    const r = makeResult({ rows: ['ab'], params: { format: 'svg' } });
+    const out = formatResult(r);
+    assert.equal(out.contentType, 'image/svg+xml; charset=utf-8');
+    assert.equal(out.extension, 'svg');
+    assert.equal(out.body, formatSvg(r));
+    assert.equal(formatResult(r, 'text').body, 'ab\n');
+    assert.equal(formatResult(r, 'json-compact').body, formatCompact(r));
+    assert.equal(formatResult(r, 'json').body, formatJson(r));
+    assert.equal(formatResult(r, 'ansi').body, formatAnsi(r));
+    assert.equal(formatResult(r, 'html').body, formatHtml(r));
+  });
+});
+
+describe('golden outputs, 3x2', () => {
+  it('text (colour is ignored)', () => {
+    assert.equal(formatText(tiny(false)), '#. \n #.\n');
+    assert.equal(formatText(tiny(true)), '#. \n #.\n');
+  });
+
+  it('ansi, mono', () => {
+    assert.equal(
+      formatAnsi(tiny(false)),
+      `${ESC}[38;2;229;229;229m#. ${ESC}[0m\n${ESC}[38;2;229;229;229m #.${ESC}[0m\n`,
+    );
+  });
+
+  it('ansi, colour: runs merged, blanks joined, leading blank before any SGR', () => {
+    assert.equal(
+      formatAnsi(tiny(true)),
+      `${ESC}[38;2;255;0;0m#. ${ESC}[0m\n ${ESC}[38;2;0;0;255m#${ESC}[38;2;255;0;0m.${ESC}[0m\n`,
+    );
+  });
+
+  const HTML_HEAD =
+    '<!doctype html>\n' +
+    '<html lang="en">\n' +
+    '<head>\n' +
+    '<meta charset="utf-8">\n' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
+    '<meta name="generator" content="v2a 0.3.0">\n' +
+    '<title>Character art, 3x2, standard</title>\n' +
+    '<style>\n' +
+    'html,body{margin:0;background:#0b0b0b}\n' +
+    'pre{margin:0;padding:1em;color:#e5e5e5;background:#0b0b0b;' +
+    'font:12px/1.2 "DejaVu Sans Mono","Menlo","Consolas","Liberation Mono",monospace;' +
+    'letter-spacing:0;white-space:pre;font-variant-ligatures:none}\n' +
+    '</style>\n' +
+    '</head>\n' +
+    '<body>\n' +
+    '<pre role="img" aria-label="Character art, 3x2, standard">\n';
+  const HTML_TAIL = '</pre>\n</body>\n</html>\n';
+
+  it('html, mono', () => {
+    assert.equal(formatHtml(tiny(false)), HTML_HEAD + '#. \n #.' + HTML_TAIL);
+  });
+
+  it('html, colour', () => {
+    assert.equal(
+      formatHtml(tiny(true)),
+      HTML_HEAD +
+        '<span style="color:#ff0000">#. </span>\n' +
+        ' <span style="color:#0000ff">#</span><span style="color:#ff0000">.</span>' +
+        HTML_TAIL,
+    );
+  });
+
+  const SVG_HEAD =
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="18" height="24" viewBox="0 0 18 24">\n' +
+    '<title>Character art, 3x2, standard</title>\n' +
+    '<rect x="0" y="0" width="18" height="24" fill="#0b0b0b"/>\n' +
+    '<g font-family="\'DejaVu Sans Mono\',\'Menlo\',\'Consolas\',\'Liberation Mono\',monospace" font-size="10" ' +
+    'fill="#e5e5e5" style="white-space:pre;font-variant-ligatures:none">\n';
+  const SVG_TAIL = '</g>\n</svg>\n';
+  const row = (y: string, body: string): string =>
+    `<text x="0" y="${y}" textLength="18" lengthAdjust="spacing" xml:space="preserve">${body}</text>\n`;
+
+  it('svg, mono', () => {
+    assert.equal(formatSvg(tiny(false)), SVG_HEAD + row('9.5', '#. ') + row('21.5', ' #.') + SVG_TAIL);
+  });
+
+  it('svg, colour', () => {
+    assert.equal(
+      formatSvg(tiny(true)),
+      SVG_HEAD +
+        row('9.5', '<tspan fill="#ff0000">#. </tspan>') +
+        row('21.5', ' <tspan fill="#0000ff">#</tspan><tspan fill="#ff0000">.</tspan>') +
+        SVG_TAIL,
+    );
+  });
+
+  const PARAMS_JSON =
+    '{"columns":3,"charset":"standard","format":"text","color":false,"invert":false,"contrast":1.15,' +
+    '"brightness":0,"saturation":1.4,"gamma":1,"edges":false,"edgeStrength":1.8,"dither":false,' +
+    '"sharpen":0.35,"autoLevels":0.9,"structure":0.55,"denoise":0.35,"motionSensitivity":0.7,' +
+    '"autoOptimize":0.9,"qualityTarget":"balanced","glyphStrategy":"adaptive","maxGlyphRmse":0.03,' +
+    '"monoColor":"#e5e5e5"}';
+  const REPORTS_JSON =
+    '"codebook":{"strategy":"adaptive","glyphs":" .#","size":3,"rampSize":10,"rmse":0.02,"maxRmse":0.03,"bitsPerCell":1.5},' +
+    '"director":{"status":"target_met","rubric":"balanced","score":0.82,"threshold":0.7,"strength":0.9,' +
+    '"metrics":{"ssim":0.8},"source":{"noise":0.1},"adjustments":{"contrast":{"from":1.15,"to":1.3}}},';
+  const TAIL_JSON = ',"explicit":["columns","charset"],"source":{"width":6,"height":6}}';
+
+  it('json, mono: no colors member', () => {
+    assert.equal(
+      formatJson(tiny(false)),
+      '{"version":"0.3.0","format":"json","columns":3,"rows":2,"charset":"standard","cellAspect":0.5,' +
+        '"lines":["#. "," #."],' +
+        REPORTS_JSON +
+        '"params":' + PARAMS_JSON + TAIL_JSON,
+    );
+  });
+
+  it('json, colour: colors per row and cell', () => {
+    assert.equal(
+      formatJson(tiny(true)),
+      '{"version":"0.3.0","format":"json","columns":3,"rows":2,"charset":"standard","cellAspect":0.5,' +
+        '"lines":["#. "," #."],' +
+        '"colors":[["#ff0000","#ff0000","#0000ff"],["#00ff00","#0000ff","#ff0000"]],' +
+        REPORTS_JSON +
+        '"params":' + PARAMS_JSON.replace('"color":false', '"color":true') + TAIL_JSON,
+    );
+  });
+
+  it('json-compact: chroma always present, the same with and without colour', () => {
+    // Bytes ff0000 ff0000 0000ff | 00ff00 0000ff ff0000 -> "/wAA" "/wAA" "AAD/" "AP8A" "AAD/" "/wAA".
+    const expected =
+      '{"v":1,"columns":3,"rows":2,"text":"#. \\n #.\\n",' +
+      '"chroma":{"encoding":"rgb24-b64-v1","data":"/wAA/wAAAAD/AP8AAAD//wAA"}}';
+    assert.equal(formatCompact(tiny(true)), expected);
+    assert.equal(formatCompact(tiny(false)), expected);
+  });
+});
+
+describe('text', () => {
+  it('has exactly columns code points per row with Braille, blocks and astral glyphs', () => {
+    const r = makeResult({
+      rows: ['\u2800⠿▀█𝄞', '▄▌▐⣿ ', '#𝄞𝄞\u2800.'],
+      charset: 'dots',
+    });
+    const body = formatText(r);
+    assert.ok(body.endsWith('\n'));
+    const lines = body.slice(0, -1).split('\n');
+    assert.equal(lines.length, 3);
+    for (const l of lines) assert.equal(codePoints(l), 5);
+    assert.equal(lines[0], '\u2800⠿▀█𝄞');
+  });
+
+  it('rejects a grid that breaks its invariants', () => {
+    const r = makeResult({ rows: ['ab'] });
+    assert.throws(() => formatText({ ...r, glyphs: ['ab', 'c'] }), RangeError);
+    assert.throws(() => formatText({ ...r, glyphs: ['\n', 'c'] }), RangeError);
+    assert.throws(() => formatText({ ...r, glyphs: ['a'] }), RangeError);
+    assert.throws(() => formatText({ ...r, cells: new Uint16Array(3) }), RangeError);
+    assert.throws(() => formatText({ ...r, colors: new Uint8Array(3) }), RangeError);
+  });
+});
+
+/** A deterministic pseudo-random generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomResult(seed: number, color: boolean): RenderResult {
+  const rand = rng(seed);
+  const ramp = [' ', '\u2800', '.', ':', '#', '▀', '⠿'];
+  const palette = [RED, GREEN, BLUE, 0x123456];
+  const columns = 1 + Math.floor(rand() * 20);
+  const rows = 1 + Math.floor(rand() * 6);
+  const glyphRows: string[] = [];
+  const colors: number[][] = [];
+  for (let y = 0; y < rows; y++) {
+    let s = '';
+    const c: number[] = [];
+    for (let x = 0; x < columns; x++) {
+      s += ramp[Math.floor(rand() * ramp.length)]!;
+      // Long-ish runs: keep the previous colour most of the time.
+      c.push(x > 0 && rand() < 0.6 ? c[x - 1]! : palette[Math.floor(rand() * palette.length)]!);
+    }
+    glyphRows.push(s);
+    colors.push(c);
+  }
+  return makeResult({ rows: glyphRows, colors, params: { color } });
+}
+
+const SGR = /\x1b\[([0-9;]*)m/g;
+
+describe('ansi', () => {
+  it('paints every visible cell in its colour with the fewest SGRs (random grids)', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const r = randomResult(seed, true);
+      const body = formatAnsi(r);
+      const lines = body.split('\n');
+      assert.equal(lines.pop(), '');
+      assert.equal(lines.length, r.rows);
+      let expectedSgr = 0;
+      for (let y = 0; y < r.rows; y++) {
+        const line = lines[y]!;
+        assert.ok(line.endsWith(`${ESC}[0m`), 'reset at row end');
+        // Replay the row like a terminal.
+        let current = -1;
+        const glyphs: string[] = [];
+        const painted: number[] = [];
+        let last = 0;
+        const consume = (s: string): void => {
+          for (const ch of s) {
+            glyphs.push(ch);
+            painted.push(current);
+          }
+        };
+        for (const m of line.matchAll(SGR)) {
+          consume(line.slice(last, m.index));
+          last = m.index + m[0].length;
+          if (m[1] === '0') current = -1;
+          else {
+            const [a, b, rr, gg, bb] = m[1]!.split(';').map(Number);
+            assert.equal(a, 38);
+            assert.equal(b, 2);
+            const c = (rr! << 16) | (gg! << 8) | bb!;
+            assert.notEqual(c, current, 'no repeated SGR');
+            current = c;
+          }
+        }
+        consume(line.slice(last));
+        assert.equal(glyphs.length, r.columns);
+        let prev = -1;
+        for (let x = 0; x < r.columns; x++) {
+          const i = y * r.columns + x;
+          assert.equal(glyphs[x], r.glyphs[r.cells[i]!]);
+          if (glyphs[x] === ' ' || glyphs[x] === '\u2800') continue;
+          const c = (r.colors[i * 3]! << 16) | (r.colors[i * 3 + 1]! << 8) | r.colors[i * 3 + 2]!;
+          assert.equal(painted[x], c, `cell ${x},${y} painted in its colour`);
+          if (c !== prev) expectedSgr++;
+          prev = c;
+        }
+      }
+      const sgrCount = [...body.matchAll(SGR)].filter((m) => m[1] !== '0').length;
+      assert.equal(sgrCount, expectedSgr, 'one SGR per colour change among visible cells');
+    }
+  });
+
+  it('uses monoColor for every row when color=false', () => {
+    const r = makeResult({ rows: ['ab', 'cd', 'ef'], colors: [[RED, GREEN], [BLUE, RED], [RED, RED]], params: { monoColor: '#102030' } });
+    const body = formatAnsi(r);
+    const sgrs = [...body.matchAll(SGR)].map((m) => m[1]);
+    assert.deepEqual(sgrs, ['38;2;16;32;48', '0', '38;2;16;32;48', '0', '38;2;16;32;48', '0']);
+    assert.equal(body.replace(SGR, ''), 'ab\ncd\nef\n');
+  });
+});
+
+interface P5Node {
+  nodeName: string;
+  value?: string;
+  childNodes?: P5Node[];
+  attrs?: { name: string; value: string }[];
+}
+
+function findAll(node: P5Node, name: string, out: P5Node[] = []): P5Node[] {
+  if (node.nodeName === name) out.push(node);
+  for (const c of node.childNodes ?? []) findAll(c, name, out);
+  return out;
+}
+function textOf(node: P5Node): string {
+  if (node.nodeName === '#text') return node.value ?? '';
+  return (node.childNodes ?? []).map(textOf).join('');
+}
+
+function parseHtmlStrict(html: string): P5Node {
+  const errors: string[] = [];
+  const doc = parse(html, { onParseError: (e) => errors.push(`${e.code} at ${e.startOffset}`) });
+  assert.deepEqual(errors, [], 'no HTML parse errors');
+  return doc as unknown as P5Node;
+}
+
+const NASTY = ['<&"', "'>&", '&<a', '"\'<'];
+
+describe('html', () => {
+  for (const color of [false, true]) {
+    it(`parses without errors, has no script, and its <pre> holds the text exactly (color=${color})`, () => {
+      for (const r of [tiny(color), randomResult(7, color), makeResult({ rows: NASTY, colors: NASTY.map(() => [RED, BLUE, BLUE]), params: { color } })]) {
+        const html = formatHtml(r);
+        assert.ok(!/<script/i.test(html));
+        const doc = parseHtmlStrict(html);
+        const pres = findAll(doc, 'pre');
+        assert.equal(pres.length, 1);
+        assert.equal(textOf(pres[0]!), formatText(r).slice(0, -1));
+        assert.equal(findAll(doc, 'title').length, 1);
+        assert.equal(findAll(doc, 'span').length > 0, color, 'spans only with colour');
+      }
+    });
+  }
+
+  it('escapes < & " \' > in the art', () => {
+    const html = formatHtml(makeResult({ rows: NASTY }));
+    assert.ok(html.includes('&lt;&amp;&quot;\n&#39;&gt;&amp;\n&amp;&lt;a\n&quot;&#39;&lt;</pre>'));
+  });
+
+  it('picks a light ground under dark ink', () => {
+    assert.equal(groundFor('#e5e5e5'), '#0b0b0b');
+    assert.equal(groundFor('#222222'), '#fafafa');
+    assert.equal(groundFor('#fff'), '#0b0b0b');
+    const html = formatHtml(makeResult({ rows: ['ab'], params: { monoColor: '#202020' } }));
+    assert.ok(html.includes('html,body{margin:0;background:#fafafa}'));
+    assert.ok(html.includes('color:#202020;'));
+  });
+});
+
+const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', preserveOrder: true, trimValues: false });
+
+describe('svg', () => {
+  for (const color of [false, true]) {
+    it(`is well-formed XML with root svg, the grid's viewBox and no script (color=${color})`, () => {
+      for (const r of [tiny(color), randomResult(11, color), makeResult({ rows: NASTY, colors: NASTY.map(() => [RED, BLUE, GREEN]), params: { color } })]) {
+        const svg = formatSvg(r);
+        assert.equal(XMLValidator.validate(svg), true);
+        assert.ok(!/<script/i.test(svg));
+        const tree = xml.parse(svg) as Record<string, unknown>[];
+        const root = tree.find((n) => 'svg' in n)!;
+        assert.ok(root, 'root element svg');
+        const attrs = root[':@'] as Record<string, string>;
+        assert.equal(attrs['@xmlns'], 'http://www.w3.org/2000/svg');
+        assert.equal(attrs['@viewBox'], `0 0 ${r.columns * 6} ${r.rows * 12}`);
+        assert.equal((svg.match(/<text /g) ?? []).length, r.rows);
+      }
+    });
+  }
+
+  it('escapes < & " \' > and the text survives an XML parse', () => {
+    const r = makeResult({ rows: NASTY });
+    const svg = formatSvg(r);
+    assert.ok(svg.includes('xml:space="preserve">&lt;&amp;&quot;</text>'));
+    const p = new XMLParser({ ignoreAttributes: true, trimValues: false, processEntities: true, htmlEntities: true });
+    const texts = (p.parse(svg) as { svg: { g: { text: string[] } } }).svg.g.text;
+    assert.deepEqual(texts, NASTY);
+  });
+});
+
+describe('json', () => {
+  it('has the required fields and matches its schema, with and without colour', () => {
+    for (const color of [false, true]) {
+      const r = randomResult(5, color);
+      const parsed = JSON.parse(formatJson(r)) as Record<string, unknown>;
+      for (const k of ['version', 'format', 'columns', 'rows', 'charset', 'cellAspect', 'lines', 'codebook', 'director', 'params', 'explicit', 'source']) {
+        assert.ok(k in parsed, k);
+      }
+      assert.equal(parsed.format, 'json');
+      assert.equal('colors' in parsed, color);
+      assert.deepEqual(validate(JSON_OUTPUT_SCHEMA, parsed), []);
+      assert.deepEqual(parsed, JSON.parse(JSON.stringify(buildJsonOutput(r))));
+      const lines = parsed.lines as string[];
+      assert.equal(lines.length, r.rows);
+      for (const l of lines) assert.equal(codePoints(l), r.columns);
+      if (color) {
+        const colors = parsed.colors as string[][];
+        assert.equal(colors.length, r.rows);
+        for (const row of colors) assert.equal(row.length, r.columns);
+      }
+    }
+  });
+
+  it('schema params cover every parameter and the checker catches a bad output', () => {
+    const props = (JSON_OUTPUT_SCHEMA.properties as Record<string, JsonSchema>).params!.properties as object;
+    assert.deepEqual(Object.keys(props), PARAMS.map((d) => d.name));
+    const bad = JSON.parse(formatJson(tiny(true))) as Record<string, unknown>;
+    bad.rows = 'two';
+    (bad.params as Record<string, unknown>).columns = 9999;
+    bad.extra = 1;
+    assert.equal(validate(JSON_OUTPUT_SCHEMA, bad).length, 3);
+  });
+});
+
+describe('json-compact', () => {
+  it('round-trips exactly through decodeCompact and matches its schema', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const r = randomResult(seed, seed % 2 === 0);
+      const body = formatCompact(r);
+      const obj = JSON.parse(body) as { chroma: { data: string } };
+      assert.deepEqual(validate(JSON_COMPACT_OUTPUT_SCHEMA, obj), []);
+      assert.equal(Buffer.from(obj.chroma.data, 'base64').length, r.rows * r.columns * 3);
+      for (const input of [body, obj]) {
+        const d = decodeCompact(input);
+        assert.equal(d.columns, r.columns);
+        assert.equal(d.rows, r.rows);
+        assert.equal(d.lines.join('\n') + '\n', formatText(r));
+        assert.deepEqual(d.rgb, r.colors);
+      }
+    }
+  });
+
+  it('rejects malformed documents with CompactDecodeError', () => {
+    const good = JSON.parse(formatCompact(tiny(true))) as Record<string, unknown>;
+    const chroma = good.chroma as Record<string, unknown>;
+    const variants: [string, unknown][] = [
+      ['not JSON', '{"v":1,'],
+      ['array', [good]],
+      ['wrong version', { ...good, v: 2 }],
+      ['missing text', { v: 1, columns: 3, rows: 2, chroma }],
+      ['extra member', { ...good, extra: true }],
+      ['wrong encoding id', { ...good, chroma: { ...chroma, encoding: 'rgb24-b64-v2' } }],
+      ['wrong data length', { ...good, chroma: { ...chroma, data: (chroma.data as string).slice(4) } }],
+      ['bad base64', { ...good, chroma: { ...chroma, data: '*' + (chroma.data as string).slice(1) } }],
+      ['padding in the middle', { ...good, chroma: { ...chroma, data: 'AA==' + (chroma.data as string).slice(4) } }],
+      ['ragged lines', { ...good, text: '#.\n #. \n' }],
+      ['short line', { ...good, text: '#. \n #\n' }],
+      ['too many rows', { ...good, text: '#. \n #.\n...\n' }],
+      ['no trailing newline', { ...good, text: '#. \n #.' }],
+      ['control character', { ...good, text: '#.\t\n #.\n' }],
+      ['columns not an integer', { ...good, columns: 1.5 }],
+      ['rows zero', { ...good, rows: 0 }],
+      ['columns mismatch', { ...good, columns: 4 }],
+      ['chroma not an object', { ...good, chroma: 'x' }],
+    ];
+    for (const [name, input] of variants) {
+      assert.throws(() => decodeCompact(input as object), CompactDecodeError, name);
+    }
+    // Code points, not UTF-16 units: an astral glyph is one cell.
+    const astral = makeResult({ rows: ['𝄞a', 'b𝄞'] });
+    assert.deepEqual(decodeCompact(formatCompact(astral)).lines, ['𝄞a', 'b𝄞']);
+    assert.throws(() => decodeCompact({ ...good, text: '\ud834. \n #.\n' }), /lone surrogate/);
+    assert.throws(() => decodeCompact({ ...good, chroma: { ...chroma, encoding: 'x' } }), /unsupported chroma encoding "x"/);
+  });
+
+  it('compactToImage rebuilds an image of 1x2 blocks by default', () => {
+    const d = decodeCompact(formatCompact(tiny(false)));
+    const img = compactToImage(d);
+    assert.equal(img.width, 3);
+    assert.equal(img.height, 4);
+    assert.equal(img.data.length, 3 * 4 * 4);
+    const px = (x: number, y: number): number[] => [...img.data.slice((y * img.width + x) * 4, (y * img.width + x) * 4 + 4)];
+    assert.deepEqual(px(0, 0), [255, 0, 0, 255]);
+    assert.deepEqual(px(0, 1), [255, 0, 0, 255]);
+    assert.deepEqual(px(2, 1), [0, 0, 255, 255]);
+    assert.deepEqual(px(0, 2), [0, 255, 0, 255]);
+    assert.deepEqual(px(0, 3), [0, 255, 0, 255]);
+    assert.deepEqual(px(1, 3), [0, 0, 255, 255]);
+    assert.deepEqual(px(2, 2), [255, 0, 0, 255]);
+
+    const big = compactToImage(d, { cellWidth: 2, cellHeight: 3 });
+    assert.equal(big.width, 6);
+    assert.equal(big.height, 6);
+    for (let y = 0; y < 6; y++) {
+      for (let x = 0; x < 6; x++) {
+        const cell = Math.floor(y / 3) * 3 + Math.floor(x / 2);
+        const o = (y * 6 + x) * 4;
+        assert.deepEqual([...big.data.slice(o, o + 4)], [...d.rgb.slice(cell * 3, cell * 3 + 3), 255], `${x},${y}`);
+      }
+    }
+    assert.throws(() => compactToImage(d, { cellWidth: 0 }), RangeError);
+    assert.throws(() => compactToImage(d, { cellHeight: 1.5 }), RangeError);
+  });
+});
+
+describe('base64', () => {
+  it('matches Buffer both ways on random data of lengths 0..100', () => {
+    const rand = rng(42);
+    for (let n = 0; n <= 100; n++) {
+      const bytes = Uint8Array.from({ length: n }, () => Math.floor(rand() * 256));
+      const ref = Buffer.from(bytes).toString('base64');
+      assert.equal(encodeBase64(bytes), ref, `encode ${n}`);
+      assert.deepEqual(decodeBase64(ref), bytes, `decode ${n}`);
+    }
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    assert.equal(encodeBase64(all), Buffer.from(all).toString('base64'));
+    const large = Uint8Array.from({ length: 200_003 }, (_, i) => (i * 7919) & 255);
+    assert.equal(encodeBase64(large), Buffer.from(large).toString('base64'));
+    assert.deepEqual(decodeBase64(Buffer.from(large).toString('base64')), large);
+  });
+
+  it('rejects input that is not strict base64', () => {
+    for (const bad of ['a', 'abc', 'abcde', 'ab=c', 'a===', '====', '=abc', 'ab c', 'YQ', 'Y Q==', 'YR==', 'YWI=YWI=',
+      'YWJ=', '-_-_', 'YQ==\n', 'Y€==', 'data:text/plain;base64,YQ==']) {
+      assert.throws(() => decodeBase64(bad), Base64Error, JSON.stringify(bad));
+    }
+    assert.deepEqual(decodeBase64(''), new Uint8Array(0));
+  });
+
+  it('unwraps data: URLs and whitespace only in the separate helper', () => {
+    assert.deepEqual(unwrapBase64('data:image/PNG;base64,iVBO\r\nRw0K'), { base64: 'iVBORw0K', mediaType: 'image/png' });
+    assert.deepEqual(unwrapBase64('  aGVs\n bG8=\n'), { base64: 'aGVsbG8=', mediaType: null });
+    assert.deepEqual(unwrapBase64('DATA:;charset=utf-8;base64,YQ=='), { base64: 'YQ==', mediaType: null });
+    assert.deepEqual(decodeBase64Input('data:text/plain;charset=utf-8;base64,aGVs\nbG8='), new TextEncoder().encode('hello'));
+    assert.throws(() => decodeBase64Input('data:text/plain,hello'), Base64Error);
+  });
+});
