@@ -1,0 +1,11 @@
+export {
+  TemporalFilter,
+  motionThreshold,
+  R_PRIOR,
+  R_MIN,
+  R_MAX,
+  Q_STATIC_RATIO,
+  MOTION_STEEPNESS,
+  STABLE_BELOW,
+} from './filter.js';
+export type { TemporalFilterOptions, TemporalStats } from './filter.js';
