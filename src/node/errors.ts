@@ -1,0 +1,119 @@
+/**
+ * Errors of image input (decoding and limits). The `message` is written for the person who sent
+ * the image and is safe to send to an HTTP or MCP client verbatim: it never contains a file
+ * system path, a stack trace or libvips' raw text. A short, sanitized hint of the underlying
+ * decoder error is kept in `cause` (a string) for logs.
+ */
+
+export type ImageInputErrorCode =
+  | 'unsupported_format'
+  | 'undecodable'
+  | 'too_many_pixels'
+  | 'too_large'
+  | 'empty';
+
+const STATUS: Readonly<Record<ImageInputErrorCode, 400 | 413>> = {
+  unsupported_format: 400,
+  undecodable: 400,
+  empty: 400,
+  too_many_pixels: 413,
+  too_large: 413,
+};
+
+const TITLE: Readonly<Record<ImageInputErrorCode, string>> = {
+  unsupported_format: 'Unsupported image format',
+  undecodable: 'Undecodable image',
+  empty: 'Empty image',
+  too_many_pixels: 'Image has too many pixels',
+  too_large: 'Image too large',
+};
+
+const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
+  unsupported_format:
+    'The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
+  undecodable: 'The image could not be decoded: the file is damaged, truncated or not a valid image.',
+  empty: 'The image is empty (0 bytes).',
+  too_many_pixels: 'The image has too many pixels.',
+  too_large: 'The image is too large.',
+};
+
+export class ImageInputError extends Error {
+  override readonly name = 'ImageInputError';
+  readonly code: ImageInputErrorCode;
+  /** HTTP status to answer with: 400, or 413 for size limits. */
+  readonly status: 400 | 413;
+  /** Short human title (for an RFC 9457 problem's `title`). */
+  readonly title: string;
+
+  constructor(code: ImageInputErrorCode, message?: string, options?: { cause?: string }) {
+    super(message ?? DEFAULT_MESSAGE[code], options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = STATUS[code];
+    this.title = TITLE[code];
+  }
+
+  static is(err: unknown): err is ImageInputError {
+    return err instanceof ImageInputError;
+  }
+}
+
+/** Strip anything path-like and keep one short line: safe for logs, not meant for clients. */
+export function sanitizeCause(raw: string): string {
+  const firstLine = raw.split(/\r?\n/, 1)[0] ?? '';
+  return firstLine
+    .replace(/(?:[A-Za-z]:)?(?:[\\/][^\s"'`:,;()]+){1,}/g, '<path>')
+    .replace(/"[^"]*"/g, '"…"')
+    .slice(0, 160)
+    .trim();
+}
+
+/** libvips loaders (`<name>load`) of the accepted formats. */
+const ACCEPTED_LOADERS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'gif', 'heif', 'tiff']);
+
+/**
+ * Map an error thrown by sharp/libvips to an ImageInputError. `context.maxPixels` and
+ * `context.timeoutSeconds` only make the messages more helpful.
+ */
+export function fromSharpError(
+  err: unknown,
+  context: { maxPixels?: number; timeoutSeconds?: number } = {},
+): ImageInputError {
+  if (err instanceof ImageInputError) return err;
+  const raw = err instanceof Error ? err.message : String(err);
+  const cause = sanitizeCause(raw);
+  if (/unsupported image format/i.test(raw)) {
+    return new ImageInputError('unsupported_format', undefined, { cause });
+  }
+  // A loader of a format we do not accept failed while reading the header (e.g. an SVG without
+  // dimensions: "svgload_buffer: bad dimensions"): the format is the problem, not the bytes.
+  const loader = /\b([a-z0-9]+)load(?:_buffer|_source)?\b/.exec(raw)?.[1];
+  if (loader !== undefined && !ACCEPTED_LOADERS.has(loader)) {
+    return new ImageInputError('unsupported_format', undefined, { cause });
+  }
+  if (/buffer is empty/i.test(raw)) {
+    return new ImageInputError('empty', undefined, { cause });
+  }
+  if (/exceeds pixel limit/i.test(raw)) {
+    return new ImageInputError('too_many_pixels', pixelsMessage(undefined, context.maxPixels), { cause });
+  }
+  if (/^timeout\b/i.test(raw) || /\bkilled\b/i.test(raw)) {
+    const limit = context.timeoutSeconds ? ` (limit ${context.timeoutSeconds} s)` : '';
+    return new ImageInputError(
+      'too_large',
+      `The image took too long to decode${limit}. Send a smaller or simpler image.`,
+      { cause },
+    );
+  }
+  return new ImageInputError('undecodable', undefined, { cause });
+}
+
+export function pixelsMessage(dims: { width: number; height: number } | undefined, maxPixels?: number): string {
+  const has = dims ? ` (${dims.width} x ${dims.height} = ${formatMegapixels(dims.width * dims.height)})` : '';
+  const max = maxPixels ? `; the limit is ${formatMegapixels(maxPixels)}` : '';
+  return `The image has too many pixels${has}${max}. Send a smaller image.`;
+}
+
+function formatMegapixels(pixels: number): string {
+  const mp = pixels / 1e6;
+  return `${mp >= 10 ? Math.round(mp) : Math.round(mp * 10) / 10} megapixels`;
+}

@@ -1,0 +1,371 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
+import sharp from 'sharp';
+import type { Sharp } from 'sharp';
+import {
+  ALLOWED_FORMATS,
+  ImageInputError,
+  decodeFrames,
+  decodeImage,
+  fromSharpError,
+  probeImage,
+  type DecodedFrame,
+  type ImageInputErrorCode,
+} from '../src/node/index.js';
+
+const MAX = 50_000_000;
+
+/** Raw pixels of one colour. */
+function solid(width: number, height: number, rgba: readonly number[]): Buffer {
+  const ch = rgba.length;
+  const buf = Buffer.alloc(width * height * ch);
+  for (let i = 0; i < width * height; i++) for (let c = 0; c < ch; c++) buf[i * ch + c] = rgba[c]!;
+  return buf;
+}
+
+function fromRaw(data: Buffer, width: number, height: number, channels: 1 | 2 | 3 | 4, pageHeight?: number) {
+  return sharp(data, { raw: { width, height, channels, ...(pageHeight ? { pageHeight } : {}) } });
+}
+
+function px(img: { width: number; data: Uint8Array }, x: number, y: number): number[] {
+  const i = (y * img.width + x) * 4;
+  return [img.data[i]!, img.data[i + 1]!, img.data[i + 2]!, img.data[i + 3]!];
+}
+
+function near(actual: readonly number[], expected: readonly number[], tol: number, what = ''): void {
+  for (let c = 0; c < expected.length; c++) {
+    assert.ok(
+      Math.abs(actual[c]! - expected[c]!) <= tol,
+      `${what} channel ${c}: got [${actual.join(',')}], expected [${expected.join(',')}] ±${tol}`,
+    );
+  }
+}
+
+async function rejectsWith(p: Promise<unknown>, code: ImageInputErrorCode, status: number): Promise<ImageInputError> {
+  let caught: unknown;
+  try {
+    await p;
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof ImageInputError, `expected ImageInputError(${code}), got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  assert.equal(caught.status, status);
+  assert.doesNotMatch(caught.message, /\/tmp|\/home|\/work|node_modules|Vips|\n\s+at /);
+  return caught;
+}
+
+/** A PNG chunk with a correct CRC. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(typed) >>> 0);
+  return Buffer.concat([len, typed, crc]);
+}
+
+/** A tiny PNG whose header claims width x height RGB pixels (a decompression bomb). */
+function bombPng(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // RGB
+  const idat = zlib.deflateSync(Buffer.alloc((width * 3 + 1) * 4)); // a few zero rows
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', idat),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+const COLOUR = [200, 60, 30] as const;
+
+const encoders: Record<string, (s: Sharp) => Sharp> = {
+  jpeg: (s) => s.jpeg({ quality: 95 }),
+  png: (s) => s.png(),
+  webp: (s) => s.webp({ quality: 95 }),
+  gif: (s) => s.gif(),
+  avif: (s) => s.avif({ quality: 80 }),
+  tiff: (s) => s.tiff(),
+};
+
+for (const [name, encode] of Object.entries(encoders)) {
+  test(`decodes ${name} to RGBA at the right size and colour`, async () => {
+    const bytes = await encode(fromRaw(solid(64, 48, COLOUR), 64, 48, 3)).toBuffer();
+    const img = await decodeImage(bytes, { maxPixels: MAX });
+    assert.equal(img.format, name);
+    assert.equal(img.width, 64);
+    assert.equal(img.height, 48);
+    assert.equal(img.sourceWidth, 64);
+    assert.equal(img.sourceHeight, 48);
+    assert.equal(img.data.length, 64 * 48 * 4);
+    assert.ok(img.data instanceof Uint8Array);
+    near(px(img, 32, 24), [...COLOUR, 255], name === 'gif' ? 16 : 10, name);
+    const probe = await probeImage(bytes);
+    assert.deepEqual(probe, { format: name, width: 64, height: 48, pages: 1 });
+  });
+}
+
+test('ALLOWED_FORMATS is the raster whitelist', () => {
+  assert.deepEqual([...ALLOWED_FORMATS].sort(), ['gif', 'heif', 'jpeg', 'png', 'tiff', 'webp']);
+});
+
+test('EXIF orientation 6 swaps width/height and moves pixels', async () => {
+  // 40x20, a red 10x10 block in the top-left corner on black.
+  const raw = Buffer.alloc(40 * 20 * 3);
+  for (let y = 0; y < 10; y++) for (let x = 0; x < 10; x++) raw[(y * 40 + x) * 3] = 255;
+  const jpeg = await fromRaw(raw, 40, 20, 3).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
+  assert.equal((await sharp(jpeg).metadata()).orientation, 6);
+  const img = await decodeImage(jpeg, { maxPixels: MAX });
+  assert.equal(img.width, 20);
+  assert.equal(img.height, 40);
+  assert.equal(img.sourceWidth, 20);
+  assert.equal(img.sourceHeight, 40);
+  // Orientation 6 = rotate 90° clockwise: the top-left block ends up top-right.
+  near(px(img, 15, 4), [255, 0, 0], 40, 'top-right');
+  near(px(img, 4, 4), [0, 0, 0], 40, 'top-left');
+  near(px(img, 15, 35), [0, 0, 0], 40, 'bottom-right');
+  const probe = await probeImage(jpeg);
+  assert.equal(probe.width, 20);
+  assert.equal(probe.height, 40);
+});
+
+test('alpha is preserved, not flattened (straight, also after shrinking)', async () => {
+  const png = await fromRaw(solid(8, 8, [10, 200, 90, 128]), 8, 8, 4).png().toBuffer();
+  const img = await decodeImage(png, { maxPixels: MAX });
+  near(px(img, 3, 3), [10, 200, 90, 128], 1);
+  const big = await fromRaw(solid(200, 100, [10, 200, 90, 128]), 200, 100, 4).png().toBuffer();
+  const shrunk = await decodeImage(big, { maxPixels: MAX, targetWidth: 50 });
+  assert.equal(shrunk.width, 50);
+  near(px(shrunk, 25, 12), [10, 200, 90, 128], 2);
+});
+
+test('CMYK JPEG without and with an ICC profile decodes to sRGB', async () => {
+  const red = fromRaw(solid(16, 16, [255, 0, 0]), 16, 16, 3);
+  const plain = await red.clone().toColourspace('cmyk').jpeg().toBuffer();
+  const withIcc = await red.clone().withIccProfile('cmyk').jpeg().toBuffer();
+  const m1 = await sharp(plain).metadata();
+  const m2 = await sharp(withIcc).metadata();
+  assert.equal(m1.space, 'cmyk');
+  assert.equal(m1.hasProfile, false);
+  assert.equal(m2.space, 'cmyk');
+  assert.equal(m2.hasProfile, true);
+  for (const bytes of [plain, withIcc]) {
+    const img = await decodeImage(bytes, { maxPixels: MAX });
+    assert.equal(img.data.length, 16 * 16 * 4);
+    const [r, g, b, a] = px(img, 8, 8);
+    assert.ok(r! > 190 && g! < 80 && b! < 80 && a === 255, `CMYK red came out as ${[r, g, b, a].join(',')}`);
+  }
+});
+
+test('16-bit, palette, grey and grey+alpha PNGs decode to 8-bit RGBA', async () => {
+  const p16 = await fromRaw(solid(8, 8, [255, 128, 0]), 8, 8, 3).toColourspace('rgb16').png().toBuffer();
+  assert.equal((await sharp(p16).metadata()).depth, 'ushort');
+  near(px(await decodeImage(p16, { maxPixels: MAX }), 4, 4), [255, 128, 0, 255], 1, '16-bit');
+
+  const pal = await fromRaw(solid(8, 8, [0, 0, 255]), 8, 8, 3).png({ palette: true }).toBuffer();
+  assert.equal((await sharp(pal).metadata()).isPalette, true);
+  near(px(await decodeImage(pal, { maxPixels: MAX }), 4, 4), [0, 0, 255, 255], 2, 'palette');
+
+  const grey = await fromRaw(solid(8, 8, [90]), 8, 8, 1).toColourspace('b-w').png().toBuffer();
+  assert.equal((await sharp(grey).metadata()).channels, 1);
+  const g = await decodeImage(grey, { maxPixels: MAX });
+  assert.equal(g.data.length, 8 * 8 * 4);
+  near(px(g, 4, 4), [90, 90, 90, 255], 1, 'grey');
+
+  const greyA = await fromRaw(solid(8, 8, [90, 64]), 8, 8, 2).toColourspace('b-w').png().toBuffer();
+  assert.equal((await sharp(greyA).metadata()).channels, 2);
+  const ga = await decodeImage(greyA, { maxPixels: MAX });
+  assert.equal(ga.data.length, 8 * 8 * 4);
+  near(px(ga, 4, 4), [90, 90, 90, 64], 1, 'grey+alpha');
+});
+
+test('SVG is refused from its header, before anything is rasterized', async () => {
+  const svg = Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="20000" height="20000"><rect width="20000" height="20000" fill="red"/></svg>',
+  );
+  const t0 = performance.now();
+  // If the pixel limit or a decode came first this would be too_many_pixels (or slow).
+  const err = await rejectsWith(decodeImage(svg, { maxPixels: 1_000_000 }), 'unsupported_format', 400);
+  assert.match(err.message, /SVG/);
+  assert.ok(performance.now() - t0 < 1000);
+  const small = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>');
+  await rejectsWith(decodeImage(small, { maxPixels: MAX }), 'unsupported_format', 400);
+  await rejectsWith(probeImage(small), 'unsupported_format', 400);
+  // An SVG without dimensions makes libvips' svgload fail on the header: still unsupported.
+  const bare = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><circle r="5"/></svg>');
+  await rejectsWith(decodeImage(bare, { maxPixels: MAX }), 'unsupported_format', 400);
+  await rejectsWith(decodeFrames(small, { maxPixels: MAX }).next(), 'unsupported_format', 400);
+});
+
+test('random bytes, empty input and over-long input are refused', async () => {
+  const random = Buffer.alloc(4096);
+  let s = 42;
+  for (let i = 0; i < random.length; i++) random[i] = (s = (s * 1103515245 + 12345) >>> 0) >>> 24;
+  let caught: unknown;
+  try {
+    await decodeImage(random, { maxPixels: MAX });
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof ImageInputError);
+  assert.ok(['unsupported_format', 'undecodable'].includes(caught.code), caught.code);
+  assert.equal(caught.status, 400);
+
+  await rejectsWith(decodeImage(new Uint8Array(0), { maxPixels: MAX }), 'empty', 400);
+  await rejectsWith(probeImage(new Uint8Array(0)), 'empty', 400);
+
+  const png = await fromRaw(solid(8, 8, [1, 2, 3]), 8, 8, 3).png().toBuffer();
+  await rejectsWith(decodeImage(png, { maxPixels: MAX, maxBytes: 10 }), 'too_large', 413);
+  // A valid PNG signature followed by garbage.
+  const broken = Buffer.concat([png.subarray(0, 8), random.subarray(0, 200)]);
+  caught = undefined;
+  try {
+    await decodeImage(broken, { maxPixels: MAX });
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof ImageInputError && caught.status === 400);
+});
+
+test('a truncated JPEG is refused as undecodable', async () => {
+  const jpeg = await sharp({
+    create: { width: 256, height: 256, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+  })
+    .jpeg()
+    .toBuffer();
+  const cut = jpeg.subarray(0, Math.floor(jpeg.length * 0.6));
+  await rejectsWith(decodeImage(cut, { maxPixels: MAX }), 'undecodable', 400);
+  await rejectsWith(decodeImage(cut, { maxPixels: MAX, targetWidth: 64 }), 'undecodable', 400);
+});
+
+test('a decompression bomb (30000 x 30000 header) is refused quickly and cheaply', async () => {
+  const bomb = bombPng(30000, 30000);
+  assert.ok(bomb.length < 2000);
+  const rss0 = process.memoryUsage().rss;
+  const t0 = performance.now();
+  const err = await rejectsWith(decodeImage(bomb, { maxPixels: MAX }), 'too_many_pixels', 413);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1000, `took ${ms} ms`);
+  assert.ok(process.memoryUsage().rss - rss0 < 200 * 1024 * 1024, 'allocated too much');
+  assert.match(err.message, /30000 x 30000/);
+  await rejectsWith(decodeFrames(bomb, { maxPixels: MAX }).next(), 'too_many_pixels', 413);
+  // probeImage reads the header and applies no limit.
+  assert.deepEqual(await probeImage(bomb), { format: 'png', width: 30000, height: 30000, pages: 1 });
+  // Within an absurdly high maxPixels, libvips' own checks still refuse the tiny IDAT.
+  await assert.rejects(decodeImage(bomb, { maxPixels: 30000 * 30000, targetWidth: 100, timeoutSeconds: 5 }), ImageInputError);
+});
+
+test('shrink-on-load: a 4000x3000 JPEG decodes near targetWidth', async () => {
+  const jpeg = await sharp({
+    create: { width: 4000, height: 3000, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
+  })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+  const img = await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 480 });
+  assert.ok(img.width >= 480 && img.width < 4000, `width ${img.width}`);
+  assert.equal(img.height, Math.round((img.width * 3) / 4));
+  assert.equal(img.sourceWidth, 4000);
+  assert.equal(img.sourceHeight, 3000);
+  assert.equal(img.data.length, img.width * img.height * 4);
+  // Both sides: the result covers the target box.
+  const both = await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 200, targetHeight: 400 });
+  assert.ok(both.width >= 200 && both.height >= 400 && both.width < 4000, `${both.width}x${both.height}`);
+  // Never enlarges.
+  const small = await fromRaw(solid(32, 16, [1, 2, 3]), 32, 16, 3).png().toBuffer();
+  const same = await decodeImage(small, { maxPixels: MAX, targetWidth: 960 });
+  assert.equal(same.width, 32);
+  assert.equal(same.height, 16);
+});
+
+async function collect(gen: AsyncGenerator<DecodedFrame>): Promise<DecodedFrame[]> {
+  const out: DecodedFrame[] = [];
+  for await (const f of gen) out.push(f);
+  return out;
+}
+
+const FRAME_COLOURS = [
+  [255, 0, 0],
+  [0, 255, 0],
+  [0, 0, 255],
+] as const;
+
+function frameStrip(): Buffer {
+  return Buffer.concat(FRAME_COLOURS.map((c) => solid(16, 16, c)));
+}
+
+for (const kind of ['gif', 'webp'] as const) {
+  test(`animated ${kind}: decodeFrames yields 3 distinct frames, decodeImage the first`, async () => {
+    const s = fromRaw(frameStrip(), 16, 48, 3, 16);
+    const bytes = await (kind === 'gif'
+      ? s.gif({ delay: [100, 200, 300], loop: 0 })
+      : s.webp({ delay: [100, 200, 300], loop: 0, lossless: true })
+    ).toBuffer();
+    assert.equal((await probeImage(bytes)).pages, 3);
+    const frames = await collect(decodeFrames(bytes, { maxPixels: MAX }));
+    assert.equal(frames.length, 3);
+    frames.forEach((f, i) => {
+      assert.equal(f.index, i);
+      assert.equal(f.count, 3);
+      assert.equal(f.width, 16);
+      assert.equal(f.height, 16);
+      assert.equal(f.delayMs, [100, 200, 300][i]);
+      near(px(f, 8, 8), [...FRAME_COLOURS[i]!, 255], 8, `frame ${i}`);
+    });
+    const first = await decodeImage(bytes, { maxPixels: MAX });
+    assert.equal(first.width, 16);
+    assert.equal(first.height, 16);
+    near(px(first, 8, 8), [255, 0, 0, 255], 8, 'first frame');
+    // Chunked (all 3 at once), chunks of 2 + 1, and one pipeline per frame; with and without
+    // a resize (which must not bleed colour across frame borders).
+    for (const maxPixels of [MAX, 16 * 16 * 2, 16 * 16]) {
+      for (const targetWidth of [undefined, 8]) {
+        const got = await collect(decodeFrames(bytes, { maxPixels, ...(targetWidth ? { targetWidth } : {}) }));
+        assert.equal(got.length, 3);
+        got.forEach((f, i) => {
+          const side = targetWidth ?? 16;
+          assert.equal(f.width, side);
+          assert.equal(f.height, side);
+          assert.equal(f.data.length, side * side * 4);
+          for (const [x, y] of [[0, 0], [side - 1, side - 1], [side >> 1, 0], [0, side - 1]] as const) {
+            near(px(f, x, y), [...FRAME_COLOURS[i]!, 255], 8, `maxPixels ${maxPixels} target ${targetWidth} frame ${i} (${x},${y})`);
+          }
+        });
+      }
+    }
+    const capped = await collect(decodeFrames(bytes, { maxPixels: MAX, maxFrames: 2 }));
+    assert.deepEqual(
+      capped.map((f) => [f.index, f.count]),
+      [
+        [0, 2],
+        [1, 2],
+      ],
+    );
+  });
+}
+
+test('decodeFrames on a still image yields one frame', async () => {
+  const png = await fromRaw(solid(8, 4, [5, 6, 7]), 8, 4, 3).png().toBuffer();
+  const frames = await collect(decodeFrames(png, { maxPixels: MAX }));
+  assert.equal(frames.length, 1);
+  assert.equal(frames[0]!.index, 0);
+  assert.equal(frames[0]!.count, 1);
+  assert.equal(frames[0]!.delayMs, 0);
+  near(px(frames[0]!, 2, 2), [5, 6, 7, 255], 1);
+});
+
+test('sharp errors map to safe ImageInputErrors', () => {
+  const timeout = fromSharpError(new Error('timeout: 3% complete'), { timeoutSeconds: 5 });
+  assert.equal(timeout.code, 'too_large');
+  assert.equal(timeout.status, 413);
+  const leaky = fromSharpError(new Error('VipsJpeg: "/srv/uploads/secret.jpg": premature end of JPEG image\n  at x'));
+  assert.equal(leaky.code, 'undecodable');
+  assert.doesNotMatch(leaky.message, /srv|secret|Vips/);
+  assert.doesNotMatch(String(leaky.cause), /srv|secret/);
+  assert.equal(fromSharpError(new Error('Input image exceeds pixel limit')).code, 'too_many_pixels');
+  assert.equal(fromSharpError(new Error('Input buffer contains unsupported image format')).code, 'unsupported_format');
+});
