@@ -1,0 +1,396 @@
+/**
+ * A small, transport-independent MCP (JSON-RPC 2.0) dispatcher.
+ *
+ * The HTTP layer parses the body (or passes `PARSE_ERROR` when JSON.parse fails), calls
+ * `handle()`, and writes what comes back: status 200 with a JSON body, or status 202 with no body.
+ * Nothing here knows about Fastify or the MCP SDK.
+ *
+ * Decisions (see also the project docs):
+ * - Stateless: no sessions, no `Mcp-Session-Id`, no server-initiated messages, no SSE. Every method
+ *   works without a prior `initialize`; `initialize` is answered whenever it comes, also inside a
+ *   batch.
+ * - `initialize` echoes the client's `protocolVersion` when supported, else answers the latest
+ *   supported version (the first entry of `supportedProtocolVersions`).
+ * - Request ids are strings or finite numbers. `"id": null` is rejected with -32600 (MCP forbids
+ *   null ids; JSON-RPC would otherwise make it a request whose reply nobody can match). A message
+ *   without an `id` member is a notification and never gets a reply, whatever its method.
+ * - An invalid message always gets a -32600 reply (JSON-RPC 2.0 §5/§6), with its id when the id is
+ *   valid, else `id: null`.
+ * - A message with no `method` but with `result` or `error` and a valid id is a JSON-RPC *response*
+ *   from the client; we never send requests, so it is accepted and ignored (no reply), as the
+ *   Streamable HTTP transport prescribes for POSTed responses.
+ * - MCP params are always objects: `params` given as an array is -32602 for every known method.
+ * - `tools/list` ignores `cursor` (one page, no `nextCursor`).
+ * - `tools/call`: missing `arguments` means `{}`; non-object `arguments` or an unknown / missing
+ *   tool name is -32602. A tool's failures are results with `isError: true` (the tool decides); an
+ *   exception escaping a tool becomes `isError: true` with a generic message (never a stack) and is
+ *   reported to `onError`.
+ * - Batches: 1..maxBatch elements, run concurrently, replies in request order, notifications (and
+ *   client responses) omitted; `[]` or more than `maxBatch` elements → one -32600 error object.
+ *   When nothing needs a reply → status 202 with no body.
+ */
+import {
+  JSONRPC_VERSION,
+  PARSE_ERROR,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  mcpErrorCodes,
+  type JsonRpcErrorResponse,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type McpServerInfo,
+  type McpTool,
+  type McpToolDescriptor,
+  type McpToolResult,
+} from './protocol.js';
+
+export { PARSE_ERROR, mcpErrorCodes } from './protocol.js';
+export type {
+  JsonRpcErrorResponse,
+  JsonRpcId,
+  JsonRpcResponse,
+  JsonRpcSuccessResponse,
+  McpServerInfo,
+  McpTextContent,
+  McpTool,
+  McpToolContext,
+  McpToolDescriptor,
+  McpToolResult,
+} from './protocol.js';
+
+export interface McpDispatcherOptions {
+  serverInfo: McpServerInfo;
+  /** Free-text `instructions` returned by `initialize`. */
+  instructions?: string;
+  tools: McpTool[];
+  /** Most messages accepted in one batch (integer ≥ 1). */
+  maxBatch: number;
+  /** Accepted protocol versions, newest first. Default: `SUPPORTED_PROTOCOL_VERSIONS`. */
+  supportedProtocolVersions?: readonly string[];
+  /**
+   * Told about unexpected exceptions (a tool throwing, a tool returning a malformed result, a
+   * dispatcher fault) so the transport can log them. Never affects the reply.
+   */
+  onError?: (error: unknown, info: { method: string; tool?: string; requestId?: JsonRpcId }) => void;
+}
+
+export interface McpHandleContext {
+  /** Aborted when the transport gives up on the request; handed to tools. */
+  signal: AbortSignal;
+  /** Trace id of the surrounding request; handed to tools and named in generic error texts. */
+  traceId?: string;
+}
+
+export interface McpHandleResult {
+  /** 200: `body` holds a response object or an array of them. 202: nothing to answer, no body. */
+  status: 200 | 202;
+  body?: JsonRpcResponse | JsonRpcResponse[];
+}
+
+export interface McpDispatcher {
+  /**
+   * Dispatch one parsed JSON body: a single message or a batch array. Pass `PARSE_ERROR` when the
+   * body was not valid JSON. Never rejects.
+   */
+  handle(body: unknown, ctx: McpHandleContext): Promise<McpHandleResult>;
+  /** The -32700 reply for a body that is not valid JSON (`id: null`). */
+  parseError(): JsonRpcErrorResponse;
+  /** The tool descriptors served by `tools/list`. */
+  readonly tools: readonly McpToolDescriptor[];
+  /** Accepted protocol versions, newest first. */
+  readonly protocolVersions: readonly string[];
+}
+
+/** Thrown inside the dispatcher to produce a JSON-RPC error reply. */
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+type Params = Record<string, unknown> | unknown[] | undefined;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isValidId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcErrorResponse {
+  const error: JsonRpcErrorResponse['error'] = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: JSONRPC_VERSION, id, error };
+}
+
+function objectParams(method: string, params: Params): Record<string, unknown> {
+  if (params === undefined) return {};
+  if (Array.isArray(params)) {
+    throw new RpcError(mcpErrorCodes.InvalidParams, `Invalid params: "${method}" takes its params as an object, not an array.`);
+  }
+  return params;
+}
+
+function describeType(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function validateToolDefinition(tool: McpTool): void {
+  if (typeof tool.name !== 'string' || tool.name.length === 0) {
+    throw new TypeError('MCP tool: name must be a non-empty string');
+  }
+  for (const key of ['inputSchema', 'outputSchema'] as const) {
+    const schema = tool[key] as unknown;
+    if (key === 'outputSchema' && schema === undefined) continue;
+    if (!isPlainObject(schema) || schema.type !== 'object') {
+      throw new TypeError(`MCP tool "${tool.name}": ${key} must be a JSON Schema with root type "object"`);
+    }
+  }
+  if (typeof tool.call !== 'function') throw new TypeError(`MCP tool "${tool.name}": call must be a function`);
+}
+
+function toDescriptor(tool: McpTool): McpToolDescriptor {
+  const d: McpToolDescriptor = {
+    name: tool.name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    description: tool.description,
+    inputSchema: structuredClone(tool.inputSchema),
+    ...(tool.outputSchema !== undefined ? { outputSchema: structuredClone(tool.outputSchema) } : {}),
+    ...(tool.annotations !== undefined ? { annotations: structuredClone(tool.annotations) } : {}),
+  };
+  return deepFreeze(d);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** Checks and copies a tool's result; returns undefined when it is not a valid `McpToolResult`. */
+function normalizeToolResult(result: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(result) || !Array.isArray(result.content)) return undefined;
+  const content: Array<{ type: 'text'; text: string }> = [];
+  for (const block of result.content as unknown[]) {
+    if (!isPlainObject(block) || block.type !== 'text' || typeof block.text !== 'string') return undefined;
+    content.push({ type: 'text', text: block.text });
+  }
+  const out: Record<string, unknown> = { content };
+  if (result.structuredContent !== undefined) {
+    if (!isPlainObject(result.structuredContent)) return undefined;
+    out.structuredContent = result.structuredContent;
+  }
+  if (result.isError === true) out.isError = true;
+  return out;
+}
+
+export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
+  const { serverInfo, instructions, onError } = opts;
+  if (!Number.isInteger(opts.maxBatch) || opts.maxBatch < 1) {
+    throw new RangeError('createMcpDispatcher: maxBatch must be an integer ≥ 1');
+  }
+  const maxBatch = opts.maxBatch;
+  const protocolVersions = Object.freeze([...(opts.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS)]);
+  if (protocolVersions.length === 0) throw new RangeError('createMcpDispatcher: supportedProtocolVersions is empty');
+  const latestVersion = protocolVersions[0]!;
+
+  const toolsByName = new Map<string, McpTool>();
+  for (const tool of opts.tools) {
+    validateToolDefinition(tool);
+    if (toolsByName.has(tool.name)) throw new TypeError(`MCP tool "${tool.name}" is defined twice`);
+    toolsByName.set(tool.name, tool);
+  }
+  const descriptors = Object.freeze(opts.tools.map(toDescriptor));
+
+  const serverInfoOut: Record<string, unknown> = { name: serverInfo.name, version: serverInfo.version };
+  if (serverInfo.title !== undefined) serverInfoOut.title = serverInfo.title;
+
+  const report = (error: unknown, info: { method: string; tool?: string; requestId?: JsonRpcId }): void => {
+    try {
+      onError?.(error, info);
+    } catch {
+      // a faulty logger must not break the reply
+    }
+  };
+
+  function initialize(params: Params): Record<string, unknown> {
+    const p = objectParams('initialize', params);
+    if (typeof p.protocolVersion !== 'string') {
+      throw new RpcError(mcpErrorCodes.InvalidParams, 'Invalid params: "protocolVersion" must be a string.');
+    }
+    const protocolVersion = protocolVersions.includes(p.protocolVersion) ? p.protocolVersion : latestVersion;
+    const result: Record<string, unknown> = {
+      protocolVersion,
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: { ...serverInfoOut },
+    };
+    if (instructions !== undefined) result.instructions = instructions;
+    return result;
+  }
+
+  async function callTool(id: JsonRpcId, params: Params, ctx: McpHandleContext): Promise<Record<string, unknown>> {
+    const p = objectParams('tools/call', params);
+    if (typeof p.name !== 'string') {
+      throw new RpcError(mcpErrorCodes.InvalidParams, 'Invalid params: "name" must be the name of a tool (a string).');
+    }
+    const tool = toolsByName.get(p.name);
+    if (!tool) {
+      const known = [...toolsByName.keys()].map((n) => `"${n}"`).join(', ') || 'none';
+      throw new RpcError(mcpErrorCodes.InvalidParams, `Unknown tool "${p.name}". Available tools: ${known}.`);
+    }
+    const args = p.arguments === undefined ? {} : p.arguments;
+    if (!isPlainObject(args)) {
+      throw new RpcError(
+        mcpErrorCodes.InvalidParams,
+        `Invalid params: "arguments" must be an object, got ${describeType(args)}.`,
+      );
+    }
+    const genericFailure = (): Record<string, unknown> => ({
+      content: [
+        {
+          type: 'text',
+          text:
+            `Internal error while running tool "${tool.name}".` +
+            (ctx.traceId ? ` Trace id: ${ctx.traceId}.` : ''),
+        },
+      ],
+      isError: true,
+    });
+    let raw: McpToolResult;
+    try {
+      const toolCtx: Parameters<McpTool['call']>[1] = { signal: ctx.signal, requestId: id };
+      if (ctx.traceId !== undefined) toolCtx.traceId = ctx.traceId;
+      raw = await tool.call(args, toolCtx);
+    } catch (error) {
+      report(error, { method: 'tools/call', tool: tool.name, requestId: id });
+      return genericFailure();
+    }
+    const result = normalizeToolResult(raw);
+    if (!result) {
+      report(new TypeError(`MCP tool "${tool.name}" returned a malformed result`), {
+        method: 'tools/call',
+        tool: tool.name,
+        requestId: id,
+      });
+      return genericFailure();
+    }
+    return result;
+  }
+
+  async function runRequest(id: JsonRpcId, method: string, params: Params, ctx: McpHandleContext): Promise<Record<string, unknown>> {
+    switch (method) {
+      case 'initialize':
+        return initialize(params);
+      case 'ping':
+        objectParams(method, params);
+        return {};
+      case 'tools/list':
+        objectParams(method, params); // `cursor` accepted and ignored: one page
+        return { tools: descriptors.map((d) => ({ ...d })) };
+      case 'tools/call':
+        return callTool(id, params, ctx);
+      default:
+        throw new RpcError(mcpErrorCodes.MethodNotFound, `Method not found: "${method}".`);
+    }
+  }
+
+  /** Handles one message; resolves to its reply, or undefined when it gets none. */
+  async function handleOne(msg: unknown, ctx: McpHandleContext): Promise<JsonRpcResponse | undefined> {
+    if (!isPlainObject(msg)) {
+      return errorResponse(null, mcpErrorCodes.InvalidRequest, `Invalid Request: a JSON-RPC message must be an object, got ${describeType(msg)}.`);
+    }
+    const hasId = Object.hasOwn(msg, 'id');
+    const replyId: JsonRpcId | null = hasId && isValidId(msg.id) ? msg.id : null;
+    const invalid = (why: string): JsonRpcErrorResponse =>
+      errorResponse(replyId, mcpErrorCodes.InvalidRequest, `Invalid Request: ${why}`);
+
+    if (msg.jsonrpc !== JSONRPC_VERSION) return invalid('"jsonrpc" must be "2.0".');
+    if (hasId && !isValidId(msg.id)) {
+      return invalid(
+        msg.id === null
+          ? '"id" must be a string or a number; null is not allowed in MCP.'
+          : `"id" must be a string or a number, got ${describeType(msg.id)}.`,
+      );
+    }
+    if (!Object.hasOwn(msg, 'method')) {
+      // A JSON-RPC response POSTed by the client: we never send requests, so there is nothing to
+      // match it to. Accepted without a reply.
+      if (hasId && (Object.hasOwn(msg, 'result') || Object.hasOwn(msg, 'error'))) return undefined;
+      return invalid('"method" is missing.');
+    }
+    if (typeof msg.method !== 'string') return invalid(`"method" must be a string, got ${describeType(msg.method)}.`);
+    const params = msg.params;
+    if (params !== undefined && typeof params !== 'object') {
+      return invalid(`"params" must be an object or an array, got ${describeType(params)}.`);
+    }
+    if (params === null) return invalid('"params" must be an object or an array, got null.');
+
+    // Notifications (no id): `notifications/initialized`, `notifications/cancelled`, ... never get a
+    // reply. Nothing to do for any of them in a stateless server.
+    if (!hasId) return undefined;
+
+    const id = msg.id as JsonRpcId;
+    const method = msg.method;
+    try {
+      const result = await runRequest(id, method, params as Params, ctx);
+      return { jsonrpc: JSONRPC_VERSION, id, result };
+    } catch (error) {
+      if (error instanceof RpcError) return errorResponse(id, error.code, error.message, error.data);
+      report(error, { method, requestId: id });
+      return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');
+    }
+  }
+
+  async function handle(body: unknown, ctx: McpHandleContext): Promise<McpHandleResult> {
+    if (body === PARSE_ERROR) return { status: 200, body: parseError() };
+    if (Array.isArray(body)) {
+      if (body.length === 0) {
+        return {
+          status: 200,
+          body: errorResponse(null, mcpErrorCodes.InvalidRequest, 'Invalid Request: an empty batch.'),
+        };
+      }
+      if (body.length > maxBatch) {
+        return {
+          status: 200,
+          body: errorResponse(
+            null,
+            mcpErrorCodes.InvalidRequest,
+            `Invalid Request: a batch may hold at most ${maxBatch} messages, got ${body.length}.`,
+            { maxBatch },
+          ),
+        };
+      }
+      const replies = await Promise.all(body.map((msg) => safeHandleOne(msg, ctx)));
+      const answered = replies.filter((r): r is JsonRpcResponse => r !== undefined);
+      return answered.length === 0 ? { status: 202 } : { status: 200, body: answered };
+    }
+    const reply = await safeHandleOne(body, ctx);
+    return reply === undefined ? { status: 202 } : { status: 200, body: reply };
+  }
+
+  async function safeHandleOne(msg: unknown, ctx: McpHandleContext): Promise<JsonRpcResponse | undefined> {
+    try {
+      return await handleOne(msg, ctx);
+    } catch (error) {
+      // Defensive: handleOne catches everything it expects to.
+      report(error, { method: isPlainObject(msg) && typeof msg.method === 'string' ? msg.method : '' });
+      const id = isPlainObject(msg) && isValidId(msg.id) ? msg.id : null;
+      return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');
+    }
+  }
+
+  function parseError(): JsonRpcErrorResponse {
+    return errorResponse(null, mcpErrorCodes.ParseError, 'Parse error: the body is not valid JSON.');
+  }
+
+  return { handle, parseError, tools: descriptors, protocolVersions };
+}

@@ -1,0 +1,151 @@
+/**
+ * MCP / JSON-RPC 2.0 wire types and constants for v2a's own MCP dispatcher.
+ *
+ * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK
+ * (the SDK is a dev dependency, used only as the real client peer in tests).
+ */
+
+/** JSON-RPC version string every message must carry. */
+export const JSONRPC_VERSION = '2.0' as const;
+
+/**
+ * The newest MCP protocol version we speak. Mirrors `LATEST_PROTOCOL_VERSION` of
+ * `@modelcontextprotocol/sdk` 1.32 (checked by a test, so an SDK update that moves it is noticed).
+ */
+export const LATEST_PROTOCOL_VERSION = '2025-11-25';
+
+/**
+ * MCP protocol versions we accept in `initialize`, newest first. Mirrors
+ * `SUPPORTED_PROTOCOL_VERSIONS` of `@modelcontextprotocol/sdk` 1.32.
+ */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([
+  LATEST_PROTOCOL_VERSION,
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+  '2024-10-07',
+]);
+
+/**
+ * The version a Streamable HTTP server assumes when a client sends no `MCP-Protocol-Version`
+ * header (MCP 2025-06-18, "Protocol Version Header"). Exposed for the HTTP layer.
+ */
+export const DEFAULT_NEGOTIATED_PROTOCOL_VERSION = '2025-03-26';
+
+/** JSON-RPC 2.0 / MCP error codes used by the dispatcher. */
+export const mcpErrorCodes = Object.freeze({
+  /** The body is not valid JSON. */
+  ParseError: -32700,
+  /** The JSON is not a valid JSON-RPC request object (or an empty / over-long batch). */
+  InvalidRequest: -32600,
+  /** No such method. */
+  MethodNotFound: -32601,
+  /** The method exists but its params are wrong (unknown tool, arguments not an object, ...). */
+  InvalidParams: -32602,
+  /** A fault inside the dispatcher itself (never a tool's failure: those are `isError` results). */
+  InternalError: -32603,
+} as const);
+
+export type McpErrorCode = (typeof mcpErrorCodes)[keyof typeof mcpErrorCodes];
+
+/** MCP request ids: a string or a number. `null` is not allowed for requests in MCP. */
+export type JsonRpcId = string | number;
+
+export interface JsonRpcRequest {
+  jsonrpc: typeof JSONRPC_VERSION;
+  id: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown> | unknown[];
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: typeof JSONRPC_VERSION;
+  method: string;
+  params?: Record<string, unknown> | unknown[];
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcSuccessResponse {
+  jsonrpc: typeof JSONRPC_VERSION;
+  id: JsonRpcId;
+  result: Record<string, unknown>;
+}
+
+export interface JsonRpcErrorResponse {
+  jsonrpc: typeof JSONRPC_VERSION;
+  /** `null` when the id could not be determined (parse error, invalid request). */
+  id: JsonRpcId | null;
+  error: JsonRpcErrorObject;
+}
+
+export type JsonRpcResponse = JsonRpcSuccessResponse | JsonRpcErrorResponse;
+
+/** Content block of a tool result. v2a only produces text blocks. */
+export interface McpTextContent {
+  type: 'text';
+  text: string;
+}
+
+/** What a tool returns from `call`. Tool failures are `isError: true` results, not exceptions. */
+export interface McpToolResult {
+  content: McpTextContent[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** Per-call context handed to a tool. */
+export interface McpToolContext {
+  /** Aborted when the transport gives up on the request (client gone, shutdown, timeout). */
+  signal: AbortSignal;
+  /** The JSON-RPC id of the `tools/call` request. */
+  requestId: JsonRpcId;
+  /** W3C trace id of the surrounding HTTP request, when the transport knows it. */
+  traceId?: string;
+}
+
+/** A tool served by the dispatcher. */
+export interface McpTool {
+  name: string;
+  title?: string;
+  description: string;
+  /** JSON Schema of `arguments`; its root must be `type: "object"`. */
+  inputSchema: object;
+  /** JSON Schema of `structuredContent`; root `type: "object"`. Clients validate results against it. */
+  outputSchema?: object;
+  /** MCP tool annotations (`readOnlyHint`, `openWorldHint`, ...). */
+  annotations?: object;
+  call(args: Record<string, unknown>, ctx: McpToolContext): Promise<McpToolResult>;
+}
+
+/** Tool descriptor as listed by `tools/list`. */
+export interface McpToolDescriptor {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: object;
+  outputSchema?: object;
+  annotations?: object;
+}
+
+export interface McpServerInfo {
+  name: string;
+  version: string;
+  title?: string;
+}
+
+/** Marker the transport passes to `handle()` when the body was not valid JSON. */
+export const PARSE_ERROR: unique symbol = Symbol('v2a.mcp.parseError');
+export type ParseErrorMarker = typeof PARSE_ERROR;
+
+/** True when `version` is one of the MCP protocol versions in `supported` (default: ours). */
+export function isSupportedProtocolVersion(
+  version: unknown,
+  supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,
+): version is string {
+  return typeof version === 'string' && supported.includes(version);
+}
