@@ -1,0 +1,305 @@
+/**
+ * Safe fetching of `imageUrl` (decisions.md, "Image input"): https only, host on the trusted list
+ * or the operator's allowlist, no IP literals, every resolved address public unicast (checked in
+ * the connection's own DNS lookup, so there is no rebinding window, and again on the connected
+ * socket), at most `maxRedirects` redirects each re-checked, a whole-request timeout, and a body
+ * streamed up to `maxBytes` and no further.
+ */
+import dns from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { domainToASCII } from 'node:url';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { isLoopbackAddress, isPublicAddress } from './net/ip-policy.js';
+
+/**
+ * Built-in trusted image hosts, used in addition to `V2A_IMAGE_FETCH_ALLOWLIST`.
+ * Deliberately empty: which third-party hosts the server may be made to contact is the operator's
+ * decision, so out of the box `imageUrl` works only for hosts the operator allowlisted.
+ */
+export const TRUSTED_IMAGE_HOSTS: readonly string[] = [];
+
+export const IMAGE_FETCH_DEFAULTS = {
+  maxBytes: 16 * 1024 * 1024,
+  timeoutMs: 10_000,
+  maxRedirects: 3,
+} as const;
+
+export interface FetchImageOptions {
+  /** Host patterns from V2A_IMAGE_FETCH_ALLOWLIST (see parseAllowlist). */
+  allowlist: readonly string[];
+  /** Defaults to TRUSTED_IMAGE_HOSTS. */
+  trustedHosts?: readonly string[];
+  /** Largest accepted body in bytes (V2A_MAX_IMAGE_BYTES); default 16 MiB. */
+  maxBytes?: number;
+  /** Budget for the whole fetch: DNS, connect, TLS, redirects and body; default 10 s. */
+  timeoutMs?: number;
+  /** Default 3. */
+  maxRedirects?: number;
+  /** TEST ONLY: let 127/8 and ::1 through so tests can use a local server. Nothing else relaxes. */
+  allowLoopback?: boolean;
+  /** DNS lookup (node's dns.lookup signature); injectable for tests. Called with `all: true`. */
+  lookup?: LookupFunction;
+  /** TEST ONLY: an extra trusted CA/certificate (PEM), added to the default roots. */
+  ca?: string | Buffer;
+  /** Caller cancellation; its abort reason is rethrown as is. */
+  signal?: AbortSignal;
+}
+
+export type ImageFetchStatus = 400 | 413 | 502;
+
+export class ImageFetchError extends Error {
+  override name = 'ImageFetchError';
+  constructor(
+    readonly status: ImageFetchStatus,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Parses V2A_IMAGE_FETCH_ALLOWLIST: comma-separated host names, exact (`images.example.com`) or
+ * wildcard (`*.example.com`: any subdomain, not the apex). Returns lowercase ASCII (punycode)
+ * patterns without trailing dots. Throws on anything else: URLs, ports, IP addresses, a bare `*`,
+ * or a wildcard over a single label such as `*.com`.
+ */
+export function parseAllowlist(env: string | undefined): string[] {
+  const patterns: string[] = [];
+  for (const raw of (env ?? '').split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const wildcard = entry.startsWith('*.');
+    const host = normaliseHost(wildcard ? entry.slice(2) : entry);
+    if (host === undefined || (wildcard && !host.includes('.'))) {
+      throw new Error(`V2A_IMAGE_FETCH_ALLOWLIST: invalid host pattern "${entry}" (use host names like images.example.com or *.example.com)`);
+    }
+    patterns.push(wildcard ? `*.${host}` : host);
+  }
+  return patterns;
+}
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Lowercase ASCII host name without trailing dot, or undefined if it is not a DNS name. */
+function normaliseHost(name: string): string | undefined {
+  // domainToASCII alone would cut at "/" and pass "*", "[", "_" through.
+  if (!/^[\p{L}\p{N}\p{M}.-]+$/u.test(name)) return undefined;
+  const ascii = domainToASCII(name.replace(/\.$/, ''));
+  const labels = ascii.split('.');
+  if (ascii === '' || ascii.length > 253 || !labels.every((l) => LABEL.test(l))) return undefined;
+  // A numeric last label makes WHATWG parse the host as IPv4, never as a name.
+  if (/^(\d+|0x[0-9a-f]*)$/.test(labels.at(-1)!)) return undefined;
+  return ascii;
+}
+
+/** Whether `host` matches `pattern` (exact, or `*.suffix` = a strict subdomain of suffix). */
+export function matchesHostPattern(host: string, pattern: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  const p = pattern.toLowerCase().replace(/\.$/, '');
+  return p.startsWith('*.') ? h.endsWith(p.slice(1)) && h.length > p.length - 1 : h === p;
+}
+
+export async function fetchImage(url: string, opts: FetchImageOptions): Promise<Uint8Array> {
+  const maxBytes = opts.maxBytes ?? IMAGE_FETCH_DEFAULTS.maxBytes;
+  const timeoutMs = opts.timeoutMs ?? IMAGE_FETCH_DEFAULTS.timeoutMs;
+  const maxRedirects = opts.maxRedirects ?? IMAGE_FETCH_DEFAULTS.maxRedirects;
+  const hosts = [...(opts.trustedHosts ?? TRUSTED_IMAGE_HOSTS), ...opts.allowlist];
+
+  let current = parseUrl(url);
+  checkUrl(current, hosts);
+
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+  // A refusal raised inside undici's connect path may come back wrapped; remember the original.
+  const refusal: { error?: ImageFetchError } = {};
+  // One agent per fetch: connection state never outlives it, and destroy() cuts everything.
+  const agent = createAgent(opts, timeoutMs, refusal);
+  const host = () => current.hostname;
+  try {
+    return await abortable(signal, async () => {
+      for (let redirects = 0; ; redirects++) {
+        const res = await agent.request({
+          origin: current.origin,
+          path: current.pathname + current.search,
+          method: 'GET',
+          headers: { accept: 'image/*', 'user-agent': 'v2a/0.3.0 (image fetch)' },
+          signal,
+        });
+        const location = res.headers.location;
+        if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') {
+          discard(res.body);
+          if (redirects >= maxRedirects) {
+            throw new ImageFetchError(502, 'too_many_redirects', `Fetching the image from ${host()} took more than ${maxRedirects} redirects`);
+          }
+          let next: URL;
+          try {
+            next = new URL(location, current);
+          } catch {
+            throw new ImageFetchError(502, 'upstream_status', `Host ${host()} redirected to an invalid URL`);
+          }
+          checkUrl(next, hosts, ' (redirect target)');
+          current = next;
+          continue;
+        }
+        if (res.statusCode < 200 || res.statusCode > 299) {
+          discard(res.body);
+          throw new ImageFetchError(502, 'upstream_status', `Host ${host()} answered HTTP ${res.statusCode} for the image URL`);
+        }
+        return await readCapped(res.body, res.headers['content-length'], maxBytes, host());
+      }
+    });
+  } catch (err) {
+    if (refusal.error) throw refusal.error;
+    if (err instanceof ImageFetchError) throw err;
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    if (timeout.aborted) {
+      throw new ImageFetchError(502, 'timeout', `Fetching the image from ${host()} timed out after ${timeoutMs} ms`, { cause: err });
+    }
+    throw new ImageFetchError(502, 'unreachable', `Could not fetch the image from ${host()}: ${describeNetworkError(err)}`, { cause: err });
+  } finally {
+    await agent.destroy().catch(() => {});
+  }
+}
+
+function parseUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new ImageFetchError(400, 'invalid_url', 'imageUrl is not a valid absolute URL');
+  }
+}
+
+/** Everything decidable from the URL alone, before any DNS or connection. */
+function checkUrl(url: URL, hosts: readonly string[], what = ''): void {
+  if (url.protocol !== 'https:') {
+    throw new ImageFetchError(400, 'scheme_not_allowed', `imageUrl${what} must use https:, not ${url.protocol}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ImageFetchError(400, 'credentials_not_allowed', `imageUrl${what} must not contain credentials`);
+  }
+  // undici skips the connect-time lookup for IP literals, so they must never reach it.
+  if (url.hostname.startsWith('[') || isIP(url.hostname) !== 0) {
+    throw new ImageFetchError(400, 'ip_literal', `imageUrl${what} must name a host, not an IP address`);
+  }
+  if (!hosts.some((p) => matchesHostPattern(url.hostname, p))) {
+    throw new ImageFetchError(400, 'host_not_allowed', `Host ${url.hostname}${what} is not on the image host allowlist`);
+  }
+}
+
+function createAgent(opts: FetchImageOptions, timeoutMs: number, refusal: { error?: ImageFetchError }): Agent {
+  const allowed = (address: string) => isPublicAddress(address) || (opts.allowLoopback === true && isLoopbackAddress(address));
+  const refuse = (host: string) =>
+    (refusal.error = new ImageFetchError(400, 'address_not_public', `Host ${host} resolves to an address that is not public`));
+  const baseLookup = opts.lookup ?? (dns.lookup as LookupFunction);
+
+  // Resolve every address, refuse if any is not public, and hand net.connect only vetted ones.
+  const lookup: LookupFunction = (hostname, options: LookupOptions, callback) => {
+    baseLookup(hostname, { ...options, all: true }, (err, result) => {
+      if (err) return callback(err, '', undefined);
+      const all: LookupAddress[] = typeof result === 'string' ? [{ address: result, family: isIP(result) }] : result;
+      if (all.length === 0) return callback(Object.assign(new Error(`no addresses for ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
+      if (!all.every((a) => allowed(a.address))) return callback(refuse(hostname), '', undefined);
+      if (options.all) callback(null, all);
+      else callback(null, all[0]!.address, all[0]!.family);
+    });
+  };
+
+  const connector = buildConnector({
+    lookup,
+    timeout: timeoutMs,
+    ...(opts.ca !== undefined ? { ca: [...rootCertificates, opts.ca.toString()] } : {}),
+  });
+  // Defence in depth: check the peer address of the socket actually connected.
+  const connect: buildConnector.connector = (options, callback) => {
+    connector(options, (err, socket) => {
+      if (err) return callback(err, null);
+      const remote = socket!.remoteAddress;
+      if (remote === undefined || !allowed(remote)) {
+        socket!.destroy();
+        return callback(refuse(options.hostname), null);
+      }
+      callback(null, socket!);
+    });
+  };
+  return new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+}
+
+/** Reads the body, refusing as soon as it (or its declared length) exceeds maxBytes. */
+async function readCapped(
+  body: BodyReadable,
+  contentLength: string | string[] | undefined,
+  maxBytes: number,
+  host: string,
+): Promise<Uint8Array> {
+  const tooLarge = () => new ImageFetchError(413, 'too_large', `The image at ${host} is larger than the ${maxBytes}-byte limit`);
+  if (typeof contentLength === 'string' && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes) {
+    discard(body);
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  // Leaving the loop early (throw) destroys the body, which aborts the response.
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > maxBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}
+
+type BodyReadable = Dispatcher.ResponseData['body'];
+
+/**
+ * Drops a body we will not read. undici turns a plain destroy() of an unfinished body into an
+ * 'error' event (RequestAbortedError), which would be uncaught without a listener.
+ */
+function discard(body: BodyReadable): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+/** Runs `work`, rejecting as soon as `signal` aborts even if undici has not noticed yet. */
+async function abortable<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  signal.throwIfAborted();
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const running = work();
+  running.catch(() => {}); // its late rejection after an abort is expected and irrelevant
+  try {
+    return await Promise.race([running, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A short, user-safe reason: never the raw message, which may carry internal addresses. */
+function describeNetworkError(err: unknown): string {
+  const code = findCode(err);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return 'the host name does not resolve';
+  if (code === 'ECONNREFUSED') return 'the connection was refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the connection was reset';
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'the host did not answer in time';
+  if (code !== undefined && /CERT|TLS|SSL|ALTNAME|SIGNATURE/i.test(code)) return 'the TLS certificate could not be verified';
+  return 'the connection failed';
+}
+
+function findCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
