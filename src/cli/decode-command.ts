@@ -1,0 +1,114 @@
+/**
+ * `v2a decode <file | ->`: json-compact back to a picture. Each cell becomes a block of its colour
+ * (`compactToImage`), written as PNG. NDJSON input (one json-compact object per line, as
+ * `v2a render --animate` writes) gives one PNG per line: `-o out.png` -> out-0001.png, ...
+ */
+import { extname } from 'node:path';
+import type { Command } from 'commander';
+import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
+import { EXIT, CliError, readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
+
+const DEFAULT_CELL_WIDTH = 8;
+const DEFAULT_CELL_HEIGHT = 16;
+
+function parseCellSize(raw: string | undefined, flag: string, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = /^\s*\d{1,6}\s*$/.test(raw) ? Number(raw) : NaN;
+  // The range is compactToImage's: ask it, on a one-cell grid, rather than restate it.
+  try {
+    compactToImage({ columns: 1, rows: 1, rgb: new Uint8Array(3) }, { cellWidth: Number.isNaN(n) ? 0.5 : n, cellHeight: 1 });
+  } catch (err) {
+    const domain = err instanceof RangeError ? /must be (.*), got/.exec(err.message)?.[1] : undefined;
+    throw usageError(`${flag} must be ${domain ?? 'a positive integer'} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+/**
+ * The documents of the input: one json-compact document (compact or pretty-printed), or NDJSON
+ * (several lines, each a JSON value). Throws CompactDecodeError (exit 3), naming the line.
+ */
+export function parseDocuments(text: string): DecodedCompact[] {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const lines = body.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  if (lines.length === 0) throw new CompactDecodeError('the input is empty');
+  let ndjson = false;
+  if (lines.length > 1) {
+    try {
+      JSON.parse(lines[0]!);
+      ndjson = true;
+    } catch {
+      ndjson = false;
+    }
+  }
+  if (!ndjson) return [decodeCompact(body)];
+  return lines.map((line, i) => {
+    try {
+      return decodeCompact(line);
+    } catch (err) {
+      if (err instanceof CompactDecodeError) throw new CompactDecodeError(`line ${i + 1}: ${err.message.replace(/^invalid json-compact: /, '')}`);
+      throw err;
+    }
+  });
+}
+
+/** The file of document `index` (0-based) of `count`: `out.png`, 2 -> `out-0003.png` (at least 4 digits). */
+export function numberedPath(path: string, index: number, count: number): string {
+  const ext = extname(path);
+  const stem = ext ? path.slice(0, -ext.length) : path;
+  const digits = Math.max(4, String(count).length);
+  return `${stem}-${String(index + 1).padStart(digits, '0')}${ext || '.png'}`;
+}
+
+interface DecodeOpts {
+  output?: string;
+  cellWidth?: string;
+  cellHeight?: string;
+}
+
+async function decodeAction(file: string, cmd: Command): Promise<void> {
+  const opts = cmd.opts<DecodeOpts>();
+  const cellWidth = parseCellSize(opts.cellWidth, '--cell-width', DEFAULT_CELL_WIDTH);
+  const cellHeight = parseCellSize(opts.cellHeight, '--cell-height', DEFAULT_CELL_HEIGHT);
+  if (opts.output === undefined && stdoutIsTty()) {
+    throw usageError('refusing to write PNG data to a terminal: give -o <file.png> or redirect standard output');
+  }
+  const sharpModule = import('sharp');
+  sharpModule.catch(() => undefined);
+  const input = await readInput(file);
+  const docs = parseDocuments(input.toString('utf8'));
+  if (docs.length > 1 && opts.output === undefined) {
+    throw usageError(`the input has ${docs.length} json-compact documents (NDJSON): give -o <name.png> to write numbered files`);
+  }
+  const { default: sharp } = await sharpModule;
+  for (let i = 0; i < docs.length; i++) {
+    const image = compactToImage(docs[i]!, { cellWidth, cellHeight });
+    const png = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 4 } })
+      .removeAlpha()
+      .png()
+      .toBuffer()
+      .catch((err: unknown) => {
+        throw new CliError(`cannot encode the PNG: ${err instanceof Error ? err.message : String(err)}`, EXIT.input);
+      });
+    if (opts.output === undefined) await writeStdout(png);
+    else writeFile(docs.length > 1 ? numberedPath(opts.output, i, docs.length) : opts.output, png);
+  }
+}
+
+export function registerDecode(program: Command): void {
+  program
+    .command('decode')
+    .description('Turn json-compact output (or NDJSON of it, from render --animate) back into PNG: each cell a block of its colour.')
+    .argument('<file>', 'json-compact document or NDJSON file, or - to read standard input')
+    .option('-o, --output <file>', 'PNG file to write (required when standard output is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...')
+    .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`)
+    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT})`)
+    .addHelpText('after', `
+Invalid input exits with status 3 and the decoder's message.
+
+Examples:
+  v2a render photo.jpg --format json-compact | v2a decode - -o preview.png
+  v2a render anim.gif --animate > frames.ndjson && v2a decode frames.ndjson -o frame.png
+`)
+    .action((file: string, _opts: unknown, command: Command) => decodeAction(file, command));
+}

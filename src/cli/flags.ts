@@ -1,0 +1,97 @@
+/**
+ * Command-line flags of the render parameters, generated from PARAMS (the one definition): the
+ * kebab-case name, a value placeholder from the type, help from the description, the domain and
+ * the default. Values are validated by `parseParams(values, 'strings')`, the same code and the
+ * same messages as the HTTP API; nothing is clamped and commander does no validation of its own.
+ */
+import { Option, type Command } from 'commander';
+import {
+  PARAMS, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
+} from '../core/params/definitions.js';
+import { parseParams } from '../core/params/validate.js';
+import { usageError } from './terminal.js';
+
+/** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours. */
+function placeholder(def: ParamDef): string {
+  switch (def.type) {
+    case 'integer': return '<n>';
+    case 'number': return '<x>';
+    case 'enum': return '<name>';
+    case 'color': return '<hex>';
+    case 'boolean': return '';
+  }
+}
+
+export function flagOf(def: ParamDef): string {
+  return `--${kebabName(def.name)}`;
+}
+
+function showDefault(def: ParamDef): string {
+  if (def.type === 'boolean') return def.default ? 'on' : 'off';
+  return String(def.default);
+}
+
+/** Domain and default, e.g. `a number from 0.2 to 4, step 0.05; default 1.15`. */
+export function domainText(def: ParamDef): string {
+  const step = def.type === 'number' ? `, step ${def.step}` : '';
+  return `${def.type === 'boolean' ? 'a switch' : describeDomain(def)}${step}; default ${showDefault(def)}`;
+}
+
+function groupHeading(def: ParamDef): string {
+  return `${def.group[0]!.toUpperCase()}${def.group.slice(1)} parameters:`;
+}
+
+/**
+ * Adds one option per parameter (booleans as a `--x` / `--no-x` pair), grouped by the
+ * parameter's group in help. `notes` appends CLI-specific remarks to a parameter's help (how the
+ * CLI chooses a default); it never restates a range or a default.
+ */
+export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, string>> = {}): Command {
+  for (const def of PARAMS as readonly ParamDef[]) {
+    const flag = flagOf(def);
+    const note = notes[def.name as ParamName];
+    const help = `${def.description} (${domainText(def)}${note ? `; ${note}` : ''})`;
+    const heading = groupHeading(def);
+    if (def.type === 'boolean') {
+      cmd.addOption(new Option(flag, help).helpGroup(heading));
+      const negated = `--no-${kebabName(def.name)}`;
+      cmd.addOption(new Option(negated, `turn ${flag} off${def.default ? '' : ' (the default)'}`).helpGroup(heading));
+    } else {
+      cmd.addOption(new Option(`${flag} ${placeholder(def)}`, help).helpGroup(heading));
+    }
+  }
+  return cmd;
+}
+
+/** commander's attribute name of a flag: `--edge-strength` -> `edgeStrength`. */
+function attributeOf(def: ParamDef): string {
+  return new Option(flagOf(def)).attributeName();
+}
+
+/**
+ * The parameters given on the command line, validated like the HTTP API (`strings` carrier).
+ * Only what the user set is returned, so the Auto Director can tell explicit values from
+ * defaults. Throws a usage CliError (exit 2) listing every invalid value.
+ */
+export function collectParams(cmd: Command): Partial<RenderParams> {
+  const opts = cmd.opts<Record<string, unknown>>();
+  const raw: Record<string, unknown> = {};
+  for (const def of PARAMS as readonly ParamDef[]) {
+    const attr = attributeOf(def);
+    if (cmd.getOptionValueSource(attr) !== 'cli') continue;
+    raw[def.name] = opts[attr];
+  }
+  const parsed = parseParams(raw, 'strings');
+  if (!parsed.ok) throw usageError(parsed.errors.map((e) => e.message).join('\nv2a: '));
+  return parsed.params;
+}
+
+/** One line per parameter flag, for `v2a --help`: `--columns <n>  an integer from 8 to 400; default 120`. */
+export function paramSummary(): string {
+  const rows = (PARAMS as readonly ParamDef[]).map((def) => {
+    const flag = def.type === 'boolean' ? `${flagOf(def)}, --no-${kebabName(def.name)}` : `${flagOf(def)} ${placeholder(def)}`;
+    return [flag, domainText(def)] as const;
+  });
+  const width = Math.max(...rows.map(([f]) => f.length));
+  return rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`).join('\n');
+}

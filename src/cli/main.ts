@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+/**
+ * The `v2a` executable. Kept minimal: commander and the command declarations load at start-up;
+ * sharp and the renderer load only inside the command that needs them.
+ */
+import { registerDecode } from './decode-command.js';
+import { run, type CommandRegistrar } from './program.js';
+import { registerRender } from './render-command.js';
+import { exitQuietlyOnEpipe } from './terminal.js';
+
+const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerDecode];
+
+exitQuietlyOnEpipe();
+const code = await run(process.argv, COMMANDS);
+// Exit now rather than wait for libvips' thread pool to wind down; output has been flushed
+// (every write is awaited) and stderr is synchronous.
+process.exit(code);

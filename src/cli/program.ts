@@ -1,0 +1,91 @@
+/**
+ * The `v2a` command line: commander setup, error reporting and exit codes. Commands live in their
+ * own modules and register themselves through a `CommandRegistrar`; a registrar only declares
+ * the command and its options, and imports anything heavy (sharp, the renderer, a server)
+ * lazily inside its action, so that `v2a --help` and every other command stay fast to start.
+ *
+ * To add a command (e.g. `v2a serve`): write `src/cli/serve-command.ts` exporting
+ * `registerServe: CommandRegistrar`, and add it to the list in `main.ts`.
+ */
+import { Command, CommanderError } from 'commander';
+import { ParamValidationError } from '../core/params/validate.js';
+import { CompactDecodeError } from '../core/format/compact.js';
+import { GeometryError } from '../core/pipeline/geometry.js';
+import { VERSION } from '../core/types.js';
+import { ImageInputError } from '../node/errors.js';
+import { paramSummary } from './flags.js';
+import { CliError, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, EXIT } from './terminal.js';
+
+export type CommandRegistrar = (program: Command) => void;
+
+const EXIT_CODES_HELP = `Exit codes:
+    0  success
+    1  internal error (a bug; set V2A_DEBUG=1 for a stack trace)
+    2  usage: unknown flag or command, missing argument, invalid or conflicting values
+    3  the input is not a usable image (undecodable, unsupported, too large), or for
+       decode, not valid json-compact
+    4  I/O: the input cannot be read, the output cannot be written
+  130  interrupted (Ctrl-C) while playing an animation`;
+
+const ENV_HELP = `Environment:
+  V2A_MAX_IMAGE_BYTES   largest accepted image file in bytes (default ${DEFAULT_MAX_IMAGE_BYTES})
+  V2A_MAX_IMAGE_PIXELS  largest accepted image in pixels, width x height (default ${DEFAULT_MAX_IMAGE_PIXELS})
+  V2A_DEBUG=1           print stack traces of errors`;
+
+/** Builds the program with the given commands. Commander errors are thrown, never `process.exit`. */
+export function createProgram(registrars: readonly CommandRegistrar[]): Command {
+  const program = new Command('v2a')
+    .description('Images to character art: text, ANSI, HTML, SVG and JSON.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({
+      outputError: (str, write) => write(str.replace(/^error: /, 'v2a: ')),
+    });
+  // Settings above are inherited by commands created from here on.
+  for (const register of registrars) register(program);
+  program.addHelpText(
+    'after',
+    `\nRender parameters (flags of v2a render; see v2a render --help):\n${paramSummary()}\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
+  );
+  return program;
+}
+
+function debugStack(err: unknown): void {
+  if (process.env.V2A_DEBUG === '1' && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+}
+
+/** Prints `v2a: <message>` (no stack trace unless V2A_DEBUG=1) and returns the exit code. */
+export function reportError(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // commander has already written its message (or the help / version text).
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  debugStack(err);
+  let code: number;
+  let message: string;
+  if (err instanceof CliError) [code, message] = [err.exitCode, err.message];
+  else if (err instanceof ParamValidationError) [code, message] = [EXIT.usage, err.errors.map((e) => e.message).join('\nv2a: ')];
+  else if (err instanceof GeometryError) [code, message] = [EXIT.usage, err.message];
+  else if (err instanceof ImageInputError) [code, message] = [EXIT.input, err.message];
+  else if (err instanceof CompactDecodeError) [code, message] = [EXIT.input, err.message];
+  else {
+    code = EXIT.internal;
+    const text = err instanceof Error ? err.message : String(err);
+    message = `internal error: ${text}${process.env.V2A_DEBUG === '1' ? '' : ' (set V2A_DEBUG=1 for details)'}`;
+  }
+  process.stderr.write(`v2a: ${message}\n`);
+  return code;
+}
+
+/** Parses `argv` (process.argv form) and runs the chosen command; resolves to the exit code. */
+export async function run(argv: readonly string[], registrars: readonly CommandRegistrar[]): Promise<number> {
+  try {
+    await createProgram(registrars).parseAsync([...argv]);
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(err);
+  }
+}

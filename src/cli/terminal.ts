@@ -1,0 +1,248 @@
+/**
+ * The CLI's contact with the outside world: exit codes, errors meant for the user, reading the
+ * input (a path or `-` for standard input), writing the output, the terminal size and the ANSI
+ * escapes of in-place playback. Light on purpose: no sharp, no renderer.
+ */
+import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
+import { ImageInputError } from '../node/errors.js';
+
+/** Process exit codes (documented in `v2a --help`). */
+export const EXIT = {
+  ok: 0,
+  /** An unexpected internal error (a bug): message only, stack with V2A_DEBUG=1. */
+  internal: 1,
+  /** Usage: unknown flag, missing argument, invalid parameter value, conflicting options. */
+  usage: 2,
+  /** The input is not a usable image (or, for `decode`, not valid json-compact). */
+  input: 3,
+  /** File system or stream I/O: not found, not readable, cannot write. */
+  io: 4,
+  /** Interrupted (SIGINT) during playback: 128 + 2, as shells report it. */
+  interrupted: 130,
+} as const;
+
+/** An error whose message is written for the user, with the exit code it ends the process with. */
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export const usageError = (message: string): CliError => new CliError(message, EXIT.usage);
+
+// ---------------------------------------------------------------------------------------------
+// Environment limits: the same variable names and defaults as the HTTP server.
+
+export interface InputLimits {
+  readonly maxBytes: number;
+  readonly maxPixels: number;
+}
+
+export const DEFAULT_MAX_IMAGE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_IMAGE_PIXELS = 50_000_000;
+
+function envInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const t = raw.trim();
+  const n = /^\d{1,15}$/.test(t) ? Number(t) : NaN;
+  if (!(Number.isSafeInteger(n) && n > 0)) {
+    throw usageError(`${name} must be a positive integer (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+/** V2A_MAX_IMAGE_BYTES (default 16 MiB) and V2A_MAX_IMAGE_PIXELS (default 50 000 000). */
+export function readLimits(): InputLimits {
+  return {
+    maxBytes: envInteger('V2A_MAX_IMAGE_BYTES', DEFAULT_MAX_IMAGE_BYTES),
+    maxPixels: envInteger('V2A_MAX_IMAGE_PIXELS', DEFAULT_MAX_IMAGE_PIXELS),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// I/O errors.
+
+const IO_REASONS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a component of the path is not a directory',
+  ENOSPC: 'no space left on device',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files',
+  ENAMETOOLONG: 'file name too long',
+  EEXIST: 'file exists',
+};
+
+function isSystemError(err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
+}
+
+/** `cannot read 'x.jpg': no such file or directory` (exit 4), from a Node system error. */
+export function ioError(verb: 'read' | 'write', path: string, err: unknown): CliError {
+  const code = isSystemError(err) ? err.code! : '';
+  const reason = IO_REASONS[code] ?? (code ? code : err instanceof Error ? err.message : String(err));
+  const what = path === '-' ? (verb === 'read' ? 'standard input' : 'standard output') : `'${path}'`;
+  return new CliError(`cannot ${verb} ${what}: ${reason}`, EXIT.io);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading input.
+
+function tooLarge(bytes: number | string, maxBytes: number): ImageInputError {
+  return new ImageInputError(
+    'too_large',
+    `The image is too large (${bytes} bytes); the limit is ${maxBytes} bytes (V2A_MAX_IMAGE_BYTES).`,
+  );
+}
+
+function concat(chunks: Buffer[], total: number): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
+
+/** Reads a regular file in one pass (size checked first from fstat), or any other fd to EOF. */
+function readPath(path: string, maxBytes: number | undefined): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw ioError('read', path, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw ioError('read', path, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
+    if (st.isFile()) {
+      if (maxBytes !== undefined && st.size > maxBytes) throw tooLarge(st.size, maxBytes);
+      const buf = Buffer.allocUnsafe(st.size);
+      let off = 0;
+      while (off < st.size) {
+        const n = readSync(fd, buf, off, st.size - off, null);
+        if (n === 0) break;
+        off += n;
+      }
+      return off === st.size ? buf : buf.subarray(0, off);
+    }
+    // A FIFO, character device or process substitution: read to EOF, bounded.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(1 << 20);
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      total += n;
+      if (maxBytes !== undefined && total > maxBytes) throw tooLarge(`more than ${maxBytes}`, maxBytes);
+      chunks.push(chunk.subarray(0, n));
+    }
+    return concat(chunks, total);
+  } catch (err) {
+    if (err instanceof CliError || err instanceof ImageInputError) throw err;
+    throw ioError('read', path, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
+  if (process.stdin.isTTY) {
+    throw usageError("refusing to read from a terminal: pipe the input into 'v2a' or give a file name instead of -");
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (maxBytes !== undefined && total > maxBytes) {
+        process.stdin.destroy();
+        throw tooLarge(`more than ${maxBytes}`, maxBytes);
+      }
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof CliError || err instanceof ImageInputError) throw err;
+    throw ioError('read', '-', err);
+  }
+  return concat(chunks, total);
+}
+
+/**
+ * The whole input, read once: `-` is standard input. More than `maxBytes` -> ImageInputError
+ * `too_large` (exit 3) without reading a large regular file at all.
+ */
+export function readInput(path: string, maxBytes?: number): Promise<Buffer> {
+  if (path === '-') return readStdin(maxBytes);
+  try {
+    return Promise.resolve(readPath(path, maxBytes));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing output.
+
+/** Writes to standard output and resolves once the data is handed to the OS (honours backpressure). */
+export function writeStdout(data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(data, (err) => {
+      if (!err) resolve();
+      else if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(EXIT.ok); // see exitQuietlyOnEpipe
+      else reject(ioError('write', '-', err));
+    });
+  });
+}
+
+export function writeFile(path: string, data: string | Uint8Array): void {
+  try {
+    writeFileSync(path, data);
+  } catch (err) {
+    throw ioError('write', path, err);
+  }
+}
+
+/**
+ * A closed pipe on standard output (`v2a render x.jpg | head`) is the reader's choice, not an
+ * error: exit quietly with 0, so that `set -o pipefail` scripts do not fail on it. Any other
+ * error on standard output is an I/O error (exit 4).
+ */
+export function exitQuietlyOnEpipe(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    process.stderr.write(`v2a: ${ioError('write', '-', err).message}\n`);
+    process.exit(EXIT.io);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terminal.
+
+export function stdoutIsTty(): boolean {
+  return process.stdout.isTTY === true;
+}
+
+const COLUMNS_DEF = PARAM_BY_NAME.get('columns') as IntegerDef;
+
+/** Clamps a column count derived from the terminal (a default, not a user value) into the parameter's range. */
+export function clampColumns(n: number): number {
+  return Math.min(COLUMNS_DEF.max, Math.max(COLUMNS_DEF.min, Math.floor(n)));
+}
+
+/** Width of the terminal on standard output, or undefined when it is not a terminal. */
+export function terminalSize(): { columns: number; rows: number } | undefined {
+  if (!stdoutIsTty()) return undefined;
+  const columns = process.stdout.columns;
+  const rows = process.stdout.rows;
+  if (!(columns > 0)) return undefined;
+  return { columns, rows: rows > 0 ? rows : 24 };
+}
+
+export const ESC = {
+  hideCursor: '\x1b[?25l',
+  showCursor: '\x1b[?25h',
+  home: '\x1b[H',
+  clearScreen: '\x1b[2J',
+  reset: '\x1b[0m',
+} as const;

@@ -1,0 +1,368 @@
+/**
+ * The `v2a` CLI, run as a real child process (`node --import tsx src/cli/main.ts ...`) on images
+ * generated with sharp in a temporary directory.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { decodeCompact } from '../src/core/format/compact.js';
+import { getGlyphSet } from '../src/core/glyphs/charsets.js';
+import { PARAMS, kebabName, parseParams, type ParamDef } from '../src/core/params/index.js';
+import { VERSION } from '../src/core/types.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MAIN = join(ROOT, 'src/cli/main.ts');
+
+interface Run {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+  text: string;
+}
+
+function v2a(args: readonly string[], opts: { input?: Buffer | string; env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, V2A_DEBUG: '', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const stdout = Buffer.concat(out);
+      resolve({ code, stdout, stderr: Buffer.concat(err).toString('utf8'), text: stdout.toString('utf8') });
+    });
+    child.stdin.on('error', () => undefined); // the CLI may exit before reading all of stdin
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+const codePoints = (s: string) => [...s].length;
+
+function lines(text: string): string[] {
+  assert.ok(text.endsWith('\n'), 'output ends with a newline');
+  return text.slice(0, -1).split('\n');
+}
+
+function assertGrid(text: string, columns: number, rows: number): void {
+  const ls = lines(text);
+  assert.equal(ls.length, rows, 'row count');
+  for (const l of ls) assert.equal(codePoints(l), columns, `row width: ${JSON.stringify(l)}`);
+}
+
+let dir = '';
+let png = '';
+let jpeg = '';
+let gif = '';
+let garbage = '';
+
+/** 320 x 160: a colour gradient with a bright disc; 40 columns -> 10 rows, 120 -> 30. */
+function scene(width: number, height: number, shift = 0): Buffer {
+  const data = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      const d = Math.hypot(x - width * (0.3 + shift), y - height / 2);
+      const disc = d < height * 0.3 ? 120 : 0;
+      data[i] = Math.min(255, (255 * x) / width + disc);
+      data[i + 1] = Math.min(255, (200 * y) / height + disc);
+      data[i + 2] = Math.min(255, 60 + disc);
+    }
+  }
+  return data;
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'v2a-cli-'));
+  png = join(dir, 'scene.png');
+  jpeg = join(dir, 'scene.jpg');
+  gif = join(dir, 'anim.gif');
+  garbage = join(dir, 'garbage.jpg');
+  const raw = { raw: { width: 320, height: 160, channels: 3 as const } };
+  await sharp(scene(320, 160), raw).png().toFile(png);
+  await sharp(scene(320, 160), raw).jpeg({ quality: 90 }).toFile(jpeg);
+  const strip = Buffer.concat([0, 0.2, 0.4].map((s) => scene(80, 40, s)));
+  await sharp(strip, { raw: { width: 80, height: 120, channels: 3, pageHeight: 40 } })
+    .gif({ delay: [50, 50, 50], loop: 0 })
+    .toFile(gif);
+  writeFileSync(garbage, Buffer.from('this is not an image, only some bytes pretending to be one '.repeat(20)));
+});
+
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('v2a render', { concurrency: 4 }, () => {
+  test('renders to stdout with the default 120 columns when piped', async () => {
+    const r = await v2a(['render', png]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assertGrid(r.text, 120, 30);
+  });
+
+  test('--columns 40', async () => {
+    const r = await v2a(['render', png, '--columns', '40']);
+    assert.equal(r.code, 0, r.stderr);
+    assertGrid(r.text, 40, 10);
+  });
+
+  test('--charset blocks uses only the blocks glyphs', async () => {
+    const r = await v2a(['render', png, '--columns', '40', '--charset', 'blocks']);
+    assert.equal(r.code, 0, r.stderr);
+    assertGrid(r.text, 40, 10);
+    const glyphs = new Set(getGlyphSet('blocks').glyphs);
+    for (const ch of r.text.replace(/\n/g, '')) assert.ok(glyphs.has(ch), `unexpected glyph ${JSON.stringify(ch)}`);
+    assert.ok([...r.text].some((ch) => ch.codePointAt(0)! > 0x7f), 'blocks output has non-ASCII glyphs');
+  });
+
+  test('-o out.svg writes SVG and nothing to stdout', async () => {
+    const out = join(dir, 'out.svg');
+    const r = await v2a(['render', png, '--columns', '40', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.length, 0);
+    assert.match(readFileSync(out, 'utf8'), /^(<svg|<\?xml)/);
+  });
+
+  test('-o out.html writes HTML; .htm too', async () => {
+    for (const name of ['out.html', 'out.htm']) {
+      const out = join(dir, name);
+      const r = await v2a(['render', png, '--columns', '40', '--color', '--output', out]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(readFileSync(out, 'utf8'), /^<!doctype html>/i);
+    }
+  });
+
+  test('-o out.json writes the json format; --format json-compact -o x.json the compact one', async () => {
+    const out = join(dir, 'out.json');
+    const r = await v2a(['render', png, '--columns', '40', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(readFileSync(out, 'utf8'));
+    assert.equal(doc.format, 'json');
+    assert.equal(doc.columns, 40);
+    assert.equal(doc.rows, 10);
+    assert.equal(doc.lines.length, 10);
+
+    const compact = join(dir, 'compact.json');
+    const c = await v2a(['render', png, '--columns', '40', '--format', 'json-compact', '-o', compact]);
+    assert.equal(c.code, 0, c.stderr);
+    const decoded = decodeCompact(readFileSync(compact, 'utf8').trim());
+    assert.equal(decoded.columns, 40);
+  });
+
+  test('--format conflicting with the -o extension -> exit 2, no file', async () => {
+    const out = join(dir, 'conflict.svg');
+    const r = await v2a(['render', png, '--format', 'text', '-o', out]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^v2a: --format text conflicts with the output file extension \.svg/);
+    assert.ok(!existsSync(out));
+  });
+
+  test('an unknown -o extension without --format -> exit 2', async () => {
+    const r = await v2a(['render', png, '-o', join(dir, 'x.png')]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /cannot tell the output format from the extension \.png/);
+  });
+
+  test('out-of-range --columns 500 -> exit 2 with the HTTP API message, nothing clamped', async () => {
+    const r = await v2a(['render', png, '--columns', '500']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout.length, 0);
+    const expected = parseParams({ columns: '500' }, 'strings');
+    assert.ok(!expected.ok);
+    assert.equal(r.stderr, `v2a: ${expected.errors[0]!.message}\n`);
+    assert.match(r.stderr, /columns must be an integer from 8 to 400/);
+  });
+
+  test('every invalid value is reported', async () => {
+    const r = await v2a(['render', png, '--contrast', 'abc', '--charset', 'nope', '--mono-color', 'red']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /charset must be one of/);
+    assert.match(r.stderr, /contrast must be a number from/);
+    assert.match(r.stderr, /monoColor must be a hex colour/);
+    assert.ok(!r.stderr.includes('    at '), 'no stack trace');
+  });
+
+  test('negative values are accepted (--brightness -20)', async () => {
+    const r = await v2a(['render', png, '--columns', '20', '--brightness', '-20', '--edges', '--edge-strength', '2.5']);
+    assert.equal(r.code, 0, r.stderr);
+    assertGrid(r.text, 20, 5);
+  });
+
+  test('an unknown flag -> exit 2', async () => {
+    const r = await v2a(['render', png, '--bogus']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^v2a: unknown option '--bogus'/);
+  });
+
+  test('a missing file -> exit 4', async () => {
+    const r = await v2a(['render', join(dir, 'missing.png')]);
+    assert.equal(r.code, 4);
+    assert.match(r.stderr, /^v2a: cannot read '.*missing\.png': no such file or directory\n$/);
+  });
+
+  test('an unwritable output -> exit 4', async () => {
+    const r = await v2a(['render', png, '--columns', '8', '-o', join(dir, 'no', 'such', 'dir.txt')]);
+    assert.equal(r.code, 4);
+    assert.match(r.stderr, /^v2a: cannot write /);
+  });
+
+  test('garbage bytes -> exit 3 with the decoder message, no stack trace', async () => {
+    const r = await v2a(['render', garbage]);
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /^v2a: The image format is not supported\./);
+    assert.equal(r.stderr.split('\n').length, 2);
+  });
+
+  test('V2A_MAX_IMAGE_BYTES and V2A_MAX_IMAGE_PIXELS apply (exit 3); a bad value is exit 2', async () => {
+    const bytes = await v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '100' } });
+    assert.equal(bytes.code, 3);
+    assert.match(bytes.stderr, /too large/);
+    const pixels = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
+    assert.equal(pixels.code, 3);
+    assert.match(pixels.stderr, /too many pixels/);
+    const bad = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: 'lots' } });
+    assert.equal(bad.code, 2);
+  });
+
+  test('stdin input with -', async () => {
+    const [piped, file] = await Promise.all([
+      v2a(['render', '-', '--columns', '40'], { input: readFileSync(jpeg) }),
+      v2a(['render', jpeg, '--columns', '40']),
+    ]);
+    assert.equal(piped.code, 0, piped.stderr);
+    assertGrid(piped.text, 40, 10);
+    assert.equal(piped.text, file.text);
+  });
+
+  test('--color gives ansi; --no-color and --color --format text do not', async () => {
+    const [color, noColor, last, text] = await Promise.all([
+      v2a(['render', png, '--columns', '20', '--color']),
+      v2a(['render', png, '--columns', '20', '--no-color']),
+      v2a(['render', png, '--columns', '20', '--color', '--no-color']),
+      v2a(['render', png, '--columns', '20', '--color', '--format', 'text']),
+    ]);
+    for (const r of [color, noColor, last, text]) assert.equal(r.code, 0, r.stderr);
+    assert.match(color.text, /\x1b\[38;2;\d+;\d+;\d+m/);
+    assert.ok(!noColor.text.includes('\x1b'));
+    assert.ok(!last.text.includes('\x1b'), 'the last of --color / --no-color wins');
+    assert.ok(!text.text.includes('\x1b'));
+    assertGrid(text.text, 20, 5);
+  });
+
+  test('--animate on a 3-frame GIF, piped: 3 NDJSON lines of json-compact', async () => {
+    const r = await v2a(['render', gif, '--animate', '--columns', '30']);
+    assert.equal(r.code, 0, r.stderr);
+    const ls = lines(r.text);
+    assert.equal(ls.length, 3);
+    for (const l of ls) {
+      const d = decodeCompact(l);
+      assert.equal(d.columns, 30);
+      assert.equal(d.rows, 8);
+    }
+    assert.notEqual(ls[0], ls[2], 'the frames differ');
+  });
+
+  test('--animate with a --format other than json-compact when piped -> exit 2', async () => {
+    const r = await v2a(['render', gif, '--animate', '--format', 'svg']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /NDJSON of json-compact/);
+    const loop = await v2a(['render', png, '--loop', '2']);
+    assert.equal(loop.code, 2);
+  });
+});
+
+describe('v2a decode', { concurrency: 4 }, () => {
+  test('render json-compact -> decode -> PNG of columns x 8 by rows x 16', async () => {
+    const rendered = await v2a(['render', png, '--columns', '40', '--format', 'json-compact']);
+    assert.equal(rendered.code, 0, rendered.stderr);
+    const out = join(dir, 'round.png');
+    const [piped, file] = await Promise.all([
+      v2a(['decode', '-'], { input: rendered.stdout }),
+      v2a(['decode', '-', '-o', out, '--cell-width', '2', '--cell-height', '4'], { input: rendered.stdout }),
+    ]);
+    assert.equal(piped.code, 0, piped.stderr);
+    const meta = await sharp(piped.stdout).metadata();
+    assert.equal(meta.format, 'png');
+    assert.equal(meta.width, 320);
+    assert.equal(meta.height, 160);
+    assert.equal(file.code, 0, file.stderr);
+    const fileMeta = await sharp(out).metadata();
+    assert.deepEqual([fileMeta.width, fileMeta.height], [80, 40]);
+    // The decoded colours are the cell colours of the render.
+    const { rgb } = decodeCompact(rendered.text.trim());
+    const { data } = await sharp(piped.stdout).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([...data.subarray(0, 3)], [...rgb.subarray(0, 3)]);
+  });
+
+  test('NDJSON from --animate -> numbered PNG files', async () => {
+    const frames = await v2a(['render', gif, '--animate', '--columns', '16']);
+    assert.equal(frames.code, 0, frames.stderr);
+    const ndjson = join(dir, 'frames.ndjson');
+    writeFileSync(ndjson, frames.stdout);
+    const r = await v2a(['decode', ndjson, '-o', join(dir, 'frame.png')]);
+    assert.equal(r.code, 0, r.stderr);
+    for (const n of ['0001', '0002', '0003']) {
+      const meta = await sharp(join(dir, `frame-${n}.png`)).metadata();
+      assert.deepEqual([meta.width, meta.height], [16 * 8, 4 * 16]);
+    }
+    assert.ok(!existsSync(join(dir, 'frame-0004.png')));
+  });
+
+  test('invalid json-compact -> exit 3 with the decoder message', async () => {
+    const r = await v2a(['decode', '-'], { input: '{"v":1,"columns":2}' });
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /^v2a: invalid json-compact: document lacks "rows"\n$/);
+    const junk = await v2a(['decode', garbage]);
+    assert.equal(junk.code, 3);
+    assert.match(junk.stderr, /invalid json-compact: not JSON/);
+  });
+
+  test('an invalid --cell-width -> exit 2', async () => {
+    const r = await v2a(['decode', '-', '--cell-width', '0'], { input: '{}' });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--cell-width must be an integer from 1 to 256 \(got "0"\)/);
+  });
+});
+
+describe('v2a help and version', { concurrency: 4 }, () => {
+  test('v2a --help and v2a render --help list every parameter flag', async () => {
+    const [top, render] = await Promise.all([v2a(['--help']), v2a(['render', '--help'])]);
+    for (const r of [top, render]) {
+      assert.equal(r.code, 0, r.stderr);
+      for (const def of PARAMS as readonly ParamDef[]) {
+        const flag = `--${kebabName(def.name)}`;
+        assert.ok(new RegExp(`${flag}\\b`).test(r.text), `${flag} missing from help`);
+        if (def.type === 'boolean') assert.ok(r.text.includes(`--no-${kebabName(def.name)}`), `--no-${kebabName(def.name)} missing`);
+      }
+    }
+    assert.match(top.text, /render \[options\] <file>/);
+    assert.match(top.text, /decode \[options\] <file>/);
+    assert.match(top.text, /Exit codes:/);
+    assert.match(render.text, /--output <file>/);
+    assert.match(render.text, /--animate/);
+    assert.match(render.text, /an\s+integer\s+from\s+8\s+to\s+400;\s+default\s+120/);
+  });
+
+  test('--version prints the version', async () => {
+    const r = await v2a(['--version']);
+    assert.equal(r.code, 0);
+    assert.equal(r.text, `${VERSION}\n`);
+  });
+
+  test('no command -> help on stderr, exit 2; unknown command -> exit 2', async () => {
+    const [none, unknown] = await Promise.all([v2a([]), v2a(['paint', png])]);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /Usage: v2a/);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command 'paint'/);
+  });
+});
