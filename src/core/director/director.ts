@@ -1,0 +1,215 @@
+import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
+import { cellColors } from '../pipeline/colors.js';
+import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
+import type { DirectorReport, RenderResult } from '../types.js';
+import { measureSource, type SourceStats } from './measure.js';
+import { roundTripMetric, toneMetrics } from './metrics.js';
+import { RUBRICS, rubricScore } from './rubrics.js';
+
+/** What the Director needs of the pipeline's prepared source and the glyph ramp. */
+export interface DirectorInput {
+  readonly prep: {
+    readonly resampled: { readonly luma: { width: number; height: number; data: Float32Array }; readonly cellLinearRgb: Float32Array };
+    readonly cellLuma: Float32Array;
+  };
+  /** Ink per glyph of the ramp and its densest ink. */
+  readonly coverage: Float32Array;
+  readonly scale: number;
+  readonly order: Int32Array;
+}
+
+type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength';
+const TUNABLE: readonly Tunable[] = ['contrast', 'brightness', 'gamma', 'saturation', 'sharpen', 'autoLevels', 'structure', 'denoise', 'edgeStrength'];
+
+/** Median tone each rubric aims the midtones at (round-trip aims at the source itself). */
+const TARGET_MEDIAN: Readonly<Record<QualityTarget, number>> = {
+  balanced: 0.46, portrait: 0.5, motion: 0.46, 'low-light': 0.52, 'round-trip': 0.46,
+};
+
+function inRange(name: Tunable, v: number): number {
+  const d = PARAM_BY_NAME.get(name) as NumberDef;
+  return Math.round(Math.min(d.max, Math.max(d.min, v)) * 1000) / 1000;
+}
+
+/** A first guess from the measurements alone, per rubric. */
+function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, number>> {
+  const r = p.qualityTarget;
+  const sigma255 = s.noise * 255;
+  if (r === 'round-trip') {
+    // The chroma must reproduce the source: an identity tone curve and no saturation boost.
+    return { saturation: 1, contrast: 1, brightness: 0, gamma: 1, autoLevels: 0, denoise: Math.min(1, sigma255 / 10), sharpen: 0.2 };
+  }
+  let denoise = Math.min(1, Math.max(0, (sigma255 - 0.6) / 7));
+  if (r === 'motion') denoise = Math.min(1, denoise + 0.25);
+  if (r === 'low-light') denoise = Math.min(1, denoise + 0.15);
+  // Soft images gain from more sharpening, noisy ones lose; portraits keep skin smooth.
+  let sharpen = 0.45 - 0.8 * s.edgeDensity - 0.03 * sigma255;
+  if (r === 'portrait') sharpen *= 0.6;
+  if (r === 'motion') sharpen *= 0.7;
+  let structure = 0.35 + 1.2 * s.edgeDensity;
+  if (r === 'portrait') structure *= 0.6;
+  if (r === 'motion') structure *= 0.7;
+  const autoLevels = r === 'low-light' ? 1 : s.dynamicRange < 0.5 ? 1 : 0.9;
+  const contrast = s.dynamicRange < 0.3 ? 1.3 : p.contrast;
+  // Gamma that brings the stretched median to the rubric's target median.
+  const { lo, hi } = levels(s.hist, autoLevels);
+  const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
+  const gamma = Math.log(m) / Math.log(TARGET_MEDIAN[r]);
+  const saturation = s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
+  const edgeStrength = s.edgeP90 > 0.005 ? 0.45 / s.edgeP90 : p.edgeStrength;
+  return {
+    denoise: inRange('denoise', denoise),
+    sharpen: inRange('sharpen', sharpen),
+    structure: inRange('structure', structure),
+    autoLevels: inRange('autoLevels', autoLevels),
+    contrast: inRange('contrast', contrast),
+    gamma: inRange('gamma', Math.min(2.2, Math.max(0.6, gamma))),
+    saturation: inRange('saturation', saturation),
+    edgeStrength: inRange('edgeStrength', edgeStrength),
+  };
+}
+
+interface Sim { readonly metrics: Record<string, number>; readonly score: number }
+
+/** Renders the cells' tones through the candidate's tone curve and ramp levels, and scores it. */
+function simulate(input: DirectorInput, stats: SourceStats, p: RenderParams, rampLevels: Float64Array, colors: Uint8Array): Sim {
+  const src = input.prep.cellLuma;
+  const n = src.length;
+  const tone: ToneSettings = { ...levels(stats.hist, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
+  const lut = toneLut(tone, SIM_LUT_SIZE);
+  const rubric = RUBRICS[p.qualityTarget];
+  const rendered = new Float32Array(n);
+  for (let i = 0; i < n; i++) rendered[i] = quantize(rampLevels, lookup(lut, src[i]!), p.invert);
+  const metrics = toneMetrics(rendered, src);
+  // Only what the rubric weighs is measured here: these are the costly ones.
+  if ('stability' in rubric.weights) {
+    const sigma = Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen);
+    let changed = 0;
+    for (let i = 0; i < n; i++) {
+      const s = src[i]!;
+      if (quantize(rampLevels, lookup(lut, s + sigma), p.invert) !== quantize(rampLevels, lookup(lut, s - sigma), p.invert)) changed++;
+    }
+    // A level crossing within +-sigma flips on roughly half of the frames.
+    metrics.stability = Math.max(0, 1 - changed / n);
+  }
+  if ('roundTrip' in rubric.weights) {
+    cellColors(input.prep.resampled.cellLinearRgb, p.saturation, tone, colors);
+    metrics.roundTrip = roundTripMetric(colors, input.prep.resampled.cellLinearRgb);
+  }
+  return { metrics, score: rubricScore(rubric, metrics) };
+}
+
+/** The simulation's tone table is coarser than the renderer's: cell means need no finer. */
+const SIM_LUT_SIZE = 1024;
+
+function lookup(lut: Float32Array, v: number): number {
+  const x = (v + 0.5) * (SIM_LUT_SIZE / 2);
+  const k = x <= 0 ? 0 : x >= SIM_LUT_SIZE ? SIM_LUT_SIZE : x | 0;
+  return lut[k]!;
+}
+
+/** Nearest ramp level to tone v, as displayed tone in the source's orientation. */
+function quantize(levelsAsc: Float64Array, v: number, invert: boolean): number {
+  const ink = invert ? 1 - v : v;
+  let lo = 0, hi = levelsAsc.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (levelsAsc[mid]! < ink) lo = mid; else hi = mid;
+  }
+  const q = ink - levelsAsc[lo]! <= levelsAsc[hi]! - ink ? levelsAsc[lo]! : levelsAsc[hi]!;
+  return invert ? 1 - q : q;
+}
+
+function roundMetrics(m: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
+}
+
+/**
+ * The Auto Director: measures the source, proposes settings for the rubric, scores a small set
+ * of candidates around the proposal on a cell-level rendering, and applies the best one scaled by
+ * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
+ */
+export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
+  const input: DirectorInput = { prep, coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
+  const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
+  const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
+  const colors = new Uint8Array(prep.cellLuma.length * 3);
+  const strength = requested.autoOptimize;
+  const free = new Set<Tunable>(TUNABLE.filter((t) => !explicit.includes(t)));
+  if (!requested.edges) free.delete('edgeStrength');
+
+  let best = requested;
+  let bestSim = simulate(input, stats, requested, rampLevels, colors);
+  if (strength > 0 && free.size > 0) {
+    const guess = propose(requested, stats);
+    const base: RenderParams = { ...requested };
+    for (const t of free) if (guess[t] !== undefined) (base as Record<Tunable, number>)[t] = guess[t]!;
+    const gammas = free.has('gamma') ? [1, 0.85, 1.18] : [1];
+    const contrasts = free.has('contrast') ? [1, 0.9, 1.12] : [1];
+    for (const gm of gammas) {
+      for (const cm of contrasts) {
+        const cand: RenderParams = {
+          ...base,
+          gamma: free.has('gamma') ? inRange('gamma', base.gamma * gm) : base.gamma,
+          contrast: free.has('contrast') ? inRange('contrast', base.contrast * cm) : base.contrast,
+        };
+        const sim = simulate(input, stats, cand, rampLevels, colors);
+        if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
+      }
+    }
+  }
+
+  const params: RenderParams = { ...requested };
+  const adjustments: Record<string, { from: number; to: number }> = {};
+  if (strength > 0) {
+    for (const t of free) {
+      const from = requested[t];
+      const to = inRange(t, from + strength * (best[t] - from));
+      if (Math.abs(to - from) > 1e-9) {
+        (params as Record<Tunable, number>)[t] = to;
+        adjustments[t] = { from, to };
+      }
+    }
+  }
+  const rubric = RUBRICS[requested.qualityTarget];
+  const report: DirectorReport = {
+    status: bestSim.score >= rubric.threshold ? 'target_met' : 'best_effort',
+    rubric: requested.qualityTarget,
+    score: Math.round(bestSim.score * 10000) / 10000,
+    threshold: rubric.threshold,
+    strength,
+    metrics: roundMetrics(bestSim.metrics),
+    source: roundMetrics({
+      median: stats.p50, dynamicRange: stats.dynamicRange, noise: stats.noise, edgeDensity: stats.edgeDensity,
+      shadowShare: stats.shadowShare, highlightShare: stats.highlightShare, colorfulness: stats.colorfulness,
+    }),
+    adjustments,
+  };
+  return { params, report };
+}
+
+/**
+ * Re-scores the report on the real output grid: the displayed tone of each chosen glyph against
+ * the source cells, and the real chroma for round-trip. Stability stays the Director's prediction
+ * (it needs a second frame to measure).
+ */
+export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
+  const n = result.cells.length;
+  const rendered = new Float32Array(n);
+  const inv = result.params.invert;
+  for (let i = 0; i < n; i++) {
+    const t = Math.min(1, coverage[result.cells[i]!]! / scale);
+    rendered[i] = inv ? 1 - t : t;
+  }
+  const metrics: Record<string, number> = toneMetrics(rendered, prep.cellLuma);
+  if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
+  metrics.roundTrip = roundTripMetric(result.colors, prep.resampled.cellLinearRgb);
+  const rubric = RUBRICS[report.rubric];
+  const score = rubricScore(rubric, metrics);
+  return {
+    ...report,
+    status: score >= rubric.threshold ? 'target_met' : 'best_effort',
+    score: Math.round(score * 10000) / 10000,
+    metrics: roundMetrics(metrics),
+  };
+}

@@ -1,0 +1,85 @@
+import { encodeLinear } from '../pipeline/linear.js';
+import type { Raster } from '../pipeline/raster.js';
+import { histogram, percentile } from '../pipeline/tone.js';
+
+/** What the Director knows of the source, measured on the resampled luminance raster. */
+export interface SourceStats {
+  readonly p01: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly mean: number;
+  /** p99 - p01. */
+  readonly dynamicRange: number;
+  readonly shadowShare: number;
+  readonly highlightShare: number;
+  /** Estimated noise sigma (0..1 scale, Immerkaer's Laplacian estimator). */
+  readonly noise: number;
+  /** Share of samples on an edge (normalised Sobel magnitude > 0.1). */
+  readonly edgeDensity: number;
+  /** 90th percentile of the normalised gradient magnitude (for edges mode). */
+  readonly edgeP90: number;
+  /** Mean chroma of the cells (0..1). */
+  readonly colorfulness: number;
+  readonly hist: Uint32Array;
+}
+
+export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
+  const hist = histogram(luma);
+  const d = luma.data;
+  const w = luma.width, h = luma.height;
+  // Mean and tonal shares from the histogram: no second pass over the samples.
+  let mean = 0, shadows = 0, highlights = 0;
+  const bins = hist.length;
+  for (let b = 0; b < bins; b++) {
+    const c = hist[b]!;
+    const v = (b + 0.5) / bins;
+    mean += c * v;
+    if (v < 0.2) shadows += c;
+    else if (v > 0.8) highlights += c;
+  }
+  mean /= d.length;
+
+  // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth row (plenty of samples).
+  let lap = 0, lapN = 0, edges = 0, gradN = 0;
+  const magHist = new Uint32Array(256);
+  for (let y = 1; y < h - 1; y += 4) {
+    const r = y * w, u = r - w, dn = r + w;
+    for (let x = 1; x < w - 1; x++) {
+      const a = d[u + x - 1]!, b = d[u + x]!, c = d[u + x + 1]!;
+      const l = d[r + x - 1]!, m = d[r + x]!, rr = d[r + x + 1]!;
+      const g = d[dn + x - 1]!, hh = d[dn + x]!, i = d[dn + x + 1]!;
+      const v = a - 2 * b + c - 2 * l + 4 * m - 2 * rr + g - 2 * hh + i;
+      lap += v < 0 ? -v : v;
+      lapN++;
+      const gx = c + 2 * rr + i - a - 2 * l - g;
+      const gy = g + 2 * hh + i - a - 2 * b - c;
+      const mag = Math.sqrt(gx * gx + gy * gy) / 4;
+      if (mag > 0.1) edges++;
+      const k = (mag * 255) | 0;
+      magHist[k > 255 ? 255 : k]!++;
+      gradN++;
+    }
+  }
+  const noise = lapN ? (Math.sqrt(Math.PI / 2) * lap) / (6 * lapN) : 0;
+
+  let chroma = 0;
+  const cells = cellLinearRgb.length / 3;
+  for (let c = 0; c < cells; c++) {
+    const r = encodeLinear(cellLinearRgb[c * 3]!), g = encodeLinear(cellLinearRgb[c * 3 + 1]!), b = encodeLinear(cellLinearRgb[c * 3 + 2]!);
+    const mx = Math.max(r, g, b), mn = Math.min(r, g, b);
+    chroma += mx - mn;
+  }
+
+  const p01 = percentile(hist, 0.01), p50 = percentile(hist, 0.5), p99 = percentile(hist, 0.99);
+  return {
+    p01, p50, p99, mean,
+    dynamicRange: p99 - p01,
+    shadowShare: shadows / d.length,
+    highlightShare: highlights / d.length,
+    noise,
+    edgeDensity: gradN ? edges / gradN : 0,
+    edgeP90: gradN ? percentile(magHist, 0.9) : 0,
+    colorfulness: cells ? chroma / cells : 0,
+    hist,
+  };
+}

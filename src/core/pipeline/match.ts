@@ -1,0 +1,151 @@
+import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import type { CellStructure } from './structure.js';
+
+/** Weight of the cell-mean (tone) error relative to the per-sample (shape) error. */
+export const TONE_WEIGHT = 1.5;
+
+export interface GlyphTable {
+  /** Sub-cell templates, SAMPLES floats per glyph. */
+  readonly templates: Float32Array;
+  /** Mean ink per glyph. */
+  readonly coverage: Float32Array;
+}
+
+export interface MatchOptions {
+  /** Ink of a fully "on" target: the densest glyph of the ramp. */
+  readonly scale: number;
+  /** Codebook glyph indices, ascending by coverage. */
+  readonly candidates: Int32Array;
+  /** Glyph indices of - / | \ (DIR_* order), or null when the set has none. */
+  readonly directional: Int32Array | null;
+  readonly structure: CellStructure | null;
+  /** 0..1: how strongly a coherent contour favours its directional glyph. */
+  readonly structureAmount: number;
+  readonly dither: boolean;
+  /** Temporal hysteresis: previous glyphs, per-cell stability, strength 0..1. */
+  readonly previous?: Uint16Array | null;
+  readonly stable?: Uint8Array | null;
+  readonly hysteresis?: number;
+}
+
+/**
+ * Chooses each cell's glyph by shape: least squares between the cell's SUB_X x SUB_Y target ink
+ * (scaled to the ramp) and each candidate's measured template, plus a tone term on the means.
+ * Candidates are the codebook glyphs nearest in coverage (the tone term rules out the others
+ * anyway). Floyd-Steinberg (serpentine) diffuses the cell-mean error when dithering.
+ */
+export function matchGlyphs(target: Float32Array, width: number, cols: number, rows: number, table: GlyphTable, o: MatchOptions, out: Uint16Array): Uint16Array {
+  const { templates, coverage } = table;
+  const cand = o.candidates;
+  const nc = cand.length;
+  const c = o.scale;
+  const candCov = new Float32Array(nc);
+  for (let k = 0; k < nc; k++) candCov[k] = coverage[cand[k]!]!;
+  const g2 = new Float32Array(coverage.length);
+  for (let g = 0; g < coverage.length; g++) {
+    let s = 0;
+    for (let i = 0; i < SAMPLES; i++) s += templates[g * SAMPLES + i]! ** 2;
+    g2[g] = s;
+  }
+  const t = new Float32Array(SAMPLES);
+  const errCur = new Float32Array(cols + 2);
+  const errNext = new Float32Array(cols + 2);
+  const dir = o.directional;
+  const st = o.structure;
+  const sAmt = st && dir ? o.structureAmount : 0;
+  const prev = o.previous ?? null;
+  const stable = o.stable ?? null;
+  const hyst = o.hysteresis ?? 0;
+  const toneW = TONE_WEIGHT * SAMPLES;
+  const subX = SUB_X, subY = SUB_Y, samples = SAMPLES;
+
+  for (let cy = 0; cy < rows; cy++) {
+    const ltr = (cy & 1) === 0 || !o.dither;
+    for (let step = 0; step < cols; step++) {
+      const cx = ltr ? step : cols - 1 - step;
+      const cell = cy * cols + cx;
+      const e = o.dither ? errCur[cx + 1]! : 0;
+      let sum = 0, sq = 0;
+      let p = cy * subY * width + cx * subX;
+      for (let sy = 0, i = 0; sy < subY; sy++, p += width) {
+        for (let sx = 0; sx < subX; sx++, i++) {
+          const v = target[p + sx]! + e;
+          t[i] = v;
+          sum += v;
+          sq += v * v;
+        }
+      }
+      const mean = sum / samples;
+      const want = c * mean;
+      const base = c * c * sq;
+
+      // Tone-nearest candidate by binary search on coverage, then outwards on both sides. The
+      // shape term is a sum of squares (>= 0), so once the tone term alone exceeds the best
+      // error, nothing further out on that side can win.
+      let lo = 0, hi = nc;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (candCov[mid]! < want) lo = mid + 1; else hi = mid;
+      }
+      let best = -1;
+      let bestE = Infinity;
+      let up = lo, down = lo - 1;
+      while (up < nc || down >= 0) {
+        const du = up < nc ? candCov[up]! - want : Infinity;
+        const dd = down >= 0 ? want - candCov[down]! : Infinity;
+        const k = du <= dd ? up++ : down--;
+        const dm = du <= dd ? du : dd;
+        if (toneW * dm * dm >= bestE) break;
+        const g = cand[k]!;
+        const e2 = glyphError(t, templates, g, g2[g]!, coverage[g]!, c, base, want, toneW);
+        if (e2 < bestE) { bestE = e2; best = g; }
+      }
+      if (sAmt > 0) {
+        const s = st!.strength[cell]! * sAmt;
+        if (s > 0.05) {
+          const g = dir![st!.direction[cell]!]!;
+          const e2 = glyphError(t, templates, g, g2[g]!, coverage[g]!, c, base, want, toneW) * (1 - s);
+          if (e2 < bestE) { bestE = e2; best = g; }
+        }
+      }
+      if (prev && hyst > 0 && (!stable || stable[cell] === 1)) {
+        const g = prev[cell]!;
+        if (g !== best && g < coverage.length) {
+          const e2 = glyphError(t, templates, g, g2[g]!, coverage[g]!, c, base, want, toneW) * (1 - hyst);
+          if (e2 < bestE) { bestE = e2; best = g; }
+        }
+      }
+      out[cell] = best;
+
+      if (o.dither) {
+        const q = mean - coverage[best]! / c;
+        if (ltr) {
+          errCur[cx + 2]! += q * 0.4375;
+          errNext[cx]! += q * 0.1875;
+          errNext[cx + 1]! += q * 0.3125;
+          errNext[cx + 2]! += q * 0.0625;
+        } else {
+          errCur[cx]! += q * 0.4375;
+          errNext[cx + 2]! += q * 0.1875;
+          errNext[cx + 1]! += q * 0.3125;
+          errNext[cx]! += q * 0.0625;
+        }
+      }
+    }
+    if (o.dither) {
+      errCur.set(errNext);
+      errNext.fill(0);
+    }
+  }
+  return out;
+}
+
+const N = SAMPLES;
+
+function glyphError(t: Float32Array, templates: Float32Array, g: number, g2: number, cov: number, c: number, base: number, want: number, toneW: number): number {
+  let dot = 0;
+  const off = g * N;
+  for (let i = 0; i < N; i++) dot += t[i]! * templates[off + i]!;
+  const dm = want - cov;
+  return base - 2 * c * dot + g2 + toneW * dm * dm;
+}

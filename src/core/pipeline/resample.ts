@@ -1,0 +1,138 @@
+import type { RgbaImage } from '../types.js';
+import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from './linear.js';
+import type { Raster } from './raster.js';
+
+/** Box-filter taps from a source axis of `src` samples onto `dst` samples: exact area overlap. */
+interface Taps {
+  readonly start: Int32Array;
+  readonly count: Int32Array;
+  readonly offset: Int32Array;
+  readonly weight: Float32Array;
+}
+
+function boxTaps(src: number, dst: number): Taps {
+  const scale = src / dst;
+  const start = new Int32Array(dst);
+  const count = new Int32Array(dst);
+  const offset = new Int32Array(dst);
+  const weights: number[] = [];
+  for (let i = 0; i < dst; i++) {
+    const a = i * scale;
+    const b = Math.min(src, (i + 1) * scale);
+    const i0 = Math.min(src - 1, Math.floor(a));
+    const i1 = Math.max(i0, Math.min(src - 1, Math.ceil(b) - 1));
+    start[i] = i0;
+    count[i] = i1 - i0 + 1;
+    offset[i] = weights.length;
+    let sum = 0;
+    const first = weights.length;
+    for (let k = i0; k <= i1; k++) {
+      const w = Math.max(0, Math.min(b, k + 1) - Math.max(a, k));
+      weights.push(w);
+      sum += w;
+    }
+    for (let k = first; k < weights.length; k++) weights[k] = sum > 0 ? weights[k]! / sum : 1 / (i1 - i0 + 1);
+  }
+  return { start, count, offset, weight: Float32Array.from(weights) };
+}
+
+export interface Resampled {
+  /** Perceptual luminance (Rec. 709 weights on linear light, re-encoded with the sRGB curve). */
+  readonly luma: Raster;
+  /** Mean linear-light RGB of each character cell, 3 floats per cell. */
+  readonly cellLinearRgb: Float32Array;
+}
+
+/**
+ * Area-correct resampling of an sRGB image into a raster of `cols*subX x rows*subY` samples.
+ * Light is averaged in linear space; alpha is composited over `groundLinear` (0 black, 1 white),
+ * the ground that renders as a blank cell. One streaming pass over the source: a horizontal pass
+ * per source row (cached while consecutive output rows share it), then vertical accumulation.
+ */
+export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): Resampled {
+  const W = cols * subX;
+  const H = rows * subY;
+  const sw = img.width;
+  const px = img.data;
+  const xt = boxTaps(sw, W);
+  // Colour is only needed per cell: its horizontal pass runs at cell width, 4x less work.
+  const ct = boxTaps(sw, cols);
+  const yt = boxTaps(img.height, H);
+  const lut = SRGB8_TO_LINEAR;
+  const C3 = cols * 3;
+
+  // Horizontal pass results (luma at W, colour at cols) for up to two source rows, since
+  // consecutive output rows share their boundary source row.
+  const hy = [new Float32Array(W), new Float32Array(W)];
+  const hc = [new Float32Array(C3), new Float32Array(C3)];
+  const hrRow = [-1, -1];
+  let hrNext = 0;
+  const lin = new Float32Array(sw * 4);
+
+  const hpass = (sy: number): number => {
+    if (hrRow[0] === sy) return 0;
+    if (hrRow[1] === sy) return 1;
+    const slot = hrNext;
+    hrNext ^= 1;
+    hrRow[slot] = sy;
+    const oy = hy[slot]!;
+    const oc = hc[slot]!;
+    let p = sy * sw * 4;
+    for (let x = 0, q = 0; x < sw; x++, p += 4, q += 4) {
+      const alpha = px[p + 3]!;
+      let r = lut[px[p]!]!, g = lut[px[p + 1]!]!, b = lut[px[p + 2]!]!;
+      if (alpha !== 255) {
+        const a = alpha / 255;
+        const gr = groundLinear * (1 - a);
+        r = r * a + gr; g = g * a + gr; b = b * a + gr;
+      }
+      lin[q] = REC709_R * r + REC709_G * g + REC709_B * b;
+      lin[q + 1] = r;
+      lin[q + 2] = g;
+      lin[q + 3] = b;
+    }
+    for (let x = 0; x < W; x++) {
+      const s = xt.start[x]!, n = xt.count[x]!, o = xt.offset[x]!;
+      let y0 = 0;
+      for (let k = 0; k < n; k++) y0 += xt.weight[o + k]! * lin[(s + k) * 4]!;
+      oy[x] = y0;
+    }
+    for (let c = 0; c < cols; c++) {
+      const s = ct.start[c]!, n = ct.count[c]!, o = ct.offset[c]!;
+      let r0 = 0, g0 = 0, b0 = 0;
+      for (let k = 0; k < n; k++) {
+        const w = ct.weight[o + k]!;
+        const q = (s + k) * 4;
+        r0 += w * lin[q + 1]!;
+        g0 += w * lin[q + 2]!;
+        b0 += w * lin[q + 3]!;
+      }
+      oc[c * 3] = r0;
+      oc[c * 3 + 1] = g0;
+      oc[c * 3 + 2] = b0;
+    }
+    return slot;
+  };
+
+  const luma = new Float32Array(W * H);
+  const cellRgb = new Float32Array(cols * rows * 3);
+  const accY = new Float32Array(W);
+  const rowNorm = 1 / subY;
+
+  for (let y = 0; y < H; y++) {
+    accY.fill(0);
+    const s = yt.start[y]!, n = yt.count[y]!, o = yt.offset[y]!;
+    const cbase = Math.floor(y / subY) * C3;
+    for (let k = 0; k < n; k++) {
+      const w = yt.weight[o + k]!;
+      const slot = hpass(s + k);
+      const ry = hy[slot]!, rc = hc[slot]!;
+      for (let i = 0; i < W; i++) accY[i]! += w * ry[i]!;
+      const wc = w * rowNorm;
+      for (let i = 0; i < C3; i++) cellRgb[cbase + i]! += wc * rc[i]!;
+    }
+    const base = y * W;
+    for (let x = 0; x < W; x++) luma[base + x] = encodeLinear(accY[x]!);
+  }
+  return { luma: { width: W, height: H, data: luma }, cellLinearRgb: cellRgb };
+}

@@ -1,0 +1,199 @@
+import { getGlyphSet, glyphShape } from './glyphs/charsets.js';
+import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
+import type { RenderParams } from './params/definitions.js';
+import { parseParamsOrThrow, withDefaults } from './params/validate.js';
+import { matchBraille } from './pipeline/braille.js';
+import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
+import { cellColors } from './pipeline/colors.js';
+import { bilateralDenoise } from './pipeline/denoise.js';
+import { sobelInk } from './pipeline/edges.js';
+import { gridRows } from './pipeline/geometry.js';
+import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
+import { cellMeans } from './pipeline/raster.js';
+import { resampleImage, type Resampled } from './pipeline/resample.js';
+import { unsharpMask } from './pipeline/sharpen.js';
+import { cellStructure } from './pipeline/structure.js';
+import { applyLut, histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
+import { direct, scoreResult } from './director/director.js';
+import type { TemporalFilter } from './temporal/filter.js';
+import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
+
+export interface RenderOptions {
+  /** Video: the filter that carries state between frames (see FrameRenderer). */
+  readonly temporal?: TemporalFilter;
+  /** Video: the previous frame's cells, for glyph hysteresis. */
+  readonly previous?: Uint16Array;
+  /** Video: reuse this codebook (glyph indices) instead of choosing one per frame. */
+  readonly codebook?: Int32Array;
+  /** Video: parameters already tuned by the Director on an earlier frame. */
+  readonly tuned?: { readonly params: RenderParams; readonly report: DirectorReport };
+}
+
+/** A glyph set plus the directional glyphs the ASCII ramps gain for `structure` and `edges`. */
+interface Table extends GlyphTable {
+  readonly set: GlyphSet;
+  readonly glyphs: readonly string[];
+  readonly directional: Int32Array | null;
+  /** Ink of the densest glyph of the ramp: a fully on target. */
+  readonly scale: number;
+  /** Ramp glyph indices sorted by coverage (the directional extras are not part of the ramp). */
+  readonly order: Int32Array;
+}
+
+const tables = new Map<string, Table>();
+
+function glyphTable(set: GlyphSet): Table {
+  const hit = tables.get(set.name);
+  if (hit) return hit;
+  const glyphs = [...set.glyphs];
+  let templates = set.templates;
+  let coverage = set.coverage;
+  let directional: Int32Array | null = null;
+  if (set.kind === 'ramp') {
+    const extra: string[] = [];
+    directional = new Int32Array(4);
+    ['-', '/', '|', '\\'].forEach((ch, d) => {
+      let i = glyphs.indexOf(ch);
+      if (i < 0) {
+        i = glyphs.length + extra.length;
+        extra.push(ch);
+      }
+      directional![d] = i;
+    });
+    if (extra.length) {
+      templates = new Float32Array((glyphs.length + extra.length) * SAMPLES);
+      templates.set(set.templates);
+      coverage = new Float32Array(glyphs.length + extra.length);
+      coverage.set(set.coverage);
+      extra.forEach((ch, k) => {
+        const shape = glyphShape(ch);
+        if (!shape) throw new Error(`no measured shape for ${ch}`);
+        templates.set(shape.template, (glyphs.length + k) * SAMPLES);
+        coverage[glyphs.length + k] = shape.coverage;
+      });
+      glyphs.push(...extra);
+    }
+  }
+  const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+  let scale = 0;
+  for (let i = 0; i < set.coverage.length; i++) scale = Math.max(scale, set.coverage[i]!);
+  const table: Table = { set, glyphs, templates, coverage, directional, scale, order };
+  tables.set(set.name, table);
+  return table;
+}
+
+/** Everything the pipeline derives from the source before any tunable parameter applies. */
+export interface Prepared {
+  readonly columns: number;
+  readonly rows: number;
+  readonly resampled: Resampled;
+  /** Mean perceptual luminance of each cell (of `resampled.luma`). */
+  readonly cellLuma: Float32Array;
+}
+
+export function prepare(image: RgbaImage, columns: number, invert: boolean): Prepared {
+  const rows = gridRows(image.width, image.height, columns);
+  const resampled = resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0);
+  return { columns, rows, resampled, cellLuma: cellMeans(resampled.luma, SUB_X, SUB_Y) };
+}
+
+export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
+  const { lo, hi } = levels(hist, p.autoLevels);
+  return { lo, hi, contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
+}
+
+/**
+ * Renders an image into a cell grid. `params` are validated (JSON types; unknown names and
+ * out-of-range values throw ParamValidationError — nothing is clamped). Parameters the caller did
+ * not set may be tuned by the Auto Director (autoOptimize > 0).
+ */
+export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
+  const explicit = parseParamsOrThrow(params, 'json');
+  const requested = withDefaults(explicit);
+  const prep = prepare(image, requested.columns, requested.invert);
+  return renderPrepared(prep, requested, Object.keys(explicit), image, options);
+}
+
+export function renderPrepared(prep: Prepared, requested: RenderParams, explicit: readonly string[], image: { width: number; height: number }, options: RenderOptions = {}): RenderResult {
+  const table = glyphTable(getGlyphSet(requested.charset));
+  const tuned = options.tuned ?? direct(prep, requested, explicit, { coverage: table.set.coverage, scale: table.scale, order: table.order });
+  const p = tuned.params;
+  const { columns: cols, rows } = prep;
+  const luma = prep.resampled.luma;
+  const W = luma.width, H = luma.height;
+  const n = W * H;
+
+  // Detail: denoise first (noise must not be sharpened), then recover detail.
+  const a = new Float32Array(n);
+  const b = new Float32Array(n);
+  bilateralDenoise(luma, p.denoise, a, b);
+  const hist = histogram({ width: W, height: H, data: a });
+  unsharpMask(a, W, H, p.sharpen, a, b);
+  const tone = toneSettings(p, hist);
+  let toned = applyLut(a, toneLut(tone), b);
+  if (options.temporal) toned = options.temporal.step(toned, p.motionSensitivity, cols);
+
+  // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink.
+  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : toned === a ? a : (a.set(toned), a);
+  if (p.invert) for (let i = 0; i < n; i++) target[i] = 1 - target[i]!;
+
+  const cells = new Uint16Array(cols * rows);
+  const targetMeans = cellMeans({ width: W, height: H, data: target }, SUB_X, SUB_Y);
+  const levelsOf = new Float32Array(table.set.coverage.length);
+  for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
+  const book = options.codebook
+    ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
+    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse);
+  const stable = options.temporal ? options.temporal.cellStable : null;
+
+  if (table.set.kind === 'braille') {
+    matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
+  } else {
+    const useStructure = table.directional !== null && (p.edges || p.structure > 0);
+    matchGlyphs(target, W, cols, rows, table, {
+      scale: table.scale,
+      candidates: book.indices,
+      directional: table.directional,
+      structure: useStructure ? cellStructure(p.edges ? target : toned, W, H, SUB_X, SUB_Y) : null,
+      structureAmount: p.edges ? Math.max(p.structure, 0.5) : p.structure,
+      dither: p.dither,
+      previous: options.previous ?? null,
+      stable,
+      hysteresis: options.previous ? 0.35 : 0,
+    }, cells);
+  }
+
+  const colors = cellColors(prep.resampled.cellLinearRgb, p.saturation, tone, new Uint8Array(cols * rows * 3));
+  const codebookGlyphs = Array.from(book.indices, (i) => table.glyphs[i]!).join('');
+  const result: RenderResult = {
+    version: VERSION,
+    charset: p.charset,
+    columns: cols,
+    rows,
+    glyphs: table.glyphs,
+    cells,
+    colors,
+    params: p,
+    explicit,
+    codebook: {
+      strategy: p.glyphStrategy,
+      glyphs: codebookGlyphs,
+      size: book.indices.length,
+      rampSize: table.set.glyphs.length,
+      rmse: round(book.rmse, 5),
+      maxRmse: p.maxGlyphRmse,
+      bitsPerCell: round(entropyBits(cells, table.glyphs.length), 4),
+    },
+    director: tuned.report,
+    source: { width: image.width, height: image.height },
+    cellAspect: 0.5,
+  };
+  return { ...result, director: scoreResult(result, prep, table.coverage, table.scale, tuned.report) };
+}
+
+function round(v: number, digits: number): number {
+  const k = 10 ** digits;
+  return Math.round(v * k) / k;
+}
+
+export { glyphTable as _glyphTable };

@@ -1,0 +1,56 @@
+import type { RenderParams } from './params/definitions.js';
+import { parseParamsOrThrow, withDefaults } from './params/validate.js';
+import { prepare, renderPrepared } from './render.js';
+import { TemporalFilter } from './temporal/filter.js';
+import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
+
+/**
+ * Renders a stream of frames (webcam, video, animated GIF) without flicker: the Bayesian temporal
+ * filter smooths each sample, stable cells keep their glyph unless another is clearly better
+ * (hysteresis), and the Auto Director's tuning and the glyph codebook are chosen on the first
+ * frame and kept, since re-tuning per frame would itself flicker. `retune()` starts afresh (a
+ * new source, or the caller changed parameters).
+ */
+export class FrameRenderer {
+  private readonly requested: RenderParams;
+  private readonly explicit: readonly string[];
+  private filter: TemporalFilter | null = null;
+  private previous: Uint16Array | null = null;
+  private tuned: { params: RenderParams; report: DirectorReport } | null = null;
+  private codebook: Int32Array | null = null;
+  private codebookKey = '';
+
+  constructor(params: Readonly<Record<string, unknown>> = {}) {
+    const explicit = parseParamsOrThrow(params, 'json');
+    this.requested = withDefaults(explicit);
+    this.explicit = Object.keys(explicit);
+  }
+
+  retune(): void {
+    this.filter?.reset();
+    this.previous = null;
+    this.tuned = null;
+    this.codebook = null;
+  }
+
+  render(frame: RgbaImage): RenderResult {
+    const prep = prepare(frame, this.requested.columns, this.requested.invert);
+    if (!this.filter || this.filter.rows !== prep.rows || this.filter.columns !== prep.columns) {
+      this.filter = new TemporalFilter({ columns: prep.columns, rows: prep.rows });
+      this.previous = null;
+    }
+    const result = renderPrepared(prep, this.requested, this.explicit, frame, {
+      temporal: this.filter,
+      previous: this.previous ?? undefined,
+      tuned: this.tuned ?? undefined,
+      codebook: this.codebook ?? undefined,
+    });
+    if (!this.tuned) this.tuned = { params: result.params, report: result.director };
+    if (!this.codebook) {
+      this.codebookKey = result.codebook.glyphs;
+      this.codebook = Int32Array.from([...this.codebookKey], (ch) => result.glyphs.indexOf(ch));
+    }
+    this.previous = result.cells;
+    return result;
+  }
+}
