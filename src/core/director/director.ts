@@ -69,6 +69,14 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
   };
 }
 
+/** Tone settings searched on the rubric, in this order, with these values. */
+const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
+  ['gamma', [0.8, 1, 1.2, 1.45, 1.75]],
+  ['contrast', [0.9, 1, 1.15, 1.3]],
+  ['autoLevels', [0.6, 0.9, 1]],
+];
+const TONE_SEARCH = new Set<Tunable>(TONE_GRID.map(([n]) => n));
+
 interface Sim { readonly metrics: Record<string, number>; readonly score: number }
 
 /** Renders the cells' tones through the candidate's tone curve and ramp levels, and scores it. */
@@ -108,6 +116,18 @@ function lookup(lut: Float32Array, v: number): number {
   return lut[k]!;
 }
 
+/**
+ * The levels a candidate is simulated with. An adaptive codebook keeps about as many levels as a
+ * uniform quantizer whose error is maxGlyphRmse (step = rmse * sqrt(12)); simulating with the
+ * whole ramp instead would reward tone detail the codebook then merges away.
+ */
+function simulatedLevels(p: RenderParams, ramp: Float64Array): Float64Array {
+  if (p.glyphStrategy === 'fixed' || p.charset === 'dots') return ramp;
+  const step = p.maxGlyphRmse * Math.sqrt(12);
+  const n = Math.max(2, Math.min(ramp.length, Math.round(1 / step) + 1));
+  return Float64Array.from({ length: n }, (_, i) => i / (n - 1));
+}
+
 /** Nearest ramp level to tone v, as displayed tone in the source's orientation. */
 function quantize(levelsAsc: Float64Array, v: number, invert: boolean): number {
   const ink = invert ? 1 - v : v;
@@ -132,7 +152,7 @@ function roundMetrics(m: Record<string, number>): Record<string, number> {
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
   const input: DirectorInput = { prep, coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
-  const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
+  const rampLevels = simulatedLevels(requested, Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale));
   const colors = new Uint8Array(prep.cellLuma.length * 3);
   const strength = requested.autoOptimize;
   const free = new Set<Tunable>(TUNABLE.filter((t) => !explicit.includes(t)));
@@ -141,18 +161,19 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   let best = requested;
   let bestSim = simulate(input, stats, requested, rampLevels, colors);
   if (strength > 0 && free.size > 0) {
+    // Detail settings come from the measurements; tone settings from a coordinate search on
+    // the rubric (gamma, then contrast, then levels), each step keeping the best so far.
     const guess = propose(requested, stats);
-    const base: RenderParams = { ...requested };
-    for (const t of free) if (guess[t] !== undefined) (base as Record<Tunable, number>)[t] = guess[t]!;
-    const gammas = free.has('gamma') ? [1, 0.85, 1.18] : [1];
-    const contrasts = free.has('contrast') ? [1, 0.9, 1.12] : [1];
-    for (const gm of gammas) {
-      for (const cm of contrasts) {
-        const cand: RenderParams = {
-          ...base,
-          gamma: free.has('gamma') ? inRange('gamma', base.gamma * gm) : base.gamma,
-          contrast: free.has('contrast') ? inRange('contrast', base.contrast * cm) : base.contrast,
-        };
+    const start: RenderParams = { ...requested };
+    for (const t of free) if (guess[t] !== undefined && !TONE_SEARCH.has(t)) (start as Record<Tunable, number>)[t] = guess[t]!;
+    best = start;
+    bestSim = simulate(input, stats, start, rampLevels, colors);
+    for (const [name, values] of TONE_GRID) {
+      if (!free.has(name)) continue;
+      const around = best;
+      for (const v of [...values, guess[name]]) {
+        if (v === undefined || v === around[name]) continue;
+        const cand: RenderParams = { ...around, [name]: inRange(name, v) };
         const sim = simulate(input, stats, cand, rampLevels, colors);
         if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
       }
