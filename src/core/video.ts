@@ -8,9 +8,13 @@ import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
  * Renders a stream of frames (webcam, video, animated GIF) without flicker: the Bayesian temporal
  * filter smooths each sample, stable cells keep their glyph unless another is clearly better
  * (hysteresis), and the Auto Director's tuning and the glyph codebook are chosen on the first
- * frame and kept, since re-tuning per frame would itself flicker. `retune()` starts afresh (a
- * new source, or the caller changed parameters).
+ * frame and kept, since re-tuning per frame would itself flicker. A scene cut (most cells in
+ * motion at once) re-tunes on the next frame. `retune()` starts afresh (a new source, or the
+ * caller changed parameters).
  */
+/** Share of cells in motion that counts as a scene cut. */
+const SCENE_CUT = 0.6;
+
 export class FrameRenderer {
   private readonly requested: RenderParams;
   private readonly explicit: readonly string[];
@@ -38,6 +42,9 @@ export class FrameRenderer {
     if (!this.filter || this.filter.rows !== prep.rows || this.filter.columns !== prep.columns) {
       this.filter = new TemporalFilter({ columns: prep.columns, rows: prep.rows });
       this.previous = null;
+    } else if (this.filter.stats.frames > 1 && this.filter.stats.motionShare > SCENE_CUT) {
+      this.tuned = null;
+      this.codebook = null;
     }
     const result = renderPrepared(prep, this.requested, this.explicit, frame, {
       temporal: this.filter,

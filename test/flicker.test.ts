@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { render } from '../src/core/render.js';
+import { FrameRenderer } from '../src/core/video.js';
+import { scene, withNoise, image, grey } from './helpers/images.js';
+import type { RenderResult } from '../src/core/types.js';
+import { glyphShape } from '../src/core/glyphs/charsets.js';
+
+function changedShare(a: RenderResult, b: RenderResult): number {
+  let n = 0;
+  for (let i = 0; i < a.cells.length; i++) if (a.glyphs[a.cells[i]!] !== b.glyphs[b.cells[i]!]) n++;
+  return n / a.cells.length;
+}
+
+const base = scene(320, 240, 7);
+const SIGMA = 2; // 2/255, as a webcam's sensor noise
+
+describe('temporal filtering of video frames', () => {
+  for (const charset of ['detailed', 'standard', 'blocks', 'dots'] as const) {
+    it(`a still scene with fresh noise flickers on at most 1% of glyphs per frame (${charset})`, () => {
+      const video = new FrameRenderer({ columns: 80, charset });
+      const frames: RenderResult[] = [];
+      for (let f = 0; f < 16; f++) frames.push(video.render(withNoise(base, SIGMA, 100 + f)));
+      const shares = frames.slice(6).map((r, i) => changedShare(frames[5 + i]!, r));
+      const worst = Math.max(...shares);
+      assert.ok(worst <= 0.01, `${charset}: up to ${(worst * 100).toFixed(2)}% of glyphs changed per frame`);
+
+      // Without the filter the same noise makes the art flicker: the test can fail.
+      const raw = Array.from({ length: 4 }, (_, f) => render(withNoise(base, SIGMA, 100 + f), { columns: 80, charset, autoOptimize: 0 }));
+      const rawShare = Math.max(...raw.slice(1).map((r, i) => changedShare(raw[i]!, r)));
+      assert.ok(rawShare > worst, `unfiltered ${rawShare} should exceed filtered ${worst}`);
+    });
+  }
+
+  it('a real scene change shows within 2 frames', () => {
+    const video = new FrameRenderer({ columns: 80 });
+    for (let f = 0; f < 8; f++) video.render(withNoise(base, SIGMA, 200 + f));
+    const other = image(320, 240, (x, y) => grey(((x >> 5) + (y >> 5)) % 2 ? 235 : 25));
+    video.render(withNoise(other, SIGMA, 300));
+    const second = video.render(withNoise(other, SIGMA, 301));
+    // Displayed tone per cell against the new scene's squares (bright -> dense ink).
+    let agree = 0;
+    for (let cy = 0; cy < second.rows; cy++) {
+      for (let cx = 0; cx < second.columns; cx++) {
+        const x = Math.floor(((cx + 0.5) * 320) / second.columns), y = Math.floor(((cy + 0.5) * 240) / second.rows);
+        const bright = ((x >> 5) + (y >> 5)) % 2 === 1;
+        const ink = (glyphShape(second.glyphs[second.cells[cy * second.columns + cx]!]!)?.coverage ?? 0) > 0.1;
+        if (bright === ink) agree++;
+      }
+    }
+    const share = agree / second.cells.length;
+    assert.ok(share > 0.85, `only ${(share * 100).toFixed(1)}% of cells show the new scene after 2 frames`);
+  });
+
+  it('motionSensitivity: higher follows a slow fade sooner', () => {
+    const lag = (ms: number) => {
+      const video = new FrameRenderer({ columns: 40, motionSensitivity: ms, autoOptimize: 0, autoLevels: 0 });
+      const frames = Array.from({ length: 12 }, (_, f) => video.render(image(160, 120, () => grey(60 + 8 * f))));
+      const still = render(image(160, 120, () => grey(60 + 8 * 11)), { columns: 40, autoOptimize: 0, autoLevels: 0 });
+      return changedShare(frames[11]!, still);
+    };
+    assert.ok(lag(1) <= lag(0), `sensitivity 1 lags ${lag(1)}, 0 lags ${lag(0)}`);
+  });
+});

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parse } from 'parse5';
+import { XMLValidator } from 'fast-xml-parser';
+import { CHARSETS, FORMATS } from '../src/core/params/definitions.js';
+import { render } from '../src/core/render.js';
+import { formatResult } from '../src/core/format/index.js';
+import { scene, lines } from './helpers/images.js';
+
+/**
+ * Golden outputs on small generated images: any change to the renderer's output shows up here
+ * as a diff. Regenerate deliberately with UPDATE_GOLDEN=1 and review the diff.
+ */
+const DIR = new URL('./golden/', import.meta.url);
+const update = process.env.UPDATE_GOLDEN === '1';
+mkdirSync(DIR, { recursive: true });
+
+function golden(name: string, actual: string): void {
+  const file = new URL(name, DIR);
+  if (update || !existsSync(file)) {
+    if (!update && process.env.CI) assert.fail(`golden file ${name} is missing`);
+    writeFileSync(file, actual);
+    return;
+  }
+  assert.equal(actual, readFileSync(file, 'utf8'), `${name} differs from its golden copy (UPDATE_GOLDEN=1 to accept)`);
+}
+
+const photo = scene(192, 144, 11);
+const art = lines(160, 160);
+
+describe('golden outputs', () => {
+  for (const charset of CHARSETS) {
+    it(`charset ${charset}`, () => {
+      golden(`charset-${charset}.txt`, formatResult(render(photo, { columns: 32, charset })).body);
+      golden(`charset-${charset}-lines.txt`, formatResult(render(art, { columns: 24, charset, edges: charset !== 'dots' })).body);
+    });
+  }
+  for (const format of FORMATS) {
+    it(`format ${format}`, () => {
+      const r = render(photo, { columns: 16, format, color: true });
+      const { body } = formatResult(r);
+      const ext = format === 'json-compact' ? 'compact.json' : format === 'ansi' ? 'ans' : format === 'text' ? 'txt' : format;
+      golden(`format.${ext}`, body);
+      if (format === 'html') {
+        const errors: string[] = [];
+        parse(body, { onParseError: (e) => errors.push(e.code) });
+        assert.deepEqual(errors, [], 'html parses without errors');
+        assert.ok(!/<script/i.test(body));
+      }
+      if (format === 'svg') {
+        assert.equal(XMLValidator.validate(body), true, 'svg is well-formed XML');
+        assert.match(body, /<svg[^>]+viewBox="0 0 96 \d+"/);
+      }
+      if (format === 'json' || format === 'json-compact') JSON.parse(body);
+    });
+  }
+});
