@@ -1,0 +1,103 @@
+/**
+ * The HTTP application: one Fastify instance with a plugin per concern, in this order:
+ * trace context, security headers, errors (problem+json), CORS, rate limit, shutdown gate, then
+ * the routes. `buildApp` does not listen; main.ts (and `v2a serve`) do.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { LookupFunction } from 'node:net';
+import { type ServerConfig } from './config.js';
+import type { AppContext } from './context.js';
+import { registerCors } from './plugins/cors.js';
+import { errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
+import { registerRateLimit } from './plugins/rate-limit.js';
+import { securityHeadersPlugin } from './plugins/security-headers.js';
+import { tracePlugin } from './plugins/trace.js';
+import { HttpProblem } from './problem.js';
+import { createRenderPool, type RenderPool } from './render-pool.js';
+import { createRenderService } from './render-service.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { handoffRoutes } from './routes/handoff.js';
+import { HEALTH_PATHS, healthRoutes } from './routes/health.js';
+import { createDispatcher, mcpRoutes } from './routes/mcp.js';
+import { renderRoutes } from './routes/render.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Shared state of the v2a routes (config, pool, shutdown flag). */
+    v2a: AppContext;
+  }
+}
+
+export interface BuildAppOptions {
+  /** Fastify logger option; default: JSON logs at config.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  /** Use this pool instead of creating one (it is still closed with the app). */
+  pool?: RenderPool;
+  /** TEST ONLY: DNS lookup for imageUrl fetches. */
+  fetchLookup?: LookupFunction;
+  /** TEST ONLY: extra trusted CA (PEM) for imageUrl fetches. */
+  fetchCa?: string | Buffer;
+}
+
+/** Default body limit of routes that take no image (1 MiB is Fastify's own default). */
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export async function buildApp(config: ServerConfig, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-platform-api-key"]'], remove: true },
+    },
+    // Fastify accepts a hop count at run time; its typings omit number.
+    trustProxy: config.trustProxy as unknown as FastifyServerOptions['trustProxy'],
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    requestIdHeader: false,
+    // Errors raised before routing (malformed URL...) get a problem body as well.
+    frameworkErrors: (err, request, reply) => {
+      replyWithError(err, request, reply, config.maxImageBytes);
+    },
+  });
+
+  const pool = options.pool ?? createRenderPool({
+    workers: config.workers,
+    queueLimit: config.queueLimit,
+    timeoutMs: config.renderTimeoutMs,
+    onError: (err) => app.log.error({ err }, 'render worker error'),
+  });
+  const renderer = createRenderService({
+    config,
+    pool,
+    ...(options.fetchLookup ? { fetchLookup: options.fetchLookup } : {}),
+    ...(options.fetchCa !== undefined ? { fetchCa: options.fetchCa } : {}),
+    log: app.log,
+  });
+  const ctx: AppContext = { config, pool, renderer, startedAt: performance.now(), closing: false };
+  app.decorate('v2a', ctx);
+  app.addHook('onClose', async () => {
+    ctx.closing = true;
+    await pool.close();
+  });
+
+  await app.register(tracePlugin, { sampleNew: config.platformKeyConfigured });
+  await app.register(securityHeadersPlugin);
+  await app.register(errorsPlugin, { maxImageBytes: config.maxImageBytes });
+  await registerCors(app, config);
+  await registerRateLimit(app, config);
+
+  // Shutdown gate: once closing, new work is refused (health still answers, with 503).
+  const healthPaths = new Set<string>(HEALTH_PATHS);
+  app.addHook('onRequest', async (request, reply) => {
+    if (!ctx.closing || healthPaths.has(requestPath(request))) return;
+    reply.header('connection', 'close');
+    return sendProblem(request, reply, new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
+  });
+
+  await app.register(healthRoutes, { ctx });
+  await app.register(renderRoutes, { ctx });
+  await app.register(mcpRoutes, { ctx, dispatcher: createDispatcher(ctx, app.log) });
+  await app.register(handoffRoutes, { ctx });
+  await app.register(discoveryRoutes, { ctx });
+  return app;
+}

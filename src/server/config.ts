@@ -1,0 +1,303 @@
+/**
+ * Server settings: every one an environment variable with a documented default, parsed and
+ * validated once at start-up. A bad value is a start-up error naming the variable; all bad values
+ * are reported together. `describeConfig()` lists name, default and meaning for the README,
+ * `v2a serve --help` and the status endpoints: the table below is the only place they are written.
+ */
+import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
+import { parseAllowlist } from './fetch-image.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `false`, `true`, a hop count, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
+export type TrustProxy = boolean | number | string[];
+
+export interface ServerConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly maxImageBytes: number;
+  readonly maxImagePixels: number;
+  /** Host patterns of V2A_IMAGE_FETCH_ALLOWLIST, normalised by parseAllowlist. */
+  readonly imageFetchAllowlist: readonly string[];
+  readonly fetchTimeoutMs: number;
+  readonly workers: number;
+  /** Renders that may wait for a worker beyond the ones running; more -> 503. */
+  readonly queueLimit: number;
+  readonly renderTimeoutMs: number;
+  /** Requests per minute per client on render and MCP; 0 = no limit. */
+  readonly rateLimit: number;
+  /** `'*'` or the exact origins allowed by CORS. */
+  readonly corsOrigins: '*' | readonly string[];
+  readonly mcpMaxBatch: number;
+  readonly receiverUrl: string;
+  /** Absolute base URL used in manifests and recipes; undefined: derived from each request. */
+  readonly publicUrl: string | undefined;
+  readonly trustProxy: TrustProxy;
+  /** TEST ONLY: lets imageUrl fetches reach 127.0.0.0/8 and ::1. */
+  readonly testAllowLoopbackFetch: boolean;
+  readonly logLevel: LogLevel;
+  /** Whether PLATFORM_API_KEY is set (the key itself is not kept here). */
+  readonly platformKeyConfigured: boolean;
+  readonly shutdownTimeoutMs: number;
+}
+
+export interface ConfigEntry {
+  readonly name: string;
+  /** The default as text, as documentation shows it. */
+  readonly default: string;
+  readonly meaning: string;
+  /** Settings only meant for tests. */
+  readonly testOnly?: boolean;
+  /** Settings whose value must not be shown (only whether they are set). */
+  readonly secret?: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid server configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const MIB = 1024 * 1024;
+export const DEFAULT_RECEIVER_URL = 'https://a2v.v2a.dev/receiver';
+const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism())';
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Draft = { -readonly [K in keyof ServerConfig]?: ServerConfig[K] };
+
+interface Setting extends ConfigEntry {
+  /** Parses the raw value (undefined or blank = unset) into the draft; throws an Error with a reason. */
+  readonly apply: (raw: string | undefined, draft: Draft) => void;
+}
+
+function unset(raw: string | undefined): raw is undefined {
+  return raw === undefined || raw.trim() === '';
+}
+
+function integer(raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const t = raw.trim().replace(/_/g, '');
+  if (!/^\d{1,16}$/.test(t)) throw new Error(`must be an integer from ${min} to ${max}`);
+  const n = Number(t);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+function boolean(raw: string): boolean {
+  const t = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off'].includes(t)) return false;
+  throw new Error('must be true or false (also 1/0, yes/no, on/off)');
+}
+
+function origin(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`"${raw}" is not an origin like https://example.com`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== raw.replace(/\/$/, '')) {
+    throw new Error(`"${raw}" is not an origin like https://example.com (scheme, host and optional port only)`);
+  }
+  return url.origin;
+}
+
+function httpUrl(raw: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error(`must be an absolute ${what} URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`must be an absolute ${what} URL`);
+  if (url.username || url.password) throw new Error('must not contain credentials');
+  return url;
+}
+
+const isLocalHost = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+
+/** The settings, in the order documentation lists them. */
+const SETTINGS: readonly Setting[] = [
+  {
+    name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 = any free port).',
+    apply: (raw, d) => { d.port = unset(raw) ? 8080 : integer(raw, 0, 65535); },
+  },
+  {
+    name: 'HOST', default: '0.0.0.0', meaning: 'Address to listen on (0.0.0.0 = every IPv4 interface, :: = every interface).',
+    apply: (raw, d) => {
+      const host = unset(raw) ? '0.0.0.0' : raw.trim();
+      if (!(isIP(host) || /^[a-zA-Z0-9.-]+$/.test(host))) throw new Error('must be an IP address or a host name');
+      d.host = host;
+    },
+  },
+  {
+    name: 'V2A_MAX_IMAGE_BYTES', default: String(16 * MIB),
+    meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded) and imageUrl bodies; larger is 413.',
+    apply: (raw, d) => { d.maxImageBytes = unset(raw) ? 16 * MIB : integer(raw, 1, 1024 * MIB); },
+  },
+  {
+    name: 'V2A_MAX_IMAGE_PIXELS', default: '50000000',
+    meaning: 'Largest accepted image in pixels (width x height, 50 megapixels); larger is 413.',
+    apply: (raw, d) => { d.maxImagePixels = unset(raw) ? 50_000_000 : integer(raw, 1, 1_000_000_000); },
+  },
+  {
+    name: 'V2A_IMAGE_FETCH_ALLOWLIST', default: '(empty)',
+    meaning: 'Comma-separated hosts imageUrl may fetch from, exact (images.example.com) or *.suffix; https only, public addresses only. Empty: imageUrl is refused for every host.',
+    apply: (raw, d) => {
+      try {
+        d.imageFetchAllowlist = parseAllowlist(raw);
+      } catch (err) {
+        throw new Error((err as Error).message.replace(/^V2A_IMAGE_FETCH_ALLOWLIST: /, ''));
+      }
+    },
+  },
+  {
+    name: 'V2A_FETCH_TIMEOUT_MS', default: '10000', meaning: 'Budget in milliseconds for a whole imageUrl fetch (DNS, connect, redirects, body); over it is 502.',
+    apply: (raw, d) => { d.fetchTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
+  },
+  {
+    name: 'V2A_WORKERS', default: DEFAULT_WORKERS_TEXT, meaning: 'Render worker threads (decode, render and format run off the event loop).',
+    apply: (raw, d) => { d.workers = unset(raw) ? Math.max(1, availableParallelism()) : integer(raw, 1, 256); },
+  },
+  {
+    name: 'V2A_QUEUE_LIMIT', default: 'V2A_WORKERS x 8',
+    meaning: 'Renders that may wait for a free worker; when the queue is full a render is answered 503 with Retry-After. 0 = no waiting.',
+    apply: (raw, d) => { d.queueLimit = unset(raw) ? d.workers! * 8 : integer(raw, 0, 100_000); },
+  },
+  {
+    name: 'V2A_RENDER_TIMEOUT_MS', default: '30000',
+    meaning: 'Longest a render may wait and run in the pool, in milliseconds; over it the render is stopped and answered 503.',
+    apply: (raw, d) => { d.renderTimeoutMs = unset(raw) ? 30_000 : integer(raw, 100, 3_600_000); },
+  },
+  {
+    name: 'V2A_RATE_LIMIT', default: '120',
+    meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp (RateLimit-* headers, 429 with Retry-After). 0 = off.',
+    apply: (raw, d) => { d.rateLimit = unset(raw) ? 120 : integer(raw, 0, 10_000_000); },
+  },
+  {
+    name: 'V2A_CORS_ORIGINS', default: '*',
+    meaning: 'Origins allowed by CORS: * (any; no credentials are ever used) or a comma-separated list such as https://app.example.com. A list also restricts which browser origins may call /api/mcp.',
+    apply: (raw, d) => {
+      if (unset(raw) || raw.trim() === '*') {
+        d.corsOrigins = '*';
+        return;
+      }
+      const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      if (list.length === 0) throw new Error('must be * or a comma-separated list of origins');
+      d.corsOrigins = Object.freeze(list.map(origin));
+    },
+  },
+  {
+    name: 'V2A_MCP_MAX_BATCH', default: '16', meaning: 'Most JSON-RPC messages in one batch on /api/mcp; more is one -32600 error.',
+    apply: (raw, d) => { d.mcpMaxBatch = unset(raw) ? 16 : integer(raw, 1, 1000); },
+  },
+  {
+    name: 'V2A_RECEIVER_URL', default: DEFAULT_RECEIVER_URL,
+    meaning: 'Address of the A2V receiver application the studio hands frames to; its origin is the fixed postMessage target origin of the handoff manifest. https (http only for localhost).',
+    apply: (raw, d) => {
+      const url = httpUrl(unset(raw) ? DEFAULT_RECEIVER_URL : raw, 'https');
+      if (url.protocol !== 'https:' && !isLocalHost(url.host.replace(/:\d+$/, ''))) throw new Error('must be an https URL (http only for localhost)');
+      if (url.hash) throw new Error('must not have a #fragment');
+      d.receiverUrl = url.href;
+    },
+  },
+  {
+    name: 'V2A_PUBLIC_URL', default: '(derived from each request)',
+    meaning: 'Public base URL of this service (e.g. https://v2a.example.com) used in manifests, recipes and llms.txt; unset: the request\'s own scheme and Host.',
+    apply: (raw, d) => {
+      if (unset(raw)) {
+        d.publicUrl = undefined;
+        return;
+      }
+      const url = httpUrl(raw, 'http(s)');
+      if (url.search || url.hash) throw new Error('must not have a query or fragment');
+      d.publicUrl = url.href.replace(/\/$/, '');
+    },
+  },
+  {
+    name: 'V2A_TRUST_PROXY', default: 'false',
+    meaning: 'Trust X-Forwarded-* headers (client address for rate limits, scheme and host): false, true, a hop count, or comma-separated proxy addresses/CIDRs.',
+    apply: (raw, d) => {
+      if (unset(raw)) {
+        d.trustProxy = false;
+        return;
+      }
+      const t = raw.trim().toLowerCase();
+      if (t === 'true' || t === 'false') d.trustProxy = t === 'true';
+      else if (/^\d+$/.test(t)) d.trustProxy = integer(t, 1, 100);
+      else {
+        const list = t.split(',').map((s) => s.trim()).filter(Boolean);
+        for (const entry of list) {
+          const [addr, bits, extra] = entry.split('/');
+          const family = isIP(addr ?? '');
+          const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+          if (!family || !okBits || extra !== undefined) {
+            throw new Error(`"${entry}" is not an IP address or CIDR (use true, false, a hop count or addresses)`);
+          }
+        }
+        d.trustProxy = list;
+      }
+    },
+  },
+  {
+    name: 'V2A_TEST_ALLOW_LOOPBACK_FETCH', default: 'false', testOnly: true,
+    meaning: 'TEST ONLY: let imageUrl fetches connect to loopback addresses (127.0.0.0/8, ::1) so tests can use a local HTTPS server. Never set in production.',
+    apply: (raw, d) => { d.testAllowLoopbackFetch = unset(raw) ? false : boolean(raw); },
+  },
+  {
+    name: 'LOG_LEVEL', default: 'info', meaning: `Log level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on standard output.`,
+    apply: (raw, d) => {
+      const level = unset(raw) ? 'info' : raw.trim().toLowerCase();
+      if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
+      d.logLevel = level as LogLevel;
+    },
+  },
+  {
+    name: 'PLATFORM_API_KEY', default: '(unset)', secret: true,
+    meaning: 'Platform key. Set: public-safe spans of the render lifecycle and tool execution are exported and protected platform actions accept it (Authorization: Bearer or X-Platform-API-Key). Unset: no export; public endpoints never need it.',
+    apply: (raw, d) => { d.platformKeyConfigured = !unset(raw); },
+  },
+  {
+    name: 'V2A_SHUTDOWN_TIMEOUT_MS', default: '30000',
+    meaning: 'On SIGTERM/SIGINT: how long to let in-flight requests finish before exiting anyway.',
+    apply: (raw, d) => { d.shutdownTimeoutMs = unset(raw) ? 30_000 : integer(raw, 0, 3_600_000); },
+  },
+];
+
+/** Parses and validates the settings from `env` (default: process.env). Throws ConfigError. */
+export function loadConfig(env: Env = process.env): ServerConfig {
+  const draft: Draft = {};
+  const problems: string[] = [];
+  for (const s of SETTINGS) {
+    try {
+      s.apply(env[s.name], draft);
+    } catch (err) {
+      const shown = s.secret ? '' : ` (got ${JSON.stringify(env[s.name])})`;
+      problems.push(`${s.name} ${(err as Error).message}${shown}`);
+      // Keep dependants (V2A_QUEUE_LIMIT on V2A_WORKERS) from failing for the wrong reason.
+      if (s.name === 'V2A_WORKERS') draft.workers = 1;
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return Object.freeze(draft as ServerConfig);
+}
+
+/** Every setting with its default and meaning, for documentation and status endpoints. */
+export function describeConfig(): ConfigEntry[] {
+  return SETTINGS.map(({ name, default: def, meaning, testOnly, secret }) => ({
+    name,
+    default: def,
+    meaning,
+    ...(testOnly ? { testOnly } : {}),
+    ...(secret ? { secret } : {}),
+  }));
+}
+
+/** Size of the JSON body that can carry a base64 image of `maxBytes`: 4/3, line breaks, data: prefix and parameters. */
+export function jsonBodyLimit(maxImageBytes: number): number {
+  const base64 = Math.ceil(maxImageBytes / 3) * 4;
+  return base64 + Math.ceil(base64 / 38) + 64 * 1024;
+}

@@ -1,0 +1,118 @@
+/**
+ * `/llms.txt` and `/llms-full.txt` (https://llmstxt.org/): an H1, a blockquote summary, then
+ * sections of links. The full version inlines the parameter table, formats, errors, limits and
+ * examples. Generated from the same definitions as everything else.
+ */
+import { CHROMA_ENCODING, FORMAT_INFO } from '../../core/format/info.js';
+import { FORMATS, PARAMS, describeDomain } from '../../core/params/definitions.js';
+import { VERSION } from '../../core/types.js';
+import { describeConfig, type ServerConfig } from '../config.js';
+import { HANDOFF_MESSAGES, HANDOFF_MODE_INFO, HANDOFF_MODES, HANDOFF_PROTOCOL } from '../handoff.js';
+import { RENDER_TOOL_NAME } from '../mcp-tool.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
+import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../problem.js';
+import { IMAGE_FORMATS, SERVICE_DESCRIPTION } from './agent.js';
+import { ENDPOINTS, type EndpointInfo } from './endpoints.js';
+import { buildRecipes } from './recipes.js';
+
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function link(baseUrl: string, e: EndpointInfo): string {
+  return `- [${e.summary}](${baseUrl}${e.path}): \`${e.method} ${e.path}\`. ${e.description}`;
+}
+
+export function buildLlmsTxt(config: ServerConfig, baseUrl: string): string {
+  const E = ENDPOINTS;
+  return [
+    `# v2a`,
+    '',
+    `> ${SERVICE_DESCRIPTION} Send one image (${IMAGE_FORMATS.join(', ')}) and get ${FORMATS.join(', ')} back; the Auto Director tunes the parameters you leave out. No credentials needed. Version ${VERSION}.`,
+    '',
+    `Send exactly one image: a multipart file field \`image\`, or JSON with \`imageUrl\` (https, allowlisted host) or \`imageBase64\`. ` +
+      `Parameters (${PARAMS.length}, e.g. columns, charset, format, color) go in the query string, form fields or JSON keys. ` +
+      `Errors are RFC 9457 problem+json naming the parameter at fault. Images up to ${config.maxImageBytes} bytes and ${config.maxImagePixels} pixels.`,
+    '',
+    '## API',
+    '',
+    link(baseUrl, E.render),
+    link(baseUrl, E.mcp),
+    link(baseUrl, E.openapi),
+    link(baseUrl, E.agent),
+    '',
+    '## Docs',
+    '',
+    link(baseUrl, E.llmsFull),
+    link(baseUrl, E.interoperability),
+    '',
+    '## Optional',
+    '',
+    link(baseUrl, E.health),
+    link(baseUrl, E.healthV1),
+    link(baseUrl, E.handoff),
+    '',
+  ].join('\n');
+}
+
+export function buildLlmsFullTxt(config: ServerConfig, baseUrl: string): string {
+  const params = [
+    '| Name | Type | Allowed | Default | Meaning |',
+    '|---|---|---|---|---|',
+    ...PARAMS.map((d) => `| \`${d.name}\` | ${d.type} | ${cell(describeDomain(d))} | \`${String(d.default)}\` | ${cell(d.description)} |`),
+  ];
+  const formats = [
+    '| `format` | Content type | Extension | Label |',
+    '|---|---|---|---|',
+    ...FORMATS.map((f) => `| ${f} | ${FORMAT_INFO[f].contentType} | ${FORMAT_INFO[f].extension} | ${FORMAT_INFO[f].label} |`),
+  ];
+  const problems = [
+    '| Status | type | Meaning |',
+    '|---|---|---|',
+    ...Object.entries(PROBLEM_TYPES).map(([slug, p]) => `| ${p.status} | ${PROBLEM_TYPE_BASE}${slug} | ${cell(p.description)} |`),
+  ];
+  const settings = [
+    '| Variable | Default | Meaning |',
+    '|---|---|---|',
+    ...describeConfig().map((c) => `| \`${c.name}\` | ${cell(c.default)} | ${cell(c.meaning)} |`),
+  ];
+  const recipes = buildRecipes(baseUrl).flatMap((r) => [`### ${r.name}`, '', r.description, '', '```sh', r.command, '```', '']);
+  return [
+    buildLlmsTxt(config, baseUrl).trimEnd(),
+    '',
+    '## Render parameters',
+    '',
+    ...params,
+    '',
+    'Booleans are true/false (also 1/0 in the query string and form fields). Out of range, wrong type, unknown name, or the same parameter in two carriers: 400 naming the parameter. Nothing is clamped.',
+    '',
+    '## Output formats',
+    '',
+    ...formats,
+    '',
+    `Replies carry \`Content-Disposition: inline; filename="ascii.<ext>"\` and \`X-Auto-Director: <target_met|best_effort>; rubric=<rubric>; score=<0..1>\`. json-compact is \`{ "v": 1, "columns", "rows", "text", "chroma": { "encoding": "${CHROMA_ENCODING}", "data" } }\`, data being base64 of rows x columns x 3 bytes (row-major RGB).`,
+    '',
+    '## Errors',
+    '',
+    'Every error is `application/problem+json` with `type`, `title`, `status`, `detail`, `instance`, `traceId`, and `errors: [{ parameter, message }]` for validation.',
+    '',
+    ...problems,
+    '',
+    '## MCP',
+    '',
+    `\`POST ${ENDPOINTS.mcp.path}\`: JSON-RPC 2.0, stateless, JSON replies (\`Accept: application/json\` is enough). Protocol versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. ` +
+      `Methods: initialize, ping, tools/list, tools/call; batches of at most ${config.mcpMaxBatch}. The tool \`${RENDER_TOOL_NAME}\` takes \`imageUrl\` or \`imageBase64\` plus the parameters above; ` +
+      'its result is the rendered text, plus structuredContent for the json formats; failures are isError results with the same message as the HTTP API.',
+    '',
+    '## Browser handoff',
+    '',
+    `Protocol \`${HANDOFF_PROTOCOL}\`: the browser studio posts frames to the receiver (${config.receiverUrl}) by window.postMessage at its fixed origin ${new URL(config.receiverUrl).origin}. ` +
+      `Modes: ${HANDOFF_MODES.map((m) => `${m} (${HANDOFF_MODE_INFO[m]})`).join('; ')}. Messages: ${HANDOFF_MESSAGES.map((m) => m.type).join(', ')}. Manifest: ${baseUrl}${ENDPOINTS.handoff.path}.`,
+    '',
+    '## Server settings',
+    '',
+    ...settings,
+    '',
+    '## Examples',
+    '',
+    ...recipes,
+  ].join('\n');
+}

@@ -1,0 +1,61 @@
+/** Ready-to-run curl recipes, shared by the agent manifest and llms-full.txt. */
+import { DEFAULTS } from '../../core/params/definitions.js';
+import { ENDPOINTS } from './endpoints.js';
+import { RENDER_TOOL_NAME } from '../mcp-tool.js';
+import { LATEST_PROTOCOL_VERSION } from '../mcp/protocol.js';
+
+export interface Recipe {
+  readonly name: string;
+  readonly description: string;
+  readonly command: string;
+}
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export function buildRecipes(baseUrl: string): Recipe[] {
+  const render = baseUrl + ENDPOINTS.render.path;
+  const mcp = baseUrl + ENDPOINTS.mcp.path;
+  const json = (o: unknown) => q(JSON.stringify(o));
+  return [
+    {
+      name: 'render-upload-text',
+      description: `Upload a file and get plain text, ${DEFAULTS.columns} columns by default (parameters in the query string).`,
+      command: `curl -sS -F image=@photo.jpg ${q(`${render}?columns=100&charset=standard`)}`,
+    },
+    {
+      name: 'render-upload-html-color',
+      description: 'Colour HTML page, parameters as form fields, saved to a file.',
+      command: `curl -sS -F image=@photo.jpg -F format=html -F color=true -o ascii.html ${q(render)}`,
+    },
+    {
+      name: 'render-url-json',
+      description: 'Render an allowlisted https image URL to the json format (lines, codebook, Auto Director report).',
+      command: `curl -sS -H 'content-type: application/json' -d ${json({ imageUrl: 'https://images.example.com/cat.jpg', format: 'json', columns: 80 })} ${q(render)}`,
+    },
+    {
+      name: 'render-base64-compact',
+      description: 'Send the image as base64 in JSON and get json-compact (text plus rgb24-b64-v1 chroma).',
+      command: `curl -sS -H 'content-type: application/json' -d "{\\"imageBase64\\":\\"$(base64 < photo.png | tr -d '\\n')\\",\\"format\\":\\"json-compact\\"}" ${q(render)}`,
+    },
+    {
+      name: 'render-edges-ansi',
+      description: 'Edge line-art in 24-bit ANSI for a terminal.',
+      command: `curl -sS -F image=@photo.jpg -F format=ansi -F color=true -F edges=true ${q(render)}`,
+    },
+    {
+      name: 'mcp-tools-list',
+      description: 'List the MCP tools (plain JSON-RPC over HTTP, no session needed).',
+      command: `curl -sS -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d ${json({ jsonrpc: '2.0', id: 1, method: 'tools/list' })} ${q(mcp)}`,
+    },
+    {
+      name: 'mcp-render',
+      description: `Call ${RENDER_TOOL_NAME} over MCP.`,
+      command: `curl -sS -H 'content-type: application/json' -H ${q(`mcp-protocol-version: ${LATEST_PROTOCOL_VERSION}`)} -d ${json({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: RENDER_TOOL_NAME, arguments: { imageUrl: 'https://images.example.com/cat.jpg', columns: 60 } } })} ${q(mcp)}`,
+    },
+    {
+      name: 'health-traced',
+      description: 'Health check continuing your trace; the reply carries traceparent with the same trace id.',
+      command: `curl -sS -i -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' ${q(baseUrl + ENDPOINTS.health.path)}`,
+    },
+  ];
+}

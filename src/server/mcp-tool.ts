@@ -1,0 +1,66 @@
+/**
+ * The MCP tool `render_ascii`: the render operation of POST /api/v1/render behind the MCP
+ * dispatcher. `inputSchema` is generated from PARAMS plus the two image fields; failures are
+ * `isError` results carrying exactly the problem detail the HTTP API answers.
+ */
+import { PARAMS } from '../core/params/definitions.js';
+import { paramJsonSchema } from '../core/params/schema.js';
+import type { McpTool, McpToolResult } from './mcp/protocol.js';
+import { HttpProblem } from './problem.js';
+import { exactlyOneImage, validateParams, type ImageInput, type RenderService } from './render-service.js';
+
+export const RENDER_TOOL_NAME = 'render_ascii';
+
+export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be on the server\'s trusted list or in V2A_IMAGE_FETCH_ALLOWLIST.';
+export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
+
+/** JSON Schema of the tool's arguments: exactly one of imageUrl / imageBase64, plus render parameters. */
+export function renderToolInputSchema(): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: {
+      imageUrl: { type: 'string', format: 'uri', description: IMAGE_URL_DESCRIPTION },
+      imageBase64: { type: 'string', description: IMAGE_BASE64_DESCRIPTION },
+      ...Object.fromEntries(PARAMS.map((d) => [d.name, paramJsonSchema(d)])),
+    },
+    additionalProperties: false,
+    description: 'Give exactly one of imageUrl or imageBase64; every other property is an optional render parameter.',
+  };
+}
+
+export const RENDER_TOOL_DESCRIPTION =
+  'Render one image (JPEG, PNG, WebP, GIF, AVIF or TIFF) as character art: text, ansi, html, svg, json or json-compact. ' +
+  'Pass the image as imageUrl or imageBase64. The Auto Director tunes the parameters you do not set; the text result is the rendered output, ' +
+  'and for the json formats structuredContent holds the parsed document.';
+
+export function createRenderTool(renderer: RenderService): McpTool {
+  return {
+    name: RENDER_TOOL_NAME,
+    title: 'Render image as ASCII art',
+    description: RENDER_TOOL_DESCRIPTION,
+    inputSchema: renderToolInputSchema(),
+    annotations: { title: 'Render image as ASCII art', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async call(args, ctx): Promise<McpToolResult> {
+      try {
+        const { imageUrl, imageBase64, ...rest } = args;
+        const images: ImageInput[] = [];
+        const wrong = (parameter: string, message: string) => new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
+        if (imageUrl !== undefined) {
+          if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw wrong('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
+          images.push({ field: 'imageUrl', url: imageUrl.trim() });
+        }
+        if (imageBase64 !== undefined) {
+          if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw wrong('imageBase64', 'imageBase64 must be a non-empty string of base64');
+          images.push({ field: 'imageBase64', text: imageBase64 });
+        }
+        const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
+        const image = exactlyOneImage(images);
+        const out = await renderer.render(image, params, { signal: ctx.signal, ...(ctx.traceId ? { traceId: ctx.traceId } : {}), structured: true });
+        return { content: [{ type: 'text', text: out.body }], ...(out.structured ? { structuredContent: out.structured } : {}) };
+      } catch (err) {
+        if (err instanceof HttpProblem) return { content: [{ type: 'text', text: err.detail }], isError: true };
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Every failure becomes an RFC 9457 `application/problem+json` reply (../problem.ts): our own
+ * HttpProblem errors, Fastify's body-parser and validation errors, plugin errors (multipart limits,
+ * rate limit), unknown paths (404) and known paths with the wrong method (405 with `Allow`).
+ * Unexpected errors are logged with their stack and answered 500 with a generic detail: a stack
+ * trace or an internal path never reaches a client.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemSlug } from '../problem.js';
+import { globalPlugin } from './plugin.js';
+
+const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
+
+/** The request path without the query string. */
+export function requestPath(request: FastifyRequest): string {
+  const url = request.raw.url ?? request.url ?? '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
+  return reply
+    .code(problem.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(problemBody(problem, requestPath(request), request.traceId)));
+}
+
+const FASTIFY_CODES: Readonly<Record<string, ProblemSlug>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'request-too-large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported-media-type',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid-request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid-request',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid-request',
+  FST_ERR_BAD_URL: 'invalid-request',
+  FST_ERR_MAX_PARAM_LENGTH: 'invalid-request',
+  FST_ERR_VALIDATION: 'invalid-request',
+  FST_PROTO_VIOLATION: 'invalid-request',
+  FST_MP_PREMATURE_CLOSE: 'invalid-request',
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 'unsupported-media-type',
+  FST_REQ_FILE_TOO_LARGE: 'image-too-large',
+  FST_PARTS_LIMIT: 'request-too-large',
+  FST_FILES_LIMIT: 'request-too-large',
+  FST_FIELDS_LIMIT: 'request-too-large',
+};
+
+const DETAILS: Partial<Record<string, string>> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'The JSON body is empty.',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than this endpoint accepts.',
+  FST_PARTS_LIMIT: 'The multipart body has too many parts.',
+  FST_FILES_LIMIT: 'The multipart body has too many files.',
+  FST_FIELDS_LIMIT: 'The multipart body has too many fields.',
+  FST_PROTO_VIOLATION: 'A multipart field name is not allowed.',
+};
+
+/** Maps any thrown value to the problem it is answered with; undefined: an unexpected error (500). */
+export function toProblem(err: unknown, request: FastifyRequest, maxImageBytes?: number): HttpProblem | undefined {
+  if (err instanceof HttpProblem) return err;
+  const e = err as Partial<FastifyError> & { validation?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
+  if (status === 429) return new HttpProblem('rate-limited', String(e.message ?? 'Rate limit exceeded.'));
+  const slug = FASTIFY_CODES[code];
+  if (slug === 'unsupported-media-type') {
+    const type = request.headers['content-type'];
+    return new HttpProblem(slug, type ? `Content-Type ${JSON.stringify(type.slice(0, 100))} is not accepted here.` : 'A Content-Type header is required.');
+  }
+  if (code === 'FST_REQ_FILE_TOO_LARGE') {
+    return new HttpProblem('image-too-large', `The uploaded image is larger than the ${maxImageBytes ?? ''}-byte limit.`.replace('the -byte', 'the'));
+  }
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (e instanceof SyntaxError && status === 400)) {
+    return new HttpProblem('invalid-request', `The body is not valid JSON: ${String(e.message).slice(0, 200)}`);
+  }
+  if (slug) return new HttpProblem(slug, DETAILS[code] ?? String(e.message ?? ''), { status: status >= 400 && status < 500 ? status : undefined });
+  if (status >= 400 && status < 500) {
+    return new HttpProblem('invalid-request', String(e.message ?? 'Bad request.').slice(0, 300), { status, title: titleOf(status) });
+  }
+  return undefined;
+}
+
+function titleOf(status: number): string {
+  return ({ 400: 'Bad request', 401: 'Unauthorized', 403: 'Forbidden', 406: 'Not acceptable', 408: 'Request timeout', 411: 'Length required', 413: 'Request too large', 414: 'URI too long', 431: 'Request header fields too large' } as Record<number, string>)[status] ?? 'Bad request';
+}
+
+export interface ErrorsPluginOptions {
+  maxImageBytes: number;
+}
+
+/** Answers an error: the shared code of the error handler and Fastify's `frameworkErrors`. */
+export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply, maxImageBytes?: number): FastifyReply {
+  let problem = toProblem(err, request, maxImageBytes);
+  if (!problem) {
+    request.log.error({ err }, 'unexpected error');
+    problem = new HttpProblem('internal-error', `An unexpected error occurred. Trace id: ${request.traceId}.`);
+  } else if (problem.status >= 500) {
+    request.log.warn({ problem: problem.slug, detail: problem.detail }, 'request failed');
+  }
+  // The client may still be sending a body we refuse to read: close the connection after the reply.
+  if ((problem.status === 413 || problem.status === 415) && !request.raw.readableEnded) reply.header('connection', 'close');
+  return sendProblem(request, reply, problem);
+}
+
+export const errorsPlugin = globalPlugin<ErrorsPluginOptions>('v2a-errors', async (app: FastifyInstance, opts) => {
+  app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply, opts.maxImageBytes));
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = requestPath(request);
+    const allowed = METHODS.filter((method) => method !== request.method && app.hasRoute({ url: path, method }));
+    if (allowed.length > 0 && request.method !== 'OPTIONS') {
+      const allow = allowed.join(', ');
+      return sendProblem(request, reply, new HttpProblem('method-not-allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { allow } }));
+    }
+    return sendProblem(request, reply, new HttpProblem('not-found', `There is nothing at ${path}.`));
+  });
+});

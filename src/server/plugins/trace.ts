@@ -1,0 +1,47 @@
+/**
+ * Trace context on every reply: a valid incoming `traceparent` is continued with a new span id,
+ * otherwise a new trace starts (rules in ../trace-context.ts). Every response carries
+ * `traceparent` (the server span) and, when the caller's was well formed, `tracestate`.
+ * `request.trace` / `request.traceId` are available to routes, logs and problem bodies.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
+import { globalPlugin } from './plugin.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The server span's trace context. */
+    readonly trace: TraceContext;
+    /** Shorthand for `trace.traceId`: the public trace id (32 hex). */
+    readonly traceId: string;
+  }
+}
+
+const kTrace = Symbol('v2a.trace');
+type WithTrace = FastifyRequest & { [kTrace]?: TraceContext };
+
+export interface TracePluginOptions {
+  /** Sampled flag of traces this server starts (spans are exported). */
+  sampleNew: boolean;
+}
+
+export const tracePlugin = globalPlugin<TracePluginOptions>('v2a-trace', async (app: FastifyInstance, opts) => {
+  // Computed on first use, so that replies sent before any hook ran (framework errors) have one too.
+  const contextOf = (req: WithTrace): TraceContext =>
+    (req[kTrace] ??= traceContextFor({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, opts.sampleNew));
+
+  app.decorateRequest('trace', { getter(this: FastifyRequest) { return contextOf(this as WithTrace); } });
+  app.decorateRequest('traceId', { getter(this: FastifyRequest) { return contextOf(this as WithTrace).traceId; } });
+
+  app.addHook('onRequest', async (request) => {
+    const ctx = request.trace;
+    request.log = request.log.child({ traceId: ctx.traceId, spanId: ctx.spanId });
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    const ctx = request.trace;
+    reply.header('traceparent', formatTraceparent(ctx));
+    if (ctx.tracestate !== undefined) reply.header('tracestate', ctx.tracestate);
+    else reply.removeHeader('tracestate');
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * Discovery documents: `GET /api/v1/agent`, `/api/openapi.json`, `/llms.txt`, `/llms-full.txt`,
+ * `/api/v1/interoperability`. Generated per base URL (V2A_PUBLIC_URL, else the request's own)
+ * and cached per base URL.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { baseUrl, type AppContext } from '../context.js';
+import { buildAgentManifest } from '../docs/agent.js';
+import { ENDPOINTS } from '../docs/endpoints.js';
+import { buildInteroperability } from '../docs/interoperability.js';
+import { buildLlmsFullTxt, buildLlmsTxt } from '../docs/llms.js';
+import { buildOpenApi } from '../docs/openapi.js';
+
+const MAX_CACHED_BASES = 16;
+
+function cached(ctx: AppContext, build: (base: string) => string) {
+  const cache = new Map<string, string>();
+  return (request: FastifyRequest): string => {
+    const base = baseUrl(ctx, request);
+    let text = cache.get(base);
+    if (text === undefined) {
+      text = build(base);
+      if (cache.size >= MAX_CACHED_BASES) cache.delete(cache.keys().next().value!);
+      cache.set(base, text);
+    }
+    return text;
+  };
+}
+
+export async function discoveryRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
+  const { ctx } = opts;
+  const { config } = ctx;
+  const docs: Array<[string, string, (request: FastifyRequest) => string]> = [
+    [ENDPOINTS.agent.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildAgentManifest(config, b)))],
+    [ENDPOINTS.openapi.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildOpenApi(config, b)))],
+    [ENDPOINTS.interoperability.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildInteroperability(config, b)))],
+    [ENDPOINTS.llms.path, 'text/markdown; charset=utf-8', cached(ctx, (b) => buildLlmsTxt(config, b))],
+    [ENDPOINTS.llmsFull.path, 'text/markdown; charset=utf-8', cached(ctx, (b) => buildLlmsFullTxt(config, b))],
+  ];
+  for (const [path, type, body] of docs) {
+    app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
+      const vary = config.publicUrl ? {} : { vary: 'Host, X-Forwarded-Host, X-Forwarded-Proto' };
+      return reply.type(type).headers({ 'cache-control': 'public, max-age=300', ...vary }).send(body(request));
+    });
+  }
+}

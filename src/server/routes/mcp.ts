@@ -1,0 +1,72 @@
+/**
+ * `POST /api/mcp`: the MCP dispatcher (mcp/dispatcher.ts) over stateless Streamable HTTP with
+ * JSON replies. As the dispatcher's header asks: the body is parsed here (invalid JSON is handed
+ * over as PARSE_ERROR and answered -32700 with status 200), 200 carries the JSON reply, 202 has no
+ * body. GET and DELETE are 405 with `Allow: POST` (no SSE stream, no sessions); the error plugin
+ * does that for every path. An `MCP-Protocol-Version` header we do not support is 400 (MCP
+ * 2025-06-18, "Protocol Version Header"). With a V2A_CORS_ORIGINS list, a browser Origin outside
+ * it is 403 (DNS-rebinding protection).
+ */
+import type { FastifyInstance } from 'fastify';
+import { VERSION } from '../../core/types.js';
+import type { AppContext } from '../context.js';
+import { ENDPOINTS } from '../docs/endpoints.js';
+import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher } from '../mcp/dispatcher.js';
+import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
+import { jsonBodyLimit } from '../config.js';
+import { rateLimitedRoute } from '../plugins/rate-limit.js';
+import { HttpProblem } from '../problem.js';
+
+export const MCP_INSTRUCTIONS =
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imageUrl (https, allowlisted host) or imageBase64 and optional ` +
+  'render parameters (columns, charset, format, color, ...). format=json or json-compact also returns structuredContent.';
+
+export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, msg: string): void }): McpDispatcher {
+  return createMcpDispatcher({
+    onError: (err, info) => log?.error({ err, ...info }, 'MCP tool or dispatcher error'),
+    serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
+    instructions: MCP_INSTRUCTIONS,
+    tools: [createRenderTool(ctx.renderer)],
+    maxBatch: ctx.config.mcpMaxBatch,
+  });
+}
+
+export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; dispatcher: McpDispatcher }): Promise<void> {
+  const { ctx, dispatcher } = opts;
+  const { config } = ctx;
+
+  // JSON only, parsed here so that a syntax error becomes a JSON-RPC parse error, not a 400.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(null, PARSE_ERROR);
+    }
+  });
+
+  app.route({
+    method: 'POST',
+    url: ENDPOINTS.mcp.path,
+    bodyLimit: jsonBodyLimit(config.maxImageBytes),
+    config: rateLimitedRoute(config),
+    handler: async (request, reply) => {
+      const origin = request.headers.origin;
+      if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
+        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`);
+      }
+      const version = request.headers['mcp-protocol-version'];
+      if (version !== undefined && (typeof version !== 'string' || !dispatcher.protocolVersions.includes(version))) {
+        throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`);
+      }
+      const body = request.body === undefined ? PARSE_ERROR : request.body;
+      const abort = new AbortController();
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection')); };
+      reply.raw.once('close', onClose);
+      const result = await dispatcher.handle(body, { signal: abort.signal, traceId: request.traceId });
+      reply.header('cache-control', 'no-store');
+      if (result.status === 202) return reply.code(202).send();
+      return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result.body));
+    },
+  });
+}

@@ -1,0 +1,186 @@
+/**
+ * `POST /api/v1/render`: one image in, character art out (interface.md §4.2).
+ *
+ * Carriers: `multipart/form-data` (file field `image`, render parameters and optionally `imageUrl`
+ * as text fields) or `application/json` (`imageUrl` xor `imageBase64` plus render parameters);
+ * render parameters also in the query string. Every other content type is 415.
+ *
+ * Limits hold while the body streams in, so no request ever holds more than the limit in memory:
+ * the upload stops at V2A_MAX_IMAGE_BYTES (413, connection closed, the rest of the body unread),
+ * the JSON body at the size of base64 of that many bytes (413), and a fetched imageUrl body at
+ * V2A_MAX_IMAGE_BYTES (413).
+ */
+import multipart from '@fastify/multipart';
+import type { MultipartFile, MultipartValue } from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { jsonBodyLimit } from '../config.js';
+import type { AppContext } from '../context.js';
+import { ENDPOINTS } from '../docs/endpoints.js';
+import { rateLimitedRoute } from '../plugins/rate-limit.js';
+import { HttpProblem } from '../problem.js';
+import {
+  autoDirectorHeader, exactlyOneImage, validateParams, type ImageInput, type ParamCarrier,
+} from '../render-service.js';
+
+/** Longest multipart text field (a URL or a parameter value). */
+export const MAX_FIELD_BYTES = 16 * 1024;
+const MAX_FIELDS = 100;
+const MAX_FILES = 4;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const tooLarge = (maxBytes: number) =>
+  new HttpProblem('image-too-large', `The uploaded image is larger than the ${maxBytes}-byte limit.`, {
+    errors: [{ parameter: 'image', message: `larger than ${maxBytes} bytes` }],
+  });
+
+/**
+ * Reads one uploaded file, refusing the moment it passes `maxBytes`: busboy would otherwise keep
+ * reading (and discarding) the rest of the upload before the part ends. Stops the request stream.
+ */
+function readFile(request: FastifyRequest, part: MultipartFile, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const stop = (err: unknown) => {
+      part.file.removeAllListeners('data');
+      request.raw.unpipe();
+      request.raw.pause();
+      reject(err);
+    };
+    part.file.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      chunks.push(chunk);
+    });
+    part.file.once('limit', () => stop(tooLarge(maxBytes)));
+    part.file.once('error', (err) => stop(err));
+    part.file.once('end', () => {
+      if (part.file.truncated) stop(tooLarge(maxBytes));
+      else resolve(Buffer.concat(chunks, total));
+    });
+  });
+}
+
+interface Collected {
+  images: ImageInput[];
+  fields: Record<string, string | string[]>;
+}
+
+async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<Collected> {
+  const images: ImageInput[] = [];
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  try {
+    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: MAX_FILES, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FILES + MAX_FIELDS } })) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'image') {
+          const message = `unknown file field ${JSON.stringify(part.fieldname)}: upload the image as the file field image`;
+          throw new HttpProblem('invalid-request', message, { errors: [{ parameter: part.fieldname, message }] });
+        }
+        if (images.some((i) => i.field === 'image')) {
+          throw new HttpProblem('multiple-images', 'Exactly one image source is allowed, but the file field image was sent more than once.', {
+            errors: [{ parameter: 'image', message: 'sent more than once' }],
+          });
+        }
+        images.push({ field: 'image', bytes: await readFile(request, part, maxBytes) });
+        continue;
+      }
+      const field = part as MultipartValue;
+      const value = typeof field.value === 'string' ? field.value : JSON.stringify(field.value);
+      if (field.valueTruncated) {
+        const message = `form field ${field.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`;
+        throw new HttpProblem('invalid-request', message, { errors: [{ parameter: field.fieldname, message }] });
+      }
+      if (field.fieldname === 'imageUrl') images.push({ field: 'imageUrl', url: value });
+      else if (field.fieldname === 'imageBase64') {
+        const message = 'imageBase64 is accepted in a JSON body only; in multipart/form-data upload the file as the field image';
+        throw new HttpProblem('invalid-request', message, { errors: [{ parameter: 'imageBase64', message }] });
+      } else {
+        const prev = fields[field.fieldname];
+        fields[field.fieldname] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
+      }
+    }
+  } catch (err) {
+    if (err instanceof HttpProblem || typeof (err as { statusCode?: unknown }).statusCode === 'number') throw err;
+    const why = err instanceof Error ? err.message.replace(/^Multipart: /i, '') : 'unreadable';
+    throw new HttpProblem('invalid-request', `The multipart/form-data body is malformed: ${why}.`);
+  }
+  return { images, fields };
+}
+
+function readJson(body: unknown): Collected & { params: Record<string, unknown> } {
+  if (!isPlainObject(body)) {
+    throw new HttpProblem('invalid-request', 'The JSON body must be an object: {"imageUrl": "https://..."} or {"imageBase64": "..."} plus render parameters.');
+  }
+  const { imageUrl, imageBase64, image, ...params } = body;
+  const images: ImageInput[] = [];
+  const wrong = (parameter: string, message: string) => new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
+  if (image !== undefined) throw wrong('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
+  if (imageUrl !== undefined) {
+    if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw wrong('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
+    images.push({ field: 'imageUrl', url: imageUrl.trim() });
+  }
+  if (imageBase64 !== undefined) {
+    if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw wrong('imageBase64', 'imageBase64 must be a non-empty string of base64');
+    images.push({ field: 'imageBase64', text: imageBase64 });
+  }
+  return { images, fields: {}, params };
+}
+
+function queryParams(request: FastifyRequest): Record<string, unknown> {
+  const query = (isPlainObject(request.query) ? request.query : {}) as Record<string, unknown>;
+  for (const name of ['image', 'imageUrl', 'imageBase64']) {
+    if (query[name] !== undefined) {
+      const message = `${name} is not accepted in the query string; send the image in the request body`;
+      throw new HttpProblem('invalid-request', message, { errors: [{ parameter: name, message }] });
+    }
+  }
+  return query;
+}
+
+export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
+  const { ctx } = opts;
+  const { config } = ctx;
+
+  // Only JSON and multipart here: Fastify answers every other content type with 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, app.getDefaultJsonParser('error', 'error'));
+  await app.register(multipart, { limits: { fileSize: config.maxImageBytes } });
+
+  app.route({
+    method: 'POST',
+    url: ENDPOINTS.render.path,
+    bodyLimit: jsonBodyLimit(config.maxImageBytes),
+    config: rateLimitedRoute(config),
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const query = queryParams(request);
+      let collected: Collected;
+      const carriers: ParamCarrier[] = [{ name: 'query string', kind: 'strings', values: query }];
+      if (request.isMultipart()) {
+        collected = await readMultipart(request, config.maxImageBytes);
+        carriers.push({ name: 'form fields', kind: 'strings', values: collected.fields });
+      } else if (request.body !== undefined && request.body !== null) {
+        const json = readJson(request.body);
+        collected = json;
+        carriers.push({ name: 'JSON body', kind: 'json', values: json.params });
+      } else {
+        throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
+      }
+      const params = validateParams(carriers);
+      const image = exactlyOneImage(collected.images);
+
+      const abort = new AbortController();
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection')); };
+      reply.raw.once('close', onClose);
+      const out = await ctx.renderer.render(image, params, { signal: abort.signal, traceId: request.traceId });
+      return reply
+        .code(200)
+        .header('content-type', out.contentType)
+        .header('content-disposition', `inline; filename="ascii.${out.extension}"`)
+        .header('x-auto-director', autoDirectorHeader(out.director))
+        .header('cache-control', 'no-store')
+        .send(out.body);
+    },
+  });
+}
