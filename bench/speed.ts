@@ -1,0 +1,222 @@
+/**
+ * `npm run bench`: speed of v2a against chafa and jp2a.
+ *
+ * 1. Builds the project (`npm run build`) so the CLI is measured as shipped (dist/cli/main.js).
+ * 2. Core: `render(img, { columns: 160 })` in process on a 640x480 photo at defaults (and with
+ *    autoOptimize 0): warm-up 10, median of 50; ms per render and µs per cell. Target: <= 2 µs per
+ *    cell on one thread.
+ * 3. Peers per cell: chafa and jp2a as whole processes on the same 640x480 PNG at 160 columns
+ *    (median of 15), minus their startup on a 1x1 image into a 1x1 grid (median of 15), divided
+ *    by the cells. This includes their PNG decode and scaling, which v2a's core figure does not.
+ * 4. CLI whole process on a 12-megapixel JPEG at 120 columns: v2a (`node dist/cli/main.js render`)
+ *    vs jp2a vs chafa, median of 9 interleaved runs each, output to /dev/null; peak RSS of each.
+ *    Target: CLI no slower than jp2a.
+ * Writes bench/out/speed.json. Exit 0.
+ */
+import { existsSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { render } from '../src/core/render.js';
+import { CELL_ASPECT, VERSION } from '../src/core/types.js';
+import { BENCH_DIR, CACHE_DIR, bigJpeg, decodeRgba, photo640, tinyPng } from './lib/images.js';
+import { chafaArgs, ensurePeers, jp2aArgs, peerVersion } from './lib/peers.js';
+import { median, run, which } from './lib/proc.js';
+import { fix, table, writeJson } from './lib/report.js';
+
+const ROOT = join(BENCH_DIR, '..');
+const CLI = join(ROOT, 'dist/cli/main.js');
+const log = (s: string) => console.log(s);
+const progress = (s: string) => process.stderr.write(s + '\n');
+
+async function build(): Promise<{ ok: boolean; note: string }> {
+  progress('npm run build ...');
+  const started = Date.now();
+  const r = await run('npm', ['run', 'build'], { cwd: ROOT });
+  if (r.code === 0) return { ok: true, note: `built in ${(r.ms / 1000).toFixed(1)} s` };
+  const lines = (r.stdout.toString() + r.stderr).split('\n').filter((l) => !/npm warn/i.test(l));
+  const errors = lines.filter((l) => /error TS\d+/.test(l));
+  const first = (errors[0] ?? lines.filter((l) => l.trim()).pop() ?? '').trim().slice(0, 160);
+  if (!existsSync(CLI)) throw new Error(`npm run build failed and there is no ${CLI}: ${first}`);
+  // tsc emits despite type errors (no noEmitOnError): say whether dist/ is from this build.
+  const emitted = statSync(CLI).mtimeMs >= started - 1000;
+  return {
+    ok: false,
+    note: `npm run build FAILED (${errors.length} type errors, first: ${first}); ` +
+      (emitted ? 'tsc emitted dist/ anyway: measuring it' : `measuring the existing dist/ from ${statSync(CLI).mtime.toISOString()}`),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface CoreResult { readonly label: string; readonly msMedian: number; readonly msMin: number; readonly usPerCell: number }
+
+function benchCore(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, label: string, cells: number): CoreResult {
+  for (let i = 0; i < 10; i++) render(img, params);
+  const times: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = performance.now();
+    render(img, params);
+    times.push(performance.now() - t0);
+  }
+  const ms = median(times);
+  return { label, msMedian: ms, msMin: Math.min(...times), usPerCell: (ms * 1000) / cells };
+}
+
+/** Median wall time of a whole process over `n` runs (stdout discarded). */
+async function timeProcess(cmd: string, args: readonly string[], n: number): Promise<{ ms: number; runs: number[] }> {
+  const runs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await run(cmd, args, { discardStdout: true, cwd: ROOT });
+    if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.code ?? r.signal}: ${r.stderr.trim().split('\n')[0]}`);
+    runs.push(r.ms);
+  }
+  return { ms: median(runs), runs };
+}
+
+/** Peak RSS in MiB of one run: /usr/bin/time -v, else (node only) a preload reporting resourceUsage. */
+async function peakRss(cmd: string, args: readonly string[]): Promise<{ mib: number | null; how: string }> {
+  if (existsSync('/usr/bin/time')) {
+    const r = await run('/usr/bin/time', ['-v', cmd, ...args], { discardStdout: true, cwd: ROOT });
+    const m = /Maximum resident set size \(kbytes\):\s*(\d+)/.exec(r.stderr);
+    if (r.code === 0 && m) return { mib: Number(m[1]) / 1024, how: '/usr/bin/time -v' };
+  }
+  if (cmd === process.execPath || cmd === 'node') {
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const pre = join(CACHE_DIR, 'maxrss.cjs');
+    writeFileSync(pre, "process.on('exit', () => { require('fs').writeSync(2, '\\nMAXRSS_KB ' + process.resourceUsage().maxRSS + '\\n'); });\n");
+    const r = await run(cmd, ['-r', pre, ...args], { discardStdout: true, cwd: ROOT });
+    const m = /MAXRSS_KB (\d+)/.exec(r.stderr);
+    if (m) return { mib: Number(m[1]) / 1024, how: 'process.resourceUsage().maxRSS (preload)' };
+  }
+  return { mib: null, how: 'unavailable' };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const tStart = performance.now();
+  const built = await build();
+  log(`build: ${built.note}`);
+  const programs = await ensurePeers(log);
+
+  // --- Core ---------------------------------------------------------------------------------
+  const photo = await photo640(log);
+  const img = await decodeRgba(photo.file);
+  const COLS = 160;
+  const rows = Math.max(1, Math.round((COLS * img.height * CELL_ASPECT) / img.width));
+  const cells = COLS * rows;
+  progress('core render ...');
+  const core = [
+    benchCore(img, { columns: COLS }, 'render, defaults', cells),
+    benchCore(img, { columns: COLS, autoOptimize: 0 }, 'render, autoOptimize 0', cells),
+  ];
+  const check = render(img, { columns: COLS });
+  if (check.rows !== rows) log(`note: render gave ${check.rows} rows, expected ${rows}`);
+
+  // --- Peers per cell -------------------------------------------------------------------------
+  progress('peers per cell ...');
+  const one = await tinyPng();
+  interface PeerCell { label: string; command: string; msMedian: number; startupMs: number; usPerCell: number; ratio: number }
+  const peerCells: PeerCell[] = [];
+  const peerSpecs: { label: string; cmd: 'chafa' | 'jp2a'; args: (f: string, c: number, r: number) => string[] }[] = [];
+  if (programs.has('chafa')) {
+    peerSpecs.push({ label: `chafa (default threads: ${cpus().length})`, cmd: 'chafa', args: (f, c, r) => chafaArgs(f, c, r) });
+    peerSpecs.push({ label: 'chafa --threads 1', cmd: 'chafa', args: (f, c, r) => ['--threads', '1', ...chafaArgs(f, c, r)] });
+  }
+  if (programs.has('jp2a')) peerSpecs.push({ label: 'jp2a', cmd: 'jp2a', args: (f, c, r) => jp2aArgs(f, c, r) });
+  const v2aUs = core[0]!.usPerCell;
+  for (const s of peerSpecs) {
+    await timeProcess(s.cmd, s.args(photo.file, COLS, rows), 2); // warm the page cache
+    const full = await timeProcess(s.cmd, s.args(photo.file, COLS, rows), 15);
+    const startup = await timeProcess(s.cmd, s.args(one, 1, 1), 15);
+    const us = ((full.ms - startup.ms) * 1000) / cells;
+    peerCells.push({ label: s.label, command: [s.cmd, ...s.args('photo.png', COLS, rows)].join(' '), msMedian: full.ms, startupMs: startup.ms, usPerCell: us, ratio: v2aUs / us });
+  }
+
+  // --- CLI on a 12 MP JPEG -------------------------------------------------------------------
+  progress('CLI on a 12 MP JPEG ...');
+  const big = await bigJpeg(log);
+  const BIG_COLS = 120;
+  const bigRows = Math.round((BIG_COLS * 3000 * CELL_ASPECT) / 4000);
+  const cliSpecs: { label: string; cmd: string; args: string[] }[] = [
+    { label: 'v2a CLI', cmd: process.execPath, args: [CLI, 'render', big.file, '--columns', String(BIG_COLS)] },
+  ];
+  if (programs.has('jp2a')) cliSpecs.push({ label: 'jp2a', cmd: 'jp2a', args: [`--width=${BIG_COLS}`, big.file] });
+  if (programs.has('chafa')) cliSpecs.push({ label: 'chafa', cmd: 'chafa', args: chafaArgs(big.file, BIG_COLS, bigRows) });
+  for (const s of cliSpecs) await timeProcess(s.cmd, s.args, 1); // warm-up (page cache, first run errors)
+  const cliRuns = new Map<string, number[]>(cliSpecs.map((s) => [s.label, []]));
+  for (let i = 0; i < 9; i++) {
+    for (const s of cliSpecs) cliRuns.get(s.label)!.push((await timeProcess(s.cmd, s.args, 1)).ms);
+  }
+  const cli = await Promise.all(cliSpecs.map(async (s) => ({
+    label: s.label,
+    command: [s.cmd === process.execPath ? 'node' : s.cmd, ...s.args].join(' ').replaceAll(ROOT + '/', ''),
+    msMedian: median(cliRuns.get(s.label)!),
+    runs: cliRuns.get(s.label)!.map((v) => Math.round(v * 10) / 10),
+  })));
+  const rss: Record<string, { mib: number | null; how: string }> = {};
+  for (const s of cliSpecs) rss[s.label] = await peakRss(s.cmd, s.args);
+  const v2aCli = cli.find((c) => c.label === 'v2a CLI')!.msMedian;
+  const jp2aCli = cli.find((c) => c.label === 'jp2a')?.msMedian;
+  const chafaCli = cli.find((c) => c.label === 'chafa')?.msMedian;
+
+  // --- Report --------------------------------------------------------------------------------
+  console.log('');
+  console.log(`Core: render() in process, ${img.width}x${img.height} photo (${photo.source}), ${COLS}x${rows} = ${cells} cells; warm-up 10, median of 50 (one thread)`);
+  console.log(table([
+    ['what', 'ms/render (median)', 'ms (min)', 'µs/cell'],
+    ...core.map((c) => [c.label, fix(c.msMedian, 2), fix(c.msMin, 2), fix(c.usPerCell, 2)]),
+  ]));
+  console.log(`target <= 2 µs per cell on one thread (defaults): ${core[0]!.usPerCell <= 2 ? 'MET' : 'MISSED'} (${fix(core[0]!.usPerCell, 2)} µs)`);
+
+  console.log('');
+  console.log(`Peers per cell: whole process on the same ${img.width}x${img.height} PNG at ${COLS}x${rows}, median of 15, minus startup`);
+  console.log(`(the same command on a 1x1 PNG into 1x1 cells, median of 15), / ${cells} cells. Includes the peer's PNG decode and`);
+  console.log('scaling, which the v2a core figure does not; ratio = v2a core µs/cell (defaults) / peer µs/cell (< 1: v2a faster).');
+  if (peerCells.length) {
+    console.log(table([
+      ['peer', 'ms (median)', 'startup ms', 'µs/cell', 'v2a/peer'],
+      ...peerCells.map((p) => [p.label, fix(p.msMedian, 2), fix(p.startupMs, 2), fix(p.usPerCell, 2), fix(p.ratio, 2)]),
+    ]));
+  } else console.log('(no peers available)');
+
+  console.log('');
+  console.log(`CLI whole process: ${big.file.replaceAll(ROOT + '/', '')} (4000x3000, ${(big.bytes / 1e6).toFixed(1)} MB JPEG q90) at ${BIG_COLS} columns, output to /dev/null; median of 9 interleaved runs`);
+  console.log(table([
+    ['tool', 'ms (median)', 'peak RSS MiB', 'command'],
+    ...cli.map((c) => [c.label, fix(c.msMedian, 1), fix(rss[c.label]?.mib, 1), c.command]),
+  ], { leftAlign: [3] }));
+  if (jp2aCli !== undefined) console.log(`v2a/jp2a = ${fix(v2aCli / jp2aCli, 2)}`);
+  if (chafaCli !== undefined) console.log(`v2a/chafa = ${fix(v2aCli / chafaCli, 2)}`);
+  console.log(`target: CLI no slower than jp2a: ${jp2aCli === undefined ? 'NOT MEASURED (jp2a unavailable)' : v2aCli <= jp2aCli ? 'MET' : 'MISSED'}`);
+  console.log(`(peak RSS via ${rss['v2a CLI']?.how}; ${cpus().length} CPUs, ${cpus()[0]?.model ?? ''}, node ${process.version})`);
+
+  const file = writeJson('speed.json', {
+    bench: 'speed',
+    date: new Date().toISOString(),
+    v2aVersion: VERSION,
+    node: process.version,
+    cpus: { count: cpus().length, model: cpus()[0]?.model },
+    build: built,
+    peers: Object.fromEntries([...programs].map((p) => [p, peerVersion(p)])),
+    core: { image: { source: photo.source, width: img.width, height: img.height }, columns: COLS, rows, cells, results: core, targetUsPerCell: 2, targetMet: core[0]!.usPerCell <= 2 },
+    peersPerCell: { columns: COLS, rows, cells, results: peerCells },
+    cli: {
+      image: { file: big.file.replaceAll(ROOT + '/', ''), width: 4000, height: 3000, bytes: big.bytes },
+      columns: BIG_COLS,
+      results: cli.map((c) => ({ ...c, peakRssMiB: rss[c.label]?.mib ?? null })),
+      ratios: { v2aOverJp2a: jp2aCli ? v2aCli / jp2aCli : null, v2aOverChafa: chafaCli ? v2aCli / chafaCli : null },
+      target: 'CLI no slower than jp2a',
+      targetMet: jp2aCli !== undefined ? v2aCli <= jp2aCli : null,
+      rssMethod: rss['v2a CLI']?.how,
+    },
+    seconds: (performance.now() - tStart) / 1000,
+  });
+  progress(`wrote ${file}`);
+  if (!which('chafa') || !which('jp2a')) log('(some peers were unavailable; see the lines above)');
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  process.exit(2);
+});
