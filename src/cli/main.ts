@@ -6,9 +6,10 @@
 import { registerDecode } from './decode-command.js';
 import { run, type CommandRegistrar } from './program.js';
 import { registerRender } from './render-command.js';
+import { registerServe } from './serve-command.js';
 import { exitQuietlyOnEpipe } from './terminal.js';
 
-const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerDecode];
+const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerDecode, registerServe];
 
 exitQuietlyOnEpipe();
 const code = await run(process.argv, COMMANDS);

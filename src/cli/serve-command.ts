@@ -1,0 +1,60 @@
+/**
+ * `v2a serve [--port <n>] [--host <address>]`: runs the HTTP + MCP service in the foreground until
+ * SIGTERM or Ctrl-C (graceful shutdown, exit 0). Every other setting is an environment variable;
+ * `v2a serve --settings` lists them with their defaults. The server modules load only when the
+ * command runs.
+ */
+import type { Command } from 'commander';
+import { CliError, EXIT, usageError } from './terminal.js';
+
+interface ServeOpts {
+  port?: string;
+  host?: string;
+  settings?: boolean;
+}
+
+async function serveAction(cmd: Command): Promise<void> {
+  const opts = cmd.opts<ServeOpts>();
+  const { ConfigError, describeConfig, loadConfig } = await import('../server/config.js');
+  if (opts.settings) {
+    const rows = describeConfig().map((c) => `  ${c.name}\n      default: ${c.default}\n      ${c.meaning}`);
+    process.stdout.write(`Settings of v2a serve (environment variables):\n\n${rows.join('\n')}\n`);
+    return;
+  }
+  const env: Record<string, string | undefined> = { ...process.env };
+  if (opts.port !== undefined) {
+    if (!/^\d{1,5}$/.test(opts.port.trim()) || Number(opts.port) > 65535) throw usageError(`--port must be an integer from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
+    env.PORT = opts.port.trim();
+  }
+  if (opts.host !== undefined) env.HOST = opts.host;
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(err.problems.join('\nv2a: '));
+    throw err;
+  }
+  const { startServer } = await import('../server/start.js');
+  const server = await startServer(config);
+  const graceful = await server.closed;
+  if (!graceful) throw new CliError('the shutdown timed out; remaining connections were closed', EXIT.internal);
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the HTTP API (POST /api/v1/render, /api/mcp, manifests) until Ctrl-C or SIGTERM.')
+    .option('-p, --port <n>', 'TCP port (overrides PORT; default 8080, 0 = any free port)')
+    .option('--host <address>', 'address to listen on (overrides HOST; default 0.0.0.0)')
+    .option('--settings', 'list every setting (environment variable) with its default and meaning, and exit')
+    .addHelpText('after', `
+Settings are environment variables (V2A_MAX_IMAGE_BYTES, V2A_WORKERS, V2A_RATE_LIMIT, ...):
+see v2a serve --settings. Shutdown on SIGTERM or Ctrl-C is graceful: in-flight renders finish.
+
+Examples:
+  v2a serve
+  v2a serve --port 3000 --host 127.0.0.1
+  V2A_IMAGE_FETCH_ALLOWLIST='images.example.com,*.cdn.example.net' v2a serve
+`)
+    .action((_opts: unknown, command: Command) => serveAction(command));
+}

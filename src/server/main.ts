@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+/**
+ * `npm start` entry (node dist/server/main.js): reads the settings from the environment (see
+ * config.ts; a bad value exits 2 naming the variable), serves until SIGTERM/SIGINT, shuts down
+ * gracefully and exits 0 (1 when the shutdown had to be forced).
+ */
+import { ConfigError, loadConfig, type ServerConfig } from './config.js';
+import { startServer } from './start.js';
+
+let config: ServerConfig;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`v2a: ${err.message}\n`);
+  process.exit(2);
+}
+
+try {
+  const server = await startServer(config);
+  const graceful = await server.closed;
+  process.exit(graceful ? 0 : 1);
+} catch (err) {
+  process.stderr.write(`v2a: could not start the server: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}

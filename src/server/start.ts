@@ -1,0 +1,78 @@
+/**
+ * Starting and stopping the server, shared by `npm start` (main.ts) and `v2a serve`.
+ *
+ * Graceful shutdown on SIGTERM/SIGINT: new work is refused (503 `shutting-down`, health reports
+ * `shutting_down`), the listener stops accepting, idle keep-alive connections close, in-flight
+ * requests (renders included) finish, then the worker pool closes. If that takes longer than
+ * V2A_SHUTDOWN_TIMEOUT_MS, remaining connections are cut. A second signal exits at once.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildAppOptions } from './app.js';
+import type { ServerConfig } from './config.js';
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  /** e.g. http://127.0.0.1:8080 */
+  readonly url: string;
+  /** Starts (or joins) the graceful shutdown. Resolves `true` when it finished in time. */
+  shutdown(reason?: string): Promise<boolean>;
+  /** Resolves when the server has shut down: `true` graceful, `false` forced. */
+  readonly closed: Promise<boolean>;
+}
+
+export interface StartOptions extends BuildAppOptions {
+  /** Install SIGTERM/SIGINT handlers (default true). */
+  handleSignals?: boolean;
+}
+
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const { handleSignals = true, ...buildOptions } = options;
+  const app = await buildApp(config, buildOptions);
+  const url = await app.listen({ port: config.port, host: config.host });
+
+  let resolveClosed!: (graceful: boolean) => void;
+  const closed = new Promise<boolean>((resolve) => (resolveClosed = resolve));
+  let shutting: Promise<boolean> | undefined;
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shutting) {
+      app.log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    void shutdown(signal);
+  };
+
+  function shutdown(reason = 'shutdown'): Promise<boolean> {
+    shutting ??= (async () => {
+      app.v2a.closing = true;
+      app.log.info({ reason, pool: app.v2a.pool.stats() }, 'shutting down: finishing in-flight requests');
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs);
+        timer.unref();
+      });
+      const graceful = await Promise.race([app.close().then(() => true as const), timeout]);
+      clearTimeout(timer);
+      if (!graceful) {
+        app.log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out: closing remaining connections');
+        app.server.closeAllConnections();
+        await app.v2a.pool.close().catch(() => {});
+      } else {
+        app.log.info('shut down');
+      }
+      if (handleSignals) {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+      }
+      resolveClosed(graceful);
+      return graceful;
+    })();
+    return shutting;
+  }
+
+  if (handleSignals) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
+  return { app, url, shutdown, closed };
+}
