@@ -16,6 +16,7 @@
 import { existsSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { render } from '../src/core/render.js';
 import { CELL_ASPECT, VERSION } from '../src/core/types.js';
 import { BENCH_DIR, CACHE_DIR, bigJpeg, decodeRgba, photo640, tinyPng } from './lib/images.js';
@@ -60,6 +61,37 @@ function benchCore(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<s
   }
   const ms = median(times);
   return { label, msMedian: ms, msMin: Math.min(...times), usPerCell: (ms * 1000) / cells };
+}
+
+/**
+ * The first render() in a fresh node process (the dist/ build, as the CLI runs it): median of 5
+ * processes. The image goes in as raw RGBA through a cache file, so no decoder is involved.
+ */
+async function coldRender(img: Awaited<ReturnType<typeof decodeRgba>>, columns: number, cells: number): Promise<CoreResult | null> {
+  const renderJs = join(ROOT, 'dist/core/render.js');
+  if (!existsSync(renderJs)) return null;
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const raw = join(CACHE_DIR, `cold-${img.width}x${img.height}.rgba`);
+  writeFileSync(raw, img.data);
+  const script = [
+    `import { readFileSync } from 'node:fs';`,
+    `import { render } from ${JSON.stringify(pathToFileURL(renderJs).href)};`,
+    `const data = new Uint8Array(readFileSync(${JSON.stringify(raw)}));`,
+    `const t0 = performance.now();`,
+    `render({ width: ${img.width}, height: ${img.height}, data }, { columns: ${columns} });`,
+    `process.stdout.write(String(performance.now() - t0));`,
+  ].join('\n');
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
+    if (r.code !== 0) {
+      log(`cold render failed: ${r.stderr.trim().split('\n')[0]}`);
+      return null;
+    }
+    times.push(Number(r.stdout.toString()));
+  }
+  const ms = median(times);
+  return { label: 'render, defaults, cold (1st call)', msMedian: ms, msMin: Math.min(...times), usPerCell: (ms * 1000) / cells };
 }
 
 /** Median wall time of a whole process over `n` runs (stdout discarded). */
@@ -110,6 +142,7 @@ async function main(): Promise<void> {
     benchCore(img, { columns: COLS }, 'render, defaults', cells),
     benchCore(img, { columns: COLS, autoOptimize: 0 }, 'render, autoOptimize 0', cells),
   ];
+  const cold = await coldRender(img, COLS, cells);
   const check = render(img, { columns: COLS });
   if (check.rows !== rows) log(`note: render gave ${check.rows} rows, expected ${rows}`);
 
@@ -138,24 +171,28 @@ async function main(): Promise<void> {
   const big = await bigJpeg(log);
   const BIG_COLS = 120;
   const bigRows = Math.round((BIG_COLS * 3000 * CELL_ASPECT) / 4000);
-  const cliSpecs: { label: string; cmd: string; args: string[] }[] = [
-    { label: 'v2a CLI', cmd: process.execPath, args: [CLI, 'render', big.file, '--columns', String(BIG_COLS)] },
+  // The same commands on a 1x1 PNG: the fixed cost (process start, libraries, output).
+  const cliSpecs: { label: string; cmd: string; args: (f: string) => string[] }[] = [
+    { label: 'v2a CLI', cmd: process.execPath, args: (f) => [CLI, 'render', f, '--columns', String(BIG_COLS)] },
   ];
-  if (programs.has('jp2a')) cliSpecs.push({ label: 'jp2a', cmd: 'jp2a', args: [`--width=${BIG_COLS}`, big.file] });
-  if (programs.has('chafa')) cliSpecs.push({ label: 'chafa', cmd: 'chafa', args: chafaArgs(big.file, BIG_COLS, bigRows) });
-  for (const s of cliSpecs) await timeProcess(s.cmd, s.args, 1); // warm-up (page cache, first run errors)
+  if (programs.has('jp2a')) cliSpecs.push({ label: 'jp2a', cmd: 'jp2a', args: (f) => [`--width=${BIG_COLS}`, f] });
+  if (programs.has('chafa')) cliSpecs.push({ label: 'chafa', cmd: 'chafa', args: (f) => chafaArgs(f, BIG_COLS, bigRows) });
+  for (const s of cliSpecs) await timeProcess(s.cmd, s.args(big.file), 1); // warm-up (page cache, first run errors)
   const cliRuns = new Map<string, number[]>(cliSpecs.map((s) => [s.label, []]));
+  const tinyRuns = new Map<string, number[]>(cliSpecs.map((s) => [s.label, []]));
   for (let i = 0; i < 9; i++) {
-    for (const s of cliSpecs) cliRuns.get(s.label)!.push((await timeProcess(s.cmd, s.args, 1)).ms);
+    for (const s of cliSpecs) cliRuns.get(s.label)!.push((await timeProcess(s.cmd, s.args(big.file), 1)).ms);
+    for (const s of cliSpecs) tinyRuns.get(s.label)!.push((await timeProcess(s.cmd, s.args(one), 1)).ms);
   }
-  const cli = await Promise.all(cliSpecs.map(async (s) => ({
+  const cli = cliSpecs.map((s) => ({
     label: s.label,
-    command: [s.cmd === process.execPath ? 'node' : s.cmd, ...s.args].join(' ').replaceAll(ROOT + '/', ''),
+    command: [s.cmd === process.execPath ? 'node' : s.cmd, ...s.args(big.file)].join(' ').replaceAll(ROOT + '/', ''),
     msMedian: median(cliRuns.get(s.label)!),
     runs: cliRuns.get(s.label)!.map((v) => Math.round(v * 10) / 10),
-  })));
+    startupMsMedian: median(tinyRuns.get(s.label)!),
+  }));
   const rss: Record<string, { mib: number | null; how: string }> = {};
-  for (const s of cliSpecs) rss[s.label] = await peakRss(s.cmd, s.args);
+  for (const s of cliSpecs) rss[s.label] = await peakRss(s.cmd, s.args(big.file));
   const v2aCli = cli.find((c) => c.label === 'v2a CLI')!.msMedian;
   const jp2aCli = cli.find((c) => c.label === 'jp2a')?.msMedian;
   const chafaCli = cli.find((c) => c.label === 'chafa')?.msMedian;
@@ -166,7 +203,9 @@ async function main(): Promise<void> {
   console.log(table([
     ['what', 'ms/render (median)', 'ms (min)', 'µs/cell'],
     ...core.map((c) => [c.label, fix(c.msMedian, 2), fix(c.msMin, 2), fix(c.usPerCell, 2)]),
+    ...(cold ? [[cold.label, fix(cold.msMedian, 2), fix(cold.msMin, 2), fix(cold.usPerCell, 2)]] : []),
   ]));
+  if (cold) console.log('(cold = the first render() in a fresh node process, dist/ build, not yet optimized by the JIT: what one CLI call pays)');
   console.log(`target <= 2 µs per cell on one thread (defaults): ${core[0]!.usPerCell <= 2 ? 'MET' : 'MISSED'} (${fix(core[0]!.usPerCell, 2)} µs)`);
 
   console.log('');
@@ -182,10 +221,11 @@ async function main(): Promise<void> {
 
   console.log('');
   console.log(`CLI whole process: ${big.file.replaceAll(ROOT + '/', '')} (4000x3000, ${(big.bytes / 1e6).toFixed(1)} MB JPEG q90) at ${BIG_COLS} columns, output to /dev/null; median of 9 interleaved runs`);
+  console.log('("same on 1x1 PNG": the identical command on a 1x1 image, interleaved too: the fixed cost of starting the tool)');
   console.log(table([
-    ['tool', 'ms (median)', 'peak RSS MiB', 'command'],
-    ...cli.map((c) => [c.label, fix(c.msMedian, 1), fix(rss[c.label]?.mib, 1), c.command]),
-  ], { leftAlign: [3] }));
+    ['tool', 'ms (median)', 'same on 1x1 PNG', 'peak RSS MiB', 'command'],
+    ...cli.map((c) => [c.label, fix(c.msMedian, 1), fix(c.startupMsMedian, 1), fix(rss[c.label]?.mib, 1), c.command]),
+  ], { leftAlign: [4] }));
   if (jp2aCli !== undefined) console.log(`v2a/jp2a = ${fix(v2aCli / jp2aCli, 2)}`);
   if (chafaCli !== undefined) console.log(`v2a/chafa = ${fix(v2aCli / chafaCli, 2)}`);
   console.log(`target: CLI no slower than jp2a: ${jp2aCli === undefined ? 'NOT MEASURED (jp2a unavailable)' : v2aCli <= jp2aCli ? 'MET' : 'MISSED'}`);
@@ -199,7 +239,7 @@ async function main(): Promise<void> {
     cpus: { count: cpus().length, model: cpus()[0]?.model },
     build: built,
     peers: Object.fromEntries([...programs].map((p) => [p, peerVersion(p)])),
-    core: { image: { source: photo.source, width: img.width, height: img.height }, columns: COLS, rows, cells, results: core, targetUsPerCell: 2, targetMet: core[0]!.usPerCell <= 2 },
+    core: { image: { source: photo.source, width: img.width, height: img.height }, columns: COLS, rows, cells, results: core, cold, targetUsPerCell: 2, targetMet: core[0]!.usPerCell <= 2 },
     peersPerCell: { columns: COLS, rows, cells, results: peerCells },
     cli: {
       image: { file: big.file.replaceAll(ROOT + '/', ''), width: 4000, height: 3000, bytes: big.bytes },
