@@ -94,6 +94,12 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     return sendProblem(request, reply, new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
   });
 
+  // Connections that finish a reply during shutdown are closed, so the listener can drain.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (ctx.closing) reply.header('connection', 'close');
+    return payload;
+  });
+
   await app.register(healthRoutes, { ctx });
   await app.register(renderRoutes, { ctx });
   await app.register(mcpRoutes, { ctx, dispatcher: createDispatcher(ctx, app.log) });

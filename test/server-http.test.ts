@@ -1,0 +1,716 @@
+/**
+ * The HTTP service end to end: a real server on 127.0.0.1, real images made with sharp, every
+ * reply checked against the served OpenAPI document (server-helpers.ts).
+ */
+import assert from 'node:assert/strict';
+import type { LookupAddress } from 'node:dns';
+import { once } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import net, { type AddressInfo, type LookupFunction } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import selfsigned from 'selfsigned';
+import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
+import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
+import { VERSION } from '../src/core/types.js';
+import { ConfigError, describeConfig, jsonBodyLimit, loadConfig } from '../src/server/config.js';
+import { DATA_CSP, DOCUMENT_CSP } from '../src/server/plugins/security-headers.js';
+import { startServer } from '../src/server/start.js';
+import { parseTraceparent, parseTracestate } from '../src/server/trace-context.js';
+import {
+  assertProblem, badValues, call, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
+  validatingCaller, type Reply, type ResponseValidator, type TestServer,
+} from './server-helpers.js';
+
+const RENDER = '/api/v1/render';
+
+let server: TestServer;
+let validator: ResponseValidator | undefined;
+let req: ReturnType<typeof validatingCaller>;
+let png: Buffer;
+let jpeg: Buffer;
+let tinyB64: string;
+
+before(async () => {
+  server = await startTestServer();
+  req = validatingCaller(() => validator, server.base);
+  const doc = await call(`${server.base}/api/openapi.json`);
+  validator = responseValidator(doc.json);
+  validator.check('GET', '/api/openapi.json', doc);
+  [png, jpeg] = await Promise.all([photo(160, 120, 'png'), photo(160, 120, 'jpeg')]);
+  tinyB64 = (await photo(32, 24, 'png')).toString('base64');
+});
+
+after(async () => {
+  await server?.close();
+});
+
+/** POST /api/v1/render with a JSON body, validated. */
+const renderJson = (body: unknown, query?: string, headers: Record<string, string> = {}) =>
+  req('POST', RENDER, { headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body), ...(query ? { query } : {}) });
+
+/** POST /api/v1/render as multipart, validated. */
+async function renderForm(fields: Record<string, string | Buffer | Array<string | Buffer>>, query?: string): Promise<Reply> {
+  const r = await postForm(`${server.base}${RENDER}${query ? `?${query}` : ''}`, fields);
+  validator!.check('POST', RENDER, r);
+  return r;
+}
+
+function assertCommonHeaders(r: Reply): void {
+  assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(r.headers.get('x-frame-options'), 'DENY');
+  assert.equal(r.headers.get('referrer-policy'), 'no-referrer');
+  assert.match(r.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  const tp = parseTraceparent(r.headers.get('traceparent') ?? undefined);
+  assert.ok(tp, `valid traceparent: ${r.headers.get('traceparent')}`);
+  assert.equal(tp.version, '00');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('configuration', () => {
+  test('defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.maxImageBytes, 16 * 1024 * 1024);
+    assert.equal(c.maxImagePixels, 50_000_000);
+    assert.deepEqual(c.imageFetchAllowlist, []);
+    assert.equal(c.fetchTimeoutMs, 10_000);
+    assert.ok(c.workers >= 1);
+    assert.equal(c.queueLimit, c.workers * 8);
+    assert.equal(c.rateLimit, 120);
+    assert.equal(c.corsOrigins, '*');
+    assert.equal(c.mcpMaxBatch, 16);
+    assert.equal(c.receiverUrl, 'https://a2v.v2a.dev/receiver');
+    assert.equal(c.trustProxy, false);
+    assert.equal(c.testAllowLoopbackFetch, false);
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.platformKeyConfigured, false);
+  });
+
+  test('values are parsed', () => {
+    const c = loadConfig({
+      PORT: '0', V2A_WORKERS: '3', V2A_CORS_ORIGINS: 'https://a.example, http://localhost:3000', V2A_TRUST_PROXY: '10.0.0.0/8,127.0.0.1',
+      V2A_IMAGE_FETCH_ALLOWLIST: 'images.example.com,*.cdn.example.net', PLATFORM_API_KEY: 'k', V2A_RATE_LIMIT: '0', V2A_PUBLIC_URL: 'https://v2a.example.com/',
+    });
+    assert.equal(c.port, 0);
+    assert.equal(c.queueLimit, 24);
+    assert.deepEqual(c.corsOrigins, ['https://a.example', 'http://localhost:3000']);
+    assert.deepEqual(c.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+    assert.deepEqual(c.imageFetchAllowlist, ['images.example.com', '*.cdn.example.net']);
+    assert.equal(c.platformKeyConfigured, true);
+    assert.equal(c.rateLimit, 0);
+    assert.equal(c.publicUrl, 'https://v2a.example.com');
+    assert.equal(JSON.stringify(c).includes('"k"'), false, 'the key itself is not kept');
+  });
+
+  test('bad values: one start-up error naming every variable, never echoing the key', () => {
+    const bad = {
+      PORT: '70000', V2A_MAX_IMAGE_BYTES: '-1', V2A_WORKERS: 'many', V2A_QUEUE_LIMIT: '1.5', V2A_CORS_ORIGINS: 'https://a.example/path',
+      V2A_IMAGE_FETCH_ALLOWLIST: 'http://x', V2A_RECEIVER_URL: 'http://receiver.example', V2A_TRUST_PROXY: 'yes please',
+      V2A_TEST_ALLOW_LOOPBACK_FETCH: 'perhaps', LOG_LEVEL: 'loud', V2A_MCP_MAX_BATCH: '0',
+    };
+    assert.throws(() => loadConfig(bad), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      for (const name of Object.keys(bad)) assert.ok(err.problems.some((p) => p.startsWith(name + ' ')), `${name} named: ${err.problems.join(' | ')}`);
+      return true;
+    });
+  });
+
+  test('describeConfig documents every variable with a default and a meaning', () => {
+    const names = describeConfig().map((c) => c.name);
+    for (const n of ['PORT', 'HOST', 'V2A_MAX_IMAGE_BYTES', 'V2A_MAX_IMAGE_PIXELS', 'V2A_IMAGE_FETCH_ALLOWLIST', 'V2A_FETCH_TIMEOUT_MS', 'V2A_WORKERS',
+      'V2A_QUEUE_LIMIT', 'V2A_RENDER_TIMEOUT_MS', 'V2A_RATE_LIMIT', 'V2A_CORS_ORIGINS', 'V2A_MCP_MAX_BATCH', 'V2A_RECEIVER_URL', 'V2A_TRUST_PROXY',
+      'V2A_TEST_ALLOW_LOOPBACK_FETCH', 'LOG_LEVEL', 'PLATFORM_API_KEY']) {
+      assert.ok(names.includes(n), n);
+    }
+    for (const c of describeConfig()) assert.ok(c.default && c.meaning.length > 10, c.name);
+    assert.equal(describeConfig().find((c) => c.name === 'V2A_TEST_ALLOW_LOOPBACK_FETCH')?.testOnly, true);
+  });
+});
+
+describe('health', () => {
+  for (const path of ['/api/health', '/api/v1/health']) {
+    test(`GET ${path}`, async () => {
+      const r = await req('GET', path);
+      assert.equal(r.status, 200);
+      assert.match(r.contentType, /^application\/json/);
+      assertCommonHeaders(r);
+      assert.equal(r.headers.get('content-security-policy'), DATA_CSP);
+      assert.equal(r.headers.get('cache-control'), 'no-store');
+      assert.equal(r.json.status, 'ok');
+      assert.equal(r.json.version, VERSION);
+      assert.equal(r.json.traceId, r.headers.get('traceparent')!.split('-')[1]);
+      assert.equal(r.json.pool.workers, 2);
+      assert.deepEqual(r.json.capabilities.formats, [...FORMATS]);
+    });
+  }
+
+  test('HEAD works, other methods are 405 with Allow', async () => {
+    const head = await call(`${server.base}/api/health`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    const del = await req('DELETE', '/api/health');
+    assertProblem(del, 405, 'method-not-allowed');
+    assert.equal(del.headers.get('allow'), 'GET, HEAD');
+  });
+});
+
+describe('trace context', () => {
+  const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const PARENT = '00f067aa0ba902b7';
+
+  test('a valid traceparent is continued with a new span id; tracestate is returned', async () => {
+    for (const path of ['/api/health', '/api/v1/health']) {
+      const r = await req('GET', path, { headers: { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'congo=t61rcWkgMzE, rojo=00f067aa0ba902b7' } });
+      const tp = parseTraceparent(r.headers.get('traceparent')!)!;
+      assert.equal(tp.traceId, TRACE);
+      assert.notEqual(tp.parentId, PARENT);
+      assert.equal(tp.flags, '01');
+      assert.equal(r.headers.get('tracestate'), 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7');
+      assert.equal(r.json.traceId, TRACE);
+    }
+  });
+
+  test('render and errors carry the trace too', async () => {
+    const r = await renderJson({ imageBase64: tinyB64, columns: 16 }, undefined, { traceparent: `00-${TRACE}-${PARENT}-00` });
+    assert.equal(r.status, 200);
+    assert.equal(parseTraceparent(r.headers.get('traceparent')!)!.traceId, TRACE);
+    const p = await renderJson({}, undefined, { traceparent: `00-${TRACE}-${PARENT}-00` });
+    assert.equal(assertProblem(p, 400, 'missing-image').traceId, TRACE);
+    const nf = await req('GET', '/nope', { headers: { traceparent: `00-${TRACE}-${PARENT}-00` } });
+    assert.equal(assertProblem(nf, 404, 'not-found').traceId, TRACE);
+  });
+
+  const invalid: Array<[string, string]> = [
+    ['uppercase hex', `00-${TRACE.toUpperCase()}-${PARENT}-01`],
+    ['version ff', `ff-${TRACE}-${PARENT}-01`],
+    ['all-zero trace id', `00-${'0'.repeat(32)}-${PARENT}-01`],
+    ['all-zero parent id', `00-${TRACE}-${'0'.repeat(16)}-01`],
+    ['short trace id', `00-${TRACE.slice(1)}-${PARENT}-01`],
+    ['version 00 with trailing data', `00-${TRACE}-${PARENT}-01-extra`],
+    ['bad flags', `00-${TRACE}-${PARENT}-0x`],
+    ['garbage', 'hello'],
+    ['wrong separators', `00_${TRACE}_${PARENT}_01`],
+  ];
+  for (const [why, value] of invalid) {
+    test(`invalid traceparent (${why}) starts a new trace and drops tracestate`, async () => {
+      const r = await req('GET', '/api/health', { headers: { traceparent: value, tracestate: 'a=b' } });
+      const tp = parseTraceparent(r.headers.get('traceparent')!)!;
+      assert.notEqual(tp.traceId, TRACE);
+      assert.equal(tp.flags, '00');
+      assert.equal(r.headers.get('tracestate'), null);
+    });
+  }
+
+  test('a higher version with extra fields is accepted (forward compatibility) and answered as 00', async () => {
+    const r = await req('GET', '/api/health', { headers: { traceparent: `01-${TRACE}-${PARENT}-01-whatever` } });
+    assert.equal(r.headers.get('traceparent')!.slice(0, 35), `00-${TRACE}`);
+  });
+
+  test('no traceparent: a new trace each time', async () => {
+    const [a, b] = await Promise.all([req('GET', '/api/health'), req('GET', '/api/health')]);
+    assert.notEqual(a.headers.get('traceparent'), b.headers.get('traceparent'));
+    assert.equal(a.headers.get('tracestate'), null);
+  });
+
+  test('tracestate kept only when well formed and within 32 members / 512 characters', async () => {
+    const cases: Array<[string, string | null]> = [
+      ['vendor@tenant=x, a=1', 'vendor@tenant=x,a=1'],
+      ['a=1,a=2', null],
+      ['A=1', null],
+      ['a=', null],
+      ['a=1,c', null],
+      ['a=b\u00e9', null],
+      [Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(','), null],
+      [Array.from({ length: 32 }, (_, i) => `k${i}=v`).join(','), Array.from({ length: 32 }, (_, i) => `k${i}=v`).join(',')],
+      [`a=${'x'.repeat(255)},b=${'y'.repeat(255)}`, null],
+      ['t@sys=1,,  b=2 ', 't@sys=1,b=2'],
+    ];
+    for (const [value, expected] of cases) {
+      assert.equal(parseTracestate(value) ?? null, expected, value.slice(0, 40));
+      const r = await req('GET', '/api/health', { headers: { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: value } });
+      assert.equal(r.headers.get('tracestate'), expected, value.slice(0, 40));
+    }
+  });
+});
+
+describe('render: success', () => {
+  for (const format of FORMATS) {
+    test(`multipart, format=${format}: content type, disposition, Auto Director header`, async () => {
+      const r = await renderForm({ image: png, format, columns: '48', color: 'true' });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get('content-type'), contentTypeHeader(format));
+      assert.equal(r.headers.get('content-disposition'), `inline; filename="ascii.${FORMAT_INFO[format].extension}"`);
+      assert.match(r.headers.get('x-auto-director') ?? '', /^(target_met|best_effort); rubric=balanced; score=(0|1|0\.\d+)$/);
+      assertCommonHeaders(r);
+      const document = format === 'html' || format === 'svg';
+      assert.equal(r.headers.get('content-security-policy'), document ? DOCUMENT_CSP : DATA_CSP);
+      if (format === 'text') {
+        const lines = r.text.replace(/\n$/, '').split('\n');
+        assert.ok(lines.length > 5);
+        for (const line of lines) assert.equal([...line].length, 48);
+      }
+      if (format === 'html') assert.match(r.text, /<pre[\s>]/);
+      if (format === 'svg') assert.match(r.text, /<svg[\s>]/);
+      if (format === 'ansi') assert.match(r.text, /\x1b\[38;2;/);
+      if (format === 'json') {
+        assert.equal(r.json.columns, 48);
+        assert.equal(r.json.colors.length, r.json.rows);
+        assert.ok(r.json.explicit.includes('columns'));
+      }
+      if (format === 'json-compact') assert.equal(r.json.chroma.encoding, 'rgb24-b64-v1');
+    });
+  }
+
+  test('JSON with imageBase64 (also as a data: URL), parameters typed', async () => {
+    const r = await renderJson({ imageBase64: jpeg.toString('base64'), columns: 30, charset: 'blocks', invert: true, contrast: 1.5, format: 'json', autoOptimize: 0 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.charset, 'blocks');
+    assert.equal(r.json.params.contrast, 1.5);
+    assert.equal(r.json.director.strength, 0);
+    const data = await renderJson({ imageBase64: `data:image/jpeg;base64,${jpeg.toString('base64').replace(/(.{76})/g, '$1\n')}`, columns: 20 });
+    assert.equal(data.status, 200, data.text);
+  });
+
+  test('query-string parameters with multipart and with JSON; booleans as 1/0', async () => {
+    const a = await renderForm({ image: png }, 'columns=24&format=json&color=1&dither=0');
+    assert.equal(a.status, 200, a.text);
+    assert.equal(a.json.columns, 24);
+    assert.equal(a.json.params.color, true);
+    const b = await renderJson({ imageBase64: tinyB64, format: 'json' }, 'columns=20&edges=true');
+    assert.equal(b.status, 200, b.text);
+    assert.deepEqual([b.json.columns, b.json.params.edges], [20, true]);
+  });
+
+  test('defaults apply when nothing is set', async () => {
+    const r = await renderForm({ image: png });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), contentTypeHeader(DEFAULTS.format));
+    assert.equal(r.text.split('\n')[0]!.length, DEFAULTS.columns);
+  });
+
+  test('every accepted input format decodes', async () => {
+    for (const f of ['webp', 'gif', 'tiff', 'avif'] as const) {
+      const r = await renderForm({ image: await photo(64, 48, f), columns: '16' });
+      assert.equal(r.status, 200, `${f}: ${r.text}`);
+    }
+  });
+});
+
+describe('render: bad input', () => {
+  test('no image: JSON {} and a multipart body without a file', async () => {
+    assertProblem(await renderJson({}), 400, 'missing-image', /No image/);
+    assertProblem(await renderForm({ columns: '40' }), 400, 'missing-image', /No image/);
+  });
+
+  test('two images: imageUrl + imageBase64, image + imageUrl, two files', async () => {
+    const a = assertProblem(await renderJson({ imageUrl: 'https://images.example.com/a.png', imageBase64: tinyB64 }), 400, 'multiple-images', /imageUrl, imageBase64/);
+    assert.deepEqual(a.errors.map((e: { parameter: string }) => e.parameter), ['imageUrl', 'imageBase64']);
+    assertProblem(await renderForm({ image: png, imageUrl: 'https://images.example.com/a.png' }), 400, 'multiple-images', /image, imageUrl/);
+    assertProblem(await renderForm({ image: [png, png] }), 400, 'multiple-images');
+  });
+
+  test('every parameter out of range / wrong type / wrong value, in the query and in JSON, is 400 naming it', async () => {
+    for (const def of PARAMS) {
+      for (const bad of badValues(def)) {
+        if (bad.strings !== undefined) {
+          const r = await renderJson({ imageBase64: tinyB64 }, `${def.name}=${encodeURIComponent(bad.strings)}`);
+          const p = assertProblem(r, 400, 'invalid-parameters');
+          assert.deepEqual(p.errors.map((e: { parameter: string }) => e.parameter), [def.name], `${def.name}=${bad.strings}`);
+          assert.ok(p.errors[0].message.includes(describeDomain(def)), p.errors[0].message);
+        }
+        if (bad.json !== undefined) {
+          const r = await renderJson({ imageBase64: tinyB64, [def.name]: bad.json });
+          const p = assertProblem(r, 400, 'invalid-parameters');
+          assert.deepEqual(p.errors.map((e: { parameter: string }) => e.parameter), [def.name], `${def.name}: ${JSON.stringify(bad.json)}`);
+          assert.ok(p.detail.includes(def.name));
+        }
+      }
+    }
+  });
+
+  test('form fields are validated the same way, and a repeated field is refused', async () => {
+    const p = assertProblem(await renderForm({ image: png, columns: '7', charset: 'emoji' }), 400, 'invalid-parameters');
+    assert.deepEqual(p.errors.map((e: { parameter: string }) => e.parameter).sort(), ['charset', 'columns']);
+    assertProblem(await renderForm({ image: png, columns: ['40', '50'] }), 400, 'invalid-parameters', /more than once/);
+  });
+
+  test('unknown parameters and fields are 400 naming them', async () => {
+    const q = assertProblem(await renderJson({ imageBase64: tinyB64 }, 'colums=80'), 400, 'invalid-parameters', /colums/);
+    assert.equal(q.errors[0].parameter, 'colums');
+    assert.equal(assertProblem(await renderJson({ imageBase64: tinyB64, width: 80 }), 400, 'invalid-parameters', /width/).errors[0].parameter, 'width');
+    assert.equal(assertProblem(await renderForm({ image: png, shade: 'x' }), 400, 'invalid-parameters').errors[0].parameter, 'shade');
+    assertProblem(await renderForm({ photo: png }), 400, 'invalid-request', /unknown file field "photo"/);
+    assertProblem(await renderJson({ image: tinyB64 }), 400, 'invalid-request', /multipart/);
+    assertProblem(await renderForm({ imageBase64: tinyB64 }), 400, 'invalid-request', /JSON body only/);
+    assertProblem(await renderJson({ imageBase64: tinyB64 }, 'imageUrl=https://x.example/a.png'), 400, 'invalid-request', /query string/);
+  });
+
+  test('the same parameter in two carriers is 400', async () => {
+    const a = assertProblem(await renderJson({ imageBase64: tinyB64, columns: 40 }, 'columns=40'), 400, 'invalid-parameters', /given twice/);
+    assert.equal(a.errors[0].parameter, 'columns');
+    assertProblem(await renderForm({ image: png, format: 'json' }, 'format=json'), 400, 'invalid-parameters', /query string and in the form fields/);
+  });
+
+  test('wrong JSON types of the image fields', async () => {
+    assert.equal(assertProblem(await renderJson({ imageUrl: 42 }), 400, 'invalid-request').errors[0].parameter, 'imageUrl');
+    assert.equal(assertProblem(await renderJson({ imageBase64: '' }), 400, 'invalid-request').errors[0].parameter, 'imageBase64');
+    assertProblem(await renderJson([1, 2]), 400, 'invalid-request', /must be an object/);
+  });
+
+  test('undecodable bytes, a truncated JPEG, an SVG', async () => {
+    assertProblem(await renderForm({ image: Buffer.from('this is not an image at all, just text') }), 400, 'unsupported-image');
+    const truncated = jpeg.subarray(0, Math.floor(jpeg.length * 0.6));
+    assertProblem(await renderForm({ image: truncated }), 400, 'undecodable-image', /damaged|truncated|decoded/);
+    const brokenPng = Buffer.concat([png.subarray(0, 60), Buffer.alloc(200, 7)]);
+    assertProblem(await renderJson({ imageBase64: brokenPng.toString('base64') }), 400, 'undecodable-image');
+    assertProblem(await renderForm({ image: SVG }), 400, 'unsupported-image', /SVG/);
+    assertProblem(await renderForm({ image: Buffer.alloc(0) }), 400, 'undecodable-image', /empty/);
+  });
+
+  test('a decompression bomb (header claiming 10 gigapixels) is 413 before any decode', async () => {
+    const started = Date.now();
+    assertProblem(await renderForm({ image: await pngClaiming(100_000, 100_000) }), 413, 'image-too-large', /too many pixels/);
+    assert.ok(Date.now() - started < 2000);
+  });
+
+  test('an image too tall for the grid is 400 naming columns', async () => {
+    const tall = await photo(8, 2000, 'png');
+    const p = assertProblem(await renderForm({ image: tall, columns: '400' }), 400, 'image-too-tall', /rows/);
+    assert.equal(p.errors[0].parameter, 'columns');
+  });
+
+  test('bad base64 is 400 naming imageBase64', async () => {
+    const p = assertProblem(await renderJson({ imageBase64: 'iVBORw0KGgo$$$$' }), 400, 'invalid-base64');
+    assert.equal(p.errors[0].parameter, 'imageBase64');
+    assertProblem(await renderJson({ imageBase64: 'abc' }), 400, 'invalid-base64', /multiple of 4/);
+  });
+
+  test('malformed JSON, an empty JSON body, no body at all', async () => {
+    assertProblem(await renderJson('{"imageBase64": '), 400, 'invalid-request', /not valid JSON/);
+    assertProblem(await renderJson(''), 400, 'invalid-request');
+    assertProblem(await req('POST', RENDER), 400, 'invalid-request', /body is required/);
+  });
+
+  test('wrong content types are 415', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'image/png', 'application/xml']) {
+      assertProblem(await req('POST', RENDER, { headers: { 'content-type': type }, body: 'x=1' }), 415, 'unsupported-media-type');
+    }
+  });
+
+  test('an empty or malformed multipart body', async () => {
+    const empty = await req('POST', RENDER, { headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body: '--XYZ--\r\n' });
+    assertProblem(empty, 400, 'missing-image');
+    const nothing = await req('POST', RENDER, { headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body: '' });
+    assertProblem(nothing, 400, 'missing-image');
+    const noBoundary = await req('POST', RENDER, { headers: { 'content-type': 'multipart/form-data' }, body: 'garbage' });
+    assert.equal(noBoundary.status, 400);
+    assert.match(noBoundary.contentType, /problem\+json/);
+  });
+
+  test('unknown paths are 404 and GET on render is 405, as problems', async () => {
+    assertProblem(await req('GET', '/api/v2/render'), 404, 'not-found', /\/api\/v2\/render/);
+    const r = await req('GET', RENDER);
+    assertProblem(r, 405, 'method-not-allowed');
+    assert.equal(r.headers.get('allow'), 'POST');
+  });
+});
+
+describe('render: size limits while streaming', () => {
+  let small: TestServer;
+  const LIMIT = 200_000;
+
+  before(async () => {
+    small = await startTestServer({ V2A_MAX_IMAGE_BYTES: String(LIMIT), V2A_MAX_IMAGE_PIXELS: '1000000', V2A_WORKERS: '1' });
+  });
+  after(async () => small?.close());
+
+  test('an upload over the limit is 413 while the client is still sending; the rest is never read', { timeout: 20_000 }, async () => {
+    const TOTAL = 64 * 1024 * 1024;
+    const boundary = 'v2a-boundary';
+    const { port } = new URL(small.base);
+    const result = await new Promise<{ status: number; body: string; written: number }>((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: RENDER, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      let written = 0;
+      let answered = false;
+      request.on('response', (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => { resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), written }); request.destroy(); });
+        res.on('error', reject);
+      });
+      request.on('error', (err) => { if (!answered) reject(err); });
+      request.write(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`);
+      const chunk = Buffer.alloc(64 * 1024, 0x42);
+      const pump = () => {
+        while (!answered && !request.destroyed && written < TOTAL) {
+          written += chunk.length;
+          if (!request.write(chunk)) return void request.once('drain', pump);
+        }
+        if (!answered && !request.destroyed) request.end(`\r\n--${boundary}--\r\n`);
+      };
+      pump();
+    });
+    assert.equal(result.status, 413);
+    const p = JSON.parse(result.body);
+    assert.equal(p.type, 'https://v2a.dev/problems/image-too-large');
+    assert.match(p.detail, new RegExp(`${LIMIT}-byte`));
+    assert.ok(result.written < TOTAL / 4, `the server stopped reading early (client wrote ${result.written} of ${TOTAL})`);
+  });
+
+  test('a JSON body over the limit for base64 of the maximum image is 413', async () => {
+    const limit = jsonBodyLimit(LIMIT);
+    const r = await postJson(`${small.base}${RENDER}`, { imageBase64: 'A'.repeat(limit + 10) });
+    validator!.check('POST', RENDER, r);
+    assertProblem(r, 413, 'request-too-large');
+  });
+
+  test('base64 that decodes to more than the limit is 413', async () => {
+    const big = Buffer.alloc(LIMIT + 3000, 1);
+    const r = await postJson(`${small.base}${RENDER}`, { imageBase64: big.toString('base64') });
+    validator!.check('POST', RENDER, r);
+    assertProblem(r, 413, 'image-too-large');
+  });
+
+  test('an image over the pixel limit is 413', async () => {
+    const r = await postForm(`${small.base}${RENDER}`, { image: await photo(1200, 1000, 'jpeg') });
+    validator!.check('POST', RENDER, r);
+    assertProblem(r, 413, 'image-too-large', /pixels/);
+  });
+
+  test('an upload just under the limit renders', async () => {
+    const r = await postForm(`${small.base}${RENDER}`, { image: png, columns: '20' });
+    assert.equal(r.status, 200, r.text);
+  });
+});
+
+describe('render: imageUrl through the real fetcher (local HTTPS, test-only loopback)', () => {
+  let origin: https.Server;
+  let fetchServer: TestServer;
+  let port = 0;
+  const BIG = Buffer.alloc(300_000, 9);
+
+  const lookup: LookupFunction = (hostname, options, callback) => {
+    setImmediate(() => {
+      if (!/^(images|other)\.test\.?$/.test(hostname)) {
+        return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
+      }
+      const all: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }];
+      if (options.all) callback(null, all);
+      else callback(null, '127.0.0.1', 4);
+    });
+  };
+
+  before(async () => {
+    const pems = selfsigned.generate([{ name: 'commonName', value: 'images.test' }], {
+      days: 2, keySize: 2048, algorithm: 'sha256',
+      extensions: [{ name: 'basicConstraints', cA: true }, { name: 'subjectAltName', altNames: [{ type: 2, value: 'images.test' }, { type: 2, value: 'other.test' }] }],
+    });
+    origin = https.createServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+      if (request.url === '/photo.png') response.writeHead(200, { 'content-type': 'image/png' }).end(png);
+      else if (request.url === '/big.png') response.writeHead(200, { 'content-type': 'image/png' }).end(BIG);
+      else response.writeHead(404).end('no');
+    });
+    origin.listen(0, '127.0.0.1');
+    await once(origin, 'listening');
+    port = (origin.address() as AddressInfo).port;
+    fetchServer = await startTestServer(
+      { V2A_IMAGE_FETCH_ALLOWLIST: 'images.test', V2A_TEST_ALLOW_LOOPBACK_FETCH: 'true', V2A_MAX_IMAGE_BYTES: '200000', V2A_WORKERS: '1' },
+      { fetchLookup: lookup, fetchCa: pems.cert },
+    );
+  });
+  after(async () => {
+    await fetchServer?.close();
+    origin?.closeAllConnections();
+    await new Promise((r) => origin?.close(r));
+  });
+
+  const post = async (body: unknown) => {
+    const r = await postJson(`${fetchServer.base}${RENDER}`, body);
+    validator!.check('POST', RENDER, r);
+    return r;
+  };
+
+  test('an allowlisted https URL renders (JSON and multipart field)', async () => {
+    const r = await post({ imageUrl: `https://images.test:${port}/photo.png`, columns: 32 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.text.split('\n')[0]!.length, 32);
+    const f = await postForm(`${fetchServer.base}${RENDER}`, { imageUrl: `https://images.test:${port}/photo.png`, columns: '20' });
+    assert.equal(f.status, 200, f.text);
+  });
+
+  test('a host off the allowlist, http, an IP literal: 400 naming imageUrl', async () => {
+    for (const url of [`https://other.test:${port}/photo.png`, `http://images.test:${port}/photo.png`, `https://127.0.0.1:${port}/photo.png`]) {
+      const p = assertProblem(await post({ imageUrl: url }), 400, 'image-url-not-allowed');
+      assert.equal(p.errors[0].parameter, 'imageUrl');
+    }
+  });
+
+  test('an upstream 404 is 502; a body over the limit is 413', async () => {
+    assertProblem(await post({ imageUrl: `https://images.test:${port}/missing.png` }), 502, 'image-fetch-failed', /404/);
+    assertProblem(await post({ imageUrl: `https://images.test:${port}/big.png` }), 413, 'image-too-large', /200000-byte/);
+  });
+});
+
+describe('overload, timeouts, rate limits, CORS, shutdown', () => {
+  let slow: Buffer;
+  before(async () => {
+    slow = await noise(1600, 1600).then((b) => b); // ~0.3-0.5 s per render at 400 columns
+  });
+
+  test('queue full: 503 with Retry-After, while /api/health answers promptly', { timeout: 30_000 }, async () => {
+    const busy = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '0' });
+    try {
+      const form = () => postForm(`${busy.base}${RENDER}`, { image: slow, columns: '400' });
+      const renders = Promise.all([form(), form(), form()]);
+      await new Promise((r) => setTimeout(r, 60));
+      const t0 = performance.now();
+      const health = await call(`${busy.base}/api/health`);
+      const healthMs = performance.now() - t0;
+      const replies = await renders;
+      assert.equal(health.status, 200);
+      assert.ok(healthMs < 250, `health took ${healthMs.toFixed(0)} ms during renders`);
+      const statuses = replies.map((r) => r.status).sort();
+      assert.ok(statuses.includes(200) && statuses.includes(503), `statuses ${statuses}`);
+      for (const r of replies) {
+        validator!.check('POST', RENDER, r);
+        if (r.status === 503) {
+          assertProblem(r, 503, 'overloaded', /busy/);
+          assert.match(r.headers.get('retry-after') ?? '', /^\d+$/);
+        }
+      }
+    } finally {
+      await busy.close();
+    }
+  });
+
+  test('a render over V2A_RENDER_TIMEOUT_MS is stopped: 503 render-timeout; the pool recovers', { timeout: 30_000 }, async () => {
+    const timed = await startTestServer({ V2A_WORKERS: '1', V2A_RENDER_TIMEOUT_MS: '100' });
+    try {
+      const r = await postForm(`${timed.base}${RENDER}`, { image: slow, columns: '400' });
+      validator!.check('POST', RENDER, r);
+      assertProblem(r, 503, 'render-timeout');
+      // The stopped worker is replaced; once it is up, small renders succeed again.
+      let ok: Reply | undefined;
+      for (let i = 0; i < 40 && ok?.status !== 200; i++) {
+        if (i) await new Promise((res) => setTimeout(res, 150));
+        ok = await postJson(`${timed.base}${RENDER}`, { imageBase64: tinyB64, columns: 8, autoOptimize: 0 });
+      }
+      assert.equal(ok!.status, 200, ok!.text);
+    } finally {
+      await timed.close();
+    }
+  });
+
+  test('rate limit: RateLimit-* headers, then 429 with Retry-After; health is not limited', async () => {
+    const limited = await startTestServer({ V2A_RATE_LIMIT: '2', V2A_WORKERS: '1' });
+    try {
+      const send = async () => {
+        const r = await postJson(`${limited.base}${RENDER}`, {});
+        validator!.check('POST', RENDER, r);
+        return r;
+      };
+      const first = await send();
+      assert.equal(first.headers.get('ratelimit-limit'), '2');
+      assert.equal(first.headers.get('ratelimit-remaining'), '1');
+      assert.match(first.headers.get('ratelimit-reset') ?? '', /^\d+$/);
+      await send();
+      const third = await send();
+      assertProblem(third, 429, 'rate-limited', /2 requests per minute/);
+      assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
+      const mcp = await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' });
+      assert.equal(mcp.status, 200, 'MCP has its own bucket per route');
+      for (let i = 0; i < 3; i++) assert.equal((await call(`${limited.base}/api/health`)).status, 200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('CORS: preflight and simple requests from any origin, exposed headers', async () => {
+    const pre = await call(`${server.base}${RENDER}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, traceparent' },
+    });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get('access-control-allow-origin'), '*');
+    assert.match(pre.headers.get('access-control-allow-methods') ?? '', /POST/);
+    assert.match(pre.headers.get('access-control-allow-headers') ?? '', /traceparent/);
+    const r = await req('GET', '/api/health', { headers: { origin: 'https://app.example' } });
+    assert.equal(r.headers.get('access-control-allow-origin'), '*');
+    assert.match(r.headers.get('access-control-expose-headers') ?? '', /traceparent.*x-auto-director/);
+  });
+
+  test('CORS with a list: only listed origins are allowed', async () => {
+    const listed = await startTestServer({ V2A_CORS_ORIGINS: 'https://app.example', V2A_WORKERS: '1' });
+    try {
+      const ok = await call(`${listed.base}/api/health`, { headers: { origin: 'https://app.example' } });
+      assert.equal(ok.headers.get('access-control-allow-origin'), 'https://app.example');
+      const other = await call(`${listed.base}/api/health`, { headers: { origin: 'https://evil.example' } });
+      assert.equal(other.headers.get('access-control-allow-origin'), null);
+    } finally {
+      await listed.close();
+    }
+  });
+
+  test('while shutting down: render 503, health 503 shutting_down', async () => {
+    const s = await startTestServer({ V2A_WORKERS: '1' });
+    try {
+      s.app.v2a.closing = true;
+      const r = await postJson(`${s.base}${RENDER}`, { imageBase64: tinyB64 });
+      validator!.check('POST', RENDER, r);
+      assertProblem(r, 503, 'shutting-down');
+      assert.equal(r.headers.get('retry-after'), '5');
+      const h = await call(`${s.base}/api/health`);
+      validator!.check('GET', '/api/health', h);
+      assert.equal(h.status, 503);
+      assert.equal(h.json.status, 'shutting_down');
+    } finally {
+      s.app.v2a.closing = false;
+      await s.close();
+    }
+  });
+
+  test('graceful shutdown: an in-flight render finishes, then the server stops', { timeout: 30_000 }, async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', V2A_WORKERS: '1', PORT: '0', HOST: '127.0.0.1', V2A_RATE_LIMIT: '0' });
+    const running = await startServer(config, { handleSignals: false, logger: false });
+    const inflight = postForm(`${running.url}${RENDER}`, { image: slow, columns: '400' });
+    await new Promise((r) => setTimeout(r, 100));
+    const graceful = await running.shutdown('test');
+    const r = await inflight;
+    assert.equal(graceful, true);
+    assert.equal(r.status, 200, r.text.slice(0, 300));
+    assert.equal(await running.closed, true);
+    await assert.rejects(fetch(`${running.url}/api/health`));
+  });
+});
+
+describe('handoff manifest', () => {
+  test('GET /api/v1/a2v-handoff', async () => {
+    const r = await req('GET', '/api/v1/a2v-handoff');
+    assert.equal(r.status, 200);
+    assertCommonHeaders(r);
+    const m = r.json;
+    assert.equal(m.protocol, 'platform.v2a.a2v.handoff.v1');
+    assert.equal(m.receiver.targetOrigin, 'https://a2v.v2a.dev');
+    assert.equal(m.transport.type, 'window.postMessage');
+    assert.equal(m.transport.targetOrigin, 'https://a2v.v2a.dev');
+    assert.deepEqual(m.modes.map((x: { name: string }) => x.name), ['latest-frame', 'webcam-stream', 'video-stream']);
+    assert.deepEqual(m.launch.parameters.map((p: { name: string }) => p.name), ['handoff', 'protocol', 'mode', 'source', 'traceId']);
+    assert.equal(m.launch.urlTemplate, 'https://a2v.v2a.dev/receiver{?handoff,protocol,mode,source,traceId}');
+    assert.deepEqual(m.messages.map((x: { type: string }) => x.type), ['hello', 'ready', 'frame', 'end', 'error']);
+    for (const msg of m.messages) assert.ok(msg.fields.every((f: { description: string }) => f.description.length > 5));
+  });
+
+  test('the target origin follows V2A_RECEIVER_URL', async () => {
+    const s = await startTestServer({ V2A_RECEIVER_URL: 'https://receiver.example.com:8443/a2v?x=1', V2A_WORKERS: '1' });
+    try {
+      const r = await call(`${s.base}/api/v1/a2v-handoff`);
+      assert.equal(r.json.transport.targetOrigin, 'https://receiver.example.com:8443');
+      assert.equal(r.json.launch.urlTemplate, 'https://receiver.example.com:8443/a2v?x=1{&handoff,protocol,mode,source,traceId}');
+    } finally {
+      await s.close();
+    }
+  });
+});
