@@ -1,0 +1,265 @@
+/**
+ * POST /api/mcp end to end: the official MCP SDK client as the real peer (initialize,
+ * tools/list, tools/call per format), raw JSON-RPC batch and transport edge cases, and the tool's
+ * failures carrying the same message as the HTTP API. Every HTTP reply is validated against the
+ * served OpenAPI document.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
+import { VERSION } from '../src/core/types.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
+import { renderToolInputSchema } from '../src/server/mcp-tool.js';
+import {
+  assertProblem, badValues, call, photo, postJson, responseValidator, startTestServer, SVG,
+  type Reply, type ResponseValidator, type TestServer,
+} from './server-helpers.js';
+
+const MCP = '/api/mcp';
+
+let server: TestServer;
+let validator: ResponseValidator;
+let tinyB64: string;
+let jpegB64: string;
+
+before(async () => {
+  server = await startTestServer({ V2A_MCP_MAX_BATCH: '4' });
+  validator = responseValidator((await call(`${server.base}/api/openapi.json`)).json);
+  tinyB64 = (await photo(48, 32, 'png')).toString('base64');
+  jpegB64 = (await photo(160, 120, 'jpeg')).toString('base64');
+});
+after(async () => server?.close());
+
+async function rpc(body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const r = await postJson(`${server.base}${MCP}`, body, { accept: 'application/json', ...headers });
+  validator.check('POST', MCP, r);
+  return r;
+}
+
+const request = (id: number | string, method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
+const callTool = (id: number | string, args: Record<string, unknown>) => request(id, 'tools/call', { name: 'render_ascii', arguments: args });
+
+describe('with the official MCP SDK client', () => {
+  let client: Client;
+  let transport: StreamableHTTPClientTransport;
+  const clientErrors: unknown[] = [];
+  const statuses: number[] = [];
+
+  before(async () => {
+    client = new Client({ name: 'v2a-test', version: '1.0.0' });
+    client.onerror = (e) => clientErrors.push(e);
+    // Every reply the client gets is validated against the OpenAPI document as well.
+    const validatingFetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+      const res = await fetch(url, init);
+      const copy = res.clone();
+      const text = await copy.text();
+      const contentType = copy.headers.get('content-type') ?? '';
+      statuses.push(res.status);
+      validator.check(init?.method ?? 'GET', MCP, { status: res.status, headers: res.headers, text, contentType, json: undefined });
+      return res;
+    };
+    transport = new StreamableHTTPClientTransport(new URL(`${server.base}${MCP}`), { fetch: validatingFetch });
+    await client.connect(transport);
+    await new Promise((r) => setTimeout(r, 50)); // the optional GET stream attempt (405)
+  });
+  after(async () => client?.close());
+
+  test('initialize: server info, instructions, capabilities, latest protocol version, no session', () => {
+    assert.deepEqual(client.getServerVersion(), { name: 'v2a', version: VERSION, title: 'v2a image to character art' });
+    assert.match(client.getInstructions() ?? '', /render_ascii/);
+    assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
+    assert.equal(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
+    assert.equal(transport.sessionId, undefined);
+    assert.deepEqual(statuses.slice(0, 3), [200, 202, 405], 'initialize, initialized notification, GET stream refused');
+    assert.deepEqual(clientErrors, []);
+  });
+
+  test('tools/list: render_ascii with the schema generated from PARAMS', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['render_ascii']);
+    const schema = tools[0]!.inputSchema as { type: string; properties: Record<string, { default?: unknown }> };
+    assert.deepEqual(schema, renderToolInputSchema());
+    assert.equal(schema.type, 'object');
+    assert.deepEqual(Object.keys(schema.properties), ['imageUrl', 'imageBase64', ...PARAMS.map((d) => d.name)]);
+    for (const d of PARAMS) assert.deepEqual(schema.properties[d.name]!.default, d.default, d.name);
+    assert.equal(tools[0]!.annotations?.readOnlyHint, true);
+  });
+
+  for (const format of FORMATS) {
+    test(`tools/call render_ascii format=${format}`, async () => {
+      const r = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: jpegB64, format, columns: 40, color: true } });
+      assert.equal(r.isError, undefined, JSON.stringify(r.content));
+      const content = r.content as Array<{ type: string; text: string }>;
+      assert.equal(content.length, 1);
+      assert.equal(content[0]!.type, 'text');
+      const text = content[0]!.text;
+      if (format === 'json' || format === 'json-compact') {
+        assert.deepEqual(r.structuredContent, JSON.parse(text));
+        assert.equal((r.structuredContent as { columns: number }).columns, 40);
+      } else {
+        assert.equal(r.structuredContent, undefined);
+      }
+      if (format === 'text') assert.equal(text.split('\n')[0]!.length, 40);
+      if (format === 'svg') assert.match(text, /<svg/);
+    });
+  }
+
+  test('tool failures are isError results, not protocol errors', async () => {
+    const r = await client.callTool({ name: 'render_ascii', arguments: { columns: 40 } });
+    assert.equal(r.isError, true);
+    assert.match((r.content as Array<{ text: string }>)[0]!.text, /No image/);
+  });
+
+  test('unknown tool: McpError -32602; ping', async () => {
+    await assert.rejects(client.callTool({ name: 'draw', arguments: {} }), (e: unknown) => e instanceof McpError && e.code === -32602);
+    assert.deepEqual(await client.ping(), {});
+    assert.deepEqual(clientErrors, []);
+  });
+});
+
+describe('tool failures carry the HTTP API message', () => {
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['no image', { columns: 40 }],
+    ['two images', { imageUrl: 'https://images.example.com/a.png', imageBase64: tinyB64Placeholder() }],
+    ['bad parameters', { imageBase64: tinyB64Placeholder(), columns: 2, charset: 'emoji', bogus: true }],
+    ['undecodable', { imageBase64: Buffer.from('not an image, only words').toString('base64') }],
+    ['svg', { imageBase64: SVG.toString('base64') }],
+    ['bad base64', { imageBase64: 'iVBOR$$$' }],
+    ['host not allowed', { imageUrl: 'https://images.example.com/a.png' }],
+    ['not https', { imageUrl: 'http://images.example.com/a.png' }],
+    ['wrong type', { imageUrl: 12 }],
+  ];
+  for (const [name, args] of cases) {
+    test(name, async () => {
+      const resolved = JSON.parse(JSON.stringify(args).replace('"@tiny@"', JSON.stringify(tinyB64)));
+      const http = await postJson(`${server.base}/api/v1/render`, resolved);
+      validator.check('POST', '/api/v1/render', http);
+      assert.ok(http.status >= 400, http.text);
+      const r = await rpc(callTool(1, resolved));
+      assert.equal(r.status, 200);
+      assert.equal(r.json.result.isError, true);
+      assert.deepEqual(r.json.result.content, [{ type: 'text', text: http.json.detail }]);
+    });
+  }
+
+  test('every parameter out of range / of the wrong type is an isError naming it', async () => {
+    for (const def of PARAMS) {
+      for (const bad of badValues(def)) {
+        if (bad.json === undefined) continue;
+        const r = await rpc(callTool(def.name, { imageBase64: tinyB64, [def.name]: bad.json }));
+        assert.equal(r.json.id, def.name);
+        assert.equal(r.json.result.isError, true, `${def.name}=${JSON.stringify(bad.json)}`);
+        const text = r.json.result.content[0].text as string;
+        assert.ok(text.startsWith(def.name) || text.includes(`${def.name} must`), text);
+        assert.ok(text.includes(describeDomain(def)), text);
+      }
+    }
+  });
+});
+
+function tinyB64Placeholder(): string {
+  return '@tiny@';
+}
+
+describe('raw JSON-RPC over HTTP', () => {
+  test('a plain Accept: application/json is enough; initialize answers a supported version, else the latest', async () => {
+    for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
+      const r = await rpc(request(1, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }));
+      assert.equal(r.json.result.protocolVersion, version);
+    }
+    const old = await rpc(request(2, 'initialize', { protocolVersion: '2023-01-01', capabilities: {}, clientInfo: { name: 'raw', version: '1' } }));
+    assert.equal(old.json.result.protocolVersion, LATEST_PROTOCOL_VERSION);
+  });
+
+  test('parse error -> 200 with -32700', async () => {
+    const r = await rpc('{"jsonrpc": "2.0", "id": 1, ');
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } });
+    const empty = await rpc('');
+    assert.equal(empty.json.error.code, -32700);
+  });
+
+  test('batches: replies in order, a malformed element gets its own -32600, notifications get none', async () => {
+    const r = await rpc([request('a', 'ping'), { jsonrpc: '1.0', id: 'b', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, request('c', 'nope')]);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json.map((x: { id: unknown }) => x.id), ['a', 'b', 'c']);
+    assert.deepEqual(r.json[0].result, {});
+    assert.equal(r.json[1].error.code, -32600);
+    assert.equal(r.json[2].error.code, -32601);
+  });
+
+  test('tools/call for several formats in one batch', async () => {
+    const r = await rpc([callTool(1, { imageBase64: tinyB64, format: 'json', columns: 16 }), callTool(2, { imageBase64: tinyB64, format: 'svg', columns: 16 }), callTool(3, { imageBase64: tinyB64, columns: 1 })]);
+    assert.deepEqual(r.json.map((x: { id: number }) => x.id), [1, 2, 3]);
+    assert.equal(r.json[0].result.structuredContent.columns, 16);
+    assert.match(r.json[1].result.content[0].text, /<svg/);
+    assert.equal(r.json[2].result.isError, true);
+  });
+
+  test('[] and a batch over V2A_MCP_MAX_BATCH are one -32600', async () => {
+    const empty = await rpc([]);
+    assert.equal(empty.json.error.code, -32600);
+    assert.equal(empty.json.id, null);
+    const big = await rpc(Array.from({ length: 5 }, (_, i) => request(i, 'ping')));
+    assert.equal(Array.isArray(big.json), false);
+    assert.equal(big.json.error.code, -32600);
+    assert.match(big.json.error.message, /at most 4/);
+  });
+
+  test('only notifications -> 202 without a body', async () => {
+    const r = await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(r.status, 202);
+    assert.equal(r.text, '');
+    assert.equal((await rpc([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }])).status, 202);
+  });
+
+  test('protocol errors: unknown method -32601, unknown tool and bad arguments -32602', async () => {
+    assert.equal((await rpc(request(1, 'resources/list'))).json.error.code, -32601);
+    assert.equal((await rpc(request(2, 'tools/call', { name: 'nope', arguments: {} }))).json.error.code, -32602);
+    assert.equal((await rpc(request(3, 'tools/call', { name: 'render_ascii', arguments: [1] }))).json.error.code, -32602);
+  });
+
+  test('trace context is continued on MCP', async () => {
+    const trace = '0af7651916cd43dd8448eb211c80319c';
+    const r = await rpc(request(1, 'ping'), { traceparent: `00-${trace}-b7ad6b7169203331-01` });
+    assert.equal(r.headers.get('traceparent')?.split('-')[1], trace);
+  });
+
+  test('GET and DELETE are 405 with Allow: POST', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const r = await call(`${server.base}${MCP}`, { method, headers: { accept: 'text/event-stream' } });
+      validator.check(method, MCP, r);
+      assertProblem(r, 405, 'method-not-allowed');
+      assert.equal(r.headers.get('allow'), 'POST');
+    }
+  });
+
+  test('an unsupported MCP-Protocol-Version header is 400; wrong content types are 415', async () => {
+    assertProblem(await rpc(request(1, 'ping'), { 'mcp-protocol-version': '1999-01-01' }), 400, 'invalid-request', /MCP-Protocol-Version/);
+    const ok = await rpc(request(1, 'ping'), { 'mcp-protocol-version': '2025-06-18' });
+    assert.equal(ok.status, 200);
+    for (const type of ['text/plain', 'multipart/form-data; boundary=x']) {
+      const r = await call(`${server.base}${MCP}`, { method: 'POST', headers: { 'content-type': type }, body: '{}' });
+      validator.check('POST', MCP, r);
+      assertProblem(r, 415, 'unsupported-media-type');
+    }
+  });
+
+  test('with a V2A_CORS_ORIGINS list, a browser Origin outside it is 403', async () => {
+    const listed = await startTestServer({ V2A_CORS_ORIGINS: 'https://app.example', V2A_WORKERS: '1' });
+    try {
+      const bad = await postJson(`${listed.base}${MCP}`, request(1, 'ping'), { origin: 'https://evil.example' });
+      validator.check('POST', MCP, bad);
+      assertProblem(bad, 403, 'forbidden-origin');
+      const good = await postJson(`${listed.base}${MCP}`, request(1, 'ping'), { origin: 'https://app.example' });
+      assert.equal(good.status, 200);
+      const none = await postJson(`${listed.base}${MCP}`, request(1, 'ping'));
+      assert.equal(none.status, 200, 'non-browser clients send no Origin');
+    } finally {
+      await listed.close();
+    }
+  });
+});
