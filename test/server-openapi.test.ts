@@ -1,0 +1,243 @@
+/**
+ * The served OpenAPI document and the other discovery documents: the document validates with a
+ * real OpenAPI validator, describes every endpoint, parameter, content type, error shape and
+ * security scheme from the same definitions the server runs on, and the recipes it and the agent
+ * manifest publish actually run.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { CHROMA_ENCODING, FORMAT_INFO } from '../src/core/format/info.js';
+import { CHARSETS, DEFAULTS, FORMATS, PARAMS } from '../src/core/params/definitions.js';
+import { VERSION } from '../src/core/types.js';
+import { describeConfig } from '../src/server/config.js';
+import { ENDPOINT_LIST, ENDPOINTS } from '../src/server/docs/endpoints.js';
+import { HANDOFF_PROTOCOL } from '../src/server/handoff.js';
+import { renderToolInputSchema } from '../src/server/mcp-tool.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
+import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../src/server/problem.js';
+import {
+  call, photo, responseValidator, startTestServer, validatingCaller, type ResponseValidator, type TestServer,
+} from './server-helpers.js';
+
+const run = promisify(execFile);
+
+let server: TestServer;
+let doc: any;
+let validator: ResponseValidator;
+let req: ReturnType<typeof validatingCaller>;
+
+before(async () => {
+  server = await startTestServer({ V2A_WORKERS: '1' });
+  const r = await call(`${server.base}${ENDPOINTS.openapi.path}`);
+  doc = r.json;
+  validator = responseValidator(doc);
+  validator.check('GET', ENDPOINTS.openapi.path, r);
+  req = validatingCaller(() => validator, server.base);
+});
+after(async () => server?.close());
+
+function resolve(ref: { $ref?: string } | undefined): any {
+  if (!ref?.$ref) return ref;
+  return ref.$ref.replace(/^#\//, '').split('/').reduce((o: any, p) => o?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+}
+
+describe('OpenAPI document', () => {
+  test('is served as JSON and validates with @readme/openapi-parser', async () => {
+    const r = await req('GET', ENDPOINTS.openapi.path);
+    assert.equal(r.status, 200);
+    assert.match(r.contentType, /^application\/json/);
+    const result = await validate(structuredClone(doc));
+    assert.ok(result.valid, result.valid ? '' : compileErrors(result));
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.version, VERSION);
+    assert.equal(doc.servers[0].url, server.base);
+  });
+
+  test('describes every endpoint with its method, and nothing else', () => {
+    const documented = Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    assert.deepEqual(documented.sort(), ENDPOINT_LIST.map((e) => `${e.method} ${e.path}`).sort());
+    for (const e of ENDPOINT_LIST) {
+      const op = doc.paths[e.path][e.method.toLowerCase()];
+      assert.equal(op.operationId, e.operationId);
+      assert.deepEqual(op.security, [], `${e.path} needs no credentials`);
+      assert.ok(op.responses.default, `${e.path} documents the generic error`);
+      const headers = op.parameters.map((p: any) => resolve(p)).filter((p: any) => p.in === 'header').map((p: any) => p.name);
+      assert.ok(headers.includes('traceparent') && headers.includes('tracestate'), e.path);
+    }
+  });
+
+  test('every render parameter in the query, the JSON body and the multipart body, with its range and default', () => {
+    const op = doc.paths[ENDPOINTS.render.path].post;
+    const query = op.parameters.map((p: any) => resolve(p)).filter((p: any) => p.in === 'query');
+    assert.deepEqual(query.map((p: any) => p.name), PARAMS.map((d) => d.name));
+    const json = resolve(op.requestBody.content['application/json'].schema);
+    const form = resolve(op.requestBody.content['multipart/form-data'].schema);
+    assert.deepEqual(Object.keys(json.properties), ['imageUrl', 'imageBase64', ...PARAMS.map((d) => d.name)]);
+    assert.deepEqual(Object.keys(form.properties), ['image', 'imageUrl', ...PARAMS.map((d) => d.name)]);
+    assert.equal(json.additionalProperties, false);
+    for (const d of PARAMS) {
+      const s = json.properties[d.name];
+      assert.deepEqual(s.default, d.default, d.name);
+      if (d.type === 'integer' || d.type === 'number') {
+        assert.equal(s.type, d.type);
+        assert.deepEqual([s.minimum, s.maximum], [d.min, d.max], d.name);
+      }
+      if (d.type === 'enum') assert.deepEqual(s.enum, [...d.values]);
+      if (d.type === 'boolean') assert.equal(s.type, 'boolean');
+      assert.ok(s.description.includes(d.description), d.name);
+    }
+  });
+
+  test('the render reply content types are the format table', () => {
+    const content = doc.paths[ENDPOINTS.render.path].post.responses['200'].content;
+    assert.deepEqual(Object.keys(content).sort(), [...new Set(FORMATS.map((f) => FORMAT_INFO[f].contentType))].sort());
+    assert.deepEqual(content['application/json'].schema.oneOf.map((s: any) => s.$ref), ['#/components/schemas/RenderJsonOutput', '#/components/schemas/RenderJsonCompactOutput']);
+    const headers = doc.paths[ENDPOINTS.render.path].post.responses['200'].headers;
+    for (const h of ['Content-Disposition', 'X-Auto-Director', 'traceparent', 'RateLimit-Limit']) assert.ok(headers[h], h);
+  });
+
+  test('errors are problem+json with the catalogue of types', () => {
+    const problem = doc.components.schemas.Problem;
+    assert.deepEqual(problem.required, ['type', 'title', 'status', 'detail', 'instance', 'traceId']);
+    assert.deepEqual(problem.properties.type.enum, Object.keys(PROBLEM_TYPES).map((s) => PROBLEM_TYPE_BASE + s));
+    const responses = doc.paths[ENDPOINTS.render.path].post.responses;
+    for (const status of ['400', '413', '415', '429', '502', '503']) {
+      assert.deepEqual(Object.keys(responses[status].content), ['application/problem+json'], status);
+    }
+    assert.ok(responses['429'].headers['Retry-After'] && responses['503'].headers['Retry-After']);
+  });
+
+  test('security schemes are declared and required nowhere', () => {
+    assert.deepEqual(doc.components.securitySchemes.PlatformBearer, { ...doc.components.securitySchemes.PlatformBearer, type: 'http', scheme: 'bearer' });
+    assert.deepEqual(doc.components.securitySchemes.PlatformHeader, { ...doc.components.securitySchemes.PlatformHeader, type: 'apiKey', in: 'header', name: 'X-Platform-API-Key' });
+    assert.equal(doc.security, undefined);
+  });
+
+  test('the MCP tool schema and the batch bound come from the same definitions', () => {
+    assert.deepEqual(doc.components.schemas.RenderToolArguments, renderToolInputSchema());
+    const body = doc.paths[ENDPOINTS.mcp.path].post.requestBody.content['application/json'].schema;
+    assert.equal(body.oneOf[1].maxItems, server.config.mcpMaxBatch);
+    assert.deepEqual(resolve(doc.paths[ENDPOINTS.mcp.path].post.parameters[2]).schema.enum, [...SUPPORTED_PROTOCOL_VERSIONS]);
+  });
+
+  test('the documented server settings are describeConfig', () => {
+    for (const c of describeConfig()) assert.ok(doc.info.description.includes(c.name), c.name);
+  });
+});
+
+describe('discovery documents', () => {
+  test('GET /api/v1/agent: tools, capabilities, defaults, discovery, recipes', async () => {
+    const r = await req('GET', ENDPOINTS.agent.path);
+    assert.equal(r.status, 200);
+    const m = r.json;
+    assert.deepEqual(m.tools.map((t: any) => t.name), ['render_ascii', 'stream_ascii_to_a2v']);
+    assert.equal(m.tools[0].http.endpoint, `${server.base}${ENDPOINTS.render.path}`);
+    assert.equal(m.tools[0].mcp.name, 'render_ascii');
+    assert.deepEqual(m.tools[0].inputSchema, renderToolInputSchema());
+    assert.equal(m.tools[1].browserOnly, true);
+    assert.equal(m.tools[1].endpoint.url, `${server.base}${ENDPOINTS.handoff.path}`);
+    assert.deepEqual(m.tools[1].input.mode.enum, ['latest-frame', 'webcam-stream', 'video-stream']);
+    assert.deepEqual(m.capabilities.formats.map((f: any) => f.name), [...FORMATS]);
+    assert.deepEqual(m.capabilities.charsets, [...CHARSETS]);
+    assert.equal(m.capabilities.color, true);
+    assert.equal(m.capabilities.dithering, 'floyd-steinberg');
+    assert.equal(m.capabilities.luminance, 'linear-light-rec709');
+    assert.ok(m.capabilities.edgeDetection);
+    assert.deepEqual(m.defaults, { ...DEFAULTS });
+    for (const key of ['openapi', 'mcp', 'llms', 'llmsFull', 'interoperability']) assert.match(m.discovery[key], /^http:\/\/127\.0\.0\.1:\d+\//);
+    assert.ok(m.recipes.length >= 5);
+    for (const recipe of m.recipes) assert.match(recipe.command, /^curl /);
+  });
+
+  test('GET /api/v1/interoperability', async () => {
+    const r = await req('GET', ENDPOINTS.interoperability.path);
+    assert.equal(r.status, 200);
+    const i = r.json;
+    assert.deepEqual(i.protocols.mcp.protocolVersions, [...SUPPORTED_PROTOCOL_VERSIONS]);
+    assert.equal(i.protocols.openapi.version, '3.1.0');
+    assert.equal(i.protocols.handoff.protocol, HANDOFF_PROTOCOL);
+    assert.deepEqual(i.protocols.traceContext.headers, ['traceparent', 'tracestate']);
+    assert.equal(i.encodings.chroma.id, CHROMA_ENCODING);
+  });
+
+  test('GET /llms.txt follows the llmstxt.org shape', async () => {
+    const r = await req('GET', ENDPOINTS.llms.path);
+    assert.equal(r.status, 200);
+    assert.match(r.contentType, /^text\/markdown; charset=utf-8/);
+    const lines = r.text.split('\n');
+    assert.match(lines[0]!, /^# v2a$/);
+    assert.equal(lines[1], '');
+    assert.match(lines[2]!, /^> \S/);
+    const sections = lines.filter((l) => l.startsWith('## '));
+    assert.deepEqual(sections, ['## API', '## Docs', '## Optional']);
+    assert.equal(lines.filter((l) => l.startsWith('# ')).length, 1);
+    for (const e of ENDPOINT_LIST.filter((x) => x !== ENDPOINTS.llms)) assert.ok(r.text.includes(`](${server.base}${e.path})`), e.path);
+  });
+
+  test('GET /llms-full.txt inlines the parameter table, formats, errors and examples', async () => {
+    const r = await req('GET', ENDPOINTS.llmsFull.path);
+    assert.equal(r.status, 200);
+    for (const d of PARAMS) assert.match(r.text, new RegExp(`^\\| \`${d.name}\` \\| ${d.type} \\|`, 'm'));
+    for (const f of FORMATS) assert.ok(r.text.includes(`| ${f} | ${FORMAT_INFO[f].contentType} |`), f);
+    for (const slug of Object.keys(PROBLEM_TYPES)) assert.ok(r.text.includes(PROBLEM_TYPE_BASE + slug), slug);
+    for (const c of describeConfig()) assert.ok(r.text.includes(`\`${c.name}\``), c.name);
+    assert.match(r.text, /```sh\ncurl /);
+  });
+
+  test('discovery documents use V2A_PUBLIC_URL when set', async () => {
+    const s = await startTestServer({ V2A_PUBLIC_URL: 'https://v2a.example.com', V2A_WORKERS: '1' });
+    try {
+      const oa = await call(`${s.base}${ENDPOINTS.openapi.path}`);
+      assert.equal(oa.json.servers[0].url, 'https://v2a.example.com');
+      const agent = await call(`${s.base}${ENDPOINTS.agent.path}`);
+      assert.equal(agent.json.discovery.mcp, 'https://v2a.example.com/api/mcp');
+      assert.match((await call(`${s.base}${ENDPOINTS.llms.path}`)).text, /\(https:\/\/v2a\.example\.com\/api\/v1\/render\)/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('the published recipes run', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'v2a-recipes-'));
+    await writeFile(join(dir, 'photo.jpg'), await photo(120, 90, 'jpeg'));
+    await writeFile(join(dir, 'photo.png'), await photo(120, 90, 'png'));
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  test('every curl recipe of the agent manifest, against this server', { timeout: 30_000 }, async (t) => {
+    try {
+      await run('curl', ['--version']);
+    } catch {
+      t.skip('curl is not installed');
+      return;
+    }
+    const { recipes } = (await req('GET', ENDPOINTS.agent.path)).json as { recipes: Array<{ name: string; command: string }> };
+    for (const recipe of recipes) {
+      // -w appends the status so the recipe's own output stays as a user would see it.
+      const { stdout } = await run('sh', ['-c', `${recipe.command.replace(/^curl /, 'curl -w "\\n%{http_code}" ')}`], { cwd: dir, maxBuffer: 8 << 20 });
+      const status = Number(stdout.slice(stdout.lastIndexOf('\n') + 1));
+      const body = stdout.slice(0, stdout.lastIndexOf('\n'));
+      if (/images\.example\.com/.test(recipe.command)) {
+        // The example host is not on this server's allowlist: a well-formed request refused as such.
+        const text = recipe.name.startsWith('mcp') ? JSON.parse(body).result.content[0].text : JSON.parse(body).detail;
+        assert.match(text, /not on the image host allowlist/, recipe.name);
+        continue;
+      }
+      assert.equal(status, 200, `${recipe.name}: ${status} ${body.slice(0, 300)}`);
+      if (recipe.name === 'render-upload-html-color') assert.equal(body, '');
+      if (recipe.name === 'render-base64-compact') assert.equal(JSON.parse(body).chroma.encoding, CHROMA_ENCODING);
+      if (recipe.name === 'mcp-tools-list') assert.equal(JSON.parse(body).result.tools[0].name, 'render_ascii');
+      if (recipe.name === 'health-traced') assert.match(body, /traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-/i);
+    }
+  });
+});
+
