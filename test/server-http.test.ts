@@ -605,23 +605,27 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
   });
 
   test('rate limit: RateLimit-* headers, then 429 with Retry-After; health is not limited', async () => {
-    const limited = await startTestServer({ V2A_RATE_LIMIT: '2', V2A_WORKERS: '1' });
+    const limited = await startTestServer({ V2A_RATE_LIMIT: '3', V2A_WORKERS: '1' });
     try {
       const send = async () => {
         const r = await postJson(`${limited.base}${RENDER}`, {});
         validator!.check('POST', RENDER, r);
         return r;
       };
+      const ping = await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' });
+      assert.equal(ping.status, 200);
+      assert.equal(ping.headers.get('ratelimit-remaining'), '2');
       const first = await send();
-      assert.equal(first.headers.get('ratelimit-limit'), '2');
+      assert.equal(first.headers.get('ratelimit-limit'), '3');
       assert.equal(first.headers.get('ratelimit-remaining'), '1');
       assert.match(first.headers.get('ratelimit-reset') ?? '', /^\d+$/);
       await send();
       const third = await send();
-      assertProblem(third, 429, 'rate-limited', /2 requests per minute/);
+      assertProblem(third, 429, 'rate-limited', /3 requests per minute/);
       assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
       const mcp = await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' });
-      assert.equal(mcp.status, 200, 'MCP has its own bucket per route');
+      validator!.check('POST', '/api/mcp', mcp);
+      assertProblem(mcp, 429, 'rate-limited'); // one budget for render and MCP
       for (let i = 0; i < 3; i++) assert.equal((await call(`${limited.base}/api/health`)).status, 200);
     } finally {
       await limited.close();

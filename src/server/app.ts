@@ -73,10 +73,8 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     ...(options.fetchCa !== undefined ? { fetchCa: options.fetchCa } : {}),
     log: app.log,
   });
-  const ctx: AppContext = { config, pool, renderer, startedAt: performance.now(), closing: false };
-  app.decorate('v2a', ctx);
   app.addHook('onClose', async () => {
-    ctx.closing = true;
+    app.v2a.closing = true;
     await pool.close();
   });
 
@@ -84,7 +82,9 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await app.register(securityHeadersPlugin);
   await app.register(errorsPlugin, { maxImageBytes: config.maxImageBytes });
   await registerCors(app, config);
-  await registerRateLimit(app, config);
+  const limiter = await registerRateLimit(app, config);
+  const ctx: AppContext = { config, pool, renderer, limiter, startedAt: performance.now(), closing: false };
+  app.decorate('v2a', ctx);
 
   // Shutdown gate: once closing, new work is refused (health still answers, with 503).
   const healthPaths = new Set<string>(HEALTH_PATHS);

@@ -1,5 +1,5 @@
 /** What the route plugins share: settings, the worker pool, the render operation and run state. */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ServerConfig } from './config.js';
 import type { RenderPool } from './render-pool.js';
 import type { RenderService } from './render-service.js';
@@ -10,6 +10,8 @@ export interface AppContext {
   readonly renderer: RenderService;
   /** performance.now() at start. */
   readonly startedAt: number;
+  /** The rate limiter shared by render and MCP (undefined: off). */
+  readonly limiter: onRequestAsyncHookHandler | undefined;
   /** Set when shutdown begins: new work is refused with 503, health reports it. */
   closing: boolean;
 }

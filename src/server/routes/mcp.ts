@@ -14,7 +14,7 @@ import { ENDPOINTS } from '../docs/endpoints.js';
 import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher } from '../mcp/dispatcher.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { jsonBodyLimit } from '../config.js';
-import { rateLimitedRoute } from '../plugins/rate-limit.js';
+import { limitedRoute } from '../plugins/rate-limit.js';
 import { HttpProblem } from '../problem.js';
 
 export const MCP_INSTRUCTIONS =
@@ -49,7 +49,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     method: 'POST',
     url: ENDPOINTS.mcp.path,
     bodyLimit: jsonBodyLimit(config.maxImageBytes),
-    config: rateLimitedRoute(config),
+    ...limitedRoute(ctx.limiter),
     handler: async (request, reply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {

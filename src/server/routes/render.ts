@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonBodyLimit } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../docs/endpoints.js';
-import { rateLimitedRoute } from '../plugins/rate-limit.js';
+import { limitedRoute } from '../plugins/rate-limit.js';
 import { HttpProblem } from '../problem.js';
 import {
   autoDirectorHeader, exactlyOneImage, validateParams, type ImageInput, type ParamCarrier,
@@ -152,7 +152,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     method: 'POST',
     url: ENDPOINTS.render.path,
     bodyLimit: jsonBodyLimit(config.maxImageBytes),
-    config: rateLimitedRoute(config),
+    ...limitedRoute(ctx.limiter),
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const query = queryParams(request);
       let collected: Collected;
