@@ -409,8 +409,52 @@ describe('render: bad input', () => {
     assert.match(noBoundary.contentType, /problem\+json/);
   });
 
+  test('a malformed URL is a 400 problem with a trace, before routing', async () => {
+    const { port } = new URL(server.base);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET /api/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      let out = '';
+      socket.on('data', (d) => (out += d));
+      socket.on('end', () => resolve(out));
+      socket.on('error', reject);
+    });
+    const [head, body] = text.split('\r\n\r\n') as [string, string];
+    assert.match(head, /^HTTP\/1\.1 400/);
+    assert.match(head, /content-type: application\/problem\+json/i);
+    const trace = /traceparent: 00-([0-9a-f]{32})-/i.exec(head);
+    assert.ok(trace, head);
+    const p = JSON.parse(body);
+    assert.equal(p.type, 'https://v2a.dev/problems/invalid-request');
+    assert.equal(p.traceId, trace[1]);
+  });
+
+  test('unexpected errors are 500 problems without the message or a stack', async () => {
+    const SECRET = 'secret at /internal/path/render.ts:12';
+    const failing = await startTestServer({ V2A_WORKERS: '1' }, {
+      pool: {
+        run: async () => { throw new Error(SECRET); },
+        stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 0, completed: 0 }),
+        retryAfterSeconds: () => 1,
+        close: async () => {},
+      },
+    });
+    try {
+      const r = await postJson(`${failing.base}${RENDER}`, { imageBase64: tinyB64 });
+      validator!.check('POST', RENDER, r);
+      assertProblem(r, 500, 'internal-error');
+      assert.ok(!r.text.includes('secret'));
+      const m = await postJson(`${failing.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: tinyB64 } } });
+      assert.equal(m.json.result.isError, true);
+      assert.ok(!m.text.includes('secret'));
+      assert.match(m.json.result.content[0].text, /Internal error/);
+    } finally {
+      await failing.close();
+    }
+  });
+
   test('unknown paths are 404 and GET on render is 405, as problems', async () => {
     assertProblem(await req('GET', '/api/v2/render'), 404, 'not-found', /\/api\/v2\/render/);
+    assertProblem(await req('GET', '/api/health/'), 404, 'not-found');
     const r = await req('GET', RENDER);
     assertProblem(r, 405, 'method-not-allowed');
     assert.equal(r.headers.get('allow'), 'POST');
@@ -482,6 +526,7 @@ describe('render: size limits while streaming', () => {
 
   test('an upload just under the limit renders', async () => {
     const r = await postForm(`${small.base}${RENDER}`, { image: png, columns: '20' });
+    validator!.check('POST', RENDER, r);
     assert.equal(r.status, 200, r.text);
   });
 });
@@ -538,6 +583,7 @@ describe('render: imageUrl through the real fetcher (local HTTPS, test-only loop
     assert.equal(r.status, 200, r.text);
     assert.equal(r.text.split('\n')[0]!.length, 32);
     const f = await postForm(`${fetchServer.base}${RENDER}`, { imageUrl: `https://images.test:${port}/photo.png`, columns: '20' });
+    validator!.check('POST', RENDER, f);
     assert.equal(f.status, 200, f.text);
   });
 
@@ -569,6 +615,7 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       const t0 = performance.now();
       const health = await call(`${busy.base}/api/health`);
       const healthMs = performance.now() - t0;
+      validator!.check('GET', '/api/health', health);
       const replies = await renders;
       assert.equal(health.status, 200);
       assert.ok(healthMs < 250, `health took ${healthMs.toFixed(0)} ms during renders`);
@@ -650,6 +697,7 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     const listed = await startTestServer({ V2A_CORS_ORIGINS: 'https://app.example', V2A_WORKERS: '1' });
     try {
       const ok = await call(`${listed.base}/api/health`, { headers: { origin: 'https://app.example' } });
+      validator!.check('GET', '/api/health', ok);
       assert.equal(ok.headers.get('access-control-allow-origin'), 'https://app.example');
       const other = await call(`${listed.base}/api/health`, { headers: { origin: 'https://evil.example' } });
       assert.equal(other.headers.get('access-control-allow-origin'), null);
@@ -683,6 +731,7 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     await new Promise((r) => setTimeout(r, 100));
     const graceful = await running.shutdown('test');
     const r = await inflight;
+    validator!.check('POST', RENDER, r);
     assert.equal(graceful, true);
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.equal(await running.closed, true);
@@ -711,6 +760,7 @@ describe('handoff manifest', () => {
     const s = await startTestServer({ V2A_RECEIVER_URL: 'https://receiver.example.com:8443/a2v?x=1', V2A_WORKERS: '1' });
     try {
       const r = await call(`${s.base}/api/v1/a2v-handoff`);
+      validator!.check('GET', '/api/v1/a2v-handoff', r);
       assert.equal(r.json.transport.targetOrigin, 'https://receiver.example.com:8443');
       assert.equal(r.json.launch.urlTemplate, 'https://receiver.example.com:8443/a2v?x=1{&handoff,protocol,mode,source,traceId}');
     } finally {

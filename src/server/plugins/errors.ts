@@ -7,7 +7,9 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemSlug } from '../problem.js';
+import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
 import { globalPlugin } from './plugin.js';
+import { DATA_CSP } from './security-headers.js';
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
@@ -20,10 +22,19 @@ export function requestPath(request: FastifyRequest): string {
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
+  // Errors raised before routing (Fastify's frameworkErrors) reach us without the plugins' request
+  // decorations and without onSend hooks: give them a trace and the data CSP here as well.
+  let trace = (request as { trace?: TraceContext }).trace;
+  if (!trace) {
+    trace = traceContextFor({ traceparent: request.headers.traceparent, tracestate: request.headers.tracestate });
+    reply.header('traceparent', formatTraceparent(trace));
+    if (trace.tracestate) reply.header('tracestate', trace.tracestate);
+    reply.header('x-content-type-options', 'nosniff').header('content-security-policy', DATA_CSP).header('cache-control', 'no-store');
+  }
   return reply
     .code(problem.status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(JSON.stringify(problemBody(problem, requestPath(request), request.traceId)));
+    .send(JSON.stringify(problemBody(problem, requestPath(request), trace.traceId)));
 }
 
 const FASTIFY_CODES: Readonly<Record<string, ProblemSlug>> = {
@@ -68,7 +79,8 @@ export function toProblem(err: unknown, request: FastifyRequest, maxImageBytes?:
   if (code === 'FST_REQ_FILE_TOO_LARGE') {
     return new HttpProblem('image-too-large', `The uploaded image is larger than the ${maxImageBytes ?? ''}-byte limit.`.replace('the -byte', 'the'));
   }
-  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (e instanceof SyntaxError && status === 400)) {
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new HttpProblem('invalid-request', 'The body is not valid JSON.');
+  if (e instanceof SyntaxError && status === 400) {
     return new HttpProblem('invalid-request', `The body is not valid JSON: ${String(e.message).slice(0, 200)}`);
   }
   if (slug) return new HttpProblem(slug, DETAILS[code] ?? String(e.message ?? ''), { status: status >= 400 && status < 500 ? status : undefined });
@@ -91,7 +103,7 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
   let problem = toProblem(err, request, maxImageBytes);
   if (!problem) {
     request.log.error({ err }, 'unexpected error');
-    problem = new HttpProblem('internal-error', `An unexpected error occurred. Trace id: ${request.traceId}.`);
+    problem = new HttpProblem('internal-error', 'An unexpected error occurred; the traceId identifies it in the server logs.');
   } else if (problem.status >= 500) {
     request.log.warn({ problem: problem.slug, detail: problem.detail }, 'request failed');
   }
