@@ -243,7 +243,7 @@ async function main(): Promise<void> {
   };
 
   console.log('');
-  console.log(`Quality: SSIM after a global tone fit (near: blur sigma 0.5 cell, far: 1.5 cells) and per-cell tone r; higher is better.`);
+  console.log(`Quality: SSIM after a global tone fit (near: blur sigma 0.5 cell height, far: 1.5 cell heights) and per-cell tone r; higher is better.`);
   console.log(`(flat grey) = the SSIM a flat image with no information scores: the floor of the scale.`);
   console.log(`Ink rasterized with ${referenceFont.family} (${referenceFont.packageId}) at ${cell!.width}x${cell!.height} px cells. * = v2a beats chafa.`);
   for (const image of images) {

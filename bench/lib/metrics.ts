@@ -11,8 +11,11 @@
  *   extent); when upsampling it is pixel replication with linear blending where a target pixel
  *   straddles two source pixels. The stretch may be non-uniform: every tool shares the grid.
  * - SSIM after a global tone fit, at a viewing distance: both planes are blurred with a Gaussian of
- *   sigma = 0.5 cell widths ("near": glyph shapes still matter) or 1.5 cell widths ("far": mostly
- *   tone and larger structure), then box-downsampled by 2 (near) or 4 (far) for speed (the blur
+ *   sigma = 0.5 cell heights ("near": the closest distance at which the text rows fuse, so the
+ *   row stripes every text output has are gone (< 1 % contrast left) while sub-cell glyph shape
+ *   still shows) or 1.5 cell heights ("far": tone and larger structure). A smaller near blur
+ *   (0.5 cell widths was tried) measures row texture instead of likeness: a flat grey image then
+ *   outscores every tool. Then box-downsampled by 4 (near) or 8 (far) for speed (the blur
  *   already removed what the downsampling drops: sigma >= the factor), then the rendered plane R is
  *   fitted to the reference S by least squares, a*R + b (one global a, b per image: the tool's ink
  *   scale and ground level are not its fault, the shape of its tone curve is; a is kept >= 0 so a
@@ -286,15 +289,15 @@ export function pearson(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return va > 0 && vb > 0 ? c / Math.sqrt(va * vb) : 0;
 }
 
-/** A viewing distance: blur sigma in cell widths and the downsampling factor applied after it. */
+/** A viewing distance: blur sigma in cell heights and the downsampling factor applied after it. */
 export interface Scale {
   readonly name: 'near' | 'far';
   readonly sigmaCells: number;
   readonly downsample: number;
 }
 export const SCALES: readonly Scale[] = [
-  { name: 'near', sigmaCells: 0.5, downsample: 2 },
-  { name: 'far', sigmaCells: 1.5, downsample: 4 },
+  { name: 'near', sigmaCells: 0.5, downsample: 4 },
+  { name: 'far', sigmaCells: 1.5, downsample: 8 },
 ];
 
 /** The reference, blurred and downsampled once per scale, plus its cell means. */
@@ -308,12 +311,12 @@ export interface PreparedReference {
   readonly cells: Float32Array;
 }
 
-const blurScaled = (p: Plane, s: Scale, cellWidth: number): Plane => boxDownsample(gaussianBlur(p, s.sigmaCells * cellWidth), s.downsample);
+const blurScaled = (p: Plane, s: Scale, cellHeight: number): Plane => boxDownsample(gaussianBlur(p, s.sigmaCells * cellHeight), s.downsample);
 
 /** Source luminance -> reference for a grid of `columns x rows` cells of `cellWidth x cellHeight` px. */
 export function prepareReference(luma: Plane, columns: number, rows: number, cellWidth: number, cellHeight: number): PreparedReference {
   const ref = areaResize(luma, columns * cellWidth, rows * cellHeight);
-  const scaled = new Map(SCALES.map((s) => [s.name, blurScaled(ref, s, cellWidth)] as const));
+  const scaled = new Map(SCALES.map((s) => [s.name, blurScaled(ref, s, cellHeight)] as const));
   return { plane: ref, cellWidth, cellHeight, columns, rows, scaled, cells: cellMeans(ref, cellWidth, cellHeight, columns, rows) };
 }
 
@@ -336,7 +339,7 @@ export function scoreInk(ink: Plane, ref: PreparedReference): Scores {
   const ssimOut = {} as Record<Scale['name'], number>;
   const fitOut = {} as Record<Scale['name'], { a: number; b: number }>;
   for (const s of SCALES) {
-    const r = blurScaled(ink, s, ref.cellWidth);
+    const r = blurScaled(ink, s, ref.cellHeight);
     const S = ref.scaled.get(s.name)!;
     const fit = toneFit(r, S);
     fitOut[s.name] = fit;

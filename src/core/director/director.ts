@@ -18,8 +18,8 @@ export interface DirectorInput {
   readonly order: Int32Array;
 }
 
-type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength';
-const TUNABLE: readonly Tunable[] = ['contrast', 'brightness', 'gamma', 'saturation', 'sharpen', 'autoLevels', 'structure', 'denoise', 'edgeStrength'];
+type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength' | 'maxGlyphRmse';
+const TUNABLE: readonly Tunable[] = ['contrast', 'brightness', 'gamma', 'saturation', 'sharpen', 'autoLevels', 'structure', 'denoise', 'edgeStrength', 'maxGlyphRmse'];
 
 /** Median tone each rubric aims the midtones at (round-trip aims at the source itself). */
 const TARGET_MEDIAN: Readonly<Record<QualityTarget, number>> = {
@@ -74,13 +74,16 @@ const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
   ['gamma', [0.8, 1, 1.2, 1.45, 1.75]],
   ['contrast', [0.9, 1, 1.15, 1.3]],
   ['autoLevels', [0.6, 0.9, 1]],
+  // The codebook's error budget: the rubric weighs finer tone against the rate of more glyphs.
+  ['maxGlyphRmse', [0.01, 0.02, 0.03]],
 ];
 const TONE_SEARCH = new Set<Tunable>(TONE_GRID.map(([n]) => n));
 
 interface Sim { readonly metrics: Record<string, number>; readonly score: number }
 
 /** Renders the cells' tones through the candidate's tone curve and ramp levels, and scores it. */
-function simulate(input: DirectorInput, stats: SourceStats, p: RenderParams, rampLevels: Float64Array, colors: Uint8Array): Sim {
+function simulate(input: DirectorInput, stats: SourceStats, p: RenderParams, ramp: Float64Array, colors: Uint8Array): Sim {
+  const rampLevels = simulatedLevels(p, ramp);
   const src = input.prep.cellLuma;
   const n = src.length;
   const tone: ToneSettings = { ...levels(stats.hist, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
@@ -152,11 +155,12 @@ function roundMetrics(m: Record<string, number>): Record<string, number> {
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
   const input: DirectorInput = { prep, coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
-  const rampLevels = simulatedLevels(requested, Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale));
+  const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
   const colors = new Uint8Array(prep.cellLuma.length * 3);
   const strength = requested.autoOptimize;
   const free = new Set<Tunable>(TUNABLE.filter((t) => !explicit.includes(t)));
   if (!requested.edges) free.delete('edgeStrength');
+  if (requested.glyphStrategy === 'fixed' || requested.charset === 'dots') free.delete('maxGlyphRmse');
 
   let best = requested;
   let bestSim = simulate(input, stats, requested, rampLevels, colors);

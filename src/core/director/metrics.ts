@@ -48,7 +48,7 @@ export function toneMetrics(rendered: Float32Array, source: Float32Array): Recor
     const dr = rendered[i]! - mr, ds = source[i]! - ms;
     cov += dr * ds; vr += dr * dr; vs += ds * ds;
     const r = rendered[i]!, s = source[i]!;
-    if ((r <= 0.001 && s > 0.06) || (r >= 0.999 && s < 0.94)) clipped++;
+    if ((r <= 0.001 && s > 0.12) || (r >= 0.999 && s < 0.88)) clipped++;
   }
   const fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
   const [q25, q75] = quantiles(source, [0.25, 0.75]) as [number, number];

@@ -6,7 +6,7 @@ import type { QualityTarget } from '../params/definitions.js';
  * - fidelity: Pearson correlation of rendered cell tone with source cell luminance;
  * - range: share of the tonal range used (p95 - p5 of rendered tone, 0.8 counts as full);
  * - levels: entropy of rendered tones over 16 bins, normalised (tonal detail);
- * - clipping: 1 - share of cells crushed to the extremes whose source is not at an extreme;
+ * - clipping: 1 - 4x the share of cells crushed to an extreme whose source is visibly off it;
  * - shadows / midtones / highlights: the levels metric within the darkest quarter, middle half
  *   and brightest quarter of the source;
  * - stability: 1 - predicted share of glyph changes per frame under the measured sensor noise;
@@ -18,7 +18,7 @@ export interface Rubric {
 }
 
 export const RUBRICS: Readonly<Record<QualityTarget, Rubric>> = {
-  balanced: { weights: { fidelity: 0.35, range: 0.2, levels: 0.25, clipping: 0.2 }, threshold: 0.75 },
+  balanced: { weights: { fidelity: 0.5, range: 0.15, levels: 0.2, clipping: 0.15 }, threshold: 0.75 },
   portrait: { weights: { fidelity: 0.25, midtones: 0.25, highlights: 0.15, clipping: 0.2, levels: 0.15 }, threshold: 0.72 },
   motion: { weights: { stability: 0.45, fidelity: 0.3, levels: 0.1, range: 0.15 }, threshold: 0.7 },
   'low-light': { weights: { shadows: 0.35, fidelity: 0.25, range: 0.2, stability: 0.2 }, threshold: 0.65 },
