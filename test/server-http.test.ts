@@ -109,13 +109,19 @@ describe('configuration', () => {
     const bad = {
       PORT: '70000', V2A_MAX_IMAGE_BYTES: '-1', V2A_WORKERS: 'many', V2A_QUEUE_LIMIT: '1.5', V2A_CORS_ORIGINS: 'https://a.example/path',
       V2A_IMAGE_FETCH_ALLOWLIST: 'http://x', V2A_RECEIVER_URL: 'http://receiver.example', V2A_TRUST_PROXY: 'yes please',
-      V2A_TEST_ALLOW_LOOPBACK_FETCH: 'perhaps', LOG_LEVEL: 'loud', V2A_MCP_MAX_BATCH: '0',
+      V2A_TEST_ALLOW_LOOPBACK_FETCH: 'perhaps', V2A_FETCH_TIMEOUT_MS: '5s', LOG_LEVEL: 'loud', V2A_MCP_MAX_BATCH: '0',
     };
     assert.throws(() => loadConfig(bad), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
       for (const name of Object.keys(bad)) assert.ok(err.problems.some((p) => p.startsWith(name + ' ')), `${name} named: ${err.problems.join(' | ')}`);
       return true;
     });
+  });
+
+  test('V2A_TRUST_PROXY: true, false, addresses; hop counts are refused', () => {
+    assert.equal(loadConfig({ V2A_TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.deepEqual(loadConfig({ V2A_TRUST_PROXY: '::1, 192.168.0.0/16' }).trustProxy, ['::1', '192.168.0.0/16']);
+    assert.throws(() => loadConfig({ V2A_TRUST_PROXY: '2' }), /V2A_TRUST_PROXY .*hop counts/);
   });
 
   test('describeConfig documents every variable with a default and a meaning', () => {
@@ -676,6 +682,24 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       for (let i = 0; i < 3; i++) assert.equal((await call(`${limited.base}/api/health`)).status, 200);
     } finally {
       await limited.close();
+    }
+  });
+
+  test('V2A_TRUST_PROXY: forwarded client address (rate limit key) and host only from trusted proxies', async () => {
+    const forwarded = (ip: string) => ({ 'x-forwarded-for': ip, 'x-forwarded-proto': 'https', 'x-forwarded-host': 'v2a.example.org' });
+    const trusting = await startTestServer({ V2A_TRUST_PROXY: '127.0.0.1', V2A_RATE_LIMIT: '1', V2A_WORKERS: '1' });
+    const direct = await startTestServer({ V2A_RATE_LIMIT: '1', V2A_WORKERS: '1' });
+    try {
+      assert.equal((await call(`${trusting.base}/api/v1/agent`, { headers: forwarded('203.0.113.7') })).json.baseUrl, 'https://v2a.example.org');
+      assert.equal((await call(`${direct.base}/api/v1/agent`, { headers: forwarded('203.0.113.7') })).json.baseUrl, direct.base);
+      const ping = (base: string, ip: string) => postJson(`${base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' }, forwarded(ip));
+      assert.equal((await ping(trusting.base, '203.0.113.7')).status, 200);
+      assert.equal((await ping(trusting.base, '203.0.113.8')).status, 200, 'another client behind the proxy has its own budget');
+      assert.equal((await ping(trusting.base, '203.0.113.7')).status, 429);
+      assert.equal((await ping(direct.base, '203.0.113.7')).status, 200);
+      assert.equal((await ping(direct.base, '203.0.113.8')).status, 429, 'without trust, X-Forwarded-For is ignored');
+    } finally {
+      await Promise.all([trusting.close(), direct.close()]);
     }
   });
 

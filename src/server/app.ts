@@ -48,8 +48,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-platform-api-key"]'], remove: true },
     },
-    // Fastify accepts a hop count at run time; its typings omit number.
-    trustProxy: config.trustProxy as unknown as FastifyServerOptions['trustProxy'],
+    trustProxy: config.trustProxy,
     bodyLimit: DEFAULT_BODY_LIMIT,
     return503OnClosing: false,
     forceCloseConnections: 'idle',

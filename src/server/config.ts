@@ -11,8 +11,8 @@ import { parseAllowlist } from './fetch-image.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** `false`, `true`, a hop count, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
-export type TrustProxy = boolean | number | string[];
+/** `false`, `true`, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
+export type TrustProxy = boolean | string[];
 
 export interface ServerConfig {
   readonly port: number;
@@ -219,7 +219,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_TRUST_PROXY', default: 'false',
-    meaning: 'Trust X-Forwarded-* headers (client address for rate limits, scheme and host): false, true, a hop count, or comma-separated proxy addresses/CIDRs.',
+    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8.',
     apply: (raw, d) => {
       if (unset(raw)) {
         d.trustProxy = false;
@@ -227,15 +227,17 @@ const SETTINGS: readonly Setting[] = [
       }
       const t = raw.trim().toLowerCase();
       if (t === 'true' || t === 'false') d.trustProxy = t === 'true';
-      else if (/^\d+$/.test(t)) d.trustProxy = integer(t, 1, 100);
-      else {
+      else if (/^\d+$/.test(t)) {
+        // Fastify 5 treats hop counts as "trust nothing" (the direct peer cannot be validated).
+        throw new Error('must be true, false or proxy addresses/CIDRs; hop counts are not supported');
+      } else {
         const list = t.split(',').map((s) => s.trim()).filter(Boolean);
         for (const entry of list) {
           const [addr, bits, extra] = entry.split('/');
           const family = isIP(addr ?? '');
           const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
           if (!family || !okBits || extra !== undefined) {
-            throw new Error(`"${entry}" is not an IP address or CIDR (use true, false, a hop count or addresses)`);
+            throw new Error(`"${entry}" is not an IP address or CIDR (use true, false or addresses)`);
           }
         }
         d.trustProxy = list;

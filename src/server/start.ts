@@ -29,6 +29,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const { handleSignals = true, ...buildOptions } = options;
   const app = await buildApp(config, buildOptions);
   const url = await app.listen({ port: config.port, host: config.host });
+  if (config.testAllowLoopbackFetch) app.log.warn('V2A_TEST_ALLOW_LOOPBACK_FETCH is on: imageUrl may reach loopback addresses. This setting is for tests only.');
 
   let resolveClosed!: (graceful: boolean) => void;
   const closed = new Promise<boolean>((resolve) => (resolveClosed = resolve));
