@@ -15,6 +15,8 @@ import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/de
 import { VERSION } from '../src/core/types.js';
 import { ConfigError, describeConfig, jsonBodyLimit, loadConfig } from '../src/server/config.js';
 import { DATA_CSP, DOCUMENT_CSP } from '../src/server/plugins/security-headers.js';
+import { HttpProblem } from '../src/server/problem.js';
+import { createRenderPool } from '../src/server/render-pool.js';
 import { startServer } from '../src/server/start.js';
 import { parseTraceparent, parseTracestate } from '../src/server/trace-context.js';
 import {
@@ -637,6 +639,33 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     } finally {
       await busy.close();
     }
+  });
+
+  test('the pool queue: FIFO, bounded by the queue limit; a waiting render leaves it when its caller goes', { timeout: 30_000 }, async () => {
+    const pool = createRenderPool({ workers: 1, queueLimit: 1, timeoutMs: 20_000 });
+    const job = (bytes: Uint8Array, columns: number) => ({
+      source: { kind: 'bytes' as const, bytes }, params: { columns }, maxBytes: 1 << 24, maxPixels: 50_000_000, decodeTimeoutSeconds: 30, structured: false,
+    });
+    try {
+      const a = pool.run(job(Uint8Array.from(slow), 400));
+      const gone = new AbortController();
+      const b = pool.run(job(Uint8Array.from(slow), 400), gone.signal);
+      b.catch(() => {});
+      assert.deepEqual([pool.stats().running, pool.stats().queued], [1, 1]);
+      await assert.rejects(pool.run(job(Uint8Array.from(slow), 400)), (e: unknown) => e instanceof HttpProblem && e.slug === 'overloaded' && e.status === 503);
+      gone.abort(new Error('client gone'));
+      await assert.rejects(b, /client gone/);
+      assert.equal(pool.stats().queued, 0);
+      const c = pool.run(job(Buffer.from(tinyB64, 'base64'), 8));
+      assert.equal(pool.stats().queued, 1);
+      const [ra, rc] = await Promise.all([a, c]);
+      assert.equal(ra.ok && ra.columns, 400);
+      assert.equal(rc.ok && rc.columns, 8);
+      assert.deepEqual([pool.stats().running, pool.stats().queued, pool.stats().completed], [0, 0, 2]);
+    } finally {
+      await pool.close();
+    }
+    await assert.rejects(pool.run(job(Buffer.from(tinyB64, 'base64'), 8)), (e: unknown) => e instanceof HttpProblem && e.slug === 'shutting-down');
   });
 
   test('a render over V2A_RENDER_TIMEOUT_MS is stopped: 503 render-timeout; the pool recovers', { timeout: 30_000 }, async () => {

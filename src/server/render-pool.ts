@@ -3,14 +3,15 @@
  * formatting never block the event loop (health checks stay prompt under load).
  *
  * - Size: `workers` threads, all started up front and kept (no idle timeout: libvips start-up is
- *   not free). Admission is bounded by our own counter: at most `workers` running plus
- *   `queueLimit` waiting; beyond that `run()` rejects at once with a 503 `overloaded` problem
- *   carrying Retry-After (piscina's own maxQueue also counts threads still starting up, which
- *   makes the bound depend on timing).
+ *   not free). The queue is ours: at most `workers` renders are handed to piscina, at most
+ *   `queueLimit` more wait here (first come, first served); beyond that `run()` rejects at once
+ *   with a 503 `overloaded` problem carrying Retry-After (piscina's own maxQueue also counts
+ *   threads still starting up, which makes the bound depend on timing).
  * - The image bytes are transferred to the worker, not copied, when they own their ArrayBuffer.
- * - `timeoutMs` bounds queueing plus running; on expiry the task is aborted (a running one by
- *   terminating its thread, which piscina replaces) and the caller gets 503 `render-timeout`.
- *   A caller's signal (client gone) aborts likewise.
+ * - `timeoutMs` bounds waiting plus running; on expiry a waiting render leaves the queue and a
+ *   running one is aborted (piscina terminates its thread and starts a new one); the caller gets
+ *   503 `render-timeout`. A caller's signal (client gone) removes a waiting render from the queue;
+ *   a running one is left to finish.
  * - `close()` lets queued and running renders finish, then stops the threads (piscina `close()`,
  *   not `destroy()`); new work is refused with 503 `shutting-down`.
  *
@@ -86,47 +87,90 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
   piscina.on('error', (err: unknown) => opts.onError?.(err));
 
   const capacity = opts.workers + opts.queueLimit;
-  let active = 0;
+  /** Renders handed to piscina (at most `workers`: piscina's own queue stays empty). */
+  let running = 0;
+  /** Renders waiting for a worker, first come first served. */
+  const waiting: Array<{ go: () => void }> = [];
   let completed = 0;
   let closing = false;
-  /** Moving average of task durations in ms (for Retry-After). */
+  /** Moving average of render durations in ms (for Retry-After). */
   let meanMs = 1000;
 
   function retryAfterSeconds(): number {
-    const waves = Math.max(1, Math.ceil((active + 1) / opts.workers));
+    const waves = Math.max(1, Math.ceil((running + waiting.length + 1) / opts.workers));
     return Math.min(60, Math.max(1, Math.ceil((meanMs * waves) / 1000)));
+  }
+
+  const timedOut = () =>
+    new HttpProblem('render-timeout', `The render did not finish within ${opts.timeoutMs} ms; try a smaller image or fewer columns.`, {
+      headers: { 'retry-after': String(retryAfterSeconds()) },
+    });
+
+  /** Waits for a free worker. Leaving the queue early (timeout, caller gone) costs nothing. */
+  function acquire(timeout: AbortSignal, signal: AbortSignal | undefined): Promise<void> {
+    if (running < opts.workers) {
+      running++;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const entry = {
+        go: () => {
+          cleanup();
+          running++;
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        cleanup();
+        const i = waiting.indexOf(entry);
+        if (i >= 0) waiting.splice(i, 1);
+        reject(signal?.aborted ? signal.reason : timedOut());
+      };
+      const cleanup = () => {
+        timeout.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      timeout.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.push(entry);
+    });
+  }
+
+  function release(): void {
+    running--;
+    waiting.shift()?.go();
   }
 
   async function run(job: RenderJob, signal?: AbortSignal): Promise<RenderOutcome> {
     if (closing) {
       throw new HttpProblem('shutting-down', 'The server is shutting down and accepts no new renders.', { headers: { 'retry-after': '5' } });
     }
-    if (active >= capacity) {
+    if (running + waiting.length >= capacity) {
       const retry = String(retryAfterSeconds());
       throw new HttpProblem('overloaded', `All ${opts.workers} render workers are busy and ${opts.queueLimit} renders are already waiting; retry in ${retry} s.`, { headers: { 'retry-after': retry } });
     }
     signal?.throwIfAborted();
     const timeout = AbortSignal.timeout(opts.timeoutMs);
-    const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
-    let task = job;
-    const transferList: ArrayBuffer[] = [];
-    if (job.source.kind === 'bytes') {
-      const bytes = transferable(job.source.bytes);
-      task = { ...job, source: { kind: 'bytes', bytes } };
-      transferList.push(bytes.buffer as ArrayBuffer);
-    }
-    active++;
+    await acquire(timeout, signal);
     const started = performance.now();
     try {
-      return (await piscina.run(task, { signal: combined, transferList })) as RenderOutcome;
-    } catch (err) {
-      if (timeout.aborted && !signal?.aborted) {
-        throw new HttpProblem('render-timeout', `The render did not finish within ${opts.timeoutMs} ms; try a smaller image or fewer columns.`, { headers: { 'retry-after': String(retryAfterSeconds()) } });
+      // Once running, only the timeout stops a render (by terminating its thread, which piscina
+      // replaces); a caller who went away just does not get the result: restarting a worker would
+      // cost more than finishing the render.
+      timeout.throwIfAborted();
+      let task = job;
+      const transferList: ArrayBuffer[] = [];
+      if (job.source.kind === 'bytes') {
+        const bytes = transferable(job.source.bytes);
+        task = { ...job, source: { kind: 'bytes', bytes } };
+        transferList.push(bytes.buffer as ArrayBuffer);
       }
-      if (signal?.aborted) throw signal.reason;
+      return (await piscina.run(task, { signal: timeout, transferList })) as RenderOutcome;
+    } catch (err) {
+      if (timeout.aborted) throw timedOut();
       throw err;
     } finally {
-      active--;
+      release();
       completed++;
       meanMs = meanMs * 0.8 + (performance.now() - started) * 0.2;
     }
@@ -137,8 +181,8 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     retryAfterSeconds,
     stats: () => ({
       workers: opts.workers,
-      running: Math.min(active, opts.workers),
-      queued: Math.max(0, active - opts.workers),
+      running,
+      queued: waiting.length,
       queueLimit: opts.queueLimit,
       completed,
     }),
