@@ -100,3 +100,11 @@ export function problemBody(p: HttpProblem, instance: string, traceId: string): 
 export function parameterDetail(errors: readonly ProblemFieldError[]): string {
   return errors.map((e) => e.message).join('; ');
 }
+
+/**
+ * The abort reason when a client closes its connection before the reply: answered like any
+ * problem (nobody reads it) instead of being logged as an unexpected error.
+ */
+export function clientClosed(): HttpProblem {
+  return new HttpProblem('invalid-request', 'The client closed the connection before the reply.');
+}

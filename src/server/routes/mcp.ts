@@ -15,7 +15,7 @@ import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher } from '../mcp/dis
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { jsonBodyLimit } from '../config.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
-import { HttpProblem } from '../problem.js';
+import { clientClosed, HttpProblem } from '../problem.js';
 
 export const MCP_INSTRUCTIONS =
   `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imageUrl (https, allowlisted host) or imageBase64 and optional ` +
@@ -61,7 +61,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       }
       const body = request.body === undefined ? PARSE_ERROR : request.body;
       const abort = new AbortController();
-      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection')); };
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(clientClosed()); };
       reply.raw.once('close', onClose);
       const result = await dispatcher.handle(body, { signal: abort.signal, traceId: request.traceId });
       reply.header('cache-control', 'no-store');

@@ -17,7 +17,7 @@ import { jsonBodyLimit } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../docs/endpoints.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
-import { HttpProblem } from '../problem.js';
+import { clientClosed, HttpProblem } from '../problem.js';
 import {
   autoDirectorHeader, exactlyOneImage, validateParams, type ImageInput, type ParamCarrier,
 } from '../render-service.js';
@@ -171,7 +171,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       const image = exactlyOneImage(collected.images);
 
       const abort = new AbortController();
-      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection')); };
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(clientClosed()); };
       reply.raw.once('close', onClose);
       const out = await ctx.renderer.render(image, params, { signal: abort.signal, traceId: request.traceId });
       return reply
