@@ -15,7 +15,7 @@ import { HANDOFF_MESSAGES, HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT, L
 import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemSlug } from '../problem.js';
-import { ENDPOINTS, ENDPOINT_LIST, type EndpointInfo } from './endpoints.js';
+import { ENDPOINTS, type EndpointInfo } from './endpoints.js';
 
 type Obj = Record<string, unknown>;
 
@@ -480,4 +480,3 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
   };
 }
 
-export { ENDPOINT_LIST };

@@ -77,7 +77,7 @@ export function toProblem(err: unknown, request: FastifyRequest, maxImageBytes?:
     return new HttpProblem(slug, type ? `Content-Type ${JSON.stringify(type.slice(0, 100))} is not accepted here.` : 'A Content-Type header is required.');
   }
   if (code === 'FST_REQ_FILE_TOO_LARGE') {
-    return new HttpProblem('image-too-large', `The uploaded image is larger than the ${maxImageBytes ?? ''}-byte limit.`.replace('the -byte', 'the'));
+    return new HttpProblem('image-too-large', maxImageBytes ? `The uploaded image is larger than the ${maxImageBytes}-byte limit.` : 'The uploaded image is too large.');
   }
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new HttpProblem('invalid-request', 'The body is not valid JSON.');
   if (e instanceof SyntaxError && status === 400) {
