@@ -13,6 +13,7 @@ import { cellMeans } from './pipeline/raster.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { unsharpMask } from './pipeline/sharpen.js';
 import { cellStructure } from './pipeline/structure.js';
+import { scratch } from './pipeline/scratch.js';
 import { applyLut, histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
@@ -91,6 +92,7 @@ export interface Prepared {
   readonly cellLuma: Float32Array;
 }
 
+/** Resamples the source. The returned raster is scratch memory: valid until the next prepare(). */
 export function prepare(image: RgbaImage, columns: number, invert: boolean): Prepared {
   const rows = gridRows(image.width, image.height, columns);
   const resampled = resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0);
@@ -124,8 +126,8 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   const n = W * H;
 
   // Detail: denoise first (noise must not be sharpened), then recover detail.
-  const a = new Float32Array(n);
-  const b = new Float32Array(n);
+  const a = scratch('render.a', n);
+  const b = scratch('render.b', n);
   bilateralDenoise(luma, p.denoise, a, b);
   const hist = histogram({ width: W, height: H, data: a });
   unsharpMask(a, W, H, p.sharpen, a, b);

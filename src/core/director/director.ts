@@ -147,16 +147,36 @@ function roundMetrics(m: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
 }
 
+/** Cells the candidate simulation looks at, at most: its metrics are statistics of the grid. */
+const SIM_CELLS = 2048;
+
+/** An even, strided sample of the cells (all of them on small grids). */
+function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
+  const n = prep.cellLuma.length;
+  const stride = Math.max(1, Math.floor(n / SIM_CELLS));
+  if (stride === 1) return prep;
+  const m = Math.floor(n / stride);
+  const luma = new Float32Array(m);
+  const rgb = new Float32Array(m * 3);
+  for (let k = 0, i = 0; k < m; k++, i += stride) {
+    luma[k] = prep.cellLuma[i]!;
+    rgb[k * 3] = prep.resampled.cellLinearRgb[i * 3]!;
+    rgb[k * 3 + 1] = prep.resampled.cellLinearRgb[i * 3 + 1]!;
+    rgb[k * 3 + 2] = prep.resampled.cellLinearRgb[i * 3 + 2]!;
+  }
+  return { cellLuma: luma, resampled: { luma: prep.resampled.luma, cellLinearRgb: rgb } };
+}
+
 /**
  * The Auto Director: measures the source, proposes settings for the rubric, scores a small set
  * of candidates around the proposal on a cell-level rendering, and applies the best one scaled by
  * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
-  const input: DirectorInput = { prep, coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
+  const input: DirectorInput = { prep: sampleCells(prep), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
-  const colors = new Uint8Array(prep.cellLuma.length * 3);
+  const colors = new Uint8Array(input.prep.cellLuma.length * 3);
   const strength = requested.autoOptimize;
   const free = new Set<Tunable>(TUNABLE.filter((t) => !explicit.includes(t)));
   if (!requested.edges) free.delete('edgeStrength');

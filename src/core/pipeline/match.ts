@@ -42,14 +42,18 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const cand = o.candidates;
   const nc = cand.length;
   const c = o.scale;
-  const candCov = new Float32Array(nc);
-  for (let k = 0; k < nc; k++) candCov[k] = coverage[cand[k]!]!;
+  // Template means (the measured coverage up to the templates' 8-bit rounding) keep the tone
+  // term and the pruning bound below exact.
   const g2 = new Float32Array(coverage.length);
+  const gm = new Float32Array(coverage.length);
   for (let g = 0; g < coverage.length; g++) {
-    let s = 0;
-    for (let i = 0; i < SAMPLES; i++) s += templates[g * SAMPLES + i]! ** 2;
+    let s = 0, m = 0;
+    for (let i = 0; i < SAMPLES; i++) { const v = templates[g * SAMPLES + i]!; s += v * v; m += v; }
     g2[g] = s;
+    gm[g] = m / SAMPLES;
   }
+  const candCov = new Float32Array(nc);
+  for (let k = 0; k < nc; k++) candCov[k] = gm[cand[k]!]!;
   const t = new Float32Array(SAMPLES);
   const errCur = new Float32Array(cols + 2);
   const errNext = new Float32Array(cols + 2);
@@ -60,6 +64,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const stable = o.stable ?? null;
   const hyst = o.hysteresis ?? 0;
   const toneW = TONE_WEIGHT * SAMPLES;
+  const bound = SAMPLES + toneW;
   const subX = SUB_X, subY = SUB_Y, samples = SAMPLES;
 
   for (let cy = 0; cy < rows; cy++) {
@@ -82,9 +87,9 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
       const want = c * mean;
       const base = c * c * sq;
 
-      // Tone-nearest candidate by binary search on coverage, then outwards on both sides. The
-      // shape term is a sum of squares (>= 0), so once the tone term alone exceeds the best
-      // error, nothing further out on that side can win.
+      // Tone-nearest candidate by binary search on coverage, then outwards on both sides. By
+      // Cauchy-Schwarz the shape term is at least N * dm^2, so once (N + toneW) * dm^2 exceeds the
+      // best error, nothing further out on that side can win.
       let lo = 0, hi = nc;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
@@ -98,23 +103,23 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
         const dd = down >= 0 ? want - candCov[down]! : Infinity;
         const k = du <= dd ? up++ : down--;
         const dm = du <= dd ? du : dd;
-        if (toneW * dm * dm >= bestE) break;
+        if (bound * dm * dm >= bestE) break;
         const g = cand[k]!;
-        const e2 = glyphError(t, templates, g, g2[g]!, coverage[g]!, c, base, want, toneW);
+        const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW);
         if (e2 < bestE) { bestE = e2; best = g; }
       }
       if (sAmt > 0) {
         const s = st!.strength[cell]! * sAmt;
         if (s > 0.05) {
           const g = dir![st!.direction[cell]!]!;
-          const e2 = glyphError(t, templates, g, g2[g]!, coverage[g]!, c, base, want, toneW) * (1 - s);
+          const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW) * (1 - s);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }
       if (prev && hyst > 0 && (!stable || stable[cell] === 1)) {
         const g = prev[cell]!;
         if (g !== best && g < coverage.length) {
-          const e2 = glyphError(t, templates, g, g2[g]!, coverage[g]!, c, base, want, toneW) * (1 - hyst);
+          const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW) * (1 - hyst);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }

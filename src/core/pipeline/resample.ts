@@ -1,6 +1,7 @@
 import type { RgbaImage } from '../types.js';
 import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from './linear.js';
 import type { Raster } from './raster.js';
+import { scratch } from './scratch.js';
 
 /** Box-filter taps from a source axis of `src` samples onto `dst` samples: exact area overlap. */
 interface Taps {
@@ -67,7 +68,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const hc = [new Float32Array(C3), new Float32Array(C3)];
   const hrRow = [-1, -1];
   let hrNext = 0;
-  const lin = new Float32Array(sw * 4);
+  const lin = scratch('resample.lin', sw * 4);
 
   const hpass = (sy: number): number => {
     if (hrRow[0] === sy) return 0;
@@ -114,7 +115,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
     return slot;
   };
 
-  const luma = new Float32Array(W * H);
+  const luma = scratch('resample.luma', W * H);
   const cellRgb = new Float32Array(cols * rows * 3);
   const accY = new Float32Array(W);
   const rowNorm = 1 / subY;
