@@ -4,6 +4,7 @@ import { parse } from 'parse5';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { DEFAULTS, FORMATS, PARAMS, type Charset, type RenderParams } from '../src/core/params/definitions.js';
 import { CELL_ASPECT, VERSION, type RenderResult } from '../src/core/types.js';
+import { rng } from './helpers/images.js';
 import {
   Base64Error,
   CHROMA_ENCODING,
@@ -342,18 +343,6 @@ describe('text', () => {
     assert.throws(() => formatText({ ...r, colors: new Uint8Array(3) }), RangeError);
   });
 });
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomResult(seed: number, color: boolean): RenderResult {
   const rand = rng(seed);

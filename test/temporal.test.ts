@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TemporalFilter, motionThreshold } from '../src/core/temporal/index.js';
 import { SAMPLES, SUB_X, SUB_Y } from '../src/core/glyphs/types.js';
+import { rng } from './helpers/images.js';
 
 const COLS = 60;
 const ROWS = 20;
@@ -10,17 +11,7 @@ const H = ROWS * SUB_Y;
 const N = W * H;
 const SIGMA = 2 / 255;
 
-/** mulberry32: small deterministic PRNG. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const mulberry32 = rng;
 
 /** Box-Muller standard normal from a uniform source. */
 function gaussian(rand: () => number): () => number {
