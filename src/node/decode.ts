@@ -21,10 +21,15 @@
  * operation runs on the same input again, which never happens for one-shot decodes of uploaded
  * bytes, and it holds memory; it is switched off when this module loads.
  */
-import sharp from 'sharp';
+import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
+
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, fromSharpError, pixelsMessage } from './errors.js';
+
+// sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
+// which is most of the CLI's start-up; the types are the same module's.
+const sharp: typeof import('sharp').default = createRequire(import.meta.url)('sharp');
 
 sharp.cache(false);
 
