@@ -20,6 +20,7 @@ import { handoffRoutes } from './routes/handoff.js';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.js';
 import { createDispatcher, mcpRoutes } from './routes/mcp.js';
 import { renderRoutes } from './routes/render.js';
+import { studioRoutes } from './routes/studio.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -104,5 +105,6 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await app.register(mcpRoutes, { ctx, dispatcher: createDispatcher(ctx, app.log) });
   await app.register(handoffRoutes, { ctx });
   await app.register(discoveryRoutes, { ctx });
+  await app.register(studioRoutes, { ctx });
   return app;
 }

@@ -1,0 +1,227 @@
+/**
+ * The parameter controls, generated from the one parameter definition (PARAMS): a slider and a
+ * number box for numbers, a select for enums, a switch for booleans, a colour well for monoColor;
+ * ranges, steps, defaults, groups and descriptions all come from there.
+ *
+ * A control the user has not touched is "auto": it is not sent, so the Auto Director may tune it
+ * (exactly as an API caller who leaves a parameter out), and it shows the value actually used.
+ * Touching a control makes it explicit; its reset button makes it auto again.
+ */
+import {
+  DEFAULTS, PARAMS, QUALITY_TARGETS, describeDomain, type ParamDef, type ParamGroup, type QualityTarget, type RenderParams,
+} from '../core/index.js';
+import { h, num } from './dom.js';
+import type { ExplicitParams } from './protocol.js';
+
+export const GROUPS: readonly { readonly id: ParamGroup; readonly title: string }[] = [
+  { id: 'output', title: 'Output' },
+  { id: 'tone', title: 'Tone' },
+  { id: 'detail', title: 'Detail' },
+  { id: 'glyphs', title: 'Glyphs' },
+  { id: 'director', title: 'Auto Director' },
+  { id: 'video', title: 'Video' },
+];
+
+interface Row {
+  readonly def: ParamDef;
+  readonly el: HTMLElement;
+  readonly inputs: readonly (HTMLInputElement | HTMLSelectElement)[];
+  readonly reset: HTMLButtonElement;
+  readonly badge: HTMLElement;
+  show(value: unknown): void;
+}
+
+function shown(def: ParamDef, v: unknown): string {
+  if (def.type === 'number' || def.type === 'integer') return num(Number(v));
+  return String(v);
+}
+
+export class ParamControls {
+  private readonly explicit = new Map<string, unknown>();
+  private readonly rows = new Map<string, Row>();
+  private effective: RenderParams = { ...DEFAULTS };
+  private adjustments: Readonly<Record<string, { from: number; to: number }>> = {};
+  private readonly presetButtons = new Map<QualityTarget, HTMLButtonElement>();
+  onChange: (params: ExplicitParams) => void = () => {};
+
+  constructor(root: HTMLElement, presets: HTMLElement) {
+    for (const group of GROUPS) {
+      const defs = PARAMS.filter((d) => d.group === group.id) as readonly ParamDef[];
+      if (!defs.length) continue;
+      const box = h('fieldset', { class: 'group', 'data-group': group.id }, h('legend', { text: group.title }));
+      for (const def of defs) {
+        const row = this.row(def);
+        this.rows.set(def.name, row);
+        box.append(row.el);
+      }
+      root.append(box);
+    }
+    for (const target of QUALITY_TARGETS) {
+      const b = h('button', { type: 'button', class: 'chip', 'data-preset': target, 'aria-pressed': 'false', text: target });
+      b.title = `Preset: rubric ${target}. Hands tone, detail and the codebook budget back to the Auto Director, which tunes them for ${target}; your output, glyph ramp and switches stay.`;
+      b.addEventListener('click', () => this.preset(target));
+      this.presetButtons.set(target, b);
+      presets.append(b);
+    }
+    this.refresh();
+  }
+
+  private row(def: ParamDef): Row {
+    const id = `p-${def.name}`;
+    const descId = `${id}-desc`;
+    const label = h('label', { for: id, class: 'name', text: def.name });
+    const badge = h('span', { class: 'badge', 'aria-hidden': 'true' });
+    const reset = h('button', { type: 'button', class: 'reset', 'aria-label': `Reset ${def.name} to auto (default ${shown(def, def.default)})`, title: `Reset to auto (default ${shown(def, def.default)})`, text: '↺' });
+    const desc = h('p', { id: descId, class: 'desc', text: `${def.description} ${cap(describeDomain(def))}; default ${shown(def, def.default)}.` });
+    const head = h('div', { class: 'row-head' }, label, badge, reset);
+    let inputs: (HTMLInputElement | HTMLSelectElement)[];
+    let show: (v: unknown) => void;
+    const el = h('div', { class: `param param-${def.type}`, 'data-param': def.name });
+
+    switch (def.type) {
+      case 'integer':
+      case 'number': {
+        const step = def.type === 'integer' ? 1 : def.step;
+        const range = h('input', { type: 'range', id, min: def.min, max: def.max, step, 'aria-describedby': descId });
+        const numLabel = h('label', { for: `${id}-n`, class: 'sr-only', text: `${def.name} value` });
+        const box = h('input', { type: 'number', id: `${id}-n`, min: def.min, max: def.max, step: def.type === 'integer' ? 1 : 'any', inputmode: 'decimal', 'aria-describedby': descId });
+        range.addEventListener('input', () => {
+          box.value = range.value;
+          box.removeAttribute('aria-invalid');
+          this.set(def.name, Number(range.value));
+        });
+        const fromBox = (final: boolean) => {
+          const v = Number(box.value);
+          const ok = box.value.trim() !== '' && Number.isFinite(v) && v >= def.min && v <= def.max && (def.type !== 'integer' || Number.isInteger(v));
+          if (!ok) {
+            if (final) box.setAttribute('aria-invalid', 'true');
+            return;
+          }
+          box.removeAttribute('aria-invalid');
+          range.value = String(v);
+          this.set(def.name, v);
+        };
+        box.addEventListener('input', () => fromBox(false));
+        box.addEventListener('change', () => fromBox(true));
+        inputs = [range, box];
+        show = (v) => {
+          range.value = String(v);
+          if (document.activeElement !== box) box.value = num(Number(v), 4);
+        };
+        el.append(head, h('div', { class: 'row-input' }, range, numLabel, box), desc);
+        break;
+      }
+      case 'boolean': {
+        const box = h('input', { type: 'checkbox', id, role: 'switch', 'aria-describedby': descId });
+        box.addEventListener('change', () => this.set(def.name, box.checked));
+        inputs = [box];
+        show = (v) => { box.checked = v === true; };
+        el.append(head, desc);
+        head.insertBefore(box, label);
+        break;
+      }
+      case 'enum': {
+        const sel = h('select', { id, 'aria-describedby': descId }, ...def.values.map((v) => h('option', { value: v, text: v })));
+        sel.addEventListener('change', () => this.set(def.name, sel.value));
+        inputs = [sel];
+        show = (v) => { sel.value = String(v); };
+        el.append(head, h('div', { class: 'row-input' }, sel), desc);
+        break;
+      }
+      case 'color': {
+        const well = h('input', { type: 'color', id, 'aria-describedby': descId });
+        well.addEventListener('input', () => this.set(def.name, well.value));
+        inputs = [well];
+        show = (v) => { well.value = String(v); };
+        el.append(head, h('div', { class: 'row-input' }, well, h('output', { for: id, class: 'hex' })), desc);
+        const out = el.querySelector('output')!;
+        const inner = show;
+        show = (v) => { inner(v); out.textContent = String(v); };
+        break;
+      }
+    }
+    reset.addEventListener('click', () => this.reset(def.name));
+    return { def, el, inputs, reset, badge, show };
+  }
+
+  /** The explicit parameters, in the order the user set them. */
+  values(): ExplicitParams {
+    return Object.fromEntries(this.explicit);
+  }
+
+  isExplicit(name: string): boolean {
+    return this.explicit.has(name);
+  }
+
+  set(name: string, value: unknown, notify = true): void {
+    // A changed value moves to the end: the order is the order the user last set them.
+    this.explicit.delete(name);
+    this.explicit.set(name, value);
+    this.refreshRow(name);
+    this.refreshPresets();
+    if (notify) this.onChange(this.values());
+  }
+
+  reset(name: string): void {
+    if (!this.explicit.delete(name)) return;
+    this.refreshRow(name);
+    this.refreshPresets();
+    this.onChange(this.values());
+  }
+
+  resetAll(): void {
+    this.explicit.clear();
+    this.refresh();
+    this.onChange(this.values());
+  }
+
+  /**
+   * Preset for a rubric: qualityTarget set, the numeric settings (but columns) handed back to the
+   * Auto Director; enums, switches and colours stay as they are.
+   */
+  preset(target: QualityTarget): void {
+    for (const def of PARAMS) {
+      if ((def.type === 'number') && this.explicit.has(def.name)) this.explicit.delete(def.name);
+    }
+    this.explicit.delete('qualityTarget');
+    this.explicit.set('qualityTarget', target);
+    this.refresh();
+    this.onChange(this.values());
+  }
+
+  /** Shows the effective parameters of a result: what auto controls actually rendered with. */
+  showEffective(params: RenderParams, adjustments: Readonly<Record<string, { from: number; to: number }>>): void {
+    this.effective = params;
+    this.adjustments = adjustments;
+    this.refresh();
+  }
+
+  private refresh(): void {
+    for (const name of this.rows.keys()) this.refreshRow(name);
+    this.refreshPresets();
+  }
+
+  private refreshPresets(): void {
+    const target = (this.explicit.get('qualityTarget') ?? this.effective.qualityTarget) as QualityTarget;
+    for (const [t, b] of this.presetButtons) b.setAttribute('aria-pressed', String(t === target));
+  }
+
+  private refreshRow(name: string): void {
+    const row = this.rows.get(name)!;
+    const explicit = this.explicit.has(name);
+    const value = explicit ? this.explicit.get(name) : (this.effective as Record<string, unknown>)[name];
+    row.show(value);
+    row.reset.disabled = !explicit;
+    row.el.classList.toggle('is-explicit', explicit);
+    const adj = this.adjustments[name];
+    row.el.classList.toggle('is-tuned', !explicit && adj !== undefined);
+    row.badge.textContent = explicit ? 'set' : adj ? `auto ${num(adj.from)}→${num(adj.to)}` : 'auto';
+    row.badge.title = explicit
+      ? 'Set by you: sent with every render and never tuned.'
+      : adj ? `Tuned by the Auto Director from ${num(adj.from)} to ${num(adj.to)}.` : 'Not set: the default, or what the Auto Director chooses.';
+  }
+}
+
+function cap(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

@@ -1,0 +1,71 @@
+/**
+ * Messages between the studio page (main.ts) and its render worker (worker.ts). Plain data and
+ * transferables only. The page never renders: it sends sources, parameters and frames, the worker
+ * runs the renderer core and draws the art into the page's canvas (an OffscreenCanvas).
+ */
+import type { CodebookReport, CompactOutput, DirectorReport, Format, RenderParams } from '../core/index.js';
+
+/** Explicit render parameters, in the order the user set them (the API gets the same order). */
+export type ExplicitParams = Record<string, unknown>;
+
+export interface ViewSettings {
+  /** Backing-store pixels per cell across (the cell is twice as high). */
+  readonly cell: number;
+  /** Ground colour of the preview; null: the one html and svg use (groundFor(monoColor)). */
+  readonly ground: string | null;
+}
+
+/** A server-rendered grid (image URL source: `json` output of POST /api/v1/render). */
+export interface RemoteGrid {
+  readonly columns: number;
+  readonly rows: number;
+  readonly lines: readonly string[];
+  readonly colors?: readonly (readonly string[])[];
+  readonly params: RenderParams;
+  readonly explicit: readonly string[];
+  readonly director: DirectorReport;
+  readonly codebook: CodebookReport;
+  readonly source: { readonly width: number; readonly height: number };
+}
+
+export type ToWorker =
+  | { readonly t: 'canvas'; readonly canvas: OffscreenCanvas; readonly view: ViewSettings }
+  | { readonly t: 'view'; readonly view: ViewSettings }
+  | { readonly t: 'params'; readonly params: ExplicitParams }
+  /** A still image (file, drop, paste): decoded in the worker. */
+  | { readonly t: 'image'; readonly id: number; readonly blob: Blob }
+  /** Start (on) or stop a stream: frames follow with `frame`. */
+  | { readonly t: 'stream'; readonly on: boolean }
+  | { readonly t: 'frame'; readonly bitmap: ImageBitmap; readonly time: number }
+  /** Turn the last stream frame into the still source (snapshot). */
+  | { readonly t: 'snapshot' }
+  | { readonly t: 'remote'; readonly grid: RemoteGrid }
+  | { readonly t: 'export'; readonly id: number; readonly format: Format }
+  /** What each frame result should carry besides the reports. */
+  | { readonly t: 'wants'; readonly compact: boolean; readonly compactLine: boolean };
+
+export interface ResultInfo {
+  readonly kind: 'still' | 'frame' | 'remote';
+  readonly columns: number;
+  readonly rows: number;
+  readonly source: { readonly width: number; readonly height: number };
+  readonly params: RenderParams;
+  readonly explicit: readonly string[];
+  readonly director: DirectorReport;
+  readonly codebook: CodebookReport;
+  /** Milliseconds the core took (decode excluded), and the drawing. */
+  readonly renderMs: number;
+  readonly drawMs: number;
+  /** Share of cells whose glyph changed since the previous frame (frames only). */
+  readonly flicker: number | null;
+  /** Frames: the json-compact object (handoff). */
+  readonly compact?: CompactOutput;
+  /** Frames: the json-compact text (recording). */
+  readonly compactLine?: string;
+}
+
+export type FromWorker =
+  | { readonly t: 'result'; readonly result: ResultInfo }
+  | { readonly t: 'loaded'; readonly id: number; readonly width: number; readonly height: number }
+  | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string; readonly extension: string; readonly contentType: string }
+  | { readonly t: 'error'; readonly id?: number; readonly during: 'image' | 'render' | 'frame' | 'export'; readonly message: string };

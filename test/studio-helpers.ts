@@ -1,0 +1,128 @@
+/**
+ * Shared by the studio's browser tests and bench/studio.ts: a fresh build of the studio when its
+ * sources changed, Debian's chromium driven by playwright-core, and small loopback servers for
+ * the a2v receiver pages on other origins.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const STUDIO_INDEX = join(ROOT, 'dist/studio/index.html');
+
+function newest(dir: string): number {
+  let t = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const s = statSync(p);
+    t = Math.max(t, s.isDirectory() ? newest(p) : s.mtimeMs);
+  }
+  return t;
+}
+
+/** Builds dist/studio with Vite when it is missing or older than its sources. */
+export async function ensureStudioBuilt(): Promise<void> {
+  const sources = Math.max(newest(join(ROOT, 'src/studio')), newest(join(ROOT, 'src/core')), statSync(join(ROOT, 'src/server/handoff.ts')).mtimeMs, statSync(join(ROOT, 'vite.config.ts')).mtimeMs);
+  if (existsSync(STUDIO_INDEX) && statSync(STUDIO_INDEX).mtimeMs >= sources) return;
+  const { build } = await import('vite');
+  await build({ configFile: join(ROOT, 'vite.config.ts'), logLevel: 'warn' });
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
+];
+
+/**
+ * Path of Debian's chromium, installed with apt when missing and this process may (root with
+ * apt-get). Returns a reason instead when there is none: the browser tests are then skipped.
+ */
+export function findChromium(): { path: string } | { reason: string } {
+  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+  const found = () => candidates.find((p) => existsSync(p));
+  let path = found();
+  if (path) return { path };
+  const apt = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).stdout.trim();
+  if (apt && process.getuid?.() === 0) {
+    try {
+      execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'], { stdio: 'ignore', timeout: 600_000 });
+    } catch { /* reported below */ }
+    path = found();
+    if (path) return { path };
+    return { reason: 'chromium is not installed and `apt-get install chromium` failed' };
+  }
+  return { reason: 'chromium is not installed (apt-get install chromium; needs root)' };
+}
+
+export async function launchChromium(path: string, extraArgs: readonly string[] = []): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: path, args: [...CHROMIUM_ARGS, ...extraArgs] });
+}
+
+export interface PageServer {
+  readonly server: Server;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** A plain HTTP server on `host`, port 0, answering with `handler`. */
+export async function pageServer(host: string, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<PageServer> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server, port,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/**
+ * A test receiver page: records every message it gets (origin and data) in `window.__got`,
+ * answers `hello` from the studio (the `source` origin, its opener) with `ready`, as a real
+ * receiver would. `spoof`: a hostile page instead, which also tries to answer `ready` to its
+ * opener from its own origin.
+ */
+export function receiverPage(spoof = false): string {
+  return `<!doctype html><meta charset="utf-8"><title>${spoof ? 'third origin' : 'a2v test receiver'}</title>
+<style>body{background:#111;color:#ddd;font:12px monospace;margin:8px}pre{font-size:6px;line-height:6px}</style>
+<h1 style="font-size:14px">${spoof ? 'third origin (must receive nothing)' : 'a2v test receiver'}</h1><p id="info"></p><pre id="art"></pre>
+<script>
+const q = new URLSearchParams(location.search);
+window.__params = Object.fromEntries(q);
+window.__got = [];
+const source = q.get('source');
+${spoof ? `
+setInterval(() => {
+  try { window.opener && window.opener.postMessage({ type: 'ready', protocol: q.get('protocol'), handoff: q.get('handoff'), traceId: q.get('traceId') }, '*'); } catch (e) {}
+}, 100);
+addEventListener('message', (e) => { window.__got.push({ origin: e.origin, data: e.data }); });
+` : `
+addEventListener('message', (e) => {
+  window.__got.push({ origin: e.origin, data: e.data, fromOpener: e.source === window.opener });
+  if (e.origin !== source || e.source !== window.opener) return;
+  const m = e.data;
+  if (!m || m.protocol !== q.get('protocol') || m.handoff !== q.get('handoff')) return;
+  if (m.type === 'hello' && !window.__ready) {
+    window.__ready = true;
+    window.opener.postMessage({ type: 'ready', protocol: m.protocol, handoff: m.handoff, traceId: m.traceId, maxFps: 60 }, source);
+  }
+  if (m.type === 'frame') {
+    document.getElementById('art').textContent = m.text;
+    document.getElementById('info').textContent = 'frame ' + m.seq + ' · ' + m.columns + 'x' + m.rows + ' · trace ' + q.get('traceId');
+  }
+  if (m.type === 'end') document.getElementById('info').textContent += ' · end: ' + m.reason;
+});
+`}
+</script>`;
+}

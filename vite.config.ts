@@ -1,0 +1,33 @@
+/**
+ * Vite build of the browser studio (src/studio) into dist/studio, served by the server at `/`
+ * (src/server/routes/studio.ts). `npm run build:studio`; `npx vite --config vite.config.ts` serves
+ * it for development with the API proxied to a local `npm run serve` on port 8080.
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const root = fileURLToPath(new URL('./src/studio/', import.meta.url));
+const outDir = fileURLToPath(new URL('./dist/studio/', import.meta.url));
+
+export default defineConfig({
+  root,
+  base: '/',
+  publicDir: 'public',
+  logLevel: 'warn',
+  clearScreen: false,
+  build: {
+    outDir,
+    emptyOutDir: true,
+    target: 'es2022',
+    assetsDir: 'assets',
+    sourcemap: false,
+    // No inlined assets: the page's CSP allows no data: scripts or styles.
+    assetsInlineLimit: 0,
+    modulePreload: { polyfill: false },
+    reportCompressedSize: false,
+  },
+  worker: { format: 'es' },
+  server: {
+    proxy: { '/api': 'http://127.0.0.1:8080' },
+  },
+});
