@@ -65,7 +65,8 @@ describe('OpenAPI document', () => {
     for (const e of ENDPOINT_LIST) {
       const op = doc.paths[e.path][e.method.toLowerCase()];
       assert.equal(op.operationId, e.operationId);
-      assert.deepEqual(op.security, [], `${e.path} needs no credentials`);
+      if (e.protected) assert.deepEqual(op.security, [{ PlatformBearer: [] }, { PlatformHeader: [] }], `${e.path} needs the platform key`);
+      else assert.deepEqual(op.security, [], `${e.path} needs no credentials`);
       assert.ok(op.responses.default, `${e.path} documents the generic error`);
       const headers = op.parameters.map((p: any) => resolve(p)).filter((p: any) => p.in === 'header').map((p: any) => p.name);
       assert.ok(headers.includes('traceparent') && headers.includes('tracestate'), e.path);
@@ -113,10 +114,12 @@ describe('OpenAPI document', () => {
     assert.ok(responses['429'].headers['Retry-After'] && responses['503'].headers['Retry-After']);
   });
 
-  test('security schemes are declared and required nowhere', () => {
+  test('security schemes are declared and required only by the protected platform actions', () => {
     assert.deepEqual(doc.components.securitySchemes.PlatformBearer, { ...doc.components.securitySchemes.PlatformBearer, type: 'http', scheme: 'bearer' });
     assert.deepEqual(doc.components.securitySchemes.PlatformHeader, { ...doc.components.securitySchemes.PlatformHeader, type: 'apiKey', in: 'header', name: 'X-Platform-API-Key' });
     assert.equal(doc.security, undefined);
+    const secured = Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.values<any>(ops).filter((op) => op.security?.length).map(() => path));
+    assert.deepEqual(secured.sort(), [ENDPOINTS.metrics.path, ENDPOINTS.status.path].sort());
   });
 
   test('the MCP tool schema and the batch bound come from the same definitions', () => {

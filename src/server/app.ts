@@ -1,26 +1,35 @@
 /**
  * The HTTP application: one Fastify instance with a plugin per concern, in this order:
- * trace context, security headers, errors (problem+json), CORS, rate limit, shutdown gate, then
- * the routes. `buildApp` does not listen; main.ts (and `v2a serve`) do.
+ * trace context, telemetry (server spans, HTTP metrics), security headers, errors
+ * (problem+json), CORS, rate limit, shutdown gate, then the routes. `buildApp` does not listen;
+ * main.ts (and `v2a serve`) do. Closing the app closes the worker pool, flushes and stops the
+ * span export and stops the receiver status checks.
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { LookupFunction } from 'node:net';
-import { type ServerConfig } from './config.js';
+import { VERSION } from '../core/types.js';
+import { platformKeyOf, type ServerConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { registerCors } from './plugins/cors.js';
 import { errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
+import { telemetryPlugin } from './plugins/telemetry.js';
 import { tracePlugin } from './plugins/trace.js';
 import { HttpProblem } from './problem.js';
+import { createReceiverChecker, type ReceiverChecker } from './receiver-check.js';
 import { createRenderPool, type RenderPool } from './render-pool.js';
 import { createRenderService } from './render-service.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { handoffRoutes } from './routes/handoff.js';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.js';
 import { createDispatcher, mcpRoutes } from './routes/mcp.js';
+import { ENDPOINTS } from './docs/endpoints.js';
+import { platformRoutes } from './routes/platform.js';
 import { renderRoutes } from './routes/render.js';
 import { studioRoutes } from './routes/studio.js';
+import { ServerMetrics } from './telemetry/metrics.js';
+import { createTelemetry, type Telemetry } from './telemetry/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,8 +45,10 @@ export interface BuildAppOptions {
   pool?: RenderPool;
   /** TEST ONLY: DNS lookup for imageUrl fetches. */
   fetchLookup?: LookupFunction;
-  /** TEST ONLY: extra trusted CA (PEM) for imageUrl fetches. */
+  /** TEST ONLY: extra trusted CA (PEM) for imageUrl fetches (and receiver status checks). */
   fetchCa?: string | Buffer;
+  /** Use this telemetry instead of creating one from PLATFORM_API_KEY and the OTEL_* variables. */
+  telemetry?: Telemetry;
 }
 
 /** Default body limit of routes that take no image (1 MiB is Fastify's own default). */
@@ -66,24 +77,75 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     timeoutMs: config.renderTimeoutMs,
     onError: (err) => app.log.error({ err }, 'render worker error'),
   });
+  const key = platformKeyOf(config);
+  const startedAt = performance.now();
+  let receiver: ReceiverChecker | undefined;
+  let telemetry: Telemetry | undefined;
+  const metrics = new ServerMetrics({
+    pool: () => pool.stats(),
+    startedAt,
+    receiver: {
+      latest: () => {
+        const r = receiver?.latest();
+        return r && { up: r.ok, latencySeconds: r.latencyMs === undefined ? undefined : r.latencyMs / 1000 };
+      },
+    },
+    exporting: () => telemetry?.exporting ?? false,
+  });
+  telemetry = options.telemetry ?? createTelemetry({
+    key,
+    log: app.log,
+    onExport: (ok) => metrics.spanExports.inc({ result: ok ? 'ok' : 'failed' }),
+  });
+  if (key !== undefined && config.receiverStatusUrl !== undefined) {
+    receiver = createReceiverChecker({
+      url: config.receiverStatusUrl,
+      key,
+      intervalMs: config.receiverCheckIntervalMs,
+      timeoutMs: Math.min(config.fetchTimeoutMs, 5000),
+      allowLoopback: config.testAllowLoopbackFetch,
+      ...(options.fetchLookup ? { lookup: options.fetchLookup } : {}),
+      ...(options.fetchCa !== undefined ? { ca: options.fetchCa } : {}),
+      userAgent: `v2a/${VERSION} (receiver status check)`,
+      onResult: (r) => {
+        const result = r.ok ? 'ok' : r.reachable ? 'http_error' : RECEIVER_REFUSALS.has(r.error ?? '') ? 'refused' : 'unreachable';
+        metrics.receiverChecks.inc({ result });
+        if (!r.ok) app.log.warn({ receiver: r }, 'handoff receiver status check did not succeed');
+      },
+    });
+  }
+
   const renderer = createRenderService({
     config,
     pool,
     ...(options.fetchLookup ? { fetchLookup: options.fetchLookup } : {}),
     ...(options.fetchCa !== undefined ? { fetchCa: options.fetchCa } : {}),
     log: app.log,
+    telemetry,
+    metrics,
+  });
+  app.addHook('onReady', async () => {
+    receiver?.start();
   });
   app.addHook('onClose', async () => {
     app.v2a.closing = true;
+    receiver?.stop();
     await pool.close();
+    await telemetry?.shutdown();
   });
 
-  await app.register(tracePlugin, { sampleNew: config.platformKeyConfigured });
+  await app.register(tracePlugin, { sampleNew: telemetry.exporting });
+  await app.register(telemetryPlugin, {
+    telemetry,
+    metrics,
+    untraced: new Set<string>([...HEALTH_PATHS, ENDPOINTS.metrics.path, ENDPOINTS.status.path]),
+    renderRoutes: new Set<string>([ENDPOINTS.render.path]),
+  });
   await app.register(securityHeadersPlugin);
   await app.register(errorsPlugin, { maxImageBytes: config.maxImageBytes });
   await registerCors(app, config);
   const limiter = await registerRateLimit(app, config);
-  const ctx: AppContext = { config, pool, renderer, limiter, startedAt: performance.now(), closing: false };
+  const ctx: AppContext = { config, pool, renderer, limiter, startedAt, telemetry, metrics, receiver, closing: false };
   app.decorate('v2a', ctx);
 
   // Shutdown gate: once closing, new work is refused (health still answers, with 503).
@@ -106,5 +168,9 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await app.register(handoffRoutes, { ctx });
   await app.register(discoveryRoutes, { ctx });
   await app.register(studioRoutes, { ctx });
+  await app.register(platformRoutes, { ctx });
   return app;
 }
+
+/** Receiver check errors that are this server's refusals (address policy), not network failures. */
+const RECEIVER_REFUSALS = new Set(['address_not_public', 'scheme_not_allowed', 'ip_literal', 'credentials_not_allowed', 'invalid_url']);

@@ -38,8 +38,12 @@ export interface ServerConfig {
   /** TEST ONLY: lets imageUrl fetches reach 127.0.0.0/8 and ::1. */
   readonly testAllowLoopbackFetch: boolean;
   readonly logLevel: LogLevel;
-  /** Whether PLATFORM_API_KEY is set (the key itself is not kept here). */
+  /** Whether PLATFORM_API_KEY is set (the key itself is not a property: see platformKeyOf). */
   readonly platformKeyConfigured: boolean;
+  /** Status endpoint of the handoff receiver checked with the platform key; undefined: checks off. */
+  readonly receiverStatusUrl: string | undefined;
+  /** Milliseconds between background receiver status checks; 0 = only on demand (GET /api/v1/status). */
+  readonly receiverCheckIntervalMs: number;
   readonly shutdownTimeoutMs: number;
 }
 
@@ -66,11 +70,41 @@ export const DEFAULT_RECEIVER_URL = 'https://a2v.v2a.dev/receiver';
 const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism())';
 
 type Env = Readonly<Record<string, string | undefined>>;
-type Draft = { -readonly [K in keyof ServerConfig]?: ServerConfig[K] };
+type Draft = { -readonly [K in keyof ServerConfig]?: ServerConfig[K] } & { platformKey?: string };
 
 interface Setting extends ConfigEntry {
   /** Parses the raw value (undefined or blank = unset) into the draft; throws an Error with a reason. */
   readonly apply: (raw: string | undefined, draft: Draft) => void;
+  /** The effective value, for GET /api/v1/status (never called for secret settings). */
+  readonly value: (config: ServerConfig, env: Env) => unknown;
+}
+
+/**
+ * The platform key is kept off the config object (so that logging or serialising a config can
+ * never show it), in a WeakMap keyed by the config that loadConfig returned.
+ */
+const PLATFORM_KEYS = new WeakMap<ServerConfig, string>();
+
+/** PLATFORM_API_KEY of a config made by loadConfig, or undefined when unset. */
+export function platformKeyOf(config: ServerConfig): string | undefined {
+  return PLATFORM_KEYS.get(config);
+}
+
+/** Default path of the receiver's status endpoint, under the origin of V2A_RECEIVER_URL. */
+export const RECEIVER_STATUS_PATH = '/api/v1/status';
+
+/** The standard OpenTelemetry OTLP endpoint a span exporter uses when none is configured. */
+export const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318';
+
+/** A URL shown in status output: origin and path only (no credentials, query or fragment). */
+export function displayUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
 }
 
 function unset(raw: string | undefined): raw is undefined {
@@ -124,6 +158,7 @@ const SETTINGS: readonly Setting[] = [
   {
     name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 = any free port).',
     apply: (raw, d) => { d.port = unset(raw) ? 8080 : integer(raw, 0, 65535); },
+    value: (c) => c.port,
   },
   {
     name: 'HOST', default: '0.0.0.0', meaning: 'Address to listen on (0.0.0.0 = every IPv4 interface, :: = every interface).',
@@ -132,16 +167,19 @@ const SETTINGS: readonly Setting[] = [
       if (!(isIP(host) || /^[a-zA-Z0-9.-]+$/.test(host))) throw new Error('must be an IP address or a host name');
       d.host = host;
     },
+    value: (c) => c.host,
   },
   {
     name: 'V2A_MAX_IMAGE_BYTES', default: String(16 * MIB),
     meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded) and imageUrl bodies; larger is 413.',
     apply: (raw, d) => { d.maxImageBytes = unset(raw) ? 16 * MIB : integer(raw, 1, 1024 * MIB); },
+    value: (c) => c.maxImageBytes,
   },
   {
     name: 'V2A_MAX_IMAGE_PIXELS', default: '50000000',
     meaning: 'Largest accepted image in pixels (width x height, 50 megapixels); larger is 413.',
     apply: (raw, d) => { d.maxImagePixels = unset(raw) ? 50_000_000 : integer(raw, 1, 1_000_000_000); },
+    value: (c) => c.maxImagePixels,
   },
   {
     name: 'V2A_IMAGE_FETCH_ALLOWLIST', default: '(empty)',
@@ -153,29 +191,35 @@ const SETTINGS: readonly Setting[] = [
         throw new Error((err as Error).message.replace(/^V2A_IMAGE_FETCH_ALLOWLIST: /, ''));
       }
     },
+    value: (c) => [...c.imageFetchAllowlist],
   },
   {
     name: 'V2A_FETCH_TIMEOUT_MS', default: '10000', meaning: 'Budget in milliseconds for a whole imageUrl fetch (DNS, connect, redirects, body); over it is 502.',
     apply: (raw, d) => { d.fetchTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
+    value: (c) => c.fetchTimeoutMs,
   },
   {
     name: 'V2A_WORKERS', default: DEFAULT_WORKERS_TEXT, meaning: 'Render worker threads (decode, render and format run off the event loop).',
     apply: (raw, d) => { d.workers = unset(raw) ? Math.max(1, availableParallelism()) : integer(raw, 1, 256); },
+    value: (c) => c.workers,
   },
   {
     name: 'V2A_QUEUE_LIMIT', default: 'V2A_WORKERS x 8',
     meaning: 'Renders that may wait for a free worker; when the queue is full a render is answered 503 with Retry-After. 0 = no waiting.',
     apply: (raw, d) => { d.queueLimit = unset(raw) ? d.workers! * 8 : integer(raw, 0, 100_000); },
+    value: (c) => c.queueLimit,
   },
   {
     name: 'V2A_RENDER_TIMEOUT_MS', default: '30000',
     meaning: 'Longest a render may wait and run in the pool, in milliseconds; over it the render is stopped and answered 503.',
     apply: (raw, d) => { d.renderTimeoutMs = unset(raw) ? 30_000 : integer(raw, 100, 3_600_000); },
+    value: (c) => c.renderTimeoutMs,
   },
   {
     name: 'V2A_RATE_LIMIT', default: '120',
     meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp (RateLimit-* headers, 429 with Retry-After). 0 = off.',
     apply: (raw, d) => { d.rateLimit = unset(raw) ? 120 : integer(raw, 0, 10_000_000); },
+    value: (c) => c.rateLimit,
   },
   {
     name: 'V2A_CORS_ORIGINS', default: '*',
@@ -189,10 +233,12 @@ const SETTINGS: readonly Setting[] = [
       if (list.length === 0) throw new Error('must be * or a comma-separated list of origins');
       d.corsOrigins = Object.freeze(list.map(origin));
     },
+    value: (c) => (c.corsOrigins === '*' ? '*' : [...c.corsOrigins]),
   },
   {
     name: 'V2A_MCP_MAX_BATCH', default: '16', meaning: 'Most JSON-RPC messages in one batch on /api/mcp; more is one -32600 error.',
     apply: (raw, d) => { d.mcpMaxBatch = unset(raw) ? 16 : integer(raw, 1, 1000); },
+    value: (c) => c.mcpMaxBatch,
   },
   {
     name: 'V2A_RECEIVER_URL', default: DEFAULT_RECEIVER_URL,
@@ -203,6 +249,7 @@ const SETTINGS: readonly Setting[] = [
       if (url.hash) throw new Error('must not have a #fragment');
       d.receiverUrl = url.href;
     },
+    value: (c) => c.receiverUrl,
   },
   {
     name: 'V2A_PUBLIC_URL', default: '(derived from each request)',
@@ -216,6 +263,7 @@ const SETTINGS: readonly Setting[] = [
       if (url.search || url.hash) throw new Error('must not have a query or fragment');
       d.publicUrl = url.href.replace(/\/$/, '');
     },
+    value: (c) => c.publicUrl ?? null,
   },
   {
     name: 'V2A_TRUST_PROXY', default: 'false',
@@ -243,11 +291,13 @@ const SETTINGS: readonly Setting[] = [
         d.trustProxy = list;
       }
     },
+    value: (c) => (typeof c.trustProxy === 'boolean' ? c.trustProxy : [...c.trustProxy]),
   },
   {
     name: 'V2A_TEST_ALLOW_LOOPBACK_FETCH', default: 'false', testOnly: true,
     meaning: 'TEST ONLY: let imageUrl fetches connect to loopback addresses (127.0.0.0/8, ::1) so tests can use a local HTTPS server. Never set in production.',
     apply: (raw, d) => { d.testAllowLoopbackFetch = unset(raw) ? false : boolean(raw); },
+    value: (c) => c.testAllowLoopbackFetch,
   },
   {
     name: 'LOG_LEVEL', default: 'info', meaning: `Log level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on standard output.`,
@@ -256,16 +306,65 @@ const SETTINGS: readonly Setting[] = [
       if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
       d.logLevel = level as LogLevel;
     },
+    value: (c) => c.logLevel,
   },
   {
     name: 'PLATFORM_API_KEY', default: '(unset)', secret: true,
-    meaning: 'Platform key. Set: public-safe spans of the render lifecycle and tool execution are exported and protected platform actions accept it (Authorization: Bearer or X-Platform-API-Key). Unset: no export; public endpoints never need it.',
-    apply: (raw, d) => { d.platformKeyConfigured = !unset(raw); },
+    meaning: 'Platform key (visible ASCII, surrounding whitespace ignored; use 32 or more random characters). Set: redacted spans of the render lifecycle and tool execution are exported over OTLP/HTTP with the key in the X-Platform-API-Key header, GET /api/v1/metrics and GET /api/v1/status answer callers presenting it (Authorization: Bearer or X-Platform-API-Key), and the handoff receiver\'s status endpoint is checked with it. Unset: no export, no status checks, those two endpoints answer 404; public endpoints never need it.',
+    apply: (raw, d) => {
+      d.platformKeyConfigured = !unset(raw);
+      if (unset(raw)) return;
+      // Header-safe: the key travels in HTTP headers (and is compared byte for byte).
+      if (!/^[\x21-\x7e]+$/.test(raw.trim())) throw new Error('must be visible ASCII characters only (no spaces or control characters)');
+      d.platformKey = raw.trim();
+    },
+    value: (c) => c.platformKeyConfigured,
+  },
+  {
+    name: 'V2A_RECEIVER_STATUS_URL', default: `origin of V2A_RECEIVER_URL + ${RECEIVER_STATUS_PATH}`,
+    meaning: 'With PLATFORM_API_KEY set: the handoff receiver\'s status endpoint, fetched with GET and the key (X-Platform-API-Key) to report in GET /api/v1/status whether the receiver is reachable, accepts the key and what status it reports. https only, public addresses only (the same rules as imageUrl, minus the allowlist), no redirects followed. off = no checks.',
+    apply: (raw, d) => {
+      if (!unset(raw) && raw.trim().toLowerCase() === 'off') {
+        d.receiverStatusUrl = undefined;
+        return;
+      }
+      if (unset(raw)) {
+        d.receiverStatusUrl = new URL(RECEIVER_STATUS_PATH, new URL(d.receiverUrl ?? DEFAULT_RECEIVER_URL).origin).href;
+        return;
+      }
+      const url = httpUrl(raw, 'https');
+      if (url.protocol !== 'https:') throw new Error('must be an https URL (or off)');
+      if (url.hash) throw new Error('must not have a #fragment');
+      d.receiverStatusUrl = url.href;
+    },
+    value: (c) => displayUrl(c.receiverStatusUrl) ?? 'off',
+  },
+  {
+    name: 'V2A_RECEIVER_CHECK_INTERVAL_MS', default: '60000',
+    meaning: 'With PLATFORM_API_KEY set: milliseconds between background status checks of the receiver (the first one at start). 0 = only on demand, when GET /api/v1/status finds no result younger than 30 s.',
+    apply: (raw, d) => {
+      const ms = unset(raw) ? 60_000 : integer(raw, 0, 86_400_000);
+      if (ms > 0 && ms < 1000) throw new Error('must be 0 or at least 1000');
+      d.receiverCheckIntervalMs = ms;
+    },
+    value: (c) => c.receiverCheckIntervalMs,
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: DEFAULT_OTLP_ENDPOINT,
+    meaning: 'With PLATFORM_API_KEY set: OTLP/HTTP collector base URL; spans are POSTed as OTLP JSON to <endpoint>/v1/traces. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_BSP_* and OTEL_RESOURCE_ATTRIBUTES are honoured as the OpenTelemetry specification defines; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn the export off. Read from the process environment.',
+    apply: () => {},
+    value: (_c, env) => displayUrl(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined) ?? displayUrl(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || DEFAULT_OTLP_ENDPOINT),
+  },
+  {
+    name: 'OTEL_SERVICE_NAME', default: 'v2a', meaning: 'service.name of the exported spans.',
+    apply: () => {},
+    value: (_c, env) => env.OTEL_SERVICE_NAME?.trim() || 'v2a',
   },
   {
     name: 'V2A_SHUTDOWN_TIMEOUT_MS', default: '30000',
     meaning: 'On SIGTERM/SIGINT: how long to let in-flight requests finish before exiting anyway.',
     apply: (raw, d) => { d.shutdownTimeoutMs = unset(raw) ? 30_000 : integer(raw, 0, 3_600_000); },
+    value: (c) => c.shutdownTimeoutMs,
   },
 ];
 
@@ -284,7 +383,30 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     }
   }
   if (problems.length) throw new ConfigError(problems);
-  return Object.freeze(draft as ServerConfig);
+  const { platformKey, ...settings } = draft;
+  const config = Object.freeze(settings as ServerConfig);
+  if (platformKey !== undefined) PLATFORM_KEYS.set(config, platformKey);
+  return config;
+}
+
+/** One setting as GET /api/v1/status shows it: secret settings only say whether they are set. */
+export interface EffectiveSetting {
+  readonly name: string;
+  readonly value?: unknown;
+  readonly set?: boolean;
+  readonly default: string;
+  readonly testOnly?: boolean;
+  readonly secret?: boolean;
+}
+
+/** The effective, non-secret configuration (values of secrets are never included). */
+export function effectiveConfig(config: ServerConfig, env: Env = process.env): EffectiveSetting[] {
+  return SETTINGS.map((s) => ({
+    name: s.name,
+    ...(s.secret ? { set: s.value(config, env) === true, secret: true } : { value: s.value(config, env) ?? null }),
+    default: s.default,
+    ...(s.testOnly ? { testOnly: true } : {}),
+  }));
 }
 
 /** Every setting with its default and meaning, for documentation and status endpoints. */

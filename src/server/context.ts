@@ -2,7 +2,10 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ServerConfig } from './config.js';
 import type { RenderPool } from './render-pool.js';
+import type { ReceiverChecker } from './receiver-check.js';
 import type { RenderService } from './render-service.js';
+import type { ServerMetrics } from './telemetry/metrics.js';
+import type { Telemetry } from './telemetry/tracing.js';
 
 export interface AppContext {
   readonly config: ServerConfig;
@@ -12,6 +15,11 @@ export interface AppContext {
   readonly startedAt: number;
   /** The rate limiter shared by render and MCP (undefined: off). */
   readonly limiter: onRequestAsyncHookHandler | undefined;
+  /** Span export (a no-op when PLATFORM_API_KEY is not set). */
+  readonly telemetry: Telemetry;
+  readonly metrics: ServerMetrics;
+  /** Status checks of the handoff receiver (undefined: no key, or V2A_RECEIVER_STATUS_URL=off). */
+  readonly receiver: ReceiverChecker | undefined;
   /** Set when shutdown begins: new work is refused with 503, health reports it. */
   closing: boolean;
 }

@@ -190,7 +190,16 @@ function checkUrl(url: URL, hosts: readonly string[], what = ''): void {
   }
 }
 
-function createAgent(opts: FetchImageOptions, timeoutMs: number, refusal: { error?: ImageFetchError }): Agent {
+/** The connection options of the address policy, shared with the receiver status checks. */
+export type SafeAgentOptions = Pick<FetchImageOptions, 'allowLoopback' | 'lookup' | 'ca'>;
+
+/**
+ * An undici Agent that only connects to public unicast addresses (loopback too with the test-only
+ * `allowLoopback`), checked in its DNS lookup and again on the connected socket. A refusal is also
+ * stored in `refusal.error`, because undici may wrap it. Callers must still refuse IP-literal
+ * URLs (undici skips the lookup for them) and destroy the agent when done.
+ */
+export function createAgent(opts: SafeAgentOptions, timeoutMs: number, refusal: { error?: ImageFetchError }): Agent {
   const allowed = (address: string) => isPublicAddress(address) || (opts.allowLoopback === true && isLoopbackAddress(address));
   const refuse = (host: string) =>
     (refusal.error = new ImageFetchError(400, 'address_not_public', `Host ${host} resolves to an address that is not public`));
@@ -263,7 +272,7 @@ type BodyReadable = Dispatcher.ResponseData['body'];
  * Drops a body we will not read. undici turns a plain destroy() of an unfinished body into an
  * 'error' event (RequestAbortedError), which would be uncaught without a listener.
  */
-function discard(body: BodyReadable): void {
+export function discard(body: BodyReadable): void {
   body.on('error', () => {});
   body.destroy();
 }
@@ -286,7 +295,7 @@ async function abortable<T>(signal: AbortSignal, work: () => Promise<T>): Promis
 }
 
 /** A short, user-safe reason: never the raw message, which may carry internal addresses. */
-function describeNetworkError(err: unknown): string {
+export function describeNetworkError(err: unknown): string {
   const code = findCode(err);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return 'the host name does not resolve';
   if (code === 'ECONNREFUSED') return 'the connection was refused';

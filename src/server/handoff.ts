@@ -141,7 +141,7 @@ export function buildHandoffManifest(settings: HandoffSettings) {
     frame: { format: 'json-compact', chromaEncoding: CHROMA_ENCODING },
     messages: HANDOFF_MESSAGES,
     statusChecks: {
-      description: 'Backend asynchronous status checks of the receiver authenticate with the platform key when it is configured.',
+      description: 'With the platform key configured, the server checks the receiver in the background: GET of V2A_RECEIVER_STATUS_URL (default: the receiver origin + /api/v1/status) with the key in X-Platform-API-Key, https and public addresses only, no redirects. It reports whether the receiver answered, with 2xx, accepted the key, its latency and the status/version it states, in the protected GET /api/v1/status. The frames themselves never pass through the server.',
       authentication: ['PlatformBearer', 'PlatformHeader'],
       enabled: settings.platformKeyConfigured,
     },

@@ -8,6 +8,8 @@ import { paramJsonSchema } from '../core/params/schema.js';
 import type { McpTool, McpToolResult } from './mcp/protocol.js';
 import { HttpProblem } from './problem.js';
 import { exactlyOneImage, validateParams, type ImageInput, type RenderService } from './render-service.js';
+import type { ServerMetrics } from './telemetry/metrics.js';
+import { failSpan } from './telemetry/tracing.js';
 
 export const RENDER_TOOL_NAME = 'render_ascii';
 
@@ -33,7 +35,12 @@ export const RENDER_TOOL_DESCRIPTION =
   'Pass the image as imageUrl or imageBase64. The Auto Director tunes the parameters you do not set; the text result is the rendered output, ' +
   'and for the json formats structuredContent holds the parsed document.';
 
-export function createRenderTool(renderer: RenderService): McpTool {
+export interface RenderToolOptions {
+  /** Counts refused calls by cause (the problem slug). */
+  metrics?: ServerMetrics;
+}
+
+export function createRenderTool(renderer: RenderService, opts: RenderToolOptions = {}): McpTool {
   return {
     name: RENDER_TOOL_NAME,
     title: 'Render image as ASCII art',
@@ -55,10 +62,20 @@ export function createRenderTool(renderer: RenderService): McpTool {
         }
         const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
         const image = exactlyOneImage(images);
-        const out = await renderer.render(image, params, { signal: ctx.signal, ...(ctx.traceId ? { traceId: ctx.traceId } : {}), structured: true });
+        const out = await renderer.render(image, params, {
+          signal: ctx.signal,
+          ...(ctx.traceId ? { traceId: ctx.traceId } : {}),
+          ...(ctx.span ? { span: ctx.span } : {}),
+          face: 'mcp',
+          structured: true,
+        });
         return { content: [{ type: 'text', text: out.body }], ...(out.structured ? { structuredContent: out.structured } : {}) };
       } catch (err) {
-        if (err instanceof HttpProblem) return { content: [{ type: 'text', text: err.detail }], isError: true };
+        if (err instanceof HttpProblem) {
+          opts.metrics?.rejected.inc({ face: 'mcp', cause: err.slug });
+          failSpan(ctx.span, { type: err.slug, message: err.detail });
+          return { content: [{ type: 'text', text: err.detail }], isError: true };
+        }
         throw err;
       }
     },

@@ -24,6 +24,7 @@ export const PROBLEM_TYPES = {
   'undecodable-image': { status: 400, title: 'Undecodable image', description: 'The image is damaged, truncated, empty or not an image.' },
   'image-too-tall': { status: 400, title: 'Image too tall for the grid', description: 'The image aspect would need more rows than the renderer allows at this column count.' },
   'image-url-not-allowed': { status: 400, title: 'Image URL not allowed', description: '`imageUrl` is not https, names an IP address, a host outside the allowlist, or a host resolving to a non-public address.' },
+  'unauthorized': { status: 401, title: 'Unauthorized', description: 'A protected platform action (GET /api/v1/metrics, GET /api/v1/status) was called without the platform key or with a wrong one: send Authorization: Bearer <key> or X-Platform-API-Key: <key>. WWW-Authenticate says which.' },
   'forbidden-origin': { status: 403, title: 'Origin not allowed', description: 'The browser Origin of this MCP request is not in V2A_CORS_ORIGINS.' },
   'not-found': { status: 404, title: 'Not found', description: 'No resource at this path.' },
   'method-not-allowed': { status: 405, title: 'Method not allowed', description: 'The path exists but not for this method; `Allow` lists the methods.' },

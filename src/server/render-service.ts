@@ -4,13 +4,17 @@
  * parameter comes in two), fetches `imageUrl` through the safe fetcher, and runs decode + render +
  * format in the worker pool. Every failure is an HttpProblem, so both faces report the same text.
  */
+import type { Attributes, Span } from '@opentelemetry/api';
 import type { LookupFunction } from 'node:net';
 import { parseParams } from '../core/params/validate.js';
 import type { ServerConfig } from './config.js';
 import { fetchImage, ImageFetchError } from './fetch-image.js';
 import { HttpProblem, parameterDetail, type ProblemFieldError } from './problem.js';
 import type { RenderPool } from './render-pool.js';
-import type { RenderSource, RenderSuccess } from './render-task.js';
+import type { RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
+import type { Face, RenderStage, ServerMetrics } from './telemetry/metrics.js';
+import { urlOriginAndPath } from './telemetry/redact.js';
+import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js';
 
 /** The image source fields, in the order messages name them. */
 export const IMAGE_FIELDS = ['image', 'imageUrl', 'imageBase64'] as const;
@@ -76,6 +80,10 @@ export interface RenderServiceOptions {
   fetchLookup?: LookupFunction;
   fetchCa?: string | Buffer;
   log?: { error(obj: unknown, msg: string): void };
+  /** Spans of the render stages (default: none). */
+  telemetry?: Telemetry;
+  /** Stage durations and render counts (default: none). */
+  metrics?: ServerMetrics;
 }
 
 export interface RenderCallContext {
@@ -83,6 +91,12 @@ export interface RenderCallContext {
   traceId?: string;
   /** Return the parsed JSON of the json formats as well (MCP structuredContent). */
   structured?: boolean;
+  /** Parent of the stage spans: the request's server span, or the MCP tools/call span. */
+  span?: Span;
+  /** Which face asked (metrics label); default http. */
+  face?: Face;
+  /** When the caller read an uploaded image (epoch ms), for the input stage. */
+  inputTiming?: { readonly start: number; readonly end: number };
 }
 
 export interface RenderService {
@@ -96,14 +110,113 @@ function fetchProblem(err: ImageFetchError): HttpProblem {
   return new HttpProblem('image-fetch-failed', err.message, { errors });
 }
 
+/** Input carrier names of spans and metrics. */
+const CARRIERS: Record<ImageInput['field'], string> = { image: 'upload', imageUrl: 'url', imageBase64: 'base64' };
+
+/** Span names of the stages (`v2a.<stage>`). */
+const STAGE_SPANS: Record<RenderStage, string> = {
+  queue: 'v2a.queue', input: 'v2a.input', decode: 'v2a.decode', director: 'v2a.director', render: 'v2a.render', format: 'v2a.format',
+};
+
+const WORKER_STAGES: readonly WorkerStage[] = ['input', 'decode', 'director', 'render', 'format'];
+
+/** Attributes of each worker stage's span, from the outcome. */
+function stageAttributes(stage: WorkerStage, outcome: RenderOutcome, carrier: string): Attributes {
+  const image = outcome.image;
+  switch (stage) {
+    case 'input':
+      return { 'v2a.input.carrier': carrier, ...(image ? { 'v2a.input.bytes': image.bytes } : {}) };
+    case 'decode':
+      return image
+        ? {
+          'v2a.image.bytes': image.bytes,
+          ...(image.format ? { 'v2a.image.format': image.format } : {}),
+          ...(image.width !== undefined ? { 'v2a.image.width': image.width, 'v2a.image.height': image.height ?? 0 } : {}),
+        }
+        : {};
+    case 'director':
+      return outcome.ok
+        ? {
+          'v2a.director.status': outcome.director.status,
+          'v2a.director.rubric': outcome.director.rubric,
+          'v2a.director.score': Number(outcome.director.score.toFixed(4)),
+          'v2a.director.adjusted': [...outcome.adjusted],
+        }
+        : {};
+    case 'render':
+      return outcome.ok
+        ? {
+          'v2a.columns': outcome.columns,
+          'v2a.rows': outcome.rows,
+          'v2a.charset': outcome.charset,
+          'v2a.codebook.size': outcome.codebook.size,
+          'v2a.codebook.rmse': outcome.codebook.rmse,
+        }
+        : {};
+    case 'format':
+      return outcome.ok ? { 'v2a.format': outcome.format, 'v2a.output.bytes': Buffer.byteLength(outcome.body) } : {};
+  }
+}
+
 export function createRenderService(opts: RenderServiceOptions): RenderService {
-  const { config, pool } = opts;
+  const { config, pool, telemetry, metrics } = opts;
   const maxBase64Chars = Math.ceil(config.maxImageBytes / 3) * 4;
 
-  async function source(image: ImageInput, signal: AbortSignal | undefined): Promise<RenderSource> {
+  const observe = (stage: RenderStage, start: number, end: number) => metrics?.stages.observe({ stage }, Math.max(0, end - start) / 1000);
+
+  async function fetchUrl(url: string, signal: AbortSignal | undefined, parent: Span | undefined): Promise<RenderSource> {
+    const start = nowMs();
+    const target = urlOriginAndPath(url);
+    let host: string | undefined;
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      // invalid: fetchImage says so
+    }
+    const span = telemetry?.startSpan(parent, STAGE_SPANS.input, {
+      'v2a.input.carrier': 'url',
+      ...(target ? { 'url.full': target } : {}),
+      ...(host ? { 'server.address': host } : {}),
+    }, start);
+    try {
+      const bytes = await fetchImage(url, {
+        allowlist: config.imageFetchAllowlist,
+        maxBytes: config.maxImageBytes,
+        timeoutMs: config.fetchTimeoutMs,
+        allowLoopback: config.testAllowLoopbackFetch,
+        ...(opts.fetchLookup ? { lookup: opts.fetchLookup } : {}),
+        ...(opts.fetchCa !== undefined ? { ca: opts.fetchCa } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      const end = nowMs();
+      observe('input', start, end);
+      endSpan(span, { 'v2a.input.bytes': bytes.byteLength }, end);
+      return { kind: 'bytes', bytes };
+    } catch (err) {
+      const end = nowMs();
+      observe('input', start, end);
+      if (err instanceof ImageFetchError) {
+        const problem = fetchProblem(err);
+        failSpan(span, { type: problem.slug, message: problem.detail });
+        endSpan(span, undefined, end);
+        throw problem;
+      }
+      failSpan(span, { type: 'client-closed' });
+      endSpan(span, undefined, end);
+      throw err;
+    }
+  }
+
+  async function source(image: ImageInput, ctx: RenderCallContext): Promise<RenderSource> {
     switch (image.field) {
-      case 'image':
+      case 'image': {
+        if (ctx.inputTiming) {
+          const { start, end } = ctx.inputTiming;
+          observe('input', start, end);
+          telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': 'upload', 'v2a.input.bytes': image.bytes.byteLength });
+        }
         return { kind: 'bytes', bytes: image.bytes };
+      }
       case 'imageBase64': {
         // A cheap early refusal: whitespace aside, the text can only shrink by 3/4.
         if (image.text.length > maxBase64Chars * 1.03 + 4096) {
@@ -113,30 +226,34 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
         }
         return { kind: 'base64', text: image.text };
       }
-      case 'imageUrl': {
-        try {
-          const bytes = await fetchImage(image.url, {
-            allowlist: config.imageFetchAllowlist,
-            maxBytes: config.maxImageBytes,
-            timeoutMs: config.fetchTimeoutMs,
-            allowLoopback: config.testAllowLoopbackFetch,
-            ...(opts.fetchLookup ? { lookup: opts.fetchLookup } : {}),
-            ...(opts.fetchCa !== undefined ? { ca: opts.fetchCa } : {}),
-            ...(signal ? { signal } : {}),
-          });
-          return { kind: 'bytes', bytes };
-        } catch (err) {
-          if (err instanceof ImageFetchError) throw fetchProblem(err);
-          throw err;
-        }
-      }
+      case 'imageUrl':
+        return fetchUrl(image.url, ctx.signal, ctx.span);
     }
   }
 
-  return {
-    async render(image, params, ctx = {}) {
-      const src = await source(image, ctx.signal);
-      const outcome = await pool.run(
+  /** Spans and metrics of the stages the worker timed. */
+  function recordStages(outcome: RenderOutcome, carrier: string, parent: Span | undefined, problem: HttpProblem | undefined): void {
+    const stages = outcome.stages;
+    if (!stages) return;
+    for (const stage of WORKER_STAGES) {
+      const t = stages[stage];
+      if (!t) continue;
+      observe(stage, t[0], t[1]);
+      if (!parent) continue;
+      const failed = !outcome.ok && outcome.failedStage === stage && problem ? { type: problem.slug, message: problem.detail } : undefined;
+      telemetry?.recordSpan(parent, STAGE_SPANS[stage], t[0], t[1], stageAttributes(stage, outcome, carrier), failed);
+    }
+  }
+
+  async function run(image: ImageInput, params: Record<string, unknown>, ctx: RenderCallContext): Promise<RenderSuccess> {
+    const parent = ctx.span;
+    const carrier = CARRIERS[image.field];
+    parent?.setAttribute('v2a.input.carrier', carrier);
+    const src = await source(image, ctx);
+    const queued = nowMs();
+    let outcome: RenderOutcome;
+    try {
+      outcome = await pool.run(
         {
           source: src,
           params,
@@ -147,10 +264,49 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
         },
         ctx.signal,
       );
-      if (outcome.ok) return outcome;
-      if (outcome.internal) opts.log?.error({ traceId: ctx.traceId, internal: outcome.internal }, 'render worker failed');
-      const detail = outcome.slug === 'internal-error' && ctx.traceId ? `${outcome.detail} Trace id: ${ctx.traceId}.` : outcome.detail;
-      throw new HttpProblem(outcome.slug, detail, outcome.errors ? { errors: outcome.errors } : {});
+    } catch (err) {
+      const end = nowMs();
+      observe('queue', queued, end);
+      const slug = err instanceof HttpProblem ? err.slug : 'internal-error';
+      telemetry?.recordSpan(parent, STAGE_SPANS.queue, queued, end, {}, { type: slug, ...(err instanceof HttpProblem ? { message: err.detail } : {}) });
+      throw err;
+    }
+    const started = outcome.startedAt ?? queued;
+    observe('queue', queued, started);
+    telemetry?.recordSpan(parent, STAGE_SPANS.queue, queued, started, {});
+    if (outcome.ok) {
+      recordStages(outcome, carrier, parent, undefined);
+      parent?.setAttributes({
+        'v2a.format': outcome.format,
+        'v2a.columns': outcome.columns,
+        'v2a.rows': outcome.rows,
+        'v2a.charset': outcome.charset,
+        'v2a.director.status': outcome.director.status,
+        'v2a.director.score': Number(outcome.director.score.toFixed(4)),
+        'v2a.output.bytes': Buffer.byteLength(outcome.body),
+        ...(outcome.image?.width !== undefined ? { 'v2a.image.width': outcome.image.width, 'v2a.image.height': outcome.image.height ?? 0 } : {}),
+        ...(outcome.image ? { 'v2a.image.bytes': outcome.image.bytes } : {}),
+      });
+      return outcome;
+    }
+    if (outcome.internal) opts.log?.error({ traceId: ctx.traceId, internal: outcome.internal }, 'render worker failed');
+    const detail = outcome.slug === 'internal-error' && ctx.traceId ? `${outcome.detail} Trace id: ${ctx.traceId}.` : outcome.detail;
+    const problem = new HttpProblem(outcome.slug, detail, outcome.errors ? { errors: outcome.errors } : {});
+    recordStages(outcome, carrier, parent, problem);
+    throw problem;
+  }
+
+  return {
+    async render(image, params, ctx = {}) {
+      const face = ctx.face ?? 'http';
+      try {
+        const out = await run(image, params, ctx);
+        metrics?.renders.inc({ face, outcome: 'ok' });
+        return out;
+      } catch (err) {
+        metrics?.renders.inc({ face, outcome: 'error' });
+        throw err;
+      }
     },
   };
 }

@@ -23,7 +23,35 @@ export interface RenderJob {
   readonly structured: boolean;
 }
 
-export interface RenderSuccess {
+/** Stages a worker times (the main thread adds `queue` and, for uploads and URLs, `input`). */
+export type WorkerStage = 'input' | 'decode' | 'director' | 'render' | 'format';
+
+/**
+ * Start and end of each stage the worker ran, in milliseconds since the Unix epoch
+ * (performance.timeOrigin + performance.now(): comparable across threads). `input` is the base64
+ * decode, present for base64 sources only.
+ */
+export type StageTimes = Partial<Record<WorkerStage, readonly [start: number, end: number]>>;
+
+/** What the worker learnt about the image (for spans: sizes, never content). */
+export interface ImageFacts {
+  /** Bytes of the encoded image (after base64 decoding). */
+  readonly bytes: number;
+  readonly format?: string;
+  /** Size after EXIF orientation, before shrink-on-load. */
+  readonly width?: number;
+  readonly height?: number;
+}
+
+/** Timing and facts every outcome carries back from the worker. */
+export interface RenderTrace {
+  /** When the worker picked the job up (epoch ms). */
+  readonly startedAt: number;
+  readonly stages: StageTimes;
+  readonly image?: ImageFacts;
+}
+
+export interface RenderSuccess extends RenderTrace {
   readonly ok: true;
   readonly format: Format;
   readonly body: string;
@@ -35,10 +63,16 @@ export interface RenderSuccess {
   readonly structured?: Record<string, unknown>;
   readonly columns: number;
   readonly rows: number;
+  readonly charset: string;
+  /** Names of the parameters the Auto Director changed. */
+  readonly adjusted: readonly string[];
+  readonly codebook: { readonly size: number; readonly rmse: number };
 }
 
-export interface RenderFailure {
+export interface RenderFailure extends Partial<RenderTrace> {
   readonly ok: false;
+  /** The stage that failed. */
+  readonly failedStage?: WorkerStage;
   readonly slug: ProblemSlug;
   /** Safe to show to the client. */
   readonly detail: string;

@@ -3,7 +3,8 @@
  *
  * Graceful shutdown on SIGTERM/SIGINT: new work is refused (503 `shutting-down`, health reports
  * `shutting_down`), the listener stops accepting, idle keep-alive connections close, in-flight
- * requests (renders included) finish, then the worker pool closes. If that takes longer than
+ * requests (renders included) finish, then the worker pool closes and the spans still batched are
+ * exported (PLATFORM_API_KEY set). If that takes longer than
  * V2A_SHUTDOWN_TIMEOUT_MS, remaining connections are cut. A second signal exits at once.
  */
 import type { FastifyInstance } from 'fastify';
@@ -58,6 +59,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         app.log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out: closing remaining connections');
         app.server.closeAllConnections();
         await app.v2a.pool.close().catch(() => {});
+        await app.v2a.telemetry.shutdown().catch(() => {});
       } else {
         app.log.info('shut down');
       }

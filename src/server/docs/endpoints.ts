@@ -7,8 +7,10 @@ export interface EndpointInfo {
   readonly path: string;
   readonly summary: string;
   readonly description: string;
-  readonly tag: 'health' | 'render' | 'handoff' | 'mcp' | 'discovery';
+  readonly tag: 'health' | 'render' | 'handoff' | 'mcp' | 'discovery' | 'platform';
   readonly operationId: string;
+  /** Protected platform action: needs the platform key (PlatformBearer or PlatformHeader). */
+  readonly protected?: boolean;
 }
 
 export const ENDPOINTS = {
@@ -32,6 +34,10 @@ export const ENDPOINTS = {
     description: 'llms.txt plus the parameter table, formats, errors and examples.' },
   interoperability: { method: 'GET', path: '/api/v1/interoperability', tag: 'discovery', operationId: 'getInteroperability', summary: 'Supported protocols and identifiers',
     description: 'HTTP, MCP protocol versions, OpenAPI, the handoff protocol id, trace context and the compact chroma encoding.' },
+  metrics: { method: 'GET', path: '/api/v1/metrics', tag: 'platform', operationId: 'getMetrics', summary: 'Prometheus metrics (platform key)', protected: true,
+    description: 'Prometheus text exposition 0.0.4: requests by route and status, latency histograms, render time by stage, worker-pool load and queue depth, rejected inputs by cause, MCP tool calls, receiver checks, span exports. Needs the platform key; 404 when PLATFORM_API_KEY is not configured.' },
+  status: { method: 'GET', path: '/api/v1/status', tag: 'platform', operationId: 'getStatus', summary: 'Operational status (platform key)', protected: true,
+    description: 'Version, uptime, worker-pool state, span export state, the effective non-secret configuration and the result of the latest status check of the handoff receiver. Needs the platform key; 404 when PLATFORM_API_KEY is not configured.' },
 } as const satisfies Record<string, EndpointInfo>;
 
 export type EndpointName = keyof typeof ENDPOINTS;

@@ -26,7 +26,7 @@ export function buildLlmsTxt(config: ServerConfig, baseUrl: string): string {
   return [
     `# v2a`,
     '',
-    `> ${SERVICE_DESCRIPTION} Send one image (${IMAGE_FORMATS.join(', ')}) and get ${FORMATS.join(', ')} back; the Auto Director tunes the parameters you leave out. No credentials needed. Version ${VERSION}.`,
+    `> ${SERVICE_DESCRIPTION} Send one image (${IMAGE_FORMATS.join(', ')}) and get ${FORMATS.join(', ')} back; the Auto Director tunes the parameters you leave out. Rendering needs no credentials. Version ${VERSION}.`,
     '',
     `Send exactly one image: a multipart file field \`image\`, or JSON with \`imageUrl\` (https, allowlisted host) or \`imageBase64\`. ` +
       `Parameters (${PARAMS.length}, e.g. columns, charset, format, color) go in the query string, form fields or JSON keys. ` +
@@ -49,6 +49,8 @@ export function buildLlmsTxt(config: ServerConfig, baseUrl: string): string {
     link(baseUrl, E.health),
     link(baseUrl, E.healthV1),
     link(baseUrl, E.handoff),
+    link(baseUrl, E.metrics),
+    link(baseUrl, E.status),
     '',
   ].join('\n');
 }

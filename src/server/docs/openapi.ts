@@ -15,7 +15,7 @@ import { HANDOFF_MESSAGES, HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT, L
 import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemSlug } from '../problem.js';
-import { ENDPOINTS, type EndpointInfo } from './endpoints.js';
+import { ENDPOINT_LIST, ENDPOINTS, type EndpointInfo } from './endpoints.js';
 
 type Obj = Record<string, unknown>;
 
@@ -84,6 +84,14 @@ const PROBLEM_SCHEMA: Obj = {
   },
 };
 
+const POOL_SCHEMA: Obj = {
+  type: 'object',
+  description: 'Render worker pool load.',
+  required: ['workers', 'running', 'queued', 'queueLimit', 'completed'],
+  additionalProperties: false,
+  properties: Object.fromEntries(['workers', 'running', 'queued', 'queueLimit', 'completed'].map((k) => [k, { type: 'integer', minimum: 0 }])),
+};
+
 const HEALTH_SCHEMA: Obj = {
   type: 'object',
   required: ['status', 'service', 'version', 'uptimeSeconds', 'time', 'traceId', 'pool', 'capabilities'],
@@ -95,13 +103,7 @@ const HEALTH_SCHEMA: Obj = {
     uptimeSeconds: { type: 'number', minimum: 0 },
     time: { type: 'string', format: 'date-time' },
     traceId: TRACE_ID,
-    pool: {
-      type: 'object',
-      description: 'Render worker pool load.',
-      required: ['workers', 'running', 'queued', 'queueLimit', 'completed'],
-      additionalProperties: false,
-      properties: Object.fromEntries(['workers', 'running', 'queued', 'queueLimit', 'completed'].map((k) => [k, { type: 'integer', minimum: 0 }])),
-    },
+    pool: POOL_SCHEMA,
     capabilities: {
       type: 'object',
       required: ['formats', 'charsets', 'qualityTargets', 'mcp', 'openapi'],
@@ -112,6 +114,82 @@ const HEALTH_SCHEMA: Obj = {
         qualityTargets: { type: 'array', items: { enum: [...QUALITY_TARGETS] } },
         mcp: { const: ENDPOINTS.mcp.path },
         openapi: { const: ENDPOINTS.openapi.path },
+      },
+    },
+  },
+};
+
+const RECEIVER_CHECK_SCHEMA: Obj = {
+  type: 'object',
+  description: 'One status check of the handoff receiver: GET of its status URL with the platform key in X-Platform-API-Key (https only, public addresses only, no redirects followed, short timeout).',
+  required: ['url', 'checkedAt', 'reachable', 'ok'],
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', description: 'The checked URL (origin and path).' },
+    checkedAt: { type: 'string', format: 'date-time' },
+    reachable: { type: 'boolean', description: 'An HTTP answer arrived in time.' },
+    ok: { type: 'boolean', description: 'The answer was 2xx.' },
+    authenticated: { type: 'boolean', description: 'The answer was not 401 or 403: the receiver accepts the key.' },
+    httpStatus: { type: 'integer', minimum: 100, maximum: 599 },
+    latencyMs: { type: 'number', minimum: 0, description: 'Time to the response headers.' },
+    receiverStatus: { type: 'string', description: 'The `status` string of the receiver\'s JSON answer, if any.' },
+    receiverVersion: { type: 'string', description: 'The `version` string of the receiver\'s JSON answer, if any.' },
+    error: { type: 'string', description: 'Why it was not reachable or not ok: timeout, unreachable, connection_refused, address_not_public, scheme_not_allowed, ip_literal, redirect, ...' },
+  },
+};
+
+const STATUS_SCHEMA: Obj = {
+  type: 'object',
+  required: ['service', 'version', 'status', 'time', 'startedAt', 'uptimeSeconds', 'traceId', 'node', 'pool', 'telemetry', 'receiver', 'config'],
+  additionalProperties: false,
+  properties: {
+    service: { const: 'v2a' },
+    version: { const: VERSION },
+    status: { enum: ['ok', 'shutting_down'] },
+    time: { type: 'string', format: 'date-time' },
+    startedAt: { type: 'string', format: 'date-time' },
+    uptimeSeconds: { type: 'number', minimum: 0 },
+    traceId: TRACE_ID,
+    node: { type: 'string', description: 'Node.js version.' },
+    pool: POOL_SCHEMA,
+    telemetry: {
+      type: 'object',
+      description: 'Span export over OTLP/HTTP (JSON encoding), on when PLATFORM_API_KEY is set.',
+      required: ['exporting'],
+      additionalProperties: false,
+      properties: {
+        exporting: { type: 'boolean' },
+        endpoint: { type: 'string', description: 'OTLP traces endpoint (origin and path).' },
+        protocol: { const: 'http/json' },
+        keyHeader: { const: 'x-platform-api-key', description: 'Header that carries the platform key to the endpoint.' },
+        disabledReason: { type: 'string' },
+      },
+    },
+    receiver: {
+      type: 'object',
+      required: ['statusUrl', 'intervalMs', 'check'],
+      additionalProperties: false,
+      properties: {
+        statusUrl: { type: ['string', 'null'], description: 'V2A_RECEIVER_STATUS_URL (origin and path); null when checks are off.' },
+        intervalMs: { type: 'integer', minimum: 0, description: 'Background check interval; 0 = on demand only.' },
+        check: { oneOf: [RECEIVER_CHECK_SCHEMA, { type: 'null' }] },
+      },
+    },
+    config: {
+      type: 'array',
+      description: 'Effective server settings (describeConfig order). Secret settings only say whether they are set.',
+      items: {
+        type: 'object',
+        required: ['name', 'default'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string' },
+          value: { description: 'The effective value (absent for secret settings).' },
+          set: { type: 'boolean' },
+          default: { type: 'string' },
+          secret: { const: true },
+          testOnly: { const: true },
+        },
       },
     },
   },
@@ -296,13 +374,16 @@ function jsonResponse(description: string, schema: Obj, extraHeaders: Obj = {}):
   return { description, headers: { ...TRACE_HEADERS, ...extraHeaders }, content: { 'application/json': { schema } } };
 }
 
+/** Security requirement of the protected platform actions: either scheme. */
+export const PLATFORM_SECURITY = [{ PlatformBearer: [] }, { PlatformHeader: [] }];
+
 function operation(e: EndpointInfo, rest: Obj): Obj {
   return {
     operationId: e.operationId,
     summary: e.summary,
     description: e.description,
     tags: [e.tag],
-    security: [],
+    security: e.protected ? PLATFORM_SECURITY : [],
     parameters: [paramRef('traceparent'), paramRef('tracestate')],
     ...rest,
     responses: { ...(rest.responses as Obj), default: responseRef('Error') },
@@ -324,6 +405,9 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
   const doc = (e: EndpointInfo, type: string, schema: Obj, description: string) => ({
     get: operation(e, { responses: { 200: { description, headers: TRACE_HEADERS, content: { [type]: { schema } } } } }),
   });
+
+  const platformUnauthorized = problemResponse(`No platform key, or a wrong one. ${problemList('unauthorized')}`, { 'WWW-Authenticate': headerRef('WWW-Authenticate') });
+  const platformNotFound = problemResponse('PLATFORM_API_KEY is not configured on this server: the protected platform actions do not exist (the same reply as any unknown path).');
 
   const paths: Obj = {
     [E.health.path]: healthOp(E.health),
@@ -384,6 +468,28 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     [E.llms.path]: doc(E.llms, 'text/markdown', { type: 'string' }, 'llms.txt (Markdown).'),
     [E.llmsFull.path]: doc(E.llmsFull, 'text/markdown', { type: 'string' }, 'llms-full.txt (Markdown).'),
     [E.interoperability.path]: doc(E.interoperability, 'application/json', ref('Interoperability'), 'Supported protocols and identifiers.'),
+    [E.metrics.path]: {
+      get: operation(E.metrics, {
+        responses: {
+          200: {
+            description: 'Prometheus text exposition format 0.0.4.',
+            headers: TRACE_HEADERS,
+            content: { 'text/plain': { schema: { type: 'string', description: 'Lines of `# HELP`, `# TYPE` and samples.' } } },
+          },
+          401: platformUnauthorized,
+          404: platformNotFound,
+        },
+      }),
+    },
+    [E.status.path]: {
+      get: operation(E.status, {
+        responses: {
+          200: jsonResponse('Operational status.', ref('Status')),
+          401: platformUnauthorized,
+          404: platformNotFound,
+        },
+      }),
+    },
   };
 
   const queryParams = Object.fromEntries(PARAMS.map((d) => [`query.${d.name}`, {
@@ -405,8 +511,10 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       description:
         'Converts one raster image into character art. Linear-light Rec. 709 luminance, percentile auto-levels, unsharp-mask detail, ' +
         'contour-aware structural glyphs, optional Sobel edges and Floyd-Steinberg dithering, bilateral denoising, and the Auto Director ' +
-        'that tunes unset parameters against a quality rubric. Errors are RFC 9457 problem details. No endpoint needs credentials; the ' +
-        'platform security schemes are declared for protected platform actions.\n\nServer settings: ' +
+        'that tunes unset parameters against a quality rubric. Errors are RFC 9457 problem details. Render, health, manifests, discovery ' +
+        `and MCP need no credentials. The protected platform actions (${ENDPOINT_LIST.filter((e) => e.protected).map((e) => `${e.method} ${e.path}`).join(', ')}) ` +
+        'need the platform key (PLATFORM_API_KEY) as Authorization: Bearer or X-Platform-API-Key, and are 404 when no key is configured. ' +
+        'With the key configured, redacted spans of the render lifecycle and of MCP tool calls are exported over OTLP/HTTP.\n\nServer settings: ' +
         describeConfig().map((c) => `${c.name} (default ${c.default})`).join(', ') + '.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -417,12 +525,14 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       { name: 'handoff', description: 'Browser-to-receiver frame handoff' },
       { name: 'mcp', description: 'Model Context Protocol' },
       { name: 'discovery', description: 'Manifests and documents for agents' },
+      { name: 'platform', description: 'Protected platform actions (platform key)' },
     ],
     paths,
     components: {
       schemas: {
         Problem: PROBLEM_SCHEMA,
         Health: HEALTH_SCHEMA,
+        Status: STATUS_SCHEMA,
         RenderParameters: { type: 'object', description: 'Render parameters (all optional).', properties: paramProperties(), additionalProperties: false },
         RenderJsonRequest: {
           type: 'object',
@@ -467,13 +577,14 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
         'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
         Allow: { description: 'Methods the path supports.', schema: { type: 'string' } },
+        'WWW-Authenticate': { description: 'Bearer realm="v2a" (no credential sent), with error="invalid_token" when a wrong key was sent.', schema: { type: 'string', pattern: '^Bearer realm="v2a"(, error="invalid_token")?$' } },
       },
       responses: {
         Error: problemResponse('Any other error: 404 not found, 405 method not allowed (with Allow), 500 internal error.'),
       },
       securitySchemes: {
-        PlatformBearer: { type: 'http', scheme: 'bearer', description: 'Platform key (PLATFORM_API_KEY) for protected platform actions. No public endpoint requires it.' },
-        PlatformHeader: { type: 'apiKey', in: 'header', name: 'X-Platform-API-Key', description: 'The platform key in a header, for protected platform actions. No public endpoint requires it.' },
+        PlatformBearer: { type: 'http', scheme: 'bearer', description: 'Platform key (PLATFORM_API_KEY) for protected platform actions (GET /api/v1/metrics, GET /api/v1/status), compared in constant time. No public endpoint requires it.' },
+        PlatformHeader: { type: 'apiKey', in: 'header', name: 'X-Platform-API-Key', description: 'The platform key in a header, for protected platform actions (GET /api/v1/metrics, GET /api/v1/status). No public endpoint requires it.' },
       },
     },
     externalDocs: { description: 'llms-full.txt: the full reference as Markdown', url: `${baseUrl}${E.llmsFull.path}` },

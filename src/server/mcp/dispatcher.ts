@@ -28,7 +28,12 @@
  * - Batches: 1..maxBatch elements, run concurrently, replies in request order, notifications (and
  *   client responses) omitted; `[]` or more than `maxBatch` elements → one -32600 error object.
  *   When nothing needs a reply → status 202 with no body.
+ * - Observation: the transport may pass `observeToolCall`; every `tools/call` (single or inside a
+ *   batch, known tool or not) is reported once at its start and once with its outcome, and the
+ *   observer's span is handed to the tool. Batch elements are observed each on their own, so
+ *   their spans are siblings.
  */
+import type { Span } from '@opentelemetry/api';
 import {
   JSONRPC_VERSION,
   PARSE_ERROR,
@@ -78,6 +83,25 @@ export interface McpHandleContext {
   signal: AbortSignal;
   /** Trace id of the surrounding request; handed to tools and named in generic error texts. */
   traceId?: string;
+  /**
+   * Told when a `tools/call` request starts (once per call, batch elements each on their own);
+   * the observer's span is handed to the tool and the observer learns the call's outcome.
+   * Failures of the observer never affect the reply.
+   */
+  observeToolCall?: (info: { requestId: JsonRpcId; tool: string | undefined }) => McpCallObserver | undefined;
+}
+
+/** Watches one tools/call (tracing, metrics). */
+export interface McpCallObserver {
+  readonly span?: Span;
+  end(outcome: McpCallOutcome): void;
+}
+
+export interface McpCallOutcome {
+  /** ok: a result; tool_error: a result with isError; rpc_error: a JSON-RPC error reply. */
+  readonly result: 'ok' | 'tool_error' | 'rpc_error';
+  /** The JSON-RPC error code of an rpc_error. */
+  readonly errorCode?: number;
 }
 
 export interface McpHandleResult {
@@ -236,7 +260,41 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     return result;
   }
 
-  async function callTool(id: JsonRpcId, params: Params, ctx: McpHandleContext): Promise<Record<string, unknown>> {
+  function observe(ctx: McpHandleContext, id: JsonRpcId, params: Params): McpCallObserver | undefined {
+    if (!ctx.observeToolCall) return undefined;
+    const name = isPlainObject(params) && typeof params.name === 'string' && toolsByName.has(params.name) ? params.name : undefined;
+    try {
+      const observer = ctx.observeToolCall({ requestId: id, tool: name });
+      if (!observer) return undefined;
+      return {
+        ...(observer.span ? { span: observer.span } : {}),
+        end(outcome) {
+          try {
+            observer.end(outcome);
+          } catch (error) {
+            report(error, { method: 'tools/call', requestId: id });
+          }
+        },
+      };
+    } catch (error) {
+      report(error, { method: 'tools/call', requestId: id });
+      return undefined;
+    }
+  }
+
+  async function observedCallTool(id: JsonRpcId, params: Params, ctx: McpHandleContext): Promise<Record<string, unknown>> {
+    const observer = observe(ctx, id, params);
+    try {
+      const result = await callTool(id, params, ctx, observer?.span);
+      observer?.end({ result: result.isError === true ? 'tool_error' : 'ok' });
+      return result;
+    } catch (error) {
+      observer?.end({ result: 'rpc_error', errorCode: error instanceof RpcError ? error.code : mcpErrorCodes.InternalError });
+      throw error;
+    }
+  }
+
+  async function callTool(id: JsonRpcId, params: Params, ctx: McpHandleContext, span: Span | undefined): Promise<Record<string, unknown>> {
     const p = objectParams('tools/call', params);
     if (typeof p.name !== 'string') {
       throw new RpcError(mcpErrorCodes.InvalidParams, 'Invalid params: "name" must be the name of a tool (a string).');
@@ -268,6 +326,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     try {
       const toolCtx: Parameters<McpTool['call']>[1] = { signal: ctx.signal, requestId: id };
       if (ctx.traceId !== undefined) toolCtx.traceId = ctx.traceId;
+      if (span !== undefined) toolCtx.span = span;
       raw = await tool.call(args, toolCtx);
     } catch (error) {
       report(error, { method: 'tools/call', tool: tool.name, requestId: id });
@@ -296,7 +355,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
         objectParams(method, params); // `cursor` accepted and ignored: one page
         return { tools: descriptors.map((d) => ({ ...d })) };
       case 'tools/call':
-        return callTool(id, params, ctx);
+        return observedCallTool(id, params, ctx);
       default:
         throw new RpcError(mcpErrorCodes.MethodNotFound, `Method not found: "${method}".`);
     }

@@ -4,6 +4,7 @@
  * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK
  * (the SDK is a dev dependency, used only as the real client peer in tests).
  */
+import type { Span } from '@opentelemetry/api';
 
 /** JSON-RPC version string every message must carry. */
 export const JSONRPC_VERSION = '2.0' as const;
@@ -106,6 +107,8 @@ export interface McpToolContext {
   requestId: JsonRpcId;
   /** W3C trace id of the surrounding HTTP request, when the transport knows it. */
   traceId?: string;
+  /** The span of this tools/call, when the transport traces it: parent of the tool's own spans. */
+  span?: Span;
 }
 
 /** A tool served by the dispatcher. */

@@ -13,7 +13,7 @@ export const CORS_ALLOWED_HEADERS = [
 ];
 export const CORS_EXPOSED_HEADERS = [
   'traceparent', 'tracestate', 'x-auto-director', 'content-disposition', 'retry-after',
-  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow',
+  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate',
 ];
 
 export async function registerCors(app: FastifyInstance, config: ServerConfig): Promise<void> {

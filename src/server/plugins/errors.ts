@@ -20,7 +20,16 @@ export function requestPath(request: FastifyRequest): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
+const kProblem = Symbol('v2a.problem');
+type WithProblem = FastifyRequest & { [kProblem]?: ProblemSlug };
+
+/** The problem type slug this request was answered with, if it was an error reply. */
+export function problemSlugOf(request: FastifyRequest): ProblemSlug | undefined {
+  return (request as WithProblem)[kProblem];
+}
+
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  (request as WithProblem)[kProblem] = problem.slug;
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
   // Errors raised before routing (Fastify's frameworkErrors) reach us without the plugins' request
   // decorations and without onSend hooks: give them a trace and the data CSP here as well.

@@ -7,15 +7,16 @@
  * 2025-06-18, "Protocol Version Header"). With a V2A_CORS_ORIGINS list, a browser Origin outside
  * it is 403 (DNS-rebinding protection).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../docs/endpoints.js';
-import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher } from '../mcp/dispatcher.js';
+import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { jsonBodyLimit } from '../config.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { clientClosed, HttpProblem } from '../problem.js';
+import { failSpan, nowMs } from '../telemetry/tracing.js';
 
 export const MCP_INSTRUCTIONS =
   `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imageUrl (https, allowlisted host) or imageBase64 and optional ` +
@@ -26,9 +27,40 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
     onError: (err, info) => log?.error({ err, ...info }, 'MCP tool or dispatcher error'),
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
     instructions: MCP_INSTRUCTIONS,
-    tools: [createRenderTool(ctx.renderer)],
+    tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics })],
     maxBatch: ctx.config.mcpMaxBatch,
   });
+}
+
+/**
+ * One `v2a.tool_call` span per tools/call, a child of the request's server span (batch elements
+ * are siblings), with `mcp.method.name`, `gen_ai.operation.name` (execute_tool),
+ * `gen_ai.tool.name` (unknown tools: `_unknown`), `jsonrpc.request.id`, and on failure
+ * `error.type` (the problem slug of a tool error, or `jsonrpc_<code>`); plus the tool-call counter.
+ */
+function toolCallObserver(ctx: AppContext, request: FastifyRequest): McpHandleContext['observeToolCall'] {
+  return ({ requestId, tool }) => {
+    const name = tool ?? '_unknown';
+    const span = ctx.telemetry.startSpan(request.span, 'v2a.tool_call', {
+      'mcp.method.name': 'tools/call',
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'jsonrpc.request.id': String(requestId).slice(0, 64),
+    }, nowMs());
+    return {
+      ...(span ? { span } : {}),
+      end({ result, errorCode }) {
+        ctx.metrics.toolCalls.inc({ tool: name, outcome: result });
+        if (!span) return;
+        span.setAttribute('v2a.tool.is_error', result !== 'ok');
+        if (result === 'rpc_error') {
+          failSpan(span, { type: `jsonrpc_${errorCode ?? 'error'}` });
+          span.setAttribute('rpc.jsonrpc.error_code', errorCode ?? 0);
+        }
+        span.end();
+      },
+    };
+  };
 }
 
 export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; dispatcher: McpDispatcher }): Promise<void> {
@@ -63,7 +95,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       const abort = new AbortController();
       const onClose = () => { if (!reply.raw.writableFinished) abort.abort(clientClosed()); };
       reply.raw.once('close', onClose);
-      const result = await dispatcher.handle(body, { signal: abort.signal, traceId: request.traceId });
+      if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
+      const result = await dispatcher.handle(body, { signal: abort.signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request) });
       reply.header('cache-control', 'no-store');
       if (result.status === 202) return reply.code(202).send();
       return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result.body));

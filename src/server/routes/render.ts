@@ -18,6 +18,7 @@ import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../docs/endpoints.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { clientClosed, HttpProblem } from '../problem.js';
+import { nowMs } from '../telemetry/tracing.js';
 import {
   autoDirectorHeader, exactlyOneImage, validateParams, type ImageInput, type ParamCarrier,
 } from '../render-service.js';
@@ -157,8 +158,11 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       const query = queryParams(request);
       let collected: Collected;
       const carriers: ParamCarrier[] = [{ name: 'query string', kind: 'strings', values: query }];
+      let inputTiming: { start: number; end: number } | undefined;
       if (request.isMultipart()) {
+        const start = nowMs();
         collected = await readMultipart(request, config.maxImageBytes);
+        inputTiming = { start, end: nowMs() };
         carriers.push({ name: 'form fields', kind: 'strings', values: collected.fields });
       } else if (request.body !== undefined && request.body !== null) {
         const json = readJson(request.body);
@@ -173,7 +177,13 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       const abort = new AbortController();
       const onClose = () => { if (!reply.raw.writableFinished) abort.abort(clientClosed()); };
       reply.raw.once('close', onClose);
-      const out = await ctx.renderer.render(image, params, { signal: abort.signal, traceId: request.traceId });
+      const out = await ctx.renderer.render(image, params, {
+        signal: abort.signal,
+        traceId: request.traceId,
+        face: 'http',
+        ...(request.span ? { span: request.span } : {}),
+        ...(inputTiming ? { inputTiming } : {}),
+      });
       return reply
         .code(200)
         .header('content-type', out.contentType)

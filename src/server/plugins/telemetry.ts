@@ -1,0 +1,88 @@
+/**
+ * Request-level telemetry: the server span `v2a.request` of every traced request, and the HTTP
+ * metrics of every request (GET /api/v1/metrics).
+ *
+ * - Span: started in onRequest (after plugins/trace.ts decided the ids), ended in onResponse with
+ *   the route pattern and status, or in onRequestAbort when the client went away. Attributes:
+ *   `http.request.method`, `url.path` (never the query), `url.scheme`, `http.route`,
+ *   `http.response.status_code`, `error.type` (the problem slug of an error reply), and
+ *   `v2a.trace.continued`. 5xx replies set the ERROR status (4xx are the caller's: OK for a
+ *   server span, as the HTTP semantic conventions say). Probes and scrapes (health, metrics,
+ *   status) are not traced: they are frequent and carry nothing to act on.
+ * - Metrics: requests by method, route and status; latency by method and route; rejected render
+ *   requests by cause (the problem slug).
+ */
+import type { Span } from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ServerMetrics } from '../telemetry/metrics.js';
+import { endSpan, nowMs, type Telemetry } from '../telemetry/tracing.js';
+import { problemSlugOf, requestPath } from './errors.js';
+import { globalPlugin } from './plugin.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The server span, when this request is traced and exported. */
+    span: Span | undefined;
+  }
+}
+
+export interface TelemetryPluginOptions {
+  telemetry: Telemetry;
+  metrics: ServerMetrics;
+  /** Paths that get no span. */
+  untraced: ReadonlySet<string>;
+  /** Route patterns whose error replies count as rejected inputs (render). */
+  renderRoutes: ReadonlySet<string>;
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+
+function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? 'unmatched';
+}
+
+export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemetry', async (app: FastifyInstance, opts) => {
+  const { telemetry, metrics } = opts;
+  app.decorateRequest('span', undefined);
+
+  if (telemetry.exporting) {
+    app.addHook('onRequest', async (request) => {
+      const path = requestPath(request);
+      if (opts.untraced.has(path)) return;
+      request.span = telemetry.startRequestSpan(request.trace, 'v2a.request', {
+        'http.request.method': METHODS.has(request.method) ? request.method : '_OTHER',
+        'url.path': path,
+        'url.scheme': request.protocol,
+        'v2a.trace.continued': request.trace.continued,
+      }, nowMs());
+    });
+
+    app.addHook('onRequestAbort', async (request) => {
+      const span = request.span;
+      if (!span) return;
+      request.span = undefined;
+      span.setAttribute('v2a.client_aborted', true);
+      endSpan(span, { 'http.route': routeOf(request) });
+    });
+  }
+
+  app.addHook('onResponse', async (request, reply) => {
+    const method = METHODS.has(request.method) ? request.method : 'other';
+    const route = routeOf(request);
+    const status = reply.statusCode;
+    metrics.requests.inc({ method, route, status: String(status) });
+    metrics.latency.observe({ method, route }, reply.elapsedTime / 1000);
+    const slug = problemSlugOf(request);
+    if (status >= 400 && opts.renderRoutes.has(route)) metrics.rejected.inc({ face: 'http', cause: slug ?? `http-${status}` });
+
+    const span = request.span;
+    if (!span) return;
+    request.span = undefined;
+    span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+    if (slug) span.setAttribute('error.type', slug);
+    else if (status >= 400) span.setAttribute('error.type', String(status));
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Protected platform actions (interface.md §5), each behind the platform key
+ * (plugins/platform-auth.ts; 404 when PLATFORM_API_KEY is not configured):
+ *
+ * - `GET /api/v1/metrics`: Prometheus text exposition 0.0.4 (telemetry/metrics.ts).
+ * - `GET /api/v1/status`: version, uptime, worker-pool state, span export state, the effective
+ *   non-secret configuration (config.ts effectiveConfig: secrets only say whether they are set)
+ *   and the handoff receiver's status check (receiver-check.ts): the latest background result,
+ *   or a new check when none is fresh (results are shared, never more than one check at a time).
+ */
+import type { FastifyInstance } from 'fastify';
+import { VERSION } from '../../core/types.js';
+import { effectiveConfig, platformKeyOf } from '../config.js';
+import type { AppContext } from '../context.js';
+import { ENDPOINTS } from '../docs/endpoints.js';
+import { requirePlatformKey } from '../plugins/platform-auth.js';
+import { ON_DEMAND_MAX_AGE_MS } from '../receiver-check.js';
+import { PROMETHEUS_CONTENT_TYPE } from '../telemetry/metrics.js';
+import { PLATFORM_KEY_HEADER } from '../telemetry/tracing.js';
+
+export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
+  const { ctx } = opts;
+  const onRequest = [requirePlatformKey(platformKeyOf(ctx.config))];
+
+  app.get(ENDPOINTS.metrics.path, { onRequest }, async (_request, reply) =>
+    reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(ctx.metrics.expose()));
+
+  app.get(ENDPOINTS.status.path, { onRequest }, async (request, reply) => {
+    const receiver = ctx.receiver;
+    const maxAge = receiver && receiver.intervalMs > 0 ? receiver.intervalMs * 2 : ON_DEMAND_MAX_AGE_MS;
+    const check = receiver ? await receiver.current(maxAge) : null;
+    const body = {
+      service: 'v2a',
+      version: VERSION,
+      status: ctx.closing ? 'shutting_down' : 'ok',
+      time: new Date().toISOString(),
+      startedAt: new Date(performance.timeOrigin + ctx.startedAt).toISOString(),
+      uptimeSeconds: Math.round((performance.now() - ctx.startedAt) / 100) / 10,
+      traceId: request.traceId,
+      node: process.version,
+      pool: ctx.pool.stats(),
+      telemetry: {
+        exporting: ctx.telemetry.exporting,
+        ...(ctx.telemetry.exporting
+          ? { endpoint: ctx.telemetry.endpoint, protocol: 'http/json', keyHeader: PLATFORM_KEY_HEADER }
+          : { disabledReason: ctx.telemetry.disabledReason }),
+      },
+      receiver: {
+        statusUrl: receiver?.url ?? null,
+        intervalMs: receiver?.intervalMs ?? 0,
+        check,
+      },
+      config: effectiveConfig(ctx.config),
+    };
+    return reply.code(200).header('cache-control', 'no-store').send(body);
+  });
+}

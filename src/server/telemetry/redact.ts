@@ -1,0 +1,168 @@
+/**
+ * Redaction of exported telemetry: the ONE place that decides what may leave the process.
+ * `RedactingSpanExporter` wraps the OTLP exporter and hands it sanitised copies of every span, so
+ * no code path that creates spans can leak by mistake; the resource is built through the same
+ * `redactAttributes` at start-up.
+ *
+ * Rules, applied to every span name, attribute (span, event and link), event name and status
+ * message:
+ * - the platform key never appears: every occurrence is replaced by `[REDACTED]` (keys shorter
+ *   than MIN_SECRET_LENGTH cannot be searched for without mangling ordinary text: the server
+ *   warns at start-up about such keys);
+ * - attributes whose name speaks of credentials or image data (authorization, api key, cookie,
+ *   password, secret, token, credential, base64, image data) lose their value entirely;
+ * - `data:` URLs become `data:[REDACTED]`;
+ * - URLs keep only scheme, host, port and path: user info, query string and fragment are dropped
+ *   (an unparsable URL becomes `[REDACTED-URL]`); a path with a query (`/x?y`) loses the query;
+ * - base64-like runs (40 or more characters of the base64 alphabets, possibly wrapped over lines,
+ *   mixing upper case, lower case and digits) become `[REDACTED-BASE64]`: image bytes only ever
+ *   travel as base64 or binary, and binary is never an attribute;
+ * - every string is cut to MAX_STRING_LENGTH characters, arrays to MAX_ARRAY_LENGTH items.
+ *
+ * Spans never carry exception stacks (they hold internal paths): errors are recorded as
+ * `error.type` (the problem slug) and a sanitised status message.
+ */
+import type { Attributes, AttributeValue, Link, SpanStatus } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ReadableSpan, SpanExporter, TimedEvent } from '@opentelemetry/sdk-trace-base';
+
+export const MIN_SECRET_LENGTH = 8;
+export const MAX_STRING_LENGTH = 512;
+export const MAX_ARRAY_LENGTH = 64;
+const BASE64_MIN_RUN = 40;
+export const REDACTED = '[REDACTED]';
+
+/** Attribute names whose values are never exported. */
+const SENSITIVE_KEY = /authorization|api[-_.]?key|cookie|passw(or)?d|secret|token|credential|base64|image[-_.]?(data|bytes)$/i;
+
+const DATA_URL = /\bdata:[^\s"'<>]*/gi;
+const URL_LIKE = /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s"'<>]*/gi;
+const PATH_WITH_QUERY = /(^|[\s"'(=])(\/[^\s?#"']*)[?#][^\s"')]*/g;
+/** Runs of the base64 / base64url alphabets, optionally broken by line breaks (also escaped ones). */
+const BASE64_RUN = /[A-Za-z0-9+/_-]+(?:(?:\r?\n|\\r\\n|\\n)[A-Za-z0-9+/_-]+)*={0,2}/g;
+
+/** Origin and path of a URL; undefined when it does not parse. */
+export function urlOriginAndPath(raw: string): string | undefined {
+  try {
+    const u = new URL(raw);
+    if (u.protocol === 'data:' || u.protocol === 'blob:') return `${u.protocol}${REDACTED}`;
+    if (!u.host) return `${u.protocol}${REDACTED}`;
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function looksLikeBase64(run: string): boolean {
+  const chars = run.replace(/\r?\n|\\r\\n|\\n|=/g, '');
+  if (chars.length < BASE64_MIN_RUN) return false;
+  return /[A-Z]/.test(chars) && /[a-z]/.test(chars) && /[0-9]/.test(chars);
+}
+
+/** Sanitises one string by the rules above. `secrets`: values that must never appear (the key). */
+export function redactString(value: string, secrets: readonly string[] = []): string {
+  let s = value;
+  for (const secret of secrets) {
+    if (secret.length >= MIN_SECRET_LENGTH && s.includes(secret)) s = s.split(secret).join(REDACTED);
+  }
+  s = s.replace(DATA_URL, `data:${REDACTED}`);
+  s = s.replace(URL_LIKE, (m) => {
+    // A sentence may end right after the URL.
+    const trail = /[.,;:!)\]]+$/.exec(m)?.[0] ?? '';
+    const url = trail ? m.slice(0, -trail.length) : m;
+    return (urlOriginAndPath(url) ?? '[REDACTED-URL]') + trail;
+  });
+  s = s.replace(PATH_WITH_QUERY, '$1$2');
+  s = s.replace(BASE64_RUN, (m) => (looksLikeBase64(m) ? '[REDACTED-BASE64]' : m));
+  if (s.length > MAX_STRING_LENGTH) s = `${s.slice(0, MAX_STRING_LENGTH - 1)}…`;
+  return s;
+}
+
+function redactValue(value: AttributeValue, secrets: readonly string[]): AttributeValue {
+  if (typeof value === 'string') return redactString(value, secrets);
+  if (Array.isArray(value)) {
+    const items = value.slice(0, MAX_ARRAY_LENGTH);
+    return items.map((v) => (typeof v === 'string' ? redactString(v, secrets) : v)) as AttributeValue;
+  }
+  return value;
+}
+
+/** A sanitised copy of an attribute map. */
+export function redactAttributes(attributes: Attributes, secrets: readonly string[] = []): Attributes {
+  const out: Attributes = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined) continue;
+    const name = redactString(key, secrets);
+    out[name] = SENSITIVE_KEY.test(key) ? REDACTED : redactValue(value, secrets);
+  }
+  return out;
+}
+
+/** A sanitised copy of a finished span (everything the OTLP serialiser reads). */
+export function redactSpan(span: ReadableSpan, secrets: readonly string[]): ReadableSpan {
+  const status: SpanStatus = span.status.message === undefined
+    ? span.status
+    : { code: span.status.code, message: redactString(span.status.message, secrets) };
+  const events: TimedEvent[] = span.events.map((e) => ({
+    name: redactString(e.name, secrets),
+    time: e.time,
+    ...(e.attributes ? { attributes: redactAttributes(e.attributes, secrets) } : {}),
+    ...(e.droppedAttributesCount !== undefined ? { droppedAttributesCount: e.droppedAttributesCount } : {}),
+  }));
+  const links: Link[] = span.links.map((l) => ({ ...l, ...(l.attributes ? { attributes: redactAttributes(l.attributes, secrets) } : {}) }));
+  const spanContext = span.spanContext();
+  return {
+    name: redactString(span.name, secrets),
+    kind: span.kind,
+    spanContext: () => spanContext,
+    ...(span.parentSpanContext ? { parentSpanContext: span.parentSpanContext } : {}),
+    startTime: span.startTime,
+    endTime: span.endTime,
+    status,
+    attributes: redactAttributes(span.attributes, secrets),
+    links,
+    events,
+    duration: span.duration,
+    ended: span.ended,
+    resource: span.resource,
+    instrumentationScope: span.instrumentationScope,
+    droppedAttributesCount: span.droppedAttributesCount,
+    droppedEventsCount: span.droppedEventsCount,
+    droppedLinksCount: span.droppedLinksCount,
+  };
+}
+
+/** Wraps an exporter: every span is sanitised before the inner exporter sees it. */
+export class RedactingSpanExporter implements SpanExporter {
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly secrets: readonly string[],
+    /** Told about each export's outcome (for logs and metrics). */
+    private readonly onResult?: (result: ExportResult, spans: number) => void,
+  ) {}
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    let clean: ReadableSpan[];
+    try {
+      clean = spans.map((s) => redactSpan(s, this.secrets));
+    } catch (error) {
+      // Never export what could not be sanitised.
+      const result: ExportResult = { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) };
+      this.onResult?.(result, spans.length);
+      resultCallback(result);
+      return;
+    }
+    this.inner.export(clean, (result) => {
+      this.onResult?.(result, spans.length);
+      resultCallback(result);
+    });
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+}
