@@ -1,0 +1,45 @@
+# syntax=docker/dockerfile:1
+#
+# Production image of the v2a HTTP service (`npm start` = node dist/server/main.js).
+#
+#   docker build -t v2a:0.3.0 .
+#   docker run --rm -p 8080:8080 v2a:0.3.0
+#
+# glibc base (Debian bookworm): sharp's prebuilt libvips binaries for linux-x64/arm64 are the
+# glibc ones picked by npm from package-lock.json (the musl/Alpine ones would need another lock).
+# Pin the base by digest in your own build pipeline (node:20-bookworm-slim@sha256:...).
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---- build: dev dependencies + tsc -> dist/ -------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` (the build) needs the sources, copied after this layer so that
+# dependency installs stay cached while only sources change; the build runs explicitly below.
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- runtime: production dependencies + dist/ only ------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production PORT=8080
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: skips `prepare` (tsc is a dev dependency). No production dependency has an
+# install script: sharp 0.35 ships libvips as optionalDependencies (@img/sharp-linux-*), which
+# npm selects by os/cpu/libc without running anything.
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=build /app/dist ./dist
+# Files stay root-owned and read-only for the service user; nothing is written at run time
+# (Kubernetes runs it with a read-only root filesystem and an emptyDir on /tmp).
+USER node
+EXPOSE 8080
+# No curl in the slim image: Node's own fetch. 503 while shutting down counts as unhealthy.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/api/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# main.ts handles SIGTERM: stop accepting, finish in-flight renders (V2A_SHUTDOWN_TIMEOUT_MS), exit 0.
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/server/main.js"]
