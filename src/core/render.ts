@@ -14,6 +14,7 @@ import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { unsharpMask } from './pipeline/sharpen.js';
 import { cellStructure } from './pipeline/structure.js';
 import { scratch } from './pipeline/scratch.js';
+import { viewBlur, viewBlurTemplates } from './pipeline/view-blur.js';
 import { applyLut, histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
@@ -78,7 +79,7 @@ function glyphTable(set: GlyphSet): Table {
   const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
   let scale = 0;
   for (let i = 0; i < set.coverage.length; i++) scale = Math.max(scale, set.coverage[i]!);
-  const table: Table = { set, glyphs, templates, coverage, directional, scale, order };
+  const table: Table = { set, glyphs, templates: viewBlurTemplates(templates), coverage, directional, scale, order };
   tables.set(set.name, table);
   return table;
 }
@@ -152,7 +153,9 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
   } else {
     const useStructure = table.directional !== null && (p.edges || p.structure > 0);
-    matchGlyphs(target, W, cols, rows, table, {
+    // Glyphs are matched as they are seen: target and templates through the same small blur.
+    const seen = viewBlur(target, W, H, scratch('render.view', n), scratch('render.viewTmp', n));
+    matchGlyphs(seen, W, cols, rows, table, {
       scale: table.scale,
       candidates: book.indices,
       directional: table.directional,

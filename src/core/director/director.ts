@@ -72,7 +72,8 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
 /** Tone settings searched on the rubric, in this order, with these values. */
 const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
   ['gamma', [0.8, 1, 1.2, 1.45, 1.75]],
-  ['contrast', [0.9, 1, 1.15, 1.3]],
+  // Never below 1: contrast pivots on mid-grey, so less of it lifts black off the blank ground.
+  ['contrast', [1, 1.15, 1.3]],
   ['autoLevels', [0.6, 0.9, 1]],
   // The codebook's error budget: the rubric weighs finer tone against the rate of more glyphs.
   ['maxGlyphRmse', [0.01, 0.02, 0.03]],

@@ -5,7 +5,7 @@ import type { CellStructure } from './structure.js';
  * Weight of the cell-mean (tone) error relative to the per-sample (shape) error. Low, so shape
  * decides among glyphs of similar ink; measured with bench:quality (0.3 beat 0.2, 0.6 and 1.5).
  */
-export const TONE_WEIGHT = 0.3;
+export const TONE_WEIGHT = 1.2;
 
 export interface GlyphTable {
   /** Sub-cell templates, SAMPLES floats per glyph. */

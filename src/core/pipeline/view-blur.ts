@@ -1,0 +1,36 @@
+import { SUB_X, SUB_Y } from '../glyphs/types.js';
+
+/**
+ * The viewing model of glyph matching: a [1 2 1]/4 blur in both axes (about half a cell width),
+ * applied alike to the target and, within each cell, to the glyph templates. Texture finer than
+ * that (grass, noise) then matches by its tone instead of by glyphs whose strokes happen to line
+ * up with it, while a real edge, wider than the blur, still picks its shape.
+ */
+export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array, tmp: Float32Array): Float32Array {
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    for (let x = 0; x < w; x++) {
+      const l = x > 0 ? x - 1 : x, rt = x < w - 1 ? x + 1 : x;
+      tmp[r + x] = (src[r + l]! + 2 * src[r + x]! + src[r + rt]!) * 0.25;
+    }
+  }
+  for (let y = 0; y < h; y++) {
+    const u = (y > 0 ? y - 1 : y) * w, d = (y < h - 1 ? y + 1 : y) * w, r = y * w;
+    for (let x = 0; x < w; x++) out[r + x] = (tmp[u + x]! + 2 * tmp[r + x]! + tmp[d + x]!) * 0.25;
+  }
+  return out;
+}
+
+/** The same blur over each glyph's SUB_X x SUB_Y template, edges clamped within the cell. */
+export function viewBlurTemplates(templates: Float32Array): Float32Array {
+  const n = SUB_X * SUB_Y;
+  const count = templates.length / n;
+  const out = new Float32Array(templates.length);
+  const a = new Float32Array(n), b = new Float32Array(n), c = new Float32Array(n);
+  for (let g = 0; g < count; g++) {
+    a.set(templates.subarray(g * n, g * n + n));
+    viewBlur(a, SUB_X, SUB_Y, b, c);
+    out.set(b, g * n);
+  }
+  return out;
+}
