@@ -6,17 +6,19 @@
  *
  * Rules, applied to every span name, attribute (span, event and link), event name and status
  * message:
- * - the platform key never appears: every occurrence is replaced by `[REDACTED]` (keys shorter
- *   than MIN_SECRET_LENGTH cannot be searched for without mangling ordinary text: the server
- *   warns at start-up about such keys);
+ * - the platform key never appears: every occurrence, and every fragment of 12 or more of its
+ *   characters (validation messages quote values cut short), is replaced by `[REDACTED]` (keys
+ *   shorter than MIN_SECRET_LENGTH cannot be searched for without mangling ordinary text: the
+ *   server warns at start-up about such keys);
  * - attributes whose name speaks of credentials or image data (authorization, api key, cookie,
  *   password, secret, token, credential, base64, image data) lose their value entirely;
  * - `data:` URLs become `data:[REDACTED]`;
  * - URLs keep only scheme, host, port and path: user info, query string and fragment are dropped
  *   (an unparsable URL becomes `[REDACTED-URL]`); a path with a query (`/x?y`) loses the query;
- * - base64-like runs (40 or more characters of the base64 alphabets, possibly wrapped over lines,
+ * - base64-like runs (24 or more characters of the base64 alphabets, possibly wrapped over lines,
  *   mixing upper case, lower case and digits) become `[REDACTED-BASE64]`: image bytes only ever
- *   travel as base64 or binary, and binary is never an attribute;
+ *   travel as base64 or binary, and binary is never an attribute (hex ids, slugs, paths and
+ *   words do not mix all three classes in one run);
  * - every string is cut to MAX_STRING_LENGTH characters, arrays to MAX_ARRAY_LENGTH items.
  *
  * Spans never carry exception stacks (they hold internal paths): errors are recorded as
@@ -29,11 +31,13 @@ import type { ReadableSpan, SpanExporter, TimedEvent } from '@opentelemetry/sdk-
 export const MIN_SECRET_LENGTH = 8;
 export const MAX_STRING_LENGTH = 512;
 export const MAX_ARRAY_LENGTH = 64;
-const BASE64_MIN_RUN = 40;
+const BASE64_MIN_RUN = 24;
+/** Shortest fragment of a secret that is searched for. */
+export const SECRET_FRAGMENT_LENGTH = 12;
 export const REDACTED = '[REDACTED]';
 
 /** Attribute names whose values are never exported. */
-const SENSITIVE_KEY = /authorization|api[-_.]?key|cookie|passw(or)?d|secret|token|credential|base64|image[-_.]?(data|bytes)$/i;
+const SENSITIVE_KEY = /authorization|api[-_.]?key|cookie|passw(or)?d|secret|token|credential|base64|image[-_.]?data$/i;
 
 const DATA_URL = /\bdata:[^\s"'<>]*/gi;
 const URL_LIKE = /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s"'<>]*/gi;
@@ -60,11 +64,31 @@ function looksLikeBase64(run: string): boolean {
 }
 
 /** Sanitises one string by the rules above. `secrets`: values that must never appear (the key). */
+/** Replaces `secret` and every fragment of it of at least SECRET_FRAGMENT_LENGTH characters. */
+function redactSecret(s: string, secret: string): string {
+  if (secret.length < MIN_SECRET_LENGTH) return s;
+  if (s.includes(secret)) s = s.split(secret).join(REDACTED);
+  const w = Math.min(SECRET_FRAGMENT_LENGTH, secret.length);
+  if (s.length < w) return s;
+  let out = '';
+  let i = 0;
+  while (i < s.length) {
+    if (i + w <= s.length && secret.includes(s.slice(i, i + w))) {
+      let j = i + w;
+      while (j < s.length && secret.includes(s.slice(i, j + 1))) j++;
+      out += REDACTED;
+      i = j;
+    } else {
+      out += s[i];
+      i++;
+    }
+  }
+  return out;
+}
+
 export function redactString(value: string, secrets: readonly string[] = []): string {
   let s = value;
-  for (const secret of secrets) {
-    if (secret.length >= MIN_SECRET_LENGTH && s.includes(secret)) s = s.split(secret).join(REDACTED);
-  }
+  for (const secret of secrets) s = redactSecret(s, secret);
   s = s.replace(DATA_URL, `data:${REDACTED}`);
   s = s.replace(URL_LIKE, (m) => {
     // A sentence may end right after the URL.
