@@ -1,0 +1,81 @@
+/**
+ * The render worker runs render() of the core in timed stages (decode, director, render,
+ * format) so that spans and metrics can show them: the output must be exactly what render()
+ * gives, and every outcome carries its stage times and image facts.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { formatResult } from '../src/core/format/index.js';
+import { render } from '../src/core/render.js';
+import { decodeImage } from '../src/node/index.js';
+import { runRenderJob } from '../src/server/render-worker.js';
+import type { RenderJob } from '../src/server/render-task.js';
+import { photo } from './server-helpers.js';
+
+const job = (bytes: Uint8Array, params: Record<string, unknown>, base64 = false): RenderJob => ({
+  source: base64 ? { kind: 'base64', text: Buffer.from(bytes).toString('base64') } : { kind: 'bytes', bytes: Uint8Array.from(bytes) },
+  params,
+  maxBytes: 1 << 24,
+  maxPixels: 50_000_000,
+  decodeTimeoutSeconds: 10,
+  structured: false,
+});
+
+describe('staged render in the worker', () => {
+  const cases: Array<Record<string, unknown>> = [
+    {},
+    { columns: 40, charset: 'standard' },
+    { columns: 33, charset: 'blocks', color: true, format: 'ansi' },
+    { columns: 24, charset: 'dots', format: 'json' },
+    { columns: 30, edges: true, dither: true, qualityTarget: 'portrait', format: 'json-compact' },
+    { columns: 28, autoOptimize: 0, charset: 'binary', invert: true },
+    { columns: 36, qualityTarget: 'round-trip', glyphStrategy: 'fixed', format: 'svg' },
+  ];
+  for (const params of cases) {
+    test(`same output as render(): ${JSON.stringify(params)}`, async () => {
+      const png = await photo(120, 80, 'png');
+      const out = await runRenderJob(job(png, params));
+      assert.ok(out.ok, JSON.stringify(out));
+      const columns = typeof params.columns === 'number' ? params.columns : 120;
+      const decoded = await decodeImage(png, { maxPixels: 50_000_000, maxBytes: 1 << 24, targetWidth: columns * 8, timeoutSeconds: 10 });
+      const expected = formatResult(render(decoded, params));
+      assert.equal(out.body, expected.body);
+      assert.equal(out.contentType, expected.contentType);
+    });
+  }
+
+  test('stage times are ordered and the image facts are reported', async () => {
+    const png = await photo(100, 60, 'png');
+    const out = await runRenderJob(job(png, { columns: 20 }, true));
+    assert.ok(out.ok);
+    const order = ['input', 'decode', 'director', 'render', 'format'] as const;
+    let last = out.startedAt;
+    for (const stage of order) {
+      const t = out.stages[stage];
+      assert.ok(t, stage);
+      assert.ok(t[0] >= last - 0.001 && t[1] >= t[0], `${stage}: ${t}`);
+      last = t[1];
+    }
+    assert.deepEqual(out.image, { bytes: png.length, format: 'png', width: 100, height: 60 });
+    assert.equal(out.charset, 'detailed');
+    assert.ok(out.codebook.size > 0);
+    assert.ok(Array.isArray(out.adjusted));
+    assert.ok(Math.abs(out.startedAt - Date.now()) < 60_000, 'epoch milliseconds');
+  });
+
+  test('a failure names its stage and keeps the times of the stages it reached', async () => {
+    const png = await photo(100, 60, 'png');
+    const out = await runRenderJob(job(png.subarray(0, 100), {}));
+    assert.equal(out.ok, false);
+    if (out.ok) return;
+    assert.equal(out.slug, 'undecodable-image');
+    assert.equal(out.failedStage, 'decode');
+    assert.ok(out.stages?.decode);
+    assert.equal(out.stages?.render, undefined);
+    const bad = await runRenderJob({ ...job(png, {}), source: { kind: 'base64', text: '!!!not base64!!!' } });
+    assert.equal(bad.ok, false);
+    if (bad.ok) return;
+    assert.equal(bad.failedStage, 'input');
+    assert.equal(bad.slug, 'invalid-base64');
+  });
+});
