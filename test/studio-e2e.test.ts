@@ -154,4 +154,196 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.match(await page.textContent('#codebook') ?? '', /of 95 glyphs/);
     assert.deepEqual(studio.problems, []);
   });
+
+  test('downloads in every format equal the API\'s replies for the same PNG and parameters', async () => {
+    const { page } = studio;
+    let n = await results(page);
+    await page.fill('#p-columns-n', '64');
+    await waitResults(page, 1, n);
+    n = await results(page);
+    await page.click('#ink-color');
+    await waitResults(page, 1, n);
+    const explicit = await page.evaluate(() => window.__v2aStudio.explicit());
+    assert.deepEqual(explicit, { columns: 64, color: true });
+    for (const format of FORMATS) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#downloads [data-format="${format}"]`)]);
+      const name = download.suggestedFilename();
+      assert.ok(name.endsWith(`.${FORMAT_INFO[format].extension}`), `${format}: ${name}`);
+      const got = readFileSync(await download.path());
+      const res = await fetch(`${server.base}/api/v1/render`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ imageBase64: png.toString('base64'), ...explicit, format }),
+      });
+      assert.equal(res.status, 200);
+      const api = Buffer.from(await res.arrayBuffer());
+      assert.ok(got.equals(api), `${format}: the studio's file (${got.length} bytes) differs from the API's reply (${api.length} bytes)`);
+    }
+    // Copy puts the selected format's output on the clipboard.
+    await page.click('#copy');
+    await page.waitForFunction(() => /Copied/.test(document.getElementById('status')!.textContent ?? ''));
+    const clip = await page.evaluate(() => navigator.clipboard.readText());
+    const text = await (await fetch(`${server.base}/api/v1/render`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ imageBase64: png.toString('base64'), ...explicit, format: 'text' }),
+    })).text();
+    assert.equal(clip, text);
+    await page.screenshot({ path: shot('studio-image-colour.png') });
+  });
+
+  test('a pasted image renders', async () => {
+    const { page } = studio;
+    const n = await results(page);
+    const small = await photo(96, 64, 'png');
+    await page.evaluate((b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], 'clip.png', { type: 'image/png' }));
+      document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+    }, small.toString('base64'));
+    await waitResults(page, 1, n);
+    const stats = await page.evaluate(() => window.__v2aStats);
+    assert.equal(stats.source, 'image');
+    assert.equal(stats.rows, Math.round((64 * 64 * 0.5) / 96));
+  });
+
+  test('an image URL goes through the server, whose URL rules apply', async () => {
+    const { page } = studio;
+    await page.fill('#url', 'http://127.0.0.1:9/nope.png');
+    await page.click('#url-form button[type=submit]');
+    await page.waitForFunction(() => document.getElementById('status')!.dataset.tone === 'error');
+    assert.match(await page.textContent('#status') ?? '', /server could not render that URL: .*https/i);
+    // The browser logs the refused request (400) itself; nothing else may appear.
+    assert.ok(studio.problems.every((p) => /status of 400/.test(p)), studio.problems.join('\n'));
+    studio.problems.length = 0;
+  });
+
+  test('the fake webcam streams through the temporal filter; clips record as json-compact lines', async () => {
+    const { page } = studio;
+    await page.click('#webcam');
+    await page.waitForFunction(() => window.__v2aStats.frames >= 20, undefined, { timeout: 20_000 });
+    const stats = await page.evaluate(() => window.__v2aStats);
+    assert.equal(stats.source, 'webcam');
+    assert.equal(stats.kind, 'frame');
+    assert.ok(stats.fps > 1, `fps ${stats.fps}`);
+    assert.equal(typeof stats.flicker, 'number');
+    assert.match(await page.textContent('#fps') ?? '', /\d/);
+    await page.screenshot({ path: shot('studio-webcam.png') });
+
+    await page.click('#record');
+    await page.waitForFunction(() => Number(/\d+/.exec(document.getElementById('rec-info')!.textContent ?? '')?.[0] ?? 0) >= 8);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#record')]);
+    assert.match(download.suggestedFilename(), /\.ndjson$/);
+    const lines = readFileSync(await download.path(), 'utf8').trimEnd().split('\n');
+    assert.ok(lines.length >= 5, `${lines.length} frames`);
+    for (const line of lines) {
+      const frame = decodeCompact(JSON.parse(line));
+      assert.equal(frame.columns, 64);
+      assert.equal(frame.lines.length, frame.rows);
+    }
+  });
+
+  test('hands frames to the receiver on another origin with the documented payload and trace id', async () => {
+    const { page } = studio;
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await page.selectOption('#handoff-mode', 'webcam-stream');
+    await page.fill('#trace-id', traceId);
+    const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
+    await popup.waitForLoadState();
+    assert.equal(new URL(popup.url()).origin, `http://localhost:${receiver.port}`);
+    await popup.waitForFunction(() => (window as any).__got.filter((m: any) => m.data?.type === 'frame').length >= 6, undefined, { timeout: 20_000 });
+    const params = await popup.evaluate(() => (window as any).__params as Record<string, string>);
+    const handoff = await page.evaluate(() => window.__v2aStats.handoff);
+    assert.deepEqual(params, { handoff: handoff.handoff!, protocol: HANDOFF_PROTOCOL, mode: 'webcam-stream', source: server.base, traceId });
+    assert.equal(handoff.traceId, traceId);
+    assert.equal(handoff.state, 'ready');
+    await page.screenshot({ path: shot('studio-handoff.png') });
+    await popup.screenshot({ path: shot('studio-handoff-receiver.png') });
+
+    await page.click('#handoff-stop');
+    await popup.waitForFunction(() => (window as any).__got.some((m: any) => m.data?.type === 'end'));
+    const got = await popup.evaluate(() => (window as any).__got as { origin: string; data: Record<string, unknown>; fromOpener: boolean }[]);
+    for (const m of got) {
+      assert.equal(m.origin, server.base);
+      assert.equal(m.fromOpener, true);
+    }
+    const spec = new Map(HANDOFF_MESSAGES.map((d) => [d.type, d]));
+    const types = new Set(got.map((m) => m.data.type));
+    assert.ok(types.has('hello') && types.has('frame') && types.has('end'), [...types].join());
+    let seq = -1;
+    for (const { data } of got) {
+      const def = spec.get(data.type as never)!;
+      assert.ok(def, `documented type ${String(data.type)}`);
+      for (const f of def.fields) if (f.required) assert.ok(f.name in data, `${def.type} has ${f.name}`);
+      const known = new Set(def.fields.map((f) => f.name));
+      for (const k of Object.keys(data)) assert.ok(known.has(k), `${def.type}.${k} is documented`);
+      assert.equal(data.protocol, HANDOFF_PROTOCOL);
+      assert.equal(data.handoff, handoff.handoff);
+      if (data.type === 'hello') assert.equal(data.traceId, traceId);
+      if (data.type === 'frame') {
+        assert.equal(data.seq, seq + 1);
+        seq = data.seq as number;
+        assert.equal(typeof data.timestamp, 'number');
+        const text = data.text as string;
+        const rows = text.split('\n').slice(0, -1);
+        assert.equal(rows.length, data.rows);
+        for (const r of rows) assert.equal([...r].length, data.columns);
+        // Colour is on (set earlier): chroma decodes to rows x columns x 3 bytes.
+        const chroma = data.chroma as { encoding: string; data: string };
+        assert.equal(chroma.encoding, 'rgb24-b64-v1');
+        assert.equal(Buffer.from(chroma.data, 'base64').length, (data.rows as number) * (data.columns as number) * 3);
+        assert.deepEqual(Object.keys(data.director as object).sort(), ['rubric', 'score', 'status']);
+      }
+      if (data.type === 'end') {
+        assert.equal(data.reason, 'stopped');
+        assert.equal(data.frames, seq + 1);
+      }
+    }
+    await popup.close();
+  });
+
+  test('a page on a third origin receives nothing, and its replies are ignored', async () => {
+    const { page } = studio;
+    redirectToThird = true;
+    try {
+      await page.fill('#trace-id', '');
+      const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
+      await popup.waitForURL(/127\.0\.0\.2/);
+      await popup.waitForLoadState();
+      // Hellos go out every 250 ms and the hostile page answers ready every 100 ms.
+      await page.waitForTimeout(2000);
+      const got = await popup.evaluate(() => (window as any).__got as unknown[]);
+      assert.deepEqual(got, []);
+      const handoff = await page.evaluate(() => window.__v2aStats.handoff);
+      assert.equal(handoff.state, 'waiting');
+      assert.match(handoff.traceId!, /^[0-9a-f]{32}$/);
+      const params = await popup.evaluate(() => (window as any).__params as Record<string, string>);
+      assert.equal(params.traceId, handoff.traceId, 'a fresh trace id is generated and put in the launch address');
+      await page.click('#handoff-stop');
+      await popup.close();
+    } finally {
+      redirectToThird = false;
+    }
+    await page.click('#webcam');
+    assert.deepEqual(studio.problems, []);
+    assert.deepEqual(await page.evaluate(() => (window as any).__csp), []);
+  });
+});
+
+describe('studio on a phone-sized screen', { skip }, () => {
+  test('lays out in one column without horizontal scrolling', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    try {
+      const { page, problems } = await openStudio(context);
+      const n = await results(page);
+      await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(160, 120, 'png') });
+      await waitResults(page, 1, n);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `horizontal overflow ${overflow}px`);
+      await page.screenshot({ path: shot('studio-phone.png'), fullPage: false });
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
 });

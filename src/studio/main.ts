@@ -4,12 +4,13 @@
  * stays responsive while the core runs on every frame.
  */
 import './styles.css';
+import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
+import { gridRows } from '../core/pipeline/geometry.js';
 import {
-  DARK_GROUND, FORMATS, FORMAT_INFO, LIGHT_GROUND, PARAMS, type Format, type RenderParams,
+  DEFAULTS, DARK_GROUND, FORMATS, FORMAT_INFO, LIGHT_GROUND, PARAMS, type Format, type RenderParams,
 } from '../core/index.js';
 import { HANDOFF_MODES, HANDOFF_MODE_INFO, type HandoffManifest, type HandoffMode } from '../server/handoff.js';
 import { ParamControls } from './controls.js';
-import { decodeWidth } from './decode-width.js';
 import { $, fill, h, num } from './dom.js';
 import { HandoffSession, TRACE_ID, freshTraceId, targetOriginOf, type HandoffFrame } from './handoff.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
@@ -25,6 +26,11 @@ export interface StudioStats {
   fps: number;
   renderMs: number;
   drawMs: number;
+  /** Sums over the stream's frames (means: divide by frames). */
+  sumRenderMs: number;
+  sumDrawMs: number;
+  /** Streams: temporal filter on. */
+  temporal: boolean;
   /** Share of glyphs changed in the last frame, and its mean over the last second. */
   flicker: number | null;
   meanFlicker: number | null;
@@ -42,7 +48,7 @@ declare global {
 }
 
 const stats: StudioStats = {
-  source: 'none', results: 0, frames: 0, fps: 0, renderMs: 0, drawMs: 0, flicker: null, meanFlicker: null,
+  source: 'none', results: 0, frames: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, temporal: true, flicker: null, meanFlicker: null,
   columns: 0, rows: 0, kind: null, handoff: { state: 'idle', sent: 0, traceId: null, handoff: null },
 };
 window.__v2aStats = stats;
@@ -81,6 +87,8 @@ let source: SourceKind = 'none';
 let sourceName = 'art';
 let result: ResultInfo | null = null;
 let lastDirectorKey = '';
+/** Say what the next still or server result is (after a new source). */
+let announce = false;
 
 function view(): ViewSettings {
   const columns = result?.columns ?? 120;
@@ -90,10 +98,15 @@ function view(): ViewSettings {
   return { cell: Math.max(2, Math.min(24, Math.round(cssCell * devicePixelRatio))), ground };
 }
 
+const narrow = matchMedia('(max-width: 700px)');
+narrow.addEventListener('change', () => layout());
+
 function cssCellWidth(columns: number, rows: number): number {
   if (zoomSel.value !== 'fit') return 6 * Number(zoomSel.value);
   const w = viewport.clientWidth - 24, hgt = viewport.clientHeight - 24;
-  return Math.max(1, Math.min(w / columns, hgt > 80 ? hgt / (rows * 2) : Infinity, 14));
+  // On a phone the preview grows with the art (fit to width); elsewhere it fits the box.
+  const byHeight = !narrow.matches && hgt > 80 ? hgt / (rows * 2) : Infinity;
+  return Math.max(1, Math.min(w / columns, byHeight, 14));
 }
 
 const offscreen = canvas.transferControlToOffscreen();
@@ -195,6 +208,8 @@ function onResult(r: ResultInfo): void {
   if (r.kind === 'frame') {
     const now = performance.now();
     stats.frames++;
+    stats.sumRenderMs += r.renderMs;
+    stats.sumDrawMs += r.drawMs;
     frameTimes.push(now);
     while (frameTimes.length && frameTimes[0]! < now - 1000) frameTimes.shift();
     stats.fps = frameTimes.length > 1 ? ((frameTimes.length - 1) * 1000) / (now - frameTimes[0]!) : 0;
@@ -211,7 +226,9 @@ function onResult(r: ResultInfo): void {
     }
     onFrameForHandoff(r);
     onFrameForRecording(r);
-  } else {
+  } else if (announce) {
+    announce = false;
+    say(`${sourceName}: ${r.columns}×${r.rows} cells${r.kind === 'remote' ? ', rendered by the server' : ` in ${num(r.renderMs, 0)} ms`}.`);
   }
   if (r.kind !== 'frame' || stats.frames % 10 === 1) {
     readout.textContent = `${r.columns}×${r.rows} · ${r.source.width}×${r.source.height}px${r.kind === 'remote' ? ' · rendered by the server' : ` · ${num(r.renderMs, 0)} ms`}`;
@@ -240,7 +257,7 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
           send({ t: 'params', params: controls.values() });
         }
       }
-      if (m.result.kind === 'frame') frameInFlight = false;
+      if (m.result.kind === 'frame') frameInFlight = Math.max(0, frameInFlight - 1);
       onResult(m.result);
       if (m.result.kind === 'frame') pump();
       break;
@@ -255,7 +272,7 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
     }
     case 'error':
       if (m.during === 'frame') {
-        frameInFlight = false;
+        frameInFlight = Math.max(0, frameInFlight - 1);
         say(`A frame failed: ${m.message}`, 'error');
         return;
       }
@@ -281,10 +298,10 @@ function openImage(blob: Blob, name: string): void {
   stats.source = source;
   sourceName = name;
   say(`Decoding ${name}…`);
+  announce = true;
   stillBusy = true;
   stillDirty = false;
-  send({ t: 'params', params: controls.values() });
-  send({ t: 'image', id: ++imageId, blob });
+  send({ t: 'image', id: ++imageId, blob, params: controls.values() });
   setStreamUi();
 }
 
@@ -405,8 +422,8 @@ async function renderRemote(): Promise<void> {
     const res = await apiRender({ imageUrl: remoteUrl, ...params, format: 'json' }, abort.signal);
     const json = (await res.json()) as RemoteGrid;
     if (abort.signal.aborted || source !== 'url') return;
+    announce = true;
     send({ t: 'remote', grid: json });
-    say(`Rendered ${sourceName} on the server.`);
   } catch (err) {
     if (abort.signal.aborted) return;
     say(`The server could not render that URL: ${(err as Error).message}`, 'error');
@@ -419,7 +436,7 @@ async function renderRemote(): Promise<void> {
 let stream: MediaStream | null = null;
 let videoUrl: string | null = null;
 let paused = false;
-let frameInFlight = false;
+let frameInFlight = 0;
 let newFrame = false;
 
 function setStreamUi(): void {
@@ -445,13 +462,17 @@ function stopStream(): void {
   paused = false;
   pauseBtn.setAttribute('aria-pressed', 'false');
   pauseBtn.textContent = 'Pause';
-  frameInFlight = false;
+  frameInFlight = 0;
 }
 
 async function startVideoElement(kind: 'webcam' | 'video'): Promise<void> {
   source = kind;
   stats.source = kind;
   stats.frames = 0;
+  stats.sumRenderMs = 0;
+  stats.sumDrawMs = 0;
+  stats.flicker = null;
+  stats.meanFlicker = null;
   frameTimes.length = 0;
   flickers.length = 0;
   send({ t: 'params', params: controls.values() });
@@ -515,18 +536,30 @@ function onVideoFrame(): void {
   video.requestVideoFrameCallback(onVideoFrame);
 }
 
-/** Sends the newest video frame when the worker is idle: one frame in flight, never a queue. */
+/**
+ * Frames go to the worker as they arrive, at most MAX_IN_FLIGHT at a time (two: the worker renders
+ * one while the page grabs the next, never a queue). Each is grabbed at the renderer's working
+ * resolution (SUB_X x SUB_Y samples per cell) when the video is larger: the browser's scaler
+ * does on capture what the core's area resampling would do, much cheaper, as the server's
+ * shrink-on-load does for stills.
+ */
+const MAX_IN_FLIGHT = 2;
 function pump(): void {
-  if ((source !== 'webcam' && source !== 'video') || paused || frameInFlight || !newFrame) return;
+  if ((source !== 'webcam' && source !== 'video') || paused || frameInFlight >= MAX_IN_FLIGHT || !newFrame) return;
   if (video.readyState < 2 || !video.videoWidth) return;
   newFrame = false;
-  frameInFlight = true;
-  const columns = Number(controls.values().columns ?? result?.columns ?? 120);
-  const size = decodeWidth(video.videoWidth, video.videoHeight, columns);
-  const opts: ImageBitmapOptions = size.width === video.videoWidth ? {} : { resizeWidth: size.width, resizeHeight: size.height, resizeQuality: 'medium' };
+  frameInFlight++;
+  const vw = video.videoWidth, vh = video.videoHeight;
+  const columns = Number(controls.values().columns ?? DEFAULTS.columns);
+  let opts: ImageBitmapOptions = {};
+  try {
+    const rows = gridRows(vw, vh, columns);
+    const w = columns * SUB_X, hgt = rows * SUB_Y;
+    if (w < vw && hgt < vh) opts = { resizeWidth: w, resizeHeight: hgt, resizeQuality: 'medium' };
+  } catch { /* too tall: the worker reports it */ }
   createImageBitmap(video, opts).then(
     (bitmap) => send({ t: 'frame', bitmap, time: performance.now() }, [bitmap]),
-    () => { frameInFlight = false; },
+    () => { frameInFlight--; },
   );
 }
 
@@ -546,6 +579,7 @@ $('#snapshot').addEventListener('click', () => {
   stats.source = source;
   sourceName = name;
   stillBusy = true;
+  announce = true;
   send({ t: 'snapshot' });
   setStreamUi();
   say('Snapshot taken: a still you can tune and export in every format.');
@@ -769,7 +803,7 @@ function onFrameForHandoff(r: ResultInfo): void {
     director: { status: r.director.status, rubric: r.director.rubric, score: r.director.score },
   });
   stats.handoff.sent = handoff.sent;
-  if (handoff.sent % 15 === 1) handoffStatus.textContent = `Streaming to ${handoff.targetOrigin}: ${handoff.sent} frames sent.`;
+  if (handoff.sent % 15 === 1) handoffStatus.textContent = `Streaming to ${handoff.targetOrigin} · frames sent: ${handoff.sent}`;
 }
 
 handoffStart.addEventListener('click', () => {

@@ -33,9 +33,11 @@ export type ToWorker =
   | { readonly t: 'view'; readonly view: ViewSettings }
   | { readonly t: 'params'; readonly params: ExplicitParams }
   /** A still image (file, drop, paste): decoded in the worker. */
-  | { readonly t: 'image'; readonly id: number; readonly blob: Blob }
+  | { readonly t: 'image'; readonly id: number; readonly blob: Blob; readonly params: ExplicitParams }
   /** Start (on) or stop a stream: frames follow with `frame`. */
   | { readonly t: 'stream'; readonly on: boolean }
+  /** Streams: the temporal filter and glyph hysteresis (FrameRenderer) on, or each frame alone. */
+  | { readonly t: 'temporal'; readonly on: boolean }
   | { readonly t: 'frame'; readonly bitmap: ImageBitmap; readonly time: number }
   /** Turn the last stream frame into the still source (snapshot). */
   | { readonly t: 'snapshot' }

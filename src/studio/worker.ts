@@ -30,6 +30,7 @@ let previousCells: Uint16Array | null = null;
 let last: { grid: PaintGrid; color: boolean; monoColor: string } | null = null;
 let lastResult: RenderResult | null = null;
 let wants = { compact: false, compactLine: false };
+let temporal = true;
 
 const post = (m: FromWorker, transfer?: Transferable[]) => scope.postMessage(m, transfer);
 
@@ -125,9 +126,14 @@ function renderFrame(bitmap: ImageBitmap): void {
   try {
     const image = framePixels(bitmap);
     lastFrame = image;
-    frames ??= new FrameRenderer(params);
     const t0 = performance.now();
-    const result = frames.render(image);
+    let result: RenderResult;
+    if (temporal) {
+      frames ??= new FrameRenderer(params);
+      result = frames.render(image);
+    } else {
+      result = render(image, params);
+    }
     const renderMs = performance.now() - t0;
     let flicker: number | null = null;
     if (previousCells && previousCells.length === result.cells.length) {
@@ -217,6 +223,7 @@ scope.addEventListener('message', (event) => {
       void (async () => {
         try {
           const full = await createImageBitmap(m.blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none', imageOrientation: 'from-image' });
+          params = m.params;
           still?.full.close();
           still = { full, sized: new Map() };
           remote = null;
@@ -234,6 +241,10 @@ scope.addEventListener('message', (event) => {
       frames = null;
       previousCells = null;
       if (m.on) remote = null;
+      break;
+    case 'temporal':
+      temporal = m.on;
+      frames = null;
       break;
     case 'frame':
       if (streaming) renderFrame(m.bitmap);

@@ -1,0 +1,187 @@
+/**
+ * `npm run bench:studio`: the browser studio in headless Chromium (Debian's chromium, driven by
+ * playwright-core; software rendering, --disable-gpu) on this machine.
+ *
+ * 1. Webcam fps at 120 and 200 columns: Chromium's fake camera (640x480, asked for 60 fps, so the
+ *    camera is not what caps the rate), the studio's own pipeline (frame grab, transfer to the
+ *    worker, FrameRenderer with the temporal filter, painting), measured over a window after a
+ *    warm-up. "delivered" is frames rendered per second; "capacity" is 1000 / (core + paint ms per
+ *    frame), what the worker could do if frames came faster.
+ * 2. Flicker (share of glyphs changed per frame) on a still scene: the fake camera's pattern moves,
+ *    so the still scene is a canvas stream instead (canvas.captureStream, 30 fps): a fixed 640x480
+ *    photo-like image plus fresh Gaussian noise (sigma 4 of 255, like a webcam's sensor noise) on
+ *    every frame. Measured with the temporal filter on (the studio's default, motionSensitivity
+ *    0.7) and off (every frame rendered on its own), at 120 columns.
+ *
+ * Targets (issue 5): >= 30 fps at 120 columns; flicker <= 1 % of glyphs per frame on a still
+ * scene with the filter on. Writes bench/out/studio.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
+import type { Page } from 'playwright-core';
+import { buildApp } from '../src/server/app.js';
+import { loadConfig } from '../src/server/config.js';
+import { photo } from '../test/server-helpers.js';
+import { CHROMIUM_ARGS, ensureStudioBuilt, findChromium } from '../test/studio-helpers.js';
+
+const WARMUP_MS = 2500;
+const WINDOW_MS = 6000;
+
+const found = findChromium();
+if ('reason' in found) {
+  console.error(`bench:studio needs chromium: ${found.reason}`);
+  process.exit(1);
+}
+
+await ensureStudioBuilt();
+const config = loadConfig({ LOG_LEVEL: 'silent', V2A_RATE_LIMIT: '0', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1' });
+const app = await buildApp(config, { logger: false });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+const { chromium } = await import('playwright-core');
+const args = CHROMIUM_ARGS.map((a) => (a === '--use-fake-device-for-media-stream' ? '--use-fake-device-for-media-stream=fps=60' : a));
+const browser = await chromium.launch({ executablePath: found.path, args });
+const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+// tsx (esbuild keepNames) wraps named functions of page.evaluate callbacks in __name().
+await context.addInitScript('globalThis.__name = (f) => f;');
+
+interface Window {
+  frames: number;
+  seconds: number;
+  fps: number;
+  coreMs: number;
+  paintMs: number;
+  capacityFps: number;
+  meanFlicker: number | null;
+  columns: number;
+  rows: number;
+}
+
+async function setColumns(page: Page, columns: number): Promise<void> {
+  await page.fill('#p-columns-n', String(columns));
+  await page.dispatchEvent('#p-columns-n', 'change');
+}
+
+/** Frames, time and timing sums over a window, and the mean flicker of its frames. */
+async function measure(page: Page, ms: number): Promise<Window> {
+  return page.evaluate(async (windowMs) => {
+    const s = window.__v2aStats;
+    const f0 = s.frames, r0 = s.sumRenderMs, d0 = s.sumDrawMs, t0 = performance.now();
+    const flick: number[] = [];
+    let lastFrames = f0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        if (s.frames !== lastFrames && s.flicker !== null) flick.push(s.flicker);
+        lastFrames = s.frames;
+        if (performance.now() - t0 >= windowMs) resolve();
+        else setTimeout(tick, 5);
+      };
+      tick();
+    });
+    const frames = s.frames - f0;
+    const seconds = (performance.now() - t0) / 1000;
+    const coreMs = frames ? (s.sumRenderMs - r0) / frames : 0;
+    const paintMs = frames ? (s.sumDrawMs - d0) / frames : 0;
+    return {
+      frames, seconds, fps: frames / seconds, coreMs, paintMs,
+      capacityFps: coreMs + paintMs > 0 ? 1000 / (coreMs + paintMs) : 0,
+      meanFlicker: flick.length ? flick.reduce((a, b) => a + b, 0) / flick.length : null,
+      columns: s.columns, rows: s.rows,
+    };
+  }, ms);
+}
+
+async function webcam(columns: number): Promise<Window> {
+  const page = await context.newPage();
+  await page.goto(base + '/');
+  await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
+  await setColumns(page, columns);
+  await page.click('#webcam');
+  await page.waitForFunction(() => window.__v2aStats.frames > 5, undefined, { timeout: 30_000 });
+  await page.waitForTimeout(WARMUP_MS);
+  const w = await measure(page, WINDOW_MS);
+  await page.close();
+  return w;
+}
+
+/** A still scene with fresh sensor-like noise per frame, as a MediaStream the studio renders. */
+async function stillScene(temporal: boolean, columns: number, png: Buffer): Promise<Window> {
+  const page = await context.newPage();
+  await page.goto(base + '/');
+  await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
+  await setColumns(page, columns);
+  await page.evaluate(async (b64) => {
+    const img = await createImageBitmap(new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], { type: 'image/png' }));
+    const canvas = document.createElement('canvas');
+    canvas.width = img.width;
+    canvas.height = img.height;
+    const ctx = canvas.getContext('2d', { willReadFrequently: true })!;
+    ctx.drawImage(img, 0, 0);
+    const clean = ctx.getImageData(0, 0, img.width, img.height);
+    const noisy = new ImageData(img.width, img.height);
+    let seed = 1234567;
+    const uniform = () => {
+      seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
+      return (seed >>> 0) / 4294967296;
+    };
+    // Gaussian, sigma 4 (of 255): Box-Muller.
+    const gauss = () => Math.sqrt(-2 * Math.log(uniform() + 1e-12)) * Math.cos(2 * Math.PI * uniform()) * 4;
+    const draw = () => {
+      const a = clean.data, o = noisy.data;
+      for (let i = 0; i < a.length; i += 4) {
+        const n = gauss();
+        o[i] = a[i]! + n; o[i + 1] = a[i + 1]! + n; o[i + 2] = a[i + 2]! + n; o[i + 3] = 255;
+      }
+      ctx.putImageData(noisy, 0, 0);
+    };
+    draw();
+    setInterval(draw, 1000 / 30);
+    await window.__v2aStudio.useStream(canvas.captureStream(30), 'video');
+  }, png.toString('base64'));
+  if (!temporal) await page.click('#steady');
+  await page.waitForFunction(() => window.__v2aStats.frames > 5, undefined, { timeout: 30_000 });
+  await page.waitForTimeout(WARMUP_MS);
+  const w = await measure(page, WINDOW_MS);
+  await page.close();
+  return w;
+}
+
+const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+const f = (v: number, d = 1) => v.toFixed(d);
+
+console.log(`bench:studio: headless Chromium ${browser.version()} (software rendering), ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}`);
+console.log(`window ${WINDOW_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up\n`);
+
+const cams: Record<string, Window> = {};
+console.log('Webcam (Chromium fake camera, 640x480 asked at 60 fps), temporal filter on');
+console.log('columns  rows  delivered fps  core ms  paint ms  capacity fps');
+for (const columns of [120, 200]) {
+  const w = await webcam(columns);
+  cams[columns] = w;
+  console.log(`${String(columns).padStart(7)}  ${String(w.rows).padStart(4)}  ${f(w.fps).padStart(13)}  ${f(w.coreMs, 2).padStart(7)}  ${f(w.paintMs, 2).padStart(8)}  ${f(w.capacityFps).padStart(12)}`);
+}
+const fpsMet = cams[120]!.fps >= 30;
+console.log(`target >= 30 fps at 120 columns: ${verdict(fpsMet)} (${f(cams[120]!.fps)} fps delivered)\n`);
+
+const png = await photo(640, 480, 'png');
+console.log('Still scene + Gaussian noise (sigma 4/255) per frame, canvas stream at 30 fps, 120 columns');
+console.log('filter  delivered fps  mean flicker (glyphs changed per frame)');
+const on = await stillScene(true, 120, png);
+const off = await stillScene(false, 120, png);
+for (const [name, w] of [['on', on], ['off', off]] as const) {
+  console.log(`${name.padEnd(6)}  ${f(w.fps).padStart(13)}  ${w.meanFlicker === null ? 'n/a' : `${f(w.meanFlicker * 100, 3)} %`}`);
+}
+const flickerMet = on.meanFlicker !== null && on.meanFlicker <= 0.01;
+console.log(`target flicker <= 1 % per frame on a still scene (filter on): ${verdict(flickerMet)}`);
+
+mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./out/studio.json', import.meta.url), JSON.stringify({
+  chromium: browser.version(), cores: cpus().length, cpu: cpus()[0]?.model.trim(), node: process.version,
+  webcam: cams, stillScene: { filterOn: on, filterOff: off },
+  targets: { fps120: { target: 30, value: cams[120]!.fps, met: fpsMet }, flicker: { target: 0.01, value: on.meanFlicker, met: flickerMet } },
+}, null, 2) + '\n');
+
+await browser.close();
+await app.close();
