@@ -63,7 +63,7 @@ describe('with PLATFORM_API_KEY configured', () => {
     });
 
     test(`${path}: a wrong key -> 401 invalid_token, in either header, whatever its length`, async () => {
-      for (const headers of [
+      const cases: Array<Record<string, string>> = [
         { authorization: `Bearer ${KEY}x` },
         { authorization: 'Bearer k' },
         { authorization: `Bearer ${KEY.slice(0, -1)}` },
@@ -72,7 +72,8 @@ describe('with PLATFORM_API_KEY configured', () => {
         // Both schemes: both must hold the key.
         { authorization: `Bearer ${KEY}`, 'x-platform-api-key': 'wrong' },
         { authorization: 'Bearer wrong', 'x-platform-api-key': KEY },
-      ]) {
+      ];
+      for (const headers of cases) {
         const r = await req('GET', path, { headers });
         assertProblem(r, 401, 'unauthorized', /not valid/);
         assert.equal(r.headers.get('www-authenticate'), WWW_AUTHENTICATE_INVALID);
@@ -107,7 +108,8 @@ describe('with PLATFORM_API_KEY configured', () => {
 
   test('public endpoints stay credential-free, and ignore a wrong key', async () => {
     const png = await photo(64, 48);
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { 'x-platform-api-key': 'wrong' }]) {
+    const cases: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { 'x-platform-api-key': 'wrong' }];
+    for (const headers of cases) {
       assert.equal((await req('GET', '/api/health', { headers })).status, 200);
       assert.equal((await req('GET', '/api/v1/a2v-handoff', { headers })).status, 200);
       assert.equal((await req('GET', '/api/openapi.json', { headers })).status, 200);
@@ -134,7 +136,8 @@ describe('without PLATFORM_API_KEY', () => {
   for (const path of PROTECTED) {
     test(`${path} is 404, with or without credentials, like an unknown path`, async () => {
       const unknown = await call(`${open.base}/api/v1/nothing-here`);
-      for (const headers of [{}, { authorization: `Bearer ${KEY}` }, { 'x-platform-api-key': KEY }]) {
+      const cases: Array<Record<string, string>> = [{}, { authorization: `Bearer ${KEY}` }, { 'x-platform-api-key': KEY }];
+      for (const headers of cases) {
         const r = await reqOpen('GET', path, { headers });
         const p = assertProblem(r, 404, 'not-found');
         assert.equal(p.detail, `There is nothing at ${path}.`);

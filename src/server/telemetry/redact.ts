@@ -63,112 +63,166 @@ function looksLikeBase64(run: string): boolean {
   return /[A-Z]/.test(chars) && /[a-z]/.test(chars) && /[0-9]/.test(chars);
 }
 
-/** Sanitises one string by the rules above. `secrets`: values that must never appear (the key). */
-/** Replaces `secret` and every fragment of it of at least SECRET_FRAGMENT_LENGTH characters. */
-function redactSecret(s: string, secret: string): string {
-  if (secret.length < MIN_SECRET_LENGTH) return s;
-  if (s.includes(secret)) s = s.split(secret).join(REDACTED);
-  const w = Math.min(SECRET_FRAGMENT_LENGTH, secret.length);
-  if (s.length < w) return s;
-  let out = '';
-  let i = 0;
-  while (i < s.length) {
-    if (i + w <= s.length && secret.includes(s.slice(i, i + w))) {
-      let j = i + w;
-      while (j < s.length && secret.includes(s.slice(i, j + 1))) j++;
-      out += REDACTED;
-      i = j;
-    } else {
-      out += s[i];
-      i++;
+/** Characters without which no URL, query, data: URL or base64 run rule can apply. */
+const NEEDS_PATTERNS = /[:/?#+=\\\n]|[A-Za-z0-9_-]{24}/;
+const MEMO_MAX_ENTRIES = 4096;
+const MEMO_MAX_LENGTH = 256;
+
+/**
+ * The rules above for a fixed set of secrets. Results of short strings are memoised (span names,
+ * attribute names and most values repeat from span to span), so redaction costs a map lookup
+ * for them.
+ */
+export class Redactor {
+  private readonly secrets: ReadonlyArray<{ value: string; fragments: ReadonlySet<string>; width: number }>;
+  private readonly memo = new Map<string, string>();
+
+  constructor(secrets: readonly string[] = []) {
+    this.secrets = secrets.filter((v) => v.length >= MIN_SECRET_LENGTH).map((value) => {
+      const width = Math.min(SECRET_FRAGMENT_LENGTH, value.length);
+      const fragments = new Set<string>();
+      for (let i = 0; i + width <= value.length; i++) fragments.add(value.slice(i, i + width));
+      return { value, fragments, width };
+    });
+  }
+
+  /** Replaces a secret and every fragment of it of at least SECRET_FRAGMENT_LENGTH characters. */
+  private secret(s: string, secret: { value: string; fragments: ReadonlySet<string>; width: number }): string {
+    if (s.includes(secret.value)) s = s.split(secret.value).join(REDACTED);
+    const w = secret.width;
+    if (s.length < w) return s;
+    let out = '';
+    let i = 0;
+    while (i < s.length) {
+      if (i + w <= s.length && secret.fragments.has(s.slice(i, i + w))) {
+        let j = i + w;
+        while (j < s.length && secret.value.includes(s.slice(i, j + 1))) j++;
+        out += REDACTED;
+        i = j;
+      } else {
+        out += s[i];
+        i++;
+      }
     }
+    return out;
   }
-  return out;
+
+  private compute(value: string): string {
+    let s = value;
+    for (const secret of this.secrets) s = this.secret(s, secret);
+    if (NEEDS_PATTERNS.test(s)) {
+      s = s.replace(DATA_URL, `data:${REDACTED}`);
+      s = s.replace(URL_LIKE, (m) => {
+        // A sentence may end right after the URL.
+        const trail = /[.,;:!)\]]+$/.exec(m)?.[0] ?? '';
+        const url = trail ? m.slice(0, -trail.length) : m;
+        return (urlOriginAndPath(url) ?? '[REDACTED-URL]') + trail;
+      });
+      s = s.replace(PATH_WITH_QUERY, '$1$2');
+      s = s.replace(BASE64_RUN, (m) => (looksLikeBase64(m) ? '[REDACTED-BASE64]' : m));
+    }
+    if (s.length > MAX_STRING_LENGTH) s = `${s.slice(0, MAX_STRING_LENGTH - 1)}…`;
+    return s;
+  }
+
+  /** Sanitises one string. */
+  string(value: string): string {
+    if (value.length > MEMO_MAX_LENGTH) return this.compute(value);
+    let out = this.memo.get(value);
+    if (out === undefined) {
+      out = this.compute(value);
+      if (this.memo.size >= MEMO_MAX_ENTRIES) this.memo.clear();
+      this.memo.set(value, out);
+    }
+    return out;
+  }
+
+  private value(value: AttributeValue): AttributeValue {
+    if (typeof value === 'string') return this.string(value);
+    if (Array.isArray(value)) {
+      const items = value.slice(0, MAX_ARRAY_LENGTH);
+      return items.map((v) => (typeof v === 'string' ? this.string(v) : v)) as AttributeValue;
+    }
+    return value;
+  }
+
+  /** A sanitised copy of an attribute map. */
+  attributes(attributes: Attributes): Attributes {
+    const out: Attributes = {};
+    for (const [key, value] of Object.entries(attributes)) {
+      if (value === undefined) continue;
+      out[this.string(key)] = SENSITIVE_KEY.test(key) ? REDACTED : this.value(value);
+    }
+    return out;
+  }
+
+  /** A sanitised copy of a finished span (everything the OTLP serialiser reads). */
+  span(span: ReadableSpan): ReadableSpan {
+    const status: SpanStatus = span.status.message === undefined
+      ? span.status
+      : { code: span.status.code, message: this.string(span.status.message) };
+    const events: TimedEvent[] = span.events.map((e) => ({
+      name: this.string(e.name),
+      time: e.time,
+      ...(e.attributes ? { attributes: this.attributes(e.attributes) } : {}),
+      ...(e.droppedAttributesCount !== undefined ? { droppedAttributesCount: e.droppedAttributesCount } : {}),
+    }));
+    const links: Link[] = span.links.map((l) => ({ ...l, ...(l.attributes ? { attributes: this.attributes(l.attributes) } : {}) }));
+    const spanContext = span.spanContext();
+    return {
+      name: this.string(span.name),
+      kind: span.kind,
+      spanContext: () => spanContext,
+      ...(span.parentSpanContext ? { parentSpanContext: span.parentSpanContext } : {}),
+      startTime: span.startTime,
+      endTime: span.endTime,
+      status,
+      attributes: this.attributes(span.attributes),
+      links,
+      events,
+      duration: span.duration,
+      ended: span.ended,
+      resource: span.resource,
+      instrumentationScope: span.instrumentationScope,
+      droppedAttributesCount: span.droppedAttributesCount,
+      droppedEventsCount: span.droppedEventsCount,
+      droppedLinksCount: span.droppedLinksCount,
+    };
+  }
 }
 
+/** Sanitises one string by the rules above. `secrets`: values that must never appear (the key). */
 export function redactString(value: string, secrets: readonly string[] = []): string {
-  let s = value;
-  for (const secret of secrets) s = redactSecret(s, secret);
-  s = s.replace(DATA_URL, `data:${REDACTED}`);
-  s = s.replace(URL_LIKE, (m) => {
-    // A sentence may end right after the URL.
-    const trail = /[.,;:!)\]]+$/.exec(m)?.[0] ?? '';
-    const url = trail ? m.slice(0, -trail.length) : m;
-    return (urlOriginAndPath(url) ?? '[REDACTED-URL]') + trail;
-  });
-  s = s.replace(PATH_WITH_QUERY, '$1$2');
-  s = s.replace(BASE64_RUN, (m) => (looksLikeBase64(m) ? '[REDACTED-BASE64]' : m));
-  if (s.length > MAX_STRING_LENGTH) s = `${s.slice(0, MAX_STRING_LENGTH - 1)}…`;
-  return s;
-}
-
-function redactValue(value: AttributeValue, secrets: readonly string[]): AttributeValue {
-  if (typeof value === 'string') return redactString(value, secrets);
-  if (Array.isArray(value)) {
-    const items = value.slice(0, MAX_ARRAY_LENGTH);
-    return items.map((v) => (typeof v === 'string' ? redactString(v, secrets) : v)) as AttributeValue;
-  }
-  return value;
+  return new Redactor(secrets).string(value);
 }
 
 /** A sanitised copy of an attribute map. */
 export function redactAttributes(attributes: Attributes, secrets: readonly string[] = []): Attributes {
-  const out: Attributes = {};
-  for (const [key, value] of Object.entries(attributes)) {
-    if (value === undefined) continue;
-    const name = redactString(key, secrets);
-    out[name] = SENSITIVE_KEY.test(key) ? REDACTED : redactValue(value, secrets);
-  }
-  return out;
+  return new Redactor(secrets).attributes(attributes);
 }
 
-/** A sanitised copy of a finished span (everything the OTLP serialiser reads). */
+/** A sanitised copy of a finished span. */
 export function redactSpan(span: ReadableSpan, secrets: readonly string[]): ReadableSpan {
-  const status: SpanStatus = span.status.message === undefined
-    ? span.status
-    : { code: span.status.code, message: redactString(span.status.message, secrets) };
-  const events: TimedEvent[] = span.events.map((e) => ({
-    name: redactString(e.name, secrets),
-    time: e.time,
-    ...(e.attributes ? { attributes: redactAttributes(e.attributes, secrets) } : {}),
-    ...(e.droppedAttributesCount !== undefined ? { droppedAttributesCount: e.droppedAttributesCount } : {}),
-  }));
-  const links: Link[] = span.links.map((l) => ({ ...l, ...(l.attributes ? { attributes: redactAttributes(l.attributes, secrets) } : {}) }));
-  const spanContext = span.spanContext();
-  return {
-    name: redactString(span.name, secrets),
-    kind: span.kind,
-    spanContext: () => spanContext,
-    ...(span.parentSpanContext ? { parentSpanContext: span.parentSpanContext } : {}),
-    startTime: span.startTime,
-    endTime: span.endTime,
-    status,
-    attributes: redactAttributes(span.attributes, secrets),
-    links,
-    events,
-    duration: span.duration,
-    ended: span.ended,
-    resource: span.resource,
-    instrumentationScope: span.instrumentationScope,
-    droppedAttributesCount: span.droppedAttributesCount,
-    droppedEventsCount: span.droppedEventsCount,
-    droppedLinksCount: span.droppedLinksCount,
-  };
+  return new Redactor(secrets).span(span);
 }
 
 /** Wraps an exporter: every span is sanitised before the inner exporter sees it. */
 export class RedactingSpanExporter implements SpanExporter {
+  private readonly redactor: Redactor;
+
   constructor(
     private readonly inner: SpanExporter,
-    private readonly secrets: readonly string[],
+    secrets: readonly string[],
     /** Told about each export's outcome (for logs and metrics). */
     private readonly onResult?: (result: ExportResult, spans: number) => void,
-  ) {}
+  ) {
+    this.redactor = new Redactor(secrets);
+  }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
     let clean: ReadableSpan[];
     try {
-      clean = spans.map((s) => redactSpan(s, this.secrets));
+      clean = spans.map((s) => this.redactor.span(s));
     } catch (error) {
       // Never export what could not be sanitised.
       const result: ExportResult = { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) };
