@@ -154,7 +154,7 @@ after(async () => {
 });
 
 const hex = (n: number) => randomBytes(n).toString('hex');
-const STAGES = ['v2a.input', 'v2a.queue', 'v2a.decode', 'v2a.director', 'v2a.render', 'v2a.format'];
+const STAGES = ['v2a.input', 'v2a.queue', 'v2a.decode', 'v2a.director', 'v2a.render', 'v2a.format', 'v2a.reply'];
 
 function childrenOf(parent: OtlpSpan): OtlpSpan[] {
   return spans().filter((s) => s.parentSpanId === parent.spanId && s.traceId === parent.traceId);
@@ -213,6 +213,7 @@ describe('span export with PLATFORM_API_KEY', () => {
     assert.equal(typeof by('v2a.render').attributes['v2a.rows'], 'number');
     assert.equal(by('v2a.format').attributes['v2a.format'], 'json');
     assert.equal(by('v2a.format').attributes['v2a.output.bytes'], Buffer.byteLength(r.text));
+    assert.equal(by('v2a.reply').attributes['http.response.status_code'], 200);
     // The stages follow one another inside the request (worker clocks: 5 ms slack).
     const t = (s: OtlpSpan, k: 'startTimeUnixNano' | 'endTimeUnixNano') => Number(BigInt(s[k]) / 1000n) / 1000;
     const slack = 5;
@@ -295,7 +296,7 @@ describe('span export with PLATFORM_API_KEY', () => {
       const c = childrenOf(request).filter((s) => s.name === 'v2a.tool_call');
       return c.length === 3 ? c : undefined;
     });
-    assert.deepEqual(childrenOf(request).map((s) => s.name).sort(), ['v2a.tool_call', 'v2a.tool_call', 'v2a.tool_call'], 'only tool calls directly under the request; ping gets no span');
+    assert.deepEqual(childrenOf(request).map((s) => s.name).sort(), ['v2a.reply', 'v2a.tool_call', 'v2a.tool_call', 'v2a.tool_call'], 'tool calls and the reply under the request; ping gets no span');
     const byId = (id: string) => calls.find((c) => c.attributes['jsonrpc.request.id'] === id)!;
     for (const c of calls) {
       assert.equal(c.attributes['mcp.method.name'], 'tools/call');
@@ -307,7 +308,7 @@ describe('span export with PLATFORM_API_KEY', () => {
     assert.equal(ok.attributes['v2a.columns'], 24);
     const okStages = await waitFor('stages of the first call', () => {
       const c = childrenOf(ok);
-      return STAGES.every((n) => c.some((s) => s.name === n)) ? c : undefined;
+      return STAGES.filter((n) => n !== 'v2a.reply').every((n) => c.some((s) => s.name === n)) ? c : undefined;
     });
     assert.equal(okStages.find((s) => s.name === 'v2a.input')!.attributes['v2a.input.carrier'], 'base64');
 

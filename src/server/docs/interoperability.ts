@@ -46,7 +46,7 @@ export function buildInteroperability(config: ServerConfig, baseUrl: string) {
         headers: ['traceparent', 'tracestate'],
         traceparentVersion: '00',
         tracestateLimits: { members: TRACESTATE_MAX_MEMBERS, characters: TRACESTATE_MAX_LENGTH },
-        export: config.platformKeyConfigured ? 'OTLP/HTTP (public-safe spans)' : 'none',
+        export: config.platformKeyConfigured ? 'OTLP/HTTP, JSON encoding: redacted spans of requests (v2a.request), MCP tool calls (v2a.tool_call) and render stages' : 'none',
       },
       llmsTxt: { conventions: 'https://llmstxt.org/', urls: [url(ENDPOINTS.llms.path), url(ENDPOINTS.llmsFull.path)] },
     },

@@ -3,7 +3,8 @@
  * metrics of every request (GET /api/v1/metrics).
  *
  * - Span: started in onRequest (after plugins/trace.ts decided the ids), ended in onResponse with
- *   the route pattern and status, or in onRequestAbort when the client went away. Attributes:
+ *   the route pattern and status, or in onRequestAbort when the client went away; its last child
+ *   `v2a.reply` covers sending the reply (onSend to onResponse). Attributes:
  *   `http.request.method`, `url.path` (never the query), `url.scheme`, `http.route`,
  *   `http.response.status_code`, `error.type` (the problem slug of an error reply), and
  *   `v2a.trace.continued`. 5xx replies set the ERROR status (4xx are the caller's: OK for a
@@ -36,6 +37,9 @@ export interface TelemetryPluginOptions {
   renderRoutes: ReadonlySet<string>;
 }
 
+const kSendAt = Symbol('v2a.sendAt');
+type WithSendAt = FastifyRequest & { [kSendAt]?: number };
+
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
 
 function routeOf(request: FastifyRequest): string {
@@ -56,6 +60,12 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
         'url.scheme': request.protocol,
         'v2a.trace.continued': request.trace.continued,
       }, nowMs());
+    });
+
+    // The reply stage: from the handler's send to the last byte handed to the socket.
+    app.addHook('onSend', async (request, _reply, payload) => {
+      if (request.span) (request as WithSendAt)[kSendAt] = nowMs();
+      return payload;
     });
 
     app.addHook('onRequestAbort', async (request) => {
@@ -83,6 +93,9 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
     if (slug) span.setAttribute('error.type', slug);
     else if (status >= 400) span.setAttribute('error.type', String(status));
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
+    const sendAt = (request as WithSendAt)[kSendAt];
+    const end = nowMs();
+    if (sendAt !== undefined) telemetry.recordSpan(span, 'v2a.reply', sendAt, end, { 'http.response.status_code': status });
+    span.end(end);
   });
 });
