@@ -30,6 +30,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const { handleSignals = true, ...buildOptions } = options;
   const app = await buildApp(config, buildOptions);
   const url = await app.listen({ port: config.port, host: config.host });
+  const { telemetry, receiver } = app.v2a;
+  if (telemetry.exporting) app.log.info({ endpoint: telemetry.endpoint }, 'exporting spans over OTLP/HTTP (PLATFORM_API_KEY is set)');
+  if (receiver) app.log.info({ statusUrl: receiver.url, intervalMs: receiver.intervalMs }, 'checking the handoff receiver\'s status endpoint with the platform key');
   if (config.testAllowLoopbackFetch) app.log.warn('V2A_TEST_ALLOW_LOOPBACK_FETCH is on: imageUrl may reach loopback addresses. This setting is for tests only.');
 
   let resolveClosed!: (graceful: boolean) => void;
