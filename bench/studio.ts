@@ -25,6 +25,13 @@ import { loadConfig } from '../src/server/config.js';
 import { photo } from '../test/server-helpers.js';
 import { CHROMIUM_ARGS, ensureStudioBuilt, findChromium } from '../test/studio-helpers.js';
 
+// Callbacks of page.evaluate run in the page. This Node program has no DOM types (tsconfig.json),
+// so the browser globals they use are declared here, loosely, for this module only.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const window: any, document: any, navigator: any, DataTransfer: any, ClipboardEvent: any, createImageBitmap: any, ImageData: any;
+type HTMLElement = any;
+type HTMLInputElement = any;
+
 const WARMUP_MS = 2500;
 const WINDOW_MS = 6000;
 

@@ -15,6 +15,13 @@ import { STUDIO_CSP } from '../src/server/routes/studio.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
 import { ensureStudioBuilt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
 
+// Callbacks of page.evaluate run in the page. This Node program has no DOM types (tsconfig.json),
+// so the browser globals they use are declared here, loosely, for this module only.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const window: any, document: any, navigator: any, DataTransfer: any, ClipboardEvent: any, createImageBitmap: any, ImageData: any;
+type HTMLElement = any;
+type HTMLInputElement = any;
+
 const OUT = new URL('./out/', import.meta.url);
 mkdirSync(OUT, { recursive: true });
 const shot = (name: string) => new URL(name, OUT).pathname;
@@ -64,8 +71,8 @@ async function openStudio(context: BrowserContext): Promise<Watched> {
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   await page.addInitScript(() => {
-    (window as unknown as { __csp: string[] }).__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e: any) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
   const res = await page.goto(server.base + '/');
   assert.equal(res?.status(), 200);
@@ -327,6 +334,66 @@ describe('studio in headless Chromium', { skip }, () => {
     await page.click('#webcam');
     assert.deepEqual(studio.problems, []);
     assert.deepEqual(await page.evaluate(() => (window as any).__csp), []);
+  });
+
+  test('a video file streams (video-stream handoff); latest-frame hands over one frame of a still', async () => {
+    const { page } = studio;
+    // A short WebM made in the page (MediaRecorder of a moving canvas).
+    const webm = Buffer.from(await page.evaluate(async () => {
+      const c = document.createElement('canvas');
+      c.width = 320;
+      c.height = 240;
+      const ctx = c.getContext('2d');
+      const rec = new (window as any).MediaRecorder(c.captureStream(25), { mimeType: 'video/webm' });
+      const chunks: any[] = [];
+      rec.ondataavailable = (e: any) => chunks.push(e.data);
+      const done = new Promise((resolve) => (rec.onstop = resolve));
+      rec.start();
+      for (let f = 0; f < 30; f++) {
+        ctx.fillStyle = '#202830';
+        ctx.fillRect(0, 0, 320, 240);
+        ctx.fillStyle = '#f0d080';
+        ctx.beginPath();
+        ctx.arc(60 + f * 6, 120, 50, 0, Math.PI * 2);
+        ctx.fill();
+        await new Promise((r) => setTimeout(r, 40));
+      }
+      rec.stop();
+      await done;
+      const bytes = new Uint8Array(await new (window as any).Blob(chunks).arrayBuffer());
+      let bin = '';
+      for (const b of bytes) bin += String.fromCharCode(b);
+      return btoa(bin);
+    }), 'base64');
+    assert.ok(webm.length > 1000, `webm of ${webm.length} bytes`);
+    await page.setInputFiles('#video-file', { name: 'clip.webm', mimeType: 'video/webm', buffer: webm });
+    await page.waitForFunction(() => window.__v2aStats.source === 'video' && window.__v2aStats.frames >= 8, undefined, { timeout: 20_000 });
+    assert.equal(await page.inputValue('#handoff-mode'), 'video-stream');
+    const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
+    await popup.waitForFunction(() => window.__got.filter((m: any) => m.data?.type === 'frame').length >= 3, undefined, { timeout: 20_000 });
+    assert.equal((await popup.evaluate(() => window.__params)).mode, 'video-stream');
+    await page.click('#handoff-stop');
+    await popup.close();
+
+    const n = await results(page);
+    await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: png });
+    await waitResults(page, 1, n);
+    assert.equal(await page.inputValue('#handoff-mode'), 'latest-frame');
+    const [still] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
+    await still.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'end'), undefined, { timeout: 20_000 });
+    const got = (await still.evaluate(() => window.__got)).map((m: any) => m.data);
+    const frames = got.filter((m: any) => m.type === 'frame');
+    assert.equal(frames.length, 1);
+    const api = await fetch(`${server.base}/api/v1/render`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ imageBase64: png.toString('base64'), columns: 64, color: true, format: 'json-compact' }),
+    });
+    const compact = await api.json() as { text: string; chroma: unknown };
+    assert.equal(frames[0].text, compact.text, 'the still frame is the same art the API renders');
+    assert.deepEqual(frames[0].chroma, compact.chroma);
+    assert.deepEqual(got.find((m: any) => m.type === 'end'), { type: 'end', protocol: HANDOFF_PROTOCOL, handoff: frames[0].handoff, reason: 'complete', frames: 1 });
+    await still.close();
+    assert.equal(await page.evaluate(() => window.__v2aStats.handoff.state), 'ended');
   });
 });
 

@@ -30,10 +30,3 @@ export function fill(el: Element, ...children: Child[]): void {
 export function num(v: number, digits = 3): string {
   return String(Math.round(v * 10 ** digits) / 10 ** digits);
 }
-
-/** 32 lowercase hex characters (128 random bits): handoff ids and trace ids. */
-export function randomHex32(): string {
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-}

@@ -16,7 +16,9 @@
  */
 import { CHROMA_ENCODING, VERSION } from '../core/index.js';
 import { HANDOFF_PROTOCOL, type HandoffManifest, type HandoffMode } from '../server/handoff.js';
-import { randomHex32 } from './dom.js';
+import { launchUrl, randomHex32, targetOriginOf } from './launch.js';
+
+export { TRACE_ID, freshTraceId, targetOriginOf } from './launch.js';
 
 export type HandoffState = 'opening' | 'waiting' | 'ready' | 'ended' | 'error';
 
@@ -31,28 +33,6 @@ export interface HandoffFrame {
 
 export const HELLO_INTERVAL_MS = 250;
 export const HELLO_TIMEOUT_MS = 10_000;
-export const TRACE_ID = /^[0-9a-f]{32}$/;
-
-/** The target origin of a manifest, checked: fixed, the launch address's own, never a wildcard. */
-export function targetOriginOf(manifest: HandoffManifest): string {
-  const launch = new URL(manifest.launch.url);
-  const origin = manifest.transport.targetOrigin;
-  if (manifest.protocol !== HANDOFF_PROTOCOL) throw new Error(`the receiver speaks ${manifest.protocol}, not ${HANDOFF_PROTOCOL}`);
-  if (origin === '*' || origin === 'null' || origin !== launch.origin || manifest.receiver.targetOrigin !== origin) {
-    throw new Error('the handoff manifest has no fixed target origin matching its launch address');
-  }
-  if (launch.protocol !== 'https:' && launch.protocol !== 'http:') throw new Error('the launch address is not http(s)');
-  return origin;
-}
-
-/** A fresh W3C trace id (32 hex, not all zeros). */
-export function freshTraceId(): string {
-  for (;;) {
-    const id = randomHex32();
-    if (!/^0+$/.test(id)) return id;
-  }
-}
-
 export class HandoffSession {
   readonly handoff = randomHex32();
   readonly targetOrigin: string;
@@ -74,15 +54,8 @@ export class HandoffSession {
   onReady: () => void = () => {};
 
   constructor(manifest: HandoffManifest, readonly mode: HandoffMode, readonly traceId: string) {
-    if (!TRACE_ID.test(traceId)) throw new Error('the trace id must be 32 lowercase hex characters');
     this.targetOrigin = targetOriginOf(manifest);
-    const url = new URL(manifest.launch.url);
-    url.searchParams.set('handoff', this.handoff);
-    url.searchParams.set('protocol', HANDOFF_PROTOCOL);
-    url.searchParams.set('mode', mode);
-    url.searchParams.set('source', location.origin);
-    url.searchParams.set('traceId', traceId);
-    this.launchUrl = url.href;
+    this.launchUrl = launchUrl(manifest, { handoff: this.handoff, mode, source: location.origin, traceId });
   }
 
   private common(type: string) {

@@ -91,8 +91,8 @@ export function loadStudio(dir = STUDIO_DIR): Map<string, StaticFile> | null {
 
 const NOT_BUILT = '<!doctype html><meta charset="utf-8"><title>v2a studio</title><p>The v2a studio has not been built. Run <code>npm run build:studio</code> (or <code>npm run build</code>) and restart the server. The API is available under /api/.</p>\n';
 
-export async function studioRoutes(app: FastifyInstance, _opts: { ctx: AppContext }): Promise<void> {
-  const files = loadStudio();
+export async function studioRoutes(app: FastifyInstance, opts: { ctx: AppContext; dir?: string }): Promise<void> {
+  const files = loadStudio(opts.dir);
 
   // After the global security headers: the studio's own policies replace the API's.
   app.addHook('onSend', async (_request, reply, payload) => {

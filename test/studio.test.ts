@@ -1,0 +1,151 @@
+/**
+ * The studio without a browser: how the server serves it (headers, caching, the page when it was
+ * not built), the decode width it shares with the server's render worker, and the handoff
+ * helpers' refusal of manifests without a fixed target origin. The browser tests are in
+ * studio-e2e.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Fastify from 'fastify';
+import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../src/server/handoff.js';
+import { STUDIO_CSP, loadStudio, studioRoutes } from '../src/server/routes/studio.js';
+import { PIXELS_PER_COLUMN, decodeWidth } from '../src/studio/decode-width.js';
+import { freshTraceId, launchUrl, randomHex32, targetOriginOf } from '../src/studio/launch.js';
+import type { AppContext } from '../src/server/context.js';
+import { startTestServer, type TestServer } from './server-helpers.js';
+import { ensureStudioBuilt } from './studio-helpers.js';
+
+describe('serving the studio', () => {
+  let server: TestServer;
+  before(async () => {
+    await ensureStudioBuilt();
+    server = await startTestServer();
+  });
+  after(async () => server?.close());
+
+  test('/ is the page: no-cache with an ETag, the studio CSP, camera allowed to this origin only, popups keep their opener', async () => {
+    const res = await server.app.inject({ method: 'GET', url: '/' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.headers['cache-control'], 'no-cache');
+    assert.match(String(res.headers.etag), /^"[\w-]{27}"$/);
+    assert.equal(res.headers['content-security-policy'], STUDIO_CSP);
+    assert.equal(res.headers['permissions-policy'], 'camera=(self), microphone=(), geolocation=(), display-capture=()');
+    assert.equal(res.headers['cross-origin-opener-policy'], 'same-origin-allow-popups');
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.match(res.body, /<title>v2a studio<\/title>/);
+    // No inline script or style anywhere: the CSP would block it.
+    assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/);
+    assert.doesNotMatch(res.body, /<style|\sstyle=/);
+
+    const again = await server.app.inject({ method: 'GET', url: '/', headers: { 'if-none-match': String(res.headers.etag) } });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, '');
+    const head = await server.app.inject({ method: 'HEAD', url: '/' });
+    assert.equal(head.statusCode, 200);
+  });
+
+  test('the CSP is strict: nothing inline, nothing from elsewhere, no framing', () => {
+    const d = Object.fromEntries(STUDIO_CSP.split('; ').map((x) => [x.split(' ')[0], x.split(' ').slice(1)]));
+    assert.deepEqual(d['default-src'], ["'none'"]);
+    assert.deepEqual(d['script-src'], ["'self'"]);
+    assert.deepEqual(d['style-src'], ["'self'"]);
+    assert.deepEqual(d['connect-src'], ["'self'"]);
+    assert.deepEqual(d['worker-src'], ["'self'", 'blob:']);
+    assert.deepEqual(d['img-src'], ["'self'", 'data:', 'blob:']);
+    assert.deepEqual(d['media-src'], ["'self'", 'blob:', 'mediastream:']);
+    assert.deepEqual(d['frame-ancestors'], ["'none'"]);
+    assert.ok(!STUDIO_CSP.includes('unsafe'), 'no unsafe-inline or unsafe-eval');
+  });
+
+  test('hashed assets are immutable; the worker and the stylesheet are served with their types', async () => {
+    const page = (await server.app.inject({ method: 'GET', url: '/' })).body;
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)![1]!;
+    const css = /href="(\/assets\/[^"]+\.css)"/.exec(page)![1]!;
+    const js = await server.app.inject({ method: 'GET', url: script });
+    assert.equal(js.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
+    const worker = /\/assets\/worker-[\w-]+\.js/.exec(js.body)?.[0];
+    assert.ok(worker, 'the page script names its worker');
+    const w = await server.app.inject({ method: 'GET', url: worker });
+    assert.equal(w.statusCode, 200);
+    assert.equal(w.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.equal((await server.app.inject({ method: 'GET', url: css })).headers['content-type'], 'text/css; charset=utf-8');
+    const icon = await server.app.inject({ method: 'GET', url: '/favicon.svg' });
+    assert.equal(icon.headers['cache-control'], 'public, max-age=3600');
+    // Unknown paths stay problem+json 404s; API replies keep their own CSP.
+    const missing = await server.app.inject({ method: 'GET', url: '/assets/nope.js' });
+    assert.equal(missing.statusCode, 404);
+    assert.match(String(missing.headers['content-type']), /problem\+json/);
+    const api = await server.app.inject({ method: 'GET', url: '/api/v1/a2v-handoff' });
+    assert.notEqual(api.headers['content-security-policy'], STUDIO_CSP);
+    assert.match(String(api.headers['permissions-policy']), /camera=\(\)/);
+  });
+
+  test('without a build, / says how to build the studio (503) and nothing else changes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'v2a-studio-'));
+    try {
+      assert.equal(loadStudio(dir), null);
+      const app = Fastify();
+      await app.register(studioRoutes, { ctx: {} as AppContext, dir });
+      const res = await app.inject({ method: 'GET', url: '/' });
+      assert.equal(res.statusCode, 503);
+      assert.match(res.body, /npm run build:studio/);
+      await app.close();
+
+      mkdirSync(join(dir, 'assets'));
+      writeFileSync(join(dir, 'index.html'), '<!doctype html><title>x</title>');
+      writeFileSync(join(dir, 'assets', 'a-123.js'), 'export {}');
+      writeFileSync(join(dir, 'notes.unknown'), 'skipped');
+      const files = loadStudio(dir)!;
+      assert.deepEqual([...files.keys()].sort(), ['/assets/a-123.js', '/index.html']);
+      assert.equal(files.get('/index.html')!.cacheControl, 'no-cache');
+      assert.equal(files.get('/assets/a-123.js')!.cacheControl, 'public, max-age=31536000, immutable');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('studio helpers', () => {
+  test('the studio decodes stills at the width the server\'s render worker does', () => {
+    const worker = readFileSync(new URL('../src/server/render-worker.ts', import.meta.url), 'utf8');
+    const server = Number(/const PIXELS_PER_COLUMN = (\d+);/.exec(worker)?.[1]);
+    assert.equal(PIXELS_PER_COLUMN, server);
+    assert.deepEqual(decodeWidth(160, 120, 120), { width: 160, height: 120 });
+    assert.deepEqual(decodeWidth(4000, 3000, 120), { width: 960, height: 720 });
+    assert.deepEqual(decodeWidth(961, 10, 120), { width: 960, height: 10 });
+  });
+
+  test('the handoff needs a fixed target origin that is the launch address\'s own', () => {
+    const manifest = buildHandoffManifest({ receiverUrl: 'https://a2v.example/receiver?x=1', platformKeyConfigured: false });
+    assert.equal(targetOriginOf(manifest), 'https://a2v.example');
+    const wild = { ...manifest, transport: { ...manifest.transport, targetOrigin: '*' } };
+    assert.throws(() => targetOriginOf(wild), /fixed target origin/);
+    const other = { ...manifest, transport: { ...manifest.transport, targetOrigin: 'https://evil.example' } };
+    assert.throws(() => targetOriginOf(other), /fixed target origin/);
+    assert.throws(() => targetOriginOf({ ...manifest, protocol: 'other.v9' }), /not platform\.v2a/);
+  });
+
+  test('the launch address carries handoff, protocol, mode, source and traceId; trace ids are 32 hex', () => {
+    const manifest = buildHandoffManifest({ receiverUrl: 'https://a2v.example/receiver?x=1', platformKeyConfigured: false });
+    const trace = freshTraceId();
+    assert.match(trace, /^[0-9a-f]{32}$/);
+    assert.notEqual(freshTraceId(), trace);
+    const handoff = randomHex32();
+    const url = new URL(launchUrl(manifest, { handoff, mode: 'webcam-stream', source: 'http://127.0.0.1:8080', traceId: trace }));
+    assert.equal(url.origin + url.pathname, 'https://a2v.example/receiver');
+    assert.equal(url.searchParams.get('x'), '1');
+    for (const p of LAUNCH_PARAMETERS) assert.ok(url.searchParams.has(p.name), p.name);
+    assert.equal(url.searchParams.get('handoff'), handoff);
+    assert.equal(url.searchParams.get('protocol'), HANDOFF_PROTOCOL);
+    assert.equal(url.searchParams.get('mode'), 'webcam-stream');
+    assert.equal(url.searchParams.get('source'), 'http://127.0.0.1:8080');
+    assert.equal(url.searchParams.get('traceId'), trace);
+    assert.throws(() => launchUrl(manifest, { handoff, mode: 'latest-frame', source: 'http://x', traceId: 'not-hex' }), /32 lowercase hex/);
+  });
+});
