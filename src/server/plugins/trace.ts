@@ -3,6 +3,8 @@
  * otherwise a new trace starts (rules in ../trace-context.ts). Every response carries
  * `traceparent` (the server span) and, when the caller's was well formed, `tracestate`.
  * `request.trace` / `request.traceId` are available to routes, logs and problem bodies.
+ * With span export on (telemetry/tracing.ts), the exported server span `v2a.request` has exactly
+ * these ids: the response's traceparent names a span the collector receives.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';

@@ -155,6 +155,10 @@ export function createTelemetry(opts: TelemetryOptions): Telemetry {
     opts.log?.warn({}, 'OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is not a valid URL: the exporter falls back to its default');
   }
 
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
+  if (protocol && protocol !== 'http/json') {
+    opts.log?.warn({ protocol }, 'OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is not http/json: v2a exports OTLP/HTTP with the JSON encoding only');
+  }
   const exporter = opts.exporter ?? new OTLPTraceExporter({ headers: { [PLATFORM_KEY_HEADER]: key } });
   const redacting = new RedactingSpanExporter(exporter, secrets, (result, spans) => {
     const ok = result.code === ExportResultCode.SUCCESS;
