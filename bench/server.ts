@@ -412,7 +412,7 @@ async function main(): Promise<void> {
       const probeImg = images[0]!;
       for (let i = 0; i < 4; i++) await checkSample(on, probeImg, bodies.get(probeImg.label)!, columns);
       const exported = await sink.waitForRequests(1, 8000);
-      exportCompare = { requested: true, sink: sink.url, probeRenders: 4, exported, sinkAfterProbe: { ...sink.stats } };
+      exportCompare = { requested: true, sink: sink.url, probeRenders: 4, exported, sinkAfterProbe: structuredClone(sink.stats) };
       if (exported) {
         const conn = args.concurrency.includes(cores * 2) ? cores * 2 : maxConc;
         const half = Math.max(2, args.duration / 2);
@@ -431,7 +431,7 @@ async function main(): Promise<void> {
           const offIps = ips(acc.off), onIps = ips(acc.on);
           exportRows.push({ image: img.label, connections: conn, offIps, onIps, costPct: ((offIps - onIps) / offIps) * 100, offP50: p(acc.off, 'p50'), onP50: p(acc.on, 'p50'), offP99: p(acc.off, 'p99'), onP99: p(acc.on, 'p99') });
         }
-        exportCompare = { ...exportCompare, rows: exportRows, sinkTotal: { ...sink.stats }, targetCostPct: 5, targetMet: exportRows.every((r) => r.costPct <= 5) };
+        exportCompare = { ...exportCompare, rows: exportRows, sinkTotal: structuredClone(sink.stats), targetCostPct: 5, targetMet: exportRows.every((r) => r.costPct <= 5) };
       }
     }
   } finally {
