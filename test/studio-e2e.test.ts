@@ -248,6 +248,21 @@ describe('studio in headless Chromium', { skip }, () => {
       assert.equal(frame.columns, 64);
       assert.equal(frame.lines.length, frame.rows);
     }
+
+    // Pause holds the frame; a snapshot turns it into a still for every export format.
+    await page.click('#pause');
+    const held = await page.evaluate(() => window.__v2aStats.frames);
+    await page.waitForTimeout(300);
+    assert.ok((await page.evaluate(() => window.__v2aStats.frames)) <= held + 2, 'paused: no new frames');
+    await page.click('#pause');
+    await page.waitForFunction((h) => window.__v2aStats.frames > h + 2, held);
+    const n = await results(page);
+    await page.click('#snapshot');
+    await page.waitForFunction((m) => window.__v2aStats.results > m && window.__v2aStats.kind === 'still', n);
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
+    assert.equal(await page.evaluate(() => window.__v2aStats.columns), 64);
+    await page.click('#webcam');
+    await page.waitForFunction(() => window.__v2aStats.source === 'webcam' && window.__v2aStats.frames >= 5);
   });
 
   test('hands frames to the receiver on another origin with the documented payload and trace id', async () => {

@@ -846,6 +846,7 @@ handoffStart.addEventListener('click', () => {
     });
   };
   traceInput.placeholder = traceId;
+  $('#handoff-trace').textContent = `trace ${traceId} · handoff ${session.handoff.slice(0, 8)}…`;
   if (!session.open()) return;
   if (mode === 'webcam-stream' && source !== 'webcam') void startWebcam();
   updateWants();
