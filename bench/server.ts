@@ -405,7 +405,7 @@ async function main(): Promise<void> {
         label: 'export on',
         entry: ENTRY,
         cwd: ROOT,
-        env: { ...baseEnv, PLATFORM_API_KEY: key, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' },
+        env: { ...baseEnv, PLATFORM_API_KEY: key, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
         logFile: join(OUT_DIR, 'server-bench-server-export.log'),
       });
       // Does this build export at all? A few renders, then wait for the batch processor's flush.
