@@ -149,6 +149,27 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, app.getDefaultJsonParser('error', 'error'));
   await app.register(multipart, { limits: { fileSize: config.maxImageBytes } });
 
+  // Admission before the body is read: a body waiting for a worker holds up to maxImageBytes of
+  // memory, so at most workers + queueLimit render requests may be in flight (reading, queued or
+  // running). Refusing later, once the pool is full, would let a flood of uploads pile up bodies.
+  const capacity = config.workers + config.queueLimit;
+  let inFlight = 0;
+  const admitted = new WeakSet<FastifyRequest>();
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url !== ENDPOINTS.render.path) return;
+    if (inFlight >= capacity) {
+      const retry = String(ctx.pool.retryAfterSeconds());
+      throw new HttpProblem('overloaded', `${inFlight} renders are already in progress or waiting (at most ${capacity}); retry in ${retry} s.`, { headers: { 'retry-after': retry } });
+    }
+    inFlight++;
+    admitted.add(request);
+  });
+  const release = async (request: FastifyRequest) => {
+    if (admitted.delete(request)) inFlight--;
+  };
+  app.addHook('onResponse', release);
+  app.addHook('onRequestAbort', release);
+
   app.route({
     method: 'POST',
     url: ENDPOINTS.render.path,
