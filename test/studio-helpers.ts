@@ -26,10 +26,10 @@ function newest(dir: string): number {
 
 /** Builds dist/studio with Vite when it is missing or older than its sources. */
 export async function ensureStudioBuilt(): Promise<void> {
-  const sources = Math.max(newest(join(ROOT, 'src/studio')), newest(join(ROOT, 'src/core')), statSync(join(ROOT, 'src/server/handoff.ts')).mtimeMs, statSync(join(ROOT, 'vite.config.ts')).mtimeMs);
+  const sources = Math.max(newest(join(ROOT, 'src/studio')), newest(join(ROOT, 'src/core')), statSync(join(ROOT, 'src/server/handoff.ts')).mtimeMs, statSync(join(ROOT, 'package.json')).mtimeMs);
   if (existsSync(STUDIO_INDEX) && statSync(STUDIO_INDEX).mtimeMs >= sources) return;
   const { build } = await import('vite');
-  await build({ configFile: join(ROOT, 'vite.config.ts'), logLevel: 'warn' });
+  await build({ configFile: join(ROOT, 'src/studio/vite.config.ts'), logLevel: 'warn' });
 }
 
 export const CHROMIUM_ARGS = [

@@ -1,13 +1,14 @@
 /**
  * Vite build of the browser studio (src/studio) into dist/studio, served by the server at `/`
- * (src/server/routes/studio.ts). `npm run build:studio`; `npx vite --config vite.config.ts` serves
- * it for development with the API proxied to a local `npm run serve` on port 8080.
+ * (src/server/routes/studio.ts). `npm run build:studio`; `npx vite --config src/studio/vite.config.ts`
+ * serves it for development with the API proxied to a local `npm run serve` on port 8080.
+ * It lives in src/studio so that a build from `src/` alone (the Dockerfile) has it.
  */
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
-const root = fileURLToPath(new URL('./src/studio/', import.meta.url));
-const outDir = fileURLToPath(new URL('./dist/studio/', import.meta.url));
+const root = fileURLToPath(new URL('./', import.meta.url));
+const outDir = fileURLToPath(new URL('../../dist/studio/', import.meta.url));
 
 export default defineConfig({
   root,
