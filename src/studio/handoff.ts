@@ -160,6 +160,13 @@ export class HandoffSession {
     this.finish('ended', reason === 'complete' ? `Sent ${this.sent} frame${this.sent === 1 ? '' : 's'}.` : `Stopped after ${this.sent} frame${this.sent === 1 ? '' : 's'}.`);
   }
 
+  /** Reports a failure on this side to the receiver (a code of the manifest's error message) and ends. */
+  error(code: 'camera-denied' | 'internal' | 'timeout', message: string): void {
+    if (this.state === 'ended' || this.state === 'error') return;
+    this.post({ ...this.common('error'), code, message });
+    this.fail(message);
+  }
+
   private fail(detail: string): void {
     this.finish('error', detail);
   }

@@ -515,7 +515,7 @@ async function startWebcam(): Promise<void> {
   } catch (err) {
     const name = (err as DOMException).name;
     say(name === 'NotAllowedError' ? 'Camera access was denied.' : name === 'NotFoundError' ? 'No camera was found.' : `The camera could not start: ${(err as Error).message}`, 'error');
-    if (handoff?.active && handoff.mode === 'webcam-stream') handoff.end('stopped');
+    if (handoff?.active && handoff.mode === 'webcam-stream') handoff.error('camera-denied', 'The camera could not be started for webcam-stream.');
   }
 }
 webcamBtn.addEventListener('click', () => void startWebcam());
