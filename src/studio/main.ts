@@ -7,7 +7,7 @@ import './styles.css';
 import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
 import { gridRows } from '../core/pipeline/geometry.js';
 import {
-  DEFAULTS, DARK_GROUND, FORMATS, FORMAT_INFO, LIGHT_GROUND, PARAMS, type Format, type RenderParams,
+  DEFAULTS, DARK_GROUND, FORMATS, groundFor, FORMAT_INFO, LIGHT_GROUND, PARAMS, type Format, type RenderParams,
 } from '../core/index.js';
 import { HANDOFF_MODES, HANDOFF_MODE_INFO, type HandoffManifest, type HandoffMode } from '../server/handoff.js';
 import { ParamControls } from './controls.js';
@@ -124,16 +124,8 @@ function layout(): void {
     viewKey = key;
     send({ t: 'view', view: v });
   }
-  const ground = v.ground ?? (groundFor(result.params.monoColor));
+  const ground = v.ground ?? groundFor(result.params.monoColor);
   viewport.style.setProperty('--ground', ground);
-}
-
-/** Same rule as the html/svg outputs (groundFor), without parsing twice. */
-function groundFor(mono: string): string {
-  const v = parseInt(mono.slice(1), 16);
-  const lin = (c: number) => { const s = c / 255; return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; };
-  const l = 0.2126 * lin((v >>> 16) & 255) + 0.7152 * lin((v >>> 8) & 255) + 0.0722 * lin(v & 255);
-  return l > 0.5 ? DARK_GROUND : LIGHT_GROUND;
 }
 
 new ResizeObserver(() => layout()).observe(viewport);
