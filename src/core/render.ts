@@ -129,15 +129,18 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   // Detail: denoise first (noise must not be sharpened), then recover detail.
   const a = scratch('render.a', n);
   const b = scratch('render.b', n);
-  bilateralDenoise(luma, p.denoise, a, b);
+  // Video: the temporal filter sees the resampled luminance, where sensor noise is the same
+  // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
+  // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
+  const source = options.temporal ? { width: W, height: H, data: options.temporal.step(luma.data, p.motionSensitivity, cols) } : luma;
+  bilateralDenoise(source, p.denoise, a, b);
   const hist = histogram({ width: W, height: H, data: a });
   unsharpMask(a, W, H, p.sharpen, a, b);
   const tone = toneSettings(p, hist);
-  let toned = applyLut(a, toneLut(tone), b);
-  if (options.temporal) toned = options.temporal.step(toned, p.motionSensitivity, cols);
+  const toned = applyLut(a, toneLut(tone), b);
 
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink.
-  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : toned === a ? a : (a.set(toned), a);
+  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : (a.set(toned), a);
   if (p.invert) for (let i = 0; i < n; i++) target[i] = 1 - target[i]!;
 
   const cells = new Uint16Array(cols * rows);

@@ -555,6 +555,13 @@ function pump(): void {
   );
 }
 
+// Steady: the temporal filter and glyph hysteresis on streams (off renders every frame alone).
+const steady = $('#steady') as HTMLInputElement;
+steady.addEventListener('change', () => {
+  stats.temporal = steady.checked;
+  send({ t: 'temporal', on: steady.checked });
+});
+
 pauseBtn.addEventListener('click', () => {
   paused = !paused;
   pauseBtn.setAttribute('aria-pressed', String(paused));

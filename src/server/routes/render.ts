@@ -159,7 +159,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     if (request.routeOptions.url !== ENDPOINTS.render.path) return;
     if (inFlight >= capacity) {
       const retry = String(ctx.pool.retryAfterSeconds());
-      throw new HttpProblem('overloaded', `${inFlight} renders are already in progress or waiting (at most ${capacity}); retry in ${retry} s.`, { headers: { 'retry-after': retry } });
+      throw new HttpProblem('overloaded', `All render slots are busy: ${inFlight} renders are already in progress or waiting (at most ${capacity}); retry in ${retry} s.`, { headers: { 'retry-after': retry } });
     }
     inFlight++;
     admitted.add(request);
