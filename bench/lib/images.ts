@@ -260,10 +260,18 @@ export async function photo640(log: (s: string) => void = console.log): Promise<
  * with fine deterministic noise and a texture added so it does not compress trivially. Cached.
  */
 export async function bigJpeg(log: (s: string) => void = console.log): Promise<{ file: string; bytes: number; source: string }> {
+  const { file, source } = await noisyJpeg(4000, 3000, `big-4000x3000`, log);
+  return { file, bytes: statSync(file).size, source };
+}
+
+/**
+ * A W x H JPEG (q90) of the bench photo with fine deterministic noise and texture, so it does not
+ * compress trivially. Cached as `<prefix>-<source>.jpg`.
+ */
+export async function noisyJpeg(W: number, H: number, prefix: string, log: (s: string) => void = console.log): Promise<{ file: string; source: string }> {
   const { file: photo, source } = await photo640(log);
-  const file = join(CACHE_DIR, `big-4000x3000-${source}.jpg`);
+  const file = join(CACHE_DIR, `${prefix}-${source}.jpg`);
   if (!existsSync(file)) {
-    const W = 4000, H = 3000;
     const base = await sharp(photo).resize(W, H, { fit: 'cover', kernel: 'lanczos3' }).removeAlpha().raw().toBuffer();
     let seed = 0x9e3779b9;
     const rnd = () => {
@@ -285,7 +293,7 @@ export async function bigJpeg(log: (s: string) => void = console.log): Promise<{
     }
     await sharp(base, { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: 90 }).toFile(file);
   }
-  return { file, bytes: statSync(file).size, source };
+  return { file, source };
 }
 
 /** A test pattern for checking a tool's orientation: a square in the middle, `fg` on `bg` (0..255). */

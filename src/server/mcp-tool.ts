@@ -7,7 +7,7 @@ import { PARAMS } from '../core/params/definitions.js';
 import { paramJsonSchema } from '../core/params/schema.js';
 import type { McpTool, McpToolResult } from './mcp/protocol.js';
 import { HttpProblem } from './problem.js';
-import { exactlyOneImage, validateParams, type ImageInput, type RenderService } from './render-service.js';
+import { exactlyOneImage, jsonImageInputs, validateParams, type RenderService } from './render-service.js';
 import type { ServerMetrics } from './telemetry/metrics.js';
 import { failSpan } from './telemetry/tracing.js';
 
@@ -50,16 +50,7 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
     async call(args, ctx): Promise<McpToolResult> {
       try {
         const { imageUrl, imageBase64, ...rest } = args;
-        const images: ImageInput[] = [];
-        const wrong = (parameter: string, message: string) => new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
-        if (imageUrl !== undefined) {
-          if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw wrong('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
-          images.push({ field: 'imageUrl', url: imageUrl.trim() });
-        }
-        if (imageBase64 !== undefined) {
-          if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw wrong('imageBase64', 'imageBase64 must be a non-empty string of base64');
-          images.push({ field: 'imageBase64', text: imageBase64 });
-        }
+        const images = jsonImageInputs({ imageUrl, imageBase64 });
         const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
         const image = exactlyOneImage(images);
         const out = await renderer.render(image, params, {

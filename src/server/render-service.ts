@@ -39,6 +39,29 @@ export const MISSING_IMAGE_DETAIL =
   'No image was supplied: send exactly one of image (a multipart/form-data file), imageUrl or imageBase64 (JSON).';
 
 /** Exactly one image source, else 400 `missing-image` / `multiple-images`. */
+/**
+ * The image sources of a JSON carrier (request body or MCP tool arguments): imageUrl and
+ * imageBase64, each a non-empty string when present. exactlyOneImage() then insists on one.
+ */
+export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly imageBase64?: unknown }): ImageInput[] {
+  const images: ImageInput[] = [];
+  const { imageUrl, imageBase64 } = values;
+  if (imageUrl !== undefined) {
+    if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw invalidImageField('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
+    images.push({ field: 'imageUrl', url: imageUrl.trim() });
+  }
+  if (imageBase64 !== undefined) {
+    if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw invalidImageField('imageBase64', 'imageBase64 must be a non-empty string of base64');
+    images.push({ field: 'imageBase64', text: imageBase64 });
+  }
+  return images;
+}
+
+/** A 400 naming the image field at fault. */
+export function invalidImageField(parameter: string, message: string): HttpProblem {
+  return new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
+}
+
 export function exactlyOneImage(inputs: readonly ImageInput[]): ImageInput {
   if (inputs.length === 0) throw new HttpProblem('missing-image', MISSING_IMAGE_DETAIL);
   if (inputs.length > 1) {

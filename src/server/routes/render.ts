@@ -20,7 +20,7 @@ import { limitedRoute } from '../plugins/rate-limit.js';
 import { clientClosed, HttpProblem } from '../problem.js';
 import { nowMs } from '../telemetry/tracing.js';
 import {
-  autoDirectorHeader, exactlyOneImage, validateParams, type ImageInput, type ParamCarrier,
+  autoDirectorHeader, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type ParamCarrier,
 } from '../render-service.js';
 
 /** Longest multipart text field (a URL or a parameter value). */
@@ -115,18 +115,8 @@ function readJson(body: unknown): Collected & { params: Record<string, unknown> 
     throw new HttpProblem('invalid-request', 'The JSON body must be an object: {"imageUrl": "https://..."} or {"imageBase64": "..."} plus render parameters.');
   }
   const { imageUrl, imageBase64, image, ...params } = body;
-  const images: ImageInput[] = [];
-  const wrong = (parameter: string, message: string) => new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
-  if (image !== undefined) throw wrong('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
-  if (imageUrl !== undefined) {
-    if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw wrong('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
-    images.push({ field: 'imageUrl', url: imageUrl.trim() });
-  }
-  if (imageBase64 !== undefined) {
-    if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw wrong('imageBase64', 'imageBase64 must be a non-empty string of base64');
-    images.push({ field: 'imageBase64', text: imageBase64 });
-  }
-  return { images, fields: {}, params };
+  if (image !== undefined) throw invalidImageField('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
+  return { images: jsonImageInputs({ imageUrl, imageBase64 }), fields: {}, params };
 }
 
 function queryParams(request: FastifyRequest): Record<string, unknown> {
