@@ -23,29 +23,14 @@ import { BENCH_DIR, CACHE_DIR, bigJpeg, decodeRgba, photo640, tinyPng } from './
 import { chafaArgs, ensurePeers, jp2aArgs, peerVersion } from './lib/peers.js';
 import { median, run, which } from './lib/proc.js';
 import { fix, table, writeJson } from './lib/report.js';
+import { buildProject } from './lib/build.js';
 
 const ROOT = join(BENCH_DIR, '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
 const log = (s: string) => console.log(s);
 const progress = (s: string) => process.stderr.write(s + '\n');
 
-async function build(): Promise<{ ok: boolean; note: string }> {
-  progress('npm run build ...');
-  const started = Date.now();
-  const r = await run('npm', ['run', 'build'], { cwd: ROOT });
-  if (r.code === 0) return { ok: true, note: `built in ${(r.ms / 1000).toFixed(1)} s` };
-  const lines = (r.stdout.toString() + r.stderr).split('\n').filter((l) => !/npm warn/i.test(l));
-  const errors = lines.filter((l) => /error TS\d+/.test(l));
-  const first = (errors[0] ?? lines.filter((l) => l.trim()).pop() ?? '').trim().slice(0, 160);
-  if (!existsSync(CLI)) throw new Error(`npm run build failed and there is no ${CLI}: ${first}`);
-  // tsc emits despite type errors (no noEmitOnError): say whether dist/ is from this build.
-  const emitted = statSync(CLI).mtimeMs >= started - 1000;
-  return {
-    ok: false,
-    note: `npm run build FAILED (${errors.length} type errors, first: ${first}); ` +
-      (emitted ? 'tsc emitted dist/ anyway: measuring it' : `measuring the existing dist/ from ${statSync(CLI).mtime.toISOString()}`),
-  };
-}
+const build = () => buildProject(ROOT, CLI, progress);
 
 // ---------------------------------------------------------------------------------------------
 
