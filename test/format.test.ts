@@ -5,6 +5,10 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { DEFAULTS, FORMATS, PARAMS, type Charset, type RenderParams } from '../src/core/params/definitions.js';
 import { CELL_ASPECT, VERSION, type RenderResult } from '../src/core/types.js';
 import { rng } from './helpers/images.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
+
+// ajv is CommonJS: its default export may arrive wrapped.
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 import {
   Base64Error,
   CHROMA_ENCODING,
@@ -108,68 +112,13 @@ const codePoints = (s: string): number => [...s].length;
 const ESC = '\x1b';
 
 // ---------------------------------------------------------------------------------------------
-// A small JSON Schema checker for the keywords the output schemas use (throws on any other).
+// The output schemas, checked with a real JSON Schema 2020-12 validator (Ajv, as the server tests).
 
-const ANNOTATIONS = new Set(['$schema', 'title', 'description', 'contentEncoding']);
+const ajv = new Ajv2020({ strict: true, allErrors: true });
 
-function typeOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
-  return typeof v;
-}
-
-function validate(schema: JsonSchema, v: unknown, path = '$'): string[] {
-  const errs: string[] = [];
-  for (const [k, s] of Object.entries(schema)) {
-    if (ANNOTATIONS.has(k)) continue;
-    const o = v as Record<string, unknown>;
-    switch (k) {
-      case 'type': {
-        const t = typeOf(v);
-        if (!(t === s || (s === 'number' && t === 'integer'))) errs.push(`${path}: ${t} is not ${String(s)}`);
-        break;
-      }
-      case 'const': if (v !== s) errs.push(`${path}: not ${JSON.stringify(s)}`); break;
-      case 'enum': if (!(s as unknown[]).includes(v)) errs.push(`${path}: ${JSON.stringify(v)} not in enum`); break;
-      case 'minimum': if (typeof v === 'number' && v < (s as number)) errs.push(`${path}: < ${String(s)}`); break;
-      case 'maximum': if (typeof v === 'number' && v > (s as number)) errs.push(`${path}: > ${String(s)}`); break;
-      case 'exclusiveMinimum': if (typeof v === 'number' && v <= (s as number)) errs.push(`${path}: <= ${String(s)}`); break;
-      case 'pattern': if (typeof v === 'string' && !new RegExp(s as string, 'u').test(v)) errs.push(`${path}: !~ ${String(s)}`); break;
-      case 'required':
-        if (typeOf(v) === 'object') for (const r of s as string[]) if (!(r in o)) errs.push(`${path}: lacks ${r}`);
-        break;
-      case 'properties':
-        if (typeOf(v) === 'object') {
-          for (const [p, ps] of Object.entries(s as Record<string, JsonSchema>)) {
-            if (p in o) errs.push(...validate(ps, o[p], `${path}.${p}`));
-          }
-        }
-        break;
-      case 'additionalProperties':
-        if (typeOf(v) === 'object') {
-          const known = Object.keys((schema.properties ?? {}) as object);
-          for (const p of Object.keys(o)) {
-            if (known.includes(p)) continue;
-            if (s === false) errs.push(`${path}: unexpected ${p}`);
-            else errs.push(...validate(s as JsonSchema, o[p], `${path}.${p}`));
-          }
-        }
-        break;
-      case 'propertyNames':
-        if (typeOf(v) === 'object') for (const p of Object.keys(o)) errs.push(...validate(s as JsonSchema, p, `${path}{${p}}`));
-        break;
-      case 'items':
-        if (Array.isArray(v)) v.forEach((e, i) => errs.push(...validate(s as JsonSchema, e, `${path}[${i}]`)));
-        break;
-      case 'uniqueItems':
-        if (s === true && Array.isArray(v) && new Set(v).size !== v.length) errs.push(`${path}: duplicate items`);
-        break;
-      default:
-        throw new Error(`schema keyword ${k} not supported by the test checker`);
-    }
-  }
-  return errs;
+function validate(schema: JsonSchema, v: unknown): string[] {
+  const check = ajv.compile(schema);
+  return check(v) ? [] : (check.errors ?? []).map((e) => `${e.instancePath || '$'}: ${e.message ?? e.keyword}`);
 }
 
 // ---------------------------------------------------------------------------------------------

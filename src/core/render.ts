@@ -1,4 +1,4 @@
-import { getGlyphSet, glyphShape } from './glyphs/charsets.js';
+import { DIRECTIONAL_CHARS, getGlyphSet, glyphShape } from './glyphs/charsets.js';
 import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
@@ -54,7 +54,8 @@ function glyphTable(set: GlyphSet): Table {
   if (set.kind === 'ramp') {
     const extra: string[] = [];
     directional = new Int32Array(4);
-    ['-', '/', '|', '\\'].forEach((ch, d) => {
+    // DIR_* order of pipeline/structure.ts: - / | \
+    [DIRECTIONAL_CHARS.horizontal, DIRECTIONAL_CHARS.diagonalUp, DIRECTIONAL_CHARS.vertical, DIRECTIONAL_CHARS.diagonalDown].forEach((ch, d) => {
       let i = glyphs.indexOf(ch);
       if (i < 0) {
         i = glyphs.length + extra.length;
@@ -204,4 +205,3 @@ function round(v: number, digits: number): number {
   return Math.round(v * k) / k;
 }
 
-export { glyphTable as _glyphTable };

@@ -7,28 +7,16 @@ import {
   GLYPH_STRATEGIES,
   PARAMS,
   QUALITY_TARGETS,
-  type ParamDef,
 } from '../params/definitions.js';
+import { paramJsonSchema } from '../params/schema.js';
 import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
 
 export type JsonSchema = { readonly [key: string]: unknown };
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
-/** `#rrggbb` or `#rgb`, any case: what parameter validation accepts for `monoColor`. */
-const PARAM_COLOR_PATTERN = '^#(?:[0-9a-fA-F]{3}){1,2}$';
 /** Cell colours as written by the `json` format. */
 const CELL_COLOR_PATTERN = '^#[0-9a-f]{6}$';
 
-function paramValueSchema(def: ParamDef): JsonSchema {
-  const base = { description: def.description };
-  switch (def.type) {
-    case 'integer': return { ...base, type: 'integer', minimum: def.min, maximum: def.max };
-    case 'number': return { ...base, type: 'number', minimum: def.min, maximum: def.max };
-    case 'boolean': return { ...base, type: 'boolean' };
-    case 'enum': return { ...base, enum: [...def.values] };
-    case 'color': return { ...base, type: 'string', pattern: PARAM_COLOR_PATTERN };
-  }
-}
 
 const PARAM_NAMES = PARAMS.map((d) => d.name);
 
@@ -86,7 +74,7 @@ export const PARAMS_SCHEMA: JsonSchema = {
   description: 'Effective parameters: defaults, the caller\'s values and the Auto Director\'s adjustments.',
   required: PARAM_NAMES,
   additionalProperties: false,
-  properties: Object.fromEntries(PARAMS.map((d) => [d.name, paramValueSchema(d)])),
+  properties: Object.fromEntries(PARAMS.map((d) => [d.name, paramJsonSchema(d) as JsonSchema])),
 };
 
 /** Schema of the `json` output. */

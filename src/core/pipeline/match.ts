@@ -2,8 +2,8 @@ import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 import type { CellStructure } from './structure.js';
 
 /**
- * Weight of the cell-mean (tone) error relative to the per-sample (shape) error. Low, so shape
- * decides among glyphs of similar ink; measured with bench:quality (0.3 beat 0.2, 0.6 and 1.5).
+ * Weight of the cell-mean (tone) error relative to the per-sample (shape) error, measured with
+ * bench:quality together with the viewing blur (1.2 beat 0.3, 0.6, 2 and 3.5).
  */
 export const TONE_WEIGHT = 1.2;
 

@@ -111,8 +111,8 @@ export interface McpToolContext {
   span?: Span;
 }
 
-/** A tool served by the dispatcher. */
-export interface McpTool {
+/** Tool descriptor as listed by `tools/list`. */
+export interface McpToolDescriptor {
   name: string;
   title?: string;
   description: string;
@@ -122,17 +122,11 @@ export interface McpTool {
   outputSchema?: object;
   /** MCP tool annotations (`readOnlyHint`, `openWorldHint`, ...). */
   annotations?: object;
-  call(args: Record<string, unknown>, ctx: McpToolContext): Promise<McpToolResult>;
 }
 
-/** Tool descriptor as listed by `tools/list`. */
-export interface McpToolDescriptor {
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: object;
-  outputSchema?: object;
-  annotations?: object;
+/** A tool served by the dispatcher: its descriptor and what runs it. */
+export interface McpTool extends McpToolDescriptor {
+  call(args: Record<string, unknown>, ctx: McpToolContext): Promise<McpToolResult>;
 }
 
 export interface McpServerInfo {
