@@ -42,16 +42,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const cand = o.candidates;
   const nc = cand.length;
   const c = o.scale;
-  // Template means (the measured coverage up to the templates' 8-bit rounding) keep the tone
-  // term and the pruning bound below exact.
-  const g2 = new Float32Array(coverage.length);
-  const gm = new Float32Array(coverage.length);
-  for (let g = 0; g < coverage.length; g++) {
-    let s = 0, m = 0;
-    for (let i = 0; i < SAMPLES; i++) { const v = templates[g * SAMPLES + i]!; s += v * v; m += v; }
-    g2[g] = s;
-    gm[g] = m / SAMPLES;
-  }
+  const { g2, gm, spread } = templateStats(templates, coverage.length);
   const candCov = new Float32Array(nc);
   for (let k = 0; k < nc; k++) candCov[k] = gm[cand[k]!]!;
   const t = new Float32Array(SAMPLES);
@@ -86,10 +77,14 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
       const mean = sum / samples;
       const want = c * mean;
       const base = c * c * sq;
+      // Norm of the cell's zero-mean part: with each template's, a per-candidate lower bound.
+      const var0 = sq - sum * mean;
+      const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
 
-      // Tone-nearest candidate by binary search on coverage, then outwards on both sides. By
-      // Cauchy-Schwarz the shape term is at least N * dm^2, so once (N + toneW) * dm^2 exceeds the
-      // best error, nothing further out on that side can win.
+      // Tone-nearest candidate by binary search on coverage, then outwards on both sides. The
+      // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by
+      // Cauchy-Schwarz is at least (|t'| - |g'|)^2. Once (N + toneW) * dm^2 exceeds the best error
+      // nothing further out on that side can win; the full bound skips single candidates.
       let lo = 0, hi = nc;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
@@ -103,8 +98,11 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
         const dd = down >= 0 ? want - candCov[down]! : Infinity;
         const k = du <= dd ? up++ : down--;
         const dm = du <= dd ? du : dd;
-        if (bound * dm * dm >= bestE) break;
+        const tone = bound * dm * dm;
+        if (tone >= bestE) break;
         const g = cand[k]!;
+        const ds = spreadT - spread[g]!;
+        if (tone + ds * ds > bestE + 1e-5) continue;
         const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW);
         if (e2 < bestE) { bestE = e2; best = g; }
       }
@@ -149,6 +147,35 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
 }
 
 const N = SAMPLES;
+
+interface TemplateStats {
+  /** Sum of squares, mean and zero-mean norm of each template. */
+  readonly g2: Float32Array;
+  readonly gm: Float32Array;
+  readonly spread: Float32Array;
+}
+
+const statsCache = new WeakMap<Float32Array, TemplateStats>();
+
+/** Per-template sums, computed once per glyph table. Means come from the templates themselves
+ * (not the rounded coverage) so the tone term and the pruning bounds stay exact. */
+function templateStats(templates: Float32Array, count: number): TemplateStats {
+  const hit = statsCache.get(templates);
+  if (hit && hit.g2.length === count) return hit;
+  const g2 = new Float32Array(count);
+  const gm = new Float32Array(count);
+  const spread = new Float32Array(count);
+  for (let g = 0; g < count; g++) {
+    let s = 0, m = 0;
+    for (let i = 0; i < N; i++) { const v = templates[g * N + i]!; s += v * v; m += v; }
+    g2[g] = s;
+    gm[g] = m / N;
+    spread[g] = Math.sqrt(Math.max(0, s - m * m / N));
+  }
+  const stats = { g2, gm, spread };
+  statsCache.set(templates, stats);
+  return stats;
+}
 
 function glyphError(t: Float32Array, templates: Float32Array, g: number, g2: number, cov: number, c: number, base: number, want: number, toneW: number): number {
   let dot = 0;
