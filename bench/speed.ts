@@ -2,7 +2,7 @@
  * `npm run bench`: speed of v2a against chafa and jp2a.
  *
  * 1. Builds the project (`npm run build`) so the CLI is measured as shipped (dist/cli/main.js).
- * 2. Core: `render(img, { columns: 160 })` in process on a 640x480 photo at defaults (and with
+ * 2. Core: `render(img, { columns: 160 })` of dist/ in process on a 640x480 photo at defaults (and with
  *    autoOptimize 0): warm-up 10, median of 50; ms per render and µs per cell. Target: <= 2 µs per
  *    cell on one thread.
  * 3. Peers per cell: chafa and jp2a as whole processes on the same 640x480 PNG at 160 columns
@@ -17,7 +17,7 @@ import { existsSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { render } from '../src/core/render.js';
+import type { render as renderFn } from '../src/core/render.js';
 import { CELL_ASPECT, VERSION } from '../src/core/types.js';
 import { BENCH_DIR, CACHE_DIR, bigJpeg, decodeRgba, photo640, tinyPng } from './lib/images.js';
 import { chafaArgs, ensurePeers, jp2aArgs, peerVersion } from './lib/peers.js';
@@ -36,7 +36,7 @@ const build = () => buildProject(ROOT, CLI, progress);
 
 interface CoreResult { readonly label: string; readonly msMedian: number; readonly msMin: number; readonly usPerCell: number }
 
-function benchCore(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, label: string, cells: number): CoreResult {
+function benchCore(render: typeof renderFn, img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, label: string, cells: number): CoreResult {
   for (let i = 0; i < 10; i++) render(img, params);
   const times: number[] = [];
   for (let i = 0; i < 50; i++) {
@@ -114,6 +114,8 @@ async function main(): Promise<void> {
   const tStart = performance.now();
   const built = await build();
   log(`build: ${built.note}`);
+  // The core as it ships (dist/, what the CLI and server run), not the tsx-transformed source.
+  const { render } = (await import(pathToFileURL(join(ROOT, 'dist/core/render.js')).href)) as { render: typeof renderFn };
   const programs = await ensurePeers(log);
 
   // --- Core ---------------------------------------------------------------------------------
@@ -124,8 +126,8 @@ async function main(): Promise<void> {
   const cells = COLS * rows;
   progress('core render ...');
   const core = [
-    benchCore(img, { columns: COLS }, 'render, defaults', cells),
-    benchCore(img, { columns: COLS, autoOptimize: 0 }, 'render, autoOptimize 0', cells),
+    benchCore(render, img, { columns: COLS }, 'render, defaults', cells),
+    benchCore(render, img, { columns: COLS, autoOptimize: 0 }, 'render, autoOptimize 0', cells),
   ];
   const cold = await coldRender(img, COLS, cells);
   const check = render(img, { columns: COLS });

@@ -68,7 +68,13 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const hc = [new Float32Array(C3), new Float32Array(C3)];
   const hrRow = [-1, -1];
   let hrNext = 0;
-  const lin = scratch('resample.lin', sw * 4);
+  const lin = scratch('resample.lin', sw * 3);
+
+  const xs = xt.start, xn = xt.count, xo = xt.offset, xw = xt.weight;
+  const cs = ct.start, cn = ct.count, co = ct.offset, cw = ct.weight;
+  // One source pixel per sample (e.g. 640 px into 160 columns of 4): the luma taps are a copy.
+  const identity = sw === W;
+  const linY = scratch('resample.linY', sw);
 
   const hpass = (sy: number): number => {
     if (hrRow[0] === sy) return 0;
@@ -79,7 +85,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
     const oy = hy[slot]!;
     const oc = hc[slot]!;
     let p = sy * sw * 4;
-    for (let x = 0, q = 0; x < sw; x++, p += 4, q += 4) {
+    for (let x = 0, q = 0; x < sw; x++, p += 4, q += 3) {
       const alpha = px[p + 3]!;
       let r = lut[px[p]!]!, g = lut[px[p + 1]!]!, b = lut[px[p + 2]!]!;
       if (alpha !== 255) {
@@ -87,30 +93,32 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
         const gr = groundLinear * (1 - a);
         r = r * a + gr; g = g * a + gr; b = b * a + gr;
       }
-      lin[q] = REC709_R * r + REC709_G * g + REC709_B * b;
-      lin[q + 1] = r;
-      lin[q + 2] = g;
-      lin[q + 3] = b;
+      linY[x] = REC709_R * r + REC709_G * g + REC709_B * b;
+      lin[q] = r;
+      lin[q + 1] = g;
+      lin[q + 2] = b;
     }
-    for (let x = 0; x < W; x++) {
-      const s = xt.start[x]!, n = xt.count[x]!, o = xt.offset[x]!;
-      let y0 = 0;
-      for (let k = 0; k < n; k++) y0 += xt.weight[o + k]! * lin[(s + k) * 4]!;
-      oy[x] = y0;
-    }
-    for (let c = 0; c < cols; c++) {
-      const s = ct.start[c]!, n = ct.count[c]!, o = ct.offset[c]!;
-      let r0 = 0, g0 = 0, b0 = 0;
-      for (let k = 0; k < n; k++) {
-        const w = ct.weight[o + k]!;
-        const q = (s + k) * 4;
-        r0 += w * lin[q + 1]!;
-        g0 += w * lin[q + 2]!;
-        b0 += w * lin[q + 3]!;
+    if (identity) oy.set(linY);
+    else {
+      for (let x = 0; x < W; x++) {
+        const s = xs[x]!, n = xn[x]!, o = xo[x]!;
+        let y0 = 0;
+        for (let k = 0; k < n; k++) y0 += xw[o + k]! * linY[s + k]!;
+        oy[x] = y0;
       }
-      oc[c * 3] = r0;
-      oc[c * 3 + 1] = g0;
-      oc[c * 3 + 2] = b0;
+    }
+    for (let c = 0, oq = 0; c < cols; c++, oq += 3) {
+      const s = cs[c]!, n = cn[c]!, o = co[c]!;
+      let r0 = 0, g0 = 0, b0 = 0;
+      for (let k = 0, q = s * 3; k < n; k++, q += 3) {
+        const w = cw[o + k]!;
+        r0 += w * lin[q]!;
+        g0 += w * lin[q + 1]!;
+        b0 += w * lin[q + 2]!;
+      }
+      oc[oq] = r0;
+      oc[oq + 1] = g0;
+      oc[oq + 2] = b0;
     }
     return slot;
   };
@@ -120,20 +128,22 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const accY = new Float32Array(W);
   const rowNorm = 1 / subY;
 
+  const ys = yt.start, yn = yt.count, yo = yt.offset, yw = yt.weight;
   for (let y = 0; y < H; y++) {
-    accY.fill(0);
-    const s = yt.start[y]!, n = yt.count[y]!, o = yt.offset[y]!;
+    const s = ys[y]!, n = yn[y]!, o = yo[y]!;
     const cbase = Math.floor(y / subY) * C3;
+    const base = y * W;
     for (let k = 0; k < n; k++) {
-      const w = yt.weight[o + k]!;
+      const w = yw[o + k]!;
       const slot = hpass(s + k);
       const ry = hy[slot]!, rc = hc[slot]!;
-      for (let i = 0; i < W; i++) accY[i]! += w * ry[i]!;
+      if (n === 1) for (let i = 0; i < W; i++) luma[base + i] = encodeLinear(w * ry[i]!);
+      else if (k === 0) for (let i = 0; i < W; i++) accY[i] = w * ry[i]!;
+      else for (let i = 0; i < W; i++) accY[i]! += w * ry[i]!;
       const wc = w * rowNorm;
       for (let i = 0; i < C3; i++) cellRgb[cbase + i]! += wc * rc[i]!;
     }
-    const base = y * W;
-    for (let x = 0; x < W; x++) luma[base + x] = encodeLinear(accY[x]!);
+    if (n > 1) for (let x = 0; x < W; x++) luma[base + x] = encodeLinear(accY[x]!);
   }
   return { luma: { width: W, height: H, data: luma }, cellLinearRgb: cellRgb };
 }
