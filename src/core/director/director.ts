@@ -3,7 +3,7 @@ import { cellColors } from '../pipeline/colors.js';
 import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
-import { roundTripMetric, toneMetrics } from './metrics.js';
+import { roundTripMetric, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
 import { RUBRICS, rubricScore } from './rubrics.js';
 
 /** What the Director needs of the pipeline's prepared source and the glyph ramp. */
@@ -16,6 +16,11 @@ export interface DirectorInput {
   readonly coverage: Float32Array;
   readonly scale: number;
   readonly order: Int32Array;
+}
+
+/** The Director's working set: the sampled cells and what every candidate's metrics reuse. */
+interface SimInput extends DirectorInput {
+  readonly cells: SourceCells;
 }
 
 type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength' | 'maxGlyphRmse';
@@ -83,7 +88,7 @@ const TONE_SEARCH = new Set<Tunable>(TONE_GRID.map(([n]) => n));
 interface Sim { readonly metrics: Record<string, number>; readonly score: number }
 
 /** Renders the cells' tones through the candidate's tone curve and ramp levels, and scores it. */
-function simulate(input: DirectorInput, stats: SourceStats, p: RenderParams, ramp: Float64Array, colors: Uint8Array): Sim {
+function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Float64Array, colors: Uint8Array): Sim {
   const rampLevels = simulatedLevels(p, ramp);
   const src = input.prep.cellLuma;
   const n = src.length;
@@ -92,7 +97,7 @@ function simulate(input: DirectorInput, stats: SourceStats, p: RenderParams, ram
   const rubric = RUBRICS[p.qualityTarget];
   const rendered = new Float32Array(n);
   for (let i = 0; i < n; i++) rendered[i] = quantize(rampLevels, lookup(lut, src[i]!), p.invert);
-  const metrics = toneMetrics(rendered, src);
+  const metrics = toneMetrics(rendered, input.cells);
   // Only what the rubric weighs is measured here: these are the costly ones.
   if ('stability' in rubric.weights) {
     const sigma = Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen);
@@ -174,7 +179,8 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
  * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
-  const input: DirectorInput = { prep: sampleCells(prep), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
+  const sampled = sampleCells(prep);
+  const input: SimInput = { prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
   const colors = new Uint8Array(input.prep.cellLuma.length * 3);
@@ -247,7 +253,7 @@ export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], c
     const t = Math.min(1, coverage[result.cells[i]!]! / scale);
     rendered[i] = inv ? 1 - t : t;
   }
-  const metrics: Record<string, number> = toneMetrics(rendered, prep.cellLuma);
+  const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
   metrics.roundTrip = roundTripMetric(result.colors, prep.resampled.cellLinearRgb);
   const rubric = RUBRICS[report.rubric];

@@ -2,16 +2,8 @@ import { encodeLinear } from '../pipeline/linear.js';
 
 const BINS = 16;
 
-function entropy16(values: Float32Array, mask: Uint8Array | null): number {
-  const h = new Float64Array(BINS);
-  let n = 0;
-  for (let i = 0; i < values.length; i++) {
-    if (mask && !mask[i]) continue;
-    let b = (values[i]! * BINS) | 0;
-    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-    h[b]!++;
-    n++;
-  }
+/** Normalised 16-bin entropy of a histogram holding n values. */
+function entropy(h: Float64Array, n: number): number {
   if (n === 0) return 0;
   let e = 0;
   for (let b = 0; b < BINS; b++) if (h[b]! > 0) { const p = h[b]! / n; e -= p * Math.log2(p); }
@@ -33,42 +25,68 @@ function quantiles(values: Float32Array, qs: readonly number[]): number[] {
   });
 }
 
+const DARK = 1, MID = 2, LIGHT = 4;
+
+/** What toneMetrics needs of the source cells, computed once for the Director's many candidates. */
+export interface SourceCells {
+  /** Perceptual luminance per cell. */
+  readonly values: Float32Array;
+  readonly mean: number;
+  /** Per cell: DARK (<= 25th percentile), LIGHT (>= 75th), MID (strictly between); flags may combine. */
+  readonly band: Uint8Array;
+}
+
+export function sourceCells(values: Float32Array): SourceCells {
+  const n = values.length;
+  let ss = 0;
+  for (let i = 0; i < n; i++) ss += values[i]!;
+  const [q25, q75] = quantiles(values, [0.25, 0.75]) as [number, number];
+  const band = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = values[i]!;
+    band[i] = (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0);
+  }
+  return { values, mean: n ? ss / n : 0, band };
+}
+
 /**
  * Tone metrics of a rendering: `rendered` is each cell's displayed tone (0..1, in the source's
  * orientation), `source` its perceptual luminance. See rubrics.ts for what each one means.
  */
-export function toneMetrics(rendered: Float32Array, source: Float32Array): Record<string, number> {
+export function toneMetrics(rendered: Float32Array, source: SourceCells): Record<string, number> {
   const n = rendered.length;
-  let sr = 0, ss = 0;
-  for (let i = 0; i < n; i++) { sr += rendered[i]!; ss += source[i]!; }
-  const mr = sr / n, ms = ss / n;
+  const src = source.values, band = source.band;
+  let sr = 0;
+  for (let i = 0; i < n; i++) sr += rendered[i]!;
+  const mr = sr / n, ms = source.mean;
   let cov = 0, vr = 0, vs = 0, clipped = 0;
   const [rLo, rHi] = quantiles(rendered, [0.05, 0.95]) as [number, number];
+  // 16-bin histograms of the rendered tone: all cells, then per source band.
+  const all = new Float64Array(BINS), dark = new Float64Array(BINS), mid = new Float64Array(BINS), light = new Float64Array(BINS);
+  let nDark = 0, nMid = 0, nLight = 0;
   for (let i = 0; i < n; i++) {
-    const dr = rendered[i]! - mr, ds = source[i]! - ms;
+    const r = rendered[i]!, s = src[i]!;
+    const dr = r - mr, ds = s - ms;
     cov += dr * ds; vr += dr * dr; vs += ds * ds;
-    const r = rendered[i]!, s = source[i]!;
     if ((r <= 0.001 && s > 0.12) || (r >= 0.999 && s < 0.88)) clipped++;
+    let b = (r * BINS) | 0;
+    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
+    all[b]!++;
+    const f = band[i]!;
+    if (f & DARK) { dark[b]!++; nDark++; }
+    if (f & MID) { mid[b]!++; nMid++; }
+    if (f & LIGHT) { light[b]!++; nLight++; }
   }
   const fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
-  const [q25, q75] = quantiles(source, [0.25, 0.75]) as [number, number];
-  const dark = new Uint8Array(n), mid = new Uint8Array(n), light = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const s = source[i]!;
-    if (s <= q25) dark[i] = 1;
-    if (s >= q75) light[i] = 1;
-    if (s > q25 && s < q75) mid[i] = 1;
-  }
   // A detail metric saturates at 3 bits of 4: a quarter of the image rarely spans all 16 tones.
-  const detail = (m: Uint8Array) => Math.min(1, entropy16(rendered, m) / 0.75);
   return {
     fidelity,
     range: Math.min(1, (rHi - rLo) / 0.8),
-    levels: Math.min(1, entropy16(rendered, null) / 0.8),
+    levels: Math.min(1, entropy(all, n) / 0.8),
     clipping: Math.max(0, 1 - (4 * clipped) / n),
-    shadows: detail(dark),
-    midtones: detail(mid),
-    highlights: detail(light),
+    shadows: Math.min(1, entropy(dark, nDark) / 0.75),
+    midtones: Math.min(1, entropy(mid, nMid) / 0.75),
+    highlights: Math.min(1, entropy(light, nLight) / 0.75),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Raster } from './raster.js';
+import { scratch } from './scratch.js';
 
 const RANGE_BINS = 1024;
 
@@ -34,27 +35,31 @@ const W_NEIGHBOUR = Math.exp(-0.5);
 /**
  * One separable bilateral pass (Pham & van Vliet 2005): a 3-tap range-weighted filter along x,
  * then along y. Four taps a sample instead of eight, and a step edge still gets ~zero weight
- * across it on either axis.
+ * across it on either axis. `lut` holds the range weights, indexed by |difference| * RANGE_BINS.
  */
-function pass(s: Float32Array, o: Float32Array, w: number, h: number, lut: Float32Array): void {
+function pass(s: Float32Array, o: Float32Array, w: number, h: number, rangeLut: Float32Array): void {
   const top = RANGE_BINS;
-  // Along x into o.
+  // The spatial weight of the two neighbours folded into the table.
+  const lut = scratch('denoise.lut', top + 1);
+  for (let i = 0; i <= top; i++) lut[i] = W_NEIGHBOUR * rangeLut[i]!;
+  // Along x into o; the first and last sample of a row are their own outer neighbour.
   for (let y = 0; y < h; y++) {
     const r = y * w;
+    let l = s[r]!, c = s[r]!;
     for (let x = 0; x < w; x++) {
       const i = r + x;
-      const c = s[i]!;
-      const l = s[x > 0 ? i - 1 : i]!;
-      const rt = s[x < w - 1 ? i + 1 : i]!;
-      let d = (l > c ? l - c : c - l) * top;
-      const wl = W_NEIGHBOUR * lut[d >= top ? top : d | 0]!;
-      d = (rt > c ? rt - c : c - rt) * top;
-      const wr = W_NEIGHBOUR * lut[d >= top ? top : d | 0]!;
+      const rt = x < w - 1 ? s[i + 1]! : c;
+      let d = Math.abs(l - c) * top;
+      const wl = lut[d < top ? d | 0 : top]!;
+      d = Math.abs(rt - c) * top;
+      const wr = lut[d < top ? d | 0 : top]!;
       o[i] = (c + wl * l + wr * rt) / (1 + wl + wr);
+      l = c;
+      c = rt;
     }
   }
   // Along y in place, carrying the unfiltered previous row.
-  const prev = new Float32Array(w);
+  const prev = scratch('denoise.prev', w);
   prev.set(o.subarray(0, w));
   for (let y = 0; y < h; y++) {
     const r = y * w;
@@ -64,10 +69,10 @@ function pass(s: Float32Array, o: Float32Array, w: number, h: number, lut: Float
       const c = o[i]!;
       const u = prev[x]!;
       const b = o[dn + x]!;
-      let d = (u > c ? u - c : c - u) * top;
-      const wu = W_NEIGHBOUR * lut[d >= top ? top : d | 0]!;
-      d = (b > c ? b - c : c - b) * top;
-      const wb = W_NEIGHBOUR * lut[d >= top ? top : d | 0]!;
+      let d = Math.abs(u - c) * top;
+      const wu = lut[d < top ? d | 0 : top]!;
+      d = Math.abs(b - c) * top;
+      const wb = lut[d < top ? d | 0 : top]!;
       prev[x] = c;
       o[i] = (c + wu * u + wb * b) / (1 + wu + wb);
     }
