@@ -15,7 +15,7 @@ import { unsharpMask } from './pipeline/sharpen.js';
 import { cellStructure } from './pipeline/structure.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlur, viewBlurTemplates } from './pipeline/view-blur.js';
-import { applyLut, histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
+import { histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -136,12 +136,12 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   const source = options.temporal ? { width: W, height: H, data: options.temporal.step(luma.data, p.motionSensitivity, cols) } : luma;
   bilateralDenoise(source, p.denoise, a, b);
   const hist = histogram({ width: W, height: H, data: a });
-  unsharpMask(a, W, H, p.sharpen, a, b);
   const tone = toneSettings(p, hist);
-  const toned = applyLut(a, toneLut(tone), b);
+  const toned = unsharpMask(a, W, H, p.sharpen, b, scratch('render.viewTmp', n), toneLut(tone));
 
-  // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink.
-  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : (a.set(toned), a);
+  // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
+  // the structure tensor below is the same for v and 1 - v).
+  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : toned;
   if (p.invert) for (let i = 0; i < n; i++) target[i] = 1 - target[i]!;
 
   const cells = new Uint16Array(cols * rows);

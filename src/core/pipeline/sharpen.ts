@@ -1,12 +1,19 @@
+import { scratch } from './scratch.js';
+import { applyLut, lutValue } from './tone.js';
+
+const IDENTITY = new Float32Array(0);
+
 /**
  * Unsharp mask: v + amount * (v - blur(v)) with a separable binomial [1 4 6 4 1]/16 blur
  * (sigma ~1 sample, a quarter of a cell width): it lifts the sub-cell structure that glyph shapes
  * can show. `sharpen` 0..1 maps to an amount of 0..2. Values may overshoot 0..1; the tone curve
- * clamps them.
+ * clamps them. With `tone` (a toneLut() table) the result goes straight through the tone curve,
+ * saving a pass over the raster.
  */
-export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: number, out: Float32Array, tmp: Float32Array): Float32Array {
+export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: number, out: Float32Array, tmp: Float32Array, tone?: Float32Array): Float32Array {
   if (sharpen <= 0) {
-    if (out !== src) out.set(src);
+    if (tone) applyLut(src, tone, out);
+    else if (out !== src) out.set(src);
     return out;
   }
   const amount = 2 * sharpen;
@@ -19,7 +26,10 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
       tmp[r + x] = (src[r + x2]! + 4 * src[r + x1]! + 6 * src[r + x]! + 4 * src[r + x3]! + src[r + x4]!) * 0.0625;
     }
   }
-  // Vertical blur and the unsharp combination in one pass.
+  // Vertical blur and the unsharp combination in one pass (then the tone curve, when given).
+  const lut = tone ?? IDENTITY;
+  const toneIt = tone !== undefined;
+  const row = scratch('sharpen.row', w);
   for (let y = 0; y < h; y++) {
     const y1 = (y > 0 ? y - 1 : 0) * w, y2 = (y > 1 ? y - 2 : 0) * w;
     const y3 = (y < h - 1 ? y + 1 : h - 1) * w, y4 = (y < h - 2 ? y + 2 : h - 1) * w;
@@ -27,8 +37,11 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
     for (let x = 0; x < w; x++) {
       const b = (tmp[y2 + x]! + 4 * tmp[y1 + x]! + 6 * tmp[r + x]! + 4 * tmp[y3 + x]! + tmp[y4 + x]!) * 0.0625;
       const v = src[r + x]!;
-      out[r + x] = v + amount * (v - b);
+      row[x] = v + amount * (v - b);
     }
+    // A row buffer, since tmp rows are still needed below and out may be src.
+    if (toneIt) for (let x = 0; x < w; x++) out[r + x] = lutValue(lut, row[x]!);
+    else out.set(row, r);
   }
   return out;
 }

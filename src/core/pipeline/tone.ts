@@ -80,13 +80,17 @@ export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE): Float32Array {
   return lut;
 }
 
-export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {
+/** One value through a toneLut() table, linearly interpolated. */
+export function lutValue(lut: Float32Array, v: number): number {
   const n = TONE_LUT_SIZE;
-  for (let i = 0; i < src.length; i++) {
-    const x = (src[i]! + 0.5) * (n / 2);
-    const k = x <= 0 ? 0 : x >= n ? n - 1 : x | 0;
-    const f = x <= 0 ? 0 : x >= n ? 1 : x - k;
-    out[i] = lut[k]! + (lut[k + 1]! - lut[k]!) * f;
-  }
+  const x = (v + 0.5) * (n / 2);
+  if (x <= 0) return lut[0]!;
+  if (x >= n) return lut[n]!;
+  const k = x | 0;
+  return lut[k]! + (lut[k + 1]! - lut[k]!) * (x - k);
+}
+
+export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {
+  for (let i = 0; i < src.length; i++) out[i] = lutValue(lut, src[i]!);
   return out;
 }
