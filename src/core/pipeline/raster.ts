@@ -14,19 +14,18 @@ export function cellMeans(r: Raster, cellW: number, cellH: number, out?: Float32
   const cols = Math.floor(r.width / cellW);
   const rows = Math.floor(r.height / cellH);
   const res = out ?? new Float32Array(cols * rows);
-  res.fill(0);
   const d = r.data;
+  const w = r.width;
   const inv = 1 / (cellW * cellH);
-  for (let y = 0; y < rows * cellH; y++) {
-    const base = y * r.width;
-    const crow = Math.floor(y / cellH) * cols;
-    for (let cx = 0; cx < cols; cx++) {
+  for (let cy = 0, c = 0; cy < rows; cy++) {
+    const top = cy * cellH * w;
+    for (let cx = 0; cx < cols; cx++, c++) {
       let s = 0;
-      const x0 = base + cx * cellW;
-      for (let k = 0; k < cellW; k++) s += d[x0 + k]!;
-      res[crow + cx]! += s;
+      for (let y = 0, p = top + cx * cellW; y < cellH; y++, p += w) {
+        for (let k = 0; k < cellW; k++) s += d[p + k]!;
+      }
+      res[c] = s * inv;
     }
   }
-  for (let i = 0; i < res.length; i++) res[i]! *= inv;
   return res;
 }

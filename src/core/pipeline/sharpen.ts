@@ -17,14 +17,24 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
     return out;
   }
   const amount = 2 * sharpen;
-  // Horizontal blur into tmp.
+  // Horizontal blur into tmp: a sliding window over the interior; the two samples at each end
+  // clamp their neighbours to the row.
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    for (let x = 0; x < w; x++) {
-      const x1 = x > 0 ? x - 1 : 0, x2 = x > 1 ? x - 2 : 0;
-      const x3 = x < w - 1 ? x + 1 : w - 1, x4 = x < w - 2 ? x + 2 : w - 1;
-      tmp[r + x] = (src[r + x2]! + 4 * src[r + x1]! + 6 * src[r + x]! + 4 * src[r + x3]! + src[r + x4]!) * 0.0625;
+    if (w < 5) {
+      for (let x = 0; x < w; x++) tmp[r + x] = clampedTap(src, r, w, x);
+      continue;
     }
+    tmp[r] = clampedTap(src, r, w, 0);
+    tmp[r + 1] = clampedTap(src, r, w, 1);
+    let a = src[r]!, b = src[r + 1]!, c = src[r + 2]!, d = src[r + 3]!;
+    for (let i = r + 2, end = r + w - 2; i < end; i++) {
+      const e = src[i + 2]!;
+      tmp[i] = (a + 4 * b + 6 * c + 4 * d + e) * 0.0625;
+      a = b; b = c; c = d; d = e;
+    }
+    tmp[r + w - 2] = clampedTap(src, r, w, w - 2);
+    tmp[r + w - 1] = clampedTap(src, r, w, w - 1);
   }
   // Vertical blur and the unsharp combination in one pass (then the tone curve, when given).
   const lut = tone ?? IDENTITY;
@@ -44,4 +54,10 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
     else out.set(row, r);
   }
   return out;
+}
+
+function clampedTap(src: Float32Array, r: number, w: number, x: number): number {
+  const x1 = x > 0 ? x - 1 : 0, x2 = x > 1 ? x - 2 : 0;
+  const x3 = x < w - 1 ? x + 1 : w - 1, x4 = x < w - 2 ? x + 2 : w - 1;
+  return (src[r + x2]! + 4 * src[r + x1]! + 6 * src[r + x]! + 4 * src[r + x3]! + src[r + x4]!) * 0.0625;
 }

@@ -9,10 +9,11 @@ import { SUB_X, SUB_Y } from '../glyphs/types.js';
 export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array, tmp: Float32Array): Float32Array {
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    for (let x = 0; x < w; x++) {
-      const l = x > 0 ? x - 1 : x, rt = x < w - 1 ? x + 1 : x;
-      tmp[r + x] = (src[r + l]! + 2 * src[r + x]! + src[r + rt]!) * 0.25;
-    }
+    if (w === 1) { tmp[r] = src[r]!; continue; }
+    // Edges clamp: the outer neighbour of a border sample is itself.
+    tmp[r] = (3 * src[r]! + src[r + 1]!) * 0.25;
+    for (let i = r + 1, end = r + w - 1; i < end; i++) tmp[i] = (src[i - 1]! + 2 * src[i]! + src[i + 1]!) * 0.25;
+    tmp[r + w - 1] = (src[r + w - 2]! + 3 * src[r + w - 1]!) * 0.25;
   }
   for (let y = 0; y < h; y++) {
     const u = (y > 0 ? y - 1 : y) * w, d = (y < h - 1 ? y + 1 : y) * w, r = y * w;
