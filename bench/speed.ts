@@ -36,47 +36,40 @@ const build = () => buildProject(ROOT, CLI, progress);
 
 interface CoreResult { readonly label: string; readonly msMedian: number; readonly msMin: number; readonly usPerCell: number }
 
-function benchCore(render: typeof renderFn, img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, label: string, cells: number): CoreResult {
-  for (let i = 0; i < 10; i++) render(img, params);
-  const times: number[] = [];
-  for (let i = 0; i < 50; i++) {
-    const t0 = performance.now();
-    render(img, params);
-    times.push(performance.now() - t0);
-  }
-  const ms = median(times);
-  return { label, msMedian: ms, msMin: Math.min(...times), usPerCell: (ms * 1000) / cells };
-}
-
 /**
- * The first render() in a fresh node process (the dist/ build, as the CLI runs it): median of 5
- * processes. The image goes in as raw RGBA through a cache file, so no decoder is involved.
+ * The core measured in a plain `node` child on the dist/ build, as the CLI and server run it. Not
+ * in this process: tsx's loader hooks alone slow the same code by ~15%. The image goes in as raw
+ * RGBA through a cache file, so no decoder is involved. `warm`: 10 renders of warm-up, then the
+ * median of 50 in one process; `cold`: the first render() of a fresh process, median of 5.
  */
-async function coldRender(img: Awaited<ReturnType<typeof decodeRgba>>, columns: number, cells: number): Promise<CoreResult | null> {
+async function coreInChild(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, mode: 'warm' | 'cold', label: string, cells: number): Promise<CoreResult | null> {
   const renderJs = join(ROOT, 'dist/core/render.js');
   if (!existsSync(renderJs)) return null;
   mkdirSync(CACHE_DIR, { recursive: true });
-  const raw = join(CACHE_DIR, `cold-${img.width}x${img.height}.rgba`);
-  writeFileSync(raw, img.data);
+  const raw = join(CACHE_DIR, `core-${img.width}x${img.height}.rgba`);
+  if (!existsSync(raw) || statSync(raw).size !== img.data.length) writeFileSync(raw, img.data);
+  const [warmup, runs, procs] = mode === 'warm' ? [10, 50, 1] : [0, 1, 5];
   const script = [
     `import { readFileSync } from 'node:fs';`,
     `import { render } from ${JSON.stringify(pathToFileURL(renderJs).href)};`,
-    `const data = new Uint8Array(readFileSync(${JSON.stringify(raw)}));`,
-    `const t0 = performance.now();`,
-    `render({ width: ${img.width}, height: ${img.height}, data }, { columns: ${columns} });`,
-    `process.stdout.write(String(performance.now() - t0));`,
+    `const img = { width: ${img.width}, height: ${img.height}, data: new Uint8Array(readFileSync(${JSON.stringify(raw)})) };`,
+    `const params = ${JSON.stringify(params)};`,
+    `for (let i = 0; i < ${warmup}; i++) render(img, params);`,
+    `const times = [];`,
+    `for (let i = 0; i < ${runs}; i++) { const t0 = performance.now(); render(img, params); times.push(performance.now() - t0); }`,
+    `process.stdout.write(JSON.stringify(times));`,
   ].join('\n');
   const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < procs; i++) {
     const r = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
     if (r.code !== 0) {
-      log(`cold render failed: ${r.stderr.trim().split('\n')[0]}`);
+      log(`core render (${label}) failed: ${r.stderr.trim().split('\n')[0]}`);
       return null;
     }
-    times.push(Number(r.stdout.toString()));
+    times.push(...(JSON.parse(r.stdout.toString()) as number[]));
   }
   const ms = median(times);
-  return { label: 'render, defaults, cold (1st call)', msMedian: ms, msMin: Math.min(...times), usPerCell: (ms * 1000) / cells };
+  return { label, msMedian: ms, msMin: Math.min(...times), usPerCell: (ms * 1000) / cells };
 }
 
 /** Median wall time of a whole process over `n` runs (stdout discarded). */
@@ -125,11 +118,13 @@ async function main(): Promise<void> {
   const rows = Math.max(1, Math.round((COLS * img.height * CELL_ASPECT) / img.width));
   const cells = COLS * rows;
   progress('core render ...');
-  const core = [
-    benchCore(render, img, { columns: COLS }, 'render, defaults', cells),
-    benchCore(render, img, { columns: COLS, autoOptimize: 0 }, 'render, autoOptimize 0', cells),
-  ];
-  const cold = await coldRender(img, COLS, cells);
+  const core: CoreResult[] = [];
+  for (const [params, label] of [[{ columns: COLS }, 'render, defaults'], [{ columns: COLS, autoOptimize: 0 }, 'render, autoOptimize 0']] as const) {
+    const r = await coreInChild(img, params, 'warm', label, cells);
+    if (!r) throw new Error(`core bench failed (${label}); see the line above`);
+    core.push(r);
+  }
+  const cold = await coreInChild(img, { columns: COLS }, 'cold', 'render, defaults, cold (1st call)', cells);
   const check = render(img, { columns: COLS });
   if (check.rows !== rows) log(`note: render gave ${check.rows} rows, expected ${rows}`);
 
@@ -186,7 +181,7 @@ async function main(): Promise<void> {
 
   // --- Report --------------------------------------------------------------------------------
   console.log('');
-  console.log(`Core: render() in process, ${img.width}x${img.height} photo (${photo.source}), ${COLS}x${rows} = ${cells} cells; warm-up 10, median of 50 (one thread)`);
+  console.log(`Core: render() of dist/ in a plain node child process, ${img.width}x${img.height} photo (${photo.source}), ${COLS}x${rows} = ${cells} cells; warm-up 10, median of 50 (one thread)`);
   console.log(table([
     ['what', 'ms/render (median)', 'ms (min)', 'µs/cell'],
     ...core.map((c) => [c.label, fix(c.msMedian, 2), fix(c.msMin, 2), fix(c.usPerCell, 2)]),
