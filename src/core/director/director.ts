@@ -93,14 +93,16 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   const src = input.prep.cellLuma;
   const n = src.length;
   const tone: ToneSettings = { ...levels(stats.hist, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
-  const lut = toneLut(tone, SIM_LUT_SIZE);
   const rubric = RUBRICS[p.qualityTarget];
+  const stable = 'stability' in rubric.weights;
+  const sigma = stable ? Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen) : 0;
+  // Only the entries the cells (and their +-sigma stability probes) can look up.
+  const lut = toneLut(tone, SIM_LUT_SIZE, lutIndex(input.cells.min - sigma), lutIndex(input.cells.max + sigma));
   const rendered = new Float32Array(n);
   for (let i = 0; i < n; i++) rendered[i] = quantize(rampLevels, lookup(lut, src[i]!), p.invert);
   const metrics = toneMetrics(rendered, input.cells);
   // Only what the rubric weighs is measured here: these are the costly ones.
-  if ('stability' in rubric.weights) {
-    const sigma = Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen);
+  if (stable) {
     let changed = 0;
     for (let i = 0; i < n; i++) {
       const s = src[i]!;
@@ -119,10 +121,13 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
 /** The simulation's tone table is coarser than the renderer's: cell means need no finer. */
 const SIM_LUT_SIZE = 1024;
 
-function lookup(lut: Float32Array, v: number): number {
+function lutIndex(v: number): number {
   const x = (v + 0.5) * (SIM_LUT_SIZE / 2);
-  const k = x <= 0 ? 0 : x >= SIM_LUT_SIZE ? SIM_LUT_SIZE : x | 0;
-  return lut[k]!;
+  return x <= 0 ? 0 : x >= SIM_LUT_SIZE ? SIM_LUT_SIZE : x | 0;
+}
+
+function lookup(lut: Float32Array, v: number): number {
+  return lut[lutIndex(v)]!;
 }
 
 /**

@@ -32,21 +32,28 @@ export interface SourceCells {
   /** Perceptual luminance per cell. */
   readonly values: Float32Array;
   readonly mean: number;
+  readonly min: number;
+  readonly max: number;
   /** Per cell: DARK (<= 25th percentile), LIGHT (>= 75th), MID (strictly between); flags may combine. */
   readonly band: Uint8Array;
 }
 
 export function sourceCells(values: Float32Array): SourceCells {
   const n = values.length;
-  let ss = 0;
-  for (let i = 0; i < n; i++) ss += values[i]!;
+  let ss = 0, min = Infinity, max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    ss += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
   const [q25, q75] = quantiles(values, [0.25, 0.75]) as [number, number];
   const band = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     const s = values[i]!;
     band[i] = (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0);
   }
-  return { values, mean: n ? ss / n : 0, band };
+  return { values, mean: n ? ss / n : 0, min: n ? min : 0, max: n ? max : 0, band };
 }
 
 /**

@@ -73,10 +73,13 @@ export function toneValue(v: number, s: ToneSettings): number {
   return s.invert ? 1 - u : u;
 }
 
-/** LUT over inputs -0.5..1.5 (sharpening overshoots 0..1; levels must still see it). */
-export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE): Float32Array {
+/**
+ * LUT over inputs -0.5..1.5 (sharpening overshoots 0..1; levels must still see it). Entries
+ * outside `from..to` (indices) stay 0, for callers that only look up a narrower input range.
+ */
+export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE, from = 0, to = size): Float32Array {
   const lut = new Float32Array(size + 1);
-  for (let i = 0; i <= size; i++) lut[i] = toneValue(-0.5 + (2 * i) / size, s);
+  for (let i = Math.max(0, from); i <= Math.min(size, to); i++) lut[i] = toneValue(-0.5 + (2 * i) / size, s);
   return lut;
 }
 
