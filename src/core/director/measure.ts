@@ -44,21 +44,22 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const magHist = new Uint32Array(256);
   for (let y = 1; y < h - 1; y += 4) {
     const r = y * w, u = r - w, dn = r + w;
+    // A 3x3 window sliding along the row: each step loads one new column.
+    let a = d[u]!, l = d[r]!, g = d[dn]!;
+    let b = d[u + 1]!, m = d[r + 1]!, hh = d[dn + 1]!;
     for (let x = 1; x < w - 1; x++) {
-      const a = d[u + x - 1]!, b = d[u + x]!, c = d[u + x + 1]!;
-      const l = d[r + x - 1]!, m = d[r + x]!, rr = d[r + x + 1]!;
-      const g = d[dn + x - 1]!, hh = d[dn + x]!, i = d[dn + x + 1]!;
+      const c = d[u + x + 1]!, rr = d[r + x + 1]!, i = d[dn + x + 1]!;
       const v = a - 2 * b + c - 2 * l + 4 * m - 2 * rr + g - 2 * hh + i;
       lap += v < 0 ? -v : v;
-      lapN++;
       const gx = c + 2 * rr + i - a - 2 * l - g;
       const gy = g + 2 * hh + i - a - 2 * b - c;
       const mag = Math.sqrt(gx * gx + gy * gy) / 4;
       if (mag > 0.1) edges++;
       const k = (mag * 255) | 0;
       magHist[k > 255 ? 255 : k]!++;
-      gradN++;
+      a = b; b = c; l = m; m = rr; g = hh; hh = i;
     }
+    if (w > 2) { lapN += w - 2; gradN += w - 2; }
   }
   const noise = lapN ? (Math.sqrt(Math.PI / 2) * lap) / (6 * lapN) : 0;
 
