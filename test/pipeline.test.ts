@@ -1,0 +1,89 @@
+/**
+ * Stage-level checks of the fast paths: each one against a plain reference computation, so an
+ * optimisation can never change what a stage computes.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { getGlyphSet } from '../src/core/glyphs/charsets.js';
+import { SAMPLES, SUB_X, SUB_Y } from '../src/core/glyphs/types.js';
+import { TONE_WEIGHT, matchGlyphs } from '../src/core/pipeline/match.js';
+import { resampleImage } from '../src/core/pipeline/resample.js';
+import { encodeLinear, SRGB8_TO_LINEAR } from '../src/core/pipeline/linear.js';
+import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
+import { image, rng } from './helpers/images.js';
+
+describe('resampleImage', () => {
+  const random = rng(7);
+  const src = image(37, 23, () => [random() * 255, random() * 255, random() * 255, random() < 0.3 ? random() * 255 : 255]);
+
+  it('gives the same raster from aligned and unaligned pixel bytes', () => {
+    const aligned = new Uint8Array(src.data);
+    const shifted = new Uint8Array(aligned.length + 1).subarray(1);
+    shifted.set(aligned);
+    for (const [cols, rows] of [[9, 3], [37 / SUB_X, 23 / SUB_Y], [20, 8]] as const) {
+      const c = Math.floor(cols), r = Math.floor(rows);
+      const a = resampleImage({ ...src, data: aligned }, c, r, SUB_X, SUB_Y, 0);
+      const luma = Float32Array.from(a.luma.data);
+      const rgb = Float32Array.from(a.cellLinearRgb);
+      const b = resampleImage({ ...src, data: shifted }, c, r, SUB_X, SUB_Y, 0);
+      assert.deepEqual(b.luma.data, luma, `luma at ${c}x${r}`);
+      assert.deepEqual(b.cellLinearRgb, rgb, `colour at ${c}x${r}`);
+    }
+  });
+
+  it('averages light, not code values, and composites alpha over the ground', () => {
+    // A 1-pixel black/white checker averages to half the light: sRGB ~0.735, not 0.5.
+    const checker = image(8, 16, (x, y) => ((x + y) & 1 ? [255, 255, 255] : [0, 0, 0]));
+    const r = resampleImage(checker, 1, 1, 1, 1, 0);
+    assert.ok(Math.abs(r.luma.data[0]! - encodeLinear(0.5)) < 1e-3, `got ${r.luma.data[0]}`);
+    // Half-transparent white over a white ground is white; over black, half the light.
+    const half = image(4, 8, () => [255, 255, 255, 128]);
+    const a = 128 / 255;
+    assert.ok(Math.abs(resampleImage(half, 1, 1, 1, 1, 1).luma.data[0]! - 1) < 1e-3);
+    assert.ok(Math.abs(resampleImage(half, 1, 1, 1, 1, 0).luma.data[0]! - encodeLinear(a * SRGB8_TO_LINEAR[255]!)) < 1e-3);
+  });
+});
+
+describe('matchGlyphs', () => {
+  it('prunes candidates without changing the least-squares choice', () => {
+    const set = getGlyphSet('detailed');
+    const templates = viewBlurTemplates(set.templates);
+    const scale = Math.max(...set.coverage);
+    const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]!);
+    const cols = 24, rows = 12, W = cols * SUB_X;
+    const random = rng(11);
+    const target = new Float32Array(W * rows * SUB_Y);
+    // Flat, textured and edge cells.
+    for (let i = 0; i < target.length; i++) {
+      const x = i % W, y = Math.floor(i / W);
+      const kind = (Math.floor(x / SUB_X) + Math.floor(y / SUB_Y)) % 3;
+      target[i] = kind === 0 ? 0.4 : kind === 1 ? random() : x % SUB_X < 2 ? 0.9 : 0.1;
+    }
+    const out = matchGlyphs(target, W, cols, rows, { templates, coverage: set.coverage }, {
+      scale, candidates: order, directional: null, structure: null, structureAmount: 0, dither: false,
+    }, new Uint16Array(cols * rows));
+
+    // Brute force: the full error of every candidate, including the tone term.
+    const toneW = TONE_WEIGHT * SAMPLES;
+    for (let cy = 0; cy < rows; cy++) {
+      for (let cx = 0; cx < cols; cx++) {
+        let best = -1, bestE = Infinity;
+        for (const g of order) {
+          let e = 0, tm = 0, gm = 0;
+          for (let sy = 0; sy < SUB_Y; sy++) {
+            for (let sx = 0; sx < SUB_X; sx++) {
+              const t = scale * target[(cy * SUB_Y + sy) * W + cx * SUB_X + sx]!;
+              const v = templates[g * SAMPLES + sy * SUB_X + sx]!;
+              e += (t - v) ** 2;
+              tm += t / SAMPLES;
+              gm += v / SAMPLES;
+            }
+          }
+          e += toneW * (tm - gm) ** 2;
+          if (e < bestE - 1e-9) { bestE = e; best = g; }
+        }
+        assert.equal(out[cy * cols + cx], best, `cell ${cx},${cy}`);
+      }
+    }
+  });
+});
