@@ -13,6 +13,7 @@ import Fastify from 'fastify';
 import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../src/server/handoff.js';
 import { STUDIO_CSP, loadStudio, studioRoutes } from '../src/server/routes/studio.js';
 import { PIXELS_PER_COLUMN, decodeWidth } from '../src/studio/decode-width.js';
+import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
 import { freshTraceId, launchUrl, randomHex32, targetOriginOf } from '../src/studio/launch.js';
 import type { AppContext } from '../src/server/context.js';
 import { startTestServer, type TestServer } from './server-helpers.js';
@@ -114,11 +115,12 @@ describe('serving the studio', () => {
 describe('studio helpers', () => {
   test('the studio decodes stills at the width the server\'s render worker does', () => {
     const worker = readFileSync(new URL('../src/server/render-worker.ts', import.meta.url), 'utf8');
-    const server = Number(/const PIXELS_PER_COLUMN = (\d+);/.exec(worker)?.[1]);
-    assert.equal(PIXELS_PER_COLUMN, server);
+    assert.match(worker, /targetWidth: columns \* DECODE_PIXELS_PER_COLUMN,/);
+    assert.equal(PIXELS_PER_COLUMN, DECODE_PIXELS_PER_COLUMN);
+    assert.equal(PIXELS_PER_COLUMN, 4);
     assert.deepEqual(decodeWidth(160, 120, 120), { width: 160, height: 120 });
-    assert.deepEqual(decodeWidth(4000, 3000, 120), { width: 960, height: 720 });
-    assert.deepEqual(decodeWidth(961, 10, 120), { width: 960, height: 10 });
+    assert.deepEqual(decodeWidth(4000, 3000, 120), { width: 480, height: 360 });
+    assert.deepEqual(decodeWidth(481, 10, 120), { width: 480, height: 10 });
   });
 
   test('the handoff needs a fixed target origin that is the launch address\'s own', () => {

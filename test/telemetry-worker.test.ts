@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { formatResult } from '../src/core/format/index.js';
 import { render } from '../src/core/render.js';
+import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
 import { decodeImage } from '../src/node/index.js';
 import { runRenderJob } from '../src/server/render-worker.js';
 import type { RenderJob } from '../src/server/render-task.js';
@@ -37,7 +38,7 @@ describe('staged render in the worker', () => {
       const out = await runRenderJob(job(png, params));
       assert.ok(out.ok, JSON.stringify(out));
       const columns = typeof params.columns === 'number' ? params.columns : 120;
-      const decoded = await decodeImage(png, { maxPixels: 50_000_000, maxBytes: 1 << 24, targetWidth: columns * 8, timeoutSeconds: 10 });
+      const decoded = await decodeImage(png, { maxPixels: 50_000_000, maxBytes: 1 << 24, targetWidth: columns * DECODE_PIXELS_PER_COLUMN, timeoutSeconds: 10 });
       const expected = formatResult(render(decoded, params));
       assert.equal(out.body, expected.body);
       assert.equal(out.contentType, expected.contentType);

@@ -12,6 +12,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
+import { DECODE_PIXELS_PER_COLUMN } from '../core/pipeline/geometry.js';
 import { CELL_ASPECT } from '../core/types.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
@@ -95,7 +96,7 @@ export async function animate(opts: AnimateOptions): Promise<void> {
   const frames = decodeFrames(bytes, {
     maxPixels: opts.limits.maxPixels,
     maxBytes: opts.limits.maxBytes,
-    targetWidth: columns * 8,
+    targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
   });
 
   if (mode.kind === 'ndjson') {

@@ -7,7 +7,7 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { FORMAT_INFO } from '../core/format/info.js';
-import { GeometryError, MAX_ROWS, gridRows } from '../core/pipeline/geometry.js';
+import { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS, gridRows } from '../core/pipeline/geometry.js';
 import { CELL_ASPECT } from '../core/types.js';
 import { addParamOptions, collectParams } from './flags.js';
 import {
@@ -126,7 +126,7 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   node.catch(() => undefined);
   const bytes = await readInput(file, limits.maxBytes);
   const { decodeImage } = await node;
-  const decoding = decodeImage(bytes, { maxPixels: limits.maxPixels, maxBytes: limits.maxBytes, targetWidth: columns * 8 });
+  const decoding = decodeImage(bytes, { maxPixels: limits.maxPixels, maxBytes: limits.maxBytes, targetWidth: columns * DECODE_PIXELS_PER_COLUMN });
   decoding.catch(() => undefined);
   const [{ render }, { formatResult }] = await Promise.all([import('../core/render.js'), import('../core/format/index.js')]);
   const image = await decoding;

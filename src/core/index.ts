@@ -8,5 +8,5 @@ export { render, type RenderOptions } from './render.js';
 export { FrameRenderer } from './video.js';
 export { TemporalFilter } from './temporal/filter.js';
 export { getGlyphSet } from './glyphs/charsets.js';
-export { GeometryError, MAX_ROWS } from './pipeline/geometry.js';
+export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/geometry.js';
 export * from './format/index.js';

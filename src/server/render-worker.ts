@@ -17,15 +17,13 @@ import { direct } from '../core/director/director.js';
 import { getGlyphSet } from '../core/glyphs/charsets.js';
 import { DEFAULTS, type Charset } from '../core/params/definitions.js';
 import { ParamValidationError, parseParamsOrThrow, withDefaults } from '../core/params/validate.js';
-import { GeometryError } from '../core/pipeline/geometry.js';
+import { DECODE_PIXELS_PER_COLUMN, GeometryError } from '../core/pipeline/geometry.js';
 import { prepare, renderPrepared } from '../core/render.js';
 import { configureSharp, decodeImage, ImageInputError } from '../node/index.js';
 import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes, WorkerStage } from './render-task.js';
 
 configureSharp({ concurrency: 1 });
 
-/** Decode width per column: enough sub-samples for the renderer, far less than a full decode. */
-const PIXELS_PER_COLUMN = 8;
 
 function failure(err: unknown): RenderFailure {
   if (err instanceof ImageInputError) {
@@ -91,7 +89,7 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
     const decoded = await decodeImage(bytes, {
       maxPixels: job.maxPixels,
       maxBytes: job.maxBytes,
-      targetWidth: columns * PIXELS_PER_COLUMN,
+      targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
       timeoutSeconds: job.decodeTimeoutSeconds,
     });
     image = { bytes: bytes.byteLength, format: decoded.format, width: decoded.sourceWidth, height: decoded.sourceHeight };
