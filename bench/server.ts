@@ -139,6 +139,7 @@ async function stageTimes(images: readonly JpegInput[], columns: number): Promis
   const core = (await import(dist('core/render.js'))) as RenderModule;
   const fmt = (await import(dist('core/format/index.js'))) as FormatModule;
   node.configureSharp({ concurrency: 1 });
+  const { DECODE_PIXELS_PER_COLUMN: pxPerColumn } = (await import(dist('core/pipeline/geometry.js'))) as { DECODE_PIXELS_PER_COLUMN: number };
   const limits = { maxPixels: 50_000_000, maxBytes: 64 * 1024 * 1024, timeoutSeconds: 60 };
   const out: StageTimes[] = [];
   for (const img of images) {
@@ -163,8 +164,8 @@ async function stageTimes(images: readonly JpegInput[], columns: number): Promis
       const jobFirst = i % 2 === 1;
       const tj = jobFirst ? await job1() : 0;
       const t0 = performance.now();
-      // The worker asks for 8 decoded pixels per column (PIXELS_PER_COLUMN in render-worker.ts).
-      const decoded = await node.decodeImage(new Uint8Array(img.data), { ...limits, targetWidth: columns * 8 });
+      // The decode width the worker asks for.
+      const decoded = await node.decodeImage(new Uint8Array(img.data), { ...limits, targetWidth: columns * pxPerColumn });
       const t1 = performance.now();
       const result = core.render(decoded, { columns });
       const t2 = performance.now();
