@@ -42,39 +42,44 @@ function pass(s: Float32Array, o: Float32Array, w: number, h: number, rangeLut: 
   // The spatial weight of the two neighbours folded into the table.
   const lut = scratch('denoise.lut', top + 1);
   for (let i = 0; i <= top; i++) lut[i] = W_NEIGHBOUR * rangeLut[i]!;
-  // Along x into o; the first and last sample of a row are their own outer neighbour.
-  for (let y = 0; y < h; y++) {
-    const r = y * w;
-    let l = s[r]!, c = s[r]!;
-    for (let x = 0; x < w; x++) {
-      const i = r + x;
-      const rt = x < w - 1 ? s[i + 1]! : c;
-      let d = Math.abs(l - c) * top;
-      const wl = lut[d < top ? d | 0 : top]!;
-      d = Math.abs(rt - c) * top;
-      const wr = lut[d < top ? d | 0 : top]!;
-      o[i] = (c + wl * l + wr * rt) / (1 + wl + wr);
-      l = c;
-      c = rt;
-    }
-  }
+  // Row by row through single-loop functions (see sharpen.ts: cold renders need it).
+  for (let y = 0; y < h; y++) bilateralRowX(s, o, y * w, w, lut);
   // Along y in place, carrying the unfiltered previous row.
   const prev = scratch('denoise.prev', w);
   prev.set(o.subarray(0, w));
-  for (let y = 0; y < h; y++) {
-    const r = y * w;
-    const dn = y < h - 1 ? r + w : r;
-    for (let x = 0; x < w; x++) {
-      const i = r + x;
-      const c = o[i]!;
-      const u = prev[x]!;
-      const b = o[dn + x]!;
-      let d = Math.abs(u - c) * top;
-      const wu = lut[d < top ? d | 0 : top]!;
-      d = Math.abs(b - c) * top;
-      const wb = lut[d < top ? d | 0 : top]!;
-      prev[x] = c;
-      o[i] = (c + wu * u + wb * b) / (1 + wu + wb);
-    }
+  for (let y = 0; y < h; y++) bilateralRowY(o, prev, y * w, y < h - 1 ? y * w + w : y * w, w, lut);
+}
+
+/** Along x: the first and last sample of a row are their own outer neighbour. */
+function bilateralRowX(s: Float32Array, o: Float32Array, r: number, w: number, lut: Float32Array): void {
+  const top = RANGE_BINS;
+  let l = s[r]!, c = s[r]!;
+  for (let x = 0; x < w; x++) {
+    const i = r + x;
+    const rt = x < w - 1 ? s[i + 1]! : c;
+    let d = Math.abs(l - c) * top;
+    const wl = lut[d < top ? d | 0 : top]!;
+    d = Math.abs(rt - c) * top;
+    const wr = lut[d < top ? d | 0 : top]!;
+    o[i] = (c + wl * l + wr * rt) / (1 + wl + wr);
+    l = c;
+    c = rt;
+  }
+}
+
+/** Along y, in place on row r: `prev` holds the row above before filtering, dn is the row below. */
+function bilateralRowY(o: Float32Array, prev: Float32Array, r: number, dn: number, w: number, lut: Float32Array): void {
+  const top = RANGE_BINS;
+  for (let x = 0; x < w; x++) {
+    const i = r + x;
+    const c = o[i]!;
+    const u = prev[x]!;
+    const b = o[dn + x]!;
+    let d = Math.abs(u - c) * top;
+    const wu = lut[d < top ? d | 0 : top]!;
+    d = Math.abs(b - c) * top;
+    const wb = lut[d < top ? d | 0 : top]!;
+    prev[x] = c;
+    o[i] = (c + wu * u + wb * b) / (1 + wu + wb);
   }
 }
