@@ -4,7 +4,7 @@
  * the a2v receiver pages on other origins.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -24,12 +24,40 @@ function newest(dir: string): number {
   return t;
 }
 
-/** Builds dist/studio with Vite when it is missing or older than its sources. */
-export async function ensureStudioBuilt(): Promise<void> {
+function studioFresh(): boolean {
   const sources = Math.max(newest(join(ROOT, 'src/studio')), newest(join(ROOT, 'src/core')), statSync(join(ROOT, 'src/server/handoff.ts')).mtimeMs, statSync(join(ROOT, 'package.json')).mtimeMs);
-  if (existsSync(STUDIO_INDEX) && statSync(STUDIO_INDEX).mtimeMs >= sources) return;
-  const { build } = await import('vite');
-  await build({ configFile: join(ROOT, 'src/studio/vite.config.ts'), logLevel: 'warn' });
+  return existsSync(STUDIO_INDEX) && statSync(STUDIO_INDEX).mtimeMs >= sources;
+}
+
+const BUILD_LOCK = join(ROOT, 'dist/.studio-build.lock');
+
+/**
+ * Builds dist/studio with Vite when it is missing or older than its sources. Test files run in
+ * parallel processes: a lock directory (mkdir is atomic) lets one of them build while the others
+ * wait and then find the build fresh, instead of two builds writing the same files at once.
+ */
+export async function ensureStudioBuilt(): Promise<void> {
+  if (studioFresh()) return;
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const deadline = Date.now() + 5 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(BUILD_LOCK);
+      break;
+    } catch {
+      // Another process builds; a lock older than the deadline is left over from a killed run.
+      const lock = statSync(BUILD_LOCK, { throwIfNoEntry: false });
+      if (Date.now() > deadline || (lock && Date.now() - lock.mtimeMs > 5 * 60_000)) rmSync(BUILD_LOCK, { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    if (studioFresh()) return;
+    const { build } = await import('vite');
+    await build({ configFile: join(ROOT, 'src/studio/vite.config.ts'), logLevel: 'warn' });
+  } finally {
+    rmSync(BUILD_LOCK, { recursive: true, force: true });
+  }
 }
 
 export const CHROMIUM_ARGS = [
