@@ -41,29 +41,13 @@ function boxTaps(src: number, dst: number): Taps {
  * One source row to linear light: luminance into `linY`, RGB (3 per pixel) into `lin`. Alpha is
  * composited over the ground. A top-level function: the hot loop sees only its arguments.
  */
-function linearizeRow(px: Uint8Array | Uint8ClampedArray, words: Uint32Array | null, p0: number, sw: number, groundLinear: number, linY: Float32Array, lin: Float32Array): void {
+function linearizeRow(words: Uint32Array, p0: number, sw: number, groundLinear: number, linY: Float32Array, lin: Float32Array): void {
   const lut = SRGB8_TO_LINEAR;
-  if (words) {
-    // One 32-bit load per pixel (RGBA bytes, little-endian) instead of four byte loads.
-    for (let x = 0, p = p0 >> 2, q = 0; x < sw; x++, p++, q += 3) {
-      const v = words[p]!;
-      let r = lut[v & 255]!, g = lut[(v >> 8) & 255]!, b = lut[(v >> 16) & 255]!;
-      const alpha = v >>> 24;
-      if (alpha !== 255) {
-        const a = alpha / 255;
-        const gr = groundLinear * (1 - a);
-        r = r * a + gr; g = g * a + gr; b = b * a + gr;
-      }
-      linY[x] = REC709_R * r + REC709_G * g + REC709_B * b;
-      lin[q] = r;
-      lin[q + 1] = g;
-      lin[q + 2] = b;
-    }
-    return;
-  }
-  for (let x = 0, p = p0, q = 0; x < sw; x++, p += 4, q += 3) {
-    const alpha = px[p + 3]!;
-    let r = lut[px[p]!]!, g = lut[px[p + 1]!]!, b = lut[px[p + 2]!]!;
+  // One 32-bit load per pixel instead of four byte loads.
+  for (let x = 0, p = p0, q = 0; x < sw; x++, p++, q += 3) {
+    const v = words[p]!;
+    let r = lut[(v >>> R_SHIFT) & 255]!, g = lut[(v >>> G_SHIFT) & 255]!, b = lut[(v >>> B_SHIFT) & 255]!;
+    const alpha = (v >>> A_SHIFT) & 255;
     if (alpha !== 255) {
       const a = alpha / 255;
       const gr = groundLinear * (1 - a);
@@ -76,13 +60,21 @@ function linearizeRow(px: Uint8Array | Uint8ClampedArray, words: Uint32Array | n
   }
 }
 
-/** The pixels as 32-bit words when the bytes are aligned and the platform little-endian, else null. */
-function pixelWords(px: Uint8Array | Uint8ClampedArray): Uint32Array | null {
-  if (!LITTLE_ENDIAN || px.byteOffset % 4 !== 0 || px.length % 4 !== 0) return null;
-  return new Uint32Array(px.buffer, px.byteOffset, px.length >> 2);
+/** The RGBA bytes as 32-bit words: a view when aligned, else an aligned copy. */
+function pixelWords(px: Uint8Array | Uint8ClampedArray): Uint32Array {
+  const n = px.length >> 2;
+  if (px.byteOffset % 4 === 0) return new Uint32Array(px.buffer, px.byteOffset, n);
+  const copy = new Uint8Array(n * 4);
+  copy.set(px.subarray(0, n * 4));
+  return new Uint32Array(copy.buffer, 0, n);
 }
 
+/** Bit offsets of R, G, B, A within a pixel word, for the platform's byte order. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const R_SHIFT = LITTLE_ENDIAN ? 0 : 24;
+const G_SHIFT = LITTLE_ENDIAN ? 8 : 16;
+const B_SHIFT = LITTLE_ENDIAN ? 16 : 8;
+const A_SHIFT = LITTLE_ENDIAN ? 24 : 0;
 
 /** Horizontal box taps over one row of luminance. */
 function tapLuma(src: Float32Array, t: Taps, n: number, out: Float32Array): void {
@@ -158,7 +150,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
     hrRow[slot] = sy;
     const oy = hy[slot]!;
     const oc = hc[slot]!;
-    linearizeRow(px, words, sy * sw * 4, sw, groundLinear, linY, lin);
+    linearizeRow(words, sy * sw, sw, groundLinear, linY, lin);
     if (identity) oy.set(linY);
     else tapLuma(linY, xt, W, oy);
     tapRgb(lin, ct, cols, oc);
