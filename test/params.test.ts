@@ -195,6 +195,11 @@ describe('every parameter changes the output as its name promises', () => {
     assert.ok(Object.keys(on.director.adjustments).length > 0);
     assert.equal(on.params.gamma, 1, 'explicit gamma untouched');
     assert.ok(!('gamma' in on.director.adjustments));
+    // structure: aimed at 0 unless the caller asks for it (decided on bench:quality), scaled by
+    // autoOptimize like every adjustment; a value given is kept.
+    const aimed = Math.round(DEFAULTS.structure * (1 - DEFAULTS.autoOptimize) * 1000) / 1000;
+    assert.deepEqual(on.director.adjustments.structure, { from: DEFAULTS.structure, to: aimed });
+    assert.equal(render(dark, { structure: 0.7 }).params.structure, 0.7);
   });
   it('qualityTarget chooses the rubric', () => {
     const r = render(img, { qualityTarget: 'low-light' });

@@ -42,7 +42,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const cand = o.candidates;
   const nc = cand.length;
   const c = o.scale;
-  const { g2, gm, spread } = templateStats(templates, coverage.length);
+  const { g2, gm, spread } = templateStats(templates);
   const candCov = new Float32Array(nc);
   for (let k = 0; k < nc; k++) candCov[k] = gm[cand[k]!]!;
   const t = new Float32Array(SAMPLES);
@@ -159,9 +159,10 @@ const statsCache = new WeakMap<Float32Array, TemplateStats>();
 
 /** Per-template sums, computed once per glyph table. Means come from the templates themselves
  * (not the rounded coverage) so the tone term and the pruning bounds stay exact. */
-function templateStats(templates: Float32Array, count: number): TemplateStats {
+function templateStats(templates: Float32Array): TemplateStats {
   const hit = statsCache.get(templates);
-  if (hit && hit.g2.length === count) return hit;
+  if (hit) return hit;
+  const count = templates.length / N;
   const g2 = new Float32Array(count);
   const gm = new Float32Array(count);
   const spread = new Float32Array(count);

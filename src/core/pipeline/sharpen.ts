@@ -1,5 +1,5 @@
 import { scratch } from './scratch.js';
-import { applyLut, lutValue } from './tone.js';
+import { applyLut } from './tone.js';
 
 /**
  * Unsharp mask: v + amount * (v - blur(v)) with a separable binomial [1 4 6 4 1]/16 blur
@@ -25,7 +25,7 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
     const r = y * w;
     unsharpRow(src, tmp, r, y1, y2, y3, y4, w, amount, row);
     // A row buffer, since tmp rows are still needed below and out may be src.
-    if (tone) lutRow(row, tone, out, r, w);
+    if (tone) applyLut(row, tone, out.subarray(r, r + w));
     else out.set(row, r);
   }
   return out;
@@ -56,10 +56,6 @@ function unsharpRow(src: Float32Array, tmp: Float32Array, r: number, y1: number,
     const v = src[r + x]!;
     row[x] = v + amount * (v - b);
   }
-}
-
-function lutRow(row: Float32Array, lut: Float32Array, out: Float32Array, r: number, w: number): void {
-  for (let x = 0; x < w; x++) out[r + x] = lutValue(lut, row[x]!);
 }
 
 function clampedTap(src: Float32Array, r: number, w: number, x: number): number {
