@@ -50,7 +50,7 @@ async function rejectsWith(p: Promise<unknown>, code: ImageInputErrorCode, statu
     caught = err;
   }
   assert.ok(caught instanceof ImageInputError, `expected ImageInputError(${code}), got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
+  assert.equal(caught.reason, code, caught.message);
   assert.equal(caught.status, status);
   assert.doesNotMatch(caught.message, /\/tmp|\/home|\/work|node_modules|Vips|\n\s+at /);
   return caught;
@@ -213,7 +213,7 @@ test('random bytes, empty input and over-long input are refused', async () => {
     caught = err;
   }
   assert.ok(caught instanceof ImageInputError);
-  assert.ok(['unsupported_format', 'undecodable'].includes(caught.code), caught.code);
+  assert.ok(['unsupported_format', 'undecodable'].includes(caught.reason), caught.reason);
   assert.equal(caught.status, 400);
 
   await rejectsWith(decodeImage(new Uint8Array(0), { maxPixels: MAX }), 'empty', 400);
@@ -360,12 +360,15 @@ test('decodeFrames on a still image yields one frame', async () => {
 
 test('sharp errors map to safe ImageInputErrors', () => {
   const timeout = fromSharpError(new Error('timeout: 3% complete'), { timeoutSeconds: 5 });
-  assert.equal(timeout.code, 'too_large');
+  assert.equal(timeout.reason, 'too_large');
+  assert.equal(timeout.code, 'image-too-large');
   assert.equal(timeout.status, 413);
   const leaky = fromSharpError(new Error('VipsJpeg: "/srv/uploads/secret.jpg": premature end of JPEG image\n  at x'));
-  assert.equal(leaky.code, 'undecodable');
+  assert.equal(leaky.reason, 'undecodable');
+  assert.equal(leaky.code, 'undecodable-image');
   assert.doesNotMatch(leaky.message, /srv|secret|Vips/);
   assert.doesNotMatch(String(leaky.cause), /srv|secret/);
-  assert.equal(fromSharpError(new Error('Input image exceeds pixel limit')).code, 'too_many_pixels');
-  assert.equal(fromSharpError(new Error('Input buffer contains unsupported image format')).code, 'unsupported_format');
+  assert.equal(fromSharpError(new Error('Input image exceeds pixel limit')).reason, 'too_many_pixels');
+  assert.equal(fromSharpError(new Error('Input buffer contains unsupported image format')).reason, 'unsupported_format');
+  assert.equal(fromSharpError(new Error('Input buffer contains unsupported image format')).code, 'unsupported-image');
 });

@@ -11,9 +11,8 @@
  * A still image is one frame.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import type { FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
-import { DECODE_PIXELS_PER_COLUMN } from '../core/pipeline/geometry.js';
-import { CELL_ASPECT } from '../core/types.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
   ESC, EXIT, clampColumns, ioError, readInput, terminalSize, usageError, writeStdout, type InputLimits,
@@ -70,33 +69,20 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export async function animate(opts: AnimateOptions): Promise<void> {
   const mode = chooseMode(opts);
-  const modules = Promise.all([
-    import('../node/index.js'),
-    import('../core/video.js'),
-    import('../core/format/index.js'),
-  ]);
+  const modules = Promise.all([import('../node/index.js'), import('../core/job.js')]);
   modules.catch(() => undefined);
   const bytes = await readInput(opts.file, opts.limits.maxBytes);
-  const [{ decodeFrames, probeImage }, { FrameRenderer }, { formatResult }] = await modules;
+  const [{ decodeFrames }, { runFrameJob }] = await modules;
 
-  let columns = opts.params.columns;
-  if (columns === undefined) {
-    const term = mode.kind === 'play' ? terminalSize() : undefined;
-    if (term) {
-      // Fit the terminal: full width, and no taller than its height minus the cursor's line.
-      const { width, height } = await probeImage(bytes);
-      const byHeight = Math.floor(((term.rows - 1) * width) / (height * CELL_ASPECT));
-      columns = clampColumns(Math.min(term.columns, byHeight));
-    } else {
-      columns = DEFAULTS.columns;
-    }
-  }
-  const format: Format = mode.kind === 'play' ? mode.format : 'json-compact';
-  const renderer = new FrameRenderer({ ...opts.params, columns, format });
-  const frames = decodeFrames(bytes, {
-    maxPixels: opts.limits.maxPixels,
-    maxBytes: opts.limits.maxBytes,
-    targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
+  // Without --columns: fit the terminal (full width, no taller than its height minus the cursor's
+  // line) when playing, else the default.
+  const term = mode.kind === 'play' ? terminalSize() : undefined;
+  const fit = term ? { columns: clampColumns(term.columns), rows: Math.max(1, term.rows - 1) } : { columns: DEFAULTS.columns };
+  const frames = runFrameJob(bytes, opts.params, {
+    frameDecoder: decodeFrames,
+    limits: opts.limits,
+    fit,
+    format: mode.kind === 'play' ? mode.format : 'json-compact',
   });
 
   if (mode.kind === 'ndjson') {
@@ -109,8 +95,8 @@ export async function animate(opts: AnimateOptions): Promise<void> {
       }
     }
     try {
-      for await (const frame of frames) {
-        const line = formatResult(renderer.render(frame), 'json-compact').body + '\n';
+      for await (const { output } of frames) {
+        const line = output.body + '\n';
         if (fd === undefined) await writeStdout(line);
         else {
           try {
@@ -126,15 +112,11 @@ export async function animate(opts: AnimateOptions): Promise<void> {
     return;
   }
 
-  await play(frames, (frame) => formatResult(renderer.render(frame), mode.format).body, mode.loop);
+  await play(frames, mode.loop);
 }
 
 /** Plays frames in place; the first pass renders them as they decode, later passes replay. */
-async function play<F extends { delayMs: number; count: number }>(
-  frames: AsyncIterable<F>,
-  draw: (frame: F) => string,
-  loop: number,
-): Promise<void> {
+async function play(frames: AsyncIterable<FrameJobResult>, loop: number): Promise<void> {
   let started = false;
   const restore = () => {
     if (started) writeSync(1, ESC.reset + ESC.showCursor);
@@ -160,11 +142,10 @@ async function play<F extends { delayMs: number; count: number }>(
       next = Math.max(next + Math.max(delay, MIN_FRAME_MS), performance.now());
     };
     let count = 0;
-    for await (const frame of frames) {
-      const body = draw(frame);
+    for await (const { output, frame } of frames) {
       count = frame.count;
-      if (loop !== 1) kept.push({ body, delay: frame.delayMs });
-      await show(body, frame.delayMs);
+      if (loop !== 1) kept.push({ body: output.body, delay: frame.delayMs });
+      await show(output.body, frame.delayMs);
     }
     // A still image (or a one-frame animation) has nothing to replay.
     if (count > 1) {

@@ -6,7 +6,8 @@
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
-import { EXIT, CliError, readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
+import { V2aError } from '../core/errors.js';
+import { readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
 const DEFAULT_CELL_HEIGHT = 16;
@@ -88,7 +89,7 @@ async function decodeAction(file: string, cmd: Command): Promise<void> {
       .png()
       .toBuffer()
       .catch((err: unknown) => {
-        throw new CliError(`cannot encode the PNG: ${err instanceof Error ? err.message : String(err)}`, EXIT.input);
+        throw new V2aError('invalid-compact', `cannot encode the PNG: ${err instanceof Error ? err.message : String(err)}`);
       });
     if (opts.output === undefined) await writeStdout(png);
     else writeFile(docs.length > 1 ? numberedPath(opts.output, i, docs.length) : opts.output, png);

@@ -8,8 +8,7 @@ import { Option, type Command } from 'commander';
 import {
   PARAMS, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
 } from '../core/params/definitions.js';
-import { parseParams } from '../core/params/validate.js';
-import { usageError } from './terminal.js';
+import { ParamValidationError, parseParams } from '../core/params/validate.js';
 
 /** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours. */
 function placeholder(def: ParamDef): string {
@@ -71,7 +70,7 @@ function attributeOf(def: ParamDef): string {
 /**
  * The parameters given on the command line, validated like the HTTP API (`strings` carrier).
  * Only what the user set is returned, so the Auto Director can tell explicit values from
- * defaults. Throws a usage CliError (exit 2) listing every invalid value.
+ * defaults. Throws ParamValidationError (exit 2) naming every invalid value.
  */
 export function collectParams(cmd: Command): Partial<RenderParams> {
   const opts = cmd.opts<Record<string, unknown>>();
@@ -82,7 +81,7 @@ export function collectParams(cmd: Command): Partial<RenderParams> {
     raw[def.name] = opts[attr];
   }
   const parsed = parseParams(raw, 'strings');
-  if (!parsed.ok) throw usageError(parsed.errors.map((e) => e.message).join('\nv2a: '));
+  if (!parsed.ok) throw new ParamValidationError(parsed.errors);
   return parsed.params;
 }
 

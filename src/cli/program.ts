@@ -8,13 +8,10 @@
  * `registerServe: CommandRegistrar`, and add it to the list in `main.ts`.
  */
 import { Command, CommanderError } from 'commander';
-import { ParamValidationError } from '../core/params/validate.js';
-import { CompactDecodeError } from '../core/format/compact.js';
-import { GeometryError } from '../core/pipeline/geometry.js';
+import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
-import { ImageInputError } from '../node/errors.js';
 import { paramSummary } from './flags.js';
-import { CliError, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, EXIT } from './terminal.js';
+import { DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, EXIT } from './terminal.js';
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -54,8 +51,12 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
 }
 
 function debugStack(err: unknown): void {
-  if (process.env.V2A_DEBUG === '1' && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  if (process.env.V2A_DEBUG !== '1' || !(err instanceof Error)) return;
+  if (err.stack) process.stderr.write(`${err.stack}\n`);
+  if (err.cause instanceof Error && err.cause.stack) process.stderr.write(`caused by ${err.cause.stack}\n`);
 }
+
+const debugHint = () => (process.env.V2A_DEBUG === '1' ? '' : ' (set V2A_DEBUG=1 for details)');
 
 /** Prints `v2a: <message>` (no stack trace unless V2A_DEBUG=1) and returns the exit code. */
 export function reportError(err: unknown): number {
@@ -64,17 +65,16 @@ export function reportError(err: unknown): number {
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   debugStack(err);
-  let code: number;
+  let code: number = EXIT.internal;
   let message: string;
-  if (err instanceof CliError) [code, message] = [err.exitCode, err.message];
-  else if (err instanceof ParamValidationError) [code, message] = [EXIT.usage, err.errors.map((e) => e.message).join('\nv2a: ')];
-  else if (err instanceof GeometryError) [code, message] = [EXIT.usage, err.message];
-  else if (err instanceof ImageInputError) [code, message] = [EXIT.input, err.message];
-  else if (err instanceof CompactDecodeError) [code, message] = [EXIT.input, err.message];
-  else {
-    code = EXIT.internal;
-    const text = err instanceof Error ? err.message : String(err);
-    message = `internal error: ${text}${process.env.V2A_DEBUG === '1' ? '' : ' (set V2A_DEBUG=1 for details)'}`;
+  // An internal error with a cause is a bug caught by the render job: show the cause.
+  if (err instanceof V2aError && (err.code !== 'internal-error' || err.cause === undefined)) {
+    code = err.info.exit;
+    // One line per parameter at fault; every other error is one line.
+    message = err.code === 'invalid-parameters' && err.errors ? err.errors.map((e) => e.message).join('\nv2a: ') : err.message;
+  } else {
+    const cause = err instanceof V2aError && err.cause !== undefined ? err.cause : err;
+    message = `internal error: ${cause instanceof Error ? cause.message : String(cause)}${debugHint()}`;
   }
   process.stderr.write(`v2a: ${message}\n`);
   return code;

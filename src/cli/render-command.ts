@@ -7,8 +7,7 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { FORMAT_INFO } from '../core/format/info.js';
-import { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS, gridRows } from '../core/pipeline/geometry.js';
-import { CELL_ASPECT } from '../core/types.js';
+import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import { addParamOptions, collectParams } from './flags.js';
 import {
   clampColumns, readInput, readLimits, terminalSize, usageError, writeFile, writeStdout,
@@ -70,31 +69,12 @@ export function resolveFormat(params: Partial<RenderParams>, output: string | un
 /**
  * The column count when `--columns` is not given: the terminal width when the art goes to a
  * terminal (no -o, standard output a TTY), else the parameter default (files do not depend on
- * the size of the window they were made in).
+ * the size of the window they were made in). The render job narrows it if an extremely tall
+ * image would need more rows than the renderer allows.
  */
 export function defaultColumns(output: string | undefined): number {
   const term = output === undefined ? terminalSize() : undefined;
   return term ? clampColumns(term.columns) : DEFAULTS.columns;
-}
-
-/**
- * For a default (not user-given) column count: the widest count up to `columns` whose grid fits
- * MAX_ROWS, so that a very tall image renders instead of failing. A user's --columns is never
- * changed (render reports the GeometryError instead).
- */
-export function fitColumns(width: number, height: number, columns: number): number {
-  let c = columns;
-  const min = clampColumns(0);
-  for (;;) {
-    try {
-      gridRows(width, height, c);
-      return c;
-    } catch (err) {
-      if (!(err instanceof GeometryError) || c <= min) return c;
-      // rows ~ c * h * CELL_ASPECT / w: jump close to the limit, then step.
-      c = Math.max(min, Math.min(c - 1, Math.floor((MAX_ROWS * width) / (height * CELL_ASPECT))));
-    }
-  }
 }
 
 function withNewline(body: string): string {
@@ -117,27 +97,21 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
     return animate({ file, params, output: opts.output, loop: opts.loop, limits });
   }
   const format = resolveFormat(params, opts.output);
-  const explicitColumns = params.columns !== undefined;
-  let columns = params.columns ?? defaultColumns(opts.output);
-
-  // Overlap what can run at once: the file is read while sharp loads, and libvips decodes (on
-  // its own threads) while the renderer's modules load on the main thread.
-  const node = import('../node/index.js');
-  node.catch(() => undefined);
-  const bytes = await readInput(file, limits.maxBytes);
-  const { decodeImage } = await node;
-  const decoding = decodeImage(bytes, { maxPixels: limits.maxPixels, maxBytes: limits.maxBytes, targetWidth: columns * DECODE_PIXELS_PER_COLUMN });
-  decoding.catch(() => undefined);
-  const [{ render }, { formatResult }] = await Promise.all([import('../core/render.js'), import('../core/format/index.js')]);
-  const image = await decoding;
-  if (!explicitColumns) columns = fitColumns(image.width, image.height, columns);
-  // Pass columns and format only when they differ from the defaults or the user set them, so
-  // that the json output's `explicit` lists what the user (or the terminal) chose.
+  // Columns and format go to the job only when the user set them or they differ from the
+  // defaults, so that the json output's `explicit` lists what the user (or the terminal) chose.
   const renderParams: Partial<RenderParams> = { ...params };
-  if (explicitColumns || columns !== DEFAULTS.columns) renderParams.columns = columns;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
-  const result = render(image, renderParams);
-  const body = withNewline(formatResult(result, format).body);
+  // The file is read while sharp and the renderer load.
+  const modules = Promise.all([import('../node/index.js'), import('../core/job.js')]);
+  modules.catch(() => undefined);
+  const bytes = await readInput(file, limits.maxBytes);
+  const [{ decodeImage }, { runJob }] = await modules;
+  const { output } = await runJob({ kind: 'bytes', bytes }, renderParams, {
+    decoder: decodeImage,
+    limits,
+    fit: { columns: defaultColumns(opts.output) },
+  });
+  const body = withNewline(output.body);
   if (opts.output) writeFile(opts.output, body);
   else await writeStdout(body);
 }

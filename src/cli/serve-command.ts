@@ -5,7 +5,8 @@
  * command runs.
  */
 import type { Command } from 'commander';
-import { CliError, EXIT, usageError } from './terminal.js';
+import { V2aError } from '../core/errors.js';
+import { usageError } from './terminal.js';
 
 interface ServeOpts {
   port?: string;
@@ -37,7 +38,7 @@ async function serveAction(cmd: Command): Promise<void> {
   const { startServer } = await import('../server/start.js');
   const server = await startServer(config);
   const graceful = await server.closed;
-  if (!graceful) throw new CliError('the shutdown timed out; remaining connections were closed', EXIT.internal);
+  if (!graceful) throw new V2aError('internal-error', 'the shutdown timed out; remaining connections were closed');
 }
 
 export function registerServe(program: Command): void {

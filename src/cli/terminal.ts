@@ -4,33 +4,14 @@
  * escapes of in-place playback. Light on purpose: no sharp, no renderer.
  */
 import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { EXIT, V2aError } from '../core/errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
 import { ImageInputError } from '../node/errors.js';
 
-/** Process exit codes (documented in `v2a --help`). */
-export const EXIT = {
-  ok: 0,
-  /** An unexpected internal error (a bug): message only, stack with V2A_DEBUG=1. */
-  internal: 1,
-  /** Usage: unknown flag, missing argument, invalid parameter value, conflicting options. */
-  usage: 2,
-  /** The input is not a usable image (or, for `decode`, not valid json-compact). */
-  input: 3,
-  /** File system or stream I/O: not found, not readable, cannot write. */
-  io: 4,
-  /** Interrupted (SIGINT) during playback: 128 + 2, as shells report it. */
-  interrupted: 130,
-} as const;
+export { EXIT };
 
-/** An error whose message is written for the user, with the exit code it ends the process with. */
-export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
-
-export const usageError = (message: string): CliError => new CliError(message, EXIT.usage);
+/** A usage error (exit 2): an invalid flag, argument or setting, or options that conflict. */
+export const usageError = (message: string): V2aError => new V2aError('usage', message);
 
 // ---------------------------------------------------------------------------------------------
 // Environment limits: the same variable names and defaults as the HTTP server.
@@ -83,11 +64,11 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
 }
 
 /** `cannot read 'x.jpg': no such file or directory` (exit 4), from a Node system error. */
-export function ioError(verb: 'read' | 'write', path: string, err: unknown): CliError {
+export function ioError(verb: 'read' | 'write', path: string, err: unknown): V2aError {
   const code = isSystemError(err) ? err.code! : '';
   const reason = IO_REASONS[code] ?? (code ? code : err instanceof Error ? err.message : String(err));
   const what = path === '-' ? (verb === 'read' ? 'standard input' : 'standard output') : `'${path}'`;
-  return new CliError(`cannot ${verb} ${what}: ${reason}`, EXIT.io);
+  return new V2aError('io-error', `cannot ${verb} ${what}: ${reason}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +120,7 @@ function readPath(path: string, maxBytes: number | undefined): Buffer {
     }
     return concat(chunks, total);
   } catch (err) {
-    if (err instanceof CliError || err instanceof ImageInputError) throw err;
+    if (err instanceof V2aError) throw err;
     throw ioError('read', path, err);
   } finally {
     closeSync(fd);
@@ -162,7 +143,7 @@ async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
       chunks.push(chunk);
     }
   } catch (err) {
-    if (err instanceof CliError || err instanceof ImageInputError) throw err;
+    if (err instanceof V2aError) throw err;
     throw ioError('read', '-', err);
   }
   return concat(chunks, total);

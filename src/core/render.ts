@@ -118,9 +118,15 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
   return renderPrepared(prep, requested, Object.keys(explicit), image, options);
 }
 
+/** The Auto Director's tuning of the parameters the caller did not set (`explicit`), for this source. */
+export function tune(prep: Prepared, requested: RenderParams, explicit: readonly string[]): { params: RenderParams; report: DirectorReport } {
+  const table = glyphTable(getGlyphSet(requested.charset));
+  return direct(prep, requested, explicit, { coverage: table.set.coverage, scale: table.scale, order: table.order });
+}
+
 export function renderPrepared(prep: Prepared, requested: RenderParams, explicit: readonly string[], image: { width: number; height: number }, options: RenderOptions = {}): RenderResult {
   const table = glyphTable(getGlyphSet(requested.charset));
-  const tuned = options.tuned ?? direct(prep, requested, explicit, { coverage: table.set.coverage, scale: table.scale, order: table.order });
+  const tuned = options.tuned ?? tune(prep, requested, explicit);
   const p = tuned.params;
   const { columns: cols, rows } = prep;
   const luma = prep.resampled.luma;

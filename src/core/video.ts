@@ -22,7 +22,6 @@ export class FrameRenderer {
   private previous: Uint16Array | null = null;
   private tuned: { params: RenderParams; report: DirectorReport } | null = null;
   private codebook: Int32Array | null = null;
-  private codebookKey = '';
 
   constructor(params: Readonly<Record<string, unknown>> = {}) {
     const explicit = parseParamsOrThrow(params, 'json');
@@ -54,8 +53,7 @@ export class FrameRenderer {
     });
     if (!this.tuned) this.tuned = { params: result.params, report: result.director };
     if (!this.codebook) {
-      this.codebookKey = result.codebook.glyphs;
-      this.codebook = Int32Array.from([...this.codebookKey], (ch) => result.glyphs.indexOf(ch));
+      this.codebook = Int32Array.from([...result.codebook.glyphs], (ch) => result.glyphs.indexOf(ch));
     }
     this.previous = result.cells;
     return result;

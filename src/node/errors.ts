@@ -5,6 +5,9 @@
  * decoder error is kept in `cause` (a string) for logs.
  */
 
+import { V2aError, type ErrorCode } from '../core/errors.js';
+
+/** Why an image was refused, finer than the error code it maps to. */
 export type ImageInputErrorCode =
   | 'unsupported_format'
   | 'undecodable'
@@ -12,20 +15,12 @@ export type ImageInputErrorCode =
   | 'too_large'
   | 'empty';
 
-const STATUS: Readonly<Record<ImageInputErrorCode, 400 | 413>> = {
-  unsupported_format: 400,
-  undecodable: 400,
-  empty: 400,
-  too_many_pixels: 413,
-  too_large: 413,
-};
-
-const TITLE: Readonly<Record<ImageInputErrorCode, string>> = {
-  unsupported_format: 'Unsupported image format',
-  undecodable: 'Undecodable image',
-  empty: 'Empty image',
-  too_many_pixels: 'Image has too many pixels',
-  too_large: 'Image too large',
+const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
+  unsupported_format: 'unsupported-image',
+  undecodable: 'undecodable-image',
+  empty: 'undecodable-image',
+  too_many_pixels: 'image-too-large',
+  too_large: 'image-too-large',
 };
 
 const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
@@ -37,19 +32,19 @@ const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
   too_large: 'The image is too large.',
 };
 
-export class ImageInputError extends Error {
-  override readonly name = 'ImageInputError';
-  readonly code: ImageInputErrorCode;
-  /** HTTP status to answer with: 400, or 413 for size limits. */
-  readonly status: 400 | 413;
-  /** Short human title (for an RFC 9457 problem's `title`). */
-  readonly title: string;
+/** A refused image: `unsupported-image`, `undecodable-image` or `image-too-large`. */
+export class ImageInputError extends V2aError {
+  override name = 'ImageInputError';
+  readonly reason: ImageInputErrorCode;
 
-  constructor(code: ImageInputErrorCode, message?: string, options?: { cause?: string }) {
-    super(message ?? DEFAULT_MESSAGE[code], options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.status = STATUS[code];
-    this.title = TITLE[code];
+  constructor(reason: ImageInputErrorCode, message?: string, options?: { cause?: string }) {
+    super(CODE[reason], message ?? DEFAULT_MESSAGE[reason], options?.cause === undefined ? {} : { cause: options.cause });
+    this.reason = reason;
+  }
+
+  /** HTTP status to answer with: 400, or 413 for size limits. */
+  get status(): number {
+    return this.info.status;
   }
 
   static is(err: unknown): err is ImageInputError {

@@ -6,7 +6,7 @@
 import { PARAMS } from '../core/params/definitions.js';
 import { paramJsonSchema } from '../core/params/schema.js';
 import type { McpTool, McpToolResult } from './mcp/protocol.js';
-import { HttpProblem } from './problem.js';
+import { V2aError } from '../core/errors.js';
 import { exactlyOneImage, jsonImageInputs, validateParams, type RenderService } from './render-service.js';
 import type { ServerMetrics } from './telemetry/metrics.js';
 import { failSpan } from './telemetry/tracing.js';
@@ -62,9 +62,9 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
         });
         return { content: [{ type: 'text', text: out.body }], ...(out.structured ? { structuredContent: out.structured } : {}) };
       } catch (err) {
-        if (err instanceof HttpProblem) {
-          opts.metrics?.rejected.inc({ face: 'mcp', cause: err.slug });
-          failSpan(ctx.span, { type: err.slug, message: err.detail });
+        if (err instanceof V2aError && err.info.mcp === 'tool') {
+          opts.metrics?.rejected.inc({ face: 'mcp', cause: err.code });
+          failSpan(ctx.span, { type: err.code, message: err.detail });
           return { content: [{ type: 'text', text: err.detail }], isError: true };
         }
         throw err;

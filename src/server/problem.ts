@@ -4,48 +4,25 @@
  * plugin, the routes, the OpenAPI document and llms-full.txt all read it.
  */
 
+import { ERRORS, V2aError, fieldDetail, type ErrorCode, type ErrorInfo, type FieldError } from '../core/errors.js';
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 export const PROBLEM_TYPE_BASE = 'https://v2a.dev/problems/';
 
-export interface ProblemTypeInfo {
-  readonly status: number;
-  readonly title: string;
-  readonly description: string;
-}
+export type ProblemTypeInfo = ErrorInfo;
 
-/** Problem types by slug; `type` is PROBLEM_TYPE_BASE + slug (an identifier, not necessarily dereferenceable). */
-export const PROBLEM_TYPES = {
-  'invalid-parameters': { status: 400, title: 'Invalid parameters', description: 'A render parameter is unknown, has the wrong type, is out of range, or was given twice; `errors` names each one.' },
-  'invalid-request': { status: 400, title: 'Invalid request', description: 'The request body is malformed (bad JSON, bad multipart, wrong field types, unknown fields) or missing.' },
-  'missing-image': { status: 400, title: 'No image', description: 'No image was supplied: send exactly one of the file field `image`, `imageUrl` or `imageBase64`.' },
-  'multiple-images': { status: 400, title: 'More than one image', description: 'More than one image source was supplied; exactly one is allowed.' },
-  'invalid-base64': { status: 400, title: 'Invalid base64', description: '`imageBase64` is not valid base64 (RFC 4648, standard alphabet; a data: URL prefix and line breaks are accepted).' },
-  'unsupported-image': { status: 400, title: 'Unsupported image format', description: 'The image is not JPEG, PNG, WebP, GIF, AVIF or TIFF (SVG and PDF are refused).' },
-  'undecodable-image': { status: 400, title: 'Undecodable image', description: 'The image is damaged, truncated, empty or not an image.' },
-  'image-too-tall': { status: 400, title: 'Image too tall for the grid', description: 'The image aspect would need more rows than the renderer allows at this column count.' },
-  'image-url-not-allowed': { status: 400, title: 'Image URL not allowed', description: '`imageUrl` is not https, names an IP address, a host outside the allowlist, or a host resolving to a non-public address.' },
-  'unauthorized': { status: 401, title: 'Unauthorized', description: 'A protected platform action (GET /api/v1/metrics, GET /api/v1/status) was called without the platform key or with a wrong one: send Authorization: Bearer <key> or X-Platform-API-Key: <key>. WWW-Authenticate says which.' },
-  'forbidden-origin': { status: 403, title: 'Origin not allowed', description: 'The browser Origin of this MCP request is not in V2A_CORS_ORIGINS.' },
-  'not-found': { status: 404, title: 'Not found', description: 'No resource at this path.' },
-  'method-not-allowed': { status: 405, title: 'Method not allowed', description: 'The path exists but not for this method; `Allow` lists the methods.' },
-  'image-too-large': { status: 413, title: 'Image too large', description: 'The image (upload, base64 or fetched body) exceeds V2A_MAX_IMAGE_BYTES, or its pixel count exceeds V2A_MAX_IMAGE_PIXELS.' },
-  'request-too-large': { status: 413, title: 'Request too large', description: 'The request body exceeds its size limit.' },
-  'unsupported-media-type': { status: 415, title: 'Unsupported media type', description: 'The request Content-Type is not one this endpoint accepts.' },
-  'rate-limited': { status: 429, title: 'Too many requests', description: 'The per-client rate limit (V2A_RATE_LIMIT per minute) was reached; see Retry-After and RateLimit-* headers.' },
-  'internal-error': { status: 500, title: 'Internal server error', description: 'An unexpected error; the traceId identifies it in the server logs.' },
-  'image-fetch-failed': { status: 502, title: 'Image could not be fetched', description: 'The host of `imageUrl` was unreachable, answered an error status, redirected too often, or timed out.' },
-  'overloaded': { status: 503, title: 'Service overloaded', description: 'Every render worker is busy and the queue is full; retry after Retry-After seconds.' },
-  'render-timeout': { status: 503, title: 'Render timed out', description: 'The render did not finish within V2A_RENDER_TIMEOUT_MS.' },
-  'shutting-down': { status: 503, title: 'Shutting down', description: 'The server is shutting down and accepts no new work; retry on another instance.' },
-} as const satisfies Record<string, ProblemTypeInfo>;
+/** A code of the core's error table, as problem types name it. */
+export type ProblemSlug = ErrorCode;
 
-export type ProblemSlug = keyof typeof PROBLEM_TYPES;
+/**
+ * The problem types documented for HTTP, by slug: the core's error table less its local codes (the
+ * CLI's own); `type` is PROBLEM_TYPE_BASE + slug.
+ */
+export const PROBLEM_TYPES: Readonly<Partial<Record<ErrorCode, ErrorInfo>>> = Object.fromEntries(
+  Object.entries(ERRORS).filter(([, info]) => !('local' in info)),
+);
 
-export interface ProblemFieldError {
-  /** The parameter or field at fault, as the caller spelled it. */
-  readonly parameter: string;
-  readonly message: string;
-}
+export type ProblemFieldError = FieldError;
 
 /** The JSON body of a problem reply. */
 export interface ProblemBody {
@@ -58,29 +35,44 @@ export interface ProblemBody {
   errors?: ProblemFieldError[];
 }
 
-/** An error that is answered as the given problem. `detail` is shown to the client verbatim. */
-export class HttpProblem extends Error {
-  override readonly name = 'HttpProblem';
+/**
+ * A V2aError with what only HTTP needs: response headers (Retry-After, Allow) and, for errors of
+ * other libraries without a code of their own, a status/title override. Any V2aError is answered
+ * through `HttpProblem.from`.
+ */
+export class HttpProblem extends V2aError {
+  override name = 'HttpProblem';
   readonly status: number;
   readonly title: string;
   constructor(
-    readonly slug: ProblemSlug,
-    readonly detail: string,
+    slug: ErrorCode,
+    detail: string,
     readonly extra: {
       readonly errors?: readonly ProblemFieldError[];
       readonly headers?: Readonly<Record<string, string>>;
-      /** Overrides the catalogue status/title (e.g. 400 for a 4xx Fastify error without its own type). */
+      /** Overrides the table's status/title (e.g. 400 for a 4xx Fastify error without its own type). */
       readonly status?: number;
       readonly title?: string;
+      readonly cause?: unknown;
     } = {},
   ) {
-    super(detail);
-    this.status = extra.status ?? PROBLEM_TYPES[slug].status;
-    this.title = extra.title ?? PROBLEM_TYPES[slug].title;
+    super(slug, detail, { ...(extra.errors ? { errors: extra.errors } : {}), ...(extra.cause !== undefined ? { cause: extra.cause } : {}) });
+    this.status = extra.status ?? ERRORS[slug].status;
+    this.title = extra.title ?? ERRORS[slug].title;
+  }
+
+  get slug(): ErrorCode {
+    return this.code;
+  }
+
+  /** The problem a V2aError is answered with. */
+  static from(err: V2aError): HttpProblem {
+    if (err instanceof HttpProblem) return err;
+    return new HttpProblem(err.code, err.message, { ...(err.errors ? { errors: err.errors } : {}), cause: err });
   }
 }
 
-export function problemType(slug: ProblemSlug): string {
+export function problemType(slug: ErrorCode): string {
   return PROBLEM_TYPE_BASE + slug;
 }
 
@@ -93,19 +85,17 @@ export function problemBody(p: HttpProblem, instance: string, traceId: string): 
     instance,
     traceId,
   };
-  if (p.extra.errors && p.extra.errors.length) body.errors = p.extra.errors.map((e) => ({ parameter: e.parameter, message: e.message }));
+  if (p.errors) body.errors = p.errors.map((e) => ({ parameter: e.parameter, message: e.message }));
   return body;
 }
 
 /** The detail text of a list of parameter errors: the one sentence both HTTP and MCP show. */
-export function parameterDetail(errors: readonly ProblemFieldError[]): string {
-  return errors.map((e) => e.message).join('; ');
-}
+export const parameterDetail = fieldDetail;
 
 /**
  * The abort reason when a client closes its connection before the reply: answered like any
  * problem (nobody reads it) instead of being logged as an unexpected error.
  */
 export function clientClosed(): HttpProblem {
-  return new HttpProblem('invalid-request', 'The client closed the connection before the reply.');
+  return new HttpProblem('interrupted', 'The client closed the connection before the reply.');
 }

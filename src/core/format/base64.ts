@@ -23,8 +23,9 @@ for (let i = 0; i < 64; i++) {
 
 /** Thrown for input that is not strict base64. */
 export class Base64Error extends Error {
-  constructor(message: string) {
-    super(message);
+  /** @param reason what is wrong, without the `invalid base64: ` prefix of the message */
+  constructor(readonly reason: string) {
+    super(`invalid base64: ${reason}`);
     this.name = 'Base64Error';
   }
 }
@@ -77,7 +78,7 @@ function sextet(s: string, i: number): number {
   const v = c < 256 ? DEC[c]! : 255;
   if (v === 255) {
     const shown = c === PAD ? "'=' before the end" : `character ${JSON.stringify(s[i])}`;
-    throw new Base64Error(`invalid base64: unexpected ${shown} at offset ${i}`);
+    throw new Base64Error(`unexpected ${shown} at offset ${i}`);
   }
   return v;
 }
@@ -85,7 +86,7 @@ function sextet(s: string, i: number): number {
 /** Decodes strict, canonical base64 (see the module comment); throws `Base64Error` otherwise. */
 export function decodeBase64(s: string): Uint8Array {
   const len = s.length;
-  if (len % 4 !== 0) throw new Base64Error(`invalid base64: length ${len} is not a multiple of 4`);
+  if (len % 4 !== 0) throw new Base64Error(`length ${len} is not a multiple of 4`);
   if (len === 0) return new Uint8Array(0);
   const pad = s.charCodeAt(len - 1) === PAD ? (s.charCodeAt(len - 2) === PAD ? 2 : 1) : 0;
   const out = new Uint8Array((len / 4) * 3 - pad);
@@ -100,11 +101,11 @@ export function decodeBase64(s: string): Uint8Array {
   }
   if (pad === 2) {
     const v = (sextet(s, fullEnd) << 18) | (sextet(s, fullEnd + 1) << 12);
-    if (v & 0xffff) throw new Base64Error('invalid base64: non-zero pad bits (not canonical)');
+    if (v & 0xffff) throw new Base64Error('non-zero pad bits (not canonical)');
     out[o] = v >>> 16;
   } else if (pad === 1) {
     const v = (sextet(s, fullEnd) << 18) | (sextet(s, fullEnd + 1) << 12) | (sextet(s, fullEnd + 2) << 6);
-    if (v & 0xff) throw new Base64Error('invalid base64: non-zero pad bits (not canonical)');
+    if (v & 0xff) throw new Base64Error('non-zero pad bits (not canonical)');
     out[o] = v >>> 16;
     out[o + 1] = (v >>> 8) & 255;
   }

@@ -5,6 +5,7 @@
  * The decoder and `compactToImage` are what the `round-trip` rubric measures.
  */
 import type { CellGrid, RgbaImage } from '../types.js';
+import { V2aError } from '../errors.js';
 import { Base64Error, decodeBase64, encodeBase64 } from './base64.js';
 import { checkGrid, gridLines } from './grid.js';
 import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
@@ -27,10 +28,10 @@ export interface DecodedCompact {
 }
 
 /** Thrown by `decodeCompact` for anything that is not a valid `json-compact` v1 document. */
-export class CompactDecodeError extends Error {
+export class CompactDecodeError extends V2aError {
+  override name = 'CompactDecodeError';
   constructor(message: string) {
-    super(`invalid json-compact: ${message}`);
-    this.name = 'CompactDecodeError';
+    super('invalid-compact', `invalid json-compact: ${message}`);
   }
 }
 

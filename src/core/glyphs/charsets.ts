@@ -29,13 +29,6 @@ export const RAMP_SOURCES = {
 /** The directional glyphs `structure` and `edges` substitute along contours. */
 export const DIRECTIONAL_CHARS = { horizontal: '-', vertical: '|', diagonalUp: '/', diagonalDown: '\\' } as const;
 
-/** Indices of the directional glyphs in a glyph set. */
-export interface DirectionalGlyphs {
-  readonly horizontal: number;
-  readonly vertical: number;
-  readonly diagonalUp: number;
-  readonly diagonalDown: number;
-}
 
 /** Measured shape of one glyph. */
 export interface GlyphShape {
@@ -143,16 +136,3 @@ export function getGlyphSet(name: Charset): GlyphSet {
   return set;
 }
 
-/**
- * Indices of `- | / \` in a ramp, or null for `blocks` and `dots` and for ramps that lack any of
- * them (`standard`, `minimal`, `binary`; the renderer then adds them, see `glyphShape`).
- */
-export function directionalGlyphs(set: GlyphSet): DirectionalGlyphs | null {
-  if (set.kind !== 'ramp') return null;
-  const horizontal = set.glyphs.indexOf(DIRECTIONAL_CHARS.horizontal);
-  const vertical = set.glyphs.indexOf(DIRECTIONAL_CHARS.vertical);
-  const diagonalUp = set.glyphs.indexOf(DIRECTIONAL_CHARS.diagonalUp);
-  const diagonalDown = set.glyphs.indexOf(DIRECTIONAL_CHARS.diagonalDown);
-  if (horizontal < 0 || vertical < 0 || diagonalUp < 0 || diagonalDown < 0) return null;
-  return { horizontal, vertical, diagonalUp, diagonalDown };
-}

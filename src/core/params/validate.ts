@@ -1,10 +1,8 @@
+import { V2aError, fieldDetail, type FieldError } from '../errors.js';
 import { DEFAULTS, PARAM_BY_NAME, describeDomain, type ParamDef, type RenderParams } from './definitions.js';
 
-export interface ParamError {
-  /** The parameter at fault, as the caller spelled it. */
-  readonly parameter: string;
-  readonly message: string;
-}
+/** A parameter at fault, as the caller spelled it, and what is wrong with it. */
+export type ParamError = FieldError;
 
 export type ParseResult =
   | { readonly ok: true; readonly params: Partial<RenderParams> }
@@ -94,11 +92,12 @@ export function withDefaults(explicit: Partial<RenderParams>): RenderParams {
   return { ...DEFAULTS, ...explicit };
 }
 
-/** Throws a ParamValidationError when invalid; for callers that want exceptions (CLI, render()). */
-export class ParamValidationError extends Error {
-  constructor(readonly errors: readonly ParamError[]) {
-    super(errors.map((e) => e.message).join('; '));
-    this.name = 'ParamValidationError';
+/** `invalid-parameters`, naming every parameter at fault; for callers that want exceptions. */
+export class ParamValidationError extends V2aError {
+  override name = 'ParamValidationError';
+  declare readonly errors: readonly ParamError[];
+  constructor(errors: readonly ParamError[]) {
+    super('invalid-parameters', fieldDetail(errors), { errors });
   }
 }
 

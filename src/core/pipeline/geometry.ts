@@ -1,3 +1,5 @@
+import { V2aError } from '../errors.js';
+import { PARAM_BY_NAME, type IntegerDef } from '../params/definitions.js';
 import { CELL_ASPECT } from '../types.js';
 
 /**
@@ -12,19 +14,41 @@ export const DECODE_PIXELS_PER_COLUMN = 4;
 /** Most rows a render may have: bounds memory for extreme aspect ratios (400 x 800 cells). */
 export const MAX_ROWS = 800;
 
-export class GeometryError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'GeometryError';
+/** Fewest columns any render has: the `columns` parameter's minimum. */
+const MIN_COLUMNS = (PARAM_BY_NAME.get('columns') as IntegerDef).min;
+
+/** A grid the image cannot have: `image-too-tall`, naming `columns`. */
+export class GeometryError extends V2aError {
+  override name = 'GeometryError';
+  constructor(detail: string) {
+    super('image-too-tall', detail, { errors: [{ parameter: 'columns', message: detail }] });
   }
+}
+
+function rowsOf(width: number, height: number, columns: number): number {
+  return Math.max(1, Math.round((columns * height * CELL_ASPECT) / width));
 }
 
 /** Rows for `columns` cells across an image, keeping its aspect with the 1:2 reference cell. */
 export function gridRows(width: number, height: number, columns: number): number {
-  if (!(width > 0 && height > 0)) throw new GeometryError('the image has no pixels');
-  const rows = Math.max(1, Math.round((columns * height * CELL_ASPECT) / width));
+  if (!(width > 0 && height > 0)) throw new V2aError('undecodable-image', 'The image has no pixels (zero width or height).');
+  const rows = rowsOf(width, height, columns);
   if (rows > MAX_ROWS) {
-    throw new GeometryError(`the image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use fewer columns or crop it`);
+    throw new GeometryError(`The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use fewer columns or crop it.`);
   }
   return rows;
+}
+
+/**
+ * The widest column count up to `columns` whose grid has at most `rows` rows (and MAX_ROWS), for a
+ * column count the caller did not choose (a terminal's size): an image taller than the box is
+ * narrowed to fit it, never below MIN_COLUMNS.
+ */
+export function fitColumns(width: number, height: number, columns: number, rows = MAX_ROWS): number {
+  if (!(width > 0 && height > 0)) return columns;
+  const limit = Math.min(rows, MAX_ROWS);
+  // rows = round(c * h * CELL_ASPECT / w): start from the real-valued bound and step down.
+  let c = Math.min(columns, Math.floor(((limit + 0.5) * width) / (height * CELL_ASPECT)));
+  while (c > MIN_COLUMNS && rowsOf(width, height, c) > limit) c--;
+  return Math.max(MIN_COLUMNS, c);
 }

@@ -5,10 +5,6 @@ export interface Raster {
   readonly data: Float32Array;
 }
 
-export function createRaster(width: number, height: number): Raster {
-  return { width, height, data: new Float32Array(width * height) };
-}
-
 /** Mean of each cellW x cellH block: one value per cell. */
 export function cellMeans(r: Raster, cellW: number, cellH: number, out?: Float32Array): Float32Array {
   const cols = Math.floor(r.width / cellW);

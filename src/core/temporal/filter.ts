@@ -31,8 +31,6 @@ export const R_MAX = (16 / 255) ** 2;
  * the input), and a change too small to count as motion still decays as 0.8^n, so nothing freezes.
  */
 export const Q_STATIC_RATIO = 0.05;
-/** Steepness k of the motion likelihood m = 1 / (1 + (t/e)^k) in the log of the energy e. */
-export const MOTION_STEEPNESS = 8;
 /** Motion threshold t(s) = 1 + T_SPAN * T_BASE^(1 - s): t(1) = 1.5, t(0.7) = 2.39, t(0) = 16. */
 const T_SPAN = 0.5;
 const T_BASE = 30;
@@ -232,7 +230,8 @@ export class TemporalFilter {
           const q = t / e;
           const q2 = q * q;
           const q4 = q2 * q2;
-          m = 1 / (1 + q4 * q4); // MOTION_STEEPNESS = 8
+          // Motion likelihood m = 1 / (1 + (t/e)^8): steep, so that noise (e near 1) is not motion.
+          m = 1 / (1 + q4 * q4);
         }
         // Unexplained innovation power becomes process noise: gain -> 1 for changes >> noise.
         const excess = meanNu2 - s;

@@ -5,7 +5,6 @@ export {
   R_MIN,
   R_MAX,
   Q_STATIC_RATIO,
-  MOTION_STEEPNESS,
   STABLE_BELOW,
 } from './filter.js';
 export type { TemporalFilterOptions, TemporalStats } from './filter.js';

@@ -14,6 +14,7 @@ import { describeConfig, type ServerConfig } from '../config.js';
 import { HANDOFF_MESSAGES, HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT, LAUNCH_PARAMETERS } from '../handoff.js';
 import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
+import { ERRORS } from '../../core/errors.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemSlug } from '../problem.js';
 import { ENDPOINT_LIST, ENDPOINTS, type EndpointInfo } from './endpoints.js';
 
@@ -365,7 +366,7 @@ function problemResponse(description: string, headers: Obj = {}): Obj {
 }
 
 function problemList(...slugs: ProblemSlug[]): string {
-  return slugs.map((s) => `${s}: ${PROBLEM_TYPES[s].description}`).join(' ');
+  return slugs.map((s) => `${s}: ${ERRORS[s].description}`).join(' ');
 }
 
 const TRACE_HEADERS = { traceparent: headerRef('traceparent'), tracestate: headerRef('tracestate') };

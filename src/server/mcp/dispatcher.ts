@@ -38,6 +38,7 @@ import {
   JSONRPC_VERSION,
   PARSE_ERROR,
   SUPPORTED_PROTOCOL_VERSIONS,
+  isSupportedProtocolVersion,
   mcpErrorCodes,
   type JsonRpcErrorResponse,
   type JsonRpcId,
@@ -250,7 +251,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     if (typeof p.protocolVersion !== 'string') {
       throw new RpcError(mcpErrorCodes.InvalidParams, 'Invalid params: "protocolVersion" must be a string.');
     }
-    const protocolVersion = protocolVersions.includes(p.protocolVersion) ? p.protocolVersion : latestVersion;
+    const protocolVersion = isSupportedProtocolVersion(p.protocolVersion, protocolVersions) ? p.protocolVersion : latestVersion;
     const result: Record<string, unknown> = {
       protocolVersion,
       capabilities: { tools: { listChanged: false } },

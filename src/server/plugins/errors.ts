@@ -6,6 +6,7 @@
  * trace or an internal path never reaches a client.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { V2aError } from '../../core/errors.js';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemSlug } from '../problem.js';
 import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
 import { globalPlugin } from './plugin.js';
@@ -75,7 +76,7 @@ const DETAILS: Partial<Record<string, string>> = {
 
 /** Maps any thrown value to the problem it is answered with; undefined: an unexpected error (500). */
 export function toProblem(err: unknown, request: FastifyRequest, maxImageBytes?: number): HttpProblem | undefined {
-  if (err instanceof HttpProblem) return err;
+  if (err instanceof V2aError) return HttpProblem.from(err);
   const e = err as Partial<FastifyError> & { validation?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
   const status = typeof e.statusCode === 'number' ? e.statusCode : 0;

@@ -12,6 +12,7 @@ import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../docs/endpoints.js';
 import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { jsonBodyLimit } from '../config.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
@@ -88,7 +89,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`);
       }
       const version = request.headers['mcp-protocol-version'];
-      if (version !== undefined && (typeof version !== 'string' || !dispatcher.protocolVersions.includes(version))) {
+      if (version !== undefined && !isSupportedProtocolVersion(version, dispatcher.protocolVersions)) {
         throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`);
       }
       const body = request.body === undefined ? PARSE_ERROR : request.body;

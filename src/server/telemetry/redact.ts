@@ -201,11 +201,6 @@ export function redactAttributes(attributes: Attributes, secrets: readonly strin
   return new Redactor(secrets).attributes(attributes);
 }
 
-/** A sanitised copy of a finished span. */
-export function redactSpan(span: ReadableSpan, secrets: readonly string[]): ReadableSpan {
-  return new Redactor(secrets).span(span);
-}
-
 /** Wraps an exporter: every span is sanitised before the inner exporter sees it. */
 export class RedactingSpanExporter implements SpanExporter {
   private readonly redactor: Redactor;

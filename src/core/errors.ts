@@ -1,0 +1,118 @@
+/**
+ * The one table of error codes. Every expected failure anywhere in v2a is a `V2aError` carrying
+ * one of these codes; each face only maps the code: the server to an RFC 9457 problem (`status`,
+ * `title`, type URI `https://v2a.dev/problems/<code>`), the CLI to a one-line message and `exit`,
+ * the MCP tool to an `isError` result (`mcp: 'tool'`) or a JSON-RPC error (`mcp: 'protocol'`,
+ * reached before any tool runs). Nothing re-derives meaning from message text.
+ *
+ * Pure data and one class: the core, the studio and the server all import it.
+ */
+
+/** Process exit codes of the CLI (documented in `v2a --help`). */
+export const EXIT = {
+  ok: 0,
+  /** An unexpected internal error (a bug): message only, stack with V2A_DEBUG=1. */
+  internal: 1,
+  /** Usage: unknown flag, missing argument, invalid parameter value, conflicting options. */
+  usage: 2,
+  /** The input is not a usable image (or, for `decode`, not valid json-compact). */
+  input: 3,
+  /** File system or stream I/O: not found, not readable, cannot write. */
+  io: 4,
+  /** Interrupted (SIGINT) during playback: 128 + 2, as shells report it. */
+  interrupted: 130,
+} as const;
+
+export interface ErrorInfo {
+  /** HTTP status of the problem reply. */
+  readonly status: number;
+  /** CLI exit code. */
+  readonly exit: number;
+  /**
+   * How MCP reports it: `tool` — an `isError` tool result with the detail as text (a failure of the
+   * render the model asked for); `protocol` — never inside a tool (HTTP-level or CLI-only).
+   */
+  readonly mcp: 'tool' | 'protocol';
+  readonly title: string;
+  /** What the code means, for the OpenAPI document and llms-full.txt. */
+  readonly description: string;
+  /** Never answered over HTTP (the CLI's own failures, or nobody left to answer). */
+  readonly local?: true;
+}
+
+export const ERRORS = {
+  'invalid-parameters': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Invalid parameters', description: 'A render parameter is unknown, has the wrong type, is out of range, or was given twice; `errors` names each one.' },
+  'invalid-request': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Invalid request', description: 'The request body is malformed (bad JSON, bad multipart, wrong field types, unknown fields) or missing.' },
+  'missing-image': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'No image', description: 'No image was supplied: send exactly one of the file field `image`, `imageUrl` or `imageBase64`.' },
+  'multiple-images': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'More than one image', description: 'More than one image source was supplied; exactly one is allowed.' },
+  'invalid-base64': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Invalid base64', description: '`imageBase64` is not valid base64 (RFC 4648, standard alphabet; a data: URL prefix and line breaks are accepted).' },
+  'unsupported-image': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Unsupported image format', description: 'The image is not JPEG, PNG, WebP, GIF, AVIF or TIFF (SVG and PDF are refused).' },
+  'undecodable-image': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Undecodable image', description: 'The image is damaged, truncated, empty or not an image.' },
+  'image-too-tall': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image too tall for the grid', description: 'The image aspect would need more rows than the renderer allows at this column count.' },
+  'image-url-not-allowed': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image URL not allowed', description: '`imageUrl` is not https, names an IP address, a host outside the allowlist, or a host resolving to a non-public address.' },
+  'invalid-compact': { status: 400, exit: EXIT.input, mcp: 'protocol', title: 'Invalid json-compact', description: 'The document is not valid json-compact (v2a decode).' , local: true },
+  'usage': { status: 400, exit: EXIT.usage, mcp: 'protocol', title: 'Usage error', description: 'A command-line flag, argument or setting is invalid or conflicts with another (CLI only).' , local: true },
+  'unauthorized': { status: 401, exit: EXIT.usage, mcp: 'protocol', title: 'Unauthorized', description: 'A protected platform action (GET /api/v1/metrics, GET /api/v1/status) was called without the platform key or with a wrong one: send Authorization: Bearer <key> or X-Platform-API-Key: <key>. WWW-Authenticate says which.' },
+  'forbidden-origin': { status: 403, exit: EXIT.usage, mcp: 'protocol', title: 'Origin not allowed', description: 'The browser Origin of this MCP request is not in V2A_CORS_ORIGINS.' },
+  'not-found': { status: 404, exit: EXIT.usage, mcp: 'protocol', title: 'Not found', description: 'No resource at this path.' },
+  'method-not-allowed': { status: 405, exit: EXIT.usage, mcp: 'protocol', title: 'Method not allowed', description: 'The path exists but not for this method; `Allow` lists the methods.' },
+  'image-too-large': { status: 413, exit: EXIT.input, mcp: 'tool', title: 'Image too large', description: 'The image (upload, base64 or fetched body) exceeds V2A_MAX_IMAGE_BYTES, or its pixel count exceeds V2A_MAX_IMAGE_PIXELS.' },
+  'request-too-large': { status: 413, exit: EXIT.usage, mcp: 'protocol', title: 'Request too large', description: 'The request body exceeds its size limit.' },
+  'unsupported-media-type': { status: 415, exit: EXIT.usage, mcp: 'protocol', title: 'Unsupported media type', description: 'The request Content-Type is not one this endpoint accepts.' },
+  'rate-limited': { status: 429, exit: EXIT.internal, mcp: 'protocol', title: 'Too many requests', description: 'The per-client rate limit (V2A_RATE_LIMIT per minute) was reached; see Retry-After and RateLimit-* headers.' },
+  'io-error': { status: 500, exit: EXIT.io, mcp: 'protocol', title: 'I/O error', description: 'A file or stream could not be read or written (CLI only).' , local: true },
+  'internal-error': { status: 500, exit: EXIT.internal, mcp: 'tool', title: 'Internal server error', description: 'An unexpected error; the traceId identifies it in the server logs.' },
+  'image-fetch-failed': { status: 502, exit: EXIT.io, mcp: 'tool', title: 'Image could not be fetched', description: 'The host of `imageUrl` was unreachable, answered an error status, redirected too often, or timed out.' },
+  'overloaded': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Service overloaded', description: 'Every render worker is busy and the queue is full; retry after Retry-After seconds.' },
+  'render-timeout': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Render timed out', description: 'The render did not finish within V2A_RENDER_TIMEOUT_MS.' },
+  'shutting-down': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Shutting down', description: 'The server is shutting down and accepts no new work; retry on another instance.' },
+  'interrupted': { status: 499, exit: EXIT.interrupted, mcp: 'protocol', title: 'Interrupted', description: 'Stopped by the user (Ctrl-C) or because the client went away.' , local: true },
+} as const satisfies Record<string, ErrorInfo>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface FieldError {
+  /** The parameter or field at fault, as the caller spelled it. */
+  readonly parameter: string;
+  readonly message: string;
+}
+
+export interface V2aErrorOptions {
+  /** Per-field errors (validation): each names the parameter at fault. */
+  readonly errors?: readonly FieldError[];
+  /** For logs only (never shown to a client): e.g. a sanitised decoder message. */
+  readonly cause?: unknown;
+}
+
+/**
+ * An expected failure. `message` (= `detail`) is written for the person who caused it and is safe to
+ * show verbatim: no stack, no file system path, no raw library text.
+ */
+export class V2aError extends Error {
+  override name = 'V2aError';
+  readonly code: ErrorCode;
+  readonly errors: readonly FieldError[] | undefined;
+
+  constructor(code: ErrorCode, detail: string, options: V2aErrorOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.errors = options.errors && options.errors.length ? options.errors : undefined;
+  }
+
+  get detail(): string {
+    return this.message;
+  }
+
+  get info(): ErrorInfo {
+    return ERRORS[this.code];
+  }
+}
+
+export function isV2aError(err: unknown): err is V2aError {
+  return err instanceof V2aError;
+}
+
+/** The one sentence of a list of field errors, shown by every face alike. */
+export function fieldDetail(errors: readonly FieldError[]): string {
+  return errors.map((e) => e.message).join('; ');
+}

@@ -1,0 +1,251 @@
+/**
+ * The render job: the one sequence every face runs — input → decode (injected) → prepare + direct →
+ * render → format — with a stage event around each step and one kind of failure. The server's
+ * workers, the CLI (still and animated), the stdio MCP face and the studio call it; each face only
+ * carries bytes in and out and maps `V2aError` codes (core/errors.ts) to its own form.
+ *
+ * Decoding is injected (sharp on Node, canvas in the browser), so this module stays pure.
+ * Everything thrown out of a job is a V2aError: an unexpected exception becomes `internal-error`
+ * with the original kept as `cause` for logs.
+ */
+import { V2aError } from './errors.js';
+import { Base64Error, decodeBase64Input } from './format/base64.js';
+import { formatResult, type FormattedOutput } from './format/index.js';
+import type { Format, RenderParams } from './params/definitions.js';
+import { DEFAULTS } from './params/definitions.js';
+import { parseParamsOrThrow, withDefaults } from './params/validate.js';
+import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
+import { prepare, renderPrepared, tune } from './render.js';
+import type { RenderResult, RgbaImage } from './types.js';
+import { FrameRenderer } from './video.js';
+
+export type JobStage = 'input' | 'decode' | 'director' | 'render' | 'format';
+
+/** A decoded image as decoders hand it to the job. */
+export interface DecodedImage extends RgbaImage {
+  /** Container format as the decoder names it (jpeg, png, ...). */
+  readonly format: string;
+  /** Size of the source (after orientation), before any shrink-on-load. */
+  readonly sourceWidth: number;
+  readonly sourceHeight: number;
+}
+
+/** One frame of an animation. */
+export interface DecodedFrame extends DecodedImage {
+  /** Display time in milliseconds (0 for a still image). */
+  readonly delayMs: number;
+  readonly index: number;
+  /** Frames the decoder yields in all. */
+  readonly count: number;
+}
+
+export interface DecodeRequest {
+  /** Decode to at least this width when the image is wider (shrink-on-load); never enlarge. */
+  readonly targetWidth: number;
+  readonly maxPixels: number;
+  readonly maxBytes: number;
+  /** Decoder time budget in whole seconds; absent: none. */
+  readonly timeoutSeconds?: number;
+}
+
+/** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
+export type Decoder = (bytes: Uint8Array, request: DecodeRequest) => Promise<DecodedImage>;
+/** Bytes → frames (a still image is one frame). */
+export type FrameDecoder = (bytes: Uint8Array, request: DecodeRequest) => AsyncIterable<DecodedFrame>;
+
+export type JobInput =
+  | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
+  /** Strict base64, a data: URL prefix and whitespace accepted (imageBase64). */
+  | { readonly kind: 'base64'; readonly text: string }
+  /** Already decoded (the studio decodes with the browser). */
+  | { readonly kind: 'image'; readonly image: RgbaImage };
+
+export interface JobLimits {
+  readonly maxBytes: number;
+  readonly maxPixels: number;
+  readonly decodeTimeoutSeconds?: number;
+}
+
+/** A box to fit the grid into when the caller did not set `columns` (a terminal). */
+export interface FitBox {
+  readonly columns: number;
+  /** Most rows; absent: only the renderer's own row limit. */
+  readonly rows?: number;
+}
+
+export interface JobOptions {
+  readonly decoder?: Decoder;
+  readonly limits: JobLimits;
+  readonly fit?: FitBox;
+  /** Output format instead of `params.format` (the CLI's `-o` extension already is a param). */
+  readonly format?: Format;
+  /** Called when a stage ends; `failed` for the stage that threw. Times from `clock` (default Date.now). */
+  readonly onStage?: (stage: JobStage, start: number, end: number, failed: boolean) => void;
+  readonly clock?: () => number;
+  /** Checked between stages: a caller that went away stops the job (`interrupted`). An AbortSignal. */
+  readonly signal?: { readonly aborted: boolean };
+}
+
+/** What the job learnt about the input image (sizes, never content). */
+export interface ImageFacts {
+  readonly bytes?: number;
+  readonly format?: string;
+  readonly width: number;
+  readonly height: number;
+}
+
+export interface JobResult {
+  readonly result: RenderResult;
+  readonly output: FormattedOutput;
+  readonly image: ImageFacts;
+}
+
+/** Wraps anything thrown into a V2aError (expected errors pass through). */
+export function asV2aError(err: unknown): V2aError {
+  if (err instanceof V2aError) return err;
+  if (err instanceof Base64Error) {
+    const message = `imageBase64 is not valid base64: ${err.reason}`;
+    return new V2aError('invalid-base64', message, { errors: [{ parameter: 'imageBase64', message }] });
+  }
+  return new V2aError('internal-error', 'The render failed unexpectedly.', { cause: err });
+}
+
+/** Runs stages in order, timing each; the first failure is reported with its stage and rethrown. */
+class Stages {
+  private readonly clock: () => number;
+  constructor(private readonly opts: Pick<JobOptions, 'onStage' | 'clock' | 'signal'>) {
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  async run<T>(stage: JobStage, work: () => T | Promise<T>): Promise<T> {
+    if (this.opts.signal?.aborted) throw new V2aError('interrupted', 'The render was stopped: the caller went away.');
+    const start = this.clock();
+    try {
+      const value = await work();
+      this.opts.onStage?.(stage, start, this.clock(), false);
+      return value;
+    } catch (err) {
+      this.opts.onStage?.(stage, start, this.clock(), true);
+      throw asV2aError(err);
+    }
+  }
+}
+
+function decodeRequest(columns: number, limits: JobLimits): DecodeRequest {
+  return {
+    targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
+    maxPixels: limits.maxPixels,
+    maxBytes: limits.maxBytes,
+    ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),
+  };
+}
+
+/** Validated parameters: what the caller set, and the column count to decode for. */
+function parse(params: Readonly<Record<string, unknown>>, opts: JobOptions) {
+  const explicit: Partial<RenderParams> = { ...parseParamsOrThrow(params, 'json') };
+  if (opts.format !== undefined) explicit.format = opts.format;
+  const decodeColumns = explicit.columns ?? opts.fit?.columns ?? DEFAULTS.columns;
+  return { explicit, decodeColumns };
+}
+
+/**
+ * The column count for an image when the caller did not set one: the widest that fits the box. A
+ * fitted count is the caller's choice (its terminal's), so it counts as set unless it is the
+ * default, and json's `explicit` then lists it.
+ */
+function applyFit(explicit: Partial<RenderParams>, fit: FitBox | undefined, width: number, height: number): void {
+  if (explicit.columns !== undefined || !fit) return;
+  const columns = fitColumns(width, height, fit.columns, fit.rows);
+  if (columns !== DEFAULTS.columns) explicit.columns = columns;
+}
+
+async function bytesOf(input: JobInput, stages: Stages): Promise<Uint8Array | null> {
+  switch (input.kind) {
+    case 'bytes': return input.bytes;
+    case 'base64': return stages.run('input', () => decodeBase64Input(input.text));
+    case 'image': return null;
+  }
+}
+
+/** One still image through the whole pipeline. */
+export async function runJob(input: JobInput, params: Readonly<Record<string, unknown>>, opts: JobOptions): Promise<JobResult> {
+  const stages = new Stages(opts);
+  let explicit: Partial<RenderParams>;
+  let decodeColumns: number;
+  try {
+    ({ explicit, decodeColumns } = parse(params, opts));
+  } catch (err) {
+    throw asV2aError(err);
+  }
+  const bytes = await bytesOf(input, stages);
+  let image: RgbaImage;
+  let facts: ImageFacts;
+  if (bytes === null) {
+    image = (input as { image: RgbaImage }).image;
+    facts = { width: image.width, height: image.height };
+  } else {
+    const decoder = opts.decoder;
+    if (!decoder) throw new V2aError('internal-error', 'The render failed unexpectedly.', { cause: new Error('runJob: no decoder for encoded input') });
+    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits)));
+    image = decoded;
+    facts = { bytes: bytes.byteLength, format: decoded.format, width: decoded.sourceWidth, height: decoded.sourceHeight };
+  }
+  return renderImage(image, facts, explicit, opts, stages);
+}
+
+async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partial<RenderParams>, opts: JobOptions, stages: Stages): Promise<JobResult> {
+  const { prep, tuned, requested, names } = await stages.run('director', () => {
+    applyFit(explicit, opts.fit, image.width, image.height);
+    const requested = withDefaults(explicit);
+    const names = Object.keys(explicit);
+    const prep = prepare(image, requested.columns, requested.invert);
+    return { prep, tuned: tune(prep, requested, names), requested, names };
+  });
+  const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));
+  const output = await stages.run('format', () => formatResult(result));
+  return { result, output, image: facts };
+}
+
+export interface FrameJobResult extends JobResult {
+  readonly frame: { readonly index: number; readonly count: number; readonly delayMs: number };
+}
+
+/**
+ * Every frame of an animation through one FrameRenderer (temporal filter, frozen tuning and
+ * codebook): the same stages per frame, decode as the frames arrive.
+ */
+export async function* runFrameJob(
+  bytes: Uint8Array,
+  params: Readonly<Record<string, unknown>>,
+  opts: JobOptions & { readonly frameDecoder: FrameDecoder },
+): AsyncGenerator<FrameJobResult, void, undefined> {
+  const stages = new Stages(opts);
+  let explicit: Partial<RenderParams>;
+  let decodeColumns: number;
+  try {
+    ({ explicit, decodeColumns } = parse(params, opts));
+  } catch (err) {
+    throw asV2aError(err);
+  }
+  const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits))[Symbol.asyncIterator]();
+  let renderer: FrameRenderer | null = null;
+  for (;;) {
+    const next = await stages.run('decode', () => frames.next());
+    if (next.done) return;
+    const frame = next.value;
+    const result = await stages.run('render', () => {
+      if (!renderer) {
+        applyFit(explicit, opts.fit, frame.width, frame.height);
+        renderer = new FrameRenderer(explicit);
+      }
+      return renderer.render(frame);
+    });
+    const output = await stages.run('format', () => formatResult(result));
+    yield {
+      result,
+      output,
+      image: { bytes: bytes.byteLength, format: frame.format, width: frame.sourceWidth, height: frame.sourceHeight },
+      frame: { index: frame.index, count: frame.count, delayMs: frame.delayMs },
+    };
+  }
+}
