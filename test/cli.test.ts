@@ -14,6 +14,7 @@ import { decodeCompact } from '../src/core/format/compact.js';
 import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { PARAMS, kebabName, parseParams, type ParamDef } from '../src/core/params/index.js';
 import { VERSION } from '../src/core/types.js';
+import { loadConfig } from '../src/server/config.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/cli/main.ts');
@@ -231,6 +232,17 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(pixels.stderr, /too many pixels/);
     const bad = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: 'lots' } });
     assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^v2a: V2A_MAX_IMAGE_PIXELS must be an integer from 1 to 1000000000 \(got "lots"\)\n$/);
+  });
+
+  test('the CLI reads the limits with the server\'s parser: separators and byte units', async () => {
+    for (const value of ['16_777_216', '16MiB', '16 mib']) {
+      const r = await v2a(['render', png, '--columns', '16'], { env: { V2A_MAX_IMAGE_BYTES: value } });
+      assert.equal(r.code, 0, `${value}: ${r.stderr}`);
+      assert.deepEqual(loadConfig({ V2A_MAX_IMAGE_BYTES: value }).maxImageBytes, 16 * 1024 * 1024, value);
+    }
+    const tiny = await v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '1k' } });
+    assert.equal(tiny.code, 3, tiny.stderr);
   });
 
   test('stdin input with -', async () => {

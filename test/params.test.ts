@@ -5,6 +5,7 @@ import { render } from '../src/core/render.js';
 import { formatResult } from '../src/core/format/index.js';
 import { gradient, image, grey, lines, scene, square, withNoise } from './helpers/images.js';
 import type { RenderResult } from '../src/core/types.js';
+import { parseInteger } from '../src/settings/index.js';
 import { getGlyphSet, glyphShape } from '../src/core/glyphs/charsets.js';
 
 const OFF = { autoOptimize: 0 };
@@ -210,5 +211,22 @@ describe('every parameter changes the output as its name promises', () => {
   it('monoColor colours html and svg ink', () => {
     assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'html', monoColor: '#ff8800' })).body, /#ff8800/);
     assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'svg', monoColor: '#ff8800' })).body, /#ff8800/);
+  });
+});
+
+describe('settings: the one integer/size parser', () => {
+  const range = { min: 1, max: 1024 ** 3, size: true };
+  it('digits, separators and byte units', () => {
+    assert.equal(parseInteger('16777216', range), 16777216);
+    assert.equal(parseInteger(' 16_777_216 ', range), 16777216);
+    assert.equal(parseInteger('16MiB', range), 16 * 1024 ** 2);
+    assert.equal(parseInteger('512k', range), 512_000);
+    assert.equal(parseInteger('1 GiB', range), 1024 ** 3);
+  });
+  it('refuses what is not a whole number in range, naming the range', () => {
+    for (const bad of ['', '-1', '1.5', '0x10', '16_', '_16', '2GiB', '16 furlongs', '1e6', '0']) {
+      assert.throws(() => parseInteger(bad, range), /must be an integer from 1 to 1073741824/, JSON.stringify(bad));
+    }
+    assert.throws(() => parseInteger('16k', { min: 1, max: 100000 }), /must be an integer from 1 to 100000$/);
   });
 });

@@ -14,6 +14,7 @@ import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../sr
 import { STUDIO_CSP, loadStudio, studioRoutes } from '../src/server/routes/studio.js';
 import { PIXELS_PER_COLUMN, decodeWidth } from '../src/studio/decode-width.js';
 import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
+import { runJob } from '../src/core/job.js';
 import { freshTraceId, launchUrl, randomHex32, targetOriginOf } from '../src/studio/launch.js';
 import type { AppContext } from '../src/server/context.js';
 import { startTestServer, type TestServer } from './server-helpers.js';
@@ -113,9 +114,17 @@ describe('serving the studio', () => {
 });
 
 describe('studio helpers', () => {
-  test('the studio decodes stills at the width the server\'s render worker does', () => {
-    const worker = readFileSync(new URL('../src/server/render-worker.ts', import.meta.url), 'utf8');
-    assert.match(worker, /targetWidth: columns \* DECODE_PIXELS_PER_COLUMN,/);
+  test('the studio decodes stills at the width the render job asks decoders for', async () => {
+    let asked = 0;
+    const image = { width: 480, height: 360, data: new Uint8Array(480 * 360 * 4).fill(128), format: 'png', sourceWidth: 4000, sourceHeight: 3000 };
+    await runJob({ kind: 'bytes', bytes: new Uint8Array(1) }, { columns: 120 }, {
+      decoder: async (_bytes, request) => {
+        asked = request.targetWidth;
+        return image;
+      },
+      limits: { maxBytes: 10, maxPixels: 1e9 },
+    });
+    assert.equal(asked, decodeWidth(4000, 3000, 120).width);
     assert.equal(PIXELS_PER_COLUMN, DECODE_PIXELS_PER_COLUMN);
     assert.equal(PIXELS_PER_COLUMN, 4);
     assert.deepEqual(decodeWidth(160, 120, 120), { width: 160, height: 120 });

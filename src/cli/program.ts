@@ -11,7 +11,8 @@ import { Command, CommanderError } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary } from './flags.js';
-import { DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGE_PIXELS, EXIT } from './terminal.js';
+import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
+import { EXIT } from './terminal.js';
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -24,10 +25,13 @@ const EXIT_CODES_HELP = `Exit codes:
     4  I/O: the input cannot be read, the output cannot be written
   130  interrupted (Ctrl-C) while playing an animation`;
 
-const ENV_HELP = `Environment:
-  V2A_MAX_IMAGE_BYTES   largest accepted image file in bytes (default ${DEFAULT_MAX_IMAGE_BYTES})
-  V2A_MAX_IMAGE_PIXELS  largest accepted image in pixels, width x height (default ${DEFAULT_MAX_IMAGE_PIXELS})
-  V2A_DEBUG=1           print stack traces of errors`;
+/** The environment variables the CLI reads, for `v2a --help` and the README. */
+export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [
+  ...[MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS].map((s) => ({ name: s.name, default: String(s.default), meaning: `${s.meaning} Must be ${describeRange(s)}.` })),
+  { name: 'V2A_DEBUG', default: '(unset)', meaning: 'Set to 1 to print stack traces of errors.' },
+];
+
+const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.default})\n      ${e.meaning}`).join('\n')}`;
 
 /** Builds the program with the given commands. Commander errors are thrown, never `process.exit`. */
 export function createProgram(registrars: readonly CommandRegistrar[]): Command {

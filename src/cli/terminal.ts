@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs
 import { EXIT, V2aError } from '../core/errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
 import { ImageInputError } from '../node/errors.js';
+import { readImageLimits, type ImageLimits } from '../settings/index.js';
 
 export { EXIT };
 
@@ -14,33 +15,17 @@ export { EXIT };
 export const usageError = (message: string): V2aError => new V2aError('usage', message);
 
 // ---------------------------------------------------------------------------------------------
-// Environment limits: the same variable names and defaults as the HTTP server.
+// Environment limits: the server's settings, parsed by the same code (src/settings).
 
-export interface InputLimits {
-  readonly maxBytes: number;
-  readonly maxPixels: number;
-}
+export type InputLimits = ImageLimits;
 
-export const DEFAULT_MAX_IMAGE_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_MAX_IMAGE_PIXELS = 50_000_000;
-
-function envInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const t = raw.trim();
-  const n = /^\d{1,15}$/.test(t) ? Number(t) : NaN;
-  if (!(Number.isSafeInteger(n) && n > 0)) {
-    throw usageError(`${name} must be a positive integer (got ${JSON.stringify(raw)})`);
+/** V2A_MAX_IMAGE_BYTES and V2A_MAX_IMAGE_PIXELS; a bad value is a usage error (exit 2). */
+export function readLimits(env: Readonly<Record<string, string | undefined>> = process.env): InputLimits {
+  try {
+    return readImageLimits(env);
+  } catch (err) {
+    throw usageError((err as Error).message);
   }
-  return n;
-}
-
-/** V2A_MAX_IMAGE_BYTES (default 16 MiB) and V2A_MAX_IMAGE_PIXELS (default 50 000 000). */
-export function readLimits(): InputLimits {
-  return {
-    maxBytes: envInteger('V2A_MAX_IMAGE_BYTES', DEFAULT_MAX_IMAGE_BYTES),
-    maxPixels: envInteger('V2A_MAX_IMAGE_PIXELS', DEFAULT_MAX_IMAGE_PIXELS),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,9 @@
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { parseAllowlist } from './fetch-image.js';
+import {
+  MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
+} from '../settings/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -65,7 +68,6 @@ export class ConfigError extends Error {
   }
 }
 
-const MIB = 1024 * 1024;
 export const DEFAULT_RECEIVER_URL = 'https://a2v.v2a.dev/receiver';
 const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism())';
 
@@ -107,23 +109,22 @@ export function displayUrl(raw: string | undefined): string | undefined {
   }
 }
 
-function unset(raw: string | undefined): raw is undefined {
-  return raw === undefined || raw.trim() === '';
-}
+const unset = isUnset;
 
+/** An integer setting's value (the one parser of src/settings: `_` separators allowed). */
 function integer(raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const t = raw.trim().replace(/_/g, '');
-  if (!/^\d{1,16}$/.test(t)) throw new Error(`must be an integer from ${min} to ${max}`);
-  const n = Number(t);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}`);
-  return n;
+  return parseInteger(raw, { min, max });
 }
 
-function boolean(raw: string): boolean {
-  const t = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
-  if (['0', 'false', 'no', 'off'].includes(t)) return false;
-  throw new Error('must be true or false (also 1/0, yes/no, on/off)');
+const boolean = parseBoolean;
+
+/** A setting shared with the CLI (src/settings), as a row of this table. */
+function sharedInteger(def: IntegerSetting, key: 'maxImageBytes' | 'maxImagePixels'): Setting {
+  return {
+    name: def.name, default: String(def.default), meaning: def.meaning,
+    apply: (raw, d) => { d[key] = unset(raw) ? def.default : parseInteger(raw, def); },
+    value: (c) => c[key],
+  };
 }
 
 function origin(raw: string): string {
@@ -169,18 +170,8 @@ const SETTINGS: readonly Setting[] = [
     },
     value: (c) => c.host,
   },
-  {
-    name: 'V2A_MAX_IMAGE_BYTES', default: String(16 * MIB),
-    meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded) and imageUrl bodies; larger is 413.',
-    apply: (raw, d) => { d.maxImageBytes = unset(raw) ? 16 * MIB : integer(raw, 1, 1024 * MIB); },
-    value: (c) => c.maxImageBytes,
-  },
-  {
-    name: 'V2A_MAX_IMAGE_PIXELS', default: '50000000',
-    meaning: 'Largest accepted image in pixels (width x height, 50 megapixels); larger is 413.',
-    apply: (raw, d) => { d.maxImagePixels = unset(raw) ? 50_000_000 : integer(raw, 1, 1_000_000_000); },
-    value: (c) => c.maxImagePixels,
-  },
+  sharedInteger(MAX_IMAGE_BYTES, 'maxImageBytes'),
+  sharedInteger(MAX_IMAGE_PIXELS, 'maxImagePixels'),
   {
     name: 'V2A_IMAGE_FETCH_ALLOWLIST', default: '(empty)',
     meaning: 'Comma-separated hosts imageUrl may fetch from, exact (images.example.com) or *.suffix; https only, public addresses only. Empty: imageUrl is refused for every host.',

@@ -1,0 +1,94 @@
+/**
+ * Settings read from the environment, shared by the faces that read them: the one integer/size
+ * parser, the one boolean parser, and the settings the server and the CLI both honour (the image
+ * limits), each defined once with its name, range, default and meaning. The server's own table
+ * (src/server/config.ts) and the CLI's (`v2a --help`, src/cli/program.ts) include these rows; the
+ * README's tables are generated from both (`npm run docs`). Light: no imports beyond this file.
+ */
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const MIB = 1024 * 1024;
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1, b: 1,
+  k: 1000, kb: 1000, kib: 1024,
+  m: 1000 ** 2, mb: 1000 ** 2, mib: 1024 ** 2,
+  g: 1000 ** 3, gb: 1000 ** 3, gib: 1024 ** 3,
+};
+
+export interface IntegerRange {
+  readonly min: number;
+  readonly max: number;
+  /** Accept a byte unit after the number: k, M, G (SI) or KiB, MiB, GiB (binary), any case. */
+  readonly size?: boolean;
+}
+
+/** `an integer from 1 to 1073741824` (plus the units when `size`). */
+export function describeRange(range: IntegerRange): string {
+  return `an integer from ${range.min} to ${range.max}${range.size ? ' (bytes; k, M, G, KiB, MiB, GiB allowed)' : ''}`;
+}
+
+/**
+ * The one integer parser of settings: digits with optional `_` separators (`16_777_216`), and for
+ * sizes an optional unit (`16MiB`, `512k`). Throws an Error whose message says what is allowed.
+ */
+export function parseInteger(raw: string, range: IntegerRange): number {
+  const m = /^(\d[\d_]{0,24})\s*([a-z]*)$/i.exec(raw.trim());
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined || (!range.size && m[2] !== '') || m[1]!.endsWith('_')) throw new Error(`must be ${describeRange(range)}`);
+  const n = Number(m[1]!.replace(/_/g, '')) * unit;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max) throw new Error(`must be ${describeRange(range)}`);
+  return n;
+}
+
+/** The one boolean parser of settings: 1/0, true/false, yes/no, on/off. */
+export function parseBoolean(raw: string): boolean {
+  const t = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off'].includes(t)) return false;
+  throw new Error('must be true or false (also 1/0, yes/no, on/off)');
+}
+
+/** An integer setting: name, range, default and meaning, for every face that reads it. */
+export interface IntegerSetting extends IntegerRange {
+  readonly name: string;
+  readonly default: number;
+  readonly meaning: string;
+}
+
+export const MAX_IMAGE_BYTES: IntegerSetting = {
+  name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
+  meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input; larger is 413 (CLI: exit 3).',
+};
+
+export const MAX_IMAGE_PIXELS: IntegerSetting = {
+  name: 'V2A_MAX_IMAGE_PIXELS', min: 1, max: 1_000_000_000, default: 50_000_000,
+  meaning: 'Largest accepted image in pixels (width x height, 50 megapixels); larger is 413 (CLI: exit 3).',
+};
+
+/** Blank or absent counts as unset. */
+export function isUnset(raw: string | undefined): raw is undefined {
+  return raw === undefined || raw.trim() === '';
+}
+
+/** The setting's value from `env`: its default when unset; throws `NAME must be ... (got "x")`. */
+export function readInteger(setting: IntegerSetting, env: Env): number {
+  const raw = env[setting.name];
+  if (isUnset(raw)) return setting.default;
+  try {
+    return parseInteger(raw, setting);
+  } catch (err) {
+    throw new Error(`${setting.name} ${(err as Error).message} (got ${JSON.stringify(raw)})`);
+  }
+}
+
+export interface ImageLimits {
+  readonly maxBytes: number;
+  readonly maxPixels: number;
+}
+
+/** V2A_MAX_IMAGE_BYTES and V2A_MAX_IMAGE_PIXELS, as the server and the CLI read them. */
+export function readImageLimits(env: Env): ImageLimits {
+  return { maxBytes: readInteger(MAX_IMAGE_BYTES, env), maxPixels: readInteger(MAX_IMAGE_PIXELS, env) };
+}
