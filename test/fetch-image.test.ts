@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import type { LookupAddress } from 'node:dns';
 import { once } from 'node:events';
 import https from 'node:https';
 import net, { type AddressInfo, type LookupFunction } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import selfsigned from 'selfsigned';
+import { fakeDns, selfSignedCert } from './helpers/https-origin.js';
 import {
   fetchImage,
   ImageFetchError,
@@ -142,17 +141,7 @@ const DNS: Record<string, string[]> = {
 };
 
 /** Test DNS: only the names above, always answering the way dns.lookup does. */
-const lookup: LookupFunction = (hostname, options, callback) => {
-  const addresses = DNS[hostname.replace(/\.$/, '')];
-  setImmediate(() => {
-    if (!addresses) {
-      return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
-    }
-    const all: LookupAddress[] = addresses.map((address) => ({ address, family: net.isIP(address) }));
-    if (options.all) callback(null, all);
-    else callback(null, all[0]!.address, all[0]!.family);
-  });
-};
+const lookup = fakeDns(DNS);
 
 let server: https.Server;
 let stallServer: net.Server;
@@ -165,17 +154,9 @@ let endlessClosed: Promise<void> = Promise.resolve();
 let bigClosed: Promise<void> = Promise.resolve();
 
 before(async () => {
-  const pems = selfsigned.generate([{ name: 'commonName', value: 'images.test' }], {
-    days: 2,
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      { name: 'subjectAltName', altNames: ['images.test', 'other.test', 'evil.test', 'localhost'].map((value) => ({ type: 2, value })) },
-    ],
-  });
+  const pems = selfSignedCert(['images.test', 'other.test', 'evil.test', 'localhost']);
   ca = pems.cert;
-  server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  server = https.createServer(pems, (req, res) => {
     const url = new URL(req.url ?? '/', `https://${req.headers.host}`);
     hits.push(`${url.hostname}${url.pathname}`);
     const hop = /^\/r\/(\d+)$/.exec(url.pathname);

@@ -4,7 +4,7 @@ import { render } from '../src/core/render.js';
 import { FrameRenderer } from '../src/core/video.js';
 import { scene, withNoise, image, grey } from './helpers/images.js';
 import type { RenderResult } from '../src/core/types.js';
-import { glyphShape } from '../src/core/glyphs/charsets.js';
+import { getGlyphSet, glyphShape } from '../src/core/glyphs/charsets.js';
 
 function changedShare(a: RenderResult, b: RenderResult): number {
   let n = 0;
@@ -53,12 +53,20 @@ describe('temporal filtering of video frames', () => {
   });
 
   it('motionSensitivity: higher follows a slow fade sooner', () => {
+    const ink = getGlyphSet('detailed').coverage;
+    const meanInk = (r: RenderResult) => r.cells.reduce((sum, c) => sum + ink[c]!, 0) / r.cells.length;
+    // Summed over the fade: how far the displayed tone trails what a still render of each frame shows.
     const lag = (ms: number) => {
       const video = new FrameRenderer({ columns: 40, motionSensitivity: ms, autoOptimize: 0, autoLevels: 0 });
-      const frames = Array.from({ length: 12 }, (_, f) => video.render(image(160, 120, () => grey(60 + 8 * f))));
-      const still = render(image(160, 120, () => grey(60 + 8 * 11)), { columns: 40, autoOptimize: 0, autoLevels: 0 });
-      return changedShare(frames[11]!, still);
+      let trail = 0;
+      for (let f = 0; f < 12; f++) {
+        const frame = image(160, 120, () => grey(60 + 8 * f));
+        trail += Math.abs(meanInk(video.render(frame)) - meanInk(render(frame, { columns: 40, autoOptimize: 0, autoLevels: 0 })));
+      }
+      return trail;
     };
-    assert.ok(lag(1) <= lag(0), `sensitivity 1 lags ${lag(1)}, 0 lags ${lag(0)}`);
+    const [slow, fast] = [lag(0), lag(1)];
+    assert.ok(slow > 0.02, `sensitivity 0 should trail a fade (trail ${slow})`);
+    assert.ok(fast < slow / 2, `sensitivity 1 trails ${fast}, 0 trails ${slow}`);
   });
 });

@@ -10,19 +10,21 @@ import { scene, lines } from './helpers/images.js';
 
 /**
  * Golden outputs on small generated images: any change to the renderer's output shows up here
- * as a diff. Regenerate deliberately with UPDATE_GOLDEN=1 and review the diff.
+ * as a diff. Goldens are reviewed artefacts: a missing one fails (it is never written silently);
+ * regenerate deliberately with UPDATE_GOLDEN=1, review the diff and commit it on its own with
+ * the reason in the message.
  */
 const DIR = new URL('./golden/', import.meta.url);
 const update = process.env.UPDATE_GOLDEN === '1';
-mkdirSync(DIR, { recursive: true });
 
 function golden(name: string, actual: string): void {
   const file = new URL(name, DIR);
-  if (update || !existsSync(file)) {
-    if (!update && process.env.CI) assert.fail(`golden file ${name} is missing`);
+  if (update) {
+    mkdirSync(DIR, { recursive: true });
     writeFileSync(file, actual);
     return;
   }
+  if (!existsSync(file)) assert.fail(`golden file ${name} is missing: run UPDATE_GOLDEN=1 on this test, review and commit it`);
   assert.equal(actual, readFileSync(file, 'utf8'), `${name} differs from its golden copy (UPDATE_GOLDEN=1 to accept)`);
 }
 

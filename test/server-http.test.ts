@@ -3,13 +3,11 @@
  * reply checked against the served OpenAPI document (server-helpers.ts).
  */
 import assert from 'node:assert/strict';
-import type { LookupAddress } from 'node:dns';
 import { once } from 'node:events';
 import http from 'node:http';
-import https from 'node:https';
-import net, { type AddressInfo, type LookupFunction } from 'node:net';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import selfsigned from 'selfsigned';
+import { loopbackDns, startHttpsOrigin, type HttpsOrigin } from './helpers/https-origin.js';
 import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
 import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
@@ -540,44 +538,28 @@ describe('render: size limits while streaming', () => {
 });
 
 describe('render: imageUrl through the real fetcher (local HTTPS, test-only loopback)', () => {
-  let origin: https.Server;
+  let origin: HttpsOrigin;
   let fetchServer: TestServer;
   let port = 0;
   const BIG = Buffer.alloc(300_000, 9);
 
-  const lookup: LookupFunction = (hostname, options, callback) => {
-    setImmediate(() => {
-      if (!/^(images|other)\.test\.?$/.test(hostname)) {
-        return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
-      }
-      const all: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }];
-      if (options.all) callback(null, all);
-      else callback(null, '127.0.0.1', 4);
-    });
-  };
+  const lookup = loopbackDns('images.test', 'other.test');
 
   before(async () => {
-    const pems = selfsigned.generate([{ name: 'commonName', value: 'images.test' }], {
-      days: 2, keySize: 2048, algorithm: 'sha256',
-      extensions: [{ name: 'basicConstraints', cA: true }, { name: 'subjectAltName', altNames: [{ type: 2, value: 'images.test' }, { type: 2, value: 'other.test' }] }],
-    });
-    origin = https.createServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+    origin = await startHttpsOrigin(['images.test', 'other.test'], (request, response) => {
       if (request.url === '/photo.png') response.writeHead(200, { 'content-type': 'image/png' }).end(png);
       else if (request.url === '/big.png') response.writeHead(200, { 'content-type': 'image/png' }).end(BIG);
       else response.writeHead(404).end('no');
     });
-    origin.listen(0, '127.0.0.1');
-    await once(origin, 'listening');
-    port = (origin.address() as AddressInfo).port;
+    port = origin.port;
     fetchServer = await startTestServer(
       { V2A_IMAGE_FETCH_ALLOWLIST: 'images.test', V2A_TEST_ALLOW_LOOPBACK_FETCH: 'true', V2A_MAX_IMAGE_BYTES: '200000', V2A_WORKERS: '1' },
-      { fetchLookup: lookup, fetchCa: pems.cert },
+      { fetchLookup: lookup, fetchCa: origin.ca },
     );
   });
   after(async () => {
     await fetchServer?.close();
-    origin?.closeAllConnections();
-    await new Promise((r) => origin?.close(r));
+    await origin?.close();
   });
 
   const post = async (body: unknown) => {

@@ -6,12 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { LookupAddress, LookupOptions } from 'node:dns';
-import { once } from 'node:events';
-import https from 'node:https';
-import type { AddressInfo, LookupFunction } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import selfsigned from 'selfsigned';
+import { loopbackDns, startHttpsOrigin, type HttpsOrigin } from './helpers/https-origin.js';
 import { VERSION } from '../src/core/types.js';
 import { describeConfig } from '../src/server/config.js';
 import {
@@ -21,19 +17,11 @@ import {
 const KEY = `pk_${randomBytes(30).toString('base64url')}`;
 const auth = { 'x-platform-api-key': KEY };
 
-let receiver: https.Server;
+let receiver: HttpsOrigin;
 let receiverPort: number;
-let pems: { private: string; cert: string };
 const receiverHits: Array<{ url: string; key: string | undefined; ua: string | undefined }> = [];
 
-const lookup: LookupFunction = (hostname, options: LookupOptions, callback) => {
-  setImmediate(() => {
-    if (!/^receiver\.test\.?$/.test(hostname)) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
-    const all: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }];
-    if (options.all) callback(null, all);
-    else callback(null, '127.0.0.1', 4);
-  });
-};
+const lookup = loopbackDns('receiver.test');
 
 let server: TestServer;
 let validator: ResponseValidator;
@@ -52,11 +40,7 @@ function receiverEnv(extra: Record<string, string> = {}): Record<string, string>
 
 before(async () => {
   process.env.OTEL_TRACES_EXPORTER = 'none';
-  pems = selfsigned.generate([{ name: 'commonName', value: 'receiver.test' }], {
-    days: 2, keySize: 2048, algorithm: 'sha256',
-    extensions: [{ name: 'basicConstraints', cA: true }, { name: 'subjectAltName', altNames: [{ type: 2, value: 'receiver.test' }] }],
-  });
-  receiver = https.createServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+  receiver = await startHttpsOrigin(['receiver.test'], (request, response) => {
     const key = request.headers['x-platform-api-key'] as string | undefined;
     receiverHits.push({ url: request.url ?? '', key, ua: request.headers['user-agent'] });
     if (request.url === '/redirect') return response.writeHead(302, { location: '/api/v1/status' }).end();
@@ -65,19 +49,16 @@ before(async () => {
     if (key !== KEY) return response.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', version: '1.2.3', extra: 'x'.repeat(200) }));
   });
-  receiver.listen(0, '127.0.0.1');
-  await once(receiver, 'listening');
-  receiverPort = (receiver.address() as AddressInfo).port;
+  receiverPort = receiver.port;
 
-  server = await startTestServer(receiverEnv(), { fetchLookup: lookup, fetchCa: pems.cert });
+  server = await startTestServer(receiverEnv(), { fetchLookup: lookup, fetchCa: receiver.ca });
   validator = responseValidator((await call(`${server.base}/api/openapi.json`)).json);
   req = validatingCaller(() => validator, server.base);
 });
 
 after(async () => {
   await server?.close();
-  receiver?.closeAllConnections();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 async function status(s: TestServer = server, headers: Record<string, string> = auth): Promise<Reply> {
@@ -174,7 +155,7 @@ describe('GET /api/v1/status', () => {
       }],
     ];
     for (const [env, check] of cases) {
-      const s = await startTestServer(receiverEnv(env), { fetchLookup: lookup, fetchCa: pems.cert });
+      const s = await startTestServer(receiverEnv(env), { fetchLookup: lookup, fetchCa: receiver.ca });
       try {
         const k = env.PLATFORM_API_KEY ?? KEY;
         const r = await status(s, { authorization: `Bearer ${k}` });
@@ -191,7 +172,7 @@ describe('GET /api/v1/status', () => {
 
   test('background checks start with the server; V2A_RECEIVER_STATUS_URL=off turns them off', async () => {
     const before = receiverHits.length;
-    const s = await startTestServer(receiverEnv({ V2A_RECEIVER_CHECK_INTERVAL_MS: '1000' }), { fetchLookup: lookup, fetchCa: pems.cert });
+    const s = await startTestServer(receiverEnv({ V2A_RECEIVER_CHECK_INTERVAL_MS: '1000' }), { fetchLookup: lookup, fetchCa: receiver.ca });
     try {
       for (let i = 0; i < 100 && receiverHits.length === before; i++) await new Promise((r) => setTimeout(r, 20));
       assert.ok(receiverHits.length > before, 'a check at start, without any status request');
@@ -201,7 +182,7 @@ describe('GET /api/v1/status', () => {
     } finally {
       await s.close();
     }
-    const off = await startTestServer(receiverEnv({ V2A_RECEIVER_STATUS_URL: 'off' }), { fetchLookup: lookup, fetchCa: pems.cert });
+    const off = await startTestServer(receiverEnv({ V2A_RECEIVER_STATUS_URL: 'off' }), { fetchLookup: lookup, fetchCa: receiver.ca });
     try {
       const r = await status(off);
       assert.deepEqual(r.json.receiver, { statusUrl: null, intervalMs: 0, check: null });

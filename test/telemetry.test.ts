@@ -7,14 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { LookupAddress, LookupOptions } from 'node:dns';
 import { once } from 'node:events';
 import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo, LookupFunction } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import selfsigned from 'selfsigned';
+import { loopbackDns, startHttpsOrigin, type HttpsOrigin } from './helpers/https-origin.js';
 import { call, photo, postForm, postJson, startTestServer, type TestServer } from './server-helpers.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -84,24 +82,30 @@ async function waitFor<T>(what: string, find: () => T | undefined, timeoutMs = 8
   }
 }
 
+/**
+ * Absence without sleeping: a sampled marker request made after the one under test is exported
+ * in order, so once the marker's server span is in, whatever the earlier request would have
+ * exported is in too.
+ */
+async function assertNotExportedBefore(trace: string): Promise<void> {
+  const marker = hex(16);
+  const r = await call(`${server.base}/api/v1/agent`, { headers: { traceparent: `00-${marker}-${hex(8)}-01` } });
+  assert.equal(r.status, 200);
+  await waitFor('the marker request', () => spans().find((s) => s.traceId === marker));
+  assert.ok(!spans().some((s) => s.traceId === trace), `trace ${trace} was exported`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The server under test, an HTTPS image origin, the inputs
 
 const KEY = `pk_${randomBytes(30).toString('base64url')}`;
 let server: TestServer;
-let origin: https.Server;
+let origin: HttpsOrigin;
 let originPort: number;
 let png: Buffer;
 let b64: string;
 
-const lookup: LookupFunction = (hostname, options: LookupOptions, callback) => {
-  setImmediate(() => {
-    if (!/^images\.test\.?$/.test(hostname)) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
-    const all: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }];
-    if (options.all) callback(null, all);
-    else callback(null, '127.0.0.1', 4);
-  });
-};
+const lookup = loopbackDns('images.test');
 
 before(async () => {
   otlp = http.createServer((req, res) => {
@@ -123,17 +127,11 @@ before(async () => {
 
   png = await photo(96, 64, 'png');
   b64 = png.toString('base64');
-  const pems = selfsigned.generate([{ name: 'commonName', value: 'images.test' }], {
-    days: 2, keySize: 2048, algorithm: 'sha256',
-    extensions: [{ name: 'basicConstraints', cA: true }, { name: 'subjectAltName', altNames: [{ type: 2, value: 'images.test' }] }],
-  });
-  origin = https.createServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+  origin = await startHttpsOrigin(['images.test'], (request, response) => {
     if (request.url?.startsWith('/photo.png')) response.writeHead(200, { 'content-type': 'image/png' }).end(png);
     else response.writeHead(404).end('no');
   });
-  origin.listen(0, '127.0.0.1');
-  await once(origin, 'listening');
-  originPort = (origin.address() as AddressInfo).port;
+  originPort = origin.port;
 
   server = await startTestServer({
     PLATFORM_API_KEY: KEY,
@@ -141,14 +139,13 @@ before(async () => {
     V2A_RECEIVER_STATUS_URL: 'off',
     V2A_IMAGE_FETCH_ALLOWLIST: 'images.test',
     V2A_TEST_ALLOW_LOOPBACK_FETCH: 'true',
-  }, { fetchLookup: lookup, fetchCa: pems.cert });
+  }, { fetchLookup: lookup, fetchCa: origin.ca });
   assert.equal(server.app.v2a.telemetry.exporting, true);
 });
 
 after(async () => {
   await server?.close();
-  origin?.closeAllConnections();
-  await new Promise((r) => origin?.close(r));
+  await origin?.close();
   otlp?.closeAllConnections();
   await new Promise((r) => otlp?.close(r));
 });
@@ -355,18 +352,14 @@ describe('span export with PLATFORM_API_KEY', () => {
     const r = await postJson(`${server.base}/api/v1/render`, { imageBase64: b64, columns: 12 }, { traceparent: `00-${trace}-${hex(8)}-00` });
     assert.equal(r.status, 200);
     assert.match(r.headers.get('traceparent')!, new RegExp(`^00-${trace}-[0-9a-f]{16}-00$`));
-    await new Promise((res) => setTimeout(res, 200));
-    await server.app.v2a.telemetry.forceFlush();
-    assert.ok(!spans().some((s) => s.traceId === trace));
+    await assertNotExportedBefore(trace);
   });
 
   test('health probes are not traced', async () => {
     const trace = hex(16);
     const r = await call(`${server.base}/api/health`, { headers: { traceparent: `00-${trace}-${hex(8)}-01` } });
     assert.equal(r.status, 200);
-    await new Promise((res) => setTimeout(res, 150));
-    await server.app.v2a.telemetry.forceFlush();
-    assert.ok(!spans().some((s) => s.traceId === trace));
+    await assertNotExportedBefore(trace);
   });
 });
 
@@ -382,7 +375,7 @@ describe('without PLATFORM_API_KEY', () => {
       assert.match(r.headers.get('traceparent')!, /-00$/, 'new traces are not sampled');
       const m = await call(`${s.base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: b64, columns: 10 } } }) });
       assert.equal(m.status, 200);
-      await new Promise((res) => setTimeout(res, 300));
+      // No exporter exists, so nothing can be in flight: the flush is the no-op's.
       await s.app.v2a.telemetry.forceFlush();
       assert.equal(exportsSeen.length, before, 'no export request');
     } finally {
@@ -414,7 +407,6 @@ describe('shutdown', () => {
       s = await startTestServer({ V2A_WORKERS: '1', PLATFORM_API_KEY: KEY, V2A_RECEIVER_STATUS_URL: 'off' });
       const r = await postJson(`${s.base}/api/v1/render`, { imageBase64: b64, columns: 10 });
       const ids = serverSpanOf(r.headers.get('traceparent'));
-      await new Promise((res) => setTimeout(res, 100));
       assert.ok(!spans().some((x) => x.spanId === ids.spanId), 'still batched');
       await s.close();
       s = undefined;
