@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { FORMATS, FORMAT_INFO, PARAMS, decodeCompact } from '../src/core/index.js';
-import { HANDOFF_MESSAGES, HANDOFF_PROTOCOL } from '../src/server/handoff.js';
+import { HANDOFF_MESSAGES, HANDOFF_PROTOCOL } from '../src/contract/handoff.js';
 import { STUDIO_CSP } from '../src/server/routes/studio.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
 import { ensureStudioBuilt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';

@@ -25,7 +25,7 @@ function newest(dir: string): number {
 }
 
 function studioFresh(): boolean {
-  const sources = Math.max(newest(join(ROOT, 'src/studio')), newest(join(ROOT, 'src/core')), statSync(join(ROOT, 'src/server/handoff.ts')).mtimeMs, statSync(join(ROOT, 'package.json')).mtimeMs);
+  const sources = Math.max(newest(join(ROOT, 'src/studio')), newest(join(ROOT, 'src/core')), newest(join(ROOT, 'src/contract')), statSync(join(ROOT, 'package.json')).mtimeMs);
   return existsSync(STUDIO_INDEX) && statSync(STUDIO_INDEX).mtimeMs >= sources;
 }
 

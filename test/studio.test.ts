@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
-import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../src/server/handoff.js';
+import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../src/contract/handoff.js';
 import { STUDIO_CSP, loadStudio, studioRoutes } from '../src/server/routes/studio.js';
 import { PIXELS_PER_COLUMN, decodeWidth } from '../src/studio/decode-width.js';
 import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';

@@ -24,7 +24,7 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { handoffRoutes } from './routes/handoff.js';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.js';
 import { createDispatcher, mcpRoutes } from './routes/mcp.js';
-import { ENDPOINTS } from './docs/endpoints.js';
+import { ENDPOINTS } from '../contract/endpoints.js';
 import { platformRoutes } from './routes/platform.js';
 import { renderRoutes } from './routes/render.js';
 import { studioRoutes } from './routes/studio.js';

@@ -1,39 +1,16 @@
 /**
  * RFC 9457 problem details: the one error shape of every HTTP reply that is not a success
- * (decisions.md, "Errors"). The catalogue of problem types is defined here once; the error
- * plugin, the routes, the OpenAPI document and llms-full.txt all read it.
+ * (decisions.md, "Errors"). The problem types are the core's error codes (src/core/errors.ts),
+ * named on the wire by src/contract/problems.ts; here is what only the server needs: HttpProblem
+ * (headers) and the body of a reply.
  */
 
-import { ERRORS, V2aError, fieldDetail, type ErrorCode, type ErrorInfo, type FieldError } from '../core/errors.js';
+import { ERRORS, V2aError, fieldDetail, type ErrorCode } from '../core/errors.js';
+import { problemType, type ProblemBody, type ProblemFieldError } from '../contract/problems.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
-export const PROBLEM_TYPE_BASE = 'https://v2a.dev/problems/';
-
-export type ProblemTypeInfo = ErrorInfo;
-
-/** A code of the core's error table, as problem types name it. */
-export type ProblemSlug = ErrorCode;
-
-/**
- * The problem types documented for HTTP, by slug: the core's error table less its local codes (the
- * CLI's own); `type` is PROBLEM_TYPE_BASE + slug.
- */
-export const PROBLEM_TYPES: Readonly<Partial<Record<ErrorCode, ErrorInfo>>> = Object.fromEntries(
-  Object.entries(ERRORS).filter(([, info]) => !('local' in info)),
-);
-
-export type ProblemFieldError = FieldError;
-
-/** The JSON body of a problem reply. */
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-  traceId: string;
-  errors?: ProblemFieldError[];
-}
+export {
+  PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemType, type ProblemBody, type ProblemFieldError, type ProblemSlug, type ProblemTypeInfo,
+} from '../contract/problems.js';
 
 /**
  * A V2aError with what only HTTP needs: response headers (Retry-After, Allow) and, for errors of
@@ -72,9 +49,6 @@ export class HttpProblem extends V2aError {
   }
 }
 
-export function problemType(slug: ErrorCode): string {
-  return PROBLEM_TYPE_BASE + slug;
-}
 
 export function problemBody(p: HttpProblem, instance: string, traceId: string): ProblemBody {
   const body: ProblemBody = {

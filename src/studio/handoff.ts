@@ -1,6 +1,6 @@
 /**
  * The studio's side of the a2v handoff, protocol `platform.v2a.a2v.handoff.v1` (the contract is
- * src/server/handoff.ts, served by GET /api/v1/a2v-handoff):
+ * src/contract/handoff.ts, served by GET /api/v1/a2v-handoff):
  *
  * 1. open the receiver at the manifest's launch address with `handoff` (a fresh 128-bit id),
  *    `protocol`, `mode`, `source` (this page's origin) and `traceId` (given, or a fresh one);
@@ -15,7 +15,10 @@
  * window, protocol and handoff id ours; anything else is ignored.
  */
 import { CHROMA_ENCODING, VERSION } from '../core/index.js';
-import { HANDOFF_PROTOCOL, type HandoffManifest, type HandoffMode } from '../server/handoff.js';
+import {
+  FRAME_FORMAT, HANDOFF_PROTOCOL, HELLO_INTERVAL_MS, HELLO_TIMEOUT_MS,
+  type EndReason, type FrameMessage, type HandoffErrorCode, type HandoffManifest, type HandoffMessage, type HandoffMode, type HelloMessage,
+} from '../contract/handoff.js';
 import { launchUrl, randomHex32, targetOriginOf } from './launch.js';
 
 export { TRACE_ID, freshTraceId, targetOriginOf } from './launch.js';
@@ -23,16 +26,8 @@ export { TRACE_ID, freshTraceId, targetOriginOf } from './launch.js';
 export type HandoffState = 'opening' | 'waiting' | 'ready' | 'ended' | 'error';
 
 /** What a `frame` message carries besides the common fields, seq and timestamp. */
-export interface HandoffFrame {
-  readonly columns: number;
-  readonly rows: number;
-  readonly text: string;
-  readonly chroma?: { readonly encoding: string; readonly data: string };
-  readonly director?: { readonly status: string; readonly rubric: string; readonly score: number };
-}
+export type HandoffFrame = Pick<FrameMessage, 'columns' | 'rows' | 'text' | 'chroma' | 'director'>;
 
-export const HELLO_INTERVAL_MS = 250;
-export const HELLO_TIMEOUT_MS = 10_000;
 export class HandoffSession {
   readonly handoff = randomHex32();
   readonly targetOrigin: string;
@@ -58,11 +53,11 @@ export class HandoffSession {
     this.launchUrl = launchUrl(manifest, { handoff: this.handoff, mode, source: location.origin, traceId });
   }
 
-  private common(type: string) {
-    return { type, protocol: HANDOFF_PROTOCOL, handoff: this.handoff };
+  private common<T extends HandoffMessage['type']>(type: T) {
+    return { type, protocol: HANDOFF_PROTOCOL, handoff: this.handoff } as const;
   }
 
-  private post(message: Record<string, unknown>): void {
+  private post(message: HandoffMessage): void {
     if (!this.win || this.win.closed) return;
     this.win.postMessage(message, this.targetOrigin);
   }
@@ -82,11 +77,11 @@ export class HandoffSession {
     window.addEventListener('message', this.listener);
     window.addEventListener('pagehide', this.unload);
     const started = performance.now();
-    const hello = {
+    const hello: HelloMessage = {
       ...this.common('hello'),
       mode: this.mode,
       traceId: this.traceId,
-      frameFormat: 'json-compact',
+      frameFormat: FRAME_FORMAT,
       chromaEncoding: CHROMA_ENCODING,
       sender: { name: 'v2a-studio', version: VERSION },
     };
@@ -94,8 +89,8 @@ export class HandoffSession {
     this.post(hello);
     this.helloTimer = setInterval(() => {
       if (performance.now() - started > HELLO_TIMEOUT_MS) {
-        this.post({ ...this.common('error'), code: 'timeout', message: 'No ready reply within 10 s.' });
-        this.fail(`The receiver at ${this.targetOrigin} did not answer within 10 s.`);
+        this.post({ ...this.common('error'), code: 'timeout', message: `No ready reply within ${HELLO_TIMEOUT_MS / 1000} s.` });
+        this.fail(`The receiver at ${this.targetOrigin} did not answer within ${HELLO_TIMEOUT_MS / 1000} s.`);
         return;
       }
       this.post(hello);
@@ -154,14 +149,14 @@ export class HandoffSession {
   }
 
   /** Ends the handoff: `complete` (all sent), `stopped` (by the user) or `closed` (page going away). */
-  end(reason: 'complete' | 'stopped' | 'closed'): void {
+  end(reason: EndReason): void {
     if (this.state === 'ended' || this.state === 'error') return;
     this.post({ ...this.common('end'), reason, frames: this.sent });
     this.finish('ended', reason === 'complete' ? `Sent ${this.sent} frame${this.sent === 1 ? '' : 's'}.` : `Stopped after ${this.sent} frame${this.sent === 1 ? '' : 's'}.`);
   }
 
   /** Reports a failure on this side to the receiver (a code of the manifest's error message) and ends. */
-  error(code: 'camera-denied' | 'internal' | 'timeout', message: string): void {
+  error(code: HandoffErrorCode, message: string): void {
     if (this.state === 'ended' || this.state === 'error') return;
     this.post({ ...this.common('error'), code, message });
     this.fail(message);

@@ -2,7 +2,7 @@
  * The DOM-free part of the studio's a2v handoff (handoff.ts): checking the manifest's target
  * origin, building the launch address, random ids. Also used by the tests under Node.
  */
-import { HANDOFF_PROTOCOL, type HandoffManifest, type HandoffMode } from '../server/handoff.js';
+import { HANDOFF_PROTOCOL, type HandoffManifest, type HandoffMode } from '../contract/handoff.js';
 
 export const TRACE_ID = /^[0-9a-f]{32}$/;
 

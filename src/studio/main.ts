@@ -7,9 +7,9 @@ import './styles.css';
 import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
 import { gridRows } from '../core/pipeline/geometry.js';
 import {
-  DEFAULTS, DARK_GROUND, FORMATS, groundFor, FORMAT_INFO, LIGHT_GROUND, PARAMS, type Format, type RenderParams,
+  DEFAULTS, type CompactOutput, DARK_GROUND, FORMATS, groundFor, FORMAT_INFO, LIGHT_GROUND, PARAMS, type Format, type RenderParams,
 } from '../core/index.js';
-import { HANDOFF_MODES, HANDOFF_MODE_INFO, type HandoffManifest, type HandoffMode } from '../server/handoff.js';
+import { HANDOFF_MODES, HANDOFF_MODE_INFO, type HandoffManifest, type HandoffMode } from '../contract/handoff.js';
 import { ParamControls } from './controls.js';
 import { $, fill, h, num } from './dom.js';
 import { HandoffSession, TRACE_ID, freshTraceId, targetOriginOf, type HandoffFrame } from './handoff.js';
@@ -789,7 +789,7 @@ async function latestFrame(): Promise<HandoffFrame | null> {
     return { columns: c.columns, rows: c.rows, text: c.text, ...(result.params.color ? { chroma: c.chroma } : {}), director };
   }
   const out = await exportAs('json-compact');
-  const c = JSON.parse(out.body) as { columns: number; rows: number; text: string; chroma: { encoding: string; data: string } };
+  const c = JSON.parse(out.body) as CompactOutput;
   return { columns: c.columns, rows: c.rows, text: c.text, ...(result.params.color ? { chroma: c.chroma } : {}), director };
 }
 

@@ -6,9 +6,9 @@ import {
 import { VERSION } from '../../core/types.js';
 import { ALLOWED_FORMATS } from '../../node/decode.js';
 import type { ServerConfig } from '../config.js';
-import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../handoff.js';
+import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
 import { RENDER_TOOL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
-import { ENDPOINTS } from './endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildRecipes } from './recipes.js';
 
 export const SERVICE_DESCRIPTION =

@@ -3,11 +3,11 @@ import { CHROMA_ENCODING, COMPACT_VERSION, FORMAT_INFO } from '../../core/format
 import { FORMATS } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import type { ServerConfig } from '../config.js';
-import { HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT } from '../handoff.js';
+import { HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT } from '../../contract/handoff.js';
 import { RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { TRACESTATE_MAX_LENGTH, TRACESTATE_MAX_MEMBERS } from '../trace-context.js';
-import { ENDPOINTS } from './endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 
 export function buildInteroperability(config: ServerConfig, baseUrl: string) {
   const url = (path: string) => baseUrl + path;

@@ -7,12 +7,12 @@ import { CHROMA_ENCODING, FORMAT_INFO } from '../../core/format/info.js';
 import { FORMATS, PARAMS, describeDomain } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { describeConfig, type ServerConfig } from '../config.js';
-import { HANDOFF_MESSAGES, HANDOFF_MODE_INFO, HANDOFF_MODES, HANDOFF_PROTOCOL } from '../handoff.js';
+import { HANDOFF_MESSAGES, HANDOFF_MODE_INFO, HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
 import { RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../problem.js';
 import { IMAGE_FORMATS, SERVICE_DESCRIPTION } from './agent.js';
-import { ENDPOINTS, type EndpointInfo } from './endpoints.js';
+import { ENDPOINTS, type EndpointInfo } from '../../contract/endpoints.js';
 import { buildRecipes } from './recipes.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');

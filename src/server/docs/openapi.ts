@@ -11,12 +11,12 @@ import { JSON_COMPACT_OUTPUT_SCHEMA, JSON_OUTPUT_SCHEMA, type JsonSchema } from 
 import { CHARSETS, QUALITY_TARGETS } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { describeConfig, type ServerConfig } from '../config.js';
-import { HANDOFF_MESSAGES, HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT, LAUNCH_PARAMETERS } from '../handoff.js';
+import { HANDOFF_MESSAGES, HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT, LAUNCH_PARAMETERS } from '../../contract/handoff.js';
 import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { ERRORS } from '../../core/errors.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemSlug } from '../problem.js';
-import { ENDPOINT_LIST, ENDPOINTS, type EndpointInfo } from './endpoints.js';
+import { ENDPOINT_LIST, ENDPOINTS, type EndpointInfo } from '../../contract/endpoints.js';
 
 type Obj = Record<string, unknown>;
 

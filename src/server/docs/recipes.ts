@@ -1,6 +1,6 @@
 /** Ready-to-run curl recipes, shared by the agent manifest and llms-full.txt. */
 import { DEFAULTS } from '../../core/params/definitions.js';
-import { ENDPOINTS } from './endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { LATEST_PROTOCOL_VERSION } from '../mcp/protocol.js';
 

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { baseUrl, type AppContext } from '../context.js';
 import { buildAgentManifest } from '../docs/agent.js';
-import { ENDPOINTS } from '../docs/endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildInteroperability } from '../docs/interoperability.js';
 import { buildLlmsFullTxt, buildLlmsTxt } from '../docs/llms.js';
 import { buildOpenApi } from '../docs/openapi.js';

@@ -1,8 +1,8 @@
 /** `GET /api/v1/a2v-handoff`: the public-safe handoff manifest (../handoff.ts). */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { ENDPOINTS } from '../docs/endpoints.js';
-import { buildHandoffManifest } from '../handoff.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
+import { buildHandoffManifest } from '../../contract/handoff.js';
 
 export async function handoffRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const manifest = JSON.stringify(buildHandoffManifest({

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { CHARSETS, FORMATS, QUALITY_TARGETS } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
-import { ENDPOINTS } from '../docs/endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 
 export const HEALTH_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
 

@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
-import { ENDPOINTS } from '../docs/endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';

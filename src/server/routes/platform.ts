@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../core/types.js';
 import { effectiveConfig, platformKeyOf } from '../config.js';
 import type { AppContext } from '../context.js';
-import { ENDPOINTS } from '../docs/endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { requirePlatformKey } from '../plugins/platform-auth.js';
 import { ON_DEMAND_MAX_AGE_MS } from '../receiver-check.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../telemetry/metrics.js';

@@ -15,7 +15,7 @@ import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonBodyLimit } from '../config.js';
 import type { AppContext } from '../context.js';
-import { ENDPOINTS } from '../docs/endpoints.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { clientClosed, HttpProblem } from '../problem.js';
 import { nowMs } from '../telemetry/tracing.js';

@@ -1,7 +1,8 @@
 /**
  * The browser-to-receiver handoff protocol `platform.v2a.a2v.handoff.v1` (interface.md §4.3, §6),
- * defined once as data: the manifest endpoint serves it, the OpenAPI document, agent manifest and
- * llms.txt describe it from here. No Node imports, so the browser studio can import it too.
+ * defined once: the message types as TypeScript unions and constants that the studio speaks, and
+ * the same facts as data that the manifest endpoint serves and the OpenAPI document, agent
+ * manifest and llms.txt describe. No Node imports: the browser studio imports it too.
  *
  * Flow: the studio opens the receiver with the launch URL (window.open), then posts `hello` to it
  * at the fixed target origin (the origin of V2A_RECEIVER_URL, never `*`) until the receiver
@@ -16,6 +17,54 @@ export const HANDOFF_PROTOCOL = 'platform.v2a.a2v.handoff.v1';
 export const HANDOFF_TRANSPORT = 'window.postMessage';
 export const HANDOFF_MODES = ['latest-frame', 'webcam-stream', 'video-stream'] as const;
 export type HandoffMode = (typeof HANDOFF_MODES)[number];
+
+/** The studio repeats `hello` this often until `ready` arrives, for at most HELLO_TIMEOUT_MS. */
+export const HELLO_INTERVAL_MS = 250;
+export const HELLO_TIMEOUT_MS = 10_000;
+/** The only frame format and chroma encoding of frame messages. */
+export const FRAME_FORMAT = 'json-compact';
+export const END_REASONS = ['complete', 'stopped', 'closed'] as const;
+export type EndReason = (typeof END_REASONS)[number];
+export const HANDOFF_ERROR_CODES = ['unsupported-protocol', 'unsupported-mode', 'bad-message', 'camera-denied', 'timeout', 'internal'] as const;
+export type HandoffErrorCode = (typeof HANDOFF_ERROR_CODES)[number];
+
+/** The fields every message carries. */
+interface Common<T extends string> {
+  readonly type: T;
+  readonly protocol: typeof HANDOFF_PROTOCOL;
+  readonly handoff: string;
+}
+export interface HelloMessage extends Common<'hello'> {
+  readonly mode: HandoffMode;
+  readonly traceId: string;
+  readonly frameFormat: typeof FRAME_FORMAT;
+  readonly chromaEncoding: typeof CHROMA_ENCODING;
+  readonly sender?: { readonly name: string; readonly version: string };
+}
+export interface ReadyMessage extends Common<'ready'> {
+  readonly traceId: string;
+  readonly maxFps?: number;
+}
+export interface FrameMessage extends Common<'frame'> {
+  readonly seq: number;
+  readonly timestamp: number;
+  readonly columns: number;
+  readonly rows: number;
+  readonly text: string;
+  readonly chroma?: { readonly encoding: typeof CHROMA_ENCODING; readonly data: string };
+  readonly director?: { readonly status: string; readonly rubric: string; readonly score: number };
+}
+export interface EndMessage extends Common<'end'> {
+  readonly reason: EndReason;
+  readonly frames?: number;
+}
+export interface ErrorMessage extends Common<'error'> {
+  readonly code: HandoffErrorCode;
+  readonly message: string;
+}
+/** Every message of the protocol, by `type`; HANDOFF_MESSAGES below documents the same fields. */
+export type HandoffMessage = HelloMessage | ReadyMessage | FrameMessage | EndMessage | ErrorMessage;
+export type HandoffMessageType = HandoffMessage['type'];
 
 export const HANDOFF_MODE_INFO: Readonly<Record<HandoffMode, string>> = {
   'latest-frame': 'One frame: the studio\'s current (latest) ASCII frame, then end.',
@@ -45,7 +94,7 @@ const COMMON: readonly FieldInfo[] = [
 ];
 
 export interface MessageInfo {
-  readonly type: 'hello' | 'ready' | 'frame' | 'end' | 'error';
+  readonly type: HandoffMessageType;
   readonly direction: 'studio-to-receiver' | 'receiver-to-studio' | 'either';
   readonly description: string;
   readonly fields: readonly FieldInfo[];
@@ -54,12 +103,12 @@ export interface MessageInfo {
 export const HANDOFF_MESSAGES: readonly MessageInfo[] = [
   {
     type: 'hello', direction: 'studio-to-receiver',
-    description: 'Opens the handoff; repeated (about every 250 ms, for at most 10 s) until ready arrives.',
+    description: `Opens the handoff; repeated (about every ${HELLO_INTERVAL_MS} ms, for at most ${HELLO_TIMEOUT_MS / 1000} s) until ready arrives.`,
     fields: [
       ...COMMON,
       { name: 'mode', type: 'string', required: true, description: `One of ${HANDOFF_MODES.join(', ')}.` },
       { name: 'traceId', type: 'string', required: true, description: 'The public trace id (32 hex).' },
-      { name: 'frameFormat', type: 'string', required: true, description: 'Format of frame payloads: json-compact.' },
+      { name: 'frameFormat', type: 'string', required: true, description: `Format of frame payloads: ${FRAME_FORMAT}.` },
       { name: 'chromaEncoding', type: 'string', required: true, description: `Encoding of frame colours: ${CHROMA_ENCODING}.` },
       { name: 'sender', type: 'object', required: false, description: 'The sending application: { name, version }.' },
     ],
@@ -92,7 +141,7 @@ export const HANDOFF_MESSAGES: readonly MessageInfo[] = [
     description: 'Closes the handoff; no further messages are sent.',
     fields: [
       ...COMMON,
-      { name: 'reason', type: 'string', required: true, description: 'complete (all frames sent), stopped (by the user) or closed (a window is going away).' },
+      { name: 'reason', type: 'string', required: true, description: `One of ${END_REASONS.join(', ')}: complete (all frames sent), stopped (by the user), closed (a window is going away).` },
       { name: 'frames', type: 'integer', required: false, description: 'Number of frames sent or received.' },
     ],
   },
@@ -101,7 +150,7 @@ export const HANDOFF_MESSAGES: readonly MessageInfo[] = [
     description: 'A failure on one side; the handoff ends.',
     fields: [
       ...COMMON,
-      { name: 'code', type: 'string', required: true, description: 'Machine-readable code: unsupported-protocol, unsupported-mode, bad-message, camera-denied, timeout, internal.' },
+      { name: 'code', type: 'string', required: true, description: `Machine-readable code: ${HANDOFF_ERROR_CODES.join(', ')}.` },
       { name: 'message', type: 'string', required: true, description: 'Human-readable description, public-safe.' },
     ],
   },
@@ -138,7 +187,7 @@ export function buildHandoffManifest(settings: HandoffSettings) {
       parameters: LAUNCH_PARAMETERS,
       open: 'window.open(launchUrl, "v2a-a2v-receiver")',
     },
-    frame: { format: 'json-compact', chromaEncoding: CHROMA_ENCODING },
+    frame: { format: FRAME_FORMAT, chromaEncoding: CHROMA_ENCODING },
     messages: HANDOFF_MESSAGES,
     statusChecks: {
       description: 'With the platform key configured, the server checks the receiver in the background: GET of V2A_RECEIVER_STATUS_URL (default: the receiver origin + /api/v1/status) with the key in X-Platform-API-Key, https and public addresses only, no redirects. It reports whether the receiver answered, with 2xx, accepted the key, its latency and the status/version it states, in the protected GET /api/v1/status. The frames themselves never pass through the server.',
