@@ -141,8 +141,13 @@ function decodeRequest(columns: number, limits: JobLimits): DecodeRequest {
 }
 
 /** Validated parameters: what the caller set, and the column count to decode for. */
-function parse(params: Readonly<Record<string, unknown>>, opts: JobOptions) {
-  const explicit: Partial<RenderParams> = { ...parseParamsOrThrow(params, 'json') };
+function parse(params: Readonly<Record<string, unknown>>, opts: JobOptions): { explicit: Partial<RenderParams>; decodeColumns: number } {
+  let explicit: Partial<RenderParams>;
+  try {
+    explicit = { ...parseParamsOrThrow(params, 'json') };
+  } catch (err) {
+    throw asV2aError(err);
+  }
   if (opts.format !== undefined) explicit.format = opts.format;
   const decodeColumns = explicit.columns ?? opts.fit?.columns ?? DEFAULTS.columns;
   return { explicit, decodeColumns };
@@ -170,13 +175,7 @@ async function bytesOf(input: JobInput, stages: Stages): Promise<Uint8Array | nu
 /** One still image through the whole pipeline. */
 export async function runJob(input: JobInput, params: Readonly<Record<string, unknown>>, opts: JobOptions): Promise<JobResult> {
   const stages = new Stages(opts);
-  let explicit: Partial<RenderParams>;
-  let decodeColumns: number;
-  try {
-    ({ explicit, decodeColumns } = parse(params, opts));
-  } catch (err) {
-    throw asV2aError(err);
-  }
+  const { explicit, decodeColumns } = parse(params, opts);
   const bytes = await bytesOf(input, stages);
   let image: RgbaImage;
   let facts: ImageFacts;
@@ -220,13 +219,7 @@ export async function* runFrameJob(
   opts: JobOptions & { readonly frameDecoder: FrameDecoder },
 ): AsyncGenerator<FrameJobResult, void, undefined> {
   const stages = new Stages(opts);
-  let explicit: Partial<RenderParams>;
-  let decodeColumns: number;
-  try {
-    ({ explicit, decodeColumns } = parse(params, opts));
-  } catch (err) {
-    throw asV2aError(err);
-  }
+  const { explicit, decodeColumns } = parse(params, opts);
   const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits))[Symbol.asyncIterator]();
   let renderer: FrameRenderer | null = null;
   for (;;) {
