@@ -46,6 +46,8 @@ export interface DecodeRequest {
   readonly maxBytes: number;
   /** Decoder time budget in whole seconds; absent: none. */
   readonly timeoutSeconds?: number;
+  /** Largest decoder memory estimated from the header (width x height x channels x bytes per sample); absent: none. */
+  readonly maxDecodedBytes?: number;
 }
 
 /** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
@@ -64,6 +66,7 @@ export interface JobLimits {
   readonly maxBytes: number;
   readonly maxPixels: number;
   readonly decodeTimeoutSeconds?: number;
+  readonly maxDecodedBytes?: number;
 }
 
 /** A box to fit the grid into when the caller did not set `columns` (a terminal). */
@@ -137,6 +140,7 @@ function decodeRequest(columns: number, limits: JobLimits): DecodeRequest {
     maxPixels: limits.maxPixels,
     maxBytes: limits.maxBytes,
     ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),
+    ...(limits.maxDecodedBytes !== undefined ? { maxDecodedBytes: limits.maxDecodedBytes } : {}),
   };
 }
 

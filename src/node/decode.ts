@@ -25,7 +25,7 @@ import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 
 import type { RgbaImage } from '../core/types.js';
-import { ImageInputError, fromSharpError, pixelsMessage } from './errors.js';
+import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 
 // sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
 // which is most of the CLI's start-up; the types are the same module's.
@@ -65,6 +65,11 @@ export interface DecodeOptions {
   readonly timeoutSeconds?: number;
   /** Refuse inputs longer than this many bytes (-> `too_large`, 413). Absent: no check here. */
   readonly maxBytes?: number;
+  /**
+   * Refuse images whose decoder memory, estimated from the header (see decodedBytes), exceeds
+   * this many bytes (-> `too_many_decoded_bytes`, 413). Absent: no check.
+   */
+  readonly maxDecodedBytes?: number;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -119,6 +124,44 @@ interface Inspection {
   readonly delay: readonly number[] | undefined;
   /** EXIF orientation (1 when absent). */
   readonly orientation: number;
+  /** Bands and bytes per band of the decoded pixels (before conversion to 8-bit RGBA). */
+  readonly channels: number;
+  readonly bytesPerSample: number;
+  /** Progressive JPEG or interlaced PNG/GIF: decoded whole, whatever the target size. */
+  readonly progressive: boolean;
+  /** Size as stored (before EXIF orientation), which is what the decoder allocates. */
+  readonly storedWidth: number;
+  readonly storedHeight: number;
+}
+
+/** Bytes per band of libvips' band formats. */
+const SAMPLE_BYTES: Readonly<Record<string, number>> = {
+  uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4, complex: 8, double: 8, dpcomplex: 16,
+};
+
+/**
+ * Memory the decoder needs for one image, estimated from its header: width x height x channels x
+ * bytes per sample of the frame it must hold. Only a baseline JPEG (DCT scaling by 1/2, 1/4 or
+ * 1/8) and WebP (scaled decode) shrink while loading toward the target size; a progressive JPEG
+ * keeps every DCT coefficient (2 bytes per sample), and PNG (interlaced or not), GIF, TIFF and
+ * AVIF are counted at full size. A deliberate upper bound: libvips streams some of these
+ * row by row, but an interlaced PNG or an AVIF is materialised whole.
+ */
+export function decodedBytes(info: Pick<Inspection, 'format' | 'storedWidth' | 'storedHeight' | 'channels' | 'bytesPerSample' | 'progressive'>, opts: Pick<DecodeOptions, 'targetWidth' | 'targetHeight'>): number {
+  const { storedWidth: w, storedHeight: h, channels, bytesPerSample } = info;
+  const tw = opts.targetWidth, th = opts.targetHeight;
+  // How far the image may shrink while both sides stay at or above their targets.
+  const room = Math.min(tw ? w / tw : Infinity, th ? h / th : Infinity);
+  if (info.format === 'jpeg') {
+    if (info.progressive) return w * h * channels * 2;
+    let shrink = 1;
+    while (shrink < 8 && room >= shrink * 2) shrink *= 2;
+    return Math.ceil(w / shrink) * Math.ceil(h / shrink) * channels * bytesPerSample;
+  }
+  if (info.format === 'webp' && Number.isFinite(room) && room > 1) {
+    return Math.ceil(w / room) * Math.ceil(h / room) * channels * bytesPerSample;
+  }
+  return w * h * channels * bytesPerSample;
 }
 
 function toBuffer(input: Uint8Array): Buffer {
@@ -174,6 +217,11 @@ async function inspect(buf: Buffer): Promise<Inspection> {
     pages: Math.max(1, meta.pages ?? 1),
     delay: meta.delay,
     orientation: meta.orientation ?? 1,
+    channels: Math.max(1, meta.channels ?? 4),
+    bytesPerSample: SAMPLE_BYTES[meta.depth ?? 'uchar'] ?? 1,
+    progressive: meta.isProgressive === true,
+    storedWidth: meta.width,
+    storedHeight: meta.height,
   };
 }
 
@@ -182,10 +230,18 @@ function unsupportedMessage(format: string): string {
   return `${what} not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image.`;
 }
 
-function checkPixels(info: Inspection, maxPixels: number): void {
+function checkPixels(info: Inspection, opts: DecodeOptions): void {
+  const { maxPixels, maxDecodedBytes } = opts;
   if (info.width * info.height > maxPixels) {
     throw new ImageInputError('too_many_pixels', pixelsMessage(info, maxPixels), {
       cause: `header ${info.width}x${info.height}`,
+    });
+  }
+  if (maxDecodedBytes === undefined) return;
+  const need = decodedBytes(info, opts);
+  if (need > maxDecodedBytes) {
+    throw new ImageInputError('too_many_decoded_bytes', decodedBytesMessage(info, need, maxDecodedBytes), {
+      cause: `header ${info.storedWidth}x${info.storedHeight}x${info.channels}x${info.bytesPerSample}${info.progressive ? ' progressive' : ''}`,
     });
   }
 }
@@ -198,6 +254,8 @@ function validateOptions(opts: DecodeOptions): void {
     const v = opts[k];
     if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new RangeError(`decode: ${k} must be a positive integer`);
   }
+  const m = opts.maxDecodedBytes;
+  if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw new RangeError('decode: maxDecodedBytes must be a positive integer');
   const t = opts.timeoutSeconds;
   if (t !== undefined && !(Number.isFinite(t) && t >= 0)) {
     throw new RangeError('decode: timeoutSeconds must be a finite number >= 0');
@@ -336,7 +394,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   checkBytes(input, opts.maxBytes);
   const buf = toBuffer(input);
   const info = await inspect(buf);
-  checkPixels(info, opts.maxPixels);
+  checkPixels(info, opts);
   const page = await decodePage(buf, undefined, opts);
   return {
     width: page.width,
@@ -377,7 +435,7 @@ export async function* decodeFrames(
   checkBytes(input, opts.maxBytes);
   const buf = toBuffer(input);
   const info = await inspect(buf);
-  checkPixels(info, opts.maxPixels);
+  checkPixels(info, opts);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {

@@ -13,6 +13,7 @@ export type ImageInputErrorCode =
   | 'undecodable'
   | 'too_many_pixels'
   | 'too_large'
+  | 'too_many_decoded_bytes'
   | 'empty';
 
 const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
@@ -21,6 +22,7 @@ const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
   empty: 'undecodable-image',
   too_many_pixels: 'image-too-large',
   too_large: 'image-too-large',
+  too_many_decoded_bytes: 'image-too-large',
 };
 
 const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
@@ -30,6 +32,7 @@ const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
   empty: 'The image is empty (0 bytes).',
   too_many_pixels: 'The image has too many pixels.',
   too_large: 'The image is too large.',
+  too_many_decoded_bytes: 'Decoding the image would take too much memory.',
 };
 
 /** A refused image: `unsupported-image`, `undecodable-image` or `image-too-large`. */
@@ -106,6 +109,16 @@ export function pixelsMessage(dims: { width: number; height: number } | undefine
   const has = dims ? ` (${dims.width} x ${dims.height} = ${formatMegapixels(dims.width * dims.height)})` : '';
   const max = maxPixels ? `; the limit is ${formatMegapixels(maxPixels)}` : '';
   return `The image has too many pixels${has}${max}. Send a smaller image.`;
+}
+
+/** The refusal of an image whose decoder memory estimate is over the limit, naming both. */
+export function decodedBytesMessage(
+  info: { storedWidth: number; storedHeight: number; channels: number; bytesPerSample: number },
+  need: number,
+  limit: number,
+): string {
+  const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
+  return `Decoding the image would take about ${mib(need)} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${mib(limit)} (V2A_MAX_DECODED_BYTES). Send a smaller image, 8-bit, or not interlaced.`;
 }
 
 function formatMegapixels(pixels: number): string {

@@ -5,17 +5,21 @@
  * main.ts (and `v2a serve`) do. Closing the app closes the worker pool, flushes and stops the
  * span export and stops the receiver status checks.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { LookupFunction } from 'node:net';
 import { VERSION } from '../core/types.js';
 import { platformKeyOf, type ServerConfig } from './config.js';
 import type { AppContext } from './context.js';
+import { createAdmission } from './admission.js';
+import { bodyGuardPlugin, clientErrorHandler, type BodyGuard } from './plugins/body-guard.js';
 import { registerCors } from './plugins/cors.js';
-import { errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
+import { closeAfter, errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { telemetryPlugin } from './plugins/telemetry.js';
-import { tracePlugin } from './plugins/trace.js';
+import { stashTrace, tracePlugin } from './plugins/trace.js';
+import { traceContextFor } from './trace-context.js';
+import { Redactor } from './telemetry/redact.js';
 import { HttpProblem } from './problem.js';
 import { createReceiverChecker, type ReceiverChecker } from './receiver-check.js';
 import { createRenderPool, type RenderPool } from './render-pool.js';
@@ -55,16 +59,42 @@ export interface BuildAppOptions {
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export async function buildApp(config: ServerConfig, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const key = platformKeyOf(config);
+  // The spans' redaction rules for the access log too: no query string, key or base64 in a line.
+  const redactor = new Redactor(key === undefined ? [] : [key]);
+  // Whether traces this server starts are sampled (span export on); known once telemetry exists,
+  // before the first request.
+  let sampleNew = false;
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-platform-api-key"]'], remove: true },
+      serializers: {
+        req: (req: { method?: string; url?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+          method: req.method,
+          url: redactor.string(req.url ?? ''),
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
+      },
     },
     trustProxy: config.trustProxy,
     bodyLimit: DEFAULT_BODY_LIMIT,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestIdHeader: false,
+    // The request id of every log line is the trace id (the one in traceparent and problem bodies).
+    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    genReqId: (raw) => stashTrace(raw, traceContextFor({ traceparent: raw.headers.traceparent, tracestate: raw.headers.tracestate }, sampleNew)).traceId,
+    // Node's timeouts for the request line + headers and for the whole request; Node checks them
+    // every connectionsCheckingInterval, so that follows the shorter one.
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+    },
+    requestTimeout: config.requestTimeoutMs,
+    clientErrorHandler,
     // Errors raised before routing (malformed URL...) get a problem body as well.
     frameworkErrors: (err, request, reply) => {
       replyWithError(err, request, reply, config.maxImageBytes);
@@ -77,7 +107,6 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     timeoutMs: config.renderTimeoutMs,
     onError: (err) => app.log.error({ err }, 'render worker error'),
   });
-  const key = platformKeyOf(config);
   const startedAt = performance.now();
   let receiver: ReceiverChecker | undefined;
   let telemetry: Telemetry | undefined;
@@ -97,6 +126,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     log: app.log,
     onExport: (ok) => metrics.spanExports.inc({ result: ok ? 'ok' : 'failed' }),
   });
+  sampleNew = telemetry.exporting;
   if (key !== undefined && config.receiverStatusUrl !== undefined) {
     receiver = createReceiverChecker({
       url: config.receiverStatusUrl,
@@ -127,6 +157,12 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   app.addHook('onReady', async () => {
     receiver?.start();
   });
+  const guard: { current?: BodyGuard } = {};
+  // Uploads still arriving when shutdown starts are cut: draining waits for renders, not for them.
+  app.addHook('preClose', async () => {
+    app.v2a.closing = true;
+    guard.current?.cutUnfinished(() => new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
+  });
   app.addHook('onClose', async () => {
     app.v2a.closing = true;
     receiver?.stop();
@@ -143,16 +179,18 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   });
   await app.register(securityHeadersPlugin);
   await app.register(errorsPlugin, { maxImageBytes: config.maxImageBytes });
+  await app.register(bodyGuardPlugin, { bodyIdleTimeoutMs: config.bodyIdleTimeoutMs, guard });
   await registerCors(app, config);
   const limiter = await registerRateLimit(app, config);
-  const ctx: AppContext = { config, pool, renderer, limiter, startedAt, telemetry, metrics, receiver, closing: false };
+  const admission = createAdmission(config.workers + config.queueLimit, () => pool.retryAfterSeconds());
+  const ctx: AppContext = { config, pool, renderer, limiter, admission, startedAt, telemetry, metrics, receiver, closing: false };
   app.decorate('v2a', ctx);
 
   // Shutdown gate: once closing, new work is refused (health still answers, with 503).
   const healthPaths = new Set<string>(HEALTH_PATHS);
   app.addHook('onRequest', async (request, reply) => {
     if (!ctx.closing || healthPaths.has(requestPath(request))) return;
-    reply.header('connection', 'close');
+    closeAfter(request, reply);
     return sendProblem(request, reply, new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
   });
 

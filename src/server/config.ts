@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { parseAllowlist } from './fetch-image.js';
 import {
-  MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
+  MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -29,6 +29,14 @@ export interface ServerConfig {
   /** Renders that may wait for a worker beyond the ones running; more -> 503. */
   readonly queueLimit: number;
   readonly renderTimeoutMs: number;
+  /** Longest wait for the request line and headers (Node's headersTimeout). */
+  readonly headersTimeoutMs: number;
+  /** Longest silence while a request body is arriving. */
+  readonly bodyIdleTimeoutMs: number;
+  /** Longest time to receive a whole request, headers and body (Node's requestTimeout). */
+  readonly requestTimeoutMs: number;
+  /** Largest estimated decoder memory of one image (width x height x channels x bytes per sample). */
+  readonly maxDecodedBytes: number;
   /** Requests per minute per client on render and MCP; 0 = no limit. */
   readonly rateLimit: number;
   /** `'*'` or the exact origins allowed by CORS. */
@@ -119,7 +127,7 @@ function integer(raw: string, min: number, max = Number.MAX_SAFE_INTEGER): numbe
 const boolean = parseBoolean;
 
 /** A setting shared with the CLI (src/settings), as a row of this table. */
-function sharedInteger(def: IntegerSetting, key: 'maxImageBytes' | 'maxImagePixels'): Setting {
+function sharedInteger(def: IntegerSetting, key: 'maxImageBytes' | 'maxImagePixels' | 'maxDecodedBytes'): Setting {
   return {
     name: def.name, default: String(def.default), meaning: def.meaning,
     apply: (raw, d) => { d[key] = unset(raw) ? def.default : parseInteger(raw, def); },
@@ -172,6 +180,7 @@ const SETTINGS: readonly Setting[] = [
   },
   sharedInteger(MAX_IMAGE_BYTES, 'maxImageBytes'),
   sharedInteger(MAX_IMAGE_PIXELS, 'maxImagePixels'),
+  sharedInteger(MAX_DECODED_BYTES, 'maxDecodedBytes'),
   {
     name: 'V2A_IMAGE_FETCH_ALLOWLIST', default: '(empty)',
     meaning: 'Comma-separated hosts imageUrl may fetch from, exact (images.example.com) or *.suffix; https only, public addresses only. Empty: imageUrl is refused for every host.',
@@ -205,6 +214,28 @@ const SETTINGS: readonly Setting[] = [
     meaning: 'Longest a render may wait and run in the pool, in milliseconds; over it the render is stopped and answered 503.',
     apply: (raw, d) => { d.renderTimeoutMs = unset(raw) ? 30_000 : integer(raw, 100, 3_600_000); },
     value: (c) => c.renderTimeoutMs,
+  },
+  {
+    name: 'V2A_HEADERS_TIMEOUT_MS', default: '10000',
+    meaning: 'Longest wait in milliseconds for a request\'s request line and headers; over it the request is answered 408 (problem+json) and the connection closed.',
+    apply: (raw, d) => { d.headersTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
+    value: (c) => c.headersTimeoutMs,
+  },
+  {
+    name: 'V2A_BODY_IDLE_TIMEOUT_MS', default: '10000',
+    meaning: 'Longest silence in milliseconds while a request body is arriving (bytes must keep coming); over it the request is answered 408 and the connection closed.',
+    apply: (raw, d) => { d.bodyIdleTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
+    value: (c) => c.bodyIdleTimeoutMs,
+  },
+  {
+    name: 'V2A_REQUEST_TIMEOUT_MS', default: '120000',
+    meaning: 'Longest time in milliseconds to receive a whole request, headers and body (a trickling upload included); over it the request is answered 408 and the connection closed. At least V2A_HEADERS_TIMEOUT_MS.',
+    apply: (raw, d) => {
+      const ms = unset(raw) ? 120_000 : integer(raw, 100, 3_600_000);
+      if (d.headersTimeoutMs !== undefined && ms < d.headersTimeoutMs) throw new Error(`must be at least V2A_HEADERS_TIMEOUT_MS (${d.headersTimeoutMs})`);
+      d.requestTimeoutMs = ms;
+    },
+    value: (c) => c.requestTimeoutMs,
   },
   {
     name: 'V2A_RATE_LIMIT', default: '120',

@@ -1,5 +1,7 @@
 /** What the route plugins share: settings, the worker pool, the render operation and run state. */
-import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { Admission } from './admission.js';
+import type { RateLimiter } from './plugins/rate-limit.js';
 import type { ServerConfig } from './config.js';
 import type { RenderPool } from './render-pool.js';
 import type { ReceiverChecker } from './receiver-check.js';
@@ -14,7 +16,9 @@ export interface AppContext {
   /** performance.now() at start. */
   readonly startedAt: number;
   /** The rate limiter shared by render and MCP (undefined: off). */
-  readonly limiter: onRequestAsyncHookHandler | undefined;
+  readonly limiter: RateLimiter | undefined;
+  /** Render admission, shared by render and MCP (admission.ts). */
+  readonly admission: Admission;
   /** Span export (a no-op when PLATFORM_API_KEY is not set). */
   readonly telemetry: Telemetry;
   readonly metrics: ServerMetrics;

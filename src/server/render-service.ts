@@ -282,6 +282,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
           params,
           maxBytes: config.maxImageBytes,
           maxPixels: config.maxImagePixels,
+          maxDecodedBytes: config.maxDecodedBytes,
           decodeTimeoutSeconds: Math.max(1, Math.ceil(config.renderTimeoutMs / 1000)),
           structured: ctx.structured === true,
         },

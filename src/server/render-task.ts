@@ -17,6 +17,8 @@ export interface RenderJob {
   readonly params: Readonly<Record<string, unknown>>;
   readonly maxBytes: number;
   readonly maxPixels: number;
+  /** Largest decoder memory estimated from the image header (V2A_MAX_DECODED_BYTES). */
+  readonly maxDecodedBytes?: number;
   /** Decoder timeout (libvips), in whole seconds. */
   readonly decodeTimeoutSeconds: number;
   /** Also return the parsed JSON of json/json-compact output (MCP structuredContent). */

@@ -26,7 +26,7 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
   try {
     const done = await runJob(job.source, job.params, {
       decoder: decodeImage,
-      limits: { maxBytes: job.maxBytes, maxPixels: job.maxPixels, decodeTimeoutSeconds: job.decodeTimeoutSeconds },
+      limits: { maxBytes: job.maxBytes, maxPixels: job.maxPixels, ...(job.maxDecodedBytes !== undefined ? { maxDecodedBytes: job.maxDecodedBytes } : {}), decodeTimeoutSeconds: job.decodeTimeoutSeconds },
       clock: now,
       onStage: (stage, start, end, failed) => {
         stages[stage] = [start, end];

@@ -67,6 +67,11 @@ export const MAX_IMAGE_PIXELS: IntegerSetting = {
   meaning: 'Largest accepted image in pixels (width x height, 50 megapixels); larger is 413 (CLI: exit 3).',
 };
 
+export const MAX_DECODED_BYTES: IntegerSetting = {
+  name: 'V2A_MAX_DECODED_BYTES', min: 1024 * 1024, max: 64 * 1024 * MIB, size: true, default: 256 * MIB,
+  meaning: 'Largest decoder memory one image may need (256 MiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413.',
+};
+
 /** Blank or absent counts as unset. */
 export function isUnset(raw: string | undefined): raw is undefined {
   return raw === undefined || raw.trim() === '';

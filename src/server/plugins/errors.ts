@@ -104,6 +104,26 @@ function titleOf(status: number): string {
   return ({ 400: 'Bad request', 401: 'Unauthorized', 403: 'Forbidden', 406: 'Not acceptable', 408: 'Request timeout', 411: 'Length required', 413: 'Request too large', 414: 'URI too long', 431: 'Request header fields too large' } as Record<number, string>)[status] ?? 'Bad request';
 }
 
+/** Whether the request announced a body that has not been read to its end. */
+function hasUnreadBody(request: FastifyRequest): boolean {
+  const raw = request.raw;
+  if (raw.readableEnded) return false;
+  const length = raw.headers['content-length'];
+  return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** Closes the connection after `reply`; a client that keeps sending is cut after a grace period. */
+export function closeAfter(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('connection', 'close');
+  const socket = request.raw.socket;
+  reply.raw.once('finish', () => {
+    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  });
+}
+
+/** How long a socket whose reply said `Connection: close` may linger before it is destroyed. */
+export const CLOSE_GRACE_MS = 2000;
+
 export interface ErrorsPluginOptions {
   maxImageBytes: number;
 }
@@ -117,8 +137,9 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
   } else if (problem.status >= 500) {
     request.log.warn({ problem: problem.slug, detail: problem.detail }, 'request failed');
   }
-  // The client may still be sending a body we refuse to read: close the connection after the reply.
-  if ((problem.status === 413 || problem.status === 415) && !request.raw.readableEnded) reply.header('connection', 'close');
+  // The client may still be sending a body we refuse to read (413, 415, a 503 or 429 before the
+  // body, a timeout): close the connection after the reply instead of reading the rest.
+  if (hasUnreadBody(request)) closeAfter(request, reply);
   return sendProblem(request, reply, problem);
 }
 

@@ -22,6 +22,17 @@ declare module 'fastify' {
 const kTrace = Symbol('v2a.trace');
 type WithTrace = FastifyRequest & { [kTrace]?: TraceContext };
 
+const kRawTrace = Symbol('v2a.rawTrace');
+
+/**
+ * Keeps the trace context decided for a raw request (by Fastify's genReqId, so that the request id
+ * of every log line is the trace id); the plugin then uses it. Returns `trace`.
+ */
+export function stashTrace(raw: object, trace: TraceContext): TraceContext {
+  (raw as { [kRawTrace]?: TraceContext })[kRawTrace] = trace;
+  return trace;
+}
+
 export interface TracePluginOptions {
   /** Sampled flag of traces this server starts (spans are exported). */
   sampleNew: boolean;
@@ -30,14 +41,16 @@ export interface TracePluginOptions {
 export const tracePlugin = globalPlugin<TracePluginOptions>('v2a-trace', async (app: FastifyInstance, opts) => {
   // Computed on first use, so that replies sent before any hook ran (framework errors) have one too.
   const contextOf = (req: WithTrace): TraceContext =>
-    (req[kTrace] ??= traceContextFor({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, opts.sampleNew));
+    (req[kTrace] ??= (req.raw as { [kRawTrace]?: TraceContext })[kRawTrace]
+      ?? traceContextFor({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, opts.sampleNew));
 
   app.decorateRequest('trace', { getter(this: FastifyRequest) { return contextOf(this as WithTrace); } });
   app.decorateRequest('traceId', { getter(this: FastifyRequest) { return contextOf(this as WithTrace).traceId; } });
 
   app.addHook('onRequest', async (request) => {
     const ctx = request.trace;
-    request.log = request.log.child({ traceId: ctx.traceId, spanId: ctx.spanId });
+    // traceId is already the request id of every line (app.ts: genReqId, requestIdLogLabel).
+    request.log = request.log.child({ spanId: ctx.spanId });
   });
 
   app.addHook('onSend', async (request, reply) => {

@@ -7,7 +7,7 @@
  * 2025-06-18, "Protocol Version Header"). With a V2A_CORS_ORIGINS list, a browser Origin outside
  * it is 403 (DNS-rebinding protection).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
@@ -16,7 +16,8 @@ import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { jsonBodyLimit } from '../config.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
-import { clientClosed, HttpProblem } from '../problem.js';
+import { HttpProblem } from '../problem.js';
+import { parseJsonBounded } from '../json-body.js';
 import { failSpan, nowMs } from '../telemetry/tracing.js';
 
 export const MCP_INSTRUCTIONS =
@@ -64,25 +65,38 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest): McpHandleCo
   };
 }
 
+/** tools/call requests in a body (a batch's beyond V2A_MCP_MAX_BATCH are refused unrun: 0). */
+function toolCalls(body: unknown, maxBatch: number): number {
+  const isCall = (m: unknown) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call';
+  if (!Array.isArray(body)) return isCall(body) ? 1 : 0;
+  return body.length > maxBatch ? 0 : body.filter(isCall).length;
+}
+
 export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; dispatcher: McpDispatcher }): Promise<void> {
   const { ctx, dispatcher } = opts;
   const { config } = ctx;
 
   // JSON only, parsed here so that a syntax error becomes a JSON-RPC parse error, not a 400.
   app.removeAllContentTypeParsers();
+  // Keys, nesting and duplicate keys are bounded while parsing (json-body.ts): those are 400
+  // problems; only a syntax error is the JSON-RPC parse error.
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
     try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(null, PARSE_ERROR);
+      done(null, parseJsonBounded(body as string));
+    } catch (err) {
+      if (err instanceof SyntaxError) done(null, PARSE_ERROR);
+      else done(err as Error, undefined);
     }
   });
+
+  // Admitted like a render before the body is read (admission.ts): an MCP body is as large.
+  const admit = async (request: FastifyRequest, reply: FastifyReply) => { ctx.admission.admit(request, reply); };
 
   app.route({
     method: 'POST',
     url: ENDPOINTS.mcp.path,
     bodyLimit: jsonBodyLimit(config.maxImageBytes),
-    ...limitedRoute(ctx.limiter),
+    ...limitedRoute(ctx.limiter, admit),
     handler: async (request, reply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
@@ -93,11 +107,15 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`);
       }
       const body = request.body === undefined ? PARSE_ERROR : request.body;
-      const abort = new AbortController();
-      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(clientClosed()); };
-      reply.raw.once('close', onClose);
+      // Every tools/call is a render: the request's admission unit and rate-limit token cover the
+      // first; each further one in a batch takes its own (or the batch is refused: 429 / 503).
+      const extra = Math.max(0, toolCalls(body, config.mcpMaxBatch) - 1);
+      if (extra > 0) {
+        await ctx.limiter?.take(request, extra);
+        ctx.admission.grow(request, extra);
+      }
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
-      const result = await dispatcher.handle(body, { signal: abort.signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request) });
+      const result = await dispatcher.handle(body, { signal: ctx.admission.signalOf(request), traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request) });
       reply.header('cache-control', 'no-store');
       if (result.status === 202) return reply.code(202).send();
       return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result.body));

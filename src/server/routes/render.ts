@@ -15,9 +15,10 @@ import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonBodyLimit } from '../config.js';
 import type { AppContext } from '../context.js';
-import { ENDPOINTS } from '../../contract/endpoints.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
-import { clientClosed, HttpProblem } from '../problem.js';
+import { ENDPOINTS } from '../../contract/endpoints.js';
+import { HttpProblem } from '../problem.js';
+import { parseJsonBounded } from '../json-body.js';
 import { nowMs } from '../telemetry/tracing.js';
 import {
   autoDirectorHeader, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type ParamCarrier,
@@ -136,35 +137,26 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
 
   // Only JSON and multipart here: Fastify answers every other content type with 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, app.getDefaultJsonParser('error', 'error'));
+  // Keys, nesting and duplicate keys are bounded while parsing (json-body.ts).
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBounded(body as string));
+    } catch (err) {
+      done(err instanceof SyntaxError ? new HttpProblem('invalid-request', `The body is not valid JSON: ${err.message.slice(0, 200)}`) : (err as Error), undefined);
+    }
+  });
   await app.register(multipart, { limits: { fileSize: config.maxImageBytes } });
 
-  // Admission before the body is read: a body waiting for a worker holds up to maxImageBytes of
-  // memory, so at most workers + queueLimit render requests may be in flight (reading, queued or
-  // running). Refusing later, once the pool is full, would let a flood of uploads pile up bodies.
-  const capacity = config.workers + config.queueLimit;
-  let inFlight = 0;
-  const admitted = new WeakSet<FastifyRequest>();
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url !== ENDPOINTS.render.path) return;
-    if (inFlight >= capacity) {
-      const retry = String(ctx.pool.retryAfterSeconds());
-      throw new HttpProblem('overloaded', `All render slots are busy: ${inFlight} renders are already in progress or waiting (at most ${capacity}); retry in ${retry} s.`, { headers: { 'retry-after': retry } });
-    }
-    inFlight++;
-    admitted.add(request);
-  });
-  const release = async (request: FastifyRequest) => {
-    if (admitted.delete(request)) inFlight--;
-  };
-  app.addHook('onResponse', release);
-  app.addHook('onRequestAbort', release);
+  // Admission before the body is read (after the rate limit): a body waiting for a worker holds
+  // up to maxImageBytes of memory, so at most workers + queueLimit render and MCP requests may be
+  // in flight (reading, queued or running); the slot lives as long as the socket (admission.ts).
+  const admit = async (request: FastifyRequest, reply: FastifyReply) => { ctx.admission.admit(request, reply); };
 
   app.route({
     method: 'POST',
     url: ENDPOINTS.render.path,
     bodyLimit: jsonBodyLimit(config.maxImageBytes),
-    ...limitedRoute(ctx.limiter),
+    ...limitedRoute(ctx.limiter, admit),
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const query = queryParams(request);
       let collected: Collected;
@@ -185,11 +177,8 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       const params = validateParams(carriers);
       const image = exactlyOneImage(collected.images);
 
-      const abort = new AbortController();
-      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(clientClosed()); };
-      reply.raw.once('close', onClose);
       const out = await ctx.renderer.render(image, params, {
-        signal: abort.signal,
+        signal: ctx.admission.signalOf(request),
         traceId: request.traceId,
         face: 'http',
         ...(request.span ? { span: request.span } : {}),

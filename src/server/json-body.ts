@@ -1,0 +1,99 @@
+/**
+ * JSON request bodies with bounds checked while parsing: one pass over the text counts keys,
+ * tracks nesting and refuses duplicate keys before `JSON.parse` builds a single object, so a
+ * flood of keys costs a scan up to the first key over the limit (not a parse, a validation and an
+ * error per key), and a deeply nested body never reaches the recursive parser.
+ *
+ * The scan only follows structure (strings, braces, brackets, commas); syntax errors are left to
+ * `JSON.parse`, which runs on text that passed the bounds. String contents (base64 images) are
+ * skipped with indexOf, so the scan costs little next to the parse.
+ */
+import { HttpProblem } from './problem.js';
+
+/** Most object keys in one body: a render has ~30 names, an MCP batch of 16 calls ~500. */
+export const MAX_JSON_KEYS = 1024;
+/** Deepest nesting of objects and arrays (the deepest legitimate body nests 4 levels). */
+export const MAX_JSON_DEPTH = 32;
+
+export interface JsonLimits {
+  readonly maxKeys: number;
+  readonly maxDepth: number;
+}
+
+const DEFAULT_LIMITS: JsonLimits = { maxKeys: MAX_JSON_KEYS, maxDepth: MAX_JSON_DEPTH };
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, LBRACE = 0x7b, RBRACE = 0x7d, LBRACKET = 0x5b, RBRACKET = 0x5d, COMMA = 0x2c;
+
+/** Index of the quote closing the string opened at `open`, or -1. */
+function stringEnd(text: string, open: number): number {
+  let j = text.indexOf('"', open + 1);
+  while (j >= 0) {
+    let slashes = 0;
+    for (let k = j - 1; k > open && text.charCodeAt(k) === BACKSLASH; k--) slashes++;
+    if (slashes % 2 === 0) return j;
+    j = text.indexOf('"', j + 1);
+  }
+  return -1;
+}
+
+/** A key as JSON.parse would read it (escapes decoded); undefined when it is malformed. */
+function keyText(raw: string): string | undefined {
+  if (raw.indexOf('\\') < 0) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks the bounds of `text` (throws HttpProblem 400 `json-too-complex` or `duplicate-key`) and
+ * returns `JSON.parse(text)`; a syntax error is thrown as JSON.parse's SyntaxError.
+ */
+export function parseJsonBounded(text: string, limits: JsonLimits = DEFAULT_LIMITS): unknown {
+  checkJsonBounds(text, limits);
+  return JSON.parse(text) as unknown;
+}
+
+/** The scan of parseJsonBounded, without the parse. */
+export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS): void {
+  // One entry per open container: a Set of keys for an object, null for an array.
+  const stack: Array<Set<string> | null> = [];
+  let expectKey = false;
+  let keys = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      if (end < 0) return; // unterminated: JSON.parse says so
+      const top = stack[stack.length - 1];
+      if (top && expectKey) {
+        expectKey = false;
+        if (++keys > limits.maxKeys) {
+          throw new HttpProblem('json-too-complex', `The JSON body has more than ${limits.maxKeys} keys; nothing past the limit was read.`);
+        }
+        const key = keyText(text.slice(i + 1, end));
+        if (key !== undefined) {
+          if (top.has(key)) {
+            const message = `${JSON.stringify(key.slice(0, 100))} is given twice in one JSON object`;
+            throw new HttpProblem('duplicate-key', `The JSON body names a key twice: ${message}; send each key once.`, { errors: [{ parameter: key.slice(0, 100), message }] });
+          }
+          top.add(key);
+        }
+      }
+      i = end;
+    } else if (c === LBRACE || c === LBRACKET) {
+      if (stack.length >= limits.maxDepth) {
+        throw new HttpProblem('json-too-complex', `The JSON body nests objects and arrays deeper than ${limits.maxDepth} levels.`);
+      }
+      stack.push(c === LBRACE ? new Set<string>() : null);
+      expectKey = c === LBRACE;
+    } else if (c === RBRACE || c === RBRACKET) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === COMMA) {
+      expectKey = stack[stack.length - 1] != null;
+    }
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Request bodies that stall, and bodies nobody should read.
+ *
+ * - Body idle timeout: while a request body is arriving, bytes must keep coming; after
+ *   V2A_BODY_IDLE_TIMEOUT_MS without one the request is answered 408 `request-timeout` and the
+ *   connection is closed. (The socket's byte count is sampled: no `data` listener, which would
+ *   take the stream out of the parser's hands.) Headers and the whole request have Node's own
+ *   timeouts (app.ts), answered by the client-error handler below.
+ * - `Expect: 100-continue`: Node would answer `100 Continue` before any hook runs, inviting a body
+ *   that admission may refuse. Here the interim reply is sent in preParsing, i.e. only once every
+ *   onRequest check (shutdown gate, rate limit, admission) has let the request through.
+ * - Shutdown: bodies still arriving are cut with 503 `shutting-down` so that draining does not
+ *   wait on slow uploads.
+ * - Node's parser errors (431 oversized headers, 400 malformed requests, 408 header or request
+ *   timeouts) are written as problem+json with a trace id, and the connection is closed.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
+import { formatTraceparent, traceContextFor } from '../trace-context.js';
+import { CLOSE_GRACE_MS, closeAfter, sendProblem } from './errors.js';
+import { globalPlugin } from './plugin.js';
+
+
+export interface BodyGuard {
+  /** Answers every request whose body is still arriving with `problem` and closes its connection. */
+  cutUnfinished(problem: () => HttpProblem): void;
+}
+
+interface Pending {
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+}
+
+function hasBody(raw: IncomingMessage): boolean {
+  const length = raw.headers['content-length'];
+  return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+
+/** Refuses a request whose body is (still) unread: problem reply, connection closed. */
+export function cutRequest(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): void {
+  if (reply.sent || reply.raw.headersSent) {
+    request.raw.socket.destroy();
+    return;
+  }
+  closeAfter(request, reply);
+  sendProblem(request, reply, problem);
+}
+
+export interface BodyGuardOptions {
+  bodyIdleTimeoutMs: number;
+  /** Filled in by the plugin. */
+  guard: { current?: BodyGuard };
+}
+
+export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', async (app: FastifyInstance, opts) => {
+  const pending = new Set<Pending>();
+  const idleMs = opts.bodyIdleTimeoutMs;
+  const sampleMs = Math.max(10, Math.floor(idleMs / 4));
+
+  app.addHook('onRequest', async (request, reply) => {
+    const raw = request.raw;
+    if (raw.complete || !hasBody(raw)) return;
+    const entry: Pending = { request, reply };
+    pending.add(entry);
+    const socket = raw.socket;
+    let seen = socket.bytesRead;
+    let quietSince = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const sample = () => {
+      timer = undefined;
+      const now = performance.now();
+      if (socket.bytesRead !== seen) {
+        seen = socket.bytesRead;
+        quietSince = now;
+      } else if (now - quietSince >= idleMs) {
+        stop();
+        cutRequest(request, reply, new HttpProblem('request-timeout', `No bytes of the request body arrived for ${idleMs} ms (V2A_BODY_IDLE_TIMEOUT_MS); the connection is closed.`));
+        return;
+      }
+      timer = setTimeout(sample, sampleMs);
+    };
+    const stop = () => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      pending.delete(entry);
+      raw.off('end', stop);
+    };
+    timer = setTimeout(sample, sampleMs);
+    raw.once('end', stop);
+    reply.raw.once('close', stop);
+  });
+
+  app.addHook('preParsing', async (request, reply, payload) => {
+    const expect = request.headers.expect;
+    if (typeof expect === 'string' && expect.toLowerCase() === '100-continue' && !reply.raw.headersSent) reply.raw.writeContinue();
+    return payload;
+  });
+
+  // With a listener, Node leaves `100 Continue` to us (see preParsing above).
+  app.server.on('checkContinue', (req: IncomingMessage, res) => app.server.emit('request', req, res));
+
+  opts.guard.current = {
+    cutUnfinished(problem) {
+      for (const { request, reply } of [...pending]) cutRequest(request, reply, problem());
+      pending.clear();
+    },
+  };
+});
+
+/** Node parser error codes answered 431; every other parser error is 400 (timeouts 408). */
+const HEADER_OVERFLOW = new Set(['HPE_HEADER_OVERFLOW']);
+
+/**
+ * Fastify's `clientErrorHandler`: Node's own parser and timeout errors as problem+json with a
+ * trace id (a new trace: the headers could not be read), then the connection is closed.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  let problem: HttpProblem;
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    problem = new HttpProblem('request-timeout', 'The request headers or body did not arrive in time (V2A_HEADERS_TIMEOUT_MS, V2A_REQUEST_TIMEOUT_MS); the connection is closed.');
+  } else if (HEADER_OVERFLOW.has(err.code ?? '')) {
+    problem = new HttpProblem('headers-too-large', 'The request line and headers are larger than the server reads; the connection is closed.');
+  } else {
+    problem = new HttpProblem('invalid-request', 'The request is not valid HTTP/1.1 (malformed request line, header or Content-Length); the connection is closed.', { title: 'Bad request' });
+  }
+  const trace = traceContextFor({});
+  const body = JSON.stringify(problemBody(problem, '/', trace.traceId));
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `traceparent: ${formatTraceparent(trace)}\r\n` +
+    'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+    body,
+  );
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+}
