@@ -45,6 +45,8 @@ declare module 'fastify' {
 export interface BuildAppOptions {
   /** Fastify logger option; default: JSON logs at config.logLevel. */
   logger?: FastifyServerOptions['logger'];
+  /** Write the JSON log lines here instead of standard output (when `logger` is not given). */
+  logStream?: NodeJS.WritableStream;
   /** Use this pool instead of creating one (it is still closed with the app). */
   pool?: RenderPool;
   /** TEST ONLY: DNS lookup for imageUrl fetches. */
@@ -77,6 +79,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
           remotePort: req.socket?.remotePort,
         }),
       },
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     trustProxy: config.trustProxy,
     bodyLimit: DEFAULT_BODY_LIMIT,

@@ -11,7 +11,8 @@
  * - `timeoutMs` bounds waiting plus running; on expiry a waiting render leaves the queue and a
  *   running one is aborted (piscina terminates its thread and starts a new one); the caller gets
  *   503 `render-timeout`. A caller's signal (client gone) removes a waiting render from the queue;
- *   a running one is left to finish.
+ *   a running one is answered at once with the signal's reason and its worker is freed when the
+ *   render returns (its result is dropped).
  * - `close()` lets queued and running renders finish, then stops the threads (piscina `close()`,
  *   not `destroy()`); new work is refused with 503 `shutting-down`.
  *
@@ -71,6 +72,16 @@ function transferable(bytes: Uint8Array): Uint8Array {
   const buffer = bytes.buffer;
   if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return bytes;
   return bytes.slice();
+}
+
+/** `work`, or the signal's reason as soon as it aborts (the work goes on; its result is dropped). */
+function abandonable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 export function createRenderPool(opts: RenderPoolOptions): RenderPool {
@@ -153,27 +164,36 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     const timeout = AbortSignal.timeout(opts.timeoutMs);
     await acquire(timeout, signal);
     const started = performance.now();
+    let task: Promise<RenderOutcome>;
     try {
-      // Once running, only the timeout stops a render (by terminating its thread, which piscina
-      // replaces); a caller who went away just does not get the result: restarting a worker would
-      // cost more than finishing the render.
       timeout.throwIfAborted();
-      let task = job;
+      signal?.throwIfAborted();
+      let job2 = job;
       const transferList: ArrayBuffer[] = [];
       if (job.source.kind === 'bytes') {
         const bytes = transferable(job.source.bytes);
-        task = { ...job, source: { kind: 'bytes', bytes } };
+        job2 = { ...job, source: { kind: 'bytes', bytes } };
         transferList.push(bytes.buffer as ArrayBuffer);
       }
-      return (await piscina.run(task, { signal: timeout, transferList })) as RenderOutcome;
+      // Only the timeout stops a running render (piscina terminates its thread and starts a new
+      // one); a caller who went away is answered at once, and the worker is freed when
+      // libvips/JS returns: restarting a thread would cost more than finishing the render.
+      task = piscina.run(job2, { signal: timeout, transferList }) as Promise<RenderOutcome>;
     } catch (err) {
-      if (timeout.aborted) throw timedOut();
-      throw err;
-    } finally {
+      release();
+      throw timeout.aborted ? timedOut() : err;
+    }
+    // The worker's slot is released exactly once, when the task settles, whoever still waits on it.
+    const settled = task.then(
+      (outcome) => outcome,
+      (err: unknown) => { throw timeout.aborted ? timedOut() : err; },
+    );
+    void settled.catch(() => {}).finally(() => {
       release();
       completed++;
       meanMs = meanMs * 0.8 + (performance.now() - started) * 0.2;
-    }
+    });
+    return signal ? abandonable(settled, signal) : settled;
   }
 
   return {

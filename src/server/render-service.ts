@@ -92,9 +92,17 @@ export function validateParams(carriers: readonly ParamCarrier[]): Record<string
     if (!r.ok) errors.push(...r.errors);
     else Object.assign(params, r.params);
   }
+  if (errors.length > MAX_LISTED_ERRORS) {
+    // A body of many bad names (bounded by the JSON key limit) gets a short reply all the same.
+    const shown = errors.slice(0, MAX_LISTED_ERRORS);
+    throw new HttpProblem('invalid-parameters', `${parameterDetail(shown)}; and ${errors.length - shown.length} more`, { errors: shown });
+  }
   if (errors.length) throw new HttpProblem('invalid-parameters', parameterDetail(errors), { errors });
   return params;
 }
+
+/** Most parameter errors one reply lists. */
+export const MAX_LISTED_ERRORS = 50;
 
 export interface RenderServiceOptions {
   config: ServerConfig;
