@@ -3,7 +3,8 @@
  * process on 127.0.0.1) for N minutes (default 10), with a share of clients that go away at every
  * stage or stall their bodies. Prints requests, statuses, p50/p99 of completed renders and MCP
  * calls, p99 of /api/health (polled on its own), and the server's RSS averaged over the first and
- * the last minute. Loopback only; a fixed number of client loops, each one request at a time.
+ * the last minute, after 30 s of unmeasured warm-up traffic. Loopback only; a fixed number of
+ * client loops, each one request at a time.
  *
  * Verdicts (the issue's targets): RSS of the last minute within 10 % of the first, and no 5xx
  * other than 503 (deliberate overload: the loops outnumber the render slots).
@@ -32,6 +33,8 @@ function minutesArg(): number {
 
 const MINUTES = minutesArg();
 const DURATION_MS = MINUTES * 60_000;
+/** Traffic before the measured minutes: thread start-up, JIT and allocator arenas settle. */
+const WARMUP_MS = 30_000;
 /** Client loops: more than the server's render slots (2 workers + 4 waiting), so 503s happen. */
 const LOOPS = 10;
 const SETTINGS = {
@@ -101,12 +104,14 @@ async function main(): Promise<void> {
 
   const photos = [await image(640, 480, 'jpeg'), await image(160, 120, 'png'), await image(1600, 1200, 'jpeg')];
   const statuses = new Map<string, number>();
-  const count = (k: string) => statuses.set(k, (statuses.get(k) ?? 0) + 1);
+  const count = (k: string) => { if (measuring) statuses.set(k, (statuses.get(k) ?? 0) + 1); };
   const latencies: number[] = [];
   const health: number[] = [];
   const rss: Array<{ t: number; mb: number }> = [];
   let requests = 0;
-  const start = performance.now();
+  let measuring = false;
+  const warmupEnd = performance.now() + WARMUP_MS;
+  const start = warmupEnd;
   const until = start + DURATION_MS;
   const over = () => performance.now() >= until;
 
@@ -124,17 +129,17 @@ async function main(): Promise<void> {
       const res = await work();
       await res.arrayBuffer();
       count(String(res.status));
-      if (res.status === 200) latencies.push(performance.now() - t);
+      if (res.status === 200 && measuring) latencies.push(performance.now() - t);
     } catch (err) {
       // A refused upload is answered 503 and its connection closed before the body is read: a
       // client still sending may see the connection go instead of the reply.
       const code = String((err as { cause?: { code?: string } }).cause?.code ?? 'error');
-      count(`${kind}-${code}`);
+      count(/^(EPIPE|ECONNRESET|UND_ERR_SOCKET)$/.test(code) ? `${kind}-closed-mid-upload` : `${kind}-${code}`);
     }
   }
 
   async function one(): Promise<void> {
-    requests++;
+    if (measuring) requests++;
     const r = Math.random();
     const img = photos[Math.floor(Math.random() * photos.length)]!;
     const columns = 40 + Math.floor(Math.random() * 160);
@@ -176,21 +181,25 @@ async function main(): Promise<void> {
       try {
         const res = await fetch(`${base}/api/health`);
         await res.arrayBuffer();
-        health.push(performance.now() - t);
+        if (measuring) health.push(performance.now() - t);
       } catch {
         count('health-error');
       }
       await new Promise((r) => setTimeout(r, 200));
     }
   })();
-  const sampler = setInterval(() => rss.push({ t: performance.now() - start, mb: rssMb(server.pid) }), 1000);
+  console.log(`  warming up for ${WARMUP_MS / 1000} s (not measured) ...`);
+  const warm = setTimeout(() => { measuring = true; }, WARMUP_MS);
+  const sampler = setInterval(() => { if (measuring) rss.push({ t: performance.now() - start, mb: rssMb(server.pid) }); }, 1000);
   const progress = setInterval(() => {
+    if (!measuring) return;
     const mb = rss.at(-1)?.mb ?? NaN;
     console.log(`  ${((performance.now() - start) / 60_000).toFixed(1)} min: ${requests} requests, RSS ${mb.toFixed(0)} MB`);
   }, 30_000);
   await Promise.all([...loops, healthLoop]);
   clearInterval(sampler);
   clearInterval(progress);
+  clearTimeout(warm);
   const stopped = await server.stop(30_000);
 
   const window = Math.min(60_000, DURATION_MS / 2);
@@ -203,6 +212,8 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`requests         ${requests} in ${MINUTES} min (${(requests / (MINUTES * 60)).toFixed(1)}/s)`);
   console.log(`statuses         ${[...statuses].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+  console.log('                 (abandoned: clients that went away; stall-*: bodies that stopped; *-closed-mid-upload: an upload refused');
+  console.log('                 with 503 before its body was read, whose client was still sending when the connection closed)');
   console.log(`200 latency      p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms (${latencies.length} replies)`);
   console.log(`health latency   p50 ${pct(health, 50).toFixed(1)} ms, p99 ${pct(health, 99).toFixed(1)} ms (${health.length} probes)`);
   console.log(`RSS              first ${(window / 60_000).toFixed(1)} min ${first.toFixed(0)} MB, last ${(window / 60_000).toFixed(1)} min ${last.toFixed(0)} MB (${(drift * 100).toFixed(1)} %), peak ${Math.max(...rss.map((s) => s.mb)).toFixed(0)} MB`);

@@ -13,6 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
 import { buildApp } from '../src/server/app.js';
 import { loadConfig } from '../src/server/config.js';
 import { createRenderPool, type RenderPool } from '../src/server/render-pool.js';
@@ -29,6 +30,7 @@ const FAULT_ENV = {
   V2A_HEADERS_TIMEOUT_MS: '600',
   V2A_BODY_IDLE_TIMEOUT_MS: '400',
   V2A_REQUEST_TIMEOUT_MS: '1500',
+  V2A_MAX_DECODED_BYTES: '32MiB',
 };
 const CAPACITY = 3;
 
@@ -330,6 +332,23 @@ describe('MCP bodies', () => {
     assert.equal(ok.json.length, 3);
     assert.ok(ok.json.every((m: any) => m.result && !m.result.isError), ok.text.slice(0, 300));
     await assertRecovered(rss());
+  });
+});
+
+describe('decoded memory', () => {
+  it('refuses an image whose decoder memory (w x h x channels x bytes per sample) is over the limit, 413 naming it', async () => {
+    const start = rss();
+    // 2100 x 2100 x 4 channels x 16 bit, interlaced: 34 MiB to decode, from a small file.
+    const deep = await sharp({ create: { width: 2100, height: 2100, channels: 4, background: { r: 10, g: 200, b: 90, alpha: 0.5 } } })
+      .toColourspace('rgb16').png({ progressive: true }).toBuffer();
+    assert.ok(deep.length < 1 * MB);
+    const r = await postForm(`${server.base}/api/v1/render?columns=24`, { image: deep });
+    const p = assertProblem(r, 413, 'image-too-large', /V2A_MAX_DECODED_BYTES/);
+    assert.match(p.detail, /2100 x 2100 pixels x 4 channels x 16-bit/);
+    // The same pixel count as a baseline JPEG shrinks while loading: well within the limit.
+    const jpeg = await sharp({ create: { width: 2100, height: 2100, channels: 3, background: '#208040' } }).jpeg().toBuffer();
+    assert.equal((await postForm(`${server.base}/api/v1/render?columns=24`, { image: jpeg })).status, 200);
+    await assertRecovered(start);
   });
 });
 

@@ -75,6 +75,10 @@ export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMIT
         }
         const key = keyText(text.slice(i + 1, end));
         if (key !== undefined) {
+          // As Fastify's own JSON parser did (secure-json-parse): never a prototype key.
+          if (key === '__proto__') {
+            throw new HttpProblem('invalid-request', 'The JSON body may not contain the key "__proto__".', { errors: [{ parameter: '__proto__', message: 'not allowed' }] });
+          }
           if (top.has(key)) {
             const message = `${JSON.stringify(key.slice(0, 100))} is given twice in one JSON object`;
             throw new HttpProblem('duplicate-key', `The JSON body names a key twice: ${message}; send each key once.`, { errors: [{ parameter: key.slice(0, 100), message }] });
