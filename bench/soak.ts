@@ -44,6 +44,12 @@ const SETTINGS = {
   V2A_BODY_IDLE_TIMEOUT_MS: '1500',
   V2A_REQUEST_TIMEOUT_MS: '20000',
   LOG_LEVEL: 'info',
+  // The key opens GET /api/v1/metrics (the V8 heap, to tell a JS leak from allocator growth);
+  // nothing is exported and no receiver is checked.
+  PLATFORM_API_KEY: `soak-${process.pid}-${Date.now()}-metrics-key`,
+  OTEL_SDK_DISABLED: 'true',
+  V2A_RECEIVER_STATUS_URL: 'off',
+  ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
 };
 
 const pct = (xs: number[], p: number): number => {
@@ -191,13 +197,26 @@ async function main(): Promise<void> {
   console.log(`  warming up for ${WARMUP_MS / 1000} s (not measured) ...`);
   const warm = setTimeout(() => { measuring = true; }, WARMUP_MS);
   const sampler = setInterval(() => { if (measuring) rss.push({ t: performance.now() - start, mb: rssMb(server.pid) }); }, 1000);
-  const progress = setInterval(() => {
+  const heap: Array<{ t: number; mb: number }> = [];
+  const heapSampler = setInterval(() => {
     if (!measuring) return;
+    const t = performance.now() - start;
+    fetch(`${base}/api/v1/metrics`, { headers: { authorization: `Bearer ${SETTINGS.PLATFORM_API_KEY}` } })
+      .then((r) => r.text())
+      .then((text) => {
+        const m = /^nodejs_heap_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text);
+        if (m) heap.push({ t, mb: Number(m[1]) / 1048576 });
+      })
+      .catch(() => {});
+  }, 5000);
+  const progress = setInterval(() => {
+    if (!measuring || !rss.length) return;
     const mb = rss.at(-1)?.mb ?? NaN;
     console.log(`  ${((performance.now() - start) / 60_000).toFixed(1)} min: ${requests} requests, RSS ${mb.toFixed(0)} MB`);
   }, 30_000);
   await Promise.all([...loops, healthLoop]);
   clearInterval(sampler);
+  clearInterval(heapSampler);
   clearInterval(progress);
   clearTimeout(warm);
   const stopped = await server.stop(30_000);
@@ -217,6 +236,9 @@ async function main(): Promise<void> {
   console.log(`200 latency      p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms (${latencies.length} replies)`);
   console.log(`health latency   p50 ${pct(health, 50).toFixed(1)} ms, p99 ${pct(health, 99).toFixed(1)} ms (${health.length} probes)`);
   console.log(`RSS              first ${(window / 60_000).toFixed(1)} min ${first.toFixed(0)} MB, last ${(window / 60_000).toFixed(1)} min ${last.toFixed(0)} MB (${(drift * 100).toFixed(1)} %), peak ${Math.max(...rss.map((s) => s.mb)).toFixed(0)} MB`);
+  const heapFirst = avg(heap.filter((s) => s.t <= window).map((s) => s.mb));
+  const heapLast = avg(heap.filter((s) => s.t >= DURATION_MS - window).map((s) => s.mb));
+  console.log(`V8 heap (main)   first ${heapFirst.toFixed(0)} MB, last ${heapLast.toFixed(0)} MB (${heap.length} samples)`);
   console.log(`shutdown         exit ${stopped.code}${stopped.forced ? ' (forced)' : ''}`);
   console.log(`verdict          RSS drift ${Math.abs(drift) <= 0.1 ? 'within' : 'OUTSIDE'} 10 %; 5xx other than 503: ${fiveXX}`);
   process.exitCode = Math.abs(drift) <= 0.1 && fiveXX === 0 && stopped.code === 0 ? 0 : 1;

@@ -1,7 +1,10 @@
 /**
  * The HTTP application: one Fastify instance with a plugin per concern, in this order:
  * trace context, telemetry (server spans, HTTP metrics), security headers, errors
- * (problem+json), CORS, rate limit, shutdown gate, then the routes. `buildApp` does not listen;
+ * (problem+json), body guard (body idle timeout, 100-continue, cutting uploads at shutdown),
+ * CORS, rate limit, shutdown gate, then the routes; render admission (admission.ts) is shared by
+ * the render and MCP routes. Node's header and request timeouts and its parser errors are
+ * answered by the body guard's client-error handler. `buildApp` does not listen;
  * main.ts (and `v2a serve`) do. Closing the app closes the worker pool, flushes and stops the
  * span export and stops the receiver status checks.
  */
