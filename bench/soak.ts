@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const server = await startServerProcess({ label: 'v2a', entry, cwd: root, env: SETTINGS, logFile: join(root, 'bench', 'out', 'soak-server.log') });
   const base = server.url;
   const port = Number(new URL(base).port);
-  console.log(`soak: ${MINUTES} min of mixed traffic from ${LOOPS} loops against ${base} (${Object.entries(SETTINGS).map(([k, v]) => `${k}=${v}`).join(' ')})`);
+  console.log(`soak: ${MINUTES} min of mixed traffic from ${LOOPS} loops against ${base} (${Object.entries(SETTINGS).filter(([k]) => k !== 'PLATFORM_API_KEY').map(([k, v]) => `${k}=${v}`).join(' ')})`);
 
   const photos = [await image(640, 480, 'jpeg'), await image(160, 120, 'png'), await image(1600, 1200, 'jpeg')];
   const statuses = new Map<string, number>();
