@@ -6,6 +6,9 @@
  * does that for every path. An `MCP-Protocol-Version` header we do not support is 400 (MCP
  * 2025-06-18, "Protocol Version Header"). With a V2A_CORS_ORIGINS list, a browser Origin outside
  * it is 403 (DNS-rebinding protection).
+ *
+ * Bounds: a request is admitted like a render before its body is read (admission.ts), and each
+ * tools/call of a batch beyond the first takes one more admission slot and rate-limit token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/types.js';
@@ -76,10 +79,9 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   const { ctx, dispatcher } = opts;
   const { config } = ctx;
 
-  // JSON only, parsed here so that a syntax error becomes a JSON-RPC parse error, not a 400.
+  // JSON only, parsed here so that a syntax error becomes a JSON-RPC parse error, not a 400. Keys,
+  // nesting and duplicate keys are bounded while parsing (json-body.ts): those are 400 problems.
   app.removeAllContentTypeParsers();
-  // Keys, nesting and duplicate keys are bounded while parsing (json-body.ts): those are 400
-  // problems; only a syntax error is the JSON-RPC parse error.
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
     try {
       done(null, parseJsonBounded(body as string));

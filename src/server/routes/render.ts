@@ -8,7 +8,9 @@
  * Limits hold while the body streams in, so no request ever holds more than the limit in memory:
  * the upload stops at V2A_MAX_IMAGE_BYTES (413, connection closed, the rest of the body unread),
  * the JSON body at the size of base64 of that many bytes (413), and a fetched imageUrl body at
- * V2A_MAX_IMAGE_BYTES (413).
+ * V2A_MAX_IMAGE_BYTES (413). A request is admitted before its body is read (admission.ts: 503
+ * when every slot is taken), and a JSON body's keys, nesting and duplicate keys are checked while
+ * it is parsed (json-body.ts).
  */
 import multipart from '@fastify/multipart';
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
