@@ -58,7 +58,7 @@ describe('with the official MCP SDK client', () => {
       const text = await copy.text();
       const contentType = copy.headers.get('content-type') ?? '';
       statuses.push(res.status);
-      validator.check(init?.method ?? 'GET', MCP, { status: res.status, headers: res.headers, text, contentType, json: undefined });
+      validator.check(init?.method ?? 'GET', MCP, { status: res.status, headers: res.headers, text, bytes: Buffer.from(text), contentType, json: undefined });
       return res;
     };
     transport = new StreamableHTTPClientTransport(new URL(`${server.base}${MCP}`), { fetch: validatingFetch });

@@ -60,7 +60,7 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
           face: 'mcp',
           structured: true,
         });
-        return { content: [{ type: 'text', text: out.body }], ...(out.structured ? { structuredContent: out.structured } : {}) };
+        return { content: [{ type: 'text', text: typeof out.body === 'string' ? out.body : Buffer.from(out.body).toString('base64') }], ...(out.structured ? { structuredContent: out.structured } : {}) };
       } catch (err) {
         if (err instanceof V2aError && err.info.mcp === 'tool') {
           opts.metrics?.rejected.inc({ face: 'mcp', cause: err.code });

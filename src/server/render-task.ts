@@ -54,7 +54,8 @@ export interface RenderTrace {
 export interface RenderSuccess extends RenderTrace {
   readonly ok: true;
   readonly format: Format;
-  readonly body: string;
+  /** Text, or the bytes of png. */
+  readonly body: string | Uint8Array;
   /** Full Content-Type header value. */
   readonly contentType: string;
   readonly extension: string;

@@ -9,6 +9,7 @@
  * thread can record them as spans and metrics: spans are never created in a worker.
  */
 import type { V2aError } from '../core/errors.js';
+import { bodyText } from '../core/format/index.js';
 import { runJob, type JobStage } from '../core/job.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
@@ -43,7 +44,7 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
       contentType: output.contentType,
       extension: output.extension,
       director: { status: result.director.status, rubric: result.director.rubric, score: result.director.score },
-      ...(job.structured && json ? { structured: JSON.parse(output.body) as Record<string, unknown> } : {}),
+      ...(job.structured && json ? { structured: JSON.parse(bodyText(output)) as Record<string, unknown> } : {}),
       columns: result.columns,
       rows: result.rows,
       charset: result.charset,
