@@ -13,6 +13,13 @@ import { FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.
 import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
+import { RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import sharp from 'sharp';
+import AjvModule from 'ajv';
+
+// ajv is CommonJS: its default export may arrive wrapped. Draft-07, as MCP clients validate.
+const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
+const validateOutput = new Ajv({ allErrors: true }).compile(RENDER_OUTPUT_SCHEMA);
 import {
   assertProblem, badValues, call, photo, postJson, responseValidator, startTestServer, SVG,
   type Reply, type ResponseValidator, type TestServer,
@@ -86,24 +93,33 @@ describe('with the official MCP SDK client', () => {
     assert.deepEqual(Object.keys(schema.properties), ['imageUrl', 'imageBase64', ...PARAMS.map((d) => d.name)]);
     for (const d of PARAMS) assert.deepEqual(schema.properties[d.name]!.default, d.default, d.name);
     assert.equal(tools[0]!.annotations?.readOnlyHint, true);
+    assert.deepEqual(tools[0]!.outputSchema, RENDER_OUTPUT_SCHEMA);
+    assert.ok(!('imagePath' in schema.properties), 'imagePath is the stdio face\'s only');
   });
 
   for (const format of FORMATS) {
     test(`tools/call render_ascii format=${format}`, async () => {
+      // The SDK client validates structuredContent against the listed outputSchema itself.
+      await client.listTools();
       const r = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: jpegB64, format, columns: 40, color: true } });
       assert.equal(r.isError, undefined, JSON.stringify(r.content));
-      const content = r.content as Array<{ type: string; text: string }>;
-      assert.equal(content.length, 1);
-      assert.equal(content[0]!.type, 'text');
+      const content = r.content as Array<{ type: string; text: string; data: string; mimeType: string }>;
+      assert.deepEqual(content.map((c) => c.type), ['text', 'image']);
       const text = content[0]!.text;
+      const s = r.structuredContent as { columns: number; rows: number; format: string; characters: number; image: { width: number; height: number } };
+      assert.ok(validateOutput(s), JSON.stringify(validateOutput.errors));
+      assert.deepEqual([s.format, s.columns, s.characters], [format, 40, text.length]);
       if (format === 'json' || format === 'json-compact') {
-        assert.deepEqual(r.structuredContent, JSON.parse(text));
-        assert.equal((r.structuredContent as { columns: number }).columns, 40);
-      } else {
-        assert.equal(r.structuredContent, undefined);
+        // The json document once: as the text, not again as structuredContent.
+        assert.equal(JSON.parse(text).columns, 40);
+        assert.ok(JSON.stringify(s).length < text.length / 2);
       }
-      if (format === 'text') assert.equal(text.split('\n')[0]!.length, 40);
+      if (format === 'text' || format === 'png') assert.equal(text.split('\n')[0]!.length, 40, 'png: the art as plain text');
       if (format === 'svg') assert.match(text, /<svg/);
+      assert.equal(content[1]!.mimeType, 'image/png');
+      const meta = await sharp(Buffer.from(content[1]!.data, 'base64')).metadata();
+      assert.deepEqual([meta.format, meta.width, meta.height], ['png', 40 * 8, s.rows * 16]);
+      assert.deepEqual([s.image.width, s.image.height], [meta.width, meta.height]);
     });
   }
 
@@ -131,6 +147,8 @@ describe('tool failures carry the HTTP API message', () => {
     ['host not allowed', { imageUrl: 'https://images.example.com/a.png' }],
     ['not https', { imageUrl: 'http://images.example.com/a.png' }],
     ['wrong type', { imageUrl: 12 }],
+    // imagePath is the stdio face's (v2a mcp) only: over HTTP it is refused like any unknown argument, nothing is read.
+    ['imagePath over HTTP', { imagePath: '/etc/passwd' }],
   ];
   for (const [name, args] of cases) {
     test(name, async () => {

@@ -66,6 +66,8 @@ export const ERRORS = {
   'overloaded': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Service overloaded', description: 'Every render worker is busy and the queue is full; retry after Retry-After seconds.' },
   'render-timeout': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Render timed out', description: 'The render did not finish within V2A_RENDER_TIMEOUT_MS.' },
   'shutting-down': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Shutting down', description: 'The server is shutting down and accepts no new work; retry on another instance.' },
+  'image-path-refused': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image path refused', description: '`imagePath` (the stdio MCP face only) names no regular file inside the allowed roots: outside every root, a symlink leading out of them, a directory, or missing.' , local: true },
+  'reply-too-large': { status: 413, exit: EXIT.usage, mcp: 'tool', title: 'Reply over the character budget', description: 'The MCP reply would exceed the character budget (V2A_MCP_MAX_CHARS, or v2a mcp --max-chars); the message names smaller columns and formats that fit.' , local: true },
   'interrupted': { status: 499, exit: EXIT.interrupted, mcp: 'protocol', title: 'Interrupted', description: 'Stopped by the user (Ctrl-C) or because the client went away.' , local: true },
 } as const satisfies Record<string, ErrorInfo>;
 

@@ -86,15 +86,24 @@ export interface JsonRpcErrorResponse {
 
 export type JsonRpcResponse = JsonRpcSuccessResponse | JsonRpcErrorResponse;
 
-/** Content block of a tool result. v2a only produces text blocks. */
+/** Text content block of a tool result. */
 export interface McpTextContent {
   type: 'text';
   text: string;
 }
 
+/** Image content block of a tool result: base64 data and its media type. */
+export interface McpImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+export type McpContent = McpTextContent | McpImageContent;
+
 /** What a tool returns from `call`. Tool failures are `isError: true` results, not exceptions. */
 export interface McpToolResult {
-  content: McpTextContent[];
+  content: McpContent[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }

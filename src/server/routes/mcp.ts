@@ -28,7 +28,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
     onError: (err, info) => log?.error({ err, ...info }, 'MCP tool or dispatcher error'),
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
     instructions: MCP_INSTRUCTIONS,
-    tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics })],
+    tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics, maxChars: ctx.config.mcpMaxChars })],
     maxBatch: ctx.config.mcpMaxBatch,
   });
 }
