@@ -1,8 +1,8 @@
 /**
  * MCP / JSON-RPC 2.0 wire types and constants for v2a's own MCP dispatcher.
  *
- * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK
- * (the SDK is a dev dependency, used only as the real client peer in tests).
+ * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK (the
+ * SDK frames the stdio face's messages, stdio.ts, and is the real client peer in tests).
  */
 import type { Span } from '@opentelemetry/api';
 
