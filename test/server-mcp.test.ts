@@ -5,6 +5,7 @@
  * served OpenAPI document.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -264,6 +265,31 @@ describe('raw JSON-RPC over HTTP', () => {
       validator.check('POST', MCP, r);
       assertProblem(r, 415, 'unsupported-media-type');
     }
+  });
+
+  test('Origin (DNS rebinding): under the default CORS *, a foreign browser Origin is 403; the own origin and no Origin are served', async () => {
+    const foreign = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'https://evil.example' });
+    validator.check('POST', MCP, foreign);
+    assertProblem(foreign, 403, 'forbidden-origin');
+    assertProblem(await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'null' }), 403, 'forbidden-origin');
+    const own = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: server.base });
+    assert.equal(own.status, 200, own.text);
+    assert.equal((await postJson(`${server.base}${MCP}`, request(1, 'ping'))).status, 200);
+    // A page on a rebound name sends that name as Host and Origin alike: a name is never its own proof.
+    const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { port } = new URL(server.base);
+      const req = http.request({ host: '127.0.0.1', port, path: MCP, method: 'POST', headers: {
+        host: `rebound.example:${port}`, origin: `http://rebound.example:${port}`, 'content-type': 'application/json',
+      } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => { body += c; });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(request(1, 'ping')));
+    });
+    assert.equal(rebound.status, 403, rebound.body);
+    assert.match(rebound.body, /forbidden-origin/);
   });
 
   test('with a V2A_CORS_ORIGINS list, a browser Origin outside it is 403', async () => {

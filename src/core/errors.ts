@@ -53,7 +53,7 @@ export const ERRORS = {
   'invalid-compact': { status: 400, exit: EXIT.input, mcp: 'protocol', title: 'Invalid json-compact', description: 'The document is not valid json-compact (v2a decode).' , local: true },
   'usage': { status: 400, exit: EXIT.usage, mcp: 'protocol', title: 'Usage error', description: 'A command-line flag, argument or setting is invalid or conflicts with another (CLI only).' , local: true },
   'unauthorized': { status: 401, exit: EXIT.usage, mcp: 'protocol', title: 'Unauthorized', description: 'A protected platform action (GET /api/v1/metrics, GET /api/v1/status) was called without the platform key or with a wrong one: send Authorization: Bearer <key> or X-Platform-API-Key: <key>. WWW-Authenticate says which.' },
-  'forbidden-origin': { status: 403, exit: EXIT.usage, mcp: 'protocol', title: 'Origin not allowed', description: 'The browser Origin of this MCP request is not in V2A_CORS_ORIGINS.' },
+  'forbidden-origin': { status: 403, exit: EXIT.usage, mcp: 'protocol', title: 'Origin not allowed', description: 'The browser Origin of this MCP request is neither the server\'s own (V2A_PUBLIC_URL, or a localhost / IP-literal Host) nor in a V2A_CORS_ORIGINS list.' },
   'not-found': { status: 404, exit: EXIT.usage, mcp: 'protocol', title: 'Not found', description: 'No resource at this path.' },
   'method-not-allowed': { status: 405, exit: EXIT.usage, mcp: 'protocol', title: 'Method not allowed', description: 'The path exists but not for this method; `Allow` lists the methods.' },
   'image-too-large': { status: 413, exit: EXIT.input, mcp: 'tool', title: 'Image too large', description: 'The image (upload, base64 or fetched body) exceeds V2A_MAX_IMAGE_BYTES, or its pixel count exceeds V2A_MAX_IMAGE_PIXELS.' },

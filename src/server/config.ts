@@ -216,7 +216,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_CORS_ORIGINS', default: '*',
-    meaning: 'Origins allowed by CORS: * (any; no credentials are ever used) or a comma-separated list such as https://app.example.com. A list also restricts which browser origins may call /api/mcp.',
+    meaning: 'Origins allowed by CORS: * (any; no credentials are ever used) or a comma-separated list such as https://app.example.com. /api/mcp serves a browser Origin only when it is in such a list or the server\'s own (V2A_PUBLIC_URL, or a localhost / IP-literal Host): DNS-rebinding protection.',
     apply: (raw, d) => {
       if (unset(raw) || raw.trim() === '*') {
         d.corsOrigins = '*';
