@@ -15,9 +15,8 @@ import process from 'node:process';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { V2aError } from '../../core/errors.js';
-import { runJob, type JobInput, type JobLimits } from '../../core/job.js';
+import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
-import { decodeImage } from '../../node/index.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
 import { createMcpDispatcher, type McpDispatcher } from './dispatcher.js';
 import { createRenderTool, RENDER_TOOL_NAME } from './render-tool.js';
@@ -86,6 +85,10 @@ async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): P
   }
 }
 
+/** The renderer and sharp load on the first call, so that initialize is answered at once. */
+let modules: Promise<[typeof import('../../core/job.js'), typeof import('../../node/index.js')]> | undefined;
+const renderModules = () => (modules ??= Promise.all([import('../../core/job.js'), import('../../node/index.js')]));
+
 /** The dispatcher of the stdio face: the shared tool with imagePath, rendering in this process. */
 export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>): McpDispatcher {
   const tool = createRenderTool({
@@ -103,6 +106,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
       } else {
         input = { kind: 'base64', text: source.text };
       }
+      const [{ runJob }, { decodeImage }] = await renderModules();
       const { result, output } = await runJob(input, params, { decoder: decodeImage, limits: opts.limits, signal: ctx.signal });
       return buildToolReply(result, output, opts.maxChars);
     },
@@ -148,6 +152,18 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   };
 
   const dispatcher = createStdioDispatcher(opts, rootsReady);
+  // The transport's send resolves on 'drain' only, which never comes once stdout is gone: bound it.
+  const out = opts.stdout ?? process.stdout;
+  const send = (message: JSONRPCMessage) => new Promise<void>((resolve) => {
+    const onGone = () => resolve();
+    out.once('error', onGone);
+    out.once('close', onGone);
+    void transport.send(message).then(() => {
+      out.off('error', onGone);
+      out.off('close', onGone);
+      resolve();
+    });
+  });
 
   const onMessage = async (msg: Record<string, unknown>) => {
     const method = typeof msg.method === 'string' ? msg.method : undefined;
@@ -173,7 +189,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     if (key !== undefined && method !== undefined) calls.set(key, abort);
     try {
       const reply = await dispatcher.handle(msg, { signal: abort.signal });
-      if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await transport.send(reply.body as JSONRPCMessage);
+      if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body as JSONRPCMessage);
     } finally {
       if (key !== undefined) calls.delete(key);
     }
@@ -185,13 +201,17 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     stdin.once('close', () => void transport.close());
   });
   transport.onerror = (err) => process.stderr.write(`v2a mcp: ${err.message}\n`);
+  // Messages being handled: when the input ends, their answers are still written before we return.
+  const inflight = new Set<Promise<void>>();
   transport.onmessage = (msg) => {
-    onMessage(msg as unknown as Record<string, unknown>).catch((err: unknown) => {
+    const work = onMessage(msg as unknown as Record<string, unknown>).catch((err: unknown) => {
       process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`);
     });
+    inflight.add(work);
+    void work.finally(() => inflight.delete(work));
   };
   await transport.start();
   await closed;
   pending?.done();
-  for (const c of calls.values()) c.abort();
+  await Promise.allSettled([...inflight]);
 }
