@@ -214,6 +214,28 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
     }
   });
 
+  test('piped messages then end of input: every one answered; the server, Fastify and OpenTelemetry never load', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const hooks = join(base, 'hooks.mjs');
+    writeFileSync(hooks, `export async function resolve(s, c, next) { const r = await next(s, c);
+      if (/fastify|opentelemetry|piscina|undici|src\\/server\\/(app|start|render-service)/.test(r.url)) process.stderr.write('LOADED ' + r.url + '\\n');
+      return r; }`);
+    const register = join(base, 'register.mjs');
+    writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hooks).href)});`);
+    const input = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'render_ascii', arguments: { imagePath: 'photo.png', columns: 16 } } },
+    ].map((m) => JSON.stringify(m) + '\n').join('');
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, '--import', TSX, MAIN, 'mcp', '--root', root], { cwd: ROOT, input, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(replies.map((m) => m.id), [1, 2]);
+    assert.equal(replies[0].result.protocolVersion, '2025-11-25');
+    assert.deepEqual(replies[1].result.content.map((c: Block) => c.type), ['text', 'image']);
+  });
+
   test('a --root that is not a folder is a usage error before serving', async () => {
     const { spawnSync } = await import('node:child_process');
     const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--root', join(root, 'photo.png')], { cwd: ROOT, input: '', encoding: 'utf8' });
