@@ -180,9 +180,9 @@ describe('v2a render', { concurrency: 4 }, () => {
   });
 
   test('an unknown -o extension without --format -> exit 2', async () => {
-    const r = await v2a(['render', png, '-o', join(dir, 'x.png')]);
+    const r = await v2a(['render', png, '-o', join(dir, 'x.bmp')]);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /cannot tell the output format from the extension \.png/);
+    assert.match(r.stderr, /cannot tell the output format from the extension \.bmp/);
   });
 
   test('out-of-range --columns 500 -> exit 2 with the HTTP API message, nothing clamped', async () => {

@@ -71,7 +71,8 @@ describe('with the official MCP SDK client', () => {
     };
     transport = new StreamableHTTPClientTransport(new URL(`${server.base}${MCP}`), { fetch: validatingFetch });
     await client.connect(transport);
-    await new Promise((r) => setTimeout(r, 50)); // the optional GET stream attempt (405)
+    // The client's optional GET stream attempt (405) runs in the background: wait for its reply (bounded).
+    for (let i = 0; i < 200 && statuses.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
   });
   after(async () => client?.close());
 

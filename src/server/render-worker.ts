@@ -9,8 +9,8 @@
  * thread can record them as spans and metrics: spans are never created in a worker.
  */
 import type { V2aError } from '../core/errors.js';
-import { buildToolReply } from './mcp/reply.js';
 import { runJob, type JobStage } from '../core/job.js';
+import { buildToolReply } from './mcp/reply.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
 
