@@ -196,6 +196,21 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
     }
   });
 
+  test('a root given through a symlink: paths by the given folder and by its real path are inside; escapes are not', async () => {
+    const link = join(base, 'root-link');
+    symlinkSync(root, link);
+    const { client } = await connect(['--root', link]);
+    try {
+      for (const imagePath of [join(link, 'photo.png'), join(root, 'photo.png'), 'photo.png']) {
+        assert.equal((await call(client, { imagePath, columns: 16 })).isError, undefined, imagePath);
+      }
+      assert.match(errorText(await call(client, { imagePath: join(link, 'escape.png') })), /through a symbolic link/);
+      assert.match(errorText(await call(client, { imagePath: join(link, '..', 'outside', 'secret.png') })), /is outside the allowed roots/);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('a reply over --max-chars is an isError naming columns and formats that fit; the suggestion fits', async () => {
     const { client } = await connect(['--root', root, '--max-chars', '12000']);
     try {

@@ -27,7 +27,7 @@ async function mcpAction(cmd: Command): Promise<void> {
   const maxChars = parseMaxChars(opts.maxChars, '--max-chars') ?? parseMaxChars(process.env.V2A_MCP_MAX_CHARS, 'V2A_MCP_MAX_CHARS') ?? DEFAULT_MAX_CHARS;
   const [{ serveStdio }, { Roots, realFolder }] = await Promise.all([import('../server/mcp/stdio.js'), import('../server/mcp/roots.js')]);
   const dirs = opts.root && opts.root.length ? opts.root : [process.cwd()];
-  const real: string[] = [];
+  const real: Awaited<ReturnType<typeof realFolder>>[] = [];
   for (const dir of dirs) {
     try {
       real.push(await realFolder(dir));

@@ -26,31 +26,39 @@ function refused(path: string, why: string): V2aError {
   return new V2aError('image-path-refused', message, { errors: [{ parameter: 'imagePath', message }] });
 }
 
-/** The real path of a folder given as a root; throws Error with a one-line reason when it is not one. */
-export async function realFolder(dir: string): Promise<string> {
+/** A root: the folder as given (absolute) and its real path. */
+export interface Root {
+  readonly given: string;
+  readonly real: string;
+}
+
+/** A folder given as a root, with its real path; throws Error with a one-line reason when it is not one. */
+export async function realFolder(dir: string): Promise<Root> {
+  const given = resolve(dir);
   let real: string;
   try {
-    real = await fs.realpath(resolve(dir));
+    real = await fs.realpath(given);
   } catch {
     throw new Error(`root ${JSON.stringify(dir)} does not exist`);
   }
   const st = await fs.stat(real);
   if (!st.isDirectory()) throw new Error(`root ${JSON.stringify(dir)} is not a folder`);
-  return real;
+  return { given, real };
 }
 
 export class Roots {
-  /** The client's roots (real paths), replaced on every roots/list answer. */
-  private client: readonly string[] = [];
+  /** The client's roots, replaced on every roots/list answer. */
+  private client: readonly Root[] = [];
 
-  /** `configured`: real paths of the --root folders (or of the working directory). */
-  constructor(private readonly configured: readonly string[]) {
+  /** `configured`: the --root folders (or the working directory). */
+  constructor(private readonly configured: readonly Root[]) {
     if (configured.length === 0) throw new RangeError('Roots: at least one configured root');
   }
 
   /** Every root in force, configured first. */
-  all(): readonly string[] {
-    return [...new Set([...this.configured, ...this.client])];
+  all(): readonly Root[] {
+    const seen = new Set<string>();
+    return [...this.configured, ...this.client].filter((r) => !seen.has(r.real) && seen.add(r.real));
   }
 
   /**
@@ -58,7 +66,7 @@ export class Roots {
    * folders that do not exist here, are left out (nothing can be read through them).
    */
   async setClientRoots(roots: unknown): Promise<void> {
-    const out: string[] = [];
+    const out: Root[] = [];
     if (Array.isArray(roots)) {
       for (const r of roots) {
         const uri = typeof r === 'object' && r !== null ? (r as { uri?: unknown }).uri : undefined;
@@ -74,15 +82,16 @@ export class Roots {
   }
 
   private list(): string {
-    return this.all().join(', ');
+    return this.all().map((r) => r.given).join(', ');
   }
 
   /** Checks `imagePath` and reads the file (at most `maxBytes`). */
   async read(imagePath: string, maxBytes: number): Promise<Uint8Array> {
     const roots = this.all();
     if (imagePath.includes('\0')) throw refused(imagePath, 'contains a NUL character.');
-    const asWritten = isAbsolute(imagePath) ? resolve(imagePath) : resolve(roots[0]!, imagePath);
-    if (!roots.some((root) => isInside(root, asWritten))) {
+    const asWritten = isAbsolute(imagePath) ? resolve(imagePath) : resolve(roots[0]!.given, imagePath);
+    // As written, a path may name a root by the folder given or by its real path (/tmp or /private/tmp).
+    if (!roots.some((root) => isInside(root.given, asWritten) || isInside(root.real, asWritten))) {
       throw refused(imagePath, `is outside the allowed roots (${this.list()}). v2a mcp reads files only inside its --root folders and the client's roots.`);
     }
     let real: string;
@@ -91,7 +100,7 @@ export class Roots {
     } catch {
       throw refused(imagePath, 'does not exist (or cannot be reached).');
     }
-    if (!roots.some((root) => isInside(root, real))) {
+    if (!roots.some((root) => isInside(root.real, real))) {
       throw refused(imagePath, `leads outside the allowed roots (${this.list()}) through a symbolic link.`);
     }
     let handle: fs.FileHandle;
