@@ -14,7 +14,8 @@ import { FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.
 import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
-import { RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import { loadConfig } from '../src/server/config.js';
 import sharp from 'sharp';
 import AjvModule from 'ajv';
 
@@ -129,6 +130,21 @@ describe('with the official MCP SDK client', () => {
     const r = await client.callTool({ name: 'render_ascii', arguments: { columns: 40 } });
     assert.equal(r.isError, true);
     assert.match((r.content as Array<{ text: string }>)[0]!.text, /No image/);
+  });
+
+  test('a reply over V2A_MCP_MAX_CHARS (default 60000) is an isError naming what fits; the suggested columns fit', async () => {
+    assert.equal(loadConfig({}).mcpMaxChars, DEFAULT_MCP_MAX_CHARS);
+    const args = { imageBase64: jpegB64, format: 'html', color: true, columns: 160 };
+    const r = await client.callTool({ name: 'render_ascii', arguments: args });
+    assert.equal(r.isError, true);
+    const text = (r.content as Array<{ text: string }>)[0]!.text;
+    assert.match(text, /^The html reply at 160 columns would be [\d,]+ characters, over this server's budget of 60,000 characters per reply; nothing was cut\./);
+    assert.match(text, /V2A_MCP_MAX_CHARS/);
+    const columns = Number(/columns=(\d+) or fewer with format=html/.exec(text)?.[1]);
+    assert.ok(columns >= 8 && columns < 160, text);
+    await client.listTools();
+    const ok = await client.callTool({ name: 'render_ascii', arguments: { ...args, columns } });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok.content).slice(0, 300));
   });
 
   test('unknown tool: McpError -32602; ping', async () => {
