@@ -39,7 +39,7 @@ export interface PngOptions {
 }
 
 /** A grid that may carry a second colour per cell (rows x columns x 3 sRGB bytes). */
-type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
+export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
 
 /** Pixel size of the png of a `columns` x `rows` grid at `scale`. */
 export function pngSize(columns: number, rows: number, scale: PngScale = 1): { width: number; height: number } {
@@ -233,9 +233,10 @@ export function formatPng(result: RenderResult): Uint8Array {
 
 /**
  * The cell grid of a decoded json-compact document: its rows' glyphs and its chroma as the cell
- * colours, so that its png (with the same color and monoColor) is the png of the render itself.
+ * colours (and its background plane, when the decoder yields one as `background`), so that its png
+ * (with the same color and monoColor) is the png of the render itself.
  */
-export function compactGrid(decoded: Pick<DecodedCompact, 'columns' | 'rows' | 'lines' | 'rgb'>): CellGrid {
+export function compactGrid(decoded: Pick<DecodedCompact, 'columns' | 'rows' | 'lines' | 'rgb'> & { readonly background?: Uint8Array }): MaybeBackground {
   const { columns, rows, lines, rgb } = decoded;
   const index = new Map<string, number>();
   const glyphs: string[] = [];
@@ -253,5 +254,5 @@ export function compactGrid(decoded: Pick<DecodedCompact, 'columns' | 'rows' | '
       cells[i++] = k;
     }
   }
-  return { columns, rows, glyphs, cells, colors: rgb };
+  return { columns, rows, glyphs, cells, colors: rgb, ...(decoded.background ? { background: decoded.background } : {}) };
 }
