@@ -154,7 +154,6 @@ async function stageTimes(images: readonly JpegInput[], columns: number): Promis
         maxBytes: limits.maxBytes,
         maxPixels: limits.maxPixels,
         decodeTimeoutSeconds: 60,
-        structured: false,
       });
       if (!j.ok) throw new Error(`worker job failed on ${img.label}: ${j.detail}`);
       return performance.now() - t;

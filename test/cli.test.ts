@@ -133,6 +133,18 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(readFileSync(out, 'utf8'), /^(<svg|<\?xml)/);
   });
 
+  test('-o art.png writes the png format (8 x 16 px per cell); --format png pipes the same bytes', async () => {
+    const out = join(dir, 'art.png');
+    const r = await v2a(['render', png, '--columns', '40', '--color', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.length, 0);
+    const meta = await sharp(out).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height], ['png', 40 * 8, 10 * 16]);
+    const piped = await v2a(['render', png, '--columns', '40', '--color', '--format', 'png']);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.ok(piped.stdout.equals(readFileSync(out)), 'the same bytes, no newline added');
+  });
+
   test('-o out.html writes HTML; .htm too', async () => {
     for (const name of ['out.html', 'out.htm']) {
       const out = join(dir, name);
@@ -168,9 +180,9 @@ describe('v2a render', { concurrency: 4 }, () => {
   });
 
   test('an unknown -o extension without --format -> exit 2', async () => {
-    const r = await v2a(['render', png, '-o', join(dir, 'x.png')]);
+    const r = await v2a(['render', png, '-o', join(dir, 'x.bmp')]);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /cannot tell the output format from the extension \.png/);
+    assert.match(r.stderr, /cannot tell the output format from the extension \.bmp/);
   });
 
   test('out-of-range --columns 500 -> exit 2 with the HTTP API message, nothing clamped', async () => {

@@ -402,6 +402,21 @@ describe('tools/call', () => {
     assert.equal(errorsSeen.length, 1);
   });
 
+  test('image blocks pass through beside text; a malformed image block is a generic isError result', async () => {
+    const imageTool = (block: Record<string, unknown>): McpTool => ({
+      name: 'img', description: 'An image.', inputSchema: { type: 'object' },
+      async call() { return { content: [{ type: 'text', text: 'art' }, block as never] }; },
+    });
+    const good = make({ tools: [imageTool({ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png', extra: 1 })] });
+    const r = await one(good, req(1, 'tools/call', { name: 'img' }));
+    assert.deepEqual(r.result.content, [{ type: 'text', text: 'art' }, { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }]);
+    for (const bad of [{ type: 'image', data: 'x' }, { type: 'image', mimeType: 'image/png' }, { type: 'audio', data: 'x', mimeType: 'audio/wav' }]) {
+      const rb = await one(make({ tools: [imageTool(bad)] }), req(2, 'tools/call', { name: 'img' }));
+      assert.equal(rb.result.isError, true, JSON.stringify(bad));
+      assert.match(rb.result.content[0].text, /Internal error/);
+    }
+  });
+
   test('signal, requestId and traceId reach the tool', async () => {
     seenCtx.length = 0;
     const ac = new AbortController();

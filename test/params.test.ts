@@ -105,8 +105,8 @@ describe('every parameter changes the output as its name promises', () => {
     assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'svg' })).contentType, /image\/svg\+xml/);
   });
   it('color gives per-cell colours in ansi; mono uses monoColor', () => {
-    const c = formatResult(render(img, { ...OFF, columns: 40, format: 'ansi', color: true })).body;
-    const m = formatResult(render(img, { ...OFF, columns: 40, format: 'ansi', monoColor: '#102030' })).body;
+    const c = formatResult(render(img, { ...OFF, columns: 40, format: 'ansi', color: true }), 'ansi').body;
+    const m = formatResult(render(img, { ...OFF, columns: 40, format: 'ansi', monoColor: '#102030' }), 'ansi').body;
     assert.ok(new Set(c.match(/38;2;\d+;\d+;\d+/g)).size > 10);
     assert.deepEqual([...new Set(m.match(/38;2;\d+;\d+;\d+/g))], ['38;2;16;32;48']);
   });
@@ -209,8 +209,8 @@ describe('every parameter changes the output as its name promises', () => {
     assert.ok(render(img, { qualityTarget: 'round-trip' }).director.metrics.roundTrip! > render(img, { qualityTarget: 'balanced', color: true }).director.metrics.roundTrip!);
   });
   it('monoColor colours html and svg ink', () => {
-    assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'html', monoColor: '#ff8800' })).body, /#ff8800/);
-    assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'svg', monoColor: '#ff8800' })).body, /#ff8800/);
+    assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'html', monoColor: '#ff8800' }), 'html').body, /#ff8800/);
+    assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'svg', monoColor: '#ff8800' }), 'svg').body, /#ff8800/);
   });
 });
 

@@ -106,6 +106,8 @@ export interface Reply {
   status: number;
   headers: Headers;
   text: string;
+  /** The body's bytes (png). */
+  bytes: Buffer;
   /** Parsed JSON body when the content type is JSON (incl. problem+json). */
   json: any;
   contentType: string;
@@ -113,11 +115,12 @@ export interface Reply {
 
 export async function call(url: string, init: RequestInit = {}): Promise<Reply> {
   const res = await fetch(url, init);
-  const text = await res.text();
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
   const contentType = res.headers.get('content-type') ?? '';
   let json: unknown;
   if (/json/.test(contentType) && text) json = JSON.parse(text);
-  return { status: res.status, headers: res.headers, text, json, contentType };
+  return { status: res.status, headers: res.headers, text, bytes, json, contentType };
 }
 
 export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {

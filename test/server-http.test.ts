@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
 import { loopbackDns, startHttpsOrigin, type HttpsOrigin } from './helpers/https-origin.js';
 import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
 import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
@@ -266,6 +267,14 @@ describe('render: success', () => {
         assert.ok(r.json.explicit.includes('columns'));
       }
       if (format === 'json-compact') assert.equal(r.json.chroma.encoding, 'rgb24-b64-v1');
+      if (format === 'png') {
+        // The art drawn at 8 x 16 px per cell: a real PNG of 48 columns by the rows of the same render as text.
+        const meta = await sharp(r.bytes).metadata();
+        assert.equal(meta.format, 'png');
+        const text = await renderForm({ image: png, format: 'text', columns: '48', color: 'true' });
+        const rows = text.text.replace(/\n$/, '').split('\n').length;
+        assert.deepEqual([meta.width, meta.height], [48 * 8, rows * 16]);
+      }
     });
   }
 

@@ -5,6 +5,7 @@
  * served OpenAPI document.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,6 +14,14 @@ import { FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.
 import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
+import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import { loadConfig } from '../src/server/config.js';
+import sharp from 'sharp';
+import AjvModule from 'ajv';
+
+// ajv is CommonJS: its default export may arrive wrapped. Draft-07, as MCP clients validate.
+const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
+const validateOutput = new Ajv({ allErrors: true }).compile(RENDER_OUTPUT_SCHEMA);
 import {
   assertProblem, badValues, call, photo, postJson, responseValidator, startTestServer, SVG,
   type Reply, type ResponseValidator, type TestServer,
@@ -58,12 +67,13 @@ describe('with the official MCP SDK client', () => {
       const text = await copy.text();
       const contentType = copy.headers.get('content-type') ?? '';
       statuses.push(res.status);
-      validator.check(init?.method ?? 'GET', MCP, { status: res.status, headers: res.headers, text, contentType, json: undefined });
+      validator.check(init?.method ?? 'GET', MCP, { status: res.status, headers: res.headers, text, bytes: Buffer.from(text), contentType, json: undefined });
       return res;
     };
     transport = new StreamableHTTPClientTransport(new URL(`${server.base}${MCP}`), { fetch: validatingFetch });
     await client.connect(transport);
-    await new Promise((r) => setTimeout(r, 50)); // the optional GET stream attempt (405)
+    // The client's optional GET stream attempt (405) runs in the background: wait for its reply (bounded).
+    for (let i = 0; i < 200 && statuses.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
   });
   after(async () => client?.close());
 
@@ -86,24 +96,33 @@ describe('with the official MCP SDK client', () => {
     assert.deepEqual(Object.keys(schema.properties), ['imageUrl', 'imageBase64', ...PARAMS.map((d) => d.name)]);
     for (const d of PARAMS) assert.deepEqual(schema.properties[d.name]!.default, d.default, d.name);
     assert.equal(tools[0]!.annotations?.readOnlyHint, true);
+    assert.deepEqual(tools[0]!.outputSchema, RENDER_OUTPUT_SCHEMA);
+    assert.ok(!('imagePath' in schema.properties), 'imagePath is the stdio face\'s only');
   });
 
   for (const format of FORMATS) {
     test(`tools/call render_ascii format=${format}`, async () => {
+      // The SDK client validates structuredContent against the listed outputSchema itself.
+      await client.listTools();
       const r = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: jpegB64, format, columns: 40, color: true } });
       assert.equal(r.isError, undefined, JSON.stringify(r.content));
-      const content = r.content as Array<{ type: string; text: string }>;
-      assert.equal(content.length, 1);
-      assert.equal(content[0]!.type, 'text');
+      const content = r.content as Array<{ type: string; text: string; data: string; mimeType: string }>;
+      assert.deepEqual(content.map((c) => c.type), ['text', 'image']);
       const text = content[0]!.text;
+      const s = r.structuredContent as { columns: number; rows: number; format: string; characters: number; image: { width: number; height: number } };
+      assert.ok(validateOutput(s), JSON.stringify(validateOutput.errors));
+      assert.deepEqual([s.format, s.columns, s.characters], [format, 40, text.length]);
       if (format === 'json' || format === 'json-compact') {
-        assert.deepEqual(r.structuredContent, JSON.parse(text));
-        assert.equal((r.structuredContent as { columns: number }).columns, 40);
-      } else {
-        assert.equal(r.structuredContent, undefined);
+        // The json document once: as the text, not again as structuredContent.
+        assert.equal(JSON.parse(text).columns, 40);
+        assert.ok(JSON.stringify(s).length < text.length / 2);
       }
-      if (format === 'text') assert.equal(text.split('\n')[0]!.length, 40);
+      if (format === 'text' || format === 'png') assert.equal(text.split('\n')[0]!.length, 40, 'png: the art as plain text');
       if (format === 'svg') assert.match(text, /<svg/);
+      assert.equal(content[1]!.mimeType, 'image/png');
+      const meta = await sharp(Buffer.from(content[1]!.data, 'base64')).metadata();
+      assert.deepEqual([meta.format, meta.width, meta.height], ['png', 40 * 8, s.rows * 16]);
+      assert.deepEqual([s.image.width, s.image.height], [meta.width, meta.height]);
     });
   }
 
@@ -111,6 +130,21 @@ describe('with the official MCP SDK client', () => {
     const r = await client.callTool({ name: 'render_ascii', arguments: { columns: 40 } });
     assert.equal(r.isError, true);
     assert.match((r.content as Array<{ text: string }>)[0]!.text, /No image/);
+  });
+
+  test('a reply over V2A_MCP_MAX_CHARS (default 60000) is an isError naming what fits; the suggested columns fit', async () => {
+    assert.equal(loadConfig({}).mcpMaxChars, DEFAULT_MCP_MAX_CHARS);
+    const args = { imageBase64: jpegB64, format: 'html', color: true, columns: 160 };
+    const r = await client.callTool({ name: 'render_ascii', arguments: args });
+    assert.equal(r.isError, true);
+    const text = (r.content as Array<{ text: string }>)[0]!.text;
+    assert.match(text, /^The html reply at 160 columns would be [\d,]+ characters, over this server's budget of 60,000 characters per reply; nothing was cut\./);
+    assert.match(text, /V2A_MCP_MAX_CHARS/);
+    const columns = Number(/columns=(\d+) or fewer with format=html/.exec(text)?.[1]);
+    assert.ok(columns >= 8 && columns < 160, text);
+    await client.listTools();
+    const ok = await client.callTool({ name: 'render_ascii', arguments: { ...args, columns } });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok.content).slice(0, 300));
   });
 
   test('unknown tool: McpError -32602; ping', async () => {
@@ -131,6 +165,8 @@ describe('tool failures carry the HTTP API message', () => {
     ['host not allowed', { imageUrl: 'https://images.example.com/a.png' }],
     ['not https', { imageUrl: 'http://images.example.com/a.png' }],
     ['wrong type', { imageUrl: 12 }],
+    // imagePath is the stdio face's (v2a mcp) only: over HTTP it is refused like any unknown argument, nothing is read.
+    ['imagePath over HTTP', { imagePath: '/etc/passwd' }],
   ];
   for (const [name, args] of cases) {
     test(name, async () => {
@@ -246,6 +282,31 @@ describe('raw JSON-RPC over HTTP', () => {
       validator.check('POST', MCP, r);
       assertProblem(r, 415, 'unsupported-media-type');
     }
+  });
+
+  test('Origin (DNS rebinding): under the default CORS *, a foreign browser Origin is 403; the own origin and no Origin are served', async () => {
+    const foreign = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'https://evil.example' });
+    validator.check('POST', MCP, foreign);
+    assertProblem(foreign, 403, 'forbidden-origin');
+    assertProblem(await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'null' }), 403, 'forbidden-origin');
+    const own = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: server.base });
+    assert.equal(own.status, 200, own.text);
+    assert.equal((await postJson(`${server.base}${MCP}`, request(1, 'ping'))).status, 200);
+    // A page on a rebound name sends that name as Host and Origin alike: a name is never its own proof.
+    const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { port } = new URL(server.base);
+      const req = http.request({ host: '127.0.0.1', port, path: MCP, method: 'POST', headers: {
+        host: `rebound.example:${port}`, origin: `http://rebound.example:${port}`, 'content-type': 'application/json',
+      } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => { body += c; });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(request(1, 'ping')));
+    });
+    assert.equal(rebound.status, 403, rebound.body);
+    assert.match(rebound.body, /forbidden-origin/);
   });
 
   test('with a V2A_CORS_ORIGINS list, a browser Origin outside it is 403', async () => {

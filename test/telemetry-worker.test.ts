@@ -19,7 +19,6 @@ const job = (bytes: Uint8Array, params: Record<string, unknown>, base64 = false)
   maxBytes: 1 << 24,
   maxPixels: 50_000_000,
   decodeTimeoutSeconds: 10,
-  structured: false,
 });
 
 describe('staged render in the worker', () => {

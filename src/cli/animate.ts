@@ -13,6 +13,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
+import { bodyText } from '../core/format/index.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
   ESC, EXIT, clampColumns, ioError, readInput, terminalSize, usageError, writeStdout, type InputLimits,
@@ -96,7 +97,7 @@ export async function animate(opts: AnimateOptions): Promise<void> {
     }
     try {
       for await (const { output } of frames) {
-        const line = output.body + '\n';
+        const line = bodyText(output) + '\n';
         if (fd === undefined) await writeStdout(line);
         else {
           try {
@@ -144,8 +145,9 @@ async function play(frames: AsyncIterable<FrameJobResult>, loop: number): Promis
     let count = 0;
     for await (const { output, frame } of frames) {
       count = frame.count;
-      if (loop !== 1) kept.push({ body: output.body, delay: frame.delayMs });
-      await show(output.body, frame.delayMs);
+      const body = bodyText(output);
+      if (loop !== 1) kept.push({ body, delay: frame.delayMs });
+      await show(body, frame.delayMs);
     }
     // A still image (or a one-frame animation) has nothing to replay.
     if (count > 1) {

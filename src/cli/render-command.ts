@@ -77,7 +77,9 @@ export function defaultColumns(output: string | undefined): number {
   return term ? clampColumns(term.columns) : DEFAULTS.columns;
 }
 
-function withNewline(body: string): string {
+/** Text ends with a newline; bytes (png) are written as they are. */
+function withNewline(body: string | Uint8Array): string | Uint8Array {
+  if (typeof body !== 'string') return body;
   return body.endsWith('\n') ? body : body + '\n';
 }
 
@@ -97,6 +99,9 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
     return animate({ file, params, output: opts.output, loop: opts.loop, limits });
   }
   const format = resolveFormat(params, opts.output);
+  if (format === 'png' && !opts.output && process.stdout.isTTY) {
+    throw usageError('png is binary and standard output is a terminal: write it with -o art.png, or pipe it');
+  }
   // Columns and format go to the job only when the user set them or they differ from the
   // defaults, so that the json output's `explicit` lists what the user (or the terminal) chose.
   const renderParams: Partial<RenderParams> = { ...params };

@@ -53,7 +53,7 @@ export const ERRORS = {
   'invalid-compact': { status: 400, exit: EXIT.input, mcp: 'protocol', title: 'Invalid json-compact', description: 'The document is not valid json-compact (v2a decode).' , local: true },
   'usage': { status: 400, exit: EXIT.usage, mcp: 'protocol', title: 'Usage error', description: 'A command-line flag, argument or setting is invalid or conflicts with another (CLI only).' , local: true },
   'unauthorized': { status: 401, exit: EXIT.usage, mcp: 'protocol', title: 'Unauthorized', description: 'A protected platform action (GET /api/v1/metrics, GET /api/v1/status) was called without the platform key or with a wrong one: send Authorization: Bearer <key> or X-Platform-API-Key: <key>. WWW-Authenticate says which.' },
-  'forbidden-origin': { status: 403, exit: EXIT.usage, mcp: 'protocol', title: 'Origin not allowed', description: 'The browser Origin of this MCP request is not in V2A_CORS_ORIGINS.' },
+  'forbidden-origin': { status: 403, exit: EXIT.usage, mcp: 'protocol', title: 'Origin not allowed', description: 'The browser Origin of this MCP request is neither the server\'s own (V2A_PUBLIC_URL, or a localhost / IP-literal Host) nor in a V2A_CORS_ORIGINS list.' },
   'not-found': { status: 404, exit: EXIT.usage, mcp: 'protocol', title: 'Not found', description: 'No resource at this path.' },
   'method-not-allowed': { status: 405, exit: EXIT.usage, mcp: 'protocol', title: 'Method not allowed', description: 'The path exists but not for this method; `Allow` lists the methods.' },
   'duplicate-key': { status: 400, exit: EXIT.usage, mcp: 'protocol', title: 'Duplicate JSON key', description: 'A JSON object of the body names the same key twice (two imageBase64, say); `errors` names the key. Nothing is silently overwritten.' },
@@ -70,6 +70,8 @@ export const ERRORS = {
   'overloaded': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Service overloaded', description: 'Every render worker is busy and the queue is full; retry after Retry-After seconds.' },
   'render-timeout': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Render timed out', description: 'The render did not finish within V2A_RENDER_TIMEOUT_MS.' },
   'shutting-down': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Shutting down', description: 'The server is shutting down and accepts no new work; retry on another instance.' },
+  'image-path-refused': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image path refused', description: '`imagePath` (the stdio MCP face only) names no regular file inside the allowed roots: outside every root, a symlink leading out of them, a directory, or missing.' , local: true },
+  'reply-too-large': { status: 413, exit: EXIT.usage, mcp: 'tool', title: 'Reply over the character budget', description: 'The MCP reply would exceed the character budget (V2A_MCP_MAX_CHARS, or v2a mcp --max-chars); the message names smaller columns and formats that fit.' , local: true },
   'interrupted': { status: 499, exit: EXIT.interrupted, mcp: 'protocol', title: 'Interrupted', description: 'Stopped by the user (Ctrl-C) or because the client went away.' , local: true },
 } as const satisfies Record<string, ErrorInfo>;
 

@@ -42,6 +42,8 @@ export interface ServerConfig {
   /** `'*'` or the exact origins allowed by CORS. */
   readonly corsOrigins: '*' | readonly string[];
   readonly mcpMaxBatch: number;
+  /** Character budget of one MCP tool reply; 0 = none. */
+  readonly mcpMaxChars: number;
   readonly receiverUrl: string;
   /** Absolute base URL used in manifests and recipes; undefined: derived from each request. */
   readonly publicUrl: string | undefined;
@@ -245,7 +247,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_CORS_ORIGINS', default: '*',
-    meaning: 'Origins allowed by CORS: * (any; no credentials are ever used) or a comma-separated list such as https://app.example.com. A list also restricts which browser origins may call /api/mcp.',
+    meaning: 'Origins allowed by CORS: * (any; no credentials are ever used) or a comma-separated list such as https://app.example.com. /api/mcp serves a browser Origin only when it is in such a list or the server\'s own (V2A_PUBLIC_URL, or a localhost / IP-literal Host): DNS-rebinding protection.',
     apply: (raw, d) => {
       if (unset(raw) || raw.trim() === '*') {
         d.corsOrigins = '*';
@@ -261,6 +263,12 @@ const SETTINGS: readonly Setting[] = [
     name: 'V2A_MCP_MAX_BATCH', default: '16', meaning: 'Most JSON-RPC messages in one batch on /api/mcp; more is one -32600 error.',
     apply: (raw, d) => { d.mcpMaxBatch = unset(raw) ? 16 : integer(raw, 1, 1000); },
     value: (c) => c.mcpMaxBatch,
+  },
+  {
+    name: 'V2A_MCP_MAX_CHARS', default: '60000',
+    meaning: 'Character budget of one render_ascii reply on /api/mcp (text block plus structuredContent; the image block is bounded by size instead). A reply over it is an isError naming the columns and formats that fit, never a cut. 0 = no budget. (Extension.)',
+    apply: (raw, d) => { d.mcpMaxChars = unset(raw) ? 60_000 : integer(raw, 0, 100_000_000); },
+    value: (c) => c.mcpMaxChars,
   },
   {
     name: 'V2A_RECEIVER_URL', default: DEFAULT_RECEIVER_URL,

@@ -6,103 +6,23 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { LookupFunction } from 'node:net';
-import { parseParams } from '../core/params/validate.js';
 import type { ServerConfig } from './config.js';
 import { fetchImage, ImageFetchError } from './fetch-image.js';
-import { HttpProblem, parameterDetail, type ProblemFieldError } from './problem.js';
+import { HttpProblem } from './problem.js';
+import type { ImageInput } from './render-inputs.js';
 import type { RenderPool } from './render-pool.js';
 import type { RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
 import type { Face, RenderStage, ServerMetrics } from './telemetry/metrics.js';
 import { urlOriginAndPath } from './telemetry/redact.js';
 import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js';
 
-/** The image source fields, in the order messages name them. */
-export const IMAGE_FIELDS = ['image', 'imageUrl', 'imageBase64'] as const;
-export type ImageField = (typeof IMAGE_FIELDS)[number];
+// The request's inputs (image sources, parameter carriers) are checked in render-inputs.ts, which
+// loads without the server (the stdio MCP face uses it too); re-exported for the routes.
+export {
+  IMAGE_FIELDS, MAX_LISTED_ERRORS, MISSING_IMAGE_DETAIL, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams,
+  type CarrierName, type ImageField, type ImageInput, type ParamCarrier,
+} from './render-inputs.js';
 
-export type ImageInput =
-  | { readonly field: 'image'; readonly bytes: Uint8Array }
-  | { readonly field: 'imageUrl'; readonly url: string }
-  | { readonly field: 'imageBase64'; readonly text: string };
-
-/** Where parameters came from, as messages name it. */
-export type CarrierName = 'query string' | 'form fields' | 'JSON body' | 'tool arguments';
-
-export interface ParamCarrier {
-  readonly name: CarrierName;
-  /** `strings`: query and form values parsed from text; `json`: typed JSON values. */
-  readonly kind: 'strings' | 'json';
-  readonly values: Readonly<Record<string, unknown>>;
-}
-
-export const MISSING_IMAGE_DETAIL =
-  'No image was supplied: send exactly one of image (a multipart/form-data file), imageUrl or imageBase64 (JSON).';
-
-/** Exactly one image source, else 400 `missing-image` / `multiple-images`. */
-/**
- * The image sources of a JSON carrier (request body or MCP tool arguments): imageUrl and
- * imageBase64, each a non-empty string when present. exactlyOneImage() then insists on one.
- */
-export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly imageBase64?: unknown }): ImageInput[] {
-  const images: ImageInput[] = [];
-  const { imageUrl, imageBase64 } = values;
-  if (imageUrl !== undefined) {
-    if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw invalidImageField('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
-    images.push({ field: 'imageUrl', url: imageUrl.trim() });
-  }
-  if (imageBase64 !== undefined) {
-    if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw invalidImageField('imageBase64', 'imageBase64 must be a non-empty string of base64');
-    images.push({ field: 'imageBase64', text: imageBase64 });
-  }
-  return images;
-}
-
-/** A 400 naming the image field at fault. */
-export function invalidImageField(parameter: string, message: string): HttpProblem {
-  return new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
-}
-
-export function exactlyOneImage(inputs: readonly ImageInput[]): ImageInput {
-  if (inputs.length === 0) throw new HttpProblem('missing-image', MISSING_IMAGE_DETAIL);
-  if (inputs.length > 1) {
-    const names = inputs.map((i) => i.field);
-    const detail = `Exactly one image source is allowed, but ${inputs.length} were supplied: ${names.join(', ')}.`;
-    throw new HttpProblem('multiple-images', detail, { errors: [...new Set(names)].map((parameter) => ({ parameter, message: detail })) });
-  }
-  return inputs[0]!;
-}
-
-/**
- * Validates every carrier's parameters with the one parameter definition (unknown names, wrong
- * types, out of range: all reported together) and refuses a parameter given in two carriers.
- * Returns the JSON-typed parameters the caller set.
- */
-export function validateParams(carriers: readonly ParamCarrier[]): Record<string, unknown> {
-  const errors: ProblemFieldError[] = [];
-  const params: Record<string, unknown> = {};
-  const seen = new Map<string, CarrierName>();
-  for (const carrier of carriers) {
-    for (const name of Object.keys(carrier.values)) {
-      if (carrier.values[name] === undefined) continue;
-      const first = seen.get(name);
-      if (first !== undefined) errors.push({ parameter: name, message: `${name} was given twice: in the ${first} and in the ${carrier.name}` });
-      else seen.set(name, carrier.name);
-    }
-    const r = parseParams(carrier.values, carrier.kind);
-    if (!r.ok) errors.push(...r.errors);
-    else Object.assign(params, r.params);
-  }
-  if (errors.length > MAX_LISTED_ERRORS) {
-    // A body of many bad names (bounded by the JSON key limit) gets a short reply all the same.
-    const shown = errors.slice(0, MAX_LISTED_ERRORS);
-    throw new HttpProblem('invalid-parameters', `${parameterDetail(shown)}; and ${errors.length - shown.length} more`, { errors: shown });
-  }
-  if (errors.length) throw new HttpProblem('invalid-parameters', parameterDetail(errors), { errors });
-  return params;
-}
-
-/** Most parameter errors one reply lists. */
-export const MAX_LISTED_ERRORS = 50;
 
 export interface RenderServiceOptions {
   config: ServerConfig;
@@ -120,8 +40,8 @@ export interface RenderServiceOptions {
 export interface RenderCallContext {
   signal?: AbortSignal;
   traceId?: string;
-  /** Return the parsed JSON of the json formats as well (MCP structuredContent). */
-  structured?: boolean;
+  /** Build the MCP tool reply in the worker under this character budget (0: none). */
+  mcp?: { readonly maxChars: number };
   /** Parent of the stage spans: the request's server span, or the MCP tools/call span. */
   span?: Span;
   /** Which face asked (metrics label); default http. */
@@ -292,7 +212,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
           maxPixels: config.maxImagePixels,
           maxDecodedBytes: config.maxDecodedBytes,
           decodeTimeoutSeconds: Math.max(1, Math.ceil(config.renderTimeoutMs / 1000)),
-          structured: ctx.structured === true,
+          ...(ctx.mcp ? { mcp: ctx.mcp } : {}),
         },
         ctx.signal,
       );

@@ -4,6 +4,7 @@
  */
 import type { Format } from '../core/params/definitions.js';
 import type { DirectorStatus } from '../core/types.js';
+import type { ToolReply } from './mcp/reply.js';
 import type { ProblemFieldError, ProblemSlug } from './problem.js';
 
 export type RenderSource =
@@ -21,8 +22,8 @@ export interface RenderJob {
   readonly maxDecodedBytes?: number;
   /** Decoder timeout (libvips), in whole seconds. */
   readonly decodeTimeoutSeconds: number;
-  /** Also return the parsed JSON of json/json-compact output (MCP structuredContent). */
-  readonly structured: boolean;
+  /** Also build the MCP tool reply (text, image block, summary) under this character budget (0: none). */
+  readonly mcp?: { readonly maxChars: number };
 }
 
 /** Stages a worker times (the main thread adds `queue` and, for uploads and URLs, `input`). */
@@ -56,13 +57,14 @@ export interface RenderTrace {
 export interface RenderSuccess extends RenderTrace {
   readonly ok: true;
   readonly format: Format;
-  readonly body: string;
+  /** Text, or the bytes of png. */
+  readonly body: string | Uint8Array;
   /** Full Content-Type header value. */
   readonly contentType: string;
   readonly extension: string;
   readonly director: { readonly status: DirectorStatus; readonly rubric: string; readonly score: number };
-  /** Parsed body of the json formats, when `structured` was asked for. */
-  readonly structured?: Record<string, unknown>;
+  /** The MCP tool reply, when `mcp` was asked for. */
+  readonly mcp?: ToolReply;
   readonly columns: number;
   readonly rows: number;
   readonly charset: string;

@@ -10,6 +10,7 @@
  */
 import type { V2aError } from '../core/errors.js';
 import { runJob, type JobStage } from '../core/job.js';
+import { buildToolReply } from './mcp/reply.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
 
@@ -35,7 +36,7 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
     });
     const { result, output } = done;
     image = done.image.bytes === undefined ? image : { bytes: done.image.bytes, format: done.image.format, width: done.image.width, height: done.image.height };
-    const json = result.params.format === 'json' || result.params.format === 'json-compact';
+    const mcp = job.mcp ? buildToolReply(result, output, job.mcp.maxChars) : undefined;
     return {
       ok: true,
       format: result.params.format,
@@ -43,7 +44,7 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
       contentType: output.contentType,
       extension: output.extension,
       director: { status: result.director.status, rubric: result.director.rubric, score: result.director.score },
-      ...(job.structured && json ? { structured: JSON.parse(output.body) as Record<string, unknown> } : {}),
+      ...(mcp ? { mcp } : {}),
       columns: result.columns,
       rows: result.rows,
       charset: result.charset,

@@ -6,7 +6,7 @@
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
-  FrameRenderer, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
+  FrameRenderer, bodyText, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
 } from '../core/index.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
@@ -193,7 +193,8 @@ async function exportFormat(id: number, format: Format): Promise<void> {
     else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
     else throw new Error('nothing to export yet: open an image, the webcam or a video');
     const out = formatResult(result, format);
-    post({ t: 'export', id, format, body: out.body, extension: out.extension, contentType: out.contentType });
+    // png (bytes) is not wired into the studio's export yet: bodyText refuses it with a message.
+    post({ t: 'export', id, format, body: bodyText(out), extension: out.extension, contentType: out.contentType });
   } catch (err) {
     post({ t: 'error', id, during: 'export', message: errorText(err) });
   }

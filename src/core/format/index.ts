@@ -1,4 +1,4 @@
-/** The six output formats (interface.md §2.3). Pure ECMAScript: no Node or DOM APIs. */
+/** The six output formats of interface.md §2.3, plus png. Pure ECMAScript: no Node or DOM APIs. */
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { formatAnsi } from './ansi.js';
@@ -6,31 +6,50 @@ import { formatCompact } from './compact.js';
 import { formatHtml } from './html.js';
 import { FORMAT_INFO, contentTypeHeader } from './info.js';
 import { formatJson } from './json.js';
+import { formatPng } from './png.js';
 import { formatSvg } from './svg.js';
 import { formatText } from './text.js';
 
 export interface FormattedOutput {
-  readonly body: string;
-  /** Full `Content-Type` header value, with `charset=utf-8`. */
+  /** Text for every format but png, whose body is the PNG bytes. */
+  readonly body: string | Uint8Array;
+  /** Full `Content-Type` header value, with `charset=utf-8` for the text formats. */
   readonly contentType: string;
   /** File extension without the dot. */
   readonly extension: string;
 }
 
-const FORMATTERS: Readonly<Record<Format, (result: RenderResult) => string>> = {
+const FORMATTERS: Readonly<Record<Format, (result: RenderResult) => string | Uint8Array>> = {
   text: formatText,
   ansi: formatAnsi,
   html: formatHtml,
   json: formatJson,
   'json-compact': formatCompact,
   svg: formatSvg,
+  png: formatPng,
 };
 
+/** The formats whose body is text (every one but png). */
+export type TextFormat = Exclude<Format, 'png'>;
+
+/** A formatted output known to be text. */
+export interface TextOutput extends FormattedOutput {
+  readonly body: string;
+}
+
 /** Formats a render result in `format` (default: `result.params.format`). */
+export function formatResult(result: RenderResult, format: TextFormat): TextOutput;
+export function formatResult(result: RenderResult, format?: Format): FormattedOutput;
 export function formatResult(result: RenderResult, format: Format = result.params.format): FormattedOutput {
   const formatter = FORMATTERS[format];
   if (!formatter) throw new RangeError(`unknown format ${JSON.stringify(format)}`);
   return { body: formatter(result), contentType: contentTypeHeader(format), extension: FORMAT_INFO[format].extension };
+}
+
+/** The body of a text output; a TypeError for a binary one (png), which has no text. */
+export function bodyText(output: FormattedOutput): string {
+  if (typeof output.body !== 'string') throw new TypeError(`${output.extension} output is binary, not text`);
+  return output.body;
 }
 
 export { FORMAT_INFO, CHROMA_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';
@@ -43,6 +62,9 @@ export { checkGrid, gridLines, isBlankGlyph, blankTable, rowRuns, type Run } fro
 export { formatText } from './text.js';
 export { formatAnsi, sgrForeground, SGR_RESET } from './ansi.js';
 export { formatHtml } from './html.js';
+export {
+  formatPng, renderPng, compactGrid, pngSize, PNG_CELL_WIDTH, PNG_CELL_HEIGHT, PNG_SCALES, type PngScale, type PngOptions,
+} from './png.js';
 export { formatSvg, SVG_CELL_WIDTH, SVG_CELL_HEIGHT, SVG_FONT_SIZE, SVG_BASELINE } from './svg.js';
 export { formatJson, buildJsonOutput, colorRows, type JsonOutput } from './json.js';
 export {

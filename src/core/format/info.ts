@@ -7,6 +7,8 @@ export interface FormatInfo {
   /** File extension without the dot (`Content-Disposition: inline; filename="ascii.<ext>"`). */
   readonly extension: string;
   readonly label: string;
+  /** Bytes, not text: no `charset` in the Content-Type (png). */
+  readonly binary?: true;
 }
 
 /** The format table of interface.md §2.3, defined once. */
@@ -17,6 +19,8 @@ export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
   json: { contentType: 'application/json', extension: 'json', label: 'JSON' },
   'json-compact': { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma' },
   svg: { contentType: 'image/svg+xml', extension: 'svg', label: 'SVG' },
+  // Extension beyond the contract: the art rasterised from the reference font's glyph bitmaps.
+  png: { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true },
 });
 
 /** Chroma encoding identifier of `json-compact` (interface.md §9). */
@@ -26,10 +30,12 @@ export const CHROMA_ENCODING = 'rgb24-b64-v1';
 export const COMPACT_VERSION = 1;
 
 /**
- * The `Content-Type` header of a reply in `format`. Every output is UTF-8 text (`blocks` and
+ * The `Content-Type` header of a reply in `format`. Every text output is UTF-8 (`blocks` and
  * `dots` are not ASCII), so every one carries `charset=utf-8`; for `application/json` the
- * parameter is redundant (RFC 8259 §11) but harmless, and keeps the rule uniform.
+ * parameter is redundant (RFC 8259 §11) but harmless, and keeps the rule uniform. Binary
+ * formats (png) carry none.
  */
 export function contentTypeHeader(format: Format): string {
-  return `${FORMAT_INFO[format].contentType}; charset=utf-8`;
+  const info = FORMAT_INFO[format];
+  return info.binary ? info.contentType : `${info.contentType}; charset=utf-8`;
 }

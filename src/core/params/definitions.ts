@@ -5,7 +5,8 @@
  */
 
 export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
-export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg'] as const;
+/** The contract's six formats, then `png` (an extension: the art rasterised from the reference font's glyph data). */
+export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg', 'png'] as const;
 export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', 'round-trip'] as const;
 export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
 
@@ -56,9 +57,9 @@ export const PARAMS = [
   { name: 'charset', type: 'enum', values: CHARSETS, default: 'detailed', group: 'glyphs',
     description: 'Glyph ramp: standard (10 ASCII glyphs), detailed (all 95 printable ASCII), blocks (Unicode shades and 2x2 quadrants), binary (blank and the densest glyph), dots (Braille 2x4), minimal (6 light ASCII glyphs).' },
   { name: 'format', type: 'enum', values: FORMATS, default: 'text', group: 'output',
-    description: 'Output format: text, ansi (24-bit SGR), html, json, json-compact (text plus rgb24-b64-v1 chroma), svg.' },
+    description: 'Output format: text, ansi (24-bit SGR), html, json, json-compact (text plus rgb24-b64-v1 chroma), svg; extension: png (the art drawn from the reference font\'s glyphs at 8x16 px per cell).' },
   { name: 'color', type: 'boolean', default: false, group: 'output',
-    description: 'Per-cell 24-bit colour in ansi, html, svg and json; ignored by plain text.' },
+    description: 'Per-cell 24-bit colour in ansi, html, svg, json and png; ignored by plain text.' },
   { name: 'invert', type: 'boolean', default: false, group: 'tone',
     description: 'Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground).' },
   { name: 'contrast', type: 'number', min: 0.2, max: 4, default: 1.15, step: 0.05, group: 'tone',

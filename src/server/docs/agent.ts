@@ -8,11 +8,13 @@ import { ALLOWED_FORMATS } from '../../node/decode.js';
 import type { ServerConfig } from '../config.js';
 import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
 import { RENDER_TOOL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
+import { IMAGE_PATH_DESCRIPTION } from '../mcp/render-tool.js';
+import { RENDER_OUTPUT_SCHEMA } from '../mcp/reply.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildRecipes } from './recipes.js';
 
 export const SERVICE_DESCRIPTION =
-  'v2a converts one raster image into character art (text, ANSI, HTML, SVG, JSON) over HTTP and as the MCP tool render_ascii.';
+  'v2a converts one raster image into character art (text, ANSI, HTML, SVG, JSON, PNG) over HTTP and as the MCP tool render_ascii, over Streamable HTTP or stdio (v2a mcp).';
 
 /** Image formats accepted, as users name them (sharp's `heif` container is accepted as AVIF only). */
 export const IMAGE_FORMATS = ALLOWED_FORMATS.map((f) => (f === 'heif' ? 'avif' : f));
@@ -36,7 +38,20 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
           imageFields: { multipart: 'image', json: ['imageUrl', 'imageBase64'] },
           parametersIn: ['query', 'form fields', 'JSON body'],
         },
-        mcp: { endpoint: url(E.mcp.path), method: 'tools/call', name: RENDER_TOOL_NAME },
+        mcp: {
+          endpoint: url(E.mcp.path), method: 'tools/call', name: RENDER_TOOL_NAME,
+          result: 'content: the output as text (png: the art as plain text) and the png as an image block; structuredContent per outputSchema; over the character budget an isError naming the columns and formats that fit.',
+          maxReplyChars: config.mcpMaxChars,
+          outputSchema: RENDER_OUTPUT_SCHEMA,
+        },
+        // Extension: the same tool as a local stdio server, with imagePath confined to roots.
+        mcpStdio: {
+          transport: 'stdio',
+          command: 'npx',
+          args: ['-y', 'v2a', 'mcp'],
+          options: { '--root <dir>': 'a folder imagePath may read (repeatable; default the working directory); the client\'s MCP roots are allowed too', '--max-chars <n>': 'the character budget of one reply (0 = none)' },
+          extraArguments: { imagePath: IMAGE_PATH_DESCRIPTION },
+        },
         inputSchema: renderToolInputSchema(),
         output: Object.fromEntries(FORMATS.map((f) => [f, FORMAT_INFO[f].contentType])),
       },

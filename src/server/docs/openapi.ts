@@ -49,8 +49,12 @@ function renderContent(): Obj {
   for (const f of FORMATS) byType.set(FORMAT_INFO[f].contentType, [...(byType.get(FORMAT_INFO[f].contentType) ?? []), f]);
   const content: Obj = {};
   for (const [type, formats] of byType) {
-    const description = `format=${formats.join(' or format=')} (${formats.map((f) => FORMAT_INFO[f].label).join('; ')}), UTF-8.`;
-    if (type === 'application/json') {
+    const binary = formats.every((f) => FORMAT_INFO[f].binary);
+    const description = `format=${formats.join(' or format=')} (${formats.map((f) => FORMAT_INFO[f].label).join('; ')}), ${binary ? 'bytes' : 'UTF-8'}.`;
+    if (binary) {
+      // Extension beyond the contract: png, the art drawn from the reference font's glyph bitmaps.
+      content[type] = { schema: { type: 'string', format: 'binary', contentMediaType: type, description: `${description} Extension: the art rasterised at 8x16 px per cell from the reference font's glyph data (no system fonts), so the same parameters give the same bytes on every machine.` } };
+    } else if (type === 'application/json') {
       content[type] = { schema: { oneOf: formats.map((f) => ref(f === 'json' ? 'RenderJsonOutput' : 'RenderJsonCompactOutput')), description } };
     } else {
       content[type] = { schema: { type: 'string', description } };

@@ -53,6 +53,11 @@ export function buildRecipes(baseUrl: string): Recipe[] {
       command: `curl -sS -H 'content-type: application/json' -H ${q(`mcp-protocol-version: ${LATEST_PROTOCOL_VERSION}`)} -d ${json({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: RENDER_TOOL_NAME, arguments: { imageUrl: 'https://images.example.com/cat.jpg', columns: 60 } } })} ${q(mcp)}`,
     },
     {
+      name: 'render-png',
+      description: 'The art as a PNG image (extension): 8x16 px per cell, drawn from the reference font\'s glyph data.',
+      command: `curl -sS -F image=@photo.jpg -F format=png -F color=true -o ascii.png ${q(render)}`,
+    },
+    {
       name: 'health-traced',
       description: 'Health check continuing your trace; the reply carries traceparent with the same trace id.',
       command: `curl -sS -i -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' ${q(baseUrl + ENDPOINTS.health.path)}`,

@@ -55,6 +55,8 @@ export type {
   JsonRpcId,
   JsonRpcResponse,
   JsonRpcSuccessResponse,
+  McpContent,
+  McpImageContent,
   McpServerInfo,
   McpTextContent,
   McpTool,
@@ -203,10 +205,13 @@ function deepFreeze<T>(value: T): T {
 /** Checks and copies a tool's result; returns undefined when it is not a valid `McpToolResult`. */
 function normalizeToolResult(result: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(result) || !Array.isArray(result.content)) return undefined;
-  const content: Array<{ type: 'text'; text: string }> = [];
+  const content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }> = [];
   for (const block of result.content as unknown[]) {
-    if (!isPlainObject(block) || block.type !== 'text' || typeof block.text !== 'string') return undefined;
-    content.push({ type: 'text', text: block.text });
+    if (!isPlainObject(block)) return undefined;
+    if (block.type === 'text' && typeof block.text === 'string') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'image' && typeof block.data === 'string' && typeof block.mimeType === 'string') {
+      content.push({ type: 'image', data: block.data, mimeType: block.mimeType });
+    } else return undefined;
   }
   const out: Record<string, unknown> = { content };
   if (result.structuredContent !== undefined) {

@@ -1,8 +1,8 @@
 /**
  * MCP / JSON-RPC 2.0 wire types and constants for v2a's own MCP dispatcher.
  *
- * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK
- * (the SDK is a dev dependency, used only as the real client peer in tests).
+ * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK (the
+ * SDK frames the stdio face's messages, stdio.ts, and is the real client peer in tests).
  */
 import type { Span } from '@opentelemetry/api';
 
@@ -86,15 +86,24 @@ export interface JsonRpcErrorResponse {
 
 export type JsonRpcResponse = JsonRpcSuccessResponse | JsonRpcErrorResponse;
 
-/** Content block of a tool result. v2a only produces text blocks. */
+/** Text content block of a tool result. */
 export interface McpTextContent {
   type: 'text';
   text: string;
 }
 
+/** Image content block of a tool result: base64 data and its media type. */
+export interface McpImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+export type McpContent = McpTextContent | McpImageContent;
+
 /** What a tool returns from `call`. Tool failures are `isError: true` results, not exceptions. */
 export interface McpToolResult {
-  content: McpTextContent[];
+  content: McpContent[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }

@@ -4,8 +4,8 @@
  * over as PARSE_ERROR and answered -32700 with status 200), 200 carries the JSON reply, 202 has no
  * body. GET and DELETE are 405 with `Allow: POST` (no SSE stream, no sessions); the error plugin
  * does that for every path. An `MCP-Protocol-Version` header we do not support is 400 (MCP
- * 2025-06-18, "Protocol Version Header"). With a V2A_CORS_ORIGINS list, a browser Origin outside
- * it is 403 (DNS-rebinding protection).
+ * 2025-06-18, "Protocol Version Header"). A browser Origin that is neither the server's own nor in
+ * a V2A_CORS_ORIGINS list is 403 (DNS-rebinding protection, mcp/origin.ts).
  *
  * Bounds: a request is admitted like a render before its body is read (admission.ts), and each
  * tools/call of a batch beyond the first takes one more admission slot and rate-limit token.
@@ -15,6 +15,7 @@ import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { jsonBodyLimit } from '../config.js';
@@ -32,7 +33,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
     onError: (err, info) => log?.error({ err, ...info }, 'MCP tool or dispatcher error'),
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
     instructions: MCP_INSTRUCTIONS,
-    tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics })],
+    tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics, maxChars: ctx.config.mcpMaxChars })],
     maxBatch: ctx.config.mcpMaxBatch,
   });
 }
@@ -101,7 +102,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     ...limitedRoute(ctx.limiter, admit),
     handler: async (request, reply) => {
       const origin = request.headers.origin;
-      if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
+      if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
         throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`);
       }
       const version = request.headers['mcp-protocol-version'];

@@ -1,0 +1,57 @@
+/**
+ * `v2a mcp [--root DIR]... [--max-chars N]`: the MCP server over stdio, for agents that start
+ * their servers as a command (`"command": "npx", "args": ["v2a", "mcp"]`). The tool is the
+ * `render_ascii` of /api/mcp, plus `imagePath` confined to the roots. Only the stdio face loads:
+ * no HTTP server, no telemetry (src/server/mcp/stdio.ts is imported when the command runs).
+ */
+import type { Command } from 'commander';
+import { readLimits, usageError } from './terminal.js';
+
+interface McpOpts {
+  root?: string[];
+  maxChars?: string;
+}
+
+/** The default budget, as V2A_MCP_MAX_CHARS sets it for the HTTP server too. */
+const DEFAULT_MAX_CHARS = 60_000;
+
+function parseMaxChars(raw: string | undefined, from: string): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (!/^\d{1,9}$/.test(raw.trim())) throw usageError(`${from} must be a whole number of characters, 0 for no budget (got ${JSON.stringify(raw)})`);
+  return Number(raw.trim());
+}
+
+async function mcpAction(cmd: Command): Promise<void> {
+  const opts = cmd.opts<McpOpts>();
+  const limits = readLimits();
+  const maxChars = parseMaxChars(opts.maxChars, '--max-chars') ?? parseMaxChars(process.env.V2A_MCP_MAX_CHARS, 'V2A_MCP_MAX_CHARS') ?? DEFAULT_MAX_CHARS;
+  const [{ serveStdio }, { Roots, realFolder }] = await Promise.all([import('../server/mcp/stdio.js'), import('../server/mcp/roots.js')]);
+  const dirs = opts.root && opts.root.length ? opts.root : [process.cwd()];
+  const real: Awaited<ReturnType<typeof realFolder>>[] = [];
+  for (const dir of dirs) {
+    try {
+      real.push(await realFolder(dir));
+    } catch (err) {
+      throw usageError(`--root: ${(err as Error).message}`);
+    }
+  }
+  await serveStdio({ roots: new Roots(real), maxChars, limits, env: process.env });
+}
+
+export function registerMcp(program: Command): void {
+  program
+    .command('mcp')
+    .description('Serve the render_ascii MCP tool over stdio (for Claude Desktop, Claude Code, Cursor, VS Code); imagePath reads local files inside the roots.')
+    .option('--root <dir>', 'a folder imagePath may read from (repeatable); default: the working directory. The client\'s MCP roots are allowed too', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--max-chars <n>', `character budget of one reply, text plus structured summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${DEFAULT_MAX_CHARS})`)
+    .addHelpText('after', `
+The server speaks MCP (JSON-RPC, one message per line) on standard input and output until its
+input ends. Every result carries the art as text, a PNG image block and a structured summary.
+imagePath must name a regular file whose real path (symlinks resolved) lies inside a root.
+
+Examples (client configuration):
+  { "mcpServers": { "v2a": { "command": "npx", "args": ["-y", "v2a", "mcp"] } } }
+  claude mcp add v2a -- npx -y v2a mcp --root ~/Pictures
+`)
+    .action((_opts: unknown, command: Command) => mcpAction(command));
+}

@@ -1,0 +1,258 @@
+/**
+ * `png`: the art rasterised from the glyph bitmaps generated from the reference font
+ * (glyphs/bitmaps.generated.ts), so the bytes are the same on every machine: no system font, no
+ * text engine. One cell is 8 x 16 px (the grid's 1:2 reference cell); `scale` 2, 4 or 8 draws
+ * smaller cells from the same bitmaps, area-averaged (previews with a bounded size).
+ *
+ * Colours follow the other documents: the ground is `groundFor(monoColor)` (html, svg), or the
+ * cell's own background colour where the grid carries a background plane; the ink is the cell's
+ * colour with `color=true`, else `monoColor`. Pixels blend ground to ink by the glyph's coverage in
+ * sRGB, as browsers draw antialiased text.
+ *
+ * Encoding: mono art without a background plane is one ink on one ground, so a 16-colour palette
+ * image at 4 bits a pixel; anything else 8-bit RGB with every scanline filtered with Sub (runs of
+ * one colour become zeros). Pixels are blended per cell from a 16-entry palette (the bitmaps have 16
+ * levels). Deflated by fflate as it is produced: memory holds one band of cells and the compressed
+ * output, never the whole raster. No ancillary chunks (no time stamp), so equal grids give equal bytes.
+ */
+import { Zlib } from 'fflate';
+import { BITMAP_CELL, GLYPH_BITMAPS } from '../glyphs/bitmaps.generated.js';
+import type { CellGrid, RenderResult } from '../types.js';
+import { groundFor, parseHexColor } from './color.js';
+import type { DecodedCompact } from './compact.js';
+import { checkGrid } from './grid.js';
+
+/** Pixel size of one cell at scale 1. */
+export const PNG_CELL_WIDTH = BITMAP_CELL.width;
+export const PNG_CELL_HEIGHT = BITMAP_CELL.height;
+/** Cell divisors `renderPng` accepts: they divide both cell sides. */
+export const PNG_SCALES = [1, 2, 4, 8] as const;
+export type PngScale = (typeof PNG_SCALES)[number];
+
+export interface PngOptions {
+  /** Ink from the cells' colours (true) or `monoColor` (false). */
+  readonly color: boolean;
+  /** Mono ink, and what the ground is chosen from (`groundFor`). */
+  readonly monoColor: string;
+  /** Divides the cell: 2 draws 4 x 8 px cells. Default 1. */
+  readonly scale?: PngScale;
+}
+
+/** A grid that may carry a second colour per cell (rows x columns x 3 sRGB bytes). */
+export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
+
+/** Pixel size of the png of a `columns` x `rows` grid at `scale`. */
+export function pngSize(columns: number, rows: number, scale: PngScale = 1): { width: number; height: number } {
+  return { width: columns * (PNG_CELL_WIDTH / scale), height: rows * (PNG_CELL_HEIGHT / scale) };
+}
+
+let fullSize: Map<number, Uint8Array> | undefined;
+const scaled = new Map<PngScale, Map<number, Uint8Array>>();
+const LEVELS = BITMAP_CELL.levels;
+
+/** Coverage level 0..15 per pixel of each glyph at scale 1, decoded once from the generated hex digits. */
+function fullBitmaps(): Map<number, Uint8Array> {
+  if (fullSize) return fullSize;
+  const map = new Map<number, Uint8Array>();
+  for (const [cp, hex] of GLYPH_BITMAPS) {
+    const digits = hex.replace(/ /g, '');
+    const bmp = new Uint8Array(PNG_CELL_WIDTH * PNG_CELL_HEIGHT);
+    for (let i = 0; i < bmp.length; i++) bmp[i] = parseInt(digits[i]!, 16);
+    map.set(cp, bmp);
+  }
+  return (fullSize = map);
+}
+
+/** The bitmaps at `scale`: each pixel the mean level of its scale x scale block, rounded. */
+function bitmapsAt(scale: PngScale): Map<number, Uint8Array> {
+  const full = fullBitmaps();
+  if (scale === 1) return full;
+  let map = scaled.get(scale);
+  if (map) return map;
+  const w = PNG_CELL_WIDTH / scale;
+  const h = PNG_CELL_HEIGHT / scale;
+  const area = scale * scale;
+  map = new Map();
+  for (const [cp, src] of full) {
+    const out = new Uint8Array(w * h);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        let sum = 0;
+        for (let dy = 0; dy < scale; dy++) {
+          const row = (y * scale + dy) * PNG_CELL_WIDTH + x * scale;
+          for (let dx = 0; dx < scale; dx++) sum += src[row + dx]!;
+        }
+        out[y * w + x] = Math.round(sum / area);
+      }
+    }
+    map.set(cp, out);
+  }
+  scaled.set(scale, map);
+  return map;
+}
+
+/** Writes the LEVELS colours from ground (level 0) to ink (the last level) into `pal` (RGB triples). */
+function blend(pal: Uint8Array, gr: number, gg: number, gb: number, ir: number, ig: number, ib: number): void {
+  const top = LEVELS - 1;
+  for (let l = 0, p = 0; l < LEVELS; l++) {
+    const g = top - l;
+    // Exact rounding of (ground * g + ink * l) / top: all terms are non-negative.
+    pal[p++] = ((gr * g + ir * l) * 2 + top) / (2 * top);
+    pal[p++] = ((gg * g + ig * l) * 2 + top) / (2 * top);
+    pal[p++] = ((gb * g + ib * l) * 2 + top) / (2 * top);
+  }
+}
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+/** CRC-32 (ISO 3309, as PNG chunks use) of the chunk type and data. */
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** One PNG chunk: length, type, data, CRC of type + data. */
+function chunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+  out.set(data, 8);
+  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
+
+/** The glyph bitmaps of the grid's glyph table, by glyph index. */
+function glyphTable(glyphs: readonly string[], scale: PngScale): Uint8Array[] {
+  const bitmaps = bitmapsAt(scale);
+  return glyphs.map((g) => {
+    const bmp = bitmaps.get(g.codePointAt(0)!);
+    if (!bmp) throw new RangeError(`glyph ${JSON.stringify(g)} has no bitmap in the reference font data`);
+    return bmp;
+  });
+}
+
+/** Renders a cell grid (a render result, or one rebuilt from json-compact) as PNG bytes. */
+export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
+  checkGrid(grid);
+  const scale = opts.scale ?? 1;
+  if (!PNG_SCALES.includes(scale)) throw new RangeError(`png scale must be one of ${PNG_SCALES.join(', ')}`);
+  const { columns, rows, cells, colors } = grid;
+  const background = (grid as MaybeBackground).background;
+  if (background && background.length !== colors.length) {
+    throw new RangeError(`grid has ${background.length} background bytes, expected ${colors.length}`);
+  }
+  const cw = PNG_CELL_WIDTH / scale;
+  const ch = PNG_CELL_HEIGHT / scale;
+  const { width, height } = pngSize(columns, rows, scale);
+  const table = glyphTable(grid.glyphs, scale);
+  const mono = parseHexColor(opts.monoColor);
+  const ground = parseHexColor(groundFor(opts.monoColor));
+  const useColor = opts.color;
+
+  const idat: Uint8Array[] = [];
+  const zlib = new Zlib({ level: 6, mem: 8 }, (data) => { idat.push(chunk('IDAT', data)); });
+  const pal = new Uint8Array(LEVELS * 3);
+  // One flat ink on one flat ground: a 16-colour palette image at 4 bits a pixel (a sixth of RGB).
+  const indexed = !useColor && !background;
+  if (indexed) blend(pal, (ground >>> 16) & 255, (ground >>> 8) & 255, ground & 255, (mono >>> 16) & 255, (mono >>> 8) & 255, mono & 255);
+  const stride = indexed ? 1 + Math.ceil(width / 2) : 1 + width * 3;
+  const band = new Uint8Array(stride * ch);
+  for (let y = 0; y < rows; y++) {
+    if (indexed) band.fill(0);
+    for (let x = 0; x < columns; x++) {
+      const i = y * columns + x;
+      const bmp = table[cells[i]!]!;
+      if (indexed) {
+        // Filter byte 0 (None) stays 0; two pixels a byte, the left one in the high nibble.
+        for (let py = 0; py < ch; py++) {
+          const line = py * stride + 1;
+          for (let px = 0, X = x * cw; px < cw; px++, X++) band[line + (X >> 1)]! |= bmp[py * cw + px]! << (X & 1 ? 0 : 4);
+        }
+        continue;
+      }
+      const o = i * 3;
+      const ink = useColor ? (colors[o]! << 16) | (colors[o + 1]! << 8) | colors[o + 2]! : mono;
+      const grd = background ? (background[o]! << 16) | (background[o + 1]! << 8) | background[o + 2]! : ground;
+      blend(pal, (grd >>> 16) & 255, (grd >>> 8) & 255, grd & 255, (ink >>> 16) & 255, (ink >>> 8) & 255, ink & 255);
+      for (let py = 0; py < ch; py++) {
+        let p = py * stride + 1 + x * cw * 3;
+        const row = py * cw;
+        for (let px = 0; px < cw; px++) {
+          const q = bmp[row + px]! * 3;
+          band[p++] = pal[q]!;
+          band[p++] = pal[q + 1]!;
+          band[p++] = pal[q + 2]!;
+        }
+      }
+    }
+    if (!indexed) subFilter(band, stride, ch);
+    zlib.push(band, y === rows - 1);
+  }
+
+  const ihdr = new Uint8Array(13);
+  const hv = new DataView(ihdr.buffer);
+  hv.setUint32(0, width);
+  hv.setUint32(4, height);
+  ihdr[8] = indexed ? 4 : 8; // bit depth
+  ihdr[9] = indexed ? 3 : 2; // colour type: palette, or RGB
+  // compression 0 (deflate), filter 0 (adaptive set), interlace 0: the remaining bytes stay 0.
+  const parts = [SIGNATURE, chunk('IHDR', ihdr), ...(indexed ? [chunk('PLTE', pal)] : []), ...idat, chunk('IEND', new Uint8Array(0))];
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) { out.set(part, at); at += part.length; }
+  return out;
+}
+
+/** Filters each scanline of the band in place with Sub (type 1): each byte minus the byte 3 to its left. */
+function subFilter(band: Uint8Array, stride: number, lines: number): void {
+  for (let l = 0; l < lines; l++) {
+    const start = l * stride;
+    band[start] = 1;
+    for (let i = start + stride - 1; i > start + 3; i--) band[i] = (band[i]! - band[i - 3]!) & 255;
+  }
+}
+
+/** `png`: the art at 8 x 16 px per cell. */
+export function formatPng(result: RenderResult): Uint8Array {
+  return renderPng(result, { color: result.params.color, monoColor: result.params.monoColor });
+}
+
+/**
+ * The cell grid of a decoded json-compact document: its rows' glyphs and its chroma as the cell
+ * colours (and its background plane, when the decoder yields one as `background`), so that its png
+ * (with the same color and monoColor) is the png of the render itself.
+ */
+export function compactGrid(decoded: Pick<DecodedCompact, 'columns' | 'rows' | 'lines' | 'rgb'> & { readonly background?: Uint8Array }): MaybeBackground {
+  const { columns, rows, lines, rgb } = decoded;
+  const index = new Map<string, number>();
+  const glyphs: string[] = [];
+  const cells = new Uint16Array(columns * rows);
+  let i = 0;
+  for (const line of lines) {
+    for (const g of line) {
+      let k = index.get(g);
+      if (k === undefined) {
+        k = glyphs.length;
+        if (k > 0xffff) throw new RangeError('more distinct glyphs than a cell index holds');
+        glyphs.push(g);
+        index.set(g, k);
+      }
+      cells[i++] = k;
+    }
+  }
+  return { columns, rows, glyphs, cells, colors: rgb, ...(decoded.background ? { background: decoded.background } : {}) };
+}

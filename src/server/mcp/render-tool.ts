@@ -1,0 +1,93 @@
+/**
+ * The one MCP tool `render_ascii`, whatever the transport: its descriptor (input schema generated
+ * from PARAMS plus the image sources, output schema, annotations) and how a reply becomes an MCP
+ * result (text block, image block, structuredContent) or an `isError` result. A face supplies only
+ * `run`: read the arguments, render (a server worker, or in process for `v2a mcp`) and build the
+ * reply with buildToolReply (reply.ts). Light: no server, no telemetry, no SDK.
+ */
+import { V2aError } from '../../core/errors.js';
+import { PARAMS } from '../../core/params/definitions.js';
+import { paramJsonSchema } from '../../core/params/schema.js';
+import type { McpTool, McpToolContext, McpToolResult } from './protocol.js';
+import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
+
+export const RENDER_TOOL_NAME = 'render_ascii';
+
+export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be on the server\'s trusted list or in V2A_IMAGE_FETCH_ALLOWLIST.';
+export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
+export const IMAGE_PATH_DESCRIPTION =
+  'Path of a local image file (absolute, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +
+  'symlinks are followed only while they stay inside a root.';
+
+export interface RenderToolSchemaOptions {
+  /** Offer `imagePath` (the stdio face only). */
+  readonly imagePath?: boolean;
+}
+
+/** JSON Schema of the tool's arguments: exactly one image source, plus render parameters. */
+export function renderToolInputSchema(opts: RenderToolSchemaOptions = {}): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: {
+      ...(opts.imagePath ? { imagePath: { type: 'string', minLength: 1, description: IMAGE_PATH_DESCRIPTION } } : {}),
+      imageUrl: { type: 'string', format: 'uri', description: IMAGE_URL_DESCRIPTION },
+      imageBase64: { type: 'string', description: IMAGE_BASE64_DESCRIPTION },
+      ...Object.fromEntries(PARAMS.map((d) => [d.name, paramJsonSchema(d)])),
+    },
+    additionalProperties: false,
+    description: opts.imagePath
+      ? 'Give exactly one of imagePath, imageUrl or imageBase64; every other property is an optional render parameter.'
+      : 'Give exactly one of imageUrl or imageBase64; every other property is an optional render parameter.',
+  };
+}
+
+export function renderToolDescription(opts: RenderToolSchemaOptions = {}): string {
+  const sources = opts.imagePath ? 'imagePath (a local file inside the allowed roots), imageUrl or imageBase64' : 'imageUrl or imageBase64';
+  return 'Render one image (JPEG, PNG, WebP, GIF, AVIF or TIFF) as character art: text, ansi, html, svg, json, json-compact or png. ' +
+    `Pass the image as ${sources}. The Auto Director tunes the parameters you do not set. ` +
+    'The result has the output as text (for png: the art as plain text), the art as a PNG image block ' +
+    `(at most ${MCP_IMAGE_MAX_EDGE} px a side, smaller cells when needed) so you can look at it, and structuredContent with the dimensions, charset, ` +
+    'codebook, Director report and effective parameters. A reply over the character budget ' +
+    `(default ${DEFAULT_MCP_MAX_CHARS.toLocaleString('en-US')}) is refused with the columns and formats that fit: use fewer columns, or format=text or png.`;
+}
+
+/** The description of the HTTP face (no imagePath). */
+export const RENDER_TOOL_DESCRIPTION = renderToolDescription();
+
+export interface RenderToolFace extends RenderToolSchemaOptions {
+  /** Reads the arguments, renders and builds the reply; throws V2aError for the tool's failures. */
+  run(args: Record<string, unknown>, ctx: McpToolContext): Promise<ToolReply>;
+  /** Told about each failure answered as `isError` (metrics, span status). */
+  onToolError?(err: V2aError, ctx: McpToolContext): void;
+}
+
+/** The MCP result of a reply. */
+export function toolResult(reply: ToolReply): McpToolResult {
+  return {
+    content: [{ type: 'text', text: reply.text }, { type: 'image', data: reply.image.data, mimeType: reply.image.mimeType }],
+    structuredContent: reply.structured as unknown as Record<string, unknown>,
+  };
+}
+
+export function createRenderTool(face: RenderToolFace): McpTool {
+  const schemaOpts = { imagePath: face.imagePath === true };
+  return {
+    name: RENDER_TOOL_NAME,
+    title: 'Render image as ASCII art',
+    description: renderToolDescription(schemaOpts),
+    inputSchema: renderToolInputSchema(schemaOpts),
+    outputSchema: RENDER_OUTPUT_SCHEMA,
+    annotations: { title: 'Render image as ASCII art', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async call(args, ctx): Promise<McpToolResult> {
+      try {
+        return toolResult(await face.run(args, ctx));
+      } catch (err) {
+        if (err instanceof V2aError && err.info.mcp === 'tool') {
+          face.onToolError?.(err, ctx);
+          return { content: [{ type: 'text', text: err.detail }], isError: true };
+        }
+        throw err;
+      }
+    },
+  };
+}

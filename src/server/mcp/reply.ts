@@ -1,0 +1,185 @@
+/**
+ * What one `render_ascii` call answers, built from the render result where the render ran (a
+ * server worker, or the stdio face's own process), so every face answers alike:
+ * - a text block: the output in the requested format (for png, the art as plain text);
+ * - an image block: the png rendering, bounded to MCP_IMAGE_MAX_EDGE px on its longer side and
+ *   MCP_IMAGE_MAX_BYTES, drawn with smaller cells (scale 2, 4, 8) when the full one is larger;
+ * - structuredContent: a summary that conforms to RENDER_OUTPUT_SCHEMA (dimensions, charset,
+ *   codebook, Director report, effective parameters), never the json payload a second time;
+ * - a character budget: when text plus summary would exceed `maxChars`, no result but a
+ *   `reply-too-large` error naming the columns and the formats that fit.
+ * Pure: core imports only (it runs in worker threads and in `v2a mcp`).
+ */
+import { V2aError } from '../../core/errors.js';
+import { encodeBase64 } from '../../core/format/base64.js';
+import { formatResult, type FormattedOutput } from '../../core/format/index.js';
+import { CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
+import { PNG_SCALES, pngSize, renderPng, type PngScale } from '../../core/format/png.js';
+import { CHARSETS, FORMATS, PARAMS, type Format, type RenderParams } from '../../core/params/definitions.js';
+import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
+
+/** Default character budget of one reply: about 20k tokens of art, under common client caps (25k tokens). */
+export const DEFAULT_MCP_MAX_CHARS = 60_000;
+/** The image block's longer side at most (what vision models take without downscaling, about). */
+export const MCP_IMAGE_MAX_EDGE = 1600;
+/** The image block's PNG at most, before base64. */
+export const MCP_IMAGE_MAX_BYTES = 768 * 1024;
+
+const COLUMNS = PARAMS.find((d) => d.name === 'columns')! as { readonly min: number; readonly max: number };
+
+export interface ToolImage {
+  /** Base64 of the PNG. */
+  readonly data: string;
+  readonly mimeType: 'image/png';
+}
+
+/** The structuredContent of every successful call (RENDER_OUTPUT_SCHEMA). */
+export interface RenderSummary {
+  readonly format: Format;
+  readonly contentType: string;
+  readonly columns: number;
+  readonly rows: number;
+  readonly charset: string;
+  readonly cellAspect: number;
+  /** Characters of the text block. */
+  readonly characters: number;
+  readonly image: { readonly mimeType: 'image/png'; readonly width: number; readonly height: number; readonly cellWidth: number; readonly cellHeight: number };
+  readonly codebook: CodebookReport;
+  readonly director: DirectorReport;
+  readonly params: RenderParams;
+  readonly explicit: readonly string[];
+  readonly source: { readonly width: number; readonly height: number };
+}
+
+export interface ToolReply {
+  readonly text: string;
+  readonly image: ToolImage;
+  readonly structured: RenderSummary;
+}
+
+/** JSON Schema (draft-07 compatible, as MCP clients validate) of every call's structuredContent. */
+export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'What was rendered. The art itself is the text block (in the requested format) and the image block (png).',
+  required: ['format', 'contentType', 'columns', 'rows', 'charset', 'cellAspect', 'characters', 'image', 'codebook', 'director', 'params', 'explicit', 'source'],
+  additionalProperties: false,
+  properties: {
+    format: { enum: [...FORMATS], description: 'Format of the text block (png: the text block is the art as plain text; the image block is the png).' },
+    contentType: { type: 'string', description: 'Media type of the requested format.' },
+    columns: { type: 'integer', minimum: 1, description: 'Cells per row.' },
+    rows: { type: 'integer', minimum: 1, description: 'Number of rows.' },
+    charset: { enum: [...CHARSETS] },
+    cellAspect: { type: 'number', exclusiveMinimum: 0, description: 'Cell width / height the row count used.' },
+    characters: { type: 'integer', minimum: 0, description: 'Length of the text block in UTF-16 code units (what the character budget counts).' },
+    image: {
+      type: 'object',
+      description: 'The image block: the png rendering, with smaller cells when the full size would exceed the bounds.',
+      required: ['mimeType', 'width', 'height', 'cellWidth', 'cellHeight'],
+      additionalProperties: false,
+      properties: {
+        mimeType: { const: 'image/png' },
+        width: { type: 'integer', minimum: 1, maximum: MCP_IMAGE_MAX_EDGE },
+        height: { type: 'integer', minimum: 1, maximum: MCP_IMAGE_MAX_EDGE },
+        cellWidth: { type: 'integer', minimum: 1 },
+        cellHeight: { type: 'integer', minimum: 1 },
+      },
+    },
+    codebook: CODEBOOK_SCHEMA,
+    director: DIRECTOR_SCHEMA,
+    params: PARAMS_SCHEMA,
+    explicit: { type: 'array', uniqueItems: true, items: { enum: PARAMS.map((d) => d.name) }, description: 'Parameters the caller set (the Director leaves them alone).' },
+    source: {
+      type: 'object',
+      required: ['width', 'height'],
+      additionalProperties: false,
+      properties: { width: { type: 'integer', minimum: 1 }, height: { type: 'integer', minimum: 1 } },
+    },
+  },
+};
+
+/** The image block: the first scale whose png is within both bounds (the format's own bytes when it is png at full size). */
+function imageBlock(result: RenderResult, output: FormattedOutput): { image: ToolImage; size: RenderSummary['image'] } {
+  const style = { color: result.params.color, monoColor: result.params.monoColor };
+  let chosen: { png: Uint8Array; scale: PngScale } | undefined;
+  for (const scale of PNG_SCALES) {
+    const { width, height } = pngSize(result.columns, result.rows, scale);
+    if (Math.max(width, height) > MCP_IMAGE_MAX_EDGE && scale !== 8) continue;
+    const png = scale === 1 && output.body instanceof Uint8Array ? output.body : renderPng(result, { ...style, scale });
+    chosen = { png, scale };
+    if (png.byteLength <= MCP_IMAGE_MAX_BYTES) break;
+  }
+  // Scale 8 (1 x 2 px cells) fits every grid the parameters allow: 400 x 800 cells are 400 x 1600 px.
+  const { png, scale } = chosen!;
+  const { width, height } = pngSize(result.columns, result.rows, scale);
+  return {
+    image: { data: encodeBase64(png), mimeType: 'image/png' },
+    size: { mimeType: 'image/png', width, height, cellWidth: 8 / scale, cellHeight: 16 / scale },
+  };
+}
+
+function summary(result: RenderResult, output: FormattedOutput, text: string, image: RenderSummary['image']): RenderSummary {
+  return {
+    format: result.params.format,
+    contentType: output.contentType,
+    columns: result.columns,
+    rows: result.rows,
+    charset: result.charset,
+    cellAspect: result.cellAspect,
+    characters: text.length,
+    image,
+    codebook: result.codebook,
+    director: result.director,
+    params: result.params,
+    explicit: result.explicit,
+    source: result.source,
+  };
+}
+
+/** The text block of a format: its body, or for png the art as plain text. */
+function textOf(result: RenderResult, format: Format, output?: FormattedOutput): string {
+  const out = output && typeof output.body === 'string' ? output.body : formatResult(result, format === 'png' ? 'text' : format).body;
+  return typeof out === 'string' ? out : '';
+}
+
+const grouped = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * The refusal of a reply over budget: the columns that should fit (the size grows with the cell
+ * count, so the estimate scales the cells by budget / size with a 15 % margin) and the formats
+ * that fit at these columns (measured: formatted from the same result).
+ */
+function overBudget(result: RenderResult, format: Format, size: number, overhead: number, maxChars: number): V2aError {
+  const { columns, rows } = result;
+  const fits: string[] = [];
+  for (const f of FORMATS) {
+    if (f === format || (f === 'png' && format === 'text')) continue;
+    const n = textOf(result, f).length + overhead;
+    if (n <= maxChars) fits.push(`format=${f} (${grouped(n)})`);
+  }
+  const cells = columns * rows * Math.max(0, (maxChars - overhead) / Math.max(1, size - overhead)) * 0.85;
+  const suggested = Math.min(columns - 1, Math.floor(Math.sqrt(cells * columns / rows)));
+  const parts: string[] = [];
+  if (suggested >= COLUMNS.min) parts.push(`columns=${suggested} or fewer with format=${format}`);
+  if (fits.length) parts.push(`${fits.join(', ')} at ${columns} columns`);
+  const advice = parts.length ? ` Ask again with ${parts.join('; or ')}.` : ` Even ${COLUMNS.min} columns would not fit: ask for format=text.`;
+  return new V2aError('reply-too-large',
+    `The ${format} reply at ${columns} columns would be ${grouped(size)} characters, over this server's budget of ${grouped(maxChars)} characters per reply; ` +
+    `nothing was cut.${advice} (The budget is V2A_MCP_MAX_CHARS on the HTTP server, --max-chars on v2a mcp; 0 turns it off.)`);
+}
+
+/**
+ * The reply to one call; throws V2aError `reply-too-large` when text and summary would exceed
+ * `maxChars` (0: no budget).
+ */
+export function buildToolReply(result: RenderResult, output: FormattedOutput, maxChars: number): ToolReply {
+  const format = result.params.format;
+  const text = textOf(result, format, output);
+  // The budget is checked before any png is drawn (the summary's image size hardly changes its length).
+  const full = pngSize(result.columns, result.rows);
+  const provisional = summary(result, output, text, { mimeType: 'image/png', ...full, cellWidth: 8, cellHeight: 16 });
+  const overhead = JSON.stringify(provisional).length;
+  const total = text.length + overhead;
+  if (maxChars > 0 && total > maxChars) throw overBudget(result, format, total, overhead, maxChars);
+  const { image, size } = imageBlock(result, output);
+  return { text, image, structured: summary(result, output, text, size) };
+}

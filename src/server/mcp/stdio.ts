@@ -1,0 +1,217 @@
+/**
+ * `v2a mcp`: the MCP server over stdio, where local agents (Claude Desktop, Claude Code, Cursor,
+ * VS Code) run their servers. The official SDK's StdioServerTransport frames the messages; the
+ * dispatcher (dispatcher.ts) and the tool (render-tool.ts, reply.ts) are the ones /api/mcp serves.
+ * What only this face adds:
+ * - `imagePath`: a local file, read only inside the roots (roots.ts);
+ * - the client's roots: when the client declares the `roots` capability, `roots/list` is asked
+ *   after `notifications/initialized` and again on `notifications/roots/list_changed`; a call
+ *   waits (at most ROOTS_WAIT_MS) for the pending answer;
+ * - renders run in this process through the core job (sharp decodes), one at a time is enough for
+ *   one client; `notifications/cancelled` stops a call between stages.
+ * Nothing but protocol goes to stdout; diagnostics go to stderr.
+ */
+import process from 'node:process';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { V2aError } from '../../core/errors.js';
+import type { JobInput, JobLimits } from '../../core/job.js';
+import { VERSION } from '../../core/types.js';
+import { jsonImageInputs, validateParams } from '../render-inputs.js';
+import { createMcpDispatcher, type McpDispatcher } from './dispatcher.js';
+import { createRenderTool, RENDER_TOOL_NAME } from './render-tool.js';
+import { buildToolReply } from './reply.js';
+import { Roots } from './roots.js';
+
+/** Longest a call waits for the client's answer to roots/list. */
+const ROOTS_WAIT_MS = 5_000;
+
+export const STDIO_INSTRUCTIONS =
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imagePath (a local image file inside the allowed roots), ` +
+  'imageBase64 or imageUrl, and optional render parameters (columns, charset, format, color, ...). Every result has the art as text, ' +
+  'as a PNG image you can look at, and a structured summary.';
+
+export interface StdioOptions {
+  readonly roots: Roots;
+  /** Character budget of one reply (0: none). */
+  readonly maxChars: number;
+  readonly limits: JobLimits;
+  /** V2A_IMAGE_FETCH_ALLOWLIST hosts, for imageUrl. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdin?: NodeJS.ReadableStream & { pause(): unknown };
+  readonly stdout?: NodeJS.WritableStream;
+}
+
+type Source = { field: 'imagePath'; path: string } | { field: 'imageUrl'; url: string } | { field: 'imageBase64'; text: string };
+
+const SOURCE_NAMES = 'imagePath (a local file), imageUrl or imageBase64';
+
+/** Exactly one of the three sources, else the HTTP API's codes with this face's names. */
+function oneSource(args: Record<string, unknown>): Source {
+  const sources: Source[] = jsonImageInputs({ imageUrl: args.imageUrl, imageBase64: args.imageBase64 }).map((i) =>
+    i.field === 'imageUrl' ? { field: 'imageUrl', url: i.url } : { field: 'imageBase64', text: (i as { text: string }).text });
+  if (args.imagePath !== undefined) {
+    if (typeof args.imagePath !== 'string' || args.imagePath.trim() === '') {
+      const message = 'imagePath must be a non-empty string (a file path)';
+      throw new V2aError('invalid-request', message, { errors: [{ parameter: 'imagePath', message }] });
+    }
+    sources.unshift({ field: 'imagePath', path: args.imagePath });
+  }
+  if (sources.length === 0) throw new V2aError('missing-image', `No image was supplied: give exactly one of ${SOURCE_NAMES}.`);
+  if (sources.length > 1) {
+    const names = sources.map((s) => s.field);
+    const detail = `Exactly one image source is allowed, but ${sources.length} were supplied: ${names.join(', ')}.`;
+    throw new V2aError('multiple-images', detail, { errors: names.map((parameter) => ({ parameter, message: detail })) });
+  }
+  return sources[0]!;
+}
+
+/** imageUrl through the server's fetcher and its rules (https, allowlisted hosts, public addresses). */
+async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): Promise<Uint8Array> {
+  const { fetchImage, parseAllowlist, ImageFetchError } = await import('../fetch-image.js');
+  let allowlist: string[];
+  try {
+    allowlist = parseAllowlist(opts.env.V2A_IMAGE_FETCH_ALLOWLIST ?? '');
+  } catch {
+    allowlist = [];
+  }
+  try {
+    return await fetchImage(url, { allowlist, maxBytes: opts.limits.maxBytes, signal });
+  } catch (err) {
+    if (!(err instanceof ImageFetchError)) throw err;
+    const errors = [{ parameter: 'imageUrl', message: err.message }];
+    const code = err.status === 413 ? 'image-too-large' : err.status === 400 ? 'image-url-not-allowed' : 'image-fetch-failed';
+    throw new V2aError(code, err.message, { errors });
+  }
+}
+
+/** The renderer and sharp load on the first call, so that initialize is answered at once. */
+let modules: Promise<[typeof import('../../core/job.js'), typeof import('../../node/index.js')]> | undefined;
+const renderModules = () => (modules ??= Promise.all([import('../../core/job.js'), import('../../node/index.js')]));
+
+/** The dispatcher of the stdio face: the shared tool with imagePath, rendering in this process. */
+export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>): McpDispatcher {
+  const tool = createRenderTool({
+    imagePath: true,
+    async run(args, ctx) {
+      const { imagePath: _p, imageUrl: _u, imageBase64: _b, ...rest } = args;
+      const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
+      const source = oneSource(args);
+      let input: JobInput;
+      if (source.field === 'imagePath') {
+        await rootsReady();
+        input = { kind: 'bytes', bytes: await opts.roots.read(source.path, opts.limits.maxBytes) };
+      } else if (source.field === 'imageUrl') {
+        input = { kind: 'bytes', bytes: await fetchUrl(source.url, opts, ctx.signal) };
+      } else {
+        input = { kind: 'base64', text: source.text };
+      }
+      const [{ runJob }, { decodeImage }] = await renderModules();
+      const { result, output } = await runJob(input, params, { decoder: decodeImage, limits: opts.limits, signal: ctx.signal });
+      return buildToolReply(result, output, opts.maxChars);
+    },
+  });
+  return createMcpDispatcher({
+    serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
+    instructions: STDIO_INSTRUCTIONS,
+    tools: [tool],
+    maxBatch: 16,
+    onError: (err) => process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`),
+  });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Serves MCP on stdin/stdout until stdin ends; resolves then. */
+export async function serveStdio(opts: StdioOptions): Promise<void> {
+  const stdin = opts.stdin ?? process.stdin;
+  // A line holds at most one image as base64 plus its arguments.
+  const maxBufferSize = Math.ceil(opts.limits.maxBytes / 3) * 4 + 1024 * 1024;
+  const transport = new StdioServerTransport(stdin as never, (opts.stdout ?? process.stdout) as never, { maxBufferSize });
+
+  let clientHasRoots = false;
+  let rootsRequest = 0;
+  let pending: { id: string; done: () => void; promise: Promise<void> } | undefined;
+  const calls = new Map<string | number, AbortController>();
+
+  const askRoots = () => {
+    if (!clientHasRoots) return;
+    pending?.done();
+    const id = `v2a-roots-${++rootsRequest}`;
+    let done!: () => void;
+    const promise = new Promise<void>((r) => { done = r; });
+    pending = { id, done, promise };
+    void transport.send({ jsonrpc: '2.0', id, method: 'roots/list' } as JSONRPCMessage);
+  };
+  const rootsReady = async () => {
+    const p = pending;
+    if (!p) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([p.promise, new Promise<void>((r) => { timer = setTimeout(r, ROOTS_WAIT_MS); })]);
+    clearTimeout(timer);
+  };
+
+  const dispatcher = createStdioDispatcher(opts, rootsReady);
+  // The transport's send resolves on 'drain' only, which never comes once stdout is gone: bound it.
+  const out = opts.stdout ?? process.stdout;
+  const send = (message: JSONRPCMessage) => new Promise<void>((resolve) => {
+    const onGone = () => resolve();
+    out.once('error', onGone);
+    out.once('close', onGone);
+    void transport.send(message).then(() => {
+      out.off('error', onGone);
+      out.off('close', onGone);
+      resolve();
+    });
+  });
+
+  const onMessage = async (msg: Record<string, unknown>) => {
+    const method = typeof msg.method === 'string' ? msg.method : undefined;
+    // The client's answer to our roots/list.
+    if (method === undefined && pending && msg.id === pending.id) {
+      const p = pending;
+      pending = undefined;
+      if (isObject(msg.result)) await opts.roots.setClientRoots(msg.result.roots);
+      p.done();
+      return;
+    }
+    if (method === 'initialize' && isObject(msg.params) && isObject(msg.params.capabilities)) {
+      clientHasRoots = msg.params.capabilities.roots !== undefined;
+    }
+    if (method === 'notifications/initialized' || method === 'notifications/roots/list_changed') askRoots();
+    if (method === 'notifications/cancelled' && isObject(msg.params)) {
+      const id = msg.params.requestId;
+      if (typeof id === 'string' || typeof id === 'number') calls.get(id)?.abort();
+    }
+    const id = msg.id;
+    const abort = new AbortController();
+    const key = typeof id === 'string' || typeof id === 'number' ? id : undefined;
+    if (key !== undefined && method !== undefined) calls.set(key, abort);
+    try {
+      const reply = await dispatcher.handle(msg, { signal: abort.signal });
+      if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body as JSONRPCMessage);
+    } finally {
+      if (key !== undefined) calls.delete(key);
+    }
+  };
+
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    stdin.once('end', () => void transport.close());
+    stdin.once('close', () => void transport.close());
+  });
+  transport.onerror = (err) => process.stderr.write(`v2a mcp: ${err.message}\n`);
+  // Messages being handled: when the input ends, their answers are still written before we return.
+  const inflight = new Set<Promise<void>>();
+  transport.onmessage = (msg) => {
+    const work = onMessage(msg as unknown as Record<string, unknown>).catch((err: unknown) => {
+      process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+    inflight.add(work);
+    void work.finally(() => inflight.delete(work));
+  };
+  await transport.start();
+  await closed;
+  pending?.done();
+  await Promise.allSettled([...inflight]);
+}

@@ -1,0 +1,260 @@
+/**
+ * `v2a mcp` end to end: the CLI spawned as a process, driven by the official MCP SDK client over
+ * stdio. initialize, tools/list (outputSchema, imagePath), tools/call in every format from an
+ * imagePath (text block, a PNG image block decoded by sharp, structuredContent valid against the
+ * outputSchema with ajv), the roots (escapes refused: /etc/passwd, ../.., a symlink out of the root,
+ * a directory; the client's MCP roots honoured) and the character budget.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import AjvModule from 'ajv';
+import sharp from 'sharp';
+import { FORMATS } from '../src/core/params/definitions.js';
+import { VERSION } from '../src/core/types.js';
+import { RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+
+// ajv is CommonJS: its default export may arrive wrapped. Draft-07, as MCP clients validate.
+const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
+const validateOutput = new Ajv({ allErrors: true }).compile(RENDER_OUTPUT_SCHEMA);
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MAIN = join(ROOT, 'src/cli/main.ts');
+/** tsx by its URL, so that the server may run in another working directory. */
+const TSX = import.meta.resolve('tsx');
+
+let base = '';
+let root = '';
+let outside = '';
+let extra = '';
+
+type Block = { type: string; text?: string; data?: string; mimeType?: string };
+type CallResult = { content: Block[]; isError?: boolean; structuredContent?: Record<string, unknown> };
+
+async function connect(args: readonly string[], opts: { roots?: string[]; cwd?: string } = {}): Promise<{ client: Client; stderr: () => string }> {
+  const client = new Client({ name: 'v2a-stdio-test', version: '1.0.0' }, opts.roots ? { capabilities: { roots: { listChanged: true } } } : {});
+  if (opts.roots) {
+    const roots = opts.roots;
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((dir) => ({ uri: pathToFileURL(dir).href, name: dir })) }));
+  }
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', TSX, MAIN, 'mcp', ...args],
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, V2A_DEBUG: '' } as Record<string, string>,
+    stderr: 'pipe',
+  });
+  let err = '';
+  transport.stderr?.on('data', (c: Buffer) => { err += c.toString('utf8'); });
+  await client.connect(transport);
+  return { client, stderr: () => err };
+}
+
+async function call(client: Client, args: Record<string, unknown>): Promise<CallResult> {
+  return (await client.callTool({ name: 'render_ascii', arguments: args })) as CallResult;
+}
+
+function errorText(r: CallResult): string {
+  assert.equal(r.isError, true, `expected isError, got ${JSON.stringify(r).slice(0, 300)}`);
+  assert.equal(r.content[0]!.type, 'text');
+  return r.content[0]!.text!;
+}
+
+before(async () => {
+  base = mkdtempSync(join(tmpdir(), 'v2a-mcp-'));
+  root = join(base, 'root');
+  outside = join(base, 'outside');
+  extra = join(base, 'extra');
+  for (const d of [root, outside, extra, join(root, 'folder.png')]) mkdirSync(d, { recursive: true });
+  const pixels = Buffer.alloc(200 * 100 * 3);
+  for (let i = 0; i < pixels.length; i += 3) {
+    const x = (i / 3) % 200;
+    const y = Math.floor(i / 3 / 200);
+    pixels[i] = x; pixels[i + 1] = y * 2; pixels[i + 2] = Math.hypot(x - 100, y - 50) < 30 ? 250 : 40;
+  }
+  const png = await sharp(pixels, { raw: { width: 200, height: 100, channels: 3 } }).png().toBuffer();
+  writeFileSync(join(root, 'photo.png'), png);
+  writeFileSync(join(outside, 'secret.png'), png);
+  writeFileSync(join(extra, 'theirs.png'), png);
+  symlinkSync(join(outside, 'secret.png'), join(root, 'escape.png'));
+  symlinkSync(join(root, 'photo.png'), join(root, 'alias.png'));
+  symlinkSync(outside, join(root, 'linked-dir'));
+});
+
+after(() => {
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+describe('v2a mcp over stdio, with the official SDK client', () => {
+  let client: Client;
+  let stderr: () => string;
+  before(async () => {
+    ({ client, stderr } = await connect(['--root', root]));
+  });
+  after(async () => client?.close());
+
+  test('initialize: server info and instructions naming imagePath', () => {
+    assert.deepEqual(client.getServerVersion(), { name: 'v2a', version: VERSION, title: 'v2a image to character art' });
+    assert.match(client.getInstructions() ?? '', /imagePath/);
+    assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
+  });
+
+  test('tools/list: render_ascii with imagePath and the outputSchema', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['render_ascii']);
+    const props = (tools[0]!.inputSchema as { properties: Record<string, unknown> }).properties;
+    assert.deepEqual(Object.keys(props).slice(0, 3), ['imagePath', 'imageUrl', 'imageBase64']);
+    assert.deepEqual(tools[0]!.outputSchema, RENDER_OUTPUT_SCHEMA);
+  });
+
+  for (const format of FORMATS) {
+    test(`tools/call format=${format} from an imagePath: text, a PNG image block, a valid summary`, async () => {
+      await client.listTools(); // the SDK client then validates structuredContent against outputSchema too
+      const r = await call(client, { imagePath: join(root, 'photo.png'), format, columns: 48, color: format !== 'text' });
+      assert.equal(r.isError, undefined, JSON.stringify(r.content).slice(0, 400));
+      assert.deepEqual(r.content.map((b) => b.type), ['text', 'image']);
+      const s = r.structuredContent as { format: string; columns: number; rows: number; characters: number; image: { width: number; height: number } };
+      assert.ok(validateOutput(s), JSON.stringify(validateOutput.errors));
+      assert.deepEqual([s.format, s.columns, s.rows, s.characters], [format, 48, 12, r.content[0]!.text!.length]);
+      const text = r.content[0]!.text!;
+      if (format === 'text' || format === 'png') assert.deepEqual(text.split('\n').slice(0, -1).map((l) => [...l].length), Array(12).fill(48));
+      if (format === 'json') assert.equal(JSON.parse(text).columns, 48);
+      if (format === 'json-compact') assert.equal(JSON.parse(text).chroma.encoding, 'rgb24-b64-v1');
+      if (format === 'svg') assert.match(text, /<svg/);
+      if (format === 'html') assert.match(text, /<pre/);
+      if (format === 'ansi') assert.match(text, /\x1b\[38;2;/);
+      assert.equal(r.content[1]!.mimeType, 'image/png');
+      const { info } = await sharp(Buffer.from(r.content[1]!.data!, 'base64')).raw().toBuffer({ resolveWithObject: true });
+      assert.deepEqual([info.width, info.height], [48 * 8, 12 * 16]);
+      assert.deepEqual([s.image.width, s.image.height], [info.width, info.height]);
+    });
+  }
+
+  test('relative paths are taken from the first root; a symlink inside the root is followed', async () => {
+    for (const imagePath of ['photo.png', './alias.png', join(root, 'alias.png')]) {
+      const r = await call(client, { imagePath, columns: 20 });
+      assert.equal(r.isError, undefined, `${imagePath}: ${JSON.stringify(r.content).slice(0, 300)}`);
+    }
+  });
+
+  test('imageBase64 works on this face too; two sources or none are refused', async () => {
+    const b64 = (await sharp(join(root, 'photo.png')).toBuffer()).toString('base64');
+    assert.equal((await call(client, { imageBase64: b64, columns: 20 })).isError, undefined);
+    assert.match(errorText(await call(client, { imageBase64: b64, imagePath: 'photo.png' })), /Exactly one image source.*imagePath, imageBase64/);
+    assert.match(errorText(await call(client, { columns: 20 })), /No image was supplied: give exactly one of imagePath/);
+  });
+
+  test('escapes are refused with isError and a clear message, nothing is read', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['/etc/passwd', /"\/etc\/passwd" is outside the allowed roots/],
+      ['../..', /"\.\.\/\.\." is outside the allowed roots/],
+      ['../outside/secret.png', /is outside the allowed roots/],
+      [join(outside, 'secret.png'), /is outside the allowed roots/],
+      ['escape.png', /"escape\.png" leads outside the allowed roots .* through a symbolic link/],
+      ['linked-dir/secret.png', /leads outside the allowed roots/],
+      ['folder.png', /"folder\.png" is a directory, not an image file/],
+      ['.', /is a directory/],
+      ['missing.png', /"missing\.png" does not exist/],
+    ];
+    for (const [imagePath, message] of cases) {
+      const text = errorText(await call(client, { imagePath }));
+      assert.match(text, message, imagePath);
+      assert.ok(text.includes(root) || !/outside/.test(text), 'the message names the roots');
+    }
+    assert.match(errorText(await call(client, { imagePath: 12 })), /imagePath must be a non-empty string/);
+  });
+
+  test('bad parameters are refused naming them, as over HTTP', async () => {
+    const text = errorText(await call(client, { imagePath: 'photo.png', columns: 2, bogus: true }));
+    assert.match(text, /columns/);
+    assert.match(text, /bogus/);
+    assert.equal(stderr(), '', 'nothing on stderr for tool failures');
+  });
+});
+
+describe('v2a mcp: the client\'s roots and the character budget', () => {
+  test('a client offering MCP roots may read inside them; the --root default is the working directory', async () => {
+    const { client } = await connect([], { roots: [extra], cwd: root });
+    try {
+      assert.equal((await call(client, { imagePath: join(extra, 'theirs.png'), columns: 16 })).isError, undefined, 'inside a client root');
+      assert.equal((await call(client, { imagePath: 'photo.png', columns: 16 })).isError, undefined, 'inside the working directory');
+      assert.match(errorText(await call(client, { imagePath: join(outside, 'secret.png') })), new RegExp(`allowed roots \\(${root}, ${extra}\\)`));
+    } finally {
+      await client.close();
+    }
+    const { client: plain } = await connect(['--root', root]);
+    try {
+      assert.match(errorText(await call(plain, { imagePath: join(extra, 'theirs.png') })), /outside the allowed roots/, 'no client roots: only --root');
+    } finally {
+      await plain.close();
+    }
+  });
+
+  test('a root given through a symlink: paths by the given folder and by its real path are inside; escapes are not', async () => {
+    const link = join(base, 'root-link');
+    symlinkSync(root, link);
+    const { client } = await connect(['--root', link]);
+    try {
+      for (const imagePath of [join(link, 'photo.png'), join(root, 'photo.png'), 'photo.png']) {
+        assert.equal((await call(client, { imagePath, columns: 16 })).isError, undefined, imagePath);
+      }
+      assert.match(errorText(await call(client, { imagePath: join(link, 'escape.png') })), /through a symbolic link/);
+      assert.match(errorText(await call(client, { imagePath: join(link, '..', 'outside', 'secret.png') })), /is outside the allowed roots/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a reply over --max-chars is an isError naming columns and formats that fit; the suggestion fits', async () => {
+    const { client } = await connect(['--root', root, '--max-chars', '12000']);
+    try {
+      const args = { imagePath: 'photo.png', format: 'html', color: true, columns: 120 };
+      const text = errorText(await call(client, args));
+      assert.match(text, /The html reply at 120 columns would be [\d,]+ characters, over this server's budget of 12,000/);
+      assert.match(text, /nothing was cut/);
+      const columns = Number(/columns=(\d+) or fewer with format=html/.exec(text)?.[1]);
+      assert.ok(columns >= 8 && columns < 120, text);
+      const ok = await call(client, { ...args, columns });
+      assert.equal(ok.isError, undefined, `the suggested ${columns} columns fit: ${JSON.stringify(ok.content).slice(0, 200)}`);
+      assert.match(text, /format=text \([\d,]+\)/);
+      assert.equal((await call(client, { ...args, format: 'text' })).isError, undefined, 'the suggested format fits');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('piped messages then end of input: every one answered; the server, Fastify and OpenTelemetry never load', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const hooks = join(base, 'hooks.mjs');
+    writeFileSync(hooks, `export async function resolve(s, c, next) { const r = await next(s, c);
+      if (/fastify|opentelemetry|piscina|undici|src\\/server\\/(app|start|render-service)/.test(r.url)) process.stderr.write('LOADED ' + r.url + '\\n');
+      return r; }`);
+    const register = join(base, 'register.mjs');
+    writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hooks).href)});`);
+    const input = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'render_ascii', arguments: { imagePath: 'photo.png', columns: 16 } } },
+    ].map((m) => JSON.stringify(m) + '\n').join('');
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, '--import', TSX, MAIN, 'mcp', '--root', root], { cwd: ROOT, input, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(replies.map((m) => m.id), [1, 2]);
+    assert.equal(replies[0].result.protocolVersion, '2025-11-25');
+    assert.deepEqual(replies[1].result.content.map((c: Block) => c.type), ['text', 'image']);
+  });
+
+  test('a --root that is not a folder is a usage error before serving', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--root', join(root, 'photo.png')], { cwd: ROOT, input: '', encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^v2a: --root: root ".*photo\.png" is not a folder\n$/);
+  });
+});

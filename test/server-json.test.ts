@@ -1,0 +1,29 @@
+/**
+ * server.json (the MCP registry entry) agrees with the package: name = package.json mcpName, the
+ * same version, the npm identifier, the stdio command `v2a mcp` and flags the command really has.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { Command } from 'commander';
+import { registerMcp } from '../src/cli/mcp-command.js';
+
+const read = (name: string) => JSON.parse(readFileSync(new URL(`../${name}`, import.meta.url), 'utf8'));
+
+test('server.json matches package.json and the v2a mcp command', () => {
+  const server = read('server.json');
+  const pkg = read('package.json');
+  assert.match(server.$schema, /^https:\/\/static\.modelcontextprotocol\.io\/schemas\/\d{4}-\d{2}-\d{2}\/server\.schema\.json$/);
+  assert.equal(server.name, pkg.mcpName);
+  assert.match(server.name, /^[a-z0-9.-]+\/[a-z0-9._-]+$/, 'one slash, reverse-DNS namespace');
+  assert.ok(server.description.length <= 100, 'the registry caps descriptions at 100 characters');
+  assert.equal(server.version, pkg.version);
+  const [npm] = server.packages;
+  assert.deepEqual([npm.registryType, npm.identifier, npm.version, npm.transport.type], ['npm', pkg.name, pkg.version, 'stdio']);
+  assert.deepEqual(npm.packageArguments[0], { type: 'positional', value: 'mcp', description: 'Serve the render_ascii tool over stdio.' });
+  const program = new Command();
+  registerMcp(program);
+  const mcp = program.commands.find((c) => c.name() === 'mcp')!;
+  const flags = mcp.options.map((o) => o.long);
+  for (const arg of npm.packageArguments.filter((a: { type: string }) => a.type === 'named')) assert.ok(flags.includes(arg.name), arg.name);
+});
