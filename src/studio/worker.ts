@@ -6,7 +6,7 @@
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
-  FrameRenderer, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
+  DEFAULTS, FrameRenderer, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
 } from '../core/index.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
@@ -83,7 +83,7 @@ async function stillImage(s: Still, columns: number): Promise<RgbaImage> {
 }
 
 function columnsOf(p: ExplicitParams): number {
-  return typeof p.columns === 'number' ? p.columns : 120;
+  return typeof p.columns === 'number' ? p.columns : DEFAULTS.columns;
 }
 
 function paint(): number {
