@@ -60,6 +60,8 @@ const styleButtons = STYLE_PRESETS.map((p) => {
   styles.append(b);
   return { preset: p, button: b };
 });
+// The controls and styles are built: show the page (hidden until now so nothing jumps into place).
+document.documentElement.classList.add('ready');
 
 /** The stage buttons show the values in force: set by the user, else those of the last render. */
 function syncStageButtons(): void {
@@ -213,5 +215,4 @@ setStreamUi();
 syncStageButtons();
 updateWants();
 say('Open an image, drop or paste one, start the webcam, or play a video.');
-document.documentElement.classList.add('ready');
 export type { RenderParams };
