@@ -325,4 +325,37 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await context.close();
     }
   });
+
+  test('blocks leave no lines between rows: the preview and the html download of an all-ink picture', async () => {
+    const white = await sharp({ create: { width: 160, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
+    const context = await browser.newContext({ viewport: { width: 900, height: 700 }, acceptDownloads: true });
+    try {
+      const { page } = await openStudio(context);
+      await page.selectOption('#p-charset', 'blocks');
+      const n = await results(page);
+      await page.setInputFiles('#image-file', { name: 'white.png', mimeType: 'image/png', buffer: white });
+      await waitResults(page, n);
+      // Every cell is a full block, so every pixel of the art must be ink.
+      const darkRows = async (png: Buffer) => {
+        const { data, info } = await sharp(png).greyscale().raw().toBuffer({ resolveWithObject: true });
+        let rows = 0;
+        for (let y = 2; y < info.height - 2; y++) {
+          let dark = 0;
+          for (let x = 2; x < info.width - 2; x++) if (data[y * info.width + x]! < 128) dark++;
+          if (dark > (info.width - 4) / 2) rows++;
+        }
+        return rows;
+      };
+      assert.equal(await darkRows(await page.locator('#art').screenshot()), 0, 'preview');
+      const [d] = await Promise.all([page.waitForEvent('download'), page.click('#downloads [data-format="html"]')]);
+      const doc = await context.newPage();
+      await doc.setContent(readFileSync(await d.path(), 'utf8'));
+      const box = await doc.locator('pre').boundingBox();
+      const pad = 12;
+      const shotPng = await doc.screenshot({ clip: { x: box!.x + pad, y: box!.y + pad, width: box!.width - 2 * pad, height: 200 } });
+      assert.equal(await darkRows(shotPng), 0, 'html download');
+    } finally {
+      await context.close();
+    }
+  });
 });

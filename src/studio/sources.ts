@@ -6,7 +6,7 @@
  */
 import type { RemoteGrid } from './protocol.js';
 import { $ } from './dom.js';
-import { clearError, el, say, showError, updateSourcePane } from './layout.js';
+import { clearError, say, showError, updateSourcePane } from './layout.js';
 import { serverRender } from './server-api.js';
 import { setShown, state, type ServerSource } from './state.js';
 import { openVideo, stopStream } from './stream.js';
@@ -199,4 +199,3 @@ export function showUrlBox(hosts: readonly string[]): void {
   input.title = `The server fetches images from: ${hosts.join(', ')}`;
 }
 
-export { el };

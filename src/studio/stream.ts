@@ -169,7 +169,7 @@ export function openVideo(file: File): void {
 }
 
 function onVideoFrame(): void {
-  if (!isLive() || !state.videoUrl && !state.stream) return;
+  if (!isLive() || (!state.videoUrl && !state.stream)) return;
   state.newFrame = true;
   pump();
   el.video.requestVideoFrameCallback(onVideoFrame);
