@@ -247,6 +247,11 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await waitResults(page, n);
       await page.waitForTimeout(300);
       await page.screenshot({ path: shot('studio-1440-blocks.png') });
+      await page.click('#side-by-side');
+      await page.waitForFunction(() => document.getElementById('source-img').complete && !document.getElementById('source-img').hidden);
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: shot('studio-1440-side-by-side.png') });
+      await page.click('#side-by-side');
       n = await results(page);
       await page.click('[data-style="braille-colour"]');
       await waitResults(page, n);
