@@ -29,7 +29,6 @@ let still: Still | null = null;
 let goodParams: ExplicitParams = {};
 /** What the canvas shows: exports and parameter changes act on it. */
 let shownKind: 'none' | 'still' | 'frame' | 'remote' = 'none';
-let remote: RemoteGrid | null = null;
 let streaming = false;
 let frames: FrameRenderer | null = null;
 let lastFrame: RgbaImage | null = null;
@@ -141,7 +140,6 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
     if (candidate && candidate !== still) {
       still?.full.close();
       still = candidate;
-      remote = null;
     }
     goodParams = p;
     shownKind = 'still';
@@ -346,7 +344,6 @@ scope.addEventListener('message', (event) => {
       frames = null;
       previousCells = null;
       stopStreamLoop();
-      if (m.on) remote = null;
       if (m.on && m.readable) void streamLoop(m.readable);
       break;
     case 'pause':
@@ -375,7 +372,6 @@ scope.addEventListener('message', (event) => {
       }
       break;
     case 'remote': {
-      remote = m.grid;
       streaming = false;
       shownKind = 'remote';
       stopStreamLoop();
