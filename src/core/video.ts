@@ -1,18 +1,21 @@
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { prepare, renderPrepared } from './render.js';
-import { TemporalFilter } from './temporal/filter.js';
+import { SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
 import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
 
 /**
  * Renders a stream of frames (webcam, video, animated GIF) without flicker: the Bayesian temporal
  * filter smooths each sample, stable cells keep their glyph unless another is clearly better
  * (hysteresis), and the Auto Director's tuning and the glyph codebook are chosen on the first
- * frame and kept, since re-tuning per frame would itself flicker. A scene cut (most cells in
- * motion at once) re-tunes on the next frame. `retune()` starts afresh (a new source, or the
- * caller changed parameters).
+ * frame and kept, since re-tuning per frame would itself flicker. A scene cut re-tunes on the
+ * next frame: most cells in motion at once AND a change no noise explains, in absolute terms:
+ * most cell means moved by more than CUT_DELTA (a new scene), or the whole frame's mean moved by
+ * more than SHIFT_DELTA (a fade). Absolute, so a noise estimate still settling (the first frames)
+ * or reading low cannot pass a still noisy scene for a cut at any column count.
+ * `retune()` starts afresh (a new source, or the caller changed parameters).
  */
-/** Share of cells in motion that counts as a scene cut. */
+/** Share of cells in motion, and of cells whose mean changed, that counts as a scene cut. */
 const SCENE_CUT = 0.6;
 
 export class FrameRenderer {
@@ -22,6 +25,7 @@ export class FrameRenderer {
   private previous: Uint16Array | null = null;
   private tuned: { params: RenderParams; report: DirectorReport } | null = null;
   private codebook: Int32Array | null = null;
+  private choices = 0;
 
   constructor(params: Readonly<Record<string, unknown>> = {}) {
     const explicit = parseParamsOrThrow(params, 'json');
@@ -36,15 +40,25 @@ export class FrameRenderer {
     this.codebook = null;
   }
 
+  /** How many times the tuning and the codebook were chosen: 1 after the first frame, +1 per scene cut or retune. */
+  get codebookChoices(): number {
+    return this.choices;
+  }
+
   render(frame: RgbaImage): RenderResult {
     const prep = prepare(frame, this.requested.columns, this.requested.invert);
     if (!this.filter || this.filter.rows !== prep.rows || this.filter.columns !== prep.columns) {
       this.filter = new TemporalFilter({ columns: prep.columns, rows: prep.rows });
       this.previous = null;
-    } else if (this.filter.stats.frames > 1 && this.filter.stats.motionShare > SCENE_CUT) {
-      this.tuned = null;
-      this.codebook = null;
+    } else {
+      const stats = this.filter.stats;
+      if (stats.frames > 1 && stats.motionShare > SCENE_CUT && (stats.changedShare > SCENE_CUT || Math.abs(stats.meanShift) > SHIFT_DELTA)) {
+        this.tuned = null;
+        this.codebook = null;
+      }
     }
+    const raster = prep.resampled.luma;
+    this.filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
     const result = renderPrepared(prep, this.requested, this.explicit, frame, {
       temporal: this.filter,
       previous: this.previous ?? undefined,
@@ -53,6 +67,7 @@ export class FrameRenderer {
     });
     if (!this.tuned) this.tuned = { params: result.params, report: result.director };
     if (!this.codebook) {
+      this.choices++;
       this.codebook = Int32Array.from([...result.codebook.glyphs], (ch) => result.glyphs.indexOf(ch));
     }
     this.previous = result.cells;

@@ -11,15 +11,16 @@ import {
   DEFAULTS, PARAMS, QUALITY_TARGETS, describeDomain, type ParamDef, type ParamGroup, type QualityTarget, type RenderParams,
 } from '../core/index.js';
 import { h, num } from './dom.js';
+import { labelOf, valueLabelOf } from './labels.js';
 import type { ExplicitParams } from './protocol.js';
 
 export const GROUPS: readonly { readonly id: ParamGroup; readonly title: string }[] = [
   { id: 'output', title: 'Output' },
+  { id: 'glyphs', title: 'Characters' },
   { id: 'tone', title: 'Tone' },
   { id: 'detail', title: 'Detail' },
-  { id: 'glyphs', title: 'Glyphs' },
-  { id: 'director', title: 'Auto Director' },
   { id: 'video', title: 'Video' },
+  { id: 'director', title: 'Auto-tuning' },
 ];
 
 interface Row {
@@ -57,8 +58,8 @@ export class ParamControls {
       root.append(box);
     }
     for (const target of QUALITY_TARGETS) {
-      const b = h('button', { type: 'button', class: 'chip', 'data-preset': target, 'aria-pressed': 'false', text: target });
-      b.title = `Preset: rubric ${target}. Hands tone, detail and the codebook budget back to the Auto Director, which tunes them for ${target}; your output, glyph ramp and switches stay.`;
+      const b = h('button', { type: 'button', class: 'chip', 'data-preset': target, 'aria-pressed': 'false', text: valueLabelOf('qualityTarget', target) });
+      b.title = `Tune for ${valueLabelOf('qualityTarget', target).toLowerCase()}: hands tone, detail and the character budget back to auto-tuning; your style, width and switches stay.`;
       b.addEventListener('click', () => this.preset(target));
       this.presetButtons.set(target, b);
       presets.append(b);
@@ -69,10 +70,14 @@ export class ParamControls {
   private row(def: ParamDef): Row {
     const id = `p-${def.name}`;
     const descId = `${id}-desc`;
-    const label = h('label', { for: id, class: 'name', text: def.name });
+    const human = labelOf(def.name);
+    const label = h('label', { for: id, class: 'name', text: human });
     const badge = h('span', { class: 'badge', 'aria-hidden': 'true' });
-    const reset = h('button', { type: 'button', class: 'reset', 'aria-label': `Reset ${def.name} to auto (default ${shown(def, def.default)})`, title: `Reset to auto (default ${shown(def, def.default)})`, text: '↺' });
-    const desc = h('p', { id: descId, class: 'desc', text: `${def.description} ${cap(describeDomain(def))}; default ${shown(def, def.default)}.` });
+    const reset = h('button', { type: 'button', class: 'reset', 'aria-label': `Reset ${human}`, title: `Back to auto (default ${shown(def, def.default)})`, text: '↺' });
+    // A tooltip, not a row: it floats over the panel (position: absolute), so showing it on hover
+    // or focus moves nothing. The API name is in it for people who script the same render.
+    const desc = h('p', { id: descId, class: 'desc', role: 'tooltip' },
+      `${def.description} ${cap(describeDomain(def))}; default ${shown(def, def.default)}. `, h('code', { text: def.name }));
     const head = h('div', { class: 'row-head' }, label, badge, reset);
     let inputs: (HTMLInputElement | HTMLSelectElement)[];
     let show: (v: unknown) => void;
@@ -83,7 +88,7 @@ export class ParamControls {
       case 'number': {
         const step = def.type === 'integer' ? 1 : def.step;
         const range = h('input', { type: 'range', id, min: def.min, max: def.max, step, 'aria-describedby': descId });
-        const numLabel = h('label', { for: `${id}-n`, class: 'sr-only', text: `${def.name} value` });
+        const numLabel = h('label', { for: `${id}-n`, class: 'sr-only', text: `${human} value` });
         const box = h('input', { type: 'number', id: `${id}-n`, min: def.min, max: def.max, step: def.type === 'integer' ? 1 : 'any', inputmode: 'decimal', 'aria-describedby': descId });
         range.addEventListener('input', () => {
           box.value = range.value;
@@ -121,7 +126,7 @@ export class ParamControls {
         break;
       }
       case 'enum': {
-        const sel = h('select', { id, 'aria-describedby': descId }, ...def.values.map((v) => h('option', { value: v, text: v })));
+        const sel = h('select', { id, 'aria-describedby': descId }, ...def.values.map((v) => h('option', { value: v, text: valueLabelOf(def.name, v) })));
         sel.addEventListener('change', () => this.set(def.name, sel.value));
         inputs = [sel];
         show = (v) => { sel.value = String(v); };
@@ -160,6 +165,17 @@ export class ParamControls {
     this.refreshRow(name);
     this.refreshPresets();
     if (notify) this.onChange(this.values());
+  }
+
+  /** Sets several parameters with one change notification (a style preset). */
+  setMany(values: Readonly<Record<string, unknown>>): void {
+    for (const [name, value] of Object.entries(values)) this.set(name, value, false);
+    this.onChange(this.values());
+  }
+
+  /** The value shown for a parameter: set by the user, else what the last render used. */
+  current(name: string): unknown {
+    return this.explicit.has(name) ? this.explicit.get(name) : (this.effective as Record<string, unknown>)[name];
   }
 
   reset(name: string): void {

@@ -23,6 +23,38 @@ function pack(rgb: number): number {
   return ((255 << 24) | ((rgb & 255) << 16) | (rgb & 0xff00) | ((rgb >>> 16) & 255)) >>> 0;
 }
 
+/** Quadrants of U+2596..U+259F as bits: 1 upper left, 2 upper right, 4 lower left, 8 lower right. */
+const QUADRANTS = [4, 8, 1, 13, 9, 7, 11, 2, 6, 14];
+
+/**
+ * Block elements (U+2580..U+259F) drawn as the geometry they name, edge to edge: a font's block
+ * glyphs stop short of a 1:2 cell (their ascent plus descent is less than the line), which
+ * showed as dark lines between the rows of `blocks` art. Shades are flat alpha at their coverage.
+ */
+function blockMask(glyph: string, w: number, h: number): Uint8Array | null {
+  const cp = glyph.codePointAt(0) ?? 0;
+  if (glyph.length !== 1 || cp < 0x2580 || cp > 0x259f) return null;
+  const m = new Uint8Array(w * h);
+  const rect = (x0: number, y0: number, x1: number, y1: number, a = 255) => {
+    for (let y = Math.round(y0); y < Math.round(y1); y++) for (let x = Math.round(x0); x < Math.round(x1); x++) m[y * w + x] = a;
+  };
+  if (cp === 0x2580) rect(0, 0, w, h / 2);
+  else if (cp >= 0x2581 && cp <= 0x2588) rect(0, h - (h * (cp - 0x2580)) / 8, w, h);
+  else if (cp >= 0x2589 && cp <= 0x258f) rect(0, 0, (w * (0x2590 - cp)) / 8, h);
+  else if (cp === 0x2590) rect(w / 2, 0, w, h);
+  else if (cp >= 0x2591 && cp <= 0x2593) rect(0, 0, w, h, Math.round((255 * (cp - 0x2590)) / 4));
+  else if (cp === 0x2594) rect(0, 0, w, h / 8);
+  else if (cp === 0x2595) rect((w * 7) / 8, 0, w, h);
+  else {
+    const q = QUADRANTS[cp - 0x2596]!;
+    if (q & 1) rect(0, 0, w / 2, h / 2);
+    if (q & 2) rect(w / 2, 0, w, h / 2);
+    if (q & 4) rect(0, h / 2, w / 2, h);
+    if (q & 8) rect(w / 2, h / 2, w, h);
+  }
+  return m;
+}
+
 export class ArtPainter {
   private cellW = 6;
   private cellH = 12;
@@ -49,6 +81,11 @@ export class ArtPainter {
     let m = this.masks.get(glyph);
     if (m) return m;
     const { cellW: w, cellH: h } = this;
+    const block = blockMask(glyph, w, h);
+    if (block) {
+      this.masks.set(glyph, block);
+      return block;
+    }
     if (!this.scratch) {
       const c = new OffscreenCanvas(w, h);
       this.scratch = c.getContext('2d', { willReadFrequently: true })!;

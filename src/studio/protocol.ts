@@ -34,8 +34,10 @@ export type ToWorker =
   | { readonly t: 'params'; readonly params: ExplicitParams }
   /** A still image (file, drop, paste): decoded in the worker. */
   | { readonly t: 'image'; readonly id: number; readonly blob: Blob; readonly params: ExplicitParams }
-  /** Start (on) or stop a stream: frames follow with `frame`. */
-  | { readonly t: 'stream'; readonly on: boolean }
+  /** Start (on) or stop a stream: frames follow with `frame`, or come from `readable` (a
+   * MediaStreamTrackProcessor's frames, transferred), which the worker reads itself. */
+  | { readonly t: 'stream'; readonly on: boolean; readonly readable?: ReadableStream<VideoFrame> }
+  | { readonly t: 'pause'; readonly on: boolean }
   /** Streams: the temporal filter and glyph hysteresis (FrameRenderer) on, or each frame alone. */
   | { readonly t: 'temporal'; readonly on: boolean }
   | { readonly t: 'frame'; readonly bitmap: ImageBitmap; readonly time: number }
@@ -60,14 +62,24 @@ export interface ResultInfo {
   readonly drawMs: number;
   /** Share of cells whose glyph changed since the previous frame (frames only). */
   readonly flicker: number | null;
+  /** Share of cells drawn with a non-blank glyph. */
+  readonly inkCoverage: number;
   /** Frames: the json-compact object (handoff). */
   readonly compact?: CompactOutput;
   /** Frames: the json-compact text (recording). */
   readonly compactLine?: string;
+  /** Frames with the temporal filter: how many times the tuning and codebook were chosen. */
+  readonly codebookChoices?: number | null;
+  /** The `image` message this result answers. */
+  readonly id?: number;
 }
 
 export type FromWorker =
   | { readonly t: 'result'; readonly result: ResultInfo }
   | { readonly t: 'loaded'; readonly id: number; readonly width: number; readonly height: number }
-  | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string; readonly extension: string; readonly contentType: string }
-  | { readonly t: 'error'; readonly id?: number; readonly during: 'image' | 'render' | 'frame' | 'export'; readonly message: string };
+  | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string | Uint8Array; readonly extension: string; readonly contentType: string }
+  /** The worker's stream reader ended (the track stopped). */
+  | { readonly t: 'stream-ended' }
+  /** `decode`: the browser could not decode the image (the page asks the server); `image`: it
+   * decoded but did not render. Either way the last good image stays. */
+  | { readonly t: 'error'; readonly id?: number; readonly during: 'decode' | 'image' | 'render' | 'frame' | 'export'; readonly message: string };

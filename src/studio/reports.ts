@@ -1,6 +1,7 @@
 /** The Auto Director's verdict and evidence, and the adaptive glyph codebook, as DOM. */
 import type { CodebookReport, DirectorReport } from '../core/index.js';
 import { h, num } from './dom.js';
+import { labelOf, valueLabelOf } from './labels.js';
 
 function meter(label: string, value: number, max = 1, mark?: number, id?: string): HTMLElement {
   const pct = Math.max(0, Math.min(100, (value / max) * 100));
@@ -15,34 +16,54 @@ function meter(label: string, value: number, max = 1, mark?: number, id?: string
     h('span', { class: 'metric-name', text: label }), bar, h('span', { class: 'metric-value', text: num(value) }));
 }
 
-export function renderDirector(d: DirectorReport): HTMLElement {
+/**
+ * The Director's verdict in plain words first (how the art looks, what was tuned), the numbers
+ * folded below for those who want them. `inkCoverage`: the share of cells that carry ink, so a
+ * nearly empty render is called what it is even when the rubric's score passes.
+ */
+export function renderDirector(d: DirectorReport, inkCoverage: number | null = null): HTMLElement {
   const met = d.status === 'target_met';
+  const faint = inkCoverage !== null && inkCoverage < 0.03;
+  const rubric = valueLabelOf('qualityTarget', d.rubric).toLowerCase();
+  const tuned = Object.keys(d.adjustments).map(labelOf);
+  const headline = faint
+    ? 'Almost nothing is drawn: try more contrast, brightness, or the other ground.'
+    : met
+      ? `Looks right for ${rubric}: detail and tone are where they should be.`
+      : `Best effort for ${rubric}: this picture is hard to draw in characters; a wider width or another style may help.`;
+  const tuning = d.strength === 0
+    ? 'Auto-tuning is off.'
+    : tuned.length
+      ? `Auto-tuned: ${tuned.join(', ').toLowerCase()}.`
+      : 'Nothing needed tuning.';
   const head = h('div', { class: 'verdict' },
-    h('span', { class: `pill ${met ? 'ok' : 'warn'}`, 'data-status': d.status, text: met ? 'target met' : 'best effort' }),
-    h('span', { class: 'verdict-text' }, 'rubric ', h('b', { text: d.rubric }), ` · score ${num(d.score)} / ${num(d.threshold)}`),
+    h('span', { class: `pill ${met && !faint ? 'ok' : 'warn'}`, 'data-status': d.status, text: faint ? 'faint' : met ? 'good' : 'best effort' }),
+    h('p', { class: 'verdict-text', text: headline }),
   );
   const score = meter('score', d.score, 1, d.threshold, 'director-score');
   const metrics = h('div', { class: 'metrics' }, ...Object.entries(d.metrics).map(([k, v]) => meter(k, v)));
   const adj = Object.entries(d.adjustments);
   const adjustments = adj.length
     ? h('table', { class: 'adjustments' },
-      h('caption', { class: 'sr-only', text: 'Adjustments made by the Auto Director' }),
+      h('caption', { class: 'sr-only', text: 'Adjustments made by auto-tuning' }),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'tuned' }), h('th', { scope: 'col', text: 'from' }), h('th', { scope: 'col', text: 'to' }))),
-      h('tbody', {}, ...adj.map(([k, v]) => h('tr', {}, h('th', { scope: 'row', text: k }), h('td', { text: num(v.from) }), h('td', { text: num(v.to) })))))
-    : h('p', { class: 'muted', text: d.strength === 0 ? 'Tuning is off (autoOptimize 0).' : 'No adjustments: your settings already serve the rubric, or you set them all.' });
-  const source = h('details', { class: 'source' }, h('summary', { text: 'Source measurements' }),
-    h('dl', {}, ...Object.entries(d.source).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: num(v) })])));
-  return h('div', {}, head, score, h('h3', { text: 'Metrics' }), metrics, h('h3', { text: 'Adjustments' }), adjustments, source);
+      h('tbody', {}, ...adj.map(([k, v]) => h('tr', {}, h('th', { scope: 'row', text: labelOf(k) }), h('td', { text: num(v.from) }), h('td', { text: num(v.to) })))))
+    : null;
+  const source = h('dl', {}, ...Object.entries(d.source).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: num(v) })]));
+  const details = h('details', { class: 'source' }, h('summary', { text: 'Details' }),
+    h('p', { class: 'muted small', text: `Rubric ${d.rubric}: score ${num(d.score)} against ${num(d.threshold)} needed.` }),
+    score, h('h3', { text: 'Measured on the art' }), metrics, adjustments, h('h3', { text: 'Measured on the source' }), source);
+  return h('div', {}, head, h('p', { class: 'muted small tuning', text: tuning }), details);
 }
 
 export function renderCodebook(c: CodebookReport): HTMLElement {
-  const glyphs = h('div', { class: 'glyphs', 'aria-label': `Codebook glyphs: ${c.glyphs}` },
+  const glyphs = h('div', { class: 'glyphs', role: 'group', tabindex: 0, 'aria-label': `Characters: ${c.glyphs}` },
     ...[...c.glyphs].map((g) => h('span', { class: g === ' ' || g === '\u2800' ? 'glyph blank' : 'glyph', title: g === ' ' ? 'space' : `${g} U+${g.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`, text: g })));
   return h('div', {},
     h('p', { class: 'codebook-head' },
-      h('b', { text: `${c.size}` }), ` of ${c.rampSize} glyphs · ${c.strategy} · ${num(c.bitsPerCell, 2)} bits/cell`),
+      h('b', { text: `${c.size}` }), ` of ${c.rampSize} characters · ${num(c.bitsPerCell, 2)} bits each`),
     glyphs,
     meter(`RMSE ≤ ${num(c.maxRmse)}`, c.rmse, Math.max(c.maxRmse * 1.5, c.rmse), c.maxRmse, 'codebook-rmse'),
-    h('p', { class: 'muted small', text: `Measured luminance RMSE ${num(c.rmse, 5)} against the budget maxGlyphRmse ${num(c.maxRmse)}.` }),
+    h('p', { class: 'muted small', text: `The fewest characters whose tone error (${num(c.rmse, 4)}) stays within ${num(c.maxRmse)}.` }),
   );
 }

@@ -6,11 +6,13 @@
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
-  FrameRenderer, bodyText, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
+  DEFAULTS, FrameRenderer, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
 } from '../core/index.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
 import { decodeWidth } from './decode-width.js';
+import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
+import { gridRows } from '../core/pipeline/geometry.js';
 
 interface WorkerScope {
   postMessage(message: FromWorker, transfer?: Transferable[]): void;
@@ -21,8 +23,12 @@ const scope = globalThis as unknown as WorkerScope;
 let painter: ArtPainter | null = null;
 let params: ExplicitParams = {};
 /** The still source: decoded at full size, plus the decode-width copies the server would make. */
-let still: { full: ImageBitmap; sized: Map<number, RgbaImage> } | null = null;
-let remote: RemoteGrid | null = null;
+interface Still { full: ImageBitmap; sized: Map<number, RgbaImage> }
+let still: Still | null = null;
+/** The parameters of the still shown: exports use them, so a download is what is on screen. */
+let goodParams: ExplicitParams = {};
+/** What the canvas shows: exports and parameter changes act on it. */
+let shownKind: 'none' | 'still' | 'frame' | 'remote' = 'none';
 let streaming = false;
 let frames: FrameRenderer | null = null;
 let lastFrame: RgbaImage | null = null;
@@ -64,8 +70,7 @@ function framePixels(bitmap: ImageBitmap): RgbaImage {
 }
 
 /** The still at the width the server decodes it for these columns (see decode-width.ts). */
-async function stillImage(columns: number): Promise<RgbaImage> {
-  const s = still!;
+async function stillImage(s: Still, columns: number): Promise<RgbaImage> {
   const { width, height } = decodeWidth(s.full.width, s.full.height, columns);
   let img = s.sized.get(width);
   if (!img) {
@@ -77,7 +82,7 @@ async function stillImage(columns: number): Promise<RgbaImage> {
 }
 
 function columnsOf(p: ExplicitParams): number {
-  return typeof p.columns === 'number' ? p.columns : 120;
+  return typeof p.columns === 'number' ? p.columns : DEFAULTS.columns;
 }
 
 function paint(): number {
@@ -100,31 +105,57 @@ function info(result: RenderResult, kind: ResultInfo['kind'], renderMs: number, 
     renderMs,
     drawMs,
     flicker,
+    inkCoverage: inkShare(result),
   };
 }
 
+/** Share of cells drawn with a non-blank glyph (a nearly empty render is told as such). */
+function inkShare(g: { glyphs: readonly string[]; cells: Uint16Array }): number {
+  const blank = g.glyphs.map((ch) => ch.trim() === '' || ch === '\u2800');
+  let ink = 0;
+  for (let i = 0; i < g.cells.length; i++) if (!blank[g.cells[i]!]) ink++;
+  return g.cells.length ? ink / g.cells.length : 0;
+}
+
 let stillJob = 0;
-async function renderStill(): Promise<void> {
-  if (!still) return;
+/**
+ * Renders `candidate` (a newly opened still) or the current still with the current parameters.
+ * Nothing changes unless it succeeds: a failed new still is dropped and the last good one, its
+ * parameters and its painting stay, so exports keep matching what is shown.
+ */
+async function renderStill(candidate?: Still, id?: number): Promise<void> {
+  const source = candidate ?? still;
+  if (!source) return;
   const job = ++stillJob;
+  const p = params;
   try {
-    const image = await stillImage(columnsOf(params));
-    if (job !== stillJob) return;
+    const image = await stillImage(source, columnsOf(p));
+    if (job !== stillJob) {
+      if (candidate && candidate !== still) candidate.full.close();
+      return;
+    }
     const t0 = performance.now();
-    const result = render(image, params);
+    const result = render(image, p);
     const renderMs = performance.now() - t0;
+    if (candidate && candidate !== still) {
+      still?.full.close();
+      still = candidate;
+    }
+    goodParams = p;
+    shownKind = 'still';
     lastResult = result;
     last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
     const drawMs = paint();
-    post({ t: 'result', result: info(result, 'still', renderMs, drawMs, null) });
+    post({ t: 'result', result: { ...info(result, 'still', renderMs, drawMs, null), ...(id !== undefined ? { id } : {}) } });
   } catch (err) {
-    post({ t: 'error', during: 'render', message: errorText(err) });
+    if (candidate && candidate !== still) candidate.full.close();
+    post({ t: 'error', during: candidate ? 'image' : 'render', ...(id !== undefined ? { id } : {}), message: errorText(err) });
   }
 }
 
-function renderFrame(bitmap: ImageBitmap): void {
+function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
   try {
-    const image = framePixels(bitmap);
+    const image = 'data' in bitmap ? bitmap : framePixels(bitmap);
     lastFrame = image;
     const t0 = performance.now();
     let result: RenderResult;
@@ -142,17 +173,83 @@ function renderFrame(bitmap: ImageBitmap): void {
       flicker = changed / result.cells.length;
     }
     previousCells = result.cells;
+    shownKind = 'frame';
     lastResult = result;
     last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
     const drawMs = paint();
     const out: ResultInfo = {
       ...info(result, 'frame', renderMs, drawMs, flicker),
+      codebookChoices: temporal && frames ? frames.codebookChoices : null,
       ...(wants.compact ? { compact: buildCompact(result) } : {}),
       ...(wants.compactLine ? { compactLine: formatResult(result, 'json-compact').body } : {}),
     };
     post({ t: 'result', result: out });
   } catch (err) {
     post({ t: 'error', during: 'frame', message: errorText(err) });
+  }
+}
+
+/**
+ * Camera and other MediaStream sources: the page hands over the track's frames as a stream
+ * (MediaStreamTrackProcessor), and this loop renders them as fast as they come and the core
+ * allows, one at a time (the processor drops frames while one renders). It needs no timer and no
+ * requestAnimationFrame of the page, so it keeps its rate when the page is hidden (the a2v
+ * receiver window in front).
+ */
+let paused = false;
+let streamReader: ReadableStreamDefaultReader<VideoFrame> | null = null;
+let grab: OffscreenCanvasRenderingContext2D | null = null;
+
+function stopStreamLoop(): void {
+  const r = streamReader;
+  streamReader = null;
+  if (r) void r.cancel().catch(() => {});
+}
+
+/** A VideoFrame at the renderer's working resolution (SUB_X x SUB_Y per cell) when it is larger. */
+function videoFramePixels(frame: VideoFrame): RgbaImage {
+  const vw = frame.displayWidth, vh = frame.displayHeight;
+  let w = vw, hgt = vh;
+  try {
+    const columns = columnsOf(params);
+    const rows = gridRows(vw, vh, columns);
+    if (columns * SUB_X < vw && rows * SUB_Y < vh) { w = columns * SUB_X; hgt = rows * SUB_Y; }
+  } catch { /* too tall: the render reports it */ }
+  if (!grab || grab.canvas.width !== w || grab.canvas.height !== hgt) {
+    grab = new OffscreenCanvas(w, hgt).getContext('2d', { willReadFrequently: true })!;
+    grab.imageSmoothingQuality = 'medium';
+  }
+  grab.drawImage(frame, 0, 0, w, hgt);
+  return { width: w, height: hgt, data: grab.getImageData(0, 0, w, hgt).data };
+}
+
+async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
+  const reader = readable.getReader();
+  streamReader = reader;
+  try {
+    while (streamReader === reader) {
+      const { value: frame, done } = await reader.read();
+      if (done || !frame) break;
+      if (streamReader !== reader || paused || !streaming) {
+        frame.close();
+        continue;
+      }
+      let image: RgbaImage;
+      try {
+        image = videoFramePixels(frame);
+      } finally {
+        frame.close();
+      }
+      renderFrame(image);
+    }
+  } catch (err) {
+    if (streamReader === reader) post({ t: 'error', during: 'frame', message: errorText(err) });
+  } finally {
+    reader.releaseLock();
+    if (streamReader === reader) {
+      streamReader = null;
+      post({ t: 'stream-ended' });
+    }
   }
 }
 
@@ -187,14 +284,13 @@ async function exportFormat(id: number, format: Format): Promise<void> {
   try {
     let result: RenderResult;
     // `format` last, as the studio's API equivalent (and the tests' API call) sends it.
-    const { format: _, ...rest } = params;
+    const { format: _, ...rest } = goodParams;
     const withFormat = { ...rest, format };
-    if (still && !streaming) result = render(await stillImage(columnsOf(params)), withFormat);
+    if (shownKind === 'still' && still) result = render(await stillImage(still, columnsOf(goodParams)), withFormat);
     else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
     else throw new Error('nothing to export yet: open an image, the webcam or a video');
     const out = formatResult(result, format);
-    // png (bytes) is not wired into the studio's export yet: bodyText refuses it with a message.
-    post({ t: 'export', id, format, body: bodyText(out), extension: out.extension, contentType: out.contentType });
+    post({ t: 'export', id, format, body: out.body, extension: out.extension, contentType: out.contentType });
   } catch (err) {
     post({ t: 'error', id, during: 'export', message: errorText(err) });
   }
@@ -204,8 +300,12 @@ function setView(view: ViewSettings): void {
   painter?.setView(view.cell, view.ground);
 }
 
+/** Counts source changes, so a slow snapshot cannot replace a source opened after it. */
+let sourceSeq = 0;
+
 scope.addEventListener('message', (event) => {
   const m = event.data;
+  if (m.t === 'image' || m.t === 'remote' || m.t === 'stream') sourceSeq++;
   switch (m.t) {
     case 'canvas':
       painter = new ArtPainter(m.canvas);
@@ -218,30 +318,36 @@ scope.addEventListener('message', (event) => {
     case 'params':
       params = m.params;
       if (streaming) frames = null;
-      else if (still) void renderStill();
+      else if (still && shownKind === 'still') void renderStill();
       break;
     case 'image':
       void (async () => {
+        let full: ImageBitmap;
         try {
-          const full = await createImageBitmap(m.blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none', imageOrientation: 'from-image' });
-          params = m.params;
-          still?.full.close();
-          still = { full, sized: new Map() };
-          remote = null;
-          streaming = false;
-          frames = null;
-          post({ t: 'loaded', id: m.id, width: full.width, height: full.height });
-          await renderStill();
+          full = await createImageBitmap(m.blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none', imageOrientation: 'from-image' });
         } catch (err) {
-          post({ t: 'error', id: m.id, during: 'image', message: `This file could not be decoded as an image (${errorText(err)}).` });
+          // The browser cannot decode it (TIFF, SVG, a damaged file): the page asks the server,
+          // which renders TIFF and names what is wrong with the others.
+          post({ t: 'error', id: m.id, during: 'decode', message: errorText(err) });
+          return;
         }
+        params = m.params;
+        stopStreamLoop();
+        streaming = false;
+        frames = null;
+        post({ t: 'loaded', id: m.id, width: full.width, height: full.height });
+        await renderStill({ full, sized: new Map() }, m.id);
       })();
       break;
     case 'stream':
       streaming = m.on;
       frames = null;
       previousCells = null;
-      if (m.on) remote = null;
+      stopStreamLoop();
+      if (m.on && m.readable) void streamLoop(m.readable);
+      break;
+    case 'pause':
+      paused = m.on;
       break;
     case 'temporal':
       temporal = m.on;
@@ -254,22 +360,25 @@ scope.addEventListener('message', (event) => {
     case 'snapshot':
       if (lastFrame) {
         const f = lastFrame;
+        const seq = ++sourceSeq;
         streaming = false;
         frames = null;
+        stopStreamLoop();
         void createImageBitmap(new ImageData(new Uint8ClampedArray(f.data), f.width, f.height)).then((full) => {
-          still = { full, sized: new Map() };
-          return renderStill();
+          // A source opened meanwhile wins.
+          if (seq !== sourceSeq) full.close();
+          else return renderStill({ full, sized: new Map() });
         });
       }
       break;
     case 'remote': {
-      remote = m.grid;
-      still = null;
       streaming = false;
+      shownKind = 'remote';
+      stopStreamLoop();
       const g = remoteGrid(m.grid);
       last = { grid: g, color: m.grid.params.color, monoColor: m.grid.params.monoColor };
       const drawMs = paint();
-      post({ t: 'result', result: { kind: 'remote', columns: g.columns, rows: g.rows, source: m.grid.source, params: m.grid.params, explicit: m.grid.explicit, director: m.grid.director, codebook: m.grid.codebook, renderMs: 0, drawMs, flicker: null } });
+      post({ t: 'result', result: { kind: 'remote', columns: g.columns, rows: g.rows, source: m.grid.source, params: m.grid.params, explicit: m.grid.explicit, director: m.grid.director, codebook: m.grid.codebook, renderMs: 0, drawMs, flicker: null, inkCoverage: inkShare(g) } });
       break;
     }
     case 'export':

@@ -9,6 +9,12 @@ import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
  */
 const FONT_PX = 12;
 const LINE_HEIGHT = 1.2;
+/**
+ * `blocks` art: the font's block glyphs are about 1.19em tall, a hair short of the 1.2em line, which
+ * showed as dark lines between rows. Its lines are set 1.16em apart and stretched back to 1.2em
+ * (scaleY), so blocks overlap by a hair and the cell stays 1:2.
+ */
+const BLOCK_LINE_HEIGHT = 1.16;
 
 /**
  * `html`: a complete, self-contained HTML5 document: inline `<style>` only, no script, no external
@@ -25,6 +31,7 @@ export function formatHtml(result: RenderResult): string {
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(',');
   const title = `Character art, ${columns}x${rows}, ${result.charset}`;
+  const blocks = result.charset === 'blocks';
 
   let art: string;
   if (!params.color) {
@@ -53,8 +60,8 @@ export function formatHtml(result: RenderResult): string {
     `<title>${escapeMarkup(title)}</title>\n` +
     '<style>\n' +
     `html,body{margin:0;background:${ground}}\n` +
-    `pre{margin:0;padding:1em;color:${ink};background:${ground};font:${FONT_PX}px/${LINE_HEIGHT} ${font};` +
-    'letter-spacing:0;white-space:pre;font-variant-ligatures:none}\n' +
+    `pre{margin:0;padding:1em;color:${ink};background:${ground};font:${FONT_PX}px/${blocks ? BLOCK_LINE_HEIGHT : LINE_HEIGHT} ${font};` +
+    `letter-spacing:0;white-space:pre;font-variant-ligatures:none${blocks ? `;transform:scaleY(${+(LINE_HEIGHT / BLOCK_LINE_HEIGHT).toFixed(4)});transform-origin:0 0` : ''}}\n` +
     '</style>\n' +
     '</head>\n' +
     '<body>\n' +

@@ -53,6 +53,25 @@ const R_MIN_CELLS = 16;
 const R_ALPHA = 0.1;
 /** Largest per-frame change of R (factor 2): one odd frame cannot swing the noise estimate far. */
 const R_MAX_LOG_STEP = Math.log(2);
+/**
+ * A cell whose mean moved this far (linear light, 0..1) from the filter's estimate in one frame
+ * changed for real: cell-mean noise is ~sigma/sqrt(32) (under 0.012 even for sensor noise of
+ * 16/255), so 0.05 is over 4 of its standard deviations whatever the noise estimate says.
+ */
+export const CUT_DELTA = 0.05;
+/**
+ * A whole-frame mean change this large (linear light) is real too (a fade, an exposure step):
+ * noise averages out over the frame (sd under 0.0005 for 1000 cells of 32 noisy samples).
+ */
+export const SHIFT_DELTA = 0.005;
+/**
+ * How far the temporal noise measurement may exceed the spatial one when the raster upsamples its
+ * source. Upsampling (a 640 px camera at 200 columns is 800 samples across) repeats source pixels,
+ * so second differences read the noise low: measured temporal/spatial on a still noisy scene is
+ * 1.8 at 1.25x, 2.8 at 2x, 5.6 at 2.5x. Without slack the cap pins R low and noise reads as motion.
+ * 8 still bounds R in a pan to under 3 noise sigmas.
+ */
+export const UPSAMPLED_SPATIAL_SLACK = 8;
 
 export interface TemporalFilterOptions {
   readonly columns: number;
@@ -68,6 +87,12 @@ export interface TemporalStats {
   readonly noiseSigma: number;
   /** Frames filtered since construction or the last reset. */
   readonly frames: number;
+  /** Share 0..1 of cells whose mean moved more than CUT_DELTA from the estimate in the last step:
+   * a change no noise level explains (a scene cut moves most cells). 1 on a first frame. */
+  readonly changedShare: number;
+  /** Mean over all samples of the last step's innovation (signed, linear light): a fade moves it
+   * by its step, noise leaves it near 0. 0 on a first frame. */
+  readonly meanShift: number;
 }
 
 /**
@@ -117,6 +142,9 @@ export class TemporalFilter {
   private frameCount = 0;
   private lastGain = 1;
   private lastMotionShare = 1;
+  private lastChangedShare = 1;
+  private lastMeanShift = 0;
+  private spatialSlack = 1;
 
   constructor(options: TemporalFilterOptions) {
     this.resize(options.columns, options.rows);
@@ -137,6 +165,8 @@ export class TemporalFilter {
       motionShare: this.lastMotionShare,
       noiseSigma: Math.sqrt(this.r),
       frames: this.frameCount,
+      changedShare: this.lastChangedShare,
+      meanShift: this.lastMeanShift,
     };
   }
 
@@ -147,8 +177,19 @@ export class TemporalFilter {
     this.rUpdates = 0;
     this.lastGain = 1;
     this.lastMotionShare = 1;
+    this.lastChangedShare = 1;
+    this.lastMeanShift = 0;
     this.motion.fill(1);
     this.stable.fill(0);
+  }
+
+  /**
+   * Whether the raster upsamples its source (more samples than source pixels on some axis): the
+   * spatial noise measurement then reads low, and may cap the temporal one only within
+   * UPSAMPLED_SPATIAL_SLACK. Set by the caller, which knows the source size.
+   */
+  setUpsampled(upsampled: boolean): void {
+    this.spatialSlack = upsampled ? UPSAMPLED_SPATIAL_SLACK : 1;
   }
 
   /**
@@ -181,6 +222,8 @@ export class TemporalFilter {
       this.stable.fill(0);
       this.lastGain = 1;
       this.lastMotionShare = 1;
+      this.lastChangedShare = 1;
+      this.lastMeanShift = 0;
       this.frameCount = 1;
       return out;
     }
@@ -198,6 +241,8 @@ export class TemporalFilter {
     const t = motionThreshold(motionSensitivity);
     let gainSum = 0;
     let moving = 0;
+    let changed = 0;
+    let shift = 0;
     let eligible = 0;
 
     for (let cy = 0; cy < rowsN; cy++) {
@@ -206,6 +251,7 @@ export class TemporalFilter {
         const base = cy * CELL_H * width + cx * CELL_W;
         // Pass 1: innovation energy against the prediction, raw frame difference for the noise
         // estimate (independent of the filter state, so a wrong R cannot confirm itself).
+        let sumNu = 0;
         let sumNu2 = 0;
         let sumD2 = 0;
         let sumZ = 0;
@@ -215,6 +261,7 @@ export class TemporalFilter {
             const z = raster[i]!;
             const nu = z - est[i]!;
             const d = z - prev[i]!;
+            sumNu += nu;
             sumNu2 += nu * nu;
             sumD2 += d * d;
             sumZ += z;
@@ -224,6 +271,9 @@ export class TemporalFilter {
         const p = variance[c]!;
         const s = p + qStatic + r;
         const meanNu2 = sumNu2 / CELL_N;
+        const meanNu = sumNu / CELL_N;
+        shift += meanNu;
+        if (meanNu > CUT_DELTA || meanNu < -CUT_DELTA) changed++;
         const e = meanNu2 / s;
         let m = 0;
         if (e > 0) {
@@ -280,6 +330,8 @@ export class TemporalFilter {
 
     this.lastGain = gainSum / this.cells;
     this.lastMotionShare = moving / this.cells;
+    this.lastChangedShare = changed / this.cells;
+    this.lastMeanShift = shift / this.cells;
     if (eligible >= R_MIN_CELLS) this.updateNoise(eligible);
     this.frameCount++;
     return out;
@@ -295,7 +347,8 @@ export class TemporalFilter {
     const rank = Math.floor(R_QUANTILE * (n - 1));
     const temporal = selectKth(this.scratch, n, rank) / R_QUANTILE_TEMPORAL;
     const spatial = selectKth(this.scratchSpatial, n, rank) / R_QUANTILE_SPATIAL;
-    let measured = temporal < spatial ? temporal : spatial;
+    const cap = spatial * this.spatialSlack;
+    let measured = temporal < cap ? temporal : cap;
     measured = measured < R_MIN ? R_MIN : measured > R_MAX ? R_MAX : measured;
     this.rUpdates++;
     const alpha = Math.max(R_ALPHA, 1 / this.rUpdates);

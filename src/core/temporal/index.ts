@@ -6,5 +6,8 @@ export {
   R_MAX,
   Q_STATIC_RATIO,
   STABLE_BELOW,
+  CUT_DELTA,
+  SHIFT_DELTA,
+  UPSAMPLED_SPATIAL_SLACK,
 } from './filter.js';
 export type { TemporalFilterOptions, TemporalStats } from './filter.js';

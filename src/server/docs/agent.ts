@@ -5,6 +5,7 @@ import {
 } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { ALLOWED_FORMATS } from '../../node/decode.js';
+import { TRUSTED_IMAGE_HOSTS } from '../fetch-image.js';
 import type { ServerConfig } from '../config.js';
 import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
 import { RENDER_TOOL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
@@ -94,6 +95,8 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
       rateLimitPerMinute: config.rateLimit,
       mcpMaxBatch: config.mcpMaxBatch,
       renderTimeoutMs: config.renderTimeoutMs,
+      // Extension: the hosts imageUrl may name (empty: none; the studio hides its URL box).
+      imageUrlHosts: [...TRUSTED_IMAGE_HOSTS, ...config.imageFetchAllowlist],
     },
     discovery: {
       openapi: url(E.openapi.path),

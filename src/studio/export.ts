@@ -1,0 +1,134 @@
+/**
+ * Export: copy and download the shown art in every format, and the same render as a curl command.
+ * Exports always describe what is on screen: the worker formats the still or frame it painted,
+ * with the parameters it was painted with; a server-rendered still is asked again with the
+ * parameters of its shown render.
+ */
+import { FORMATS, FORMAT_INFO, type Format } from '../core/index.js';
+import type { ParamControls } from './controls.js';
+import { $, h } from './dom.js';
+import { say, showError } from './layout.js';
+import { serverRender } from './server-api.js';
+import { state } from './state.js';
+import { workerExport, type Exported } from './worker-link.js';
+
+/**
+ * The formats offered for download: the one list. Every format of the core is here, so a format
+ * the core gains (png) gets its button; bytes (Uint8Array bodies) download as they are.
+ */
+export const EXPORT_FORMATS: readonly Format[] = FORMATS;
+
+/** Formats whose output is text (copyable). */
+function isText(out: Exported): boolean {
+  return typeof out.body === 'string';
+}
+
+let controls: ParamControls;
+
+export async function exportAs(format: Format): Promise<Exported> {
+  const shown = state.shown;
+  if (shown.kind === 'server' && shown.server) {
+    const res = await serverRender(shown.server, state.serverParams, format);
+    const contentType = res.headers.get('content-type') ?? FORMAT_INFO[format].contentType;
+    const body = /^(text\/|application\/(json|x-ndjson)|image\/svg)/.test(contentType) ? await res.text() : new Uint8Array(await res.arrayBuffer());
+    return { body, extension: FORMAT_INFO[format].extension, contentType };
+  }
+  if (shown.kind === 'none') throw new Error('nothing to export yet: open an image, the webcam or a video');
+  return workerExport(format);
+}
+
+/** File names follow what is shown: "v2a-<source name>". */
+export function exportBase(): string {
+  return ('v2a-' + state.shown.name.replace(/\.[a-z0-9]+$/i, '')).replace(/[^a-z0-9._-]+/gi, '-').replace(/-+/g, '-').slice(0, 60);
+}
+
+function fileName(format: Format): string {
+  return `${exportBase()}${format === 'json-compact' ? '.compact' : ''}.${FORMAT_INFO[format].extension}`;
+}
+
+export function downloadBlob(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function currentFormat(): Format {
+  return (controls.values().format as Format | undefined) ?? 'text';
+}
+
+async function copyText(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const ta = h('textarea', { class: 'sr-only', 'aria-hidden': 'true' });
+    ta.value = text;
+    document.body.append(ta);
+    ta.select();
+    document.execCommand('copy');
+    ta.remove();
+  }
+}
+
+const copyBtn = $('#copy') as HTMLButtonElement;
+const downloadBtn = $('#download') as HTMLButtonElement;
+let downloadButtons: HTMLButtonElement[] = [];
+
+export function setExportEnabled(on: boolean): void {
+  copyBtn.disabled = !on;
+  downloadBtn.disabled = !on;
+  for (const b of downloadButtons) b.disabled = !on;
+  const f = currentFormat();
+  $('#export-format').textContent = `${f} · .${FORMAT_INFO[f].extension}`;
+}
+
+async function doDownload(format: Format): Promise<void> {
+  const name = fileName(format);
+  try {
+    const out = await exportAs(format);
+    downloadBlob(new Blob([out.body as BlobPart], { type: out.contentType }), name);
+    say(`Saved ${name}.`);
+  } catch (err) {
+    showError(`Export failed: ${(err as Error).message}`);
+  }
+}
+
+const curlEl = $('#curl');
+export function updateCurl(): void {
+  const { format, ...params } = controls.values();
+  const quote = (s: string) => (/^[\w.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const fields = Object.entries({ ...params, format: format ?? currentFormat() }).map(([k, v]) => ` \\\n  -F ${quote(`${k}=${String(v)}`)}`);
+  const server = state.shown.server;
+  const image = server && 'url' in server ? `imageUrl=${server.url}` : `image=@${state.shown.kind === 'none' ? 'image.png' : state.shown.name}`;
+  curlEl.textContent = `curl -sS ${location.origin}/api/v1/render \\\n  -F ${quote(image)}${fields.join('')}`;
+}
+
+export function initExport(c: ParamControls): void {
+  controls = c;
+  const downloads = $('#downloads');
+  downloadButtons = EXPORT_FORMATS.map((format) => {
+    const info = FORMAT_INFO[format];
+    // The button's text is its accessible name: the format and its file extension.
+    const b = h('button', { type: 'button', class: 'btn small fmt', 'data-format': format, title: `Download ${info.label}`, disabled: true },
+      h('span', { text: format }), ' ', h('small', { text: `.${info.extension}` }));
+    b.addEventListener('click', () => void doDownload(format));
+    downloads.append(b);
+    return b;
+  });
+  copyBtn.addEventListener('click', async () => {
+    try {
+      const format = currentFormat();
+      const out = await exportAs(format);
+      if (!isText(out)) throw new Error(`${format} is not text; download it instead`);
+      await copyText(out.body as string);
+      say(`Copied the ${format} output (${(out.body as string).length} characters).`);
+    } catch (err) {
+      showError(`Copy failed: ${(err as Error).message}`);
+    }
+  });
+  downloadBtn.addEventListener('click', () => void doDownload(currentFormat()));
+  $('#copy-curl').addEventListener('click', () => void copyText(curlEl.textContent ?? '').then(() => say('Copied the curl command.')));
+  updateCurl();
+}

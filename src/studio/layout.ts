@@ -1,0 +1,140 @@
+/**
+ * The stage: the art fitted to the window (or a fixed zoom), full screen, side by side with its
+ * source; the status line and the error shown beside the art; the collapsible panel; the page
+ * theme. Sizes are computed from the stage box, never from content, so nothing shifts the layout.
+ */
+import { groundFor } from '../core/index.js';
+import { $ } from './dom.js';
+import { send } from './worker-link.js';
+import { isLive, state } from './state.js';
+import type { ViewSettings } from './protocol.js';
+
+export const el = {
+  canvas: $('#art') as HTMLCanvasElement,
+  view: $('#view'),
+  viewport: $('#viewport'),
+  status: $('#status'),
+  readout: $('#readout'),
+  zoom: $('#zoom') as HTMLSelectElement,
+  sourcePane: $('#source-pane'),
+  sourceImg: $('#source-img') as HTMLImageElement,
+  sourceNone: $('#source-none'),
+  video: $('#video') as HTMLVideoElement,
+  sideBySide: $('#side-by-side'),
+  error: $('#art-error'),
+  errorText: $('#art-error-text'),
+};
+
+export function say(text: string): void {
+  el.status.textContent = text;
+  el.status.dataset.tone = 'info';
+}
+
+/** An error, in the API's (or the browser's) own words, beside the art; the art stays. */
+export function showError(text: string): void {
+  el.errorText.textContent = text;
+  el.error.hidden = false;
+  el.status.textContent = text;
+  el.status.dataset.tone = 'error';
+  state.stats.error = text;
+}
+
+export function clearError(): void {
+  el.error.hidden = true;
+  state.stats.error = null;
+  if (el.status.dataset.tone === 'error') {
+    el.status.textContent = '';
+    el.status.dataset.tone = 'info';
+  }
+}
+$('#art-error-close').addEventListener('click', clearError);
+
+const narrow = matchMedia('(max-width: 700px)');
+
+/** CSS pixels per cell across (the cell is twice as high) for the shown grid. */
+function cssCellWidth(columns: number, rows: number): number {
+  if (el.zoom.value !== 'fit') return 6 * Number(el.zoom.value);
+  const box = el.viewport.getBoundingClientRect();
+  const w = box.width - 16, hgt = box.height - 16;
+  return Math.max(0.5, Math.min(w / columns, hgt > 40 ? hgt / (rows * 2) : Infinity, 32));
+}
+
+function view(): ViewSettings {
+  const r = state.result;
+  const cssCell = r ? cssCellWidth(r.columns, r.rows) : 6;
+  return { cell: Math.max(2, Math.min(32, Math.round(cssCell * devicePixelRatio))), ground: null };
+}
+
+let viewKey = '';
+/** Sizes the canvas to the stage and tells the worker the cell size it paints at. */
+export function layout(): void {
+  const r = state.result;
+  if (!r) return;
+  const cssCell = cssCellWidth(r.columns, r.rows);
+  el.canvas.style.width = `${r.columns * cssCell}px`;
+  el.canvas.style.height = `${r.rows * cssCell * 2}px`;
+  const v = view();
+  const key = JSON.stringify(v);
+  if (key !== viewKey) {
+    viewKey = key;
+    send({ t: 'view', view: v });
+  }
+  // The preview's ground is the one html, svg and png downloads use: ink and ground stay a pair.
+  el.viewport.style.setProperty('--ground', groundFor(r.params.monoColor));
+}
+
+export function initialView(): ViewSettings {
+  return view();
+}
+
+new ResizeObserver(() => layout()).observe(el.viewport);
+el.zoom.addEventListener('change', layout);
+narrow.addEventListener('change', layout);
+
+// Side by side: the source next to the art (a still's image, a stream's video).
+export function updateSourcePane(): void {
+  const on = el.sideBySide.getAttribute('aria-pressed') === 'true';
+  const live = isLive();
+  el.sourcePane.hidden = !on;
+  el.view.dataset.split = String(on);
+  el.sourceImg.hidden = !(on && !live && state.sourceUrl && state.shown.kind === 'image');
+  if (state.sourceUrl && el.sourceImg.src !== state.sourceUrl) el.sourceImg.src = state.sourceUrl;
+  el.video.hidden = !(on && live);
+  el.sourceNone.hidden = !(on && !live && el.sourceImg.hidden);
+  layout();
+}
+el.sideBySide.addEventListener('click', () => {
+  el.sideBySide.setAttribute('aria-pressed', String(el.sideBySide.getAttribute('aria-pressed') !== 'true'));
+  updateSourcePane();
+});
+
+const stage = $('#stage');
+const fullscreenBtn = $('#fullscreen');
+fullscreenBtn.addEventListener('click', () => {
+  if (document.fullscreenElement) void document.exitFullscreen();
+  else void stage.requestFullscreen?.().catch((err: Error) => showError(`Full screen is not available: ${err.message}`));
+});
+document.addEventListener('fullscreenchange', () => {
+  fullscreenBtn.textContent = document.fullscreenElement ? 'Exit full screen' : 'Full screen';
+  layout();
+});
+
+// The panel folds away: the art takes the whole width.
+const panelToggle = $('#panel-toggle');
+panelToggle.addEventListener('click', () => {
+  const open = document.body.dataset.panel !== 'open';
+  document.body.dataset.panel = open ? 'open' : 'closed';
+  panelToggle.setAttribute('aria-expanded', String(open));
+  panelToggle.textContent = open ? 'Hide settings' : 'Show settings';
+});
+
+// Theme: the system's by default; the button picks the other one.
+const themeBtn = $('#theme');
+const prefersLight = matchMedia('(prefers-color-scheme: light)');
+function applyTheme(light: boolean): void {
+  document.documentElement.dataset.theme = light ? 'light' : 'dark';
+  themeBtn.setAttribute('aria-pressed', String(light));
+}
+applyTheme(prefersLight.matches);
+prefersLight.addEventListener('change', () => applyTheme(prefersLight.matches));
+themeBtn.addEventListener('click', () => applyTheme(document.documentElement.dataset.theme !== 'light'));

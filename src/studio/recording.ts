@@ -1,0 +1,103 @@
+/**
+ * Recording a stream: a WebM clip of the art (MediaRecorder on the art canvas's own stream, so
+ * the clip is exactly what is painted, at the painted size), or json-compact frames, one per line
+ * (NDJSON), for programs.
+ */
+import { $ } from './dom.js';
+import { el, say, showError } from './layout.js';
+import { downloadBlob, exportBase } from './export.js';
+import type { ResultInfo } from './protocol.js';
+import { state } from './state.js';
+import { send } from './worker-link.js';
+import { handoffWantsCompact } from './handoff-ui.js';
+
+const recordBtn = $('#record');
+const recordAs = $('#record-as') as HTMLSelectElement;
+const recInfo = $('#rec-info');
+/** Bounds a recording: json-compact lines kept in memory, and seconds of WebM. */
+const MAX_LINES = 3000;
+const MAX_WEBM_MS = 5 * 60_000;
+let webmTimer: ReturnType<typeof setTimeout> | undefined;
+
+export function updateWants(): void {
+  send({ t: 'wants', compact: handoffWantsCompact(), compactLine: state.recording?.kind === 'ndjson' });
+}
+
+function webmType(): string | null {
+  for (const t of ['video/webm;codecs=vp9', 'video/webm;codecs=vp8', 'video/webm']) if (MediaRecorder.isTypeSupported(t)) return t;
+  return null;
+}
+
+function startRecording(): void {
+  if (recordAs.value === 'webm') {
+    const type = typeof MediaRecorder === 'undefined' ? null : webmType();
+    if (!type) {
+      showError('This browser cannot record WebM; record json-compact frames instead.');
+      return;
+    }
+    let stream: MediaStream;
+    try {
+      stream = el.canvas.captureStream(30);
+    } catch (err) {
+      showError(`The art cannot be recorded here: ${(err as Error).message}`);
+      return;
+    }
+    const recorder = new MediaRecorder(stream, { mimeType: type, videoBitsPerSecond: 4_000_000 });
+    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], frames: 0 };
+    recorder.addEventListener('dataavailable', (e) => { if (e.data.size) rec.chunks.push(e.data); });
+    recorder.addEventListener('stop', () => {
+      stream.getTracks().forEach((t) => t.stop());
+      if (!rec.chunks.length) return;
+      const blob = new Blob(rec.chunks, { type: 'video/webm' });
+      downloadBlob(blob, `${exportBase()}-clip.webm`);
+      say(`Clip saved: ${rec.frames} frames as WebM (${Math.round(blob.size / 1024)} KiB).`);
+    });
+    recorder.start(1000);
+    state.recording = rec;
+    webmTimer = setTimeout(stopRecording, MAX_WEBM_MS);
+  } else {
+    state.recording = { kind: 'ndjson', lines: [] };
+  }
+  recordBtn.setAttribute('aria-pressed', 'true');
+  recordBtn.textContent = 'Stop and save';
+  recordAs.disabled = true;
+  updateWants();
+}
+
+export function stopRecording(): void {
+  const rec = state.recording;
+  if (!rec) return;
+  state.recording = null;
+  clearTimeout(webmTimer);
+  recordBtn.setAttribute('aria-pressed', 'false');
+  recordBtn.textContent = 'Record clip';
+  recordAs.disabled = false;
+  recInfo.textContent = '';
+  updateWants();
+  if (rec.kind === 'webm') {
+    if (rec.recorder.state !== 'inactive') rec.recorder.stop();
+    return;
+  }
+  if (rec.lines.length) {
+    downloadBlob(new Blob([rec.lines.join('\n') + '\n'], { type: 'application/x-ndjson' }), `${exportBase()}-clip.ndjson`);
+    say(`Clip saved: ${rec.lines.length} json-compact frames, one per line.`);
+  }
+}
+
+export function onFrameForRecording(r: ResultInfo): void {
+  const rec = state.recording;
+  if (!rec) return;
+  if (rec.kind === 'webm') {
+    rec.frames++;
+    if (rec.frames % 10 === 1) recInfo.textContent = `● ${rec.frames} frames`;
+    return;
+  }
+  if (!r.compactLine) return;
+  rec.lines.push(r.compactLine);
+  recInfo.textContent = `● ${rec.lines.length} frames`;
+  if (rec.lines.length >= MAX_LINES) stopRecording();
+}
+
+export function initRecording(): void {
+  recordBtn.addEventListener('click', () => (state.recording ? stopRecording() : startRecording()));
+}

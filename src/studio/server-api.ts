@@ -1,0 +1,51 @@
+/**
+ * The studio's calls to its own server: renders it does in the browser's stead (an image URL, or
+ * a file the browser cannot decode) and what the server allows (image hosts). A failure is an
+ * Error carrying the API's own problem+json detail, word for word.
+ */
+import { ENDPOINTS } from '../contract/endpoints.js';
+import type { Format } from '../core/index.js';
+import type { ExplicitParams } from './protocol.js';
+import type { ServerSource } from './state.js';
+
+async function problemDetail(res: Response): Promise<string> {
+  try {
+    const p = (await res.json()) as { detail?: string; title?: string };
+    return p.detail ?? p.title ?? `The server answered ${res.status}.`;
+  } catch {
+    return `The server answered ${res.status}.`;
+  }
+}
+
+/** POST /api/v1/render for a server source: JSON with imageUrl, or multipart with the file. */
+export async function serverRender(src: ServerSource, params: ExplicitParams, format: Format, signal?: AbortSignal): Promise<Response> {
+  const { format: _f, ...rest } = params;
+  let init: RequestInit;
+  if ('url' in src) {
+    init = { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ imageUrl: src.url, ...rest, format }) };
+  } else {
+    const form = new FormData();
+    form.append('image', src.file, src.fileName);
+    for (const [k, v] of Object.entries({ ...rest, format })) form.append(k, String(v));
+    init = { body: form };
+  }
+  const res = await fetch(ENDPOINTS.render.path, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string> | undefined), accept: 'application/json, text/plain, */*' }, ...(signal ? { signal } : {}) });
+  if (!res.ok) throw new Error(await problemDetail(res));
+  return res;
+}
+
+/**
+ * Image hosts the server fetches `imageUrl` from (the agent manifest's limits.imageUrlHosts);
+ * empty when it allows none, or when the manifest cannot be read.
+ */
+export async function allowedImageHosts(): Promise<readonly string[]> {
+  try {
+    const res = await fetch(ENDPOINTS.agent.path, { headers: { accept: 'application/json' } });
+    if (!res.ok) return [];
+    const m = (await res.json()) as { limits?: { imageUrlHosts?: unknown } };
+    const hosts = m.limits?.imageUrlHosts;
+    return Array.isArray(hosts) ? hosts.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Still sources: file picker, drop, paste and image URL. The browser decodes what it can (in the
+ * worker); what it cannot (TIFF, SVG, a damaged file) goes to the server, which renders TIFF and
+ * names what is wrong with the rest. A source is shown only once it rendered: until then, and
+ * after any failure, the last good picture, its name and its exports stay as they were.
+ */
+import type { RemoteGrid } from './protocol.js';
+import { $ } from './dom.js';
+import { clearError, say, showError, updateSourcePane } from './layout.js';
+import { serverRender } from './server-api.js';
+import { setShown, state, type ServerSource } from './state.js';
+import { openVideo, stopStream } from './stream.js';
+import { send } from './worker-link.js';
+import type { ParamControls } from './controls.js';
+
+let controls: ParamControls;
+let imageId = 0;
+
+export function initSources(c: ParamControls): void {
+  controls = c;
+}
+
+function baseName(name: string): string {
+  return name.replace(/[?#].*$/, '').split('/').pop() || 'image';
+}
+
+/** A still from a file, a drop or a paste: decoded and rendered in the worker. */
+export function openImage(blob: Blob, name: string): void {
+  stopStream();
+  const id = ++imageId;
+  state.pending = { id, name, blob };
+  say(`Decoding ${name}…`);
+  state.stillBusy = true;
+  state.stillDirty = false;
+  send({ t: 'image', id, blob, params: controls.values() });
+}
+
+/** The worker rendered the pending still: it is what is shown now. */
+export function pendingRendered(id: number | undefined): boolean {
+  const p = state.pending;
+  if (!p || id !== p.id) return false;
+  state.pending = null;
+  if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
+  state.sourceUrl = URL.createObjectURL(p.blob);
+  setShown('image', p.name);
+  clearError();
+  updateSourcePane();
+  return true;
+}
+
+/** The worker could not decode or render the pending still. */
+export function pendingFailed(id: number | undefined, during: string, message: string): void {
+  const p = state.pending;
+  if (!p || id !== p.id) return;
+  state.stillBusy = false;
+  if (during === 'decode') {
+    // The browser cannot read it: the server can render TIFF and names the rest precisely.
+    void openOnServer({ file: p.blob, fileName: p.name }, p.name, id);
+    return;
+  }
+  state.pending = null;
+  showError(`${p.name}: ${message}`);
+}
+
+export function openFile(file: File): void {
+  if (file.type.startsWith('video/')) openVideo(file);
+  else if (file.type.startsWith('image/') || file.type === '' || /\.(tiff?|svg)$/i.test(file.name)) openImage(file, file.name || 'image');
+  else showError(`${file.name} is neither an image nor a video.`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server renders: an image URL, or a file the browser cannot decode
+
+let serverAbort: AbortController | null = null;
+let serverTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Renders `src` on the server; shows it (named `name`) only when that succeeded. */
+export async function openOnServer(src: ServerSource, name: string, pendingId?: number): Promise<void> {
+  stopStream();
+  serverAbort?.abort();
+  const abort = new AbortController();
+  serverAbort = abort;
+  say(`Rendering ${name} on the server…`);
+  const params = controls.values();
+  try {
+    const res = await serverRender(src, params, 'json', abort.signal);
+    const grid = (await res.json()) as RemoteGrid;
+    if (abort.signal.aborted) return;
+    if (pendingId !== undefined) {
+      if (state.pending?.id !== pendingId) return;
+      state.pending = null;
+    }
+    if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
+    state.sourceUrl = null;
+    setShown('server', name, src);
+    state.serverParams = params;
+    clearError();
+    updateSourcePane();
+    send({ t: 'remote', grid });
+  } catch (err) {
+    if (abort.signal.aborted) return;
+    if (pendingId !== undefined && state.pending?.id === pendingId) state.pending = null;
+    // The API's own words; the picture and everything about it stay as they were.
+    showError(`${name}: ${(err as Error).message}`);
+  }
+}
+
+/** Parameters changed while a server-rendered still is shown: render it again (debounced). */
+export function rerenderOnServer(): void {
+  const shown = state.shown;
+  if (shown.kind !== 'server' || !shown.server) return;
+  const src = shown.server;
+  clearTimeout(serverTimer);
+  serverTimer = setTimeout(() => void openOnServer(src, shown.name), 300);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring: picker, drop, paste, URL box
+
+export function wireSources(): void {
+  const imageFile = $('#image-file') as HTMLInputElement;
+  const videoFile = $('#video-file') as HTMLInputElement;
+  $('#open-image').addEventListener('click', () => imageFile.click());
+  $('#open-video').addEventListener('click', () => videoFile.click());
+  imageFile.addEventListener('change', () => {
+    const f = imageFile.files?.[0];
+    if (f) openFile(f);
+    imageFile.value = '';
+  });
+  videoFile.addEventListener('change', () => {
+    const f = videoFile.files?.[0];
+    if (f) openVideo(f);
+    videoFile.value = '';
+  });
+
+  let dragDepth = 0;
+  window.addEventListener('dragenter', (e) => {
+    if (!e.dataTransfer?.types.includes('Files')) return;
+    dragDepth++;
+    document.body.classList.add('dragging');
+  });
+  window.addEventListener('dragleave', () => {
+    dragDepth = Math.max(0, dragDepth - 1);
+    if (!dragDepth) document.body.classList.remove('dragging');
+  });
+  window.addEventListener('dragover', (e) => {
+    if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
+  });
+  window.addEventListener('drop', (e) => {
+    dragDepth = 0;
+    document.body.classList.remove('dragging');
+    const f = e.dataTransfer?.files[0];
+    if (!f) return;
+    e.preventDefault();
+    openFile(f);
+  });
+
+  const urlForm = $('#url-form') as HTMLFormElement;
+  const urlInput = $('#url') as HTMLInputElement;
+  const openUrl = (url: string) => void openOnServer({ url }, baseName(url));
+  urlForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const url = urlInput.value.trim();
+    if (!url) {
+      showError('Enter the address of an image (https).');
+      urlInput.focus();
+      return;
+    }
+    openUrl(url);
+  });
+
+  document.addEventListener('paste', (e) => {
+    const target = e.target as HTMLElement | null;
+    const editing = target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement;
+    const items = e.clipboardData ? Array.from(e.clipboardData.items) : [];
+    const file = items.find((i) => i.kind === 'file' && (i.type.startsWith('image/') || i.type.startsWith('video/')))?.getAsFile();
+    if (file) {
+      e.preventDefault();
+      openFile(file.name ? file : new File([file], 'pasted image', { type: file.type }));
+      return;
+    }
+    if (editing || !state.imageUrlHosts.length) return;
+    const text = e.clipboardData?.getData('text/plain').trim() ?? '';
+    if (/^https?:\/\/\S+$/i.test(text)) {
+      e.preventDefault();
+      urlInput.value = text;
+      openUrl(text);
+    }
+  });
+}
+
+/** Shows the URL box only when the server fetches from some host, and names them. */
+export function showUrlBox(hosts: readonly string[]): void {
+  state.imageUrlHosts = hosts;
+  const form = $('#url-form') as HTMLFormElement;
+  form.hidden = hosts.length === 0;
+  const input = $('#url') as HTMLInputElement;
+  input.placeholder = `https://… image on ${hosts.slice(0, 2).join(', ')}${hosts.length > 2 ? ', …' : ''}`;
+  input.title = `The server fetches images from: ${hosts.join(', ')}`;
+}
+

@@ -1,0 +1,92 @@
+/**
+ * The studio page's one state object. Every module reads and writes it; nothing else is kept at
+ * module level but the elements. `shown` describes what is on screen and changes only when a
+ * render of a new source succeeded, so after any failure the picture, its name (download names)
+ * and its exports still belong together.
+ */
+import type { HandoffManifest } from '../contract/handoff.js';
+import type { HandoffSession } from './handoff.js';
+import type { ResultInfo } from './protocol.js';
+
+/**
+ * image: a still the worker rendered; server: a still the server rendered (an image URL, or a file
+ * the browser cannot decode, e.g. TIFF); webcam, video: live streams (a stopped stream's last
+ * frame stays as an `image`).
+ */
+export type SourceKind = 'none' | 'image' | 'server' | 'webcam' | 'video';
+
+/** What the server renders for a `server` source: an image URL or the file itself. */
+export type ServerSource = { readonly url: string } | { readonly file: Blob; readonly fileName: string };
+
+/** Live numbers for the readouts, the tests and bench/studio.ts. */
+export interface StudioStats {
+  source: SourceKind;
+  results: number;
+  frames: number;
+  fps: number;
+  renderMs: number;
+  drawMs: number;
+  /** Sums over the stream's frames (means: divide by frames). */
+  sumRenderMs: number;
+  sumDrawMs: number;
+  /** Streams: temporal filter on. */
+  temporal: boolean;
+  /** Share of glyphs changed in the last frame, and its mean over the last second. */
+  flicker: number | null;
+  meanFlicker: number | null;
+  /** Streams: times the tuning and glyph codebook were chosen (1 = never re-chosen). */
+  codebookChoices: number | null;
+  columns: number;
+  rows: number;
+  kind: ResultInfo['kind'] | null;
+  /** The last error shown beside the art (null after a success). */
+  error: string | null;
+  handoff: { state: string; sent: number; traceId: string | null; handoff: string | null };
+}
+
+export const state = {
+  /** What is on screen: its kind, its name (downloads are named after it), its server source. */
+  shown: { kind: 'none' as SourceKind, name: 'art', server: null as ServerSource | null },
+  /** The parameters the shown server render used (its exports use them too). */
+  serverParams: {} as Record<string, unknown>,
+  /** A source being opened (not shown until it renders). */
+  pending: null as { id: number; name: string; blob: Blob } | null,
+  /** The last result drawn. */
+  result: null as ResultInfo | null,
+  /** Object URL of the shown still (side-by-side view). */
+  sourceUrl: null as string | null,
+  /** Still renders: one in flight; changes meanwhile are sent when it returns (latest only). */
+  stillBusy: false,
+  stillDirty: false,
+  /** Streams. */
+  stream: null as MediaStream | null,
+  videoUrl: null as string | null,
+  paused: false,
+  frameInFlight: 0,
+  newFrame: false,
+  /** Recording: json-compact lines, or a WebM MediaRecorder. */
+  recording: null as null | { kind: 'ndjson'; lines: string[] } | { kind: 'webm'; recorder: MediaRecorder; chunks: Blob[]; frames: number },
+  /** The a2v handoff. */
+  manifest: null as HandoffManifest | null,
+  handoff: null as HandoffSession | null,
+  /** Image hosts the server fetches image URLs from (empty: the URL box is hidden). */
+  imageUrlHosts: [] as readonly string[],
+  stats: {
+    source: 'none', results: 0, frames: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, temporal: true,
+    flicker: null, meanFlicker: null, codebookChoices: null, columns: 0, rows: 0, kind: null, error: null,
+    handoff: { state: 'idle', sent: 0, traceId: null, handoff: null },
+  } as StudioStats,
+};
+
+export type State = typeof state;
+
+export function isLive(kind: SourceKind = state.shown.kind): kind is 'webcam' | 'video' {
+  return kind === 'webcam' || kind === 'video';
+}
+
+/** Sets what is shown (after a source rendered). */
+export function setShown(kind: SourceKind, name: string, server: ServerSource | null = null): void {
+  state.shown = { kind, name, server };
+  state.stats.source = kind;
+  document.body.dataset.source = kind;
+}

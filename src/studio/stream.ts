@@ -1,0 +1,237 @@
+/**
+ * Live sources, rendered frame by frame through FrameRenderer (the temporal filter) in the worker.
+ *
+ * A MediaStream (the webcam, a canvas stream) goes to the worker as a stream of VideoFrames
+ * (MediaStreamTrackProcessor) that the worker reads itself: no requestAnimationFrame, no timer, so
+ * the rate holds when this page is hidden behind the a2v receiver's window. Where the browser has
+ * no MediaStreamTrackProcessor, and for video files, frames are grabbed on the video element's
+ * requestVideoFrameCallback instead, at most two in flight.
+ */
+import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
+import { gridRows } from '../core/pipeline/geometry.js';
+import { DEFAULTS } from '../core/index.js';
+import type { ParamControls } from './controls.js';
+import { $ } from './dom.js';
+import { clearError, el, say, showError, updateSourcePane } from './layout.js';
+import { stopRecording } from './recording.js';
+import { isLive, setShown, state } from './state.js';
+import { send } from './worker-link.js';
+
+let controls: ParamControls;
+const webcamBtn = $('#webcam');
+const pauseBtn = $('#pause');
+const streamBar = $('#stream-bar');
+const frameTimes: number[] = [];
+const flickers: number[] = [];
+
+/** Hooks into the handoff (set by handoff-ui.ts): end a stream handoff when its stream ends. */
+export const streamHooks = {
+  ended: (_kind: 'webcam' | 'video' | 'none') => {},
+  cameraFailed: (_message: string) => {},
+};
+
+export function initStream(c: ParamControls): void {
+  controls = c;
+  webcamBtn.addEventListener('click', () => void (isLive() && state.shown.kind === 'webcam' ? stopWebcam() : startWebcam()));
+  pauseBtn.addEventListener('click', togglePause);
+  $('#snapshot').addEventListener('click', snapshot);
+  const steady = $('#steady') as HTMLInputElement;
+  steady.addEventListener('change', () => {
+    state.stats.temporal = steady.checked;
+    send({ t: 'temporal', on: steady.checked });
+  });
+  window.__v2aStudio.useStream = useStream;
+}
+
+export function setStreamUi(): void {
+  const live = isLive();
+  streamBar.dataset.live = String(live);
+  for (const b of streamBar.querySelectorAll<HTMLButtonElement | HTMLSelectElement | HTMLInputElement>('button, select, input')) b.disabled = !live;
+  webcamBtn.setAttribute('aria-pressed', String(state.shown.kind === 'webcam'));
+  webcamBtn.textContent = state.shown.kind === 'webcam' ? 'Stop webcam' : 'Webcam';
+  updateSourcePane();
+}
+
+/**
+ * Stops the live source. What it showed last stays on screen (kind `frame`). `keepHandoff`: a
+ * stream handoff continues (the caller is about to start the source it streams).
+ */
+export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
+  const was = state.shown.kind;
+  if (!isLive(was)) return;
+  stopRecording();
+  if (!opts.keepHandoff) streamHooks.ended(was);
+  send({ t: 'stream', on: false });
+  state.stream?.getTracks().forEach((t) => t.stop());
+  state.stream = null;
+  el.video.pause();
+  el.video.srcObject = null;
+  el.video.removeAttribute('src');
+  if (state.videoUrl) URL.revokeObjectURL(state.videoUrl);
+  state.videoUrl = null;
+  state.paused = false;
+  pauseBtn.setAttribute('aria-pressed', 'false');
+  pauseBtn.textContent = 'Pause';
+  state.frameInFlight = 0;
+  // The last frame stays, as a still: tunable and exportable like any image (a new source that
+  // fails to open leaves it on screen).
+  if (state.result?.kind === 'frame') {
+    state.stillBusy = true;
+    send({ t: 'snapshot' });
+    setShown('image', state.shown.name);
+  } else {
+    setShown('none', state.shown.name);
+  }
+  setStreamUi();
+}
+
+function resetMeters(): void {
+  const s = state.stats;
+  s.frames = 0;
+  s.sumRenderMs = 0;
+  s.sumDrawMs = 0;
+  s.flicker = null;
+  s.meanFlicker = null;
+  s.codebookChoices = null;
+  frameTimes.length = 0;
+  flickers.length = 0;
+}
+
+/** Starts rendering `s` (a camera or any MediaStream). */
+export async function useStream(s: MediaStream, kind: 'webcam' | 'video' = 'webcam', opts: { keepHandoff?: boolean } = {}): Promise<void> {
+  stopStream(opts);
+  state.stream = s;
+  el.video.srcObject = s;
+  resetMeters();
+  setShown(kind, kind === 'webcam' ? 'webcam' : 'stream');
+  state.pending = null;
+  send({ t: 'params', params: controls.values() });
+  const track = s.getVideoTracks()[0];
+  const Processor = (globalThis as { MediaStreamTrackProcessor?: new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
+  if (track && Processor) {
+    const { readable } = new Processor({ track, maxBufferSize: 1 });
+    send({ t: 'stream', on: true, readable }, [readable as unknown as Transferable]);
+    setStreamUi();
+    // The video element only shows the source (side by side); frames do not depend on it.
+    void el.video.play().catch(() => {});
+    return;
+  }
+  send({ t: 'stream', on: true });
+  setStreamUi();
+  await el.video.play();
+  el.video.requestVideoFrameCallback(onVideoFrame);
+}
+
+export async function startWebcam(opts: { keepHandoff?: boolean } = {}): Promise<void> {
+  if (!navigator.mediaDevices?.getUserMedia) {
+    const msg = 'This browser offers no camera access here (it needs https or localhost).';
+    showError(msg);
+    streamHooks.cameraFailed(msg);
+    return;
+  }
+  say('Asking for the camera…');
+  try {
+    const s = await navigator.mediaDevices.getUserMedia({
+      video: { width: { ideal: 640 }, height: { ideal: 480 }, frameRate: { ideal: 60 } },
+      audio: false,
+    });
+    await useStream(s, 'webcam', opts);
+    clearError();
+    say('Webcam live.');
+  } catch (err) {
+    const name = (err as DOMException).name;
+    const msg = name === 'NotAllowedError' ? 'Camera access was denied.' : name === 'NotFoundError' ? 'No camera was found.' : `The camera could not start: ${(err as Error).message}`;
+    showError(msg);
+    streamHooks.cameraFailed(msg);
+  }
+}
+
+function stopWebcam(): void {
+  stopStream();
+  say('Webcam stopped.');
+}
+
+export function openVideo(file: File): void {
+  stopStream();
+  state.videoUrl = URL.createObjectURL(file);
+  el.video.src = state.videoUrl;
+  resetMeters();
+  setShown('video', file.name || 'video');
+  state.pending = null;
+  say(`Playing ${state.shown.name}…`);
+  send({ t: 'params', params: controls.values() });
+  send({ t: 'stream', on: true });
+  setStreamUi();
+  el.video.play().then(() => {
+    el.video.requestVideoFrameCallback(onVideoFrame);
+    clearError();
+  }, (err: Error) => showError(`The video could not play: ${err.message}`));
+}
+
+function onVideoFrame(): void {
+  if (!isLive() || (!state.videoUrl && !state.stream)) return;
+  state.newFrame = true;
+  pump();
+  el.video.requestVideoFrameCallback(onVideoFrame);
+}
+
+/**
+ * Video element frames go to the worker as they arrive, at most MAX_IN_FLIGHT at a time (two: the
+ * worker renders one while the page grabs the next, never a queue), grabbed at the renderer's
+ * working resolution (SUB_X x SUB_Y samples per cell) when the video is larger.
+ */
+const MAX_IN_FLIGHT = 2;
+export function pump(): void {
+  if (!isLive() || state.paused || state.frameInFlight >= MAX_IN_FLIGHT || !state.newFrame) return;
+  const video = el.video;
+  if (video.readyState < 2 || !video.videoWidth) return;
+  state.newFrame = false;
+  state.frameInFlight++;
+  const vw = video.videoWidth, vh = video.videoHeight;
+  const columns = Number(controls.values().columns ?? DEFAULTS.columns);
+  let opts: ImageBitmapOptions = {};
+  try {
+    const rows = gridRows(vw, vh, columns);
+    const w = columns * SUB_X, hgt = rows * SUB_Y;
+    if (w < vw && hgt < vh) opts = { resizeWidth: w, resizeHeight: hgt, resizeQuality: 'medium' };
+  } catch { /* too tall: the worker reports it */ }
+  createImageBitmap(video, opts).then(
+    (bitmap) => send({ t: 'frame', bitmap, time: performance.now() }, [bitmap]),
+    () => { state.frameInFlight--; },
+  );
+}
+
+function togglePause(): void {
+  state.paused = !state.paused;
+  pauseBtn.setAttribute('aria-pressed', String(state.paused));
+  pauseBtn.textContent = state.paused ? 'Resume' : 'Pause';
+  send({ t: 'pause', on: state.paused });
+  if (state.shown.kind === 'video' && state.videoUrl) void (state.paused ? el.video.pause() : el.video.play());
+  if (!state.paused) { state.newFrame = true; pump(); }
+}
+
+function snapshot(): void {
+  if (!state.result || state.result.kind !== 'frame') return;
+  const name = `${state.shown.name}-snapshot`;
+  stopStream();
+  setShown('image', name);
+  setStreamUi();
+  say('Snapshot taken: a still you can tune and export in every format.');
+}
+
+/** Frame meters: fps over the last second, mean glyph changes per frame, codebook choices. */
+export function meterFrame(flicker: number | null, choices: number | null | undefined): void {
+  const s = state.stats;
+  const now = performance.now();
+  s.frames++;
+  frameTimes.push(now);
+  while (frameTimes.length && frameTimes[0]! < now - 1000) frameTimes.shift();
+  s.fps = frameTimes.length > 1 ? ((frameTimes.length - 1) * 1000) / (now - frameTimes[0]!) : 0;
+  if (choices !== undefined) s.codebookChoices = choices;
+  if (flicker !== null) {
+    s.flicker = flicker;
+    flickers.push(flicker);
+    if (flickers.length > frameTimes.length) flickers.splice(0, flickers.length - frameTimes.length);
+    s.meanFlicker = flickers.reduce((a, b) => a + b, 0) / flickers.length;
+  }
+}
