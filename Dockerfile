@@ -5,10 +5,11 @@
 #   docker build -t v2a:0.3.0 .
 #   docker run --rm -p 8080:8080 v2a:0.3.0
 #
-# glibc base (Debian bookworm): sharp's prebuilt libvips binaries for linux-x64/arm64 are the
-# glibc ones picked by npm from package-lock.json (the musl/Alpine ones would need another lock).
-# Pin the base by digest in your own build pipeline (node:20-bookworm-slim@sha256:...).
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS (the reference runtime; CI runs the suite on it) on glibc Debian trixie: sharp's
+# prebuilt libvips binaries for linux-x64/arm64 are the glibc ones picked by npm from
+# package-lock.json (the musl/Alpine ones would need another lock).
+# Pin the base by digest in your own build pipeline (node:24-trixie-slim@sha256:...).
+ARG NODE_IMAGE=node:24-trixie-slim
 
 # ---- build: dev dependencies + tsc -> dist/ -------------------------------------------------
 FROM ${NODE_IMAGE} AS build

@@ -365,6 +365,8 @@ function healthcheckCommand(): string[] {
   return m[1]!.startsWith('[') ? (JSON.parse(m[1]!) as string[]) : ['/bin/sh', '-c', m[1]!];
 }
 
+const REFERENCE_NODE_MAJOR = 24;
+
 describe('Dockerfile', () => {
   test('multi-stage, glibc Node base (not Alpine) meeting package.json engines', () => {
     assert.ok(dockerfile.stages.length >= 2, 'multi-stage');
@@ -376,6 +378,9 @@ describe('Dockerfile', () => {
       assert.doesNotMatch(stage.image, /alpine|musl/, `${stage.image}: not musl`);
       const major = Number(/node:(\d+)/.exec(stage.image)?.[1]);
       assert.ok(major >= minMajor, `Node ${major} satisfies engines ${engines}`);
+      // The reference runtime: Node 24 LTS, the major .ci/run runs the suite on besides the machine's.
+      assert.equal(major, REFERENCE_NODE_MAJOR, `${stage.image} is on Node ${REFERENCE_NODE_MAJOR} LTS`);
+      assert.match(stage.image, /-slim$/, `${stage.image}: the slim variant`);
     }
   });
 
@@ -425,6 +430,14 @@ describe('Dockerfile', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start;
     assert.equal(start, 'node dist/server/main.js', 'same as npm start');
     assert.equal(finalOps('ENTRYPOINT').length, 0, 'no entrypoint wrapper between the runtime and node');
+  });
+
+  test('.ci/run runs the suite on the machine\'s Node and on the reference Node from the npm registry', () => {
+    const ci = read('.ci', 'run');
+    assert.match(ci, new RegExp(`REFERENCE_MAJOR=${REFERENCE_NODE_MAJOR}\\b`));
+    assert.match(ci, /npx --yes --package "node@\$REFERENCE_MAJOR"/, 'Node 24 from the npm `node` package');
+    assert.match(ci, /^npm test$/m, 'npm test on the machine\'s Node');
+    assert.match(ci, /&& npm test"$/m, 'npm test on the reference Node');
   });
 
   test('.dockerignore keeps local state out of the context', () => {
