@@ -409,7 +409,15 @@ describe('Dockerfile', () => {
   test('runtime stage: npm ci --omit=dev, dist from the build, USER node, ENV, EXPOSE, HEALTHCHECK, STOPSIGNAL, CMD', () => {
     const runs = finalOps('RUN').map((i) => i.args);
     assert.ok(runs.some((r) => /\bnpm ci\b.*--omit=dev/.test(r)), 'npm ci --omit=dev');
-    assert.ok(runs.some((r) => /--ignore-scripts/.test(r)), '--ignore-scripts (prepare needs tsc)');
+    assert.ok(runs.some((r) => /--ignore-scripts/.test(r)), '--ignore-scripts (no production install scripts)');
+    // The span export's optional peers (left out by --omit=dev) come from the build stage's
+    // lock-pinned install, and nothing they depend on lies outside the @opentelemetry scope.
+    assert.ok(finalOps('COPY').some((c) => /--from=\S+\s+\S*node_modules\/@opentelemetry\s+\S*node_modules\/@opentelemetry/.test(c.args)), 'OpenTelemetry SDK copied into the image');
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dependencies?: Record<string, string> }> };
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      if (!path.startsWith('node_modules/@opentelemetry/')) continue;
+      for (const dep of Object.keys(entry.dependencies ?? {})) assert.ok(dep.startsWith('@opentelemetry/'), `${path} needs ${dep}, outside the copied scope`);
+    }
     assert.ok(finalOps('COPY').some((c) => /--from=\S+\s+\S*dist\/?\s/.test(`${c.args} `)), 'dist copied from the build stage');
     const users = finalOps('USER');
     assert.ok(users.length > 0, 'USER set in the final stage');
