@@ -303,7 +303,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'PLATFORM_API_KEY', default: '(unset)', secret: true,
-    meaning: 'Platform key (visible ASCII, surrounding whitespace ignored; use 32 or more random characters). Set: redacted spans of the render lifecycle and tool execution are exported over OTLP/HTTP with the key in the X-Platform-API-Key header, GET /api/v1/status (and GET /api/v1/metrics, see V2A_METRICS) answer callers presenting it (Authorization: Bearer or X-Platform-API-Key), and the handoff receiver\'s status endpoint is checked with it. Unset: no export, no status checks, those two endpoints answer 404; public endpoints never need it.',
+    meaning: 'Platform key (visible ASCII, surrounding whitespace ignored; use 32 or more random characters). Set: redacted spans of the render lifecycle and tool execution are exported over OTLP/HTTP with the key in the X-Platform-API-Key header, GET /api/v1/status (and GET /api/v1/metrics, see V2A_METRICS) answer callers presenting it (Authorization: Bearer or X-Platform-API-Key), and the handoff receiver\'s status endpoint is checked with it. Unset: no export, no status checks, GET /api/v1/status answers 404 (metrics follow V2A_METRICS); public endpoints never need it.',
     apply: (raw, d) => {
       d.platformKeyConfigured = !unset(raw);
       if (unset(raw)) return;
