@@ -168,7 +168,7 @@ export { text };
     const r = run(process.execPath, [join(consumer, 'node_modules', 'v2a', 'dist', 'server', 'main.js')], consumer, 30_000, {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', PLATFORM_API_KEY: 'k'.repeat(40), V2A_RECEIVER_STATUS_URL: 'off', LOG_LEVEL: 'warn',
     });
-    assert.equal(r.status, 1, `exit 1 (stderr: ${r.stderr})`);
+    assert.equal(r.status, 2, `exit 2, a setup error (stderr: ${r.stderr})`);
     assert.match(r.stderr, /OpenTelemetry SDK is not installed/);
     assert.match(r.stderr, new RegExp(`npm install ${EXPORT_PACKAGES.join(' ')}`));
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
