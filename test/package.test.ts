@@ -31,7 +31,10 @@ interface PackEntry { path: string; size: number }
 interface PackResult { filename: string; size: number; unpackedSize: number; entryCount: number; files: PackEntry[] }
 
 const work = mkdtempSync(join(tmpdir(), 'v2a-pack-'));
-const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+const npmEnv: NodeJS.ProcessEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+// Under `npx --package node@24 --call 'npm test'` (.ci/run) npx's own options reach children as
+// npm_config_*; a nested npx would take them as its own command.
+for (const k of Object.keys(npmEnv)) if (/^npm_config_(call|package|yes)$/i.test(k)) delete npmEnv[k];
 
 function run(cmd: string, args: string[], cwd: string, timeout = 180_000, env: NodeJS.ProcessEnv = npmEnv): SpawnSyncReturns<string> {
   const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout, maxBuffer: 64 * 1024 * 1024 });
