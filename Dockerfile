@@ -5,17 +5,18 @@
 #   docker build -t v2a:0.3.0 .
 #   docker run --rm -p 8080:8080 v2a:0.3.0
 #
-# glibc base (Debian bookworm): sharp's prebuilt libvips binaries for linux-x64/arm64 are the
-# glibc ones picked by npm from package-lock.json (the musl/Alpine ones would need another lock).
-# Pin the base by digest in your own build pipeline (node:20-bookworm-slim@sha256:...).
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS (the reference runtime; CI runs the suite on it) on glibc Debian trixie: sharp's
+# prebuilt libvips binaries for linux-x64/arm64 are the glibc ones picked by npm from
+# package-lock.json (the musl/Alpine ones would need another lock).
+# Pin the base by digest in your own build pipeline (node:24-trixie-slim@sha256:...).
+ARG NODE_IMAGE=node:24-trixie-slim
 
 # ---- build: dev dependencies + tsc -> dist/ -------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: `prepare` (the build) needs the sources, copied after this layer so that
-# dependency installs stay cached while only sources change; the build runs explicitly below.
+# --ignore-scripts: no dependency of the build needs an install script (esbuild and sharp ship
+# their binaries as optional dependencies); the build runs explicitly below, once sources are in.
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
@@ -27,11 +28,15 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production PORT=8080
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: skips `prepare` (tsc is a dev dependency). No production dependency has an
-# install script: sharp 0.35 ships libvips as optionalDependencies (@img/sharp-linux-*), which
-# npm selects by os/cpu/libc without running anything.
+# --ignore-scripts: no production dependency has an install script: sharp 0.35 ships libvips as
+# optionalDependencies (@img/sharp-linux-*), which npm selects by os/cpu/libc without running
+# anything.
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# The server's span export (PLATFORM_API_KEY set): the OpenTelemetry SDK is an optional peer
+# dependency of the package (the CLI and the core never need it), so --omit=dev leaves it out.
+# The build stage installed it from package-lock.json; every package it needs is in this scope.
+COPY --from=build /app/node_modules/@opentelemetry ./node_modules/@opentelemetry
 COPY --from=build /app/dist ./dist
 # Files stay root-owned and read-only for the service user; nothing is written at run time
 # (Kubernetes runs it with a read-only root filesystem and an emptyDir on /tmp).

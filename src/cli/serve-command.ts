@@ -36,7 +36,15 @@ async function serveAction(cmd: Command): Promise<void> {
     throw err;
   }
   const { startServer } = await import('../server/start.js');
-  const server = await startServer(config);
+  let server;
+  try {
+    server = await startServer(config);
+  } catch (err) {
+    // Export on without the optional OpenTelemetry packages: a setup problem, told as such
+    // (matched by name: importing the class would load telemetry on every CLI start).
+    if (err instanceof Error && err.name === 'MissingExporterError') throw usageError(err.message);
+    throw err;
+  }
   const graceful = await server.closed;
   if (!graceful) throw new V2aError('internal-error', 'the shutdown timed out; remaining connections were closed');
 }

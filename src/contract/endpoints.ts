@@ -34,8 +34,8 @@ export const ENDPOINTS = {
     description: 'llms.txt plus the parameter table, formats, errors and examples.' },
   interoperability: { method: 'GET', path: '/api/v1/interoperability', tag: 'discovery', operationId: 'getInteroperability', summary: 'Supported protocols and identifiers',
     description: 'HTTP, MCP protocol versions, OpenAPI, the handoff protocol id, trace context and the compact chroma encoding.' },
-  metrics: { method: 'GET', path: '/api/v1/metrics', tag: 'platform', operationId: 'getMetrics', summary: 'Prometheus metrics (platform key)', protected: true,
-    description: 'Prometheus text exposition 0.0.4: requests by route and status, latency histograms, render time by stage, worker-pool load and queue depth, rejected inputs by cause, MCP tool calls, receiver checks, span exports. Needs the platform key; 404 when PLATFORM_API_KEY is not configured.' },
+  metrics: { method: 'GET', path: '/api/v1/metrics', tag: 'platform', operationId: 'getMetrics', summary: 'Prometheus metrics (V2A_METRICS; platform key when set)', protected: true,
+    description: 'Prometheus text exposition 0.0.4: requests by route and status, latency histograms, render time by stage, worker-pool load and queue depth, rejected inputs by cause, MCP tool calls, receiver checks, span exports. Served when V2A_METRICS is on (default: when PLATFORM_API_KEY is set); needs the platform key when one is configured; 404 when off.' },
   status: { method: 'GET', path: '/api/v1/status', tag: 'platform', operationId: 'getStatus', summary: 'Operational status (platform key)', protected: true,
     description: 'Version, uptime, worker-pool state, span export state, the effective non-secret configuration and the result of the latest status check of the handoff receiver. Needs the platform key; 404 when PLATFORM_API_KEY is not configured.' },
 } as const satisfies Record<string, EndpointInfo>;

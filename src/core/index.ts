@@ -2,11 +2,31 @@
  * The v2a renderer core: pure TypeScript over typed arrays, no Node or DOM imports. The server,
  * MCP tool, CLI and studio are thin adapters over these exports.
  */
+import type { RenderParams } from './params/definitions.js';
+import { render as renderImage, type RenderOptions } from './render.js';
+import type { RenderResult, RgbaImage } from './types.js';
+
 export * from './params/index.js';
 export * from './types.js';
-export { render, type RenderOptions } from './render.js';
+export type { RenderOptions } from './render.js';
 export { FrameRenderer } from './video.js';
 export { TemporalFilter } from './temporal/filter.js';
 export { getGlyphSet } from './glyphs/charsets.js';
 export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/geometry.js';
 export * from './format/index.js';
+
+/**
+ * Render parameters as a caller passes them: any of RenderParams, the type derived from the one
+ * table in params/definitions.ts, so a wrong name or type (`{ columns: 'wide' }`) does not
+ * compile. Values are still validated at run time (ranges; input from JavaScript).
+ */
+export type RenderInput = Readonly<Partial<RenderParams>>;
+
+/**
+ * Renders an image (8-bit RGBA) into a cell grid; `formatResult` turns it into text, ANSI, HTML,
+ * JSON or SVG. Parameters not given take their defaults or are tuned by the Auto Director
+ * (`autoOptimize`). Throws ParamValidationError for an out-of-range value.
+ */
+export function render(image: RgbaImage, params: RenderInput = {}, options: RenderOptions = {}): RenderResult {
+  return renderImage(image, params, options);
+}

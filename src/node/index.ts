@@ -1,9 +1,29 @@
+/**
+ * `v2a/node`: image decoding with sharp (Node only), for callers of the core's `render`.
+ *
+ *   import { decodeImage } from 'v2a/node';
+ *   import { render, formatResult } from 'v2a';
+ *   const image = await decodeImage(await readFile('photo.jpg'));
+ *   const art = formatResult(render(image, { columns: 80, charset: 'blocks' }));
+ *
+ * `decodeImage` and `decodeFrames` take every option of ./decode.ts, each optional: the limits
+ * default to the ones the server and the CLI apply (V2A_MAX_IMAGE_PIXELS and V2A_MAX_IMAGE_BYTES
+ * of src/settings, their defaults; the environment is not read here).
+ */
+import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from '../settings/index.js';
+import {
+  decodeFrames as decodeFramesWith,
+  decodeImage as decodeImageWith,
+  type DecodeOptions,
+  type DecodedFrame,
+  type DecodedImage,
+  type FrameDecodeOptions,
+} from './decode.js';
+
 export {
   ALLOWED_FORMATS,
   RESIZE_KERNEL,
   configureSharp,
-  decodeFrames,
-  decodeImage,
   probeImage,
 } from './decode.js';
 export type {
@@ -17,3 +37,32 @@ export type {
 } from './decode.js';
 export { ImageInputError, fromSharpError, sanitizeCause } from './errors.js';
 export type { ImageInputErrorCode } from './errors.js';
+
+/** The limits a decode applies when the caller gives none (the settings' defaults). */
+export const DEFAULT_DECODE_LIMITS: Readonly<Required<Pick<DecodeOptions, 'maxPixels' | 'maxBytes'>>> = Object.freeze({
+  maxPixels: MAX_IMAGE_PIXELS.default,
+  maxBytes: MAX_IMAGE_BYTES.default,
+});
+
+function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
+  return {
+    ...opts,
+    maxPixels: opts.maxPixels ?? DEFAULT_DECODE_LIMITS.maxPixels,
+    maxBytes: opts.maxBytes ?? DEFAULT_DECODE_LIMITS.maxBytes,
+  };
+}
+
+/**
+ * Decodes an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) to 8-bit sRGB RGBA, EXIF orientation
+ * applied. Options (all optional): `maxPixels` (default 50 MP) and `maxBytes` (16 MiB) refuse
+ * larger input with an ImageInputError; `targetWidth`/`targetHeight` decode at reduced size
+ * (shrink-on-load); `timeoutSeconds` aborts a slow decode.
+ */
+export function decodeImage(input: Uint8Array, opts: Partial<DecodeOptions> = {}): Promise<DecodedImage> {
+  return decodeImageWith(input, withLimits(opts));
+}
+
+/** The frames of an animated GIF or WebP (a still image yields one), one at a time; options as decodeImage plus `maxFrames`. */
+export function decodeFrames(input: Uint8Array, opts: Partial<FrameDecodeOptions> = {}): AsyncGenerator<DecodedFrame, void, undefined> {
+  return decodeFramesWith(input, withLimits(opts));
+}

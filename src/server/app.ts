@@ -127,11 +127,17 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     },
     exporting: () => telemetry?.exporting ?? false,
   });
-  telemetry = options.telemetry ?? createTelemetry({
-    key,
-    log: app.log,
-    onExport: (ok) => metrics.spanExports.inc({ result: ok ? 'ok' : 'failed' }),
-  });
+  try {
+    telemetry = options.telemetry ?? await createTelemetry({
+      key,
+      log: app.log,
+      onExport: (ok) => metrics.spanExports.inc({ result: ok ? 'ok' : 'failed' }),
+    });
+  } catch (err) {
+    // Export on but the SDK missing (MissingExporterError): no worker threads left behind.
+    await pool.close();
+    throw err;
+  }
   sampleNew = telemetry.exporting;
   if (key !== undefined && config.receiverStatusUrl !== undefined) {
     receiver = createReceiverChecker({

@@ -53,6 +53,8 @@ export interface ServerConfig {
   readonly logLevel: LogLevel;
   /** Whether PLATFORM_API_KEY is set (the key itself is not a property: see platformKeyOf). */
   readonly platformKeyConfigured: boolean;
+  /** GET /api/v1/metrics is served (V2A_METRICS); it asks for the key only when one is configured. */
+  readonly metrics: boolean;
   /** Status endpoint of the handoff receiver checked with the platform key; undefined: checks off. */
   readonly receiverStatusUrl: string | undefined;
   /** Milliseconds between background receiver status checks; 0 = only on demand (GET /api/v1/status). */
@@ -340,7 +342,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'PLATFORM_API_KEY', default: '(unset)', secret: true,
-    meaning: 'Platform key (visible ASCII, surrounding whitespace ignored; use 32 or more random characters). Set: redacted spans of the render lifecycle and tool execution are exported over OTLP/HTTP with the key in the X-Platform-API-Key header, GET /api/v1/metrics and GET /api/v1/status answer callers presenting it (Authorization: Bearer or X-Platform-API-Key), and the handoff receiver\'s status endpoint is checked with it. Unset: no export, no status checks, those two endpoints answer 404; public endpoints never need it.',
+    meaning: 'Platform key (visible ASCII, surrounding whitespace ignored; use 32 or more random characters). Set: redacted spans of the render lifecycle and tool execution are exported over OTLP/HTTP with the key in the X-Platform-API-Key header, GET /api/v1/status (and GET /api/v1/metrics, see V2A_METRICS) answer callers presenting it (Authorization: Bearer or X-Platform-API-Key), and the handoff receiver\'s status endpoint is checked with it. Unset: no export, no status checks, GET /api/v1/status answers 404 (metrics follow V2A_METRICS); public endpoints never need it.',
     apply: (raw, d) => {
       d.platformKeyConfigured = !unset(raw);
       if (unset(raw)) return;
@@ -349,6 +351,12 @@ const SETTINGS: readonly Setting[] = [
       d.platformKey = raw.trim();
     },
     value: (c) => c.platformKeyConfigured,
+  },
+  {
+    name: 'V2A_METRICS', default: 'on with PLATFORM_API_KEY, else off',
+    meaning: 'Prometheus metrics at GET /api/v1/metrics, apart from span export: on or off (also true/false, 1/0, yes/no). With PLATFORM_API_KEY set the endpoint asks for the key; without it, on serves the metrics to anyone who reaches the pod (keep the path off the public route: deploy/k8s/httproute.yaml). off: 404.',
+    apply: (raw, d) => { d.metrics = unset(raw) ? d.platformKeyConfigured === true : boolean(raw); },
+    value: (c) => c.metrics,
   },
   {
     name: 'V2A_RECEIVER_STATUS_URL', default: `origin of V2A_RECEIVER_URL + ${RECEIVER_STATUS_PATH}`,

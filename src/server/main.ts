@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm start` entry (node dist/server/main.js): reads the settings from the environment (see
- * config.ts; a bad value exits 2 naming the variable), serves until SIGTERM/SIGINT, shuts down
- * gracefully and exits 0 (1 when the shutdown had to be forced).
+ * config.ts; a bad value, or PLATFORM_API_KEY without the optional OpenTelemetry packages, exits
+ * 2 naming it), serves until SIGTERM/SIGINT, shuts down gracefully and exits 0 (1 when the
+ * shutdown had to be forced).
  */
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 import { startServer } from './start.js';
@@ -22,5 +23,6 @@ try {
   process.exit(graceful ? 0 : 1);
 } catch (err) {
   process.stderr.write(`v2a: could not start the server: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  // A missing optional package for the configured span export is a setup error, like a bad setting.
+  process.exit(err instanceof Error && err.name === 'MissingExporterError' ? 2 : 1);
 }

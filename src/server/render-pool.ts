@@ -67,11 +67,15 @@ export function workerLocation(): { filename: string; execArgv: string[] | undef
   return { filename, execArgv };
 }
 
-/** A view that owns its whole ArrayBuffer can be transferred; anything else is copied first. */
+/**
+ * A view that owns its whole ArrayBuffer can be transferred; anything else is copied first, into
+ * a Uint8Array of its own (`Buffer#slice` would be a view again: on Node 24 Buffer.concat returns
+ * pool slices, whose ArrayBuffer cannot be transferred).
+ */
 function transferable(bytes: Uint8Array): Uint8Array {
   const buffer = bytes.buffer;
   if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return bytes;
-  return bytes.slice();
+  return new Uint8Array(bytes);
 }
 
 /** `work`, or the signal's reason as soon as it aborts (the work goes on; its result is dropped). */

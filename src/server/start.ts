@@ -9,7 +9,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';
-import type { ServerConfig } from './config.js';
+import { effectiveConfig, platformKeyOf, type ServerConfig } from './config.js';
+import { ENDPOINTS } from '../contract/endpoints.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -31,6 +32,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const app = await buildApp(config, buildOptions);
   const url = await app.listen({ port: config.port, host: config.host });
   const { telemetry, receiver } = app.v2a;
+  // Every setting as it took effect, secrets only as set/unset (config.ts effectiveConfig).
+  const effective = Object.fromEntries(effectiveConfig(config).map((e) => [e.name, e.secret ? (e.set ? '(set)' : '(unset)') : e.value]));
+  app.log.info({ url, node: process.version, config: effective }, 'effective configuration');
+  if (config.metrics) app.log.info({ path: ENDPOINTS.metrics.path, key: platformKeyOf(config) !== undefined }, 'serving Prometheus metrics (V2A_METRICS)');
   if (telemetry.exporting) app.log.info({ endpoint: telemetry.endpoint }, 'exporting spans over OTLP/HTTP (PLATFORM_API_KEY is set)');
   if (receiver) app.log.info({ statusUrl: receiver.url, intervalMs: receiver.intervalMs }, 'checking the handoff receiver\'s status endpoint with the platform key');
   if (config.testAllowLoopbackFetch) app.log.warn('V2A_TEST_ALLOW_LOOPBACK_FETCH is on: imageUrl may reach loopback addresses. This setting is for tests only.');

@@ -6,8 +6,10 @@
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
-  DEFAULTS, FrameRenderer, buildCompact, formatResult, render, type Format, type RenderResult, type RgbaImage,
+  DEFAULTS, FrameRenderer, buildCompact, formatResult, type Format, type RenderResult, type RgbaImage,
 } from '../core/index.js';
+// The untyped entry: parameters arrive from the page as plain objects and are validated inside.
+import { render } from '../core/render.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
 import { decodeWidth } from './decode-width.js';

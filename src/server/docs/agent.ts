@@ -109,7 +109,7 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
     },
     authentication: {
       required: false,
-      description: 'Render, health, manifests and MCP need no credentials. Protected platform actions (GET /api/v1/metrics, GET /api/v1/status) need the platform key as Authorization: Bearer <key> or X-Platform-API-Key: <key>; they are 404 when the server has no key configured.',
+      description: 'Render, health, manifests and MCP need no credentials. Protected platform actions (GET /api/v1/metrics, GET /api/v1/status) need the platform key as Authorization: Bearer <key> or X-Platform-API-Key: <key>; they are 404 when the server has no key configured (metrics follow V2A_METRICS: on without a key serves them openly, off is 404).',
       schemes: ['PlatformBearer', 'PlatformHeader'],
     },
     recipes: buildRecipes(baseUrl),

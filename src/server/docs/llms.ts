@@ -118,6 +118,7 @@ export function buildLlmsFullTxt(config: ServerConfig, baseUrl: string): string 
     '',
     `Rendering, health, manifests and MCP need no credentials. With \`PLATFORM_API_KEY\` set on the server: \`GET ${ENDPOINTS.metrics.path}\` (Prometheus text) and \`GET ${ENDPOINTS.status.path}\` (version, uptime, pool, span export, effective settings, receiver check) ` +
       'answer callers sending the key as `Authorization: Bearer <key>` or `X-Platform-API-Key: <key>` (compared in constant time; otherwise 401 with `WWW-Authenticate: Bearer realm="v2a"`); without a key they are 404. ' +
+      'Metrics have their own switch, `V2A_METRICS` (default: on with the key): `on` without a key serves them to anyone who reaches the server, `off` is 404. ' +
       'Spans are exported over OTLP/HTTP (JSON, standard `OTEL_EXPORTER_OTLP_*` settings, the key in `X-Platform-API-Key`): `v2a.request` (the server span of the `traceparent` reply header), ' +
       'under it `v2a.tool_call` per MCP tools/call and the render stages `v2a.input`, `v2a.queue`, `v2a.decode`, `v2a.director`, `v2a.render`, `v2a.format`, then `v2a.reply`. ' +
       'They carry sizes, formats, columns, charset, the Auto Director verdict, status and error type; redaction removes image data, base64, URL queries and user info, and the key, before export. ' +

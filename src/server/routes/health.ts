@@ -2,6 +2,9 @@
  * `GET /api/health` and `GET /api/v1/health`: liveness and capability probe, one envelope for
  * both. 200 `ok` while serving; 503 `shutting_down` once shutdown began, so load balancers stop
  * sending work. Never touches the worker pool (answers promptly under load).
+ * `GET /api/v1/health/live` and `/api/v1/health/ready`: the Kubernetes probes (operational
+ * extensions, deploy/README.md), liveness and readiness apart so a draining pod leaves the
+ * Service without being restarted.
  */
 import type { FastifyInstance } from 'fastify';
 import { CHARSETS, FORMATS, QUALITY_TARGETS } from '../../core/params/definitions.js';
@@ -9,7 +12,14 @@ import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 
-export const HEALTH_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
+/** The paths of the trace-aware envelope (interface.md). */
+export const ENVELOPE_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
+/** Kubernetes liveness: 200 while the process answers, draining included (a restart would cut it short). */
+export const LIVENESS_PATH = '/api/v1/health/live';
+/** Kubernetes readiness: 200 while the pool takes work; 503 `draining` once shutdown began. */
+export const READINESS_PATH = '/api/v1/health/ready';
+/** Every health path: answered during shutdown, never traced. */
+export const HEALTH_PATHS = [...ENVELOPE_PATHS, LIVENESS_PATH, READINESS_PATH] as const;
 
 export function healthEnvelope(ctx: AppContext, traceId: string) {
   return {
@@ -31,10 +41,19 @@ export function healthEnvelope(ctx: AppContext, traceId: string) {
 }
 
 export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
-  for (const url of HEALTH_PATHS) {
+  for (const url of ENVELOPE_PATHS) {
     app.get(url, async (request, reply) => {
       const body = healthEnvelope(opts.ctx, request.traceId);
       return reply.code(body.status === 'ok' ? 200 : 503).header('cache-control', 'no-store').send(body);
     });
   }
+  // Probes: no trace envelope, no capability list; cheap enough for every kubelet period.
+  app.get(LIVENESS_PATH, async (_request, reply) =>
+    reply.header('cache-control', 'no-store').send({ status: 'alive', uptimeSeconds: Math.round((performance.now() - opts.ctx.startedAt) / 100) / 10 }));
+  // A full queue does not make a pod unready: the pool answers 503 + Retry-After itself, and
+  // pulling every busy pod out of the Service at once would turn load into an outage.
+  app.get(READINESS_PATH, async (_request, reply) => {
+    const ready = !opts.ctx.closing;
+    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store').send({ status: ready ? 'ready' : 'draining', pool: opts.ctx.pool.stats() });
+  });
 }

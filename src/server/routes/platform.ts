@@ -2,7 +2,8 @@
  * Protected platform actions (interface.md §5), each behind the platform key
  * (plugins/platform-auth.ts; 404 when PLATFORM_API_KEY is not configured):
  *
- * - `GET /api/v1/metrics`: Prometheus text exposition 0.0.4 (telemetry/metrics.ts).
+ * - `GET /api/v1/metrics`: Prometheus text exposition 0.0.4 (telemetry/metrics.ts), served when
+ *   V2A_METRICS is on (default: when the key is set); behind the key only when one is configured.
  * - `GET /api/v1/status`: version, uptime, worker-pool state, span export state, the effective
  *   non-secret configuration (config.ts effectiveConfig: secrets only say whether they are set)
  *   and the handoff receiver's status check (receiver-check.ts): the latest background result,
@@ -20,9 +21,12 @@ import { PLATFORM_KEY_HEADER } from '../telemetry/tracing.js';
 
 export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
-  const onRequest = [requirePlatformKey(platformKeyOf(ctx.config))];
+  const key = platformKeyOf(ctx.config);
+  const onRequest = [requirePlatformKey(key)];
+  // V2A_METRICS: off -> 404 (requirePlatformKey without a key); on -> the key when one is set.
+  const metricsGate = !ctx.config.metrics ? [requirePlatformKey(undefined)] : key !== undefined ? onRequest : [];
 
-  app.get(ENDPOINTS.metrics.path, { onRequest }, async (_request, reply) =>
+  app.get(ENDPOINTS.metrics.path, { onRequest: metricsGate }, async (_request, reply) =>
     reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(ctx.metrics.expose()));
 
   app.get(ENDPOINTS.status.path, { onRequest }, async (request, reply) => {

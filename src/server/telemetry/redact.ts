@@ -25,8 +25,15 @@
  * `error.type` (the problem slug) and a sanitised status message.
  */
 import type { Attributes, AttributeValue, Link, SpanStatus } from '@opentelemetry/api';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter, TimedEvent } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * ExportResultCode.FAILED of @opentelemetry/core, written out: this module is loaded with the
+ * server (render-service.ts uses urlOriginAndPath) and the SDK packages are optional peers, so
+ * only their types are imported here.
+ */
+const EXPORT_FAILED = 1 as ExportResultCode.FAILED;
 
 export const MIN_SECRET_LENGTH = 8;
 export const MAX_STRING_LENGTH = 512;
@@ -220,7 +227,7 @@ export class RedactingSpanExporter implements SpanExporter {
       clean = spans.map((s) => this.redactor.span(s));
     } catch (error) {
       // Never export what could not be sanitised.
-      const result: ExportResult = { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) };
+      const result: ExportResult = { code: EXPORT_FAILED, error: error instanceof Error ? error : new Error(String(error)) };
       this.onResult?.(result, spans.length);
       resultCallback(result);
       return;

@@ -17,19 +17,16 @@
  * - Unset key (or OTEL_SDK_DISABLED=true, or OTEL_TRACES_EXPORTER=none): no provider, no exporter;
  *   every function here returns `undefined` at once, and callers skip building attributes.
  * - Shutdown (app close, SIGTERM) flushes the batch; exports time out per OTEL_EXPORTER_OTLP_TIMEOUT.
+ * - Packaging: only `@opentelemetry/api` is a dependency (the no-op API every span call goes
+ *   through). The SDK and the exporter are optional peer dependencies, imported by ./export.ts
+ *   only when export is on, so the core and the CLI never install or load them; with the key set
+ *   and the packages missing, start-up fails naming the packages to install (MissingExporterError).
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, RandomIdGenerator, type IdGenerator, type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { VERSION } from '../../core/types.js';
+import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { DEFAULT_OTLP_ENDPOINT, displayUrl } from '../config.js';
 import type { TraceContext } from '../trace-context.js';
-import { MIN_SECRET_LENGTH, RedactingSpanExporter, redactAttributes, redactString } from './redact.js';
+import { MIN_SECRET_LENGTH } from './redact.js';
 
 /** Header that carries the platform key to the OTLP endpoint (and the receiver status checks). */
 export const PLATFORM_KEY_HEADER = 'x-platform-api-key';
@@ -91,27 +88,6 @@ const DISABLED: Telemetry = {
   shutdown: async () => {},
 };
 
-/** Random ids, except the ones adopted for the next span (the server span of plugins/trace.ts). */
-class AdoptingIdGenerator implements IdGenerator {
-  private readonly random = new RandomIdGenerator();
-  private traceId: string | undefined;
-  private spanId: string | undefined;
-  adopt(traceId: string | undefined, spanId: string | undefined): void {
-    this.traceId = traceId;
-    this.spanId = spanId;
-  }
-  generateTraceId(): string {
-    const id = this.traceId;
-    this.traceId = undefined;
-    return id ?? this.random.generateTraceId();
-  }
-  generateSpanId(): string {
-    const id = this.spanId;
-    this.spanId = undefined;
-    return id ?? this.random.generateSpanId();
-  }
-}
-
 /** The OTLP traces URL the exporter will use, by the OpenTelemetry environment rules. */
 export function otlpTracesUrl(env: NodeJS.ProcessEnv): string {
   const specific = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
@@ -134,14 +110,31 @@ export interface TelemetryOptions {
   exporter?: SpanExporter;
 }
 
-export function createTelemetry(opts: TelemetryOptions): Telemetry {
+/** The optional peer dependencies the span export needs (package.json peerDependencies). */
+export const EXPORT_PACKAGES = [
+  '@opentelemetry/core', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources',
+  '@opentelemetry/sdk-trace-base', '@opentelemetry/semantic-conventions',
+] as const;
+
+/** PLATFORM_API_KEY is set (export on) but the OpenTelemetry SDK packages are not installed. */
+export class MissingExporterError extends Error {
+  constructor(missing: string) {
+    super(`PLATFORM_API_KEY is set, so spans are exported over OTLP, but the OpenTelemetry SDK is not installed (${missing} not found). Install the optional packages: npm install ${EXPORT_PACKAGES.join(' ')} (or unset PLATFORM_API_KEY, or set OTEL_SDK_DISABLED=true).`);
+    this.name = 'MissingExporterError';
+  }
+}
+
+/**
+ * The telemetry of one app: the no-op when export is off, otherwise the SDK-backed one of
+ * ./export.ts, imported only now. Throws MissingExporterError when the SDK is not installed.
+ */
+export async function createTelemetry(opts: TelemetryOptions): Promise<Telemetry> {
   const env = opts.env ?? process.env;
   if (opts.key === undefined) return DISABLED;
   if (truthy(env.OTEL_SDK_DISABLED)) return { ...DISABLED, disabledReason: 'OTEL_SDK_DISABLED is true' };
   if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return { ...DISABLED, disabledReason: 'OTEL_TRACES_EXPORTER is none' };
 
   const key = opts.key;
-  const secrets = [key];
   if (key.length < MIN_SECRET_LENGTH) {
     opts.log?.warn({ minLength: MIN_SECRET_LENGTH }, 'PLATFORM_API_KEY is very short: it cannot be redacted from span text and is easy to guess; use 32 or more random characters');
   }
@@ -159,70 +152,14 @@ export function createTelemetry(opts: TelemetryOptions): Telemetry {
   if (protocol && protocol !== 'http/json') {
     opts.log?.warn({ protocol }, 'OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is not http/json: v2a exports OTLP/HTTP with the JSON encoding only');
   }
-  const exporter = opts.exporter ?? new OTLPTraceExporter({ headers: { [PLATFORM_KEY_HEADER]: key } });
-  const redacting = new RedactingSpanExporter(exporter, secrets, (result, spans) => {
-    const ok = result.code === ExportResultCode.SUCCESS;
-    opts.onExport?.(ok, spans);
-    if (!ok) opts.log?.warn({ spans, reason: redactString(result.error?.message ?? 'unknown', secrets) }, 'span export failed');
-  });
-
-  const detected = detectResources({ detectors: [envDetector] });
-  const resource = resourceFromAttributes(redactAttributes({
-    ...detected.attributes,
-    [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME?.trim() || 'v2a',
-    [ATTR_SERVICE_VERSION]: VERSION,
-  }, secrets));
-
-  const ids = new AdoptingIdGenerator();
-  const provider = new BasicTracerProvider({
-    resource,
-    idGenerator: ids,
-    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
-    spanProcessors: [new BatchSpanProcessor(redacting)],
-  });
-  const tracer: Tracer = provider.getTracer(TRACER_NAME, VERSION);
-  let stopped: Promise<void> | undefined;
-
-  const childContext = (parent: Span) => trace.setSpan(ROOT_CONTEXT, parent);
-
-  return {
-    exporting: true,
-    disabledReason: undefined,
-    endpoint: displayUrl(url),
-
-    startRequestSpan(ctx, name, attributes, startTime) {
-      if (stopped) return undefined;
-      const parent = ctx.parentSpanId
-        ? trace.setSpanContext(ROOT_CONTEXT, {
-          traceId: ctx.traceId,
-          spanId: ctx.parentSpanId,
-          traceFlags: (parseInt(ctx.flags, 16) & 1) === 1 ? TraceFlags.SAMPLED : TraceFlags.NONE,
-          isRemote: true,
-        })
-        : ROOT_CONTEXT;
-      let span: Span;
-      ids.adopt(ctx.parentSpanId ? undefined : ctx.traceId, ctx.spanId);
-      try {
-        span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, ...(startTime !== undefined ? { startTime } : {}) }, parent);
-      } finally {
-        ids.adopt(undefined, undefined);
-      }
-      return span.isRecording() ? span : undefined;
-    },
-
-    startSpan(parent, name, attributes, startTime) {
-      if (!parent) return undefined;
-      return tracer.startSpan(name, { kind: SpanKind.INTERNAL, ...(attributes ? { attributes } : {}), ...(startTime !== undefined ? { startTime } : {}) }, childContext(parent));
-    },
-
-    recordSpan(parent, name, start, end, attributes, error) {
-      if (!parent) return;
-      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime: start, ...(attributes ? { attributes } : {}) }, childContext(parent));
-      if (error) failSpan(span, error);
-      span.end(Math.max(start, end));
-    },
-
-    forceFlush: () => provider.forceFlush(),
-    shutdown: () => (stopped ??= provider.shutdown().catch(() => {})),
-  };
+  // Checked by name first, so a missing package is named in the start-up error.
+  for (const name of EXPORT_PACKAGES) {
+    try {
+      import.meta.resolve(name);
+    } catch {
+      throw new MissingExporterError(name);
+    }
+  }
+  const exporting = await import('./export.js');
+  return exporting.createExportingTelemetry({ ...opts, key, env, endpoint: displayUrl(url) });
 }
