@@ -10,13 +10,14 @@ import {
 } from '../core/params/definitions.js';
 import { ParamValidationError, parseParams } from '../core/params/validate.js';
 
-/** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours. */
+/** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours, `<glyphs>` for a ramp. */
 function placeholder(def: ParamDef): string {
   switch (def.type) {
     case 'integer': return '<n>';
     case 'number': return '<x>';
     case 'enum': return '<name>';
     case 'color': return '<hex>';
+    case 'glyphs': return '<glyphs>';
     case 'boolean': return '';
   }
 }

@@ -100,6 +100,10 @@ function build(name: Charset): GlyphSet {
     case 'dots': kind = 'braille'; glyphs = BRAILLE; break; // code-point order: index = dot bits
     default: throw new Error(`unknown charset ${JSON.stringify(name)}; expected one of ${CHARSETS.join(', ')}`);
   }
+  return freezeSet(name, name, kind, glyphs);
+}
+
+function freezeSet(name: Charset, key: string, kind: GlyphSet['kind'], glyphs: string[]): GlyphSet {
   const coverage = new Float32Array(glyphs.length);
   const templates = new Float32Array(glyphs.length * SAMPLES);
   glyphs.forEach((ch, i) => {
@@ -107,8 +111,8 @@ function build(name: Charset): GlyphSet {
     coverage[i] = s.coverage;
     templates.set(s.template, i * SAMPLES);
   });
-  if (coverage[0] !== 0) throw new Error(`charset ${name}: the first glyph is not blank`);
-  return Object.freeze({ name, kind, glyphs: Object.freeze(glyphs), coverage, templates });
+  if (coverage[0] !== 0) throw new Error(`charset ${key}: the first glyph is not blank`);
+  return Object.freeze({ name, key, kind, glyphs: Object.freeze(glyphs), coverage, templates });
 }
 
 const cache = new Map<Charset, GlyphSet>();
@@ -136,3 +140,78 @@ export function getGlyphSet(name: Charset): GlyphSet {
   return set;
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Custom ramps (the `glyphs` parameter).
+
+/** `'a' (U+0061)`: a glyph as messages name it; control characters by code point only. */
+function nameGlyph(ch: string): string {
+  const cp = ch.codePointAt(0)!;
+  const u = 'U+' + cp.toString(16).toUpperCase().padStart(4, '0');
+  const printable = cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && !(cp >= 0xd800 && cp <= 0xdfff);
+  return printable ? `${JSON.stringify(ch)} (${u})` : u;
+}
+
+function isPrintable(cp: number): boolean {
+  return cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && !(cp >= 0xd800 && cp <= 0xdfff) && cp !== 0xfffe && cp !== 0xffff
+    && !(cp >= 0x2028 && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069) && cp !== 0x200b && cp !== 0xfeff;
+}
+
+/**
+ * Why `text` cannot be a custom ramp, or undefined when it can. Every glyph must be one printable
+ * code point whose shape was measured (printable ASCII, the block elements, Braille), given once;
+ * at most `maxGlyphs` glyphs; '' is valid (no custom ramp). The message names the first offending
+ * character.
+ */
+export function glyphsProblem(text: string, maxGlyphs: number): string | undefined {
+  if (text === '') return undefined; // the charset's ramp
+  const chars = [...text];
+  if (chars.length > maxGlyphs) return `has ${chars.length} glyphs; at most ${maxGlyphs}`;
+  const seen = new Set<string>();
+  for (const ch of chars) {
+    const cp = ch.codePointAt(0)!;
+    if (!isPrintable(cp)) return `contains the non-printable character ${nameGlyph(ch)}`;
+    if (!shapes().has(ch)) return `contains ${nameGlyph(ch)}, a glyph not measured from the reference font (use printable ASCII, the block elements of charset blocks, or Braille)`;
+    if (seen.has(ch)) return `contains ${nameGlyph(ch)} more than once`;
+    seen.add(ch);
+  }
+  const ink = chars.filter((ch) => !isBlankShape(ch));
+  if (ink.length === 0) return 'has no glyph with ink (give at least one besides the space)';
+  return undefined;
+}
+
+function isBlankShape(ch: string): boolean {
+  return shapeOf(ch).coverage === 0;
+}
+
+/** Bounded: a server sees arbitrary ramps, and each set holds its templates. */
+const CUSTOM_CACHE_SIZE = 32;
+const customCache = new Map<string, GlyphSet>();
+
+/**
+ * The glyph set of a custom ramp (already validated by `glyphsProblem`): kind `ramp`, sorted by
+ * measured coverage like every charset, with the space added as the ground (the lightest glyph)
+ * when the ramp has no blank glyph, because transparent and empty areas render as blank.
+ * Blank glyphs other than the first are dropped (they are the same tone). Cached, least recently
+ * used first out.
+ */
+export function customGlyphSet(name: Charset, text: string): GlyphSet {
+  const key = `glyphs:${text}`;
+  const hit = customCache.get(key);
+  if (hit) {
+    customCache.delete(key);
+    customCache.set(key, hit);
+    return hit;
+  }
+  const ink = [...text].filter((ch) => !isBlankShape(ch));
+  const blank = [...text].find(isBlankShape) ?? ' ';
+  const set = freezeSet(name, key, 'ramp', [blank, ...byCoverage(ink)]);
+  customCache.set(key, set);
+  if (customCache.size > CUSTOM_CACHE_SIZE) customCache.delete(customCache.keys().next().value!);
+  return set;
+}
+
+/** The ramp of effective parameters: the custom `glyphs` when given, else the charset's. */
+export function glyphSetOf(params: { readonly charset: Charset; readonly glyphs: string }): GlyphSet {
+  return params.glyphs ? customGlyphSet(params.charset, params.glyphs) : getGlyphSet(params.charset);
+}
