@@ -351,7 +351,7 @@ describe('v2a help and version', { concurrency: 4 }, () => {
     for (const r of [top, render]) {
       assert.equal(r.code, 0, r.stderr);
       for (const def of PARAMS as readonly ParamDef[]) {
-        const flag = `--${kebabName(def.name)}`;
+        const flag = def.cliFlag?.split(', ').pop() ?? `--${kebabName(def.name)}`;
         assert.ok(new RegExp(`${flag}\\b`).test(r.text), `${flag} missing from help`);
         if (def.type === 'boolean') assert.ok(r.text.includes(`--no-${kebabName(def.name)}`), `--no-${kebabName(def.name)} missing`);
       }

@@ -4,12 +4,13 @@
  * sharp and the renderer load only inside the command that needs them.
  */
 import { registerDecode } from './decode-command.js';
+import { registerPlay } from './play-command.js';
 import { run, type CommandRegistrar } from './program.js';
 import { registerRender } from './render-command.js';
 import { registerServe } from './serve-command.js';
 import { exitQuietlyOnEpipe } from './terminal.js';
 
-const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerDecode, registerServe];
+const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe];
 
 exitQuietlyOnEpipe();
 const code = await run(process.argv, COMMANDS);

@@ -7,12 +7,14 @@
  * To add a command (e.g. `v2a serve`): write `src/cli/serve-command.ts` exporting
  * `registerServe: CommandRegistrar`, and add it to the list in `main.ts`.
  */
+import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary } from './flags.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
 import { EXIT } from './terminal.js';
+import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -49,7 +51,7 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
   for (const register of registrars) register(program);
   program.addHelpText(
     'after',
-    `\nRender parameters (flags of v2a render; see v2a render --help):\n${paramSummary()}\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
+    `\nRender parameters (flags of v2a render; see v2a render --help):\n${paramSummary([[COLORS_FLAG, COLORS_HELP]])}\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
   );
   return program;
 }
@@ -84,10 +86,33 @@ export function reportError(err: unknown): number {
   return code;
 }
 
+/**
+ * `v2a <file>` renders (render is the default command), so a mistyped command would read as a
+ * file name: a first word that is no command, no existing file and does not look like a path
+ * (no dot, no slash) is reported as an unknown command.
+ */
+function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
+  const first = argv[2];
+  if (first === undefined || first.startsWith('-') || /[./\\]/.test(first)) return undefined;
+  if (program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined;
+  return existsSync(first) ? undefined : first;
+}
+
 /** Parses `argv` (process.argv form) and runs the chosen command; resolves to the exit code. */
 export async function run(argv: readonly string[], registrars: readonly CommandRegistrar[]): Promise<number> {
   try {
-    await createProgram(registrars).parseAsync([...argv]);
+    const program = createProgram(registrars);
+    if (argv.length <= 2) {
+      // No arguments: the usage, as for any usage error.
+      process.stderr.write(program.helpInformation());
+      return EXIT.usage;
+    }
+    const unknown = unknownCommand(program, argv);
+    if (unknown !== undefined) {
+      process.stderr.write(`v2a: unknown command '${unknown}' (and no such file)\n(add --help for usage)\n`);
+      return EXIT.usage;
+    }
+    await program.parseAsync([...argv]);
     return EXIT.ok;
   } catch (err) {
     return reportError(err);

@@ -8,10 +8,10 @@ import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
+import type { FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
-import {
-  clampColumns, readInput, readLimits, terminalSize, usageError, writeFile, writeStdout,
-} from './terminal.js';
+import { readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
+import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own (`.htm`). */
 const EXTENSION_ALIASES: Readonly<Record<string, Format>> = { htm: 'html' };
@@ -66,37 +66,46 @@ export function resolveFormat(params: Partial<RenderParams>, output: string | un
   return params.color ? 'ansi' : DEFAULTS.format;
 }
 
-/**
- * The column count when `--columns` is not given: the terminal width when the art goes to a
- * terminal (no -o, standard output a TTY), else the parameter default (files do not depend on
- * the size of the window they were made in). The render job narrows it if an extremely tall
- * image would need more rows than the renderer allows.
- */
-export function defaultColumns(output: string | undefined): number {
-  const term = output === undefined ? terminalSize() : undefined;
-  return term ? clampColumns(term.columns) : DEFAULTS.columns;
-}
-
 function withNewline(body: string): string {
   return body.endsWith('\n') ? body : body + '\n';
 }
 
-interface RenderOpts {
+interface RenderOpts extends ViewFlags {
   output?: string;
   animate?: boolean;
   loop?: string;
 }
 
+/** The flags that say where the art goes and how it looks there (view.ts), for render and play. */
+export function addViewOptions(cmd: Command): Command {
+  return cmd
+    .option('-w, --width <n>', 'width in characters (the same as --columns); with -H, a box to fit in')
+    .option('-H, --height <n>', `at most <n> rows (1 to ${MAX_ROWS}): the image is fitted, its aspect kept`)
+    .option('--size <WxH>', 'fit in a box of W columns and H rows, aspect kept (also Wx or xH)')
+    .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`);
+}
+
+/** Parameters from flags, colour and size resolved for the place the art goes. */
+export function viewParams(cmd: Command, output: string | undefined): { params: Partial<RenderParams>; fit: FitBox | undefined; flags: ViewFlags } {
+  const flags = cmd.opts<ViewFlags>();
+  const coloured = resolveColor(collectParams(cmd), flags, output);
+  const { params, fit } = resolveBox(coloured, flags, output);
+  return { params, fit, flags };
+}
+
 async function renderAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<RenderOpts>();
-  const params = collectParams(cmd);
+  const { params, fit, flags } = viewParams(cmd, opts.output);
   const limits = readLimits();
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
   if (opts.animate) {
     const { animate } = await import('./animate.js');
-    return animate({ file, params, output: opts.output, loop: opts.loop, limits });
+    return animate({ file, params, fit, output: opts.output, loop: opts.loop, limits });
   }
   const format = resolveFormat(params, opts.output);
+  if (flags.colors !== undefined && params.colorDepth !== undefined && params.colorDepth !== 'truecolor' && format !== 'ansi') {
+    throw usageError(`--colors ${params.colorDepth} applies to ansi output, not ${format}`);
+  }
   // Columns and format go to the job only when the user set them or they differ from the
   // defaults, so that the json output's `explicit` lists what the user (or the terminal) chose.
   const renderParams: Partial<RenderParams> = { ...params };
@@ -109,7 +118,7 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   const { output } = await runJob({ kind: 'bytes', bytes }, renderParams, {
     decoder: decodeImage,
     limits,
-    fit: { columns: defaultColumns(opts.output) },
+    fit: fit ?? { columns: DEFAULTS.columns },
   });
   const body = withNewline(output.body);
   if (opts.output) writeFile(opts.output, body);
@@ -118,12 +127,13 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
 
 export function registerRender(program: Command): void {
   const cmd = program
-    .command('render')
+    .command('render', { isDefault: true })
     .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art.')
     .argument('<file>', "image file, or - to read it from standard input")
     .option('-o, --output <file>', `write to <file> instead of standard output; its extension chooses the format (${extensionList()})`)
     .option('--animate', 'render every frame of an animated GIF or WebP: played in place on a terminal, NDJSON of json-compact otherwise')
     .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)');
+  addViewOptions(cmd);
   addParamOptions(cmd, {
     columns: 'when not given: the terminal width (clamped to the range) if standard output is a terminal, else the default',
     format: `when not given: from the -o extension, else ansi if --color is on, else ${DEFAULTS.format}`,

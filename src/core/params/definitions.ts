@@ -29,6 +29,8 @@ interface Base<N extends string> {
    * reproduces the contract's output exactly.
    */
   readonly extension?: true;
+  /** The CLI's own flag for it, when it is not `--<kebab-name>` (the CLI documents its values). */
+  readonly cliFlag?: string;
 }
 export interface IntegerDef<N extends string = string> extends Base<N> {
   readonly type: 'integer';
@@ -119,7 +121,7 @@ export const PARAMS = [
     description: 'Extension (beyond the contract): custom glyph ramp instead of the charset\'s, e.g. " .oO@": each glyph must be measured from the reference font (printable ASCII, the block elements of blocks, Braille); ordered by measured coverage, the space always included as the ground. Empty: the charset\'s ramp.' },
   { name: 'cellAspect', type: 'number', min: 0.25, max: 1, default: 0.5, step: 0.01, group: 'output', extension: true,
     description: 'Extension (beyond the contract): width / height of the character cell the art is shown in (0.5: the 1:2 reference cell; DejaVu Sans Mono measures 0.517); rows = round(columns x image height / width x cellAspect).' },
-  { name: 'colorDepth', type: 'enum', values: COLOR_DEPTHS, default: 'truecolor', group: 'output', extension: true,
+  { name: 'colorDepth', type: 'enum', values: COLOR_DEPTHS, default: 'truecolor', group: 'output', extension: true, cliFlag: '-c, --colors',
     description: 'Extension (beyond the contract): colour depth of ansi output: truecolor (24-bit SGR 38;2), 256 (xterm palette, SGR 38;5;n) or 16 (SGR 30-37, 90-97), the palette colour nearest in OKLab; other formats ignore it.' },
   { name: 'colorDither', type: 'boolean', default: false, group: 'output', extension: true,
     description: 'Extension (beyond the contract): with colorDepth 256 or 16: Floyd-Steinberg error diffusion of the cell colours in OKLab (smoother gradients, more colour changes).' },
