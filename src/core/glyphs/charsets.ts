@@ -39,38 +39,68 @@ export interface GlyphShape {
 }
 
 interface Decoded { readonly coverage: number; readonly template: Float32Array }
-let decoded: Map<string, Decoded> | undefined;
+/** Raw rows by glyph; each template is decoded on first use (a start-up needs about a quarter of them). */
+let raw: Map<string, readonly [codePoint: number, coverage: number, template: string]> | undefined;
+const decoded = new Map<string, Decoded>();
+
+/** A hex digit's value, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
 
 /** Hex template rows ('0a1b2c3d 4e5f...') -> SAMPLES floats 0..1. */
 function decodeTemplate(hex: string, cp: number): Float32Array {
-  const digits = hex.replace(/ /g, '');
-  if (digits.length !== SAMPLES * 2 || !/^[0-9a-f]+$/.test(digits)) {
-    throw new Error(`font-data.generated.ts: bad template for U+${cp.toString(16)}`);
-  }
   const t = new Float32Array(SAMPLES);
-  for (let i = 0; i < SAMPLES; i++) t[i] = parseInt(digits.slice(2 * i, 2 * i + 2), 16) / 255;
+  let i = 0;
+  for (let k = 0; k < hex.length; k++) {
+    const c = hex.charCodeAt(k);
+    if (c === 32) continue;
+    const hi = hexDigit(c);
+    const lo = hexDigit(hex.charCodeAt(++k));
+    if (hi < 0 || lo < 0 || i >= SAMPLES) throw new Error(`font-data.generated.ts: bad template for U+${cp.toString(16)}`);
+    t[i++] = (hi * 16 + lo) / 255;
+  }
+  if (i !== SAMPLES) throw new Error(`font-data.generated.ts: bad template for U+${cp.toString(16)}`);
   return t;
 }
 
-function shapes(): Map<string, Decoded> {
-  if (!decoded) {
+function rows(): Map<string, readonly [number, number, string]> {
+  if (!raw) {
     if (MEASURE_CELL.subX !== SUB_X || MEASURE_CELL.subY !== SUB_Y) {
       throw new Error('font-data.generated.ts was measured for another template grid; run `npm run glyphs`');
     }
-    decoded = new Map(GLYPH_DATA.map(([cp, coverage, hex]) => [String.fromCodePoint(cp), { coverage, template: decodeTemplate(hex, cp) }]));
+    raw = new Map(GLYPH_DATA.map((row) => [String.fromCodePoint(row[0]), row]));
   }
-  return decoded;
+  return raw;
+}
+
+function lookup(ch: string): Decoded | undefined {
+  let s = decoded.get(ch);
+  if (!s) {
+    const row = rows().get(ch);
+    if (!row) return undefined;
+    s = { coverage: row[1], template: decodeTemplate(row[2], row[0]) };
+    decoded.set(ch, s);
+  }
+  return s;
+}
+
+/** Coverage of a measured glyph without decoding its template, or undefined. */
+function coverageOf(ch: string): number | undefined {
+  return rows().get(ch)?.[1];
 }
 
 function shapeOf(ch: string): Decoded {
-  const s = shapes().get(ch);
+  const s = lookup(ch);
   if (!s) throw new Error(`glyph ${JSON.stringify(ch)} was not measured (scripts/measure-glyphs.ts)`);
   return s;
 }
 
 /** The measured shape of any measured glyph (printable ASCII, block elements, Braille), else undefined. */
 export function glyphShape(ch: string): GlyphShape | undefined {
-  const s = shapes().get(ch);
+  const s = lookup(ch);
   return s && { coverage: s.coverage, template: Float32Array.from(s.template) };
 }
 
@@ -78,14 +108,19 @@ const cp = (ch: string) => ch.codePointAt(0)!;
 
 /** Ascending measured coverage; ties by code point (stable, deterministic). */
 function byCoverage(glyphs: readonly string[]): string[] {
-  return [...glyphs].sort((a, b) => shapeOf(a).coverage - shapeOf(b).coverage || cp(a) - cp(b));
+  const cov = (ch: string) => {
+    const c = coverageOf(ch);
+    if (c === undefined) throw new Error(`glyph ${JSON.stringify(ch)} was not measured (scripts/measure-glyphs.ts)`);
+    return c;
+  };
+  return [...glyphs].sort((a, b) => cov(a) - cov(b) || cp(a) - cp(b));
 }
 
 const PRINTABLE_ASCII = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCodePoint(0x20 + i));
 const BRAILLE = Array.from({ length: 256 }, (_, i) => String.fromCodePoint(0x2800 + i));
 
 function densest(glyphs: readonly string[]): string {
-  return byCoverage(glyphs).reduce((a, b) => (shapeOf(b).coverage > shapeOf(a).coverage ? b : a));
+  return byCoverage(glyphs).reduce((a, b) => (coverageOf(b)! > coverageOf(a)! ? b : a));
 }
 
 function build(name: Charset): GlyphSet {
@@ -171,7 +206,7 @@ export function glyphsProblem(text: string, maxGlyphs: number): string | undefin
   for (const ch of chars) {
     const cp = ch.codePointAt(0)!;
     if (!isPrintable(cp)) return `contains the non-printable character ${nameGlyph(ch)}`;
-    if (!shapes().has(ch)) return `contains ${nameGlyph(ch)}, a glyph not measured from the reference font (use printable ASCII, the block elements of charset blocks, or Braille)`;
+    if (coverageOf(ch) === undefined) return `contains ${nameGlyph(ch)}, a glyph not measured from the reference font (use printable ASCII, the block elements of charset blocks, or Braille)`;
     if (seen.has(ch)) return `contains ${nameGlyph(ch)} more than once`;
     seen.add(ch);
   }
@@ -181,7 +216,7 @@ export function glyphsProblem(text: string, maxGlyphs: number): string | undefin
 }
 
 function isBlankShape(ch: string): boolean {
-  return shapeOf(ch).coverage === 0;
+  return coverageOf(ch) === 0;
 }
 
 /** Bounded: a server sees arbitrary ramps, and each set holds its templates. */
