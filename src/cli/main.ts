@@ -3,6 +3,7 @@
  * The `v2a` executable. Kept minimal: commander and the command declarations load at start-up;
  * sharp and the renderer load only inside the command that needs them.
  */
+import { registerCompletion } from './completion-command.js';
 import { registerDecode } from './decode-command.js';
 import { registerPlay } from './play-command.js';
 import { run, type CommandRegistrar } from './program.js';
@@ -10,7 +11,7 @@ import { registerRender } from './render-command.js';
 import { registerServe } from './serve-command.js';
 import { exitQuietlyOnEpipe } from './terminal.js';
 
-const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe];
+const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe, registerCompletion];
 
 exitQuietlyOnEpipe();
 const code = await run(process.argv, COMMANDS);
