@@ -134,3 +134,15 @@ describe('colorDepth', () => {
     assert.notEqual(a, b);
   });
 });
+
+describe('cellAspect in svg', () => {
+  it('keeps the picture proportions: the row height follows the cell', () => {
+    const img = gradient(200, 100);
+    const at = (cellAspect: number) => formatResult(render(img, { columns: 40, format: 'svg', cellAspect })).body;
+    assert.match(at(0.5), /viewBox="0 0 240 120"/);
+    // 0.6: 12 rows of 10 units; 1.0: 20 rows of 6 units — the same 240 x 120 picture.
+    assert.match(at(0.6), /viewBox="0 0 240 120"/);
+    assert.match(at(1), /viewBox="0 0 240 120"/);
+    assert.match(at(1), /<text x="0" y="6.5"/);
+  });
+});
