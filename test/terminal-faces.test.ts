@@ -35,9 +35,9 @@ function cli(args: readonly string[]): Promise<{ code: number | null; stdout: st
 
 /** Invalid values and the one message every face must give for them. */
 const INVALID: readonly [name: string, value: string, message: RegExp][] = [
-  ['glyphs', ' .é@', /^glyphs contains "é" \(U\+00E9\), a glyph not measured from the reference font/],
-  ['glyphs', ' .\u0007@', /^glyphs contains the non-printable character U\+0007$/],
-  ['glyphs', 'aba', /^glyphs contains "a" \(U\+0061\) more than once$/],
+  ['glyphs', ' .é@', /^glyphs must be up to 256 measured glyphs .*: "é" \(U\+00E9\) was not measured from the reference font$/],
+  ['glyphs', ' .\u0007@', /^glyphs must be .*: U\+0007 is not printable$/],
+  ['glyphs', 'aba', /^glyphs must be .*: "a" \(U\+0061\) is given twice$/],
   ['cellAspect', '1.5', /^cellAspect must be a number from 0.25 to 1 \(got/],
   ['cellAspect', 'tall', /^cellAspect must be a number from 0.25 to 1 \(got "tall"\)$/],
   ['colorDepth', '8', /^colorDepth must be one of truecolor, 256, 16 \(got "8"\)$/],

@@ -109,6 +109,8 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   // Columns and format go to the job only when the user set them or they differ from the
   // defaults, so that the json output's `explicit` lists what the user (or the terminal) chose.
   const renderParams: Partial<RenderParams> = { ...params };
+  // A depth detected from the terminal only concerns ansi.
+  if (format !== 'ansi' && flags.colors === undefined) delete renderParams.colorDepth;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
   // The file is read while sharp and the renderer load.
   const modules = Promise.all([import('../node/index.js'), import('../core/job.js')]);

@@ -146,7 +146,7 @@ export class ParamControls {
         const problem = h('p', { class: 'desc', role: 'status' });
         box.addEventListener('input', () => {
           const why = glyphsProblem(box.value, def.maxGlyphs);
-          problem.textContent = why ? `${def.name} ${why}` : '';
+          problem.textContent = why ? `${def.name} must be ${describeDomain(def)}: ${why}` : '';
           if (why) box.setAttribute('aria-invalid', 'true');
           else {
             box.removeAttribute('aria-invalid');

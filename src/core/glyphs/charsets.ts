@@ -193,7 +193,7 @@ function isPrintable(cp: number): boolean {
 }
 
 /**
- * Why `text` cannot be a custom ramp, or undefined when it can. Every glyph must be one printable
+ * Why `text` cannot be a custom ramp (a clause naming the offending glyph), or undefined when it can. Every glyph must be one printable
  * code point whose shape was measured (printable ASCII, the block elements, Braille), given once;
  * at most `maxGlyphs` glyphs; '' is valid (no custom ramp). The message names the first offending
  * character.
@@ -201,17 +201,17 @@ function isPrintable(cp: number): boolean {
 export function glyphsProblem(text: string, maxGlyphs: number): string | undefined {
   if (text === '') return undefined; // the charset's ramp
   const chars = [...text];
-  if (chars.length > maxGlyphs) return `has ${chars.length} glyphs; at most ${maxGlyphs}`;
+  if (chars.length > maxGlyphs) return `it has ${chars.length}`;
   const seen = new Set<string>();
   for (const ch of chars) {
     const cp = ch.codePointAt(0)!;
-    if (!isPrintable(cp)) return `contains the non-printable character ${nameGlyph(ch)}`;
-    if (coverageOf(ch) === undefined) return `contains ${nameGlyph(ch)}, a glyph not measured from the reference font (use printable ASCII, the block elements of charset blocks, or Braille)`;
-    if (seen.has(ch)) return `contains ${nameGlyph(ch)} more than once`;
+    if (!isPrintable(cp)) return `${nameGlyph(ch)} is not printable`;
+    if (coverageOf(ch) === undefined) return `${nameGlyph(ch)} was not measured from the reference font`;
+    if (seen.has(ch)) return `${nameGlyph(ch)} is given twice`;
     seen.add(ch);
   }
   const ink = chars.filter((ch) => !isBlankShape(ch));
-  if (ink.length === 0) return 'has no glyph with ink (give at least one besides the space)';
+  if (ink.length === 0) return 'it has no glyph with ink (give one besides the space)';
   return undefined;
 }
 

@@ -63,7 +63,7 @@ function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unkno
       // Taken as given (no trimming: the space is a glyph); the message names the offending glyph.
       if (typeof raw !== 'string') return wrong();
       const problem = glyphsProblem(raw, def.maxGlyphs);
-      return problem ? { error: `${def.name} ${problem}` } : { value: raw };
+      return problem ? { error: `${def.name} must be ${describeDomain(def)}: ${problem}` } : { value: raw };
     }
   }
 }
