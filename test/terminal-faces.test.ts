@@ -19,10 +19,17 @@ import { photo, postForm, startTestServer, type TestServer } from './server-help
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/cli/main.ts');
 
+/** The test runner's environment without what steers the CLI's colour and size. */
+function plainEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES'].includes(k)) env[k] = v;
+  return { ...env, V2A_DEBUG: '' };
+}
+
 function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-      cwd: ROOT, env: { ...process.env, NO_COLOR: '', FORCE_COLOR: '', COLUMNS: '', LINES: '', V2A_DEBUG: '' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT, env: plainEnv(), stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
