@@ -3,7 +3,7 @@
  * and the server's settings: the README never restates a name, range or default by hand. `--check` exits 1 when the README is out of date.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { PARAMS, describeDomain, kebabName } from '../src/core/params/definitions.js';
+import { PARAMS, describeDomain, kebabName, type ParamDef } from '../src/core/params/definitions.js';
 import { describeConfig } from '../src/server/config.js';
 
 const SECTIONS = {
@@ -22,8 +22,9 @@ export function envTable(): string {
 
 export function paramsTable(): string {
   const rows = PARAMS.map((d) => {
-    const dflt = typeof d.default === 'string' ? `\`${d.default}\`` : `\`${String(d.default)}\``;
-    return `| \`${d.name}\` | \`--${kebabName(d.name)}\` | ${describeDomain(d)} | ${dflt} | ${d.description.replace(/\|/g, '\\|')} |`;
+    const dflt = d.default === '' ? '(empty)' : `\`${String(d.default)}\``;
+    const flag = (d as ParamDef).cliFlag ?? `--${kebabName(d.name)}`;
+    return `| \`${d.name}\` | \`${flag}\` | ${describeDomain(d)} | ${dflt} | ${d.description.replace(/\|/g, '\\|')} |`;
   });
   return ['| Parameter | CLI flag | Allowed | Default | Meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }

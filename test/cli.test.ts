@@ -26,11 +26,18 @@ interface Run {
   text: string;
 }
 
+function withoutTerminalSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES'].includes(k)) out[k] = v;
+  return out;
+}
+
 function v2a(args: readonly string[], opts: { input?: Buffer | string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
       cwd: ROOT,
-      env: { ...process.env, V2A_DEBUG: '', ...opts.env },
+      // Without the test runner's colour and size settings: the CLI reads them (view.ts).
+      env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
@@ -363,7 +370,7 @@ describe('v2a help and version', { concurrency: 4 }, () => {
     for (const r of [top, render]) {
       assert.equal(r.code, 0, r.stderr);
       for (const def of PARAMS as readonly ParamDef[]) {
-        const flag = `--${kebabName(def.name)}`;
+        const flag = def.cliFlag?.split(', ').pop() ?? `--${kebabName(def.name)}`;
         assert.ok(new RegExp(`${flag}\\b`).test(r.text), `${flag} missing from help`);
         if (def.type === 'boolean') assert.ok(r.text.includes(`--no-${kebabName(def.name)}`), `--no-${kebabName(def.name)} missing`);
       }

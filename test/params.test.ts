@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULTS, PARAMS, describeDomain, kebabName, parseParams, paramsJsonSchema } from '../src/core/params/index.js';
+import { DEFAULTS, PARAMS, describeDomain, type ParamDef, kebabName, parseParams, paramsJsonSchema } from '../src/core/params/index.js';
 import { render } from '../src/core/render.js';
 import { formatResult } from '../src/core/format/index.js';
 import { gradient, image, grey, lines, scene, square, withNoise } from './helpers/images.js';
@@ -21,6 +21,13 @@ const std = (a: ArrayLike<number>) => { const m = mean(a); return Math.sqrt(mean
 const text = (r: RenderResult) => formatResult(r, 'text').body;
 
 describe('parameter definitions', () => {
+  it('list the extensions beyond the contract after it, each documented as one', () => {
+    const ext = PARAMS.filter((d) => (d as ParamDef).extension);
+    assert.deepEqual(ext.map((d) => [d.name, d.default]), [['glyphs', ''], ['cellAspect', 0.5], ['colorDepth', 'truecolor'], ['colorDither', false]]);
+    for (const d of ext) assert.match(d.description, /^Extension \(beyond the contract\)/, d.name);
+    assert.ok(PARAMS.findIndex((d) => (d as ParamDef).extension) === PARAMS.length - ext.length, 'appended after the contract parameters');
+  });
+
   it('match interface.md §2.2 exactly', () => {
     const expected: Record<string, unknown> = {
       columns: 120, charset: 'detailed', format: 'text', color: false, invert: false, contrast: 1.15, brightness: 0,
@@ -28,8 +35,9 @@ describe('parameter definitions', () => {
       structure: 0.55, denoise: 0.35, motionSensitivity: 0.7, autoOptimize: 0.9, qualityTarget: 'balanced',
       glyphStrategy: 'adaptive', maxGlyphRmse: 0.03, monoColor: '#e5e5e5',
     };
-    assert.deepEqual({ ...DEFAULTS }, expected);
-    const ranges = Object.fromEntries(PARAMS.filter((d) => 'min' in d).map((d) => [d.name, [(d as { min: number }).min, (d as { max: number }).max]]));
+    const contract = PARAMS.filter((d) => !(d as ParamDef).extension);
+    assert.deepEqual(Object.fromEntries(contract.map((d) => [d.name, DEFAULTS[d.name]])), expected);
+    const ranges = Object.fromEntries(contract.filter((d) => 'min' in d).map((d) => [d.name, [(d as { min: number }).min, (d as { max: number }).max]]));
     assert.deepEqual(ranges, {
       columns: [8, 400], contrast: [0.2, 4], brightness: [-150, 150], saturation: [0, 4], gamma: [0.2, 3], edgeStrength: [0.1, 5],
       sharpen: [0, 1], autoLevels: [0, 1], structure: [0, 1], denoise: [0, 1], motionSensitivity: [0, 1], autoOptimize: [0, 1], maxGlyphRmse: [0.005, 0.1],

@@ -80,6 +80,8 @@ describe('string parameter parsing', () => {
         const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
         return { value: `#${hex}`, text: `#${hex.toUpperCase()}` };
       });
+      case 'glyphs': return fc.uniqueArray(fc.integer({ min: 0x21, max: 0x7e }), { minLength: 1, maxLength: 20 })
+        .map((cps) => String.fromCodePoint(...cps)).map((v) => ({ value: v, text: v }));
     }
   };
 

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { updateReadme } from '../scripts/readme-params.js';
-import { PARAMS, kebabName } from '../src/core/params/definitions.js';
+import { PARAMS, kebabName, type ParamDef } from '../src/core/params/definitions.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
 it('README parameter table is generated from PARAMS and current', () => {
   assert.equal(readme, updateReadme(readme), 'run npm run docs');
-  for (const d of PARAMS) assert.ok(readme.includes(`--${kebabName(d.name)}`), d.name);
+  for (const d of PARAMS as readonly ParamDef[]) assert.ok(readme.includes(d.cliFlag ?? `--${kebabName(d.name)}`), d.name);
 });
 
 it('README names the two set-up commands and .ci/run runs the test one', () => {

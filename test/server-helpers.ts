@@ -246,6 +246,7 @@ export function badValues(def: ParamDef): Array<{ strings?: string; json?: unkno
     case 'boolean': return [{ strings: 'maybe', json: 'true' }, { json: 1 }];
     case 'enum': return [{ strings: 'nope', json: 'nope' }, { json: 3 }];
     case 'color': return [{ strings: '#12345g', json: '#12345g' }, { json: 0xffffff }];
+    case 'glyphs': return [{ strings: ' .é', json: ' .é' }, { strings: ' .\u0007', json: '\t' }, { json: 5 }];
   }
 }
 

@@ -1,6 +1,9 @@
 /**
- * `v2a render --animate`: every frame of an animated GIF or WebP through one FrameRenderer (the
- * Bayesian temporal filter, glyph hysteresis, one Director tuning and codebook for the clip).
+ * `v2a play` and `v2a render --animate`: every frame of an animated GIF or WebP (decoded by sharp)
+ * or of a video (mp4, webm, mkv, mov, avi, ogg, mpeg; decoded by a system ffmpeg, video-source.ts)
+ * through one FrameRenderer (the Bayesian temporal filter, glyph hysteresis, one Director tuning
+ * and codebook for the clip). Video plays at the clip's frame rate, dropping frames that render
+ * too late.
  *
  * - Standard output a terminal and no -o: played in place (cursor hidden, cursor home before each
  *   frame, frame delays honoured, `--loop` times, 0 = until Ctrl-C), as text or, with --color or
@@ -10,18 +13,21 @@
  *
  * A still image is one frame.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
-import type { FrameJobResult } from '../core/job.js';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import type { FitBox, FrameDecoder, FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { bodyText } from '../core/format/index.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
-  ESC, EXIT, clampColumns, ioError, readInput, terminalSize, usageError, writeStdout, type InputLimits,
+  ESC, EXIT, ioError, readInput, stdoutIsTty, usageError, writeStdout, type InputLimits,
 } from './terminal.js';
+import { isVideo, videoFrameDecoder, type VideoInput } from './video-source.js';
 
 export interface AnimateOptions {
   readonly file: string;
   readonly params: Partial<RenderParams>;
+  /** The box to fit when `columns` is not set (view.ts); absent: the default columns. */
+  readonly fit: FitBox | undefined;
   readonly output: string | undefined;
   /** `--loop` as typed, or undefined (1). */
   readonly loop: string | undefined;
@@ -46,8 +52,7 @@ type Mode = { kind: 'play'; format: 'text' | 'ansi'; loop: number } | { kind: 'n
 
 function chooseMode(opts: AnimateOptions): Mode {
   const { params, output } = opts;
-  const term = output === undefined ? terminalSize() : undefined;
-  if (term) {
+  if (output === undefined && stdoutIsTty()) {
     const format: Format = params.format ?? (params.color ? 'ansi' : DEFAULTS.format);
     if (format !== 'text' && format !== 'ansi') {
       throw usageError(`--animate plays text or ansi on a terminal, not ${format}: pipe the output or use -o for NDJSON of json-compact`);
@@ -68,21 +73,51 @@ function chooseMode(opts: AnimateOptions): Mode {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The first bytes of a file, to tell a video from an image without reading it all. */
+function head(path: string): Uint8Array {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw ioError('read', path, err);
+  }
+  try {
+    const buf = new Uint8Array(256);
+    return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0));
+  } catch (err) {
+    throw ioError('read', path, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The frames' source: a video for ffmpeg (a path it opens, or standard input's bytes), or image bytes for sharp. */
+async function frameSource(opts: AnimateOptions, realtime: boolean): Promise<{ bytes: Uint8Array; decoder: FrameDecoder; video: boolean }> {
+  const fromFile = opts.file !== '-';
+  if (fromFile && isVideo(head(opts.file))) {
+    // A video file streams through ffmpeg: its size is not bounded by V2A_MAX_IMAGE_BYTES.
+    return { bytes: new Uint8Array(0), decoder: videoFrameDecoder({ input: { path: opts.file }, realtime }), video: true };
+  }
+  const sharpFrames = import('../node/index.js');
+  sharpFrames.catch(() => undefined);
+  const bytes = await readInput(opts.file, opts.limits.maxBytes);
+  if (!fromFile && isVideo(bytes)) {
+    const input: VideoInput = { bytes };
+    return { bytes, decoder: videoFrameDecoder({ input, realtime }), video: true };
+  }
+  return { bytes, decoder: (await sharpFrames).decodeFrames, video: false };
+}
+
 export async function animate(opts: AnimateOptions): Promise<void> {
   const mode = chooseMode(opts);
-  const modules = Promise.all([import('../node/index.js'), import('../core/job.js')]);
-  modules.catch(() => undefined);
-  const bytes = await readInput(opts.file, opts.limits.maxBytes);
-  const [{ decodeFrames }, { runFrameJob }] = await modules;
-
-  // Without --columns: fit the terminal (full width, no taller than its height minus the cursor's
-  // line) when playing, else the default.
-  const term = mode.kind === 'play' ? terminalSize() : undefined;
-  const fit = term ? { columns: clampColumns(term.columns), rows: Math.max(1, term.rows - 1) } : { columns: DEFAULTS.columns };
-  const frames = runFrameJob(bytes, opts.params, {
-    frameDecoder: decodeFrames,
+  const job = import('../core/job.js');
+  job.catch(() => undefined);
+  const source = await frameSource(opts, mode.kind === 'play');
+  const { runFrameJob } = await job;
+  const pass = () => runFrameJob(source.bytes, opts.params, {
+    frameDecoder: source.decoder,
     limits: opts.limits,
-    fit,
+    fit: opts.fit ?? { columns: DEFAULTS.columns },
     format: mode.kind === 'play' ? mode.format : 'json-compact',
   });
 
@@ -96,7 +131,7 @@ export async function animate(opts: AnimateOptions): Promise<void> {
       }
     }
     try {
-      for await (const { output } of frames) {
+      for await (const { output } of pass()) {
         const line = bodyText(output) + '\n';
         if (fd === undefined) await writeStdout(line);
         else {
@@ -113,11 +148,15 @@ export async function animate(opts: AnimateOptions): Promise<void> {
     return;
   }
 
-  await play(frames, mode.loop);
+  // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
+  await play(pass, mode.loop, !source.video);
 }
 
-/** Plays frames in place; the first pass renders them as they decode, later passes replay. */
-async function play(frames: AsyncIterable<FrameJobResult>, loop: number): Promise<void> {
+/**
+ * Plays frames in place. The first pass renders them as they decode; later passes replay the
+ * kept bodies (`keep`), or run the job again.
+ */
+async function play(pass: () => AsyncIterable<FrameJobResult>, loop: number, keep: boolean): Promise<void> {
   let started = false;
   const restore = () => {
     if (started) writeSync(1, ESC.reset + ESC.showCursor);
@@ -143,16 +182,17 @@ async function play(frames: AsyncIterable<FrameJobResult>, loop: number): Promis
       next = Math.max(next + Math.max(delay, MIN_FRAME_MS), performance.now());
     };
     let count = 0;
-    for await (const { output, frame } of frames) {
+    for await (const { output, frame } of pass()) {
       count = frame.count;
       const body = bodyText(output);
-      if (loop !== 1) kept.push({ body, delay: frame.delayMs });
+      if (loop !== 1 && keep) kept.push({ body, delay: frame.delayMs });
       await show(body, frame.delayMs);
     }
     // A still image (or a one-frame animation) has nothing to replay.
     if (count > 1) {
-      for (let pass = 1; loop === 0 || pass < loop; pass++) {
-        for (const { body, delay } of kept) await show(body, delay);
+      for (let n = 1; loop === 0 || n < loop; n++) {
+        if (keep) for (const { body, delay } of kept) await show(body, delay);
+        else for await (const { output, frame } of pass()) await show(bodyText(output), frame.delayMs);
       }
     }
   } finally {

@@ -10,13 +10,14 @@ import {
 } from '../core/params/definitions.js';
 import { ParamValidationError, parseParams } from '../core/params/validate.js';
 
-/** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours. */
+/** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours, `<glyphs>` for a ramp. */
 function placeholder(def: ParamDef): string {
   switch (def.type) {
     case 'integer': return '<n>';
     case 'number': return '<x>';
     case 'enum': return '<name>';
     case 'color': return '<hex>';
+    case 'glyphs': return '<glyphs>';
     case 'boolean': return '';
   }
 }
@@ -46,7 +47,7 @@ function groupHeading(def: ParamDef): string {
  * CLI chooses a default); it never restates a range or a default.
  */
 export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, string>> = {}): Command {
-  for (const def of PARAMS as readonly ParamDef[]) {
+  for (const def of GENERATED) {
     const flag = flagOf(def);
     const note = notes[def.name as ParamName];
     const help = `${def.description} (${domainText(def)}${note ? `; ${note}` : ''})`;
@@ -62,6 +63,14 @@ export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, s
   return cmd;
 }
 
+/** The parameters with a generated flag; the others (`cliFlag`) are declared by the command. */
+const GENERATED: readonly ParamDef[] = (PARAMS as readonly ParamDef[]).filter((d) => d.cliFlag === undefined);
+
+/** The parameter a flag's attribute names (`edgeStrength`), for shell completion. */
+export function paramOfAttribute(attribute: string): ParamDef | undefined {
+  return GENERATED.find((d) => attributeOf(d) === attribute);
+}
+
 /** commander's attribute name of a flag: `--edge-strength` -> `edgeStrength`. */
 function attributeOf(def: ParamDef): string {
   return new Option(flagOf(def)).attributeName();
@@ -75,7 +84,7 @@ function attributeOf(def: ParamDef): string {
 export function collectParams(cmd: Command): Partial<RenderParams> {
   const opts = cmd.opts<Record<string, unknown>>();
   const raw: Record<string, unknown> = {};
-  for (const def of PARAMS as readonly ParamDef[]) {
+  for (const def of GENERATED) {
     const attr = attributeOf(def);
     if (cmd.getOptionValueSource(attr) !== 'cli') continue;
     raw[def.name] = opts[attr];
@@ -86,11 +95,11 @@ export function collectParams(cmd: Command): Partial<RenderParams> {
 }
 
 /** One line per parameter flag, for `v2a --help`: `--columns <n>  an integer from 8 to 400; default 120`. */
-export function paramSummary(): string {
-  const rows = (PARAMS as readonly ParamDef[]).map((def) => {
+export function paramSummary(own: readonly (readonly [flag: string, text: string])[] = []): string {
+  const rows = [...GENERATED.map((def) => {
     const flag = def.type === 'boolean' ? `${flagOf(def)}, --no-${kebabName(def.name)}` : `${flagOf(def)} ${placeholder(def)}`;
     return [flag, domainText(def)] as const;
-  });
+  }), ...own];
   const width = Math.max(...rows.map(([f]) => f.length));
   return rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`).join('\n');
 }

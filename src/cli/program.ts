@@ -7,12 +7,14 @@
  * To add a command (e.g. `v2a serve`): write `src/cli/serve-command.ts` exporting
  * `registerServe: CommandRegistrar`, and add it to the list in `main.ts`.
  */
+import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary } from './flags.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
 import { EXIT } from './terminal.js';
+import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -29,6 +31,10 @@ const EXIT_CODES_HELP = `Exit codes:
 export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [
   ...[MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS].map((s) => ({ name: s.name, default: String(s.default), meaning: `${s.meaning} Must be ${describeRange(s)}.` })),
   { name: 'V2A_DEBUG', default: '(unset)', meaning: 'Set to 1 to print stack traces of errors.' },
+  { name: 'NO_COLOR', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work.' },
+  { name: 'FORCE_COLOR', default: '(unset)', meaning: 'Colour even when piped: 0 none, 1 16 colours, 2 256, 3 truecolor.' },
+  { name: 'COLORTERM, TERM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit, TERM=*-256color, TERM=dumb (none).' },
+  { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped.' },
 ];
 
 const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.default})\n      ${e.meaning}`).join('\n')}`;
@@ -36,7 +42,8 @@ const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.d
 /** Builds the program with the given commands. Commander errors are thrown, never `process.exit`. */
 export function createProgram(registrars: readonly CommandRegistrar[]): Command {
   const program = new Command('v2a')
-    .description('Images to character art: text, ANSI, HTML, SVG and JSON.')
+    .usage('[options] <file | -> | <command> ...')
+    .description('Images (and video) to character art: text, ANSI, HTML, SVG and JSON.\nv2a <file> renders it to fit the terminal, in colour when the terminal has colour.')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .helpCommand('help [command]', 'show help for a command')
@@ -49,7 +56,7 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
   for (const register of registrars) register(program);
   program.addHelpText(
     'after',
-    `\nRender parameters (flags of v2a render; see v2a render --help):\n${paramSummary()}\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
+    `\nRender parameters (flags of v2a render and v2a play; see v2a render --help):\n${paramSummary([[COLORS_FLAG, COLORS_HELP], ['-w, --width <n>', 'the same as --columns'], ['-H, --height <n>', 'at most <n> rows, aspect kept'], ['--size <WxH>', 'fit in W columns by H rows, aspect kept']])}\n\nExamples:\n  v2a photo.jpg\n  v2a photo.jpg --size 80x24 --colors 256\n  v2a play clip.mp4\n  v2a completion bash > ~/.local/share/bash-completion/completions/v2a\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
   );
   return program;
 }
@@ -84,10 +91,33 @@ export function reportError(err: unknown): number {
   return code;
 }
 
+/**
+ * `v2a <file>` renders (render is the default command), so a mistyped command would read as a
+ * file name: a first word that is no command, no existing file and does not look like a path
+ * (no dot, no slash) is reported as an unknown command.
+ */
+function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
+  const first = argv[2];
+  if (first === undefined || first.startsWith('-') || /[./\\]/.test(first)) return undefined;
+  if (program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined;
+  return existsSync(first) ? undefined : first;
+}
+
 /** Parses `argv` (process.argv form) and runs the chosen command; resolves to the exit code. */
 export async function run(argv: readonly string[], registrars: readonly CommandRegistrar[]): Promise<number> {
   try {
-    await createProgram(registrars).parseAsync([...argv]);
+    const program = createProgram(registrars);
+    if (argv.length <= 2) {
+      // No arguments: the usage, as for any usage error.
+      process.stderr.write(program.helpInformation());
+      return EXIT.usage;
+    }
+    const unknown = unknownCommand(program, argv);
+    if (unknown !== undefined) {
+      process.stderr.write(`v2a: unknown command '${unknown}' (and no such file)\n(add --help for usage)\n`);
+      return EXIT.usage;
+    }
+    await program.parseAsync([...argv]);
     return EXIT.ok;
   } catch (err) {
     return reportError(err);

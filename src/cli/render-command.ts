@@ -8,10 +8,10 @@ import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
+import type { FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
-import {
-  clampColumns, readInput, readLimits, terminalSize, usageError, writeFile, writeStdout,
-} from './terminal.js';
+import { readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
+import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own (`.htm`). */
 const EXTENSION_ALIASES: Readonly<Record<string, Format>> = { htm: 'html' };
@@ -66,45 +66,56 @@ export function resolveFormat(params: Partial<RenderParams>, output: string | un
   return params.color ? 'ansi' : DEFAULTS.format;
 }
 
-/**
- * The column count when `--columns` is not given: the terminal width when the art goes to a
- * terminal (no -o, standard output a TTY), else the parameter default (files do not depend on
- * the size of the window they were made in). The render job narrows it if an extremely tall
- * image would need more rows than the renderer allows.
- */
-export function defaultColumns(output: string | undefined): number {
-  const term = output === undefined ? terminalSize() : undefined;
-  return term ? clampColumns(term.columns) : DEFAULTS.columns;
-}
-
 /** Text ends with a newline; bytes (png) are written as they are. */
 function withNewline(body: string | Uint8Array): string | Uint8Array {
   if (typeof body !== 'string') return body;
   return body.endsWith('\n') ? body : body + '\n';
 }
 
-interface RenderOpts {
+interface RenderOpts extends ViewFlags {
   output?: string;
   animate?: boolean;
   loop?: string;
 }
 
+/** The flags that say where the art goes and how it looks there (view.ts), for render and play. */
+export function addViewOptions(cmd: Command): Command {
+  return cmd
+    .option('-w, --width <n>', 'width in characters (the same as --columns); with -H, a box to fit in')
+    .option('-H, --height <n>', `at most <n> rows (1 to ${MAX_ROWS}): the image is fitted, its aspect kept`)
+    .option('--size <WxH>', 'fit in a box of W columns and H rows, aspect kept (also Wx or xH)')
+    .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`);
+}
+
+/** Parameters from flags, colour and size resolved for the place the art goes. */
+export function viewParams(cmd: Command, output: string | undefined): { params: Partial<RenderParams>; fit: FitBox | undefined; flags: ViewFlags } {
+  const flags = cmd.opts<ViewFlags>();
+  const coloured = resolveColor(collectParams(cmd), flags, output);
+  const { params, fit } = resolveBox(coloured, flags, output);
+  return { params, fit, flags };
+}
+
 async function renderAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<RenderOpts>();
-  const params = collectParams(cmd);
+  const { params, fit, flags } = viewParams(cmd, opts.output);
   const limits = readLimits();
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
   if (opts.animate) {
     const { animate } = await import('./animate.js');
-    return animate({ file, params, output: opts.output, loop: opts.loop, limits });
+    return animate({ file, params, fit, output: opts.output, loop: opts.loop, limits });
   }
   const format = resolveFormat(params, opts.output);
   if (format === 'png' && !opts.output && process.stdout.isTTY) {
     throw usageError('png is binary and standard output is a terminal: write it with -o art.png, or pipe it');
   }
+  if (flags.colors !== undefined && params.colorDepth !== undefined && params.colorDepth !== 'truecolor' && format !== 'ansi') {
+    throw usageError(`--colors ${params.colorDepth} applies to ansi output, not ${format}`);
+  }
   // Columns and format go to the job only when the user set them or they differ from the
   // defaults, so that the json output's `explicit` lists what the user (or the terminal) chose.
   const renderParams: Partial<RenderParams> = { ...params };
+  // A depth detected from the terminal only concerns ansi.
+  if (format !== 'ansi' && flags.colors === undefined) delete renderParams.colorDepth;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
   // The file is read while sharp and the renderer load.
   const modules = Promise.all([import('../node/index.js'), import('../core/job.js')]);
@@ -114,52 +125,74 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   const { output } = await runJob({ kind: 'bytes', bytes }, renderParams, {
     decoder: decodeImage,
     limits,
-    fit: { columns: defaultColumns(opts.output) },
+    fit: fit ?? { columns: DEFAULTS.columns },
   });
   const body = withNewline(output.body);
   if (opts.output) writeFile(opts.output, body);
   else await writeStdout(body);
 }
 
-export function registerRender(program: Command): void {
-  const cmd = program
-    .command('render')
-    .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art.')
-    .argument('<file>', "image file, or - to read it from standard input")
-    .option('-o, --output <file>', `write to <file> instead of standard output; its extension chooses the format (${extensionList()})`)
-    .option('--animate', 'render every frame of an animated GIF or WebP: played in place on a terminal, NDJSON of json-compact otherwise')
-    .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)');
-  addParamOptions(cmd, {
-    columns: 'when not given: the terminal width (clamped to the range) if standard output is a terminal, else the default',
-    format: `when not given: from the -o extension, else ansi if --color is on, else ${DEFAULTS.format}`,
-  });
-  cmd.addHelpText(
-    'after',
-    `
+/** The manual part of `v2a render --help` (the README's command-line section says the same). */
+const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg.
+
+Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box
+of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the
+terminal's). Without any of them, on a terminal the art fits both its width and its height (one
+line left for the prompt); COLUMNS and LINES, when set, are the terminal's size, also when piped.
+Piped without COLUMNS, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an
+extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of
+your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
+
+Colour: on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless
+--no-color, --format, or NO_COLOR (any value) say otherwise; piped it is text unless FORCE_COLOR
+(1: 16 colours, 2: 256, 3: truecolor) is set. -c/--colors truecolor|256|16 turns colour on at that
+depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error),
+none turns it off. The depth is detected from COLORTERM=truecolor|24bit, TERM=*-256color, other
+TERM values (16), TERM=dumb (none).
+
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
 (json-compact is chosen with --format only; a --format that contradicts the extension is an
-error). Without either: ${DEFAULTS.format}, or ansi (24-bit colour) when --color is on, whether
-standard output is a terminal or a pipe.
+error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
 
-Columns: --columns as given, never adjusted. Without it: the terminal width when the art is
-written to a terminal (no -o), else ${DEFAULTS.columns}; a default is narrowed if an extremely tall image
-would need more than ${MAX_ROWS} rows.
+Glyphs: --charset picks a ramp; --glyphs ' .:oO@' uses your own (each glyph must be measured from
+the reference font: printable ASCII, the blocks glyphs, Braille; the space is always the ground).
 
-Animation (--animate): on a terminal the frames play in place (cursor hidden, frame delays
-honoured, --loop times; Ctrl-C stops and restores the terminal) as text, or ansi with --color;
-without --columns they fit the terminal's width and height. Otherwise (piped, or -o) one
-json-compact object per line (NDJSON) per frame; --format other than json-compact is then an
-error. Frames share the Bayesian temporal filter (see --motion-sensitivity).
+Animation (--animate, or v2a play): every frame of an animated GIF/WebP or of a video (through
+ffmpeg) plays in place on a terminal at its own pace (--loop times; Ctrl-C stops and restores the
+terminal); piped or with -o, one json-compact object per line (NDJSON) per frame. Frames share the
+Bayesian temporal filter (see --motion-sensitivity).
 
 Examples:
-  v2a render photo.jpg
-  v2a render photo.jpg --color --columns 100
-  v2a render photo.jpg -o photo.svg --color
-  curl -s https://example.com/cat.png | v2a render - --charset blocks
-  v2a render anim.gif --animate --loop 0
-  v2a render anim.gif --animate > frames.ndjson
-`,
-  );
+  v2a photo.jpg                            fit the terminal, in colour if it has colour
+  v2a photo.jpg -w 100                     100 columns
+  v2a photo.jpg --size 80x24               fit 80x24, aspect kept
+  v2a photo.jpg -H 20                      20 rows
+  v2a photo.jpg --colors 256               xterm 256-colour palette
+  v2a photo.jpg -c 16 --color-dither       16 colours, dithered
+  NO_COLOR=1 v2a photo.jpg                 no colour
+  COLUMNS=60 v2a photo.jpg | less -R       60 columns into a pager
+  v2a photo.jpg --glyphs ' .oO@'           your own ramp
+  v2a photo.jpg --cell-aspect 0.45         a narrow terminal font
+  v2a photo.jpg -o photo.svg --color       a file; the extension picks the format
+  curl -s https://example.com/cat.png | v2a - --charset blocks
+  v2a anim.gif --animate --loop 0
+  v2a clip.mp4 --animate > frames.ndjson`;
+
+export function registerRender(program: Command): void {
+  const cmd = program
+    .command('render', { isDefault: true })
+    .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art (the default command).')
+    .argument('<file>', "image file, or - to read it from standard input")
+    .option('-o, --output <file>', `write to <file> instead of standard output; its extension chooses the format (${extensionList()})`)
+    .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')
+    .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)');
+  addViewOptions(cmd);
+  addParamOptions(cmd, {
+    columns: 'the same as -w; when neither is given, the art fits the terminal (see Size below)',
+    format: `when not given: from the -o extension, else ansi if colour is on, else ${DEFAULTS.format}`,
+    color: 'on by default when standard output is a colour terminal (see Colour below)',
+  });
+  cmd.addHelpText('after', `\n${RENDER_HELP}`);
   cmd.action((file: string, _opts: unknown, command: Command) => renderAction(file, command));
 }

@@ -164,7 +164,7 @@ function parse(params: Readonly<Record<string, unknown>>, opts: JobOptions): { e
  */
 function applyFit(explicit: Partial<RenderParams>, fit: FitBox | undefined, width: number, height: number): void {
   if (explicit.columns !== undefined || !fit) return;
-  const columns = fitColumns(width, height, fit.columns, fit.rows);
+  const columns = fitColumns(width, height, fit.columns, fit.rows, explicit.cellAspect ?? DEFAULTS.cellAspect);
   if (columns !== DEFAULTS.columns) explicit.columns = columns;
 }
 
@@ -201,7 +201,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     applyFit(explicit, opts.fit, image.width, image.height);
     const requested = withDefaults(explicit);
     const names = Object.keys(explicit);
-    const prep = prepare(image, requested.columns, requested.invert);
+    const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect);
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
   const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));

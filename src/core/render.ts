@@ -1,4 +1,4 @@
-import { DIRECTIONAL_CHARS, getGlyphSet, glyphShape } from './glyphs/charsets.js';
+import { DIRECTIONAL_CHARS, glyphSetOf, glyphShape } from './glyphs/charsets.js';
 import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
@@ -42,16 +42,21 @@ interface Table extends GlyphTable {
   readonly order: Int32Array;
 }
 
+/** Keyed by GlyphSet.key; bounded, since custom ramps (`glyphs`) are arbitrary. */
 const tables = new Map<string, Table>();
+const MAX_TABLES = 48;
 
 function glyphTable(set: GlyphSet): Table {
-  const hit = tables.get(set.name);
+  const hit = tables.get(set.key);
   if (hit) return hit;
   const glyphs = [...set.glyphs];
   let templates = set.templates;
   let coverage = set.coverage;
   let directional: Int32Array | null = null;
-  if (set.kind === 'ramp') {
+  // A custom ramp keeps to its own glyphs: the directional ones only when it has all four.
+  const custom = set.key !== set.name;
+  const allDirectional = Object.values(DIRECTIONAL_CHARS).every((ch) => glyphs.includes(ch));
+  if (set.kind === 'ramp' && (!custom || allDirectional)) {
     const extra: string[] = [];
     directional = new Int32Array(4);
     // DIR_* order of pipeline/structure.ts: - / | \
@@ -81,7 +86,8 @@ function glyphTable(set: GlyphSet): Table {
   let scale = 0;
   for (let i = 0; i < set.coverage.length; i++) scale = Math.max(scale, set.coverage[i]!);
   const table: Table = { set, glyphs, templates: viewBlurTemplates(templates), coverage, directional, scale, order };
-  tables.set(set.name, table);
+  if (tables.size >= MAX_TABLES) tables.delete(tables.keys().next().value!);
+  tables.set(set.key, table);
   return table;
 }
 
@@ -95,8 +101,8 @@ export interface Prepared {
 }
 
 /** Resamples the source. The returned raster is scratch memory: valid until the next prepare(). */
-export function prepare(image: RgbaImage, columns: number, invert: boolean): Prepared {
-  const rows = gridRows(image.width, image.height, columns);
+export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number): Prepared {
+  const rows = gridRows(image.width, image.height, columns, cellAspect);
   const resampled = resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0);
   return { columns, rows, resampled, cellLuma: cellMeans(resampled.luma, SUB_X, SUB_Y) };
 }
@@ -114,18 +120,18 @@ export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
   const explicit = parseParamsOrThrow(params, 'json');
   const requested = withDefaults(explicit);
-  const prep = prepare(image, requested.columns, requested.invert);
+  const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect);
   return renderPrepared(prep, requested, Object.keys(explicit), image, options);
 }
 
 /** The Auto Director's tuning of the parameters the caller did not set (`explicit`), for this source. */
 export function tune(prep: Prepared, requested: RenderParams, explicit: readonly string[]): { params: RenderParams; report: DirectorReport } {
-  const table = glyphTable(getGlyphSet(requested.charset));
+  const table = glyphTable(glyphSetOf(requested));
   return direct(prep, requested, explicit, { coverage: table.set.coverage, scale: table.scale, order: table.order });
 }
 
 export function renderPrepared(prep: Prepared, requested: RenderParams, explicit: readonly string[], image: { width: number; height: number }, options: RenderOptions = {}): RenderResult {
-  const table = glyphTable(getGlyphSet(requested.charset));
+  const table = glyphTable(glyphSetOf(requested));
   const tuned = options.tuned ?? tune(prep, requested, explicit);
   const p = tuned.params;
   const { columns: cols, rows } = prep;
@@ -201,7 +207,7 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     },
     director: tuned.report,
     source: { width: image.width, height: image.height },
-    cellAspect: 0.5,
+    cellAspect: p.cellAspect,
   };
   return { ...result, director: scoreResult(result, prep, table.coverage, table.scale, tuned.report) };
 }

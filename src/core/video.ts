@@ -46,7 +46,7 @@ export class FrameRenderer {
   }
 
   render(frame: RgbaImage): RenderResult {
-    const prep = prepare(frame, this.requested.columns, this.requested.invert);
+    const prep = prepare(frame, this.requested.columns, this.requested.invert, this.requested.cellAspect);
     if (!this.filter || this.filter.rows !== prep.rows || this.filter.columns !== prep.columns) {
       this.filter = new TemporalFilter({ columns: prep.columns, rows: prep.rows });
       this.previous = null;

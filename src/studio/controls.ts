@@ -10,6 +10,7 @@
 import {
   DEFAULTS, PARAMS, QUALITY_TARGETS, describeDomain, type ParamDef, type ParamGroup, type QualityTarget, type RenderParams,
 } from '../core/index.js';
+import { glyphsProblem } from '../core/glyphs/charsets.js';
 import { h, num } from './dom.js';
 import { labelOf, valueLabelOf } from './labels.js';
 import type { ExplicitParams } from './protocol.js';
@@ -142,6 +143,24 @@ export class ParamControls {
         const out = el.querySelector('output')!;
         const inner = show;
         show = (v) => { inner(v); out.textContent = String(v); };
+        break;
+      }
+      case 'glyphs': {
+        // A custom ramp: applied once it is valid (the same check as the API's, naming the glyph).
+        const box = h('input', { type: 'text', id, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': descId });
+        const problem = h('p', { class: 'desc', role: 'status' });
+        box.addEventListener('input', () => {
+          const why = glyphsProblem(box.value, def.maxGlyphs);
+          problem.textContent = why ? `${def.name} must be ${describeDomain(def)}: ${why}` : '';
+          if (why) box.setAttribute('aria-invalid', 'true');
+          else {
+            box.removeAttribute('aria-invalid');
+            this.set(def.name, box.value);
+          }
+        });
+        inputs = [box];
+        show = (v) => { if (document.activeElement !== box) box.value = String(v); };
+        el.append(head, h('div', { class: 'row-input' }, box), problem, desc);
         break;
       }
     }

@@ -1,4 +1,4 @@
-import type { Charset, RenderParams } from '../params/definitions.js';
+import { reportedParams, type Charset, type RenderParams } from '../params/definitions.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../types.js';
 import { HEX_BYTE } from './color.js';
 import { checkGrid, gridLines } from './grid.js';
@@ -21,7 +21,10 @@ export interface JsonOutput {
   readonly colors?: string[][];
   readonly codebook: CodebookReport;
   readonly director: DirectorReport;
-  /** Effective parameters: defaults, the caller's values and the Auto Director's adjustments. */
+  /**
+   * Effective parameters: defaults, the caller's values and the Auto Director's adjustments.
+   * Extension parameters appear only when they differ from their defaults.
+   */
   readonly params: RenderParams;
   /** Names of the parameters the caller set explicitly. */
   readonly explicit: string[];
@@ -82,7 +85,7 @@ export function buildJsonOutput(result: RenderResult): JsonOutput {
       source: { ...d.source },
       adjustments,
     },
-    params: { ...result.params },
+    params: reportedParams(result.params) as RenderParams,
     explicit: [...result.explicit],
     source: { width: result.source.width, height: result.source.height },
   };

@@ -7,6 +7,7 @@ import {
   GLYPH_STRATEGIES,
   PARAMS,
   QUALITY_TARGETS,
+  type ParamDef,
 } from '../params/definitions.js';
 import { paramJsonSchema } from '../params/schema.js';
 import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
@@ -71,8 +72,8 @@ export const DIRECTOR_SCHEMA: JsonSchema = {
 
 export const PARAMS_SCHEMA: JsonSchema = {
   type: 'object',
-  description: 'Effective parameters: defaults, the caller\'s values and the Auto Director\'s adjustments.',
-  required: PARAM_NAMES,
+  description: 'Effective parameters: defaults, the caller\'s values and the Auto Director\'s adjustments. Extension parameters appear only when they differ from their defaults.',
+  required: PARAMS.filter((d) => !(d as ParamDef).extension).map((d) => d.name),
   additionalProperties: false,
   properties: Object.fromEntries(PARAMS.map((d) => [d.name, paramJsonSchema(d) as JsonSchema])),
 };

@@ -25,7 +25,11 @@ export function formatSvg(result: RenderResult): string {
   checkGrid(result);
   const { columns, rows, glyphs, params } = result;
   const width = columns * SVG_CELL_WIDTH;
-  const height = rows * SVG_CELL_HEIGHT;
+  // Another cell aspect (the cellAspect extension) keeps the picture's proportions: taller or
+  // shorter rows, the glyphs centred in them. At the default 0.5 this is the 12-unit cell.
+  const cellHeight = result.cellAspect === 0.5 ? SVG_CELL_HEIGHT : Math.round((SVG_CELL_WIDTH / result.cellAspect) * 100) / 100;
+  const baseline = SVG_BASELINE + (cellHeight - SVG_CELL_HEIGHT) / 2;
+  const height = Math.round(rows * cellHeight * 100) / 100;
   const ink = hexOfPacked(parseHexColor(params.monoColor));
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `'${f}'`)).join(',');
@@ -33,7 +37,7 @@ export function formatSvg(result: RenderResult): string {
 
   let body = '';
   const open = (y: number): string =>
-    `<text x="0" y="${y * SVG_CELL_HEIGHT + SVG_BASELINE}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
+    `<text x="0" y="${Math.round((y * cellHeight + baseline) * 100) / 100}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
   if (!params.color) {
     const lines = gridLines(result);
     for (let y = 0; y < rows; y++) body += open(y) + escapeMarkup(lines[y]!) + '</text>\n';

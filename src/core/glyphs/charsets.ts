@@ -39,38 +39,68 @@ export interface GlyphShape {
 }
 
 interface Decoded { readonly coverage: number; readonly template: Float32Array }
-let decoded: Map<string, Decoded> | undefined;
+/** Raw rows by glyph; each template is decoded on first use (a start-up needs about a quarter of them). */
+let raw: Map<string, readonly [codePoint: number, coverage: number, template: string]> | undefined;
+const decoded = new Map<string, Decoded>();
+
+/** A hex digit's value, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
 
 /** Hex template rows ('0a1b2c3d 4e5f...') -> SAMPLES floats 0..1. */
 function decodeTemplate(hex: string, cp: number): Float32Array {
-  const digits = hex.replace(/ /g, '');
-  if (digits.length !== SAMPLES * 2 || !/^[0-9a-f]+$/.test(digits)) {
-    throw new Error(`font-data.generated.ts: bad template for U+${cp.toString(16)}`);
-  }
   const t = new Float32Array(SAMPLES);
-  for (let i = 0; i < SAMPLES; i++) t[i] = parseInt(digits.slice(2 * i, 2 * i + 2), 16) / 255;
+  let i = 0;
+  for (let k = 0; k < hex.length; k++) {
+    const c = hex.charCodeAt(k);
+    if (c === 32) continue;
+    const hi = hexDigit(c);
+    const lo = hexDigit(hex.charCodeAt(++k));
+    if (hi < 0 || lo < 0 || i >= SAMPLES) throw new Error(`font-data.generated.ts: bad template for U+${cp.toString(16)}`);
+    t[i++] = (hi * 16 + lo) / 255;
+  }
+  if (i !== SAMPLES) throw new Error(`font-data.generated.ts: bad template for U+${cp.toString(16)}`);
   return t;
 }
 
-function shapes(): Map<string, Decoded> {
-  if (!decoded) {
+function rows(): Map<string, readonly [number, number, string]> {
+  if (!raw) {
     if (MEASURE_CELL.subX !== SUB_X || MEASURE_CELL.subY !== SUB_Y) {
       throw new Error('font-data.generated.ts was measured for another template grid; run `npm run glyphs`');
     }
-    decoded = new Map(GLYPH_DATA.map(([cp, coverage, hex]) => [String.fromCodePoint(cp), { coverage, template: decodeTemplate(hex, cp) }]));
+    raw = new Map(GLYPH_DATA.map((row) => [String.fromCodePoint(row[0]), row]));
   }
-  return decoded;
+  return raw;
+}
+
+function lookup(ch: string): Decoded | undefined {
+  let s = decoded.get(ch);
+  if (!s) {
+    const row = rows().get(ch);
+    if (!row) return undefined;
+    s = { coverage: row[1], template: decodeTemplate(row[2], row[0]) };
+    decoded.set(ch, s);
+  }
+  return s;
+}
+
+/** Coverage of a measured glyph without decoding its template, or undefined. */
+function coverageOf(ch: string): number | undefined {
+  return rows().get(ch)?.[1];
 }
 
 function shapeOf(ch: string): Decoded {
-  const s = shapes().get(ch);
+  const s = lookup(ch);
   if (!s) throw new Error(`glyph ${JSON.stringify(ch)} was not measured (scripts/measure-glyphs.ts)`);
   return s;
 }
 
 /** The measured shape of any measured glyph (printable ASCII, block elements, Braille), else undefined. */
 export function glyphShape(ch: string): GlyphShape | undefined {
-  const s = shapes().get(ch);
+  const s = lookup(ch);
   return s && { coverage: s.coverage, template: Float32Array.from(s.template) };
 }
 
@@ -78,14 +108,19 @@ const cp = (ch: string) => ch.codePointAt(0)!;
 
 /** Ascending measured coverage; ties by code point (stable, deterministic). */
 function byCoverage(glyphs: readonly string[]): string[] {
-  return [...glyphs].sort((a, b) => shapeOf(a).coverage - shapeOf(b).coverage || cp(a) - cp(b));
+  const cov = (ch: string) => {
+    const c = coverageOf(ch);
+    if (c === undefined) throw new Error(`glyph ${JSON.stringify(ch)} was not measured (scripts/measure-glyphs.ts)`);
+    return c;
+  };
+  return [...glyphs].sort((a, b) => cov(a) - cov(b) || cp(a) - cp(b));
 }
 
 const PRINTABLE_ASCII = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCodePoint(0x20 + i));
 const BRAILLE = Array.from({ length: 256 }, (_, i) => String.fromCodePoint(0x2800 + i));
 
 function densest(glyphs: readonly string[]): string {
-  return byCoverage(glyphs).reduce((a, b) => (shapeOf(b).coverage > shapeOf(a).coverage ? b : a));
+  return byCoverage(glyphs).reduce((a, b) => (coverageOf(b)! > coverageOf(a)! ? b : a));
 }
 
 function build(name: Charset): GlyphSet {
@@ -100,6 +135,10 @@ function build(name: Charset): GlyphSet {
     case 'dots': kind = 'braille'; glyphs = BRAILLE; break; // code-point order: index = dot bits
     default: throw new Error(`unknown charset ${JSON.stringify(name)}; expected one of ${CHARSETS.join(', ')}`);
   }
+  return freezeSet(name, name, kind, glyphs);
+}
+
+function freezeSet(name: Charset, key: string, kind: GlyphSet['kind'], glyphs: string[]): GlyphSet {
   const coverage = new Float32Array(glyphs.length);
   const templates = new Float32Array(glyphs.length * SAMPLES);
   glyphs.forEach((ch, i) => {
@@ -107,8 +146,8 @@ function build(name: Charset): GlyphSet {
     coverage[i] = s.coverage;
     templates.set(s.template, i * SAMPLES);
   });
-  if (coverage[0] !== 0) throw new Error(`charset ${name}: the first glyph is not blank`);
-  return Object.freeze({ name, kind, glyphs: Object.freeze(glyphs), coverage, templates });
+  if (coverage[0] !== 0) throw new Error(`charset ${key}: the first glyph is not blank`);
+  return Object.freeze({ name, key, kind, glyphs: Object.freeze(glyphs), coverage, templates });
 }
 
 const cache = new Map<Charset, GlyphSet>();
@@ -136,3 +175,78 @@ export function getGlyphSet(name: Charset): GlyphSet {
   return set;
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Custom ramps (the `glyphs` parameter).
+
+/** `'a' (U+0061)`: a glyph as messages name it; control characters by code point only. */
+function nameGlyph(ch: string): string {
+  const cp = ch.codePointAt(0)!;
+  const u = 'U+' + cp.toString(16).toUpperCase().padStart(4, '0');
+  const printable = cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && !(cp >= 0xd800 && cp <= 0xdfff);
+  return printable ? `${JSON.stringify(ch)} (${u})` : u;
+}
+
+function isPrintable(cp: number): boolean {
+  return cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && !(cp >= 0xd800 && cp <= 0xdfff) && cp !== 0xfffe && cp !== 0xffff
+    && !(cp >= 0x2028 && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069) && cp !== 0x200b && cp !== 0xfeff;
+}
+
+/**
+ * Why `text` cannot be a custom ramp (a clause naming the offending glyph), or undefined when it can. Every glyph must be one printable
+ * code point whose shape was measured (printable ASCII, the block elements, Braille), given once;
+ * at most `maxGlyphs` glyphs; '' is valid (no custom ramp). The message names the first offending
+ * character.
+ */
+export function glyphsProblem(text: string, maxGlyphs: number): string | undefined {
+  if (text === '') return undefined; // the charset's ramp
+  const chars = [...text];
+  if (chars.length > maxGlyphs) return `it has ${chars.length}`;
+  const seen = new Set<string>();
+  for (const ch of chars) {
+    const cp = ch.codePointAt(0)!;
+    if (!isPrintable(cp)) return `${nameGlyph(ch)} is not printable`;
+    if (coverageOf(ch) === undefined) return `${nameGlyph(ch)} was not measured from the reference font`;
+    if (seen.has(ch)) return `${nameGlyph(ch)} is given twice`;
+    seen.add(ch);
+  }
+  const ink = chars.filter((ch) => !isBlankShape(ch));
+  if (ink.length === 0) return 'it has no glyph with ink (give one besides the space)';
+  return undefined;
+}
+
+function isBlankShape(ch: string): boolean {
+  return coverageOf(ch) === 0;
+}
+
+/** Bounded: a server sees arbitrary ramps, and each set holds its templates. */
+const CUSTOM_CACHE_SIZE = 32;
+const customCache = new Map<string, GlyphSet>();
+
+/**
+ * The glyph set of a custom ramp (already validated by `glyphsProblem`): kind `ramp`, sorted by
+ * measured coverage like every charset, with the space added as the ground (the lightest glyph)
+ * when the ramp has no blank glyph, because transparent and empty areas render as blank.
+ * Blank glyphs other than the first are dropped (they are the same tone). Cached, least recently
+ * used first out.
+ */
+export function customGlyphSet(name: Charset, text: string): GlyphSet {
+  const key = `glyphs:${text}`;
+  const hit = customCache.get(key);
+  if (hit) {
+    customCache.delete(key);
+    customCache.set(key, hit);
+    return hit;
+  }
+  const ink = [...text].filter((ch) => !isBlankShape(ch));
+  const blank = [...text].find(isBlankShape) ?? ' ';
+  const set = freezeSet(name, key, 'ramp', [blank, ...byCoverage(ink)]);
+  customCache.set(key, set);
+  if (customCache.size > CUSTOM_CACHE_SIZE) customCache.delete(customCache.keys().next().value!);
+  return set;
+}
+
+/** The ramp of effective parameters: the custom `glyphs` when given, else the charset's. */
+export function glyphSetOf(params: { readonly charset: Charset; readonly glyphs: string }): GlyphSet {
+  return params.glyphs ? customGlyphSet(params.charset, params.glyphs) : getGlyphSet(params.charset);
+}

@@ -10,7 +10,10 @@ export const SAMPLES = SUB_X * SUB_Y;
  * scripts/measure-glyphs.ts; nothing is hand-typed.
  */
 export interface GlyphSet {
+  /** The charset; a custom ramp (the `glyphs` parameter) keeps the charset it replaced. */
   readonly name: Charset;
+  /** Identifies the ramp: the charset name, or `glyphs:` and the custom ramp. */
+  readonly key: string;
   readonly kind: 'ramp' | 'blocks' | 'braille';
   /** Glyphs sorted by measured ink coverage, lightest first (the first is always blank). */
   readonly glyphs: readonly string[];

@@ -9,11 +9,14 @@ export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'mi
 export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg', 'png'] as const;
 export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', 'round-trip'] as const;
 export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
+/** ANSI colour depths (extension): 24-bit SGR, the xterm 256-colour palette, the 16 ANSI colours. */
+export const COLOR_DEPTHS = ['truecolor', '256', '16'] as const;
 
 export type Charset = (typeof CHARSETS)[number];
 export type Format = (typeof FORMATS)[number];
 export type QualityTarget = (typeof QUALITY_TARGETS)[number];
 export type GlyphStrategy = (typeof GLYPH_STRATEGIES)[number];
+export type ColorDepth = (typeof COLOR_DEPTHS)[number];
 
 export type ParamGroup = 'output' | 'tone' | 'detail' | 'glyphs' | 'director' | 'video';
 
@@ -21,6 +24,14 @@ interface Base<N extends string> {
   readonly name: N;
   readonly group: ParamGroup;
   readonly description: string;
+  /**
+   * Beyond the interface contract (interface.md §2.2). Its description starts with
+   * "Extension (beyond the contract)", so every generated listing says so, and its default
+   * reproduces the contract's output exactly.
+   */
+  readonly extension?: true;
+  /** The CLI's own flag for it, when it is not `--<kebab-name>` (the CLI documents its values). */
+  readonly cliFlag?: string;
 }
 export interface IntegerDef<N extends string = string> extends Base<N> {
   readonly type: 'integer';
@@ -49,7 +60,17 @@ export interface ColorDef<N extends string = string> extends Base<N> {
   readonly type: 'color';
   readonly default: string;
 }
-export type ParamDef = IntegerDef | NumberDef | BooleanDef | EnumDef | ColorDef;
+/**
+ * A custom glyph ramp: a string of glyphs, each one printable code point whose shape was measured
+ * from the reference font (glyphs/charsets.ts says which); '' = none (the charset's ramp).
+ */
+export interface GlyphsDef<N extends string = string> extends Base<N> {
+  readonly type: 'glyphs';
+  readonly default: string;
+  /** Most glyphs (code points) in the ramp. */
+  readonly maxGlyphs: number;
+}
+export type ParamDef = IntegerDef | NumberDef | BooleanDef | EnumDef | ColorDef | GlyphsDef;
 
 export const PARAMS = [
   { name: 'columns', type: 'integer', min: 8, max: 400, default: 120, group: 'output',
@@ -96,13 +117,22 @@ export const PARAMS = [
     description: 'Maximum normalized luminance quantization RMSE for adaptive glyph selection.' },
   { name: 'monoColor', type: 'color', default: '#e5e5e5', group: 'output',
     description: 'Ink colour (#rrggbb) for mono output in ansi, html and svg.' },
+  // Extensions beyond interface.md §2.2 (the terminal's habits). Their defaults change nothing.
+  { name: 'glyphs', type: 'glyphs', default: '', maxGlyphs: 256, group: 'glyphs', extension: true,
+    description: 'Extension (beyond the contract): custom glyph ramp instead of the charset\'s, e.g. " .oO@": each glyph must be measured from the reference font (printable ASCII, the block elements of blocks, Braille); ordered by measured coverage, the space always included as the ground. Empty: the charset\'s ramp.' },
+  { name: 'cellAspect', type: 'number', min: 0.25, max: 1, default: 0.5, step: 0.01, group: 'output', extension: true,
+    description: 'Extension (beyond the contract): width / height of the character cell the art is shown in (0.5: the 1:2 reference cell; DejaVu Sans Mono measures 0.517); rows = round(columns x image height / width x cellAspect).' },
+  { name: 'colorDepth', type: 'enum', values: COLOR_DEPTHS, default: 'truecolor', group: 'output', extension: true, cliFlag: '-c, --colors',
+    description: 'Extension (beyond the contract): colour depth of ansi output: truecolor (24-bit SGR 38;2), 256 (xterm palette, SGR 38;5;n) or 16 (SGR 30-37, 90-97), the palette colour nearest in OKLab; other formats ignore it.' },
+  { name: 'colorDither', type: 'boolean', default: false, group: 'output', extension: true,
+    description: 'Extension (beyond the contract): with colorDepth 256 or 16: Floyd-Steinberg error diffusion of the cell colours in OKLab (smoother gradients, more colour changes).' },
 ] as const satisfies readonly ParamDef[];
 
 export type ParamName = (typeof PARAMS)[number]['name'];
 
 type ValueOf<D> = D extends { type: 'boolean' } ? boolean
   : D extends { type: 'enum'; values: readonly (infer V)[] } ? V
-  : D extends { type: 'color' } ? string
+  : D extends { type: 'color' | 'glyphs' } ? string
   : number;
 
 export type RenderParams = { -readonly [D in (typeof PARAMS)[number] as D['name']]: ValueOf<D> };
@@ -126,5 +156,23 @@ export function describeDomain(def: ParamDef): string {
     case 'boolean': return 'true or false';
     case 'enum': return `one of ${def.values.join(', ')}`;
     case 'color': return 'a hex colour such as #e5e5e5';
+    case 'glyphs': return `up to ${def.maxGlyphs} measured glyphs (printable ASCII, block elements, Braille), or empty`;
   }
+}
+
+/** The parameters beyond the interface contract. */
+export const EXTENSION_PARAMS: ReadonlySet<string> = new Set((PARAMS as readonly ParamDef[]).filter((d) => d.extension).map((d) => d.name));
+
+/**
+ * The effective parameters as outputs report them (json `params`): every contract parameter, and
+ * an extension parameter only when it differs from its default, so that at the defaults the
+ * output is the contract's, byte for byte.
+ */
+export function reportedParams(params: Readonly<RenderParams>): Partial<RenderParams> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (EXTENSION_PARAMS.has(k) && v === (DEFAULTS as Record<string, unknown>)[k]) continue;
+    out[k] = v;
+  }
+  return out as Partial<RenderParams>;
 }

@@ -1,4 +1,5 @@
 import { V2aError, fieldDetail, type FieldError } from '../errors.js';
+import { glyphsProblem } from '../glyphs/charsets.js';
 import { DEFAULTS, PARAM_BY_NAME, describeDomain, type ParamDef, type RenderParams } from './definitions.js';
 
 /** A parameter at fault, as the caller spelled it, and what is wrong with it. */
@@ -58,6 +59,12 @@ function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unkno
     case 'color':
       if (typeof raw === 'string' && HEX.test(raw.trim())) return { value: normalizeHex(raw.trim()) };
       return wrong();
+    case 'glyphs': {
+      // Taken as given (no trimming: the space is a glyph); the message names the offending glyph.
+      if (typeof raw !== 'string') return wrong();
+      const problem = glyphsProblem(raw, def.maxGlyphs);
+      return problem ? { error: `${def.name} must be ${describeDomain(def)}: ${problem}` } : { value: raw };
+    }
   }
 }
 

@@ -25,14 +25,17 @@ export class GeometryError extends V2aError {
   }
 }
 
-function rowsOf(width: number, height: number, columns: number): number {
-  return Math.max(1, Math.round((columns * height * CELL_ASPECT) / width));
+function rowsOf(width: number, height: number, columns: number, cellAspect: number): number {
+  return Math.max(1, Math.round((columns * height * cellAspect) / width));
 }
 
-/** Rows for `columns` cells across an image, keeping its aspect with the 1:2 reference cell. */
-export function gridRows(width: number, height: number, columns: number): number {
+/**
+ * Rows for `columns` cells across an image, keeping its aspect with cells of `cellAspect` width /
+ * height (default: the 1:2 reference cell).
+ */
+export function gridRows(width: number, height: number, columns: number, cellAspect = CELL_ASPECT): number {
   if (!(width > 0 && height > 0)) throw new V2aError('undecodable-image', 'The image has no pixels (zero width or height).');
-  const rows = rowsOf(width, height, columns);
+  const rows = rowsOf(width, height, columns, cellAspect);
   if (rows > MAX_ROWS) {
     throw new GeometryError(`The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use fewer columns or crop it.`);
   }
@@ -44,11 +47,11 @@ export function gridRows(width: number, height: number, columns: number): number
  * column count the caller did not choose (a terminal's size): an image taller than the box is
  * narrowed to fit it, never below MIN_COLUMNS.
  */
-export function fitColumns(width: number, height: number, columns: number, rows = MAX_ROWS): number {
+export function fitColumns(width: number, height: number, columns: number, rows = MAX_ROWS, cellAspect = CELL_ASPECT): number {
   if (!(width > 0 && height > 0)) return columns;
   const limit = Math.min(rows, MAX_ROWS);
-  // rows = round(c * h * CELL_ASPECT / w): start from the real-valued bound and step down.
-  let c = Math.min(columns, Math.floor(((limit + 0.5) * width) / (height * CELL_ASPECT)));
-  while (c > MIN_COLUMNS && rowsOf(width, height, c) > limit) c--;
+  // rows = round(c * h * cellAspect / w): start from the real-valued bound and step down.
+  let c = Math.min(columns, Math.floor(((limit + 0.5) * width) / (height * cellAspect)));
+  while (c > MIN_COLUMNS && rowsOf(width, height, c, cellAspect) > limit) c--;
   return Math.max(MIN_COLUMNS, c);
 }

@@ -1,0 +1,47 @@
+/**
+ * `v2a play <file | ->`: a video (through a system ffmpeg), an animated GIF/WebP or an image,
+ * played in place on the terminal at its own frame rate; `render --animate` is the same.
+ * Piped or with -o: NDJSON of json-compact, one object per frame.
+ */
+import type { Command } from 'commander';
+import { addParamOptions } from './flags.js';
+import { addViewOptions, viewParams } from './render-command.js';
+import { readLimits } from './terminal.js';
+
+interface PlayOpts {
+  output?: string;
+  loop?: string;
+}
+
+async function playAction(file: string, cmd: Command): Promise<void> {
+  const opts = cmd.opts<PlayOpts>();
+  const { params, fit } = viewParams(cmd, opts.output);
+  const limits = readLimits();
+  const { animate } = await import('./animate.js');
+  return animate({ file, params, fit, output: opts.output, loop: opts.loop, limits });
+}
+
+export function registerPlay(program: Command): void {
+  const cmd = program
+    .command('play')
+    .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
+    .argument('<file>', 'video or animated image, or - to read it from standard input')
+    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing')
+    .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
+  addViewOptions(cmd);
+  addParamOptions(cmd);
+  cmd.addHelpText('after', `
+On a terminal the frames play in place at the clip's frame rate (frames that render too late are
+dropped, so the clip keeps its speed), fitted to the terminal's width and height unless
+-w/-H/--size/--columns say otherwise; Ctrl-C stops and restores the cursor and colours (exit 130).
+Piped or with -o: one json-compact object per frame (NDJSON). Video is decoded by ffmpeg and
+ffprobe from the PATH (Debian: apt-get install ffmpeg); without them v2a says so and exits 3.
+
+Examples:
+  v2a play clip.mp4
+  v2a play clip.webm --loop 0 --charset blocks
+  v2a play clip.mp4 --colors 256 --size 80x24
+  v2a play cat.gif > frames.ndjson
+`);
+  cmd.action((file: string, _opts: unknown, command: Command) => playAction(file, command));
+}

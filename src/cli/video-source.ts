@@ -1,0 +1,197 @@
+/**
+ * Video frames for the terminal (`v2a play`, `render --animate` on a video), decoded by a system
+ * `ffmpeg` (and its `ffprobe`) found on the PATH: nothing is downloaded or bundled. ffprobe reads
+ * the size and frame rate; ffmpeg writes raw RGBA frames, already scaled to the width the render
+ * job asks for, on a pipe that is read frame by frame (back-pressure bounds the memory to a frame
+ * or two). The child processes are killed when the iteration ends early (Ctrl-C, an error, a
+ * consumer that stops).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { V2aError } from '../core/errors.js';
+import type { DecodeRequest, DecodedFrame, FrameDecoder } from '../core/job.js';
+
+/** Container signatures sharp cannot decode but ffmpeg can (ISO BMFF, Matroska/WebM, AVI, Ogg, MPEG). */
+export function isVideo(head: Uint8Array): boolean {
+  const ascii = (from: number, to: number) => String.fromCharCode(...head.subarray(from, to));
+  if (head.length >= 12 && ascii(4, 8) === 'ftyp') {
+    // AVIF and HEIC are ISO BMFF too: still images for sharp.
+    return !/^(avif|avis|heic|heix|mif1|msf1|hevc|heim|heis)$/.test(ascii(8, 12));
+  }
+  if (head.length >= 4 && head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return true;
+  if (head.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'AVI ') return true;
+  if (head.length >= 4 && ascii(0, 4) === 'OggS') return true;
+  if (head.length >= 4 && head[0] === 0 && head[1] === 0 && head[2] === 1 && (head[3] === 0xba || head[3] === 0xb3)) return true;
+  if (head.length >= 189 && head[0] === 0x47 && head[188] === 0x47) return true; // MPEG-TS
+  return false;
+}
+
+/** The path of an executable on the PATH, or undefined. */
+export function findExecutable(name: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const path = join(dir, name);
+    try {
+      accessSync(path, constants.X_OK);
+      return path;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** ffmpeg processes running now: killed if the process exits in their middle (Ctrl-C during playback). */
+const running = new Set<ChildProcess>();
+let exitHook = false;
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.on('close', () => running.delete(child));
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => { for (const c of running) c.kill('SIGKILL'); });
+  }
+}
+
+const NO_FFMPEG = 'playing video needs ffmpeg (with ffprobe) on the PATH, e.g. `apt-get install ffmpeg` or `brew install ffmpeg`; v2a downloads nothing';
+
+/** Where the video is: a path ffmpeg opens itself, or bytes (standard input) fed on a pipe. */
+export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Array };
+
+interface Probe {
+  readonly width: number;
+  readonly height: number;
+  readonly fps: number;
+  readonly codec: string;
+  readonly frames?: number;
+}
+
+/** Runs a tool to completion; stdout whole, stderr's last 4 KiB. */
+function runTool(cmd: string, args: readonly string[], input: VideoInput): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['bytes' in input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.on('data', (c: Buffer) => { err = (err + c.toString('utf8')).slice(-4096); });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: err }));
+    if ('bytes' in input) {
+      child.stdin!.on('error', () => undefined); // ffprobe may stop reading early
+      child.stdin!.end(input.bytes);
+    }
+  });
+}
+
+function lastLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines.at(-1) ?? 'no details').replace(/^\[[^\]]*\]\s*/, '').slice(0, 200);
+}
+
+const source = (input: VideoInput) => ('path' in input ? input.path : 'pipe:0');
+
+function rate(text: string | undefined): number {
+  const m = /^(\d+)(?:\/(\d+))?$/.exec(text ?? '');
+  if (!m) return NaN;
+  const v = Number(m[1]) / (m[2] ? Number(m[2]) : 1);
+  return Number.isFinite(v) ? v : NaN;
+}
+
+async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
+  const r = await runTool(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
+    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,sample_aspect_ratio', '-of', 'json', source(input)], input);
+  let stream: Record<string, unknown> | undefined;
+  try {
+    stream = (JSON.parse(r.stdout) as { streams?: Record<string, unknown>[] }).streams?.[0];
+  } catch {
+    stream = undefined;
+  }
+  if (r.code !== 0 || !stream) {
+    throw new V2aError('undecodable-image', `ffprobe cannot read the video: ${r.code === 0 ? 'it has no video stream' : lastLine(r.stderr)}`);
+  }
+  const width = Number(stream.width);
+  const height = Number(stream.height);
+  if (!(width > 0 && height > 0)) throw new V2aError('undecodable-image', 'the video has no picture size');
+  // Anamorphic video: display width = coded width x sample aspect ratio.
+  const sar = /^(\d+):(\d+)$/.exec(String(stream.sample_aspect_ratio ?? ''));
+  const displayWidth = sar && Number(sar[1]) > 0 && Number(sar[2]) > 0 ? Math.round((width * Number(sar[1])) / Number(sar[2])) : width;
+  let fps = rate(stream.avg_frame_rate as string);
+  if (!(fps > 0 && fps <= 240)) fps = rate(stream.r_frame_rate as string);
+  if (!(fps > 0 && fps <= 240)) fps = 25;
+  const frames = Number(stream.nb_frames);
+  return { width: displayWidth, height, fps, codec: String(stream.codec_name ?? 'video'), ...(frames > 0 ? { frames } : {}) };
+}
+
+export interface VideoOptions {
+  readonly input: VideoInput;
+  /** Drop frames that are more than a frame late at this clock, so playback keeps the clip's speed. */
+  readonly realtime?: boolean;
+}
+
+/**
+ * A FrameDecoder (for runFrameJob) over ffmpeg: its bytes argument is ignored, the video comes
+ * from `opts.input`. Frames carry the clip's frame interval as their delay.
+ */
+export function videoFrameDecoder(opts: VideoOptions): FrameDecoder {
+  return (_bytes: Uint8Array, request: DecodeRequest) => decodeVideo(opts, request);
+}
+
+async function* decodeVideo(opts: VideoOptions, request: DecodeRequest): AsyncGenerator<DecodedFrame, void, undefined> {
+  const ffmpeg = findExecutable('ffmpeg');
+  const ffprobe = findExecutable('ffprobe');
+  if (!ffmpeg || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
+  const info = await probe(ffprobe, opts.input);
+  if (info.width * info.height > request.maxPixels) {
+    throw new V2aError('image-too-large', `The video frames are too large (${info.width}x${info.height} pixels); the limit is ${request.maxPixels} pixels (V2A_MAX_IMAGE_PIXELS).`);
+  }
+  // Decode at the width the job asks for (never enlarge); even sizes suit every pixel format.
+  const width = Math.max(2, Math.min(info.width, request.targetWidth) & ~1);
+  const height = Math.max(2, Math.round((width * info.height) / info.width) & ~1);
+  const frameBytes = width * height * 4;
+  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', '-i', source(opts.input), '-map', '0:v:0', '-an', '-sn',
+    '-vf', `scale=${width}:${height}:flags=area`, '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
+  { stdio: ['bytes' in opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  track(child);
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => { stderr = (stderr + c.toString('utf8')).slice(-4096); });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const spawnError = new Promise<never>((_, reject) => child.on('error', (err) => reject(new V2aError('io-error', `cannot run ffmpeg: ${err.message}`))));
+  spawnError.catch(() => undefined);
+  if ('bytes' in opts.input) {
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(opts.input.bytes);
+  }
+  const delayMs = 1000 / info.fps;
+  const count = info.frames ?? 0;
+  let index = 0;
+  let frame = Buffer.allocUnsafe(frameBytes);
+  let filled = 0;
+  let start = -1;
+  try {
+    for await (const chunk of child.stdout! as AsyncIterable<Buffer>) {
+      let off = 0;
+      while (off < chunk.length) {
+        const n = Math.min(frameBytes - filled, chunk.length - off);
+        chunk.copy(frame, filled, off, off + n);
+        filled += n;
+        off += n;
+        if (filled < frameBytes) continue;
+        const i = index++;
+        filled = 0;
+        const now = performance.now();
+        if (start < 0) start = now;
+        // Behind by more than a frame: skip this one rather than slow the clip down.
+        if (opts.realtime && i > 0 && now > start + (i + 1) * delayMs) continue;
+        const data = new Uint8Array(frame.buffer, frame.byteOffset, frameBytes);
+        frame = Buffer.allocUnsafe(frameBytes); // the yielded frame is the consumer's now
+        yield { width, height, data, format: info.codec, sourceWidth: info.width, sourceHeight: info.height, delayMs, index: i, count: Math.max(count, i + 1) };
+      }
+    }
+    const code = await Promise.race([exited, spawnError]);
+    if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr)}`);
+    if (index === 0) throw new V2aError('undecodable-image', 'the video has no frames');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}

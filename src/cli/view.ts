@@ -1,0 +1,130 @@
+/**
+ * Where the art goes and how it must look there: the box it fits (`-w/--width`, `-H/--height`,
+ * `--size WxH`, the terminal, `COLUMNS`/`LINES`) and its colour (`-c/--colors`, NO_COLOR,
+ * FORCE_COLOR, COLORTERM, TERM). Shared by `render`, `render --animate` and `play`.
+ */
+import type { FitBox } from '../core/job.js';
+import { COLOR_DEPTHS, PARAM_BY_NAME, type ColorDepth, type IntegerDef, type RenderParams } from '../core/params/definitions.js';
+import { MAX_ROWS } from '../core/pipeline/geometry.js';
+import { detectColor, type ColorSupport } from './color-support.js';
+import { clampColumns, stdoutIsTty, usageError } from './terminal.js';
+
+const COLUMNS_DEF = PARAM_BY_NAME.get('columns') as IntegerDef;
+
+/** The values of `-c/--colors`. */
+export const COLOR_MODES = [...COLOR_DEPTHS, 'none'] as const;
+
+/** `-c, --colors <mode>`: the CLI's spelling of the colorDepth parameter, plus `none`. */
+export const COLORS_FLAG = '-c, --colors <mode>';
+export const COLORS_HELP = `one of ${COLOR_MODES.join(', ')}; default: what the terminal supports, none when piped (sets colorDepth)`;
+
+export interface ViewFlags {
+  readonly width?: string;
+  readonly height?: string;
+  readonly size?: string;
+  readonly colors?: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function positive(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\s*\d{1,6}\s*$/.test(text)) return undefined;
+  const n = Number(text);
+  return n > 0 ? n : undefined;
+}
+
+/**
+ * The terminal's size: `COLUMNS`/`LINES` when set to a positive integer (as shells and Python's
+ * shutil read them; also when standard output is a pipe), else the terminal on standard output.
+ */
+export function terminalBox(env: Env = process.env, isTty = stdoutIsTty()): { columns?: number; rows?: number } {
+  const columns = positive(env.COLUMNS) ?? (isTty && process.stdout.columns > 0 ? process.stdout.columns : undefined);
+  const rows = positive(env.LINES) ?? (isTty && process.stdout.rows > 0 ? process.stdout.rows : undefined);
+  return { columns, rows };
+}
+
+function intFlag(flag: string, raw: string, min: number, max: number): number {
+  const n = /^\s*\d{1,6}\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!(Number.isInteger(n) && n >= min && n <= max)) throw usageError(`${flag} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
+/** `--size WxH`, `Wx`, `xH` or `W` (chafa's spelling). */
+function parseSize(raw: string): { columns?: number; rows?: number } {
+  const m = /^\s*(\d*)\s*(?:[xX×]\s*(\d*))?\s*$/.exec(raw);
+  if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw usageError(`--size must be WxH, Wx or xH in characters, e.g. 80x24 (got ${JSON.stringify(raw)})`);
+  return {
+    columns: m[1] ? intFlag('--size width', m[1], COLUMNS_DEF.min, COLUMNS_DEF.max) : undefined,
+    rows: m[2] ? intFlag('--size height', m[2], 1, MAX_ROWS) : undefined,
+  };
+}
+
+/**
+ * The columns or the box of the art. Columns the user gave (`--columns` or `-w` alone) are used
+ * as given. `--size`, or `-w` with `-H`, is a box the image fits in, its aspect kept; `-H` alone
+ * bounds the rows, the width bounded by the terminal if known. Otherwise, written to standard
+ * output: the terminal (or COLUMNS/LINES), one line left for the prompt; a file (-o) gets the
+ * default, whatever window it was made in.
+ */
+export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): { params: Partial<RenderParams>; fit: FitBox | undefined } {
+  const out = { ...params };
+  if (flags.width !== undefined) {
+    if (params.columns !== undefined) throw usageError('-w/--width and --columns both set the width: give one');
+    out.columns = intFlag('-w/--width', flags.width, COLUMNS_DEF.min, COLUMNS_DEF.max);
+  }
+  const height = flags.height !== undefined ? intFlag('-H/--height', flags.height, 1, MAX_ROWS) : undefined;
+  if (flags.size !== undefined) {
+    if (out.columns !== undefined || height !== undefined) throw usageError('--size gives both dimensions: drop -w/--width, -H/--height and --columns');
+    const size = parseSize(flags.size);
+    const term = terminalBox(env, isTty);
+    return { params: out, fit: { columns: size.columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), ...(size.rows ? { rows: size.rows } : {}) } };
+  }
+  if (height !== undefined) {
+    const columns = out.columns;
+    delete out.columns;
+    const term = terminalBox(env, isTty);
+    return { params: out, fit: { columns: columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), rows: height } };
+  }
+  if (out.columns !== undefined || output !== undefined) return { params: out, fit: undefined };
+  const term = terminalBox(env, isTty);
+  if (term.columns === undefined && term.rows === undefined) return { params: out, fit: undefined };
+  return {
+    params: out,
+    fit: {
+      columns: term.columns ? clampColumns(term.columns) : COLUMNS_DEF.default,
+      ...(term.rows ? { rows: Math.max(1, term.rows - 1) } : {}),
+    },
+  };
+}
+
+/**
+ * Colour: `--colors` as given (`none` turns colour off; a depth turns it on); else, written to
+ * standard output and neither --color, --no-color nor --format given, colour when the terminal
+ * supports it (detectColor). Ansi output written to a terminal gets its detected depth.
+ */
+export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): Partial<RenderParams> {
+  const out = { ...params };
+  if (flags.colors !== undefined) {
+    const mode = flags.colors.trim().toLowerCase() as ColorSupport;
+    if (!(COLOR_MODES as readonly string[]).includes(mode)) {
+      throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(flags.colors)})`);
+    }
+    if (mode === 'none') {
+      if (params.color === true) throw usageError('--colors none and --color contradict each other: give one');
+      out.color = false;
+      delete out.colorDepth;
+      return out;
+    }
+    if (params.color === false) throw usageError(`--colors ${mode} and --no-color contradict each other: give one`);
+    if (params.colorDepth !== undefined) throw usageError('--colors is given twice');
+    out.color = true;
+    out.colorDepth = mode as ColorDepth;
+    return out;
+  }
+  if (output !== undefined) return out;
+  const detected = detectColor(env, isTty);
+  if (detected === 'none') return out;
+  if (params.color === undefined && params.format === undefined) out.color = true;
+  if ((out.color || out.format === 'ansi') && detected !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = detected;
+  return out;
+}
