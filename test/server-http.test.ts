@@ -601,14 +601,16 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     try {
       const form = () => postForm(`${busy.base}${RENDER}`, { image: slow, columns: '400' });
       const renders = Promise.all([form(), form(), form()]);
+      let rendered = false;
+      void renders.then(() => { rendered = true; });
       await new Promise((r) => setTimeout(r, 60));
-      const t0 = performance.now();
       const health = await call(`${busy.base}/api/health`);
-      const healthMs = performance.now() - t0;
+      // Health is answered while the render is still running: it never waits for a worker.
+      const answeredDuringRender = !rendered;
       validator!.check('GET', '/api/health', health);
       const replies = await renders;
       assert.equal(health.status, 200);
-      assert.ok(healthMs < 250, `health took ${healthMs.toFixed(0)} ms during renders`);
+      assert.ok(answeredDuringRender, 'health answered before the renders finished');
       const statuses = replies.map((r) => r.status).sort();
       assert.ok(statuses.includes(200) && statuses.includes(503), `statuses ${statuses}`);
       for (const r of replies) {
