@@ -241,7 +241,8 @@ async function main(): Promise<void> {
   console.log(`V8 heap (main)   first ${heapFirst.toFixed(0)} MB, last ${heapLast.toFixed(0)} MB (${heap.length} samples)`);
   console.log(`shutdown         exit ${stopped.code}${stopped.forced ? ' (forced)' : ''}`);
   console.log(`verdict          RSS drift ${Math.abs(drift) <= 0.1 ? 'within' : 'OUTSIDE'} 10 %; 5xx other than 503: ${fiveXX}`);
-  process.exitCode = Math.abs(drift) <= 0.1 && fiveXX === 0 && stopped.code === 0 ? 0 : 1;
+  // Exit explicitly: keep-alive sockets of fetch's pool would hold the process open.
+  process.exit(Math.abs(drift) <= 0.1 && fiveXX === 0 && stopped.code === 0 ? 0 : 1);
 }
 
 main().catch((err) => {

@@ -182,7 +182,7 @@ describe('abandoned renders', () => {
     const path = '/api/v1/render?columns=400&format=html&color=true';
     let abandoned = 0;
     // While uploading: half the body, then gone.
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 14; i++) {
       const c = new Client(port);
       await c.write(head('POST', path, { 'content-type': type, 'content-length': body.length }));
       await c.write(body.subarray(0, body.length >> 1));
@@ -191,7 +191,7 @@ describe('abandoned renders', () => {
       abandoned++;
     }
     // Queued or running: the whole body, gone once the job reached the pool (waves of CAPACITY).
-    while (abandoned < 34) {
+    while (abandoned < 38) {
       const wave: Client[] = [];
       for (let i = 0; i < CAPACITY; i++) {
         const c = new Client(port);
@@ -204,7 +204,7 @@ describe('abandoned renders', () => {
       for (const c of wave) { c.destroy(); await c.closed; abandoned++; }
     }
     // Reading the reply: gone at its first bytes.
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 2; i++) {
       const c = new Client(port);
       await c.write(head('POST', path, { 'content-type': type, 'content-length': body.length }));
       await c.write(body);
