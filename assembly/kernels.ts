@@ -1,0 +1,385 @@
+// AssemblyScript: the renderer's hot raster kernels, compiled to WebAssembly (with SIMD) by
+// scripts/build-wasm.mjs. Every pointer is a byte offset into this module's memory, laid out by
+// src/core/wasm/kernels.ts. The arithmetic mirrors the TypeScript it replaced operation for
+// operation: f64 maths, rounded to f32 exactly where the TS stored into a Float32Array, so the
+// results are bit-identical (tests check every kernel against the scalar reference).
+// Lookup tables built with Math.exp/pow/tan are built in TS and passed in, since libm results
+// may differ in the last bit between engines.
+
+/** First free byte after the module's static data: the JS side lays its arrays out from here. */
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+@inline function ld(p: usize, i: i32): f64 {
+  return <f64>load<f32>(p + (<usize>i << 2));
+}
+
+@inline function st(p: usize, i: i32, v: f64): void {
+  store<f32>(p + (<usize>i << 2), <f32>v);
+}
+
+@inline function ldi(p: usize, i: i32): i32 {
+  return load<i32>(p + (<usize>i << 2));
+}
+
+/** Two consecutive f32 at p + 4i as an f64x2. */
+@inline function ld2(p: usize, i: i32): v128 {
+  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
+}
+
+/** An f64x2 rounded to two f32 at p + 4i. */
+@inline function st2(p: usize, i: i32, v: v128): void {
+  v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
+}
+
+// --- Bilateral denoise (pipeline/denoise.ts) -----------------------------------------------------
+
+const RANGE_BINS: i32 = 1024;
+
+@inline function rangeWeight(lut: usize, a: f64, c: f64): f64 {
+  const d = Math.abs(a - c) * <f64>RANGE_BINS;
+  return ld(lut, d < <f64>RANGE_BINS ? <i32>d : RANGE_BINS);
+}
+
+/**
+ * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o.
+ * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32.
+ */
+export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize): void {
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    let l = ld(s, r), c = l;
+    for (let x = 0; x < w; x++) {
+      const i = r + x;
+      const rt = x < w - 1 ? ld(s, i + 1) : c;
+      const wl = rangeWeight(lut, l, c);
+      const wr = rangeWeight(lut, rt, c);
+      st(o, i, (c + wl * l + wr * rt) / (1 + wl + wr));
+      l = c;
+      c = rt;
+    }
+  }
+  memory.copy(prev, o, <usize>w << 2);
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    const dn = y < h - 1 ? r + w : r;
+    for (let x = 0; x < w; x++) {
+      const i = r + x;
+      const c = ld(o, i);
+      const u = ld(prev, x);
+      const b = ld(o, dn + x);
+      const wu = rangeWeight(lut, u, c);
+      const wb = rangeWeight(lut, b, c);
+      st(prev, x, c);
+      st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
+    }
+  }
+}
+
+// --- Histogram (pipeline/tone.ts) ----------------------------------------------------------------
+
+/** Counts of n samples at d in `bins` bins over 0..1 (clamped), into `hist` (bins u32, zeroed here). */
+export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
+  memory.fill(hist, 0, <usize>bins << 2);
+  const top = bins - 1;
+  const fb = <f64>bins;
+  for (let i = 0; i < n; i++) {
+    let b = <i32>(ld(d, i) * fb);
+    if (b < 0) b = 0;
+    else if (b > top) b = top;
+    const p = hist + (<usize>b << 2);
+    store<u32>(p, load<u32>(p) + 1);
+  }
+}
+
+// --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
+
+const TONE_LUT_SIZE: i32 = 4096;
+
+/** lutValue() of tone.ts: v through the tone table, linearly interpolated. */
+@inline function lutValue(lut: usize, v: f64): f64 {
+  const n = TONE_LUT_SIZE;
+  const x = (v + 0.5) * <f64>(n / 2);
+  if (x <= 0) return ld(lut, 0);
+  if (x >= <f64>n) return ld(lut, n);
+  const k = <i32>x;
+  const a = ld(lut, k);
+  return a + (ld(lut, k + 1) - a) * (x - <f64>k);
+}
+
+/** n values from src through the tone table into out (may be src). */
+export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
+  for (let i = 0; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
+}
+
+@inline function tap5(s: usize, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32): f64 {
+  return (ld(s, i0) + 4 * ld(s, i1) + 6 * ld(s, i2) + 4 * ld(s, i3) + ld(s, i4)) * 0.0625;
+}
+
+function clampedTap(s: usize, r: i32, w: i32, x: i32): f64 {
+  const x1 = x > 0 ? x - 1 : 0, x2 = x > 1 ? x - 2 : 0;
+  const x3 = x < w - 1 ? x + 1 : w - 1, x4 = x < w - 2 ? x + 2 : w - 1;
+  return tap5(s, r + x2, r + x1, r + x, r + x3, r + x4);
+}
+
+/**
+ * Unsharp mask of the w x h raster at src into out (may be src; tmp must not be): the separable
+ * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) per row into `row`, rounded to f32,
+ * then through the tone table `tone` when non-zero. f64x2 lanes: two samples at a time.
+ */
+export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, row: usize, tone: usize): void {
+  const f4 = f64x2.splat(4), f6 = f64x2.splat(6), f16 = f64x2.splat(0.0625);
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    if (w < 5) {
+      for (let x = 0; x < w; x++) st(tmp, r + x, clampedTap(src, r, w, x));
+      continue;
+    }
+    st(tmp, r, clampedTap(src, r, w, 0));
+    st(tmp, r + 1, clampedTap(src, r, w, 1));
+    let i = r + 2;
+    const end = r + w - 2;
+    for (; i + 1 < end; i += 2) {
+      let v = f64x2.add(ld2(src, i - 2), f64x2.mul(f4, ld2(src, i - 1)));
+      v = f64x2.add(v, f64x2.mul(f6, ld2(src, i)));
+      v = f64x2.add(v, f64x2.mul(f4, ld2(src, i + 1)));
+      v = f64x2.add(v, ld2(src, i + 2));
+      st2(tmp, i, f64x2.mul(v, f16));
+    }
+    for (; i < end; i++) st(tmp, i, tap5(src, i - 2, i - 1, i, i + 1, i + 2));
+    st(tmp, r + w - 2, clampedTap(src, r, w, w - 2));
+    st(tmp, r + w - 1, clampedTap(src, r, w, w - 1));
+  }
+  const am = f64x2.splat(amount);
+  for (let y = 0; y < h; y++) {
+    const y1 = (y > 0 ? y - 1 : 0) * w, y2 = (y > 1 ? y - 2 : 0) * w;
+    const y3 = (y < h - 1 ? y + 1 : h - 1) * w, y4 = (y < h - 2 ? y + 2 : h - 1) * w;
+    const r = y * w;
+    let x = 0;
+    for (; x + 1 < w; x += 2) {
+      let b = f64x2.add(ld2(tmp, y2 + x), f64x2.mul(f4, ld2(tmp, y1 + x)));
+      b = f64x2.add(b, f64x2.mul(f6, ld2(tmp, r + x)));
+      b = f64x2.add(b, f64x2.mul(f4, ld2(tmp, y3 + x)));
+      b = f64x2.mul(f64x2.add(b, ld2(tmp, y4 + x)), f16);
+      const v = ld2(src, r + x);
+      st2(row, x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
+    }
+    for (; x < w; x++) {
+      const b = tap5(tmp, y2 + x, y1 + x, r + x, y3 + x, y4 + x);
+      const v = ld(src, r + x);
+      st(row, x, v + amount * (v - b));
+    }
+    if (tone) applyLut(row, w, tone, out + (<usize>r << 2));
+    else memory.copy(out + (<usize>r << 2), row, <usize>w << 2);
+  }
+}
+
+// --- Resample in linear light (pipeline/resample.ts) ----------------------------------------------
+
+const ENC_SIZE: i32 = 16384;
+const REC709_R: f64 = 0.2126;
+const REC709_G: f64 = 0.7152;
+const REC709_B: f64 = 0.0722;
+
+/** encodeLinear() of linear.ts: linear light -> perceptual by the table at `enc` (ENC_SIZE + 1 f32). */
+@inline function encodeLinear(enc: usize, v: f64): f64 {
+  const i = v * <f64>ENC_SIZE;
+  if (!(i > 0)) return 0;
+  if (i >= <f64>ENC_SIZE) return 1;
+  const k = <i32>i;
+  const f = i - <f64>k;
+  const a = ld(enc, k);
+  return a + (ld(enc, k + 1) - a) * f;
+}
+
+/** One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each). */
+function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
+  for (let x = 0, q = 0; x < sw; x++, q += 3) {
+    const v = load<u32>(px + (<usize>x << 2));
+    let r = ld(lut, v & 255), g = ld(lut, (v >>> 8) & 255), b = ld(lut, (v >>> 16) & 255);
+    const alpha = v >>> 24;
+    if (alpha != 255) {
+      const a = <f64>alpha / 255;
+      const gr = ground * (1 - a);
+      r = r * a + gr; g = g * a + gr; b = b * a + gr;
+    }
+    st(linY, x, REC709_R * r + REC709_G * g + REC709_B * b);
+    st(lin, q, r);
+    st(lin, q + 1, g);
+    st(lin, q + 2, b);
+  }
+}
+
+/** Box taps (start, count, offset: i32 arrays; weight: f32) over one row of luminance. */
+function tapLuma(src: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
+  for (let x = 0; x < n; x++) {
+    const s = ldi(start, x), m = ldi(count, x), o = ldi(offset, x);
+    let v: f64 = 0;
+    for (let k = 0; k < m; k++) v += ld(weight, o + k) * ld(src, s + k);
+    st(out, x, v);
+  }
+}
+
+function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
+  for (let c = 0, oq = 0; c < n; c++, oq += 3) {
+    const m = ldi(count, c), o = ldi(offset, c);
+    let r: f64 = 0, g: f64 = 0, b: f64 = 0;
+    for (let k = 0, q = ldi(start, c) * 3; k < m; k++, q += 3) {
+      const w = ld(weight, o + k);
+      r += w * ld(lin, q);
+      g += w * ld(lin, q + 1);
+      b += w * ld(lin, q + 2);
+    }
+    st(out, oq, r);
+    st(out, oq + 1, g);
+    st(out, oq + 2, b);
+  }
+}
+
+/**
+ * resampleImage() of resample.ts. `taps`: 12 pointers (start, count, offset, weight) for x at
+ * sample width, x at cell width, y; `work`: scratch of (sw * 4 + W * 3 + cols * 6) f32.
+ * Writes luma (W x H f32, perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed here).
+ */
+export function resample(px: usize, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
+  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize): void {
+  const W = cols * subX, H = rows * subY, C3 = cols * 3;
+  const xs = load<usize>(taps), xn = load<usize>(taps, 4), xo = load<usize>(taps, 8), xw = load<usize>(taps, 12);
+  const cs = load<usize>(taps, 16), cn = load<usize>(taps, 20), co = load<usize>(taps, 24), cw = load<usize>(taps, 28);
+  const ys = load<usize>(taps, 32), yn = load<usize>(taps, 36), yo = load<usize>(taps, 40), yw = load<usize>(taps, 44);
+  const lin = work;
+  const linY = lin + (<usize>(sw * 3) << 2);
+  const hy0 = linY + (<usize>sw << 2), hy1 = hy0 + (<usize>W << 2);
+  const hc0 = hy1 + (<usize>W << 2), hc1 = hc0 + (<usize>C3 << 2);
+  const accY = hc1 + (<usize>C3 << 2);
+  const identity = sw == W;
+  let row0 = -1, row1 = -1, next = 0;
+  memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
+  const rowNorm = 1 / <f64>subY;
+  for (let y = 0; y < H; y++) {
+    const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
+    const cbase = (y / subY) * C3;
+    const base = y * W;
+    for (let k = 0; k < n; k++) {
+      const w = ld(yw, o + k);
+      const sy = s + k;
+      // The horizontal pass of source row sy, cached in one of two slots.
+      let slot: i32;
+      if (row0 == sy) slot = 0;
+      else if (row1 == sy) slot = 1;
+      else {
+        slot = next;
+        next ^= 1;
+        if (slot == 0) row0 = sy; else row1 = sy;
+        const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
+        linearizeRow(px + (<usize>(sy * sw) << 2), sw, ground, lut, linY, lin);
+        if (identity) memory.copy(oy, linY, <usize>W << 2);
+        else tapLuma(linY, xs, xn, xo, xw, W, oy);
+        tapRgb(lin, cs, cn, co, cw, cols, oc);
+      }
+      const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
+      if (n == 1) for (let i = 0; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
+      else if (k == 0) for (let i = 0; i < W; i++) st(accY, i, w * ld(ry, i));
+      else for (let i = 0; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
+      const wc = w * rowNorm;
+      for (let i = 0; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
+    }
+    if (n > 1) for (let x = 0; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+  }
+}
+
+// --- Cell means (pipeline/raster.ts) -------------------------------------------------------------
+
+/** Mean of each cellW x cellH block of the w-wide raster at d (cols x rows cells) into out. */
+export function cellMeans(d: usize, w: i32, cols: i32, rows: i32, cellW: i32, cellH: i32, out: usize): void {
+  const inv = 1 / <f64>(cellW * cellH);
+  for (let cy = 0, c = 0; cy < rows; cy++) {
+    const top = cy * cellH * w;
+    for (let cx = 0; cx < cols; cx++, c++) {
+      let s: f64 = 0;
+      for (let y = 0, p = top + cx * cellW; y < cellH; y++, p += w) {
+        for (let k = 0; k < cellW; k++) s += ld(d, p + k);
+      }
+      st(out, c, s * inv);
+    }
+  }
+}
+
+// --- Structure tensor (pipeline/structure.ts) ----------------------------------------------------
+
+const DIR_HORIZONTAL: u8 = 0;
+const DIR_DIAGONAL_UP: u8 = 1;
+const DIR_VERTICAL: u8 = 2;
+const DIR_DIAGONAL_DOWN: u8 = 3;
+const ENERGY_HALF: f64 = 0.004;
+
+/** cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. */
+export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan225: f64, direction: usize, strength: usize): void {
+  const cols = w / subX, rows = h / subY;
+  memory.fill(direction, 0, <usize>(cols * rows));
+  memory.fill(strength, 0, <usize>(cols * rows) << 2);
+  const inv = 1 / <f64>(subX * subY);
+  for (let cy = 0, c = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++, c++) {
+      let a: f64 = 0, b: f64 = 0, d: f64 = 0;
+      const x0 = cx * subX, x1 = x0 + subX;
+      const inner = x0 > 0 && x1 < w;
+      for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
+        const r = y * w;
+        const up = (y > 0 ? y - 1 : 0) * w;
+        const dn = (y < h - 1 ? y + 1 : h - 1) * w;
+        if (inner) {
+          for (let x = x0; x < x1; x++) {
+            const gx = (ld(src, r + x + 1) - ld(src, r + x - 1)) * 0.5;
+            const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
+            a += gx * gx; b += gy * gy; d += gx * gy;
+          }
+        } else {
+          for (let x = x0; x < x1; x++) {
+            const gx = (ld(src, r + (x < w - 1 ? x + 1 : x)) - ld(src, r + (x > 0 ? x - 1 : x))) * 0.5;
+            const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
+            a += gx * gx; b += gy * gy; d += gx * gy;
+          }
+        }
+      }
+      const tr = a + b;
+      if (tr <= 1e-12) continue;
+      const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
+      const energy = tr * inv;
+      st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
+      const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
+      let vx: f64, vy: f64;
+      if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
+      const ax = Math.abs(vx), ay = Math.abs(vy);
+      let dir: u8;
+      if (ay <= ax * tan225) dir = DIR_VERTICAL;
+      else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
+      else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
+      store<u8>(direction + <usize>c, dir);
+    }
+  }
+}
+
+// --- Sobel line art (pipeline/edges.ts) ------------------------------------------------------------
+
+/** sobelInk(): min(1, |gradient| * edgeStrength / 4) of the w x h raster at src into out. */
+export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize): void {
+  const k = edgeStrength / 4;
+  for (let y = 0; y < h; y++) {
+    const up = (y > 0 ? y - 1 : 0) * w;
+    const dn = (y < h - 1 ? y + 1 : h - 1) * w;
+    const r = y * w;
+    for (let x = 0; x < w; x++) {
+      const l = x > 0 ? x - 1 : 0;
+      const rt = x < w - 1 ? x + 1 : w - 1;
+      const a = ld(src, up + l), b = ld(src, up + x), c = ld(src, up + rt);
+      const d = ld(src, r + l), f = ld(src, r + rt);
+      const g = ld(src, dn + l), hh = ld(src, dn + x), i = ld(src, dn + rt);
+      const gx = c + 2 * f + i - a - 2 * d - g;
+      const gy = g + 2 * hh + i - a - 2 * b - c;
+      const m = Math.sqrt(gx * gx + gy * gy) * k;
+      st(out, r + x, m > 1 ? 1 : m);
+    }
+  }
+}
