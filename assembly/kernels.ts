@@ -42,29 +42,52 @@ const RANGE_BINS: i32 = 1024;
   return ld(lut, d < <f64>RANGE_BINS ? <i32>d : RANGE_BINS);
 }
 
+/** Two range weights: rangeWeight() per lane of |a - c| (f64x2), gathered from the table. */
+@inline function rangeWeight2(lut: usize, a: v128, c: v128): v128 {
+  // pmin(top, d) = d < top ? d : top, and top for NaN, as the scalar form.
+  const d = f64x2.pmin(f64x2.splat(<f64>RANGE_BINS), f64x2.mul(f64x2.abs(f64x2.sub(a, c)), f64x2.splat(<f64>RANGE_BINS)));
+  const k = i32x4.trunc_sat_f64x2_s_zero(d);
+  return f64x2.replace_lane(f64x2.splat(ld(lut, i32x4.extract_lane(k, 0))), 1, ld(lut, i32x4.extract_lane(k, 1)));
+}
+
+@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128): v128 {
+  const num = f64x2.add(f64x2.add(c, f64x2.mul(wa, a)), f64x2.mul(wb, b));
+  return f64x2.div(num, f64x2.add(f64x2.add(f64x2.splat(1), wa), wb));
+}
+
 /**
  * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o.
  * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32.
+ * Two samples at a time (f64x2); the table lookups stay scalar (no gather in wasm SIMD).
  */
 export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize): void {
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    let l = ld(s, r), c = l;
-    for (let x = 0; x < w; x++) {
+    // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs.
+    denoiseX(s, o, r, w, 0, lut);
+    let x = 1;
+    for (; x + 2 < w; x += 2) {
       const i = r + x;
-      const rt = x < w - 1 ? ld(s, i + 1) : c;
-      const wl = rangeWeight(lut, l, c);
-      const wr = rangeWeight(lut, rt, c);
-      st(o, i, (c + wl * l + wr * rt) / (1 + wl + wr));
-      l = c;
-      c = rt;
+      const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
+      st2(o, i, bilateral2(c, l, rangeWeight2(lut, l, c), rt, rangeWeight2(lut, rt, c)));
     }
+    for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
   }
   memory.copy(prev, o, <usize>w << 2);
   for (let y = 0; y < h; y++) {
     const r = y * w;
     const dn = y < h - 1 ? r + w : r;
-    for (let x = 0; x < w; x++) {
+    let x = 0;
+    for (; x + 1 < w; x += 2) {
+      const i = r + x;
+      const c32 = v128.load64_zero(o + (<usize>i << 2));
+      const c = f64x2.promote_low_f32x4(c32);
+      const u = ld2(prev, x);
+      const b = ld2(o, dn + x);
+      v128.store64_lane(prev + (<usize>x << 2), c32, 0);
+      st2(o, i, bilateral2(c, u, rangeWeight2(lut, u, c), b, rangeWeight2(lut, b, c)));
+    }
+    for (; x < w; x++) {
       const i = r + x;
       const c = ld(o, i);
       const u = ld(prev, x);
@@ -77,20 +100,51 @@ export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev
   }
 }
 
+/** One sample of the pass along x, with the row's ends clamped. */
+function denoiseX(s: usize, o: usize, r: i32, w: i32, x: i32, lut: usize): void {
+  const i = r + x;
+  const c = ld(s, i);
+  const l = x > 0 ? ld(s, i - 1) : c;
+  const rt = x < w - 1 ? ld(s, i + 1) : c;
+  const wl = rangeWeight(lut, l, c);
+  const wr = rangeWeight(lut, rt, c);
+  st(o, i, (c + wl * l + wr * rt) / (1 + wl + wr));
+}
+
 // --- Histogram (pipeline/tone.ts) ----------------------------------------------------------------
 
-/** Counts of n samples at d in `bins` bins over 0..1 (clamped), into `hist` (bins u32, zeroed here). */
+/**
+ * Counts of n samples at d in `bins` bins over 0..1 (clamped), into `hist` (bins u32). Four
+ * partial histograms (at hist + 4 * bins * 4 bytes and after, zeroed here) so consecutive samples
+ * in the same bin do not wait on each other's store; summed at the end (exact: integers).
+ */
 export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
-  memory.fill(hist, 0, <usize>bins << 2);
+  const stride = <usize>bins << 2;
+  const part = hist + stride;
+  memory.fill(part, 0, stride * 4);
   const top = bins - 1;
   const fb = <f64>bins;
-  for (let i = 0; i < n; i++) {
-    let b = <i32>(ld(d, i) * fb);
-    if (b < 0) b = 0;
-    else if (b > top) b = top;
-    const p = hist + (<usize>b << 2);
-    store<u32>(p, load<u32>(p) + 1);
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    count(part, ld(d, i) * fb, top);
+    count(part + stride, ld(d, i + 1) * fb, top);
+    count(part + stride * 2, ld(d, i + 2) * fb, top);
+    count(part + stride * 3, ld(d, i + 3) * fb, top);
   }
+  for (; i < n; i++) count(part, ld(d, i) * fb, top);
+  for (let b = 0; b < bins; b++) {
+    const o = <usize>b << 2;
+    store<u32>(hist + o, load<u32>(part + o) + load<u32>(part + stride + o) + load<u32>(part + stride * 2 + o) + load<u32>(part + stride * 3 + o));
+  }
+}
+
+/** hist[clamp(v | 0, 0, top)]++, with JS's `| 0` (truncation; NaN to 0). */
+@inline function count(hist: usize, v: f64, top: i32): void {
+  let b = <i32>v;
+  if (b < 0) b = 0;
+  else if (b > top) b = top;
+  const p = hist + (<usize>b << 2);
+  store<u32>(p, load<u32>(p) + 1);
 }
 
 // --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
@@ -366,20 +420,35 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
 /** sobelInk(): min(1, |gradient| * edgeStrength / 4) of the w x h raster at src into out. */
 export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize): void {
   const k = edgeStrength / 4;
+  const k2 = f64x2.splat(k), two = f64x2.splat(2), one = f64x2.splat(1);
   for (let y = 0; y < h; y++) {
     const up = (y > 0 ? y - 1 : 0) * w;
     const dn = (y < h - 1 ? y + 1 : h - 1) * w;
     const r = y * w;
-    for (let x = 0; x < w; x++) {
-      const l = x > 0 ? x - 1 : 0;
-      const rt = x < w - 1 ? x + 1 : w - 1;
-      const a = ld(src, up + l), b = ld(src, up + x), c = ld(src, up + rt);
-      const d = ld(src, r + l), f = ld(src, r + rt);
-      const g = ld(src, dn + l), hh = ld(src, dn + x), i = ld(src, dn + rt);
-      const gx = c + 2 * f + i - a - 2 * d - g;
-      const gy = g + 2 * hh + i - a - 2 * b - c;
-      const m = Math.sqrt(gx * gx + gy * gy) * k;
-      st(out, r + x, m > 1 ? 1 : m);
+    sobelAt(src, w, up, r, dn, 0, k, out);
+    let x = 1;
+    // Interior pairs: the same sums per lane; pmin(m, 1) = 1 < m ? 1 : m, as m > 1 ? 1 : m.
+    for (; x + 2 < w; x += 2) {
+      const a = ld2(src, up + x - 1), b = ld2(src, up + x), c = ld2(src, up + x + 1);
+      const d = ld2(src, r + x - 1), f = ld2(src, r + x + 1);
+      const g = ld2(src, dn + x - 1), hh = ld2(src, dn + x), i = ld2(src, dn + x + 1);
+      const gx = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(c, f64x2.mul(two, f)), i), a), f64x2.mul(two, d)), g);
+      const gy = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(g, f64x2.mul(two, hh)), i), a), f64x2.mul(two, b)), c);
+      const m = f64x2.mul(f64x2.sqrt(f64x2.add(f64x2.mul(gx, gx), f64x2.mul(gy, gy))), k2);
+      st2(out, r + x, f64x2.pmin(m, one));
     }
+    for (; x < w; x++) sobelAt(src, w, up, r, dn, x, k, out);
   }
+}
+
+function sobelAt(src: usize, w: i32, up: i32, r: i32, dn: i32, x: i32, k: f64, out: usize): void {
+  const l = x > 0 ? x - 1 : 0;
+  const rt = x < w - 1 ? x + 1 : w - 1;
+  const a = ld(src, up + l), b = ld(src, up + x), c = ld(src, up + rt);
+  const d = ld(src, r + l), f = ld(src, r + rt);
+  const g = ld(src, dn + l), hh = ld(src, dn + x), i = ld(src, dn + rt);
+  const gx = c + 2 * f + i - a - 2 * d - g;
+  const gy = g + 2 * hh + i - a - 2 * b - c;
+  const m = Math.sqrt(gx * gx + gy * gy) * k;
+  st(out, r + x, m > 1 ? 1 : m);
 }

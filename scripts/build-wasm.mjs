@@ -21,6 +21,8 @@ let wasm = null;
 const { error, stderr } = await asc.main([
   'assembly/kernels.ts', '--outFile', 'kernels.wasm',
   '-O3', '--runtime', 'stub', '--noAssert', '--enable', 'simd', '--use', 'abort=',
+  // V2A_WASM_DEBUG=1: keep function names (for profiles); force a rebuild to switch.
+  ...(process.env.V2A_WASM_DEBUG === '1' ? ['--debug'] : []),
 ], {
   readFile: (name, baseDir) => {
     const p = join(baseDir, name);

@@ -23,7 +23,7 @@ export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
   const n = r.data.length;
   // In WebAssembly (assembly/kernels.ts).
   const f = frame();
-  const pd = f.f32(n), ph = f.f32(bins);
+  const pd = f.f32(n), ph = f.f32(bins * 5);
   const k = f.ready();
   f.viewF32(pd, n).set(r.data);
   k.histogram(pd, n, bins, ph);
