@@ -365,7 +365,7 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
         label: `${workers} workers`,
         entry: ENTRY,
         cwd: ROOT,
-        env: { V2A_WORKERS: String(workers), V2A_QUEUE_LIMIT: String(Math.max(64, connections * 4)), V2A_RATE_LIMIT: '0', V2A_RENDER_TIMEOUT_MS: '120000', LOG_LEVEL: 'warn' },
+        env: { V2A_WORKERS: String(workers), V2A_QUEUE_LIMIT: String(Math.max(64, connections * 4)), V2A_RATE_LIMIT: '0', V2A_RENDER_TIMEOUT_MS: '120000', LOG_LEVEL: 'info' },
         logFile: join(OUT_DIR, 'server-bench-scaling.log'),
       });
       try {
