@@ -452,3 +452,61 @@ function sobelAt(src: usize, w: i32, up: i32, r: i32, dn: i32, x: i32, k: f64, o
   const m = Math.sqrt(gx * gx + gy * gy) * k;
   st(out, r + x, m > 1 ? 1 : m);
 }
+
+// --- Braille (pipeline/braille.ts) -------------------------------------------------------------------
+
+/** Unicode Braille bit of the dot at (dx, dy) in a 2x4 cell, index dy * 2 + dx. */
+const DOT_BIT = memory.data<u8>([0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]);
+
+/**
+ * matchBraille(): dots (2x4 per cell, each the mean of hx x hy samples of the w-wide target)
+ * into `dots` (cols*2 x rows*4 f32), then on/off at one half with optional serpentine
+ * Floyd-Steinberg and, where `previous` (u16 per cell, or 0) and `stable` (u8 per cell, or 0) say
+ * so, a hysteresis band. Writes the bit patterns into out (u16 per cell, zeroed here).
+ */
+export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32, hy: i32, dither: bool,
+  out: usize, previous: usize, stable: usize, hysteresis: f64, dots: usize): void {
+  const dw = cols * 2, dh = rows * 4;
+  const norm = 1 / <f64>(hx * hy);
+  for (let y = 0; y < dh; y++) {
+    for (let x = 0; x < dw; x++) {
+      let s: f64 = 0;
+      for (let j = 0; j < hy; j++) {
+        const p = (y * hy + j) * width + x * hx;
+        for (let i = 0; i < hx; i++) s += ld(target, p + i);
+      }
+      st(dots, y * dw + x, s * norm);
+    }
+  }
+  memory.fill(out, 0, <usize>(cols * rows) << 1);
+  const band = 0.15 * hysteresis;
+  for (let y = 0; y < dh; y++) {
+    const ltr = (y & 1) == 0 || !dither;
+    const cy = y >> 2, dy = y & 3;
+    for (let s = 0; s < dw; s++) {
+      const x = ltr ? s : dw - 1 - s;
+      const cx = x >> 1, dx = x & 1;
+      const cell = cy * cols + cx;
+      const bit = <u16>load<u8>(DOT_BIT + <usize>(dy * 2 + dx));
+      const i = y * dw + x;
+      const v = ld(dots, i);
+      let th = 0.5;
+      if (previous && band > 0 && (!stable || load<u8>(stable + <usize>cell) == 1)) {
+        th = load<u16>(previous + (<usize>cell << 1)) & bit ? 0.5 - band : 0.5 + band;
+      }
+      const on = v >= th;
+      const po = out + (<usize>cell << 1);
+      if (on) store<u16>(po, load<u16>(po) | bit);
+      if (dither) {
+        const q = v - (on ? 1 : 0);
+        const fwd = ltr ? 1 : -1;
+        if (x + fwd >= 0 && x + fwd < dw) st(dots, i + fwd, ld(dots, i + fwd) + q * 0.4375);
+        if (y + 1 < dh) {
+          if (x - fwd >= 0 && x - fwd < dw) st(dots, i + dw - fwd, ld(dots, i + dw - fwd) + q * 0.1875);
+          st(dots, i + dw, ld(dots, i + dw) + q * 0.3125);
+          if (x + fwd >= 0 && x + fwd < dw) st(dots, i + dw + fwd, ld(dots, i + dw + fwd) + q * 0.0625);
+        }
+      }
+    }
+  }
+}

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { matchBraille } from '../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
 import { sobelInk } from '../src/core/pipeline/edges.js';
 import { cellMeans } from '../src/core/pipeline/raster.js';
@@ -14,6 +15,7 @@ import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
+import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
 import { sobelInk as refSobel } from './reference/edges.js';
 import { cellMeans as refCellMeans } from './reference/raster.js';
@@ -51,7 +53,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -119,6 +121,23 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         const want = refResample(img, cols, rows, 4, 8, ground);
         same(gotLuma, want.luma.data, `resample luma ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
         same(got.cellLinearRgb, want.cellLinearRgb, `resample colour ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
+      }
+    }
+  });
+
+  it('Braille: dots, thresholds, serpentine dithering, hysteresis with and without the stable mask', () => {
+    const r = rng(11);
+    for (const [cols, rows] of [[1, 1], [3, 2], [40, 13], [81, 30]] as const) {
+      const w = cols * 4, h = rows * 8;
+      const target = raster(w, h, cols * 7 + rows, 0.4);
+      const previous = Uint16Array.from({ length: cols * rows }, () => Math.floor(r() * 256));
+      const stable = Uint8Array.from({ length: cols * rows }, () => (r() < 0.7 ? 1 : 0));
+      for (const dither of [false, true]) {
+        for (const [prev, st, hyst] of [[null, null, 0], [previous, null, 1], [previous, stable, 0.35], [previous, stable, 0]] as const) {
+          const got = matchBraille(target, w, cols, rows, dither, new Uint16Array(cols * rows), prev, st, hyst);
+          const want = refBraille(target, w, cols, rows, dither, new Uint16Array(cols * rows), prev, st, hyst);
+          same(got, want, `braille ${cols}x${rows} dither ${dither} previous ${prev ? 'yes' : 'no'} stable ${st ? 'yes' : 'no'} hysteresis ${hyst}`);
+        }
       }
     }
   });

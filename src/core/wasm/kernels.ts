@@ -11,8 +11,7 @@
  * has its own instance, so one arena per thread is enough; views into it are valid only until the
  * next `frame()`, since growing the memory detaches them.
  */
-import { decodeBase64 } from '../format/base64.js';
-import { KERNELS_WASM_BASE64 } from './kernels.generated.js';
+import { KERNELS_WASM } from './kernels.generated.js';
 
 type Ptr = number;
 
@@ -29,6 +28,8 @@ export interface KernelExports {
   cellMeans(d: Ptr, w: number, cols: number, rows: number, cellW: number, cellH: number, out: Ptr): void;
   structure(src: Ptr, w: number, h: number, subX: number, subY: number, tan225: number, direction: Ptr, strength: Ptr): void;
   sobel(src: Ptr, w: number, h: number, edgeStrength: number, out: Ptr): void;
+  braille(target: Ptr, width: number, cols: number, rows: number, hx: number, hy: number, dither: number,
+    out: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, dots: Ptr): void;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
@@ -59,7 +60,7 @@ export function kernelModule(): object {
 
 /** The module's bytes (e.g. for an asynchronous WebAssembly.compile). */
 export function kernelBytes(): Uint8Array {
-  return decodeBase64(KERNELS_WASM_BASE64);
+  return KERNELS_WASM;
 }
 
 function kernels(): KernelExports {
@@ -82,6 +83,7 @@ export interface Frame {
   viewF32(p: Ptr, n: number): Float32Array;
   viewI32(p: Ptr, n: number): Int32Array;
   viewU32(p: Ptr, n: number): Uint32Array;
+  viewU16(p: Ptr, n: number): Uint16Array;
   viewU8(p: Ptr, n: number): Uint8Array;
 }
 
@@ -101,6 +103,7 @@ const frameApi: Frame = {
   viewF32: (p, n) => new Float32Array(kernels().memory.buffer, p, n),
   viewI32: (p, n) => new Int32Array(kernels().memory.buffer, p, n),
   viewU32: (p, n) => new Uint32Array(kernels().memory.buffer, p, n),
+  viewU16: (p, n) => new Uint16Array(kernels().memory.buffer, p, n),
   viewU8: (p, n) => new Uint8Array(kernels().memory.buffer, p, n),
 };
 
