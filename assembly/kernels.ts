@@ -291,14 +291,19 @@ function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: u
   }
 }
 
+/** The two cached horizontal passes (source rows) of resample(), kept between its band calls. */
+let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
+
 /**
- * resampleImage() of resample.ts. `taps`: 12 pointers (start, count, offset, weight) for x at
- * sample width, x at cell width, y; `work`: scratch of (sw * 4 + W * 3 + cols * 6) f32.
- * Writes luma (W x H f32, perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed here).
+ * resampleImage() of resample.ts, for output rows y0..y1 (exclusive): called band by band, so only
+ * the source rows a band needs are in memory. `px` holds source rows from `pxRow0` on. `taps`: 12
+ * pointers (start, count, offset, weight) for x at sample width, x at cell width, y; `work`:
+ * scratch of (sw * 4 + W * 3 + cols * 6) f32, kept between bands. Writes luma (W x H f32,
+ * perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0).
  */
-export function resample(px: usize, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
-  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize): void {
-  const W = cols * subX, H = rows * subY, C3 = cols * 3;
+export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
+  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize, y0: i32, y1: i32): void {
+  const W = cols * subX, C3 = cols * 3;
   const xs = load<usize>(taps), xn = load<usize>(taps, 4), xo = load<usize>(taps, 8), xw = load<usize>(taps, 12);
   const cs = load<usize>(taps, 16), cn = load<usize>(taps, 20), co = load<usize>(taps, 24), cw = load<usize>(taps, 28);
   const ys = load<usize>(taps, 32), yn = load<usize>(taps, 36), yo = load<usize>(taps, 40), yw = load<usize>(taps, 44);
@@ -308,10 +313,12 @@ export function resample(px: usize, sw: i32, cols: i32, rows: i32, subX: i32, su
   const hc0 = hy1 + (<usize>W << 2), hc1 = hc0 + (<usize>C3 << 2);
   const accY = hc1 + (<usize>C3 << 2);
   const identity = sw == W;
-  let row0 = -1, row1 = -1, next = 0;
-  memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
+  if (y0 == 0) {
+    hRow0 = -1; hRow1 = -1; hNext = 0;
+    memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
+  }
   const rowNorm = 1 / <f64>subY;
-  for (let y = 0; y < H; y++) {
+  for (let y = y0; y < y1; y++) {
     const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
     const cbase = (y / subY) * C3;
     const base = y * W;
@@ -320,14 +327,14 @@ export function resample(px: usize, sw: i32, cols: i32, rows: i32, subX: i32, su
       const sy = s + k;
       // The horizontal pass of source row sy, cached in one of two slots.
       let slot: i32;
-      if (row0 == sy) slot = 0;
-      else if (row1 == sy) slot = 1;
+      if (hRow0 == sy) slot = 0;
+      else if (hRow1 == sy) slot = 1;
       else {
-        slot = next;
-        next ^= 1;
-        if (slot == 0) row0 = sy; else row1 = sy;
+        slot = hNext;
+        hNext ^= 1;
+        if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
-        linearizeRow(px + (<usize>(sy * sw) << 2), sw, ground, lut, linY, lin);
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, linY, lin);
         if (identity) memory.copy(oy, linY, <usize>W << 2);
         else tapLuma(linY, xs, xn, xo, xw, W, oy);
         tapRgb(lin, cs, cn, co, cw, cols, oc);

@@ -113,6 +113,9 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       [alpha, 97, 40],
       [scene(13, 7, 5), 8, 3],
       [scene(3, 200, 6), 8, 50],
+      // Over the 2^20-pixel source window: several bands, a band boundary inside a cell row.
+      [withNoise(scene(1500, 1100, 8), 4, 3), 123, 47],
+      [scene(2100, 900, 9), 400, 86],
     ];
     for (const [img, cols, rows] of cases) {
       for (const ground of [0, 1]) {

@@ -55,19 +55,30 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const W = cols * subX;
   const H = rows * subY;
   const sw = img.width;
-  const npx = sw * img.height;
-  const taps = [boxTaps(sw, W), boxTaps(sw, cols), boxTaps(img.height, H)];
-  // In WebAssembly (assembly/kernels.ts): the image, the taps and the tables go in, luma and the
-  // cells' colour come out.
+  const xt = boxTaps(sw, W), ct = boxTaps(sw, cols), yt = boxTaps(img.height, H);
+  const taps = [xt, ct, yt];
+  // In WebAssembly (assembly/kernels.ts), in bands of output rows: only the source rows a band
+  // needs are copied in (at most WINDOW_PIXELS, or what one output row needs), so a huge image
+  // does not grow the module's memory, which never shrinks, to its whole size.
+  const bands: number[] = [];
+  let windowRows = 0;
+  for (let ya = 0; ya < H;) {
+    const s0 = yt.start[ya]!;
+    let yb = ya + 1;
+    while (yb < H && (yt.start[yb]! + yt.count[yb]! - s0) * sw <= WINDOW_PIXELS) yb++;
+    const end = yt.start[yb - 1]! + yt.count[yb - 1]!;
+    bands.push(ya, yb, s0, end);
+    windowRows = Math.max(windowRows, end - s0);
+    ya = yb;
+  }
   const f = frame();
-  const pPx = f.bytes(npx * 4);
+  const pPx = f.bytes(windowRows * sw * 4);
   const pTaps = f.bytes(12 * 4);
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(ENC_LUT.length);
   const pWork = f.f32(sw * 4 + W * 3 + cols * 6);
   const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3);
   const k = f.ready();
-  f.viewU8(pPx, npx * 4).set(img.data.subarray(0, npx * 4));
   f.viewI32(pTaps, 12).set(tapPtrs);
   taps.forEach((t, j) => {
     f.viewI32(tapPtrs[4 * j]!, t.start.length).set(t.start);
@@ -77,8 +88,16 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   });
   f.viewF32(pLut, 256).set(SRGB8_TO_LINEAR);
   f.viewF32(pEnc, ENC_LUT.length).set(ENC_LUT);
-  k.resample(pPx, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb);
+  const window = f.viewU8(pPx, windowRows * sw * 4);
+  for (let b = 0; b < bands.length; b += 4) {
+    const [ya, yb, s0, end] = [bands[b]!, bands[b + 1]!, bands[b + 2]!, bands[b + 3]!];
+    window.set(img.data.subarray(s0 * sw * 4, end * sw * 4));
+    k.resample(pPx, s0, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb, ya, yb);
+  }
   const luma = scratch('resample.luma', W * H);
   luma.set(f.viewF32(pLuma, W * H));
   return { luma: { width: W, height: H, data: luma }, cellLinearRgb: f.viewF32(pRgb, cols * rows * 3).slice() };
 }
+
+/** Source pixels copied into WebAssembly memory at a time (4 MiB of RGBA). */
+const WINDOW_PIXELS = 1 << 20;
