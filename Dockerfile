@@ -20,6 +20,9 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+# The WebAssembly kernels (AssemblyScript) and their compile step, run by `npm run build`.
+COPY assembly ./assembly
+COPY scripts/build-wasm.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

@@ -23,6 +23,11 @@
  *    not (no export in this build), that is said and nothing is compared.
  * 7. `--cpu-prof`: the server runs with node --cpu-prof (main thread and workers); the profiles
  *    are summarized by self time after it stops. Numbers measured with the profiler on are slower.
+ * 8. `--scaling`: instead of the above, throughput against the number of workers: for each image
+ *    and each V2A_WORKERS in `--workers` (default 1,2,4,8,16), a fresh server, a warm-up, then
+ *    load at 2 connections per worker: images/s, speed-up over 1 worker, p50/p99 and the main
+ *    thread's CPU per image (what must stay small for 12 MP to keep scaling). Printed as a table;
+ *    bench/out/server-scaling.json. On fewer cores than workers it shows the shape only.
  * Writes bench/out/server.json; every server is stopped (SIGTERM) at the end, also on errors.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -62,6 +67,8 @@ interface Args {
   cpuProf: boolean;
   build: boolean;
   peers: boolean;
+  scaling: boolean;
+  workers: number[];
 }
 
 const USAGE = `npm run bench:server -- [options]
@@ -74,10 +81,12 @@ const USAGE = `npm run bench:server -- [options]
   --compare-export     also measure a server exporting traces (PLATFORM_API_KEY + local OTLP sink)
   --cpu-prof           run the server under node --cpu-prof and summarize where its CPU time goes
   --no-build           measure the existing dist/
-  --no-peers           skip chafa`;
+  --no-peers           skip chafa
+  --scaling            only images/s against V2A_WORKERS (fresh server per count), as a table
+  --workers LIST       worker counts for --scaling (default 1,2,4,8,16)`;
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { duration: 10, warmup: 3, concurrency: [2, 4, 8], images: ['1mp', '12mp'], columns: 120, carrier: 'multipart', compareExport: false, cpuProf: false, build: true, peers: true };
+  const a: Args = { duration: 10, warmup: 3, concurrency: [2, 4, 8], images: ['1mp', '12mp'], columns: 120, carrier: 'multipart', compareExport: false, cpuProf: false, build: true, peers: true, scaling: false, workers: [1, 2, 4, 8, 16] };
   const num = (v: string | undefined, name: string, min: number) => {
     const n = Number(v);
     if (!Number.isFinite(n) || n < min) throw new Error(`${name} needs a number >= ${min}\n${USAGE}`);
@@ -103,6 +112,8 @@ function parseArgs(argv: readonly string[]): Args {
       case '--cpu-prof': a.cpuProf = true; break;
       case '--no-build': a.build = false; break;
       case '--no-peers': a.peers = false; break;
+      case '--scaling': a.scaling = true; break;
+      case '--workers': a.workers = (val() ?? '').split(',').map((s) => Math.round(num(s, key, 1))); break;
       case '--help': case '-h': console.log(USAGE); process.exit(0); break;
       default: throw new Error(`unknown option ${k}\n${USAGE}`);
     }
@@ -322,6 +333,76 @@ async function machineLoad(ms: number): Promise<number | null> {
   return Math.max(0, ((b - a - (s1 - s0)) / (ms / 1000)) * 100);
 }
 
+// --- Scaling ------------------------------------------------------------------------------------
+
+interface ScalingRow {
+  image: string;
+  workers: number;
+  connections: number;
+  imagesPerSecond: number;
+  speedup: number;
+  p50: number;
+  p99: number;
+  mainThreadMsPerImage: number | null;
+  serverCpuMsPerImage: number | null;
+  failed: number;
+}
+
+/** images/s at each worker count: a fresh server per count, 2 connections per worker. */
+async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise<void> {
+  const cores = availableParallelism();
+  const columns = args.columns;
+  const quiet = await machineLoad(2000);
+  const images = await serverBenchImages(args.images, log);
+  const rows: ScalingRow[] = [];
+  for (const img of images) {
+    const req = args.carrier === 'json' ? jsonBody(img.data) : multipartBody(img.data, `photo-${img.width}x${img.height}.jpg`);
+    for (const workers of args.workers) {
+      const connections = 2 * workers;
+      progress(`scaling ${img.label}: ${workers} worker(s), ${connections} connections, ${args.duration} s ...`);
+      const server = await startServerProcess({
+        label: `${workers} workers`,
+        entry: ENTRY,
+        cwd: ROOT,
+        env: { V2A_WORKERS: String(workers), V2A_QUEUE_LIMIT: String(Math.max(64, connections * 4)), V2A_RATE_LIMIT: '0', V2A_RENDER_TIMEOUT_MS: '120000', LOG_LEVEL: 'info' },
+        logFile: join(OUT_DIR, 'server-bench-scaling.log'),
+      });
+      try {
+        const check = await checkSample(server, img, req, columns);
+        if (!check.ok) throw new Error(`sample check failed with ${workers} workers (${img.label}): ${check.problem}`);
+        if (args.warmup > 0) await runLoad({ url: renderUrl(server, columns), request: req, connections, seconds: args.warmup });
+        const l = await measureLevel(server, img, req, columns, connections, args.duration);
+        const one = rows.find((r) => r.image === img.label && r.workers === 1);
+        rows.push({
+          image: img.label, workers, connections, imagesPerSecond: l.imagesPerSecond,
+          speedup: one ? l.imagesPerSecond / one.imagesPerSecond : workers === 1 ? 1 : NaN,
+          p50: l.latencyMs.p50, p99: l.latencyMs.p99,
+          mainThreadMsPerImage: l.serverMainThreadMsPerImage, serverCpuMsPerImage: l.serverCpuMsPerImage,
+          failed: l.non2xx + l.errors + l.timeouts,
+        });
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  await stopAllServers();
+  console.log('');
+  console.log(`Scaling: POST /api/v1/render?columns=${columns} (${args.carrier}), a fresh server per worker count, 2 connections per worker,`);
+  console.log(`${args.warmup} s warm-up then ${args.duration} s; ${cores} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator on the same cores`);
+  if (args.workers.some((w) => w > cores)) console.log(`(more workers than the ${cores} cores here: those rows show the shape only, not scaling)`);
+  console.log(table([
+    ['image', 'workers', 'conns', 'images/s', 'x 1 worker', 'p50 ms', 'p99 ms', 'main thr ms/img', 'srv CPU ms/img', 'failed'],
+    ...rows.map((r) => [r.image, String(r.workers), String(r.connections), fix(r.imagesPerSecond, 1), fix(r.speedup, 2), fix(r.p50, 1), fix(r.p99, 1), fix(r.mainThreadMsPerImage, 1), fix(r.serverCpuMsPerImage, 1), String(r.failed)]),
+  ]));
+  console.log('(main thr = the event loop: HTTP, multipart, hand-off to the workers; its ms per image bounds images/s at 1000 / ms, whatever the worker count)');
+  const file = writeJson('server-scaling.json', {
+    bench: 'server-scaling', date: new Date().toISOString(), v2aVersion: VERSION, node: process.version,
+    cpus: { count: cores, model: cpus()[0]?.model }, build: built, options: args, columns, rows,
+    machine: { otherLoadBeforePercent: quiet }, seconds: (performance.now() - tStart) / 1000,
+  });
+  progress(`wrote ${rel(file)}`);
+}
+
 // --- Main ---------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -337,6 +418,7 @@ async function main(): Promise<void> {
   if (args.build) built = await buildProject(ROOT, ENTRY, progress);
   else if (!existsSync(ENTRY)) throw new Error(`no ${rel(ENTRY)}: run without --no-build`);
   log(`build: ${built.note}`);
+  if (args.scaling) return scaling(args, built, tStart);
   const programs = args.peers ? await ensurePeers(log) : new Set<string>();
 
   const quiet = await machineLoad(2000);

@@ -7,7 +7,9 @@
  *   `queueLimit` more wait here (first come, first served); beyond that `run()` rejects at once
  *   with a 503 `overloaded` problem carrying Retry-After (piscina's own maxQueue also counts
  *   threads still starting up, which makes the bound depend on timing).
- * - The image bytes are transferred to the worker, not copied, when they own their ArrayBuffer.
+ * - The image bytes are transferred to the worker, not copied, when they own their ArrayBuffer;
+ *   an upload's body chunks (source `chunks`) go over one by one, each transferred when it is the
+ *   whole of its ArrayBuffer (socket reads are), and are joined in the worker, off the event loop.
  * - `timeoutMs` bounds waiting plus running; on expiry a waiting render leaves the queue and a
  *   running one is aborted (piscina terminates its thread and starts a new one); the caller gets
  *   503 `render-timeout`. A caller's signal (client gone) removes a waiting render from the queue;
@@ -86,6 +88,32 @@ function abandonable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/** The job as sent to a worker, and the ArrayBuffers that move with it (each listed once). */
+export function forTransfer(job: RenderJob): { task: RenderJob; transferList: ArrayBuffer[] } {
+  const src = job.source;
+  if (src.kind === 'bytes') {
+    const bytes = transferable(src.bytes);
+    return { task: { ...job, source: { kind: 'bytes', bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
+  }
+  if (src.kind === 'chunks') {
+    const seen = new Set<ArrayBuffer>();
+    const chunks = src.chunks.map((c) => {
+      // A second view of an already listed buffer is copied: a buffer moves once.
+      const own = transferable(c);
+      const buf = own.buffer as ArrayBuffer;
+      if (!seen.has(buf)) {
+        seen.add(buf);
+        return own;
+      }
+      const copy = new Uint8Array(c); // a copy: Buffer#slice would be another view
+      seen.add(copy.buffer as ArrayBuffer);
+      return copy;
+    });
+    return { task: { ...job, source: { kind: 'chunks', chunks } }, transferList: [...seen] };
+  }
+  return { task: job, transferList: [] };
 }
 
 export function createRenderPool(opts: RenderPoolOptions): RenderPool {
@@ -172,17 +200,11 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     try {
       timeout.throwIfAborted();
       signal?.throwIfAborted();
-      let job2 = job;
-      const transferList: ArrayBuffer[] = [];
-      if (job.source.kind === 'bytes') {
-        const bytes = transferable(job.source.bytes);
-        job2 = { ...job, source: { kind: 'bytes', bytes } };
-        transferList.push(bytes.buffer as ArrayBuffer);
-      }
+      const { task: sent, transferList } = forTransfer(job);
       // Only the timeout stops a running render (piscina terminates its thread and starts a new
       // one); a caller who went away is answered at once, and the worker is freed when
       // libvips/JS returns: restarting a thread would cost more than finishing the render.
-      task = piscina.run(job2, { signal: timeout, transferList }) as Promise<RenderOutcome>;
+      task = piscina.run(sent, { signal: timeout, transferList }) as Promise<RenderOutcome>;
     } catch (err) {
       release();
       throw timeout.aborted ? timedOut() : err;

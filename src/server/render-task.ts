@@ -9,6 +9,12 @@ import type { ProblemFieldError, ProblemSlug } from './problem.js';
 
 export type RenderSource =
   | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
+  /**
+   * The image as the body chunks it arrived in (an upload read from the socket): joined in the
+   * worker, so the main thread neither allocates nor copies the whole image. The pool transfers
+   * every chunk that is the whole of its ArrayBuffer and copies the rest.
+   */
+  | { readonly kind: 'chunks'; readonly chunks: readonly Uint8Array[] }
   /** Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted). */
   | { readonly kind: 'base64'; readonly text: string };
 

@@ -22,7 +22,8 @@ export const SRGB8_TO_LINEAR: Float32Array = (() => {
 })();
 
 const ENC_SIZE = 16384;
-const ENC_LUT: Float32Array = (() => {
+/** Perceptual value at i / ENC_SIZE of linear light (encodeLinear() interpolates it). */
+export const ENC_LUT: Float32Array = (() => {
   const t = new Float32Array(ENC_SIZE + 1);
   for (let i = 0; i <= ENC_SIZE; i++) t[i] = linearToSrgb(i / ENC_SIZE);
   return t;

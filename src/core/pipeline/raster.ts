@@ -1,3 +1,5 @@
+import { frame } from '../wasm/kernels.js';
+
 /** A single-channel float raster, row-major. Values are tone in 0..1 unless stated otherwise. */
 export interface Raster {
   readonly width: number;
@@ -10,18 +12,12 @@ export function cellMeans(r: Raster, cellW: number, cellH: number, out?: Float32
   const cols = Math.floor(r.width / cellW);
   const rows = Math.floor(r.height / cellH);
   const res = out ?? new Float32Array(cols * rows);
-  const d = r.data;
-  const w = r.width;
-  const inv = 1 / (cellW * cellH);
-  for (let cy = 0, c = 0; cy < rows; cy++) {
-    const top = cy * cellH * w;
-    for (let cx = 0; cx < cols; cx++, c++) {
-      let s = 0;
-      for (let y = 0, p = top + cx * cellW; y < cellH; y++, p += w) {
-        for (let k = 0; k < cellW; k++) s += d[p + k]!;
-      }
-      res[c] = s * inv;
-    }
-  }
+  // In WebAssembly (assembly/kernels.ts).
+  const f = frame();
+  const pd = f.f32(r.width * rows * cellH), po = f.f32(cols * rows);
+  const k = f.ready();
+  f.viewF32(pd, r.width * rows * cellH).set(r.data.subarray(0, r.width * rows * cellH));
+  k.cellMeans(pd, r.width, cols, rows, cellW, cellH, po);
+  res.set(f.viewF32(po, cols * rows));
   return res;
 }

@@ -1,5 +1,6 @@
 import type { RgbaImage } from '../types.js';
-import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from './linear.js';
+import { frame } from '../wasm/kernels.js';
+import { ENC_LUT, SRGB8_TO_LINEAR } from './linear.js';
 import type { Raster } from './raster.js';
 import { scratch } from './scratch.js';
 
@@ -37,74 +38,6 @@ function boxTaps(src: number, dst: number): Taps {
   return { start, count, offset, weight: Float32Array.from(weights) };
 }
 
-/**
- * One source row to linear light: luminance into `linY`, RGB (3 per pixel) into `lin`. Alpha is
- * composited over the ground. A top-level function: the hot loop sees only its arguments.
- */
-function linearizeRow(words: Uint32Array, p0: number, sw: number, groundLinear: number, linY: Float32Array, lin: Float32Array): void {
-  const lut = SRGB8_TO_LINEAR;
-  // One 32-bit load per pixel instead of four byte loads.
-  for (let x = 0, p = p0, q = 0; x < sw; x++, p++, q += 3) {
-    const v = words[p]!;
-    let r = lut[(v >>> R_SHIFT) & 255]!, g = lut[(v >>> G_SHIFT) & 255]!, b = lut[(v >>> B_SHIFT) & 255]!;
-    const alpha = (v >>> A_SHIFT) & 255;
-    if (alpha !== 255) {
-      const a = alpha / 255;
-      const gr = groundLinear * (1 - a);
-      r = r * a + gr; g = g * a + gr; b = b * a + gr;
-    }
-    linY[x] = REC709_R * r + REC709_G * g + REC709_B * b;
-    lin[q] = r;
-    lin[q + 1] = g;
-    lin[q + 2] = b;
-  }
-}
-
-/** The RGBA bytes as 32-bit words: a view when aligned, else an aligned copy. */
-function pixelWords(px: Uint8Array | Uint8ClampedArray): Uint32Array {
-  const n = px.length >> 2;
-  if (px.byteOffset % 4 === 0) return new Uint32Array(px.buffer, px.byteOffset, n);
-  const copy = new Uint8Array(n * 4);
-  copy.set(px.subarray(0, n * 4));
-  return new Uint32Array(copy.buffer, 0, n);
-}
-
-/** Bit offsets of R, G, B, A within a pixel word, for the platform's byte order. */
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-const R_SHIFT = LITTLE_ENDIAN ? 0 : 24;
-const G_SHIFT = LITTLE_ENDIAN ? 8 : 16;
-const B_SHIFT = LITTLE_ENDIAN ? 16 : 8;
-const A_SHIFT = LITTLE_ENDIAN ? 24 : 0;
-
-/** Horizontal box taps over one row of luminance. */
-function tapLuma(src: Float32Array, t: Taps, n: number, out: Float32Array): void {
-  const st = t.start, cnt = t.count, off = t.offset, wt = t.weight;
-  for (let x = 0; x < n; x++) {
-    const s = st[x]!, m = cnt[x]!, o = off[x]!;
-    let v = 0;
-    for (let k = 0; k < m; k++) v += wt[o + k]! * src[s + k]!;
-    out[x] = v;
-  }
-}
-
-/** Horizontal box taps over one row of linear RGB (3 floats per pixel), one output per cell. */
-function tapRgb(lin: Float32Array, t: Taps, n: number, out: Float32Array): void {
-  const st = t.start, cnt = t.count, off = t.offset, wt = t.weight;
-  for (let c = 0, oq = 0; c < n; c++, oq += 3) {
-    const m = cnt[c]!, o = off[c]!;
-    let r = 0, g = 0, b = 0;
-    for (let k = 0, q = st[c]! * 3; k < m; k++, q += 3) {
-      const w = wt[o + k]!;
-      r += w * lin[q]!;
-      g += w * lin[q + 1]!;
-      b += w * lin[q + 2]!;
-    }
-    out[oq] = r;
-    out[oq + 1] = g;
-    out[oq + 2] = b;
-  }
-}
-
 export interface Resampled {
   /** Perceptual luminance (Rec. 709 weights on linear light, re-encoded with the sRGB curve). */
   readonly luma: Raster;
@@ -122,62 +55,49 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const W = cols * subX;
   const H = rows * subY;
   const sw = img.width;
-  const px = img.data;
-  const xt = boxTaps(sw, W);
-  // Colour is only needed per cell: its horizontal pass runs at cell width, 4x less work.
-  const ct = boxTaps(sw, cols);
-  const yt = boxTaps(img.height, H);
-  const C3 = cols * 3;
-
-  // Horizontal pass results (luma at W, colour at cols) for up to two source rows, since
-  // consecutive output rows share their boundary source row.
-  const hy = [new Float32Array(W), new Float32Array(W)];
-  const hc = [new Float32Array(C3), new Float32Array(C3)];
-  const hrRow = [-1, -1];
-  let hrNext = 0;
-  const lin = scratch('resample.lin', sw * 3);
-
-  // One source pixel per sample (e.g. 640 px into 160 columns of 4): the luma taps are a copy.
-  const identity = sw === W;
-  const linY = scratch('resample.linY', sw);
-  const words = pixelWords(px);
-
-  const hpass = (sy: number): number => {
-    if (hrRow[0] === sy) return 0;
-    if (hrRow[1] === sy) return 1;
-    const slot = hrNext;
-    hrNext ^= 1;
-    hrRow[slot] = sy;
-    const oy = hy[slot]!;
-    const oc = hc[slot]!;
-    linearizeRow(words, sy * sw, sw, groundLinear, linY, lin);
-    if (identity) oy.set(linY);
-    else tapLuma(linY, xt, W, oy);
-    tapRgb(lin, ct, cols, oc);
-    return slot;
-  };
-
-  const luma = scratch('resample.luma', W * H);
-  const cellRgb = new Float32Array(cols * rows * 3);
-  const accY = new Float32Array(W);
-  const rowNorm = 1 / subY;
-
-  const ys = yt.start, yn = yt.count, yo = yt.offset, yw = yt.weight;
-  for (let y = 0; y < H; y++) {
-    const s = ys[y]!, n = yn[y]!, o = yo[y]!;
-    const cbase = Math.floor(y / subY) * C3;
-    const base = y * W;
-    for (let k = 0; k < n; k++) {
-      const w = yw[o + k]!;
-      const slot = hpass(s + k);
-      const ry = hy[slot]!, rc = hc[slot]!;
-      if (n === 1) for (let i = 0; i < W; i++) luma[base + i] = encodeLinear(w * ry[i]!);
-      else if (k === 0) for (let i = 0; i < W; i++) accY[i] = w * ry[i]!;
-      else for (let i = 0; i < W; i++) accY[i]! += w * ry[i]!;
-      const wc = w * rowNorm;
-      for (let i = 0; i < C3; i++) cellRgb[cbase + i]! += wc * rc[i]!;
-    }
-    if (n > 1) for (let x = 0; x < W; x++) luma[base + x] = encodeLinear(accY[x]!);
+  const xt = boxTaps(sw, W), ct = boxTaps(sw, cols), yt = boxTaps(img.height, H);
+  const taps = [xt, ct, yt];
+  // In WebAssembly (assembly/kernels.ts), in bands of output rows: only the source rows a band
+  // needs are copied in (at most WINDOW_PIXELS, or what one output row needs), so a huge image
+  // does not grow the module's memory, which never shrinks, to its whole size.
+  const bands: number[] = [];
+  let windowRows = 0;
+  for (let ya = 0; ya < H;) {
+    const s0 = yt.start[ya]!;
+    let yb = ya + 1;
+    while (yb < H && (yt.start[yb]! + yt.count[yb]! - s0) * sw <= WINDOW_PIXELS) yb++;
+    const end = yt.start[yb - 1]! + yt.count[yb - 1]!;
+    bands.push(ya, yb, s0, end);
+    windowRows = Math.max(windowRows, end - s0);
+    ya = yb;
   }
-  return { luma: { width: W, height: H, data: luma }, cellLinearRgb: cellRgb };
+  const f = frame();
+  const pPx = f.bytes(windowRows * sw * 4);
+  const pTaps = f.bytes(12 * 4);
+  const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
+  const pLut = f.f32(256), pEnc = f.f32(ENC_LUT.length);
+  const pWork = f.f32(sw * 4 + W * 3 + cols * 6);
+  const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3);
+  const k = f.ready();
+  f.viewI32(pTaps, 12).set(tapPtrs);
+  taps.forEach((t, j) => {
+    f.viewI32(tapPtrs[4 * j]!, t.start.length).set(t.start);
+    f.viewI32(tapPtrs[4 * j + 1]!, t.count.length).set(t.count);
+    f.viewI32(tapPtrs[4 * j + 2]!, t.offset.length).set(t.offset);
+    f.viewF32(tapPtrs[4 * j + 3]!, t.weight.length).set(t.weight);
+  });
+  f.viewF32(pLut, 256).set(SRGB8_TO_LINEAR);
+  f.viewF32(pEnc, ENC_LUT.length).set(ENC_LUT);
+  const window = f.viewU8(pPx, windowRows * sw * 4);
+  for (let b = 0; b < bands.length; b += 4) {
+    const [ya, yb, s0, end] = [bands[b]!, bands[b + 1]!, bands[b + 2]!, bands[b + 3]!];
+    window.set(img.data.subarray(s0 * sw * 4, end * sw * 4));
+    k.resample(pPx, s0, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb, ya, yb);
+  }
+  const luma = scratch('resample.luma', W * H);
+  luma.set(f.viewF32(pLuma, W * H));
+  return { luma: { width: W, height: H, data: luma }, cellLinearRgb: f.viewF32(pRgb, cols * rows * 3).slice() };
 }
+
+/** Source pixels copied into WebAssembly memory at a time (4 MiB of RGBA). */
+const WINDOW_PIXELS = 1 << 20;

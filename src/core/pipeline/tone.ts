@@ -1,3 +1,4 @@
+import { frame } from '../wasm/kernels.js';
 import type { Raster } from './raster.js';
 
 const HIST_BINS = 1024;
@@ -19,16 +20,14 @@ export interface ToneSettings {
 }
 
 export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
-  const h = new Uint32Array(bins);
-  const d = r.data;
-  const top = bins - 1;
-  for (let i = 0; i < d.length; i++) {
-    let b = (d[i]! * bins) | 0;
-    if (b < 0) b = 0;
-    else if (b > top) b = top;
-    h[b]!++;
-  }
-  return h;
+  const n = r.data.length;
+  // In WebAssembly (assembly/kernels.ts).
+  const f = frame();
+  const pd = f.f32(n), ph = f.f32(bins * 5);
+  const k = f.ready();
+  f.viewF32(pd, n).set(r.data);
+  k.histogram(pd, n, bins, ph);
+  return f.viewU32(ph, bins).slice();
 }
 
 /** Value below which `p` of the samples lie, from a histogram over 0..1. */
@@ -94,6 +93,14 @@ export function lutValue(lut: Float32Array, v: number): number {
 }
 
 export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {
-  for (let i = 0; i < src.length; i++) out[i] = lutValue(lut, src[i]!);
+  const n = src.length;
+  // In WebAssembly (assembly/kernels.ts), lutValue() per sample.
+  const f = frame();
+  const ps = f.f32(n), pl = f.f32(lut.length);
+  const k = f.ready();
+  f.viewF32(ps, n).set(src);
+  f.viewF32(pl, lut.length).set(lut);
+  k.applyLut(ps, n, pl, ps);
+  out.set(f.viewF32(ps, n));
   return out;
 }

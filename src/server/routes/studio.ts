@@ -38,6 +38,13 @@ export const STUDIO_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * CSP of the studio's scripts. A dedicated worker runs under the policy its own script was served
+ * with (a page's scripts ignore theirs), and the renderer core in the worker compiles its
+ * WebAssembly kernels: 'wasm-unsafe-eval' allows that and nothing else (no eval, no inline script).
+ */
+export const STUDIO_SCRIPT_CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'";
+
 export const STUDIO_PERMISSIONS = 'camera=(self), microphone=(), geolocation=(), display-capture=()';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -101,6 +108,8 @@ export async function studioRoutes(app: FastifyInstance, opts: { ctx: AppContext
       reply.header('content-security-policy', STUDIO_CSP);
       reply.header('permissions-policy', STUDIO_PERMISSIONS);
       reply.header('cross-origin-opener-policy', 'same-origin-allow-popups');
+    } else if (type.startsWith('text/javascript')) {
+      reply.header('content-security-policy', STUDIO_SCRIPT_CSP);
     }
     return payload;
   });

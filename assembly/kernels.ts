@@ -1,0 +1,519 @@
+// AssemblyScript: the renderer's hot raster kernels, compiled to WebAssembly (with SIMD) by
+// scripts/build-wasm.mjs. Every pointer is a byte offset into this module's memory, laid out by
+// src/core/wasm/kernels.ts. The arithmetic mirrors the TypeScript it replaced operation for
+// operation: f64 maths, rounded to f32 exactly where the TS stored into a Float32Array, so the
+// results are bit-identical (tests check every kernel against the scalar reference).
+// Lookup tables built with Math.exp/pow/tan are built in TS and passed in, since libm results
+// may differ in the last bit between engines.
+
+/** First free byte after the module's static data: the JS side lays its arrays out from here. */
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+@inline function ld(p: usize, i: i32): f64 {
+  return <f64>load<f32>(p + (<usize>i << 2));
+}
+
+@inline function st(p: usize, i: i32, v: f64): void {
+  store<f32>(p + (<usize>i << 2), <f32>v);
+}
+
+@inline function ldi(p: usize, i: i32): i32 {
+  return load<i32>(p + (<usize>i << 2));
+}
+
+/** Two consecutive f32 at p + 4i as an f64x2. */
+@inline function ld2(p: usize, i: i32): v128 {
+  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
+}
+
+/** An f64x2 rounded to two f32 at p + 4i. */
+@inline function st2(p: usize, i: i32, v: v128): void {
+  v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
+}
+
+// --- Bilateral denoise (pipeline/denoise.ts) -----------------------------------------------------
+
+const RANGE_BINS: i32 = 1024;
+
+@inline function rangeWeight(lut: usize, a: f64, c: f64): f64 {
+  const d = Math.abs(a - c) * <f64>RANGE_BINS;
+  return ld(lut, d < <f64>RANGE_BINS ? <i32>d : RANGE_BINS);
+}
+
+/** Two range weights: rangeWeight() per lane of |a - c| (f64x2), gathered from the table. */
+@inline function rangeWeight2(lut: usize, a: v128, c: v128): v128 {
+  // pmin(top, d) = d < top ? d : top, and top for NaN, as the scalar form.
+  const d = f64x2.pmin(f64x2.splat(<f64>RANGE_BINS), f64x2.mul(f64x2.abs(f64x2.sub(a, c)), f64x2.splat(<f64>RANGE_BINS)));
+  const k = i32x4.trunc_sat_f64x2_s_zero(d);
+  return f64x2.replace_lane(f64x2.splat(ld(lut, i32x4.extract_lane(k, 0))), 1, ld(lut, i32x4.extract_lane(k, 1)));
+}
+
+@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128): v128 {
+  const num = f64x2.add(f64x2.add(c, f64x2.mul(wa, a)), f64x2.mul(wb, b));
+  return f64x2.div(num, f64x2.add(f64x2.add(f64x2.splat(1), wa), wb));
+}
+
+/**
+ * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o.
+ * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32.
+ * Two samples at a time (f64x2); the table lookups stay scalar (no gather in wasm SIMD).
+ */
+export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize): void {
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs.
+    denoiseX(s, o, r, w, 0, lut);
+    let x = 1;
+    for (; x + 2 < w; x += 2) {
+      const i = r + x;
+      const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
+      st2(o, i, bilateral2(c, l, rangeWeight2(lut, l, c), rt, rangeWeight2(lut, rt, c)));
+    }
+    for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
+  }
+  memory.copy(prev, o, <usize>w << 2);
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    const dn = y < h - 1 ? r + w : r;
+    let x = 0;
+    for (; x + 1 < w; x += 2) {
+      const i = r + x;
+      const c32 = v128.load64_zero(o + (<usize>i << 2));
+      const c = f64x2.promote_low_f32x4(c32);
+      const u = ld2(prev, x);
+      const b = ld2(o, dn + x);
+      v128.store64_lane(prev + (<usize>x << 2), c32, 0);
+      st2(o, i, bilateral2(c, u, rangeWeight2(lut, u, c), b, rangeWeight2(lut, b, c)));
+    }
+    for (; x < w; x++) {
+      const i = r + x;
+      const c = ld(o, i);
+      const u = ld(prev, x);
+      const b = ld(o, dn + x);
+      const wu = rangeWeight(lut, u, c);
+      const wb = rangeWeight(lut, b, c);
+      st(prev, x, c);
+      st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
+    }
+  }
+}
+
+/** One sample of the pass along x, with the row's ends clamped. */
+function denoiseX(s: usize, o: usize, r: i32, w: i32, x: i32, lut: usize): void {
+  const i = r + x;
+  const c = ld(s, i);
+  const l = x > 0 ? ld(s, i - 1) : c;
+  const rt = x < w - 1 ? ld(s, i + 1) : c;
+  const wl = rangeWeight(lut, l, c);
+  const wr = rangeWeight(lut, rt, c);
+  st(o, i, (c + wl * l + wr * rt) / (1 + wl + wr));
+}
+
+// --- Histogram (pipeline/tone.ts) ----------------------------------------------------------------
+
+/**
+ * Counts of n samples at d in `bins` bins over 0..1 (clamped), into `hist` (bins u32). Four
+ * partial histograms (at hist + 4 * bins * 4 bytes and after, zeroed here) so consecutive samples
+ * in the same bin do not wait on each other's store; summed at the end (exact: integers).
+ */
+export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
+  const stride = <usize>bins << 2;
+  const part = hist + stride;
+  memory.fill(part, 0, stride * 4);
+  const top = bins - 1;
+  const fb = <f64>bins;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    count(part, ld(d, i) * fb, top);
+    count(part + stride, ld(d, i + 1) * fb, top);
+    count(part + stride * 2, ld(d, i + 2) * fb, top);
+    count(part + stride * 3, ld(d, i + 3) * fb, top);
+  }
+  for (; i < n; i++) count(part, ld(d, i) * fb, top);
+  for (let b = 0; b < bins; b++) {
+    const o = <usize>b << 2;
+    store<u32>(hist + o, load<u32>(part + o) + load<u32>(part + stride + o) + load<u32>(part + stride * 2 + o) + load<u32>(part + stride * 3 + o));
+  }
+}
+
+/** hist[clamp(v | 0, 0, top)]++, with JS's `| 0` (truncation; NaN to 0). */
+@inline function count(hist: usize, v: f64, top: i32): void {
+  let b = <i32>v;
+  if (b < 0) b = 0;
+  else if (b > top) b = top;
+  const p = hist + (<usize>b << 2);
+  store<u32>(p, load<u32>(p) + 1);
+}
+
+// --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
+
+const TONE_LUT_SIZE: i32 = 4096;
+
+/** lutValue() of tone.ts: v through the tone table, linearly interpolated. */
+@inline function lutValue(lut: usize, v: f64): f64 {
+  const n = TONE_LUT_SIZE;
+  const x = (v + 0.5) * <f64>(n / 2);
+  if (x <= 0) return ld(lut, 0);
+  if (x >= <f64>n) return ld(lut, n);
+  const k = <i32>x;
+  const a = ld(lut, k);
+  return a + (ld(lut, k + 1) - a) * (x - <f64>k);
+}
+
+/** n values from src through the tone table into out (may be src). */
+export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
+  for (let i = 0; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
+}
+
+@inline function tap5(s: usize, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32): f64 {
+  return (ld(s, i0) + 4 * ld(s, i1) + 6 * ld(s, i2) + 4 * ld(s, i3) + ld(s, i4)) * 0.0625;
+}
+
+function clampedTap(s: usize, r: i32, w: i32, x: i32): f64 {
+  const x1 = x > 0 ? x - 1 : 0, x2 = x > 1 ? x - 2 : 0;
+  const x3 = x < w - 1 ? x + 1 : w - 1, x4 = x < w - 2 ? x + 2 : w - 1;
+  return tap5(s, r + x2, r + x1, r + x, r + x3, r + x4);
+}
+
+/**
+ * Unsharp mask of the w x h raster at src into out (may be src; tmp must not be): the separable
+ * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) per row into `row`, rounded to f32,
+ * then through the tone table `tone` when non-zero. f64x2 lanes: two samples at a time.
+ */
+export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, row: usize, tone: usize): void {
+  const f4 = f64x2.splat(4), f6 = f64x2.splat(6), f16 = f64x2.splat(0.0625);
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    if (w < 5) {
+      for (let x = 0; x < w; x++) st(tmp, r + x, clampedTap(src, r, w, x));
+      continue;
+    }
+    st(tmp, r, clampedTap(src, r, w, 0));
+    st(tmp, r + 1, clampedTap(src, r, w, 1));
+    let i = r + 2;
+    const end = r + w - 2;
+    for (; i + 1 < end; i += 2) {
+      let v = f64x2.add(ld2(src, i - 2), f64x2.mul(f4, ld2(src, i - 1)));
+      v = f64x2.add(v, f64x2.mul(f6, ld2(src, i)));
+      v = f64x2.add(v, f64x2.mul(f4, ld2(src, i + 1)));
+      v = f64x2.add(v, ld2(src, i + 2));
+      st2(tmp, i, f64x2.mul(v, f16));
+    }
+    for (; i < end; i++) st(tmp, i, tap5(src, i - 2, i - 1, i, i + 1, i + 2));
+    st(tmp, r + w - 2, clampedTap(src, r, w, w - 2));
+    st(tmp, r + w - 1, clampedTap(src, r, w, w - 1));
+  }
+  const am = f64x2.splat(amount);
+  for (let y = 0; y < h; y++) {
+    const y1 = (y > 0 ? y - 1 : 0) * w, y2 = (y > 1 ? y - 2 : 0) * w;
+    const y3 = (y < h - 1 ? y + 1 : h - 1) * w, y4 = (y < h - 2 ? y + 2 : h - 1) * w;
+    const r = y * w;
+    let x = 0;
+    for (; x + 1 < w; x += 2) {
+      let b = f64x2.add(ld2(tmp, y2 + x), f64x2.mul(f4, ld2(tmp, y1 + x)));
+      b = f64x2.add(b, f64x2.mul(f6, ld2(tmp, r + x)));
+      b = f64x2.add(b, f64x2.mul(f4, ld2(tmp, y3 + x)));
+      b = f64x2.mul(f64x2.add(b, ld2(tmp, y4 + x)), f16);
+      const v = ld2(src, r + x);
+      st2(row, x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
+    }
+    for (; x < w; x++) {
+      const b = tap5(tmp, y2 + x, y1 + x, r + x, y3 + x, y4 + x);
+      const v = ld(src, r + x);
+      st(row, x, v + amount * (v - b));
+    }
+    if (tone) applyLut(row, w, tone, out + (<usize>r << 2));
+    else memory.copy(out + (<usize>r << 2), row, <usize>w << 2);
+  }
+}
+
+// --- Resample in linear light (pipeline/resample.ts) ----------------------------------------------
+
+const ENC_SIZE: i32 = 16384;
+const REC709_R: f64 = 0.2126;
+const REC709_G: f64 = 0.7152;
+const REC709_B: f64 = 0.0722;
+
+/** encodeLinear() of linear.ts: linear light -> perceptual by the table at `enc` (ENC_SIZE + 1 f32). */
+@inline function encodeLinear(enc: usize, v: f64): f64 {
+  const i = v * <f64>ENC_SIZE;
+  if (!(i > 0)) return 0;
+  if (i >= <f64>ENC_SIZE) return 1;
+  const k = <i32>i;
+  const f = i - <f64>k;
+  const a = ld(enc, k);
+  return a + (ld(enc, k + 1) - a) * f;
+}
+
+/** One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each). */
+function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
+  for (let x = 0, q = 0; x < sw; x++, q += 3) {
+    const v = load<u32>(px + (<usize>x << 2));
+    let r = ld(lut, v & 255), g = ld(lut, (v >>> 8) & 255), b = ld(lut, (v >>> 16) & 255);
+    const alpha = v >>> 24;
+    if (alpha != 255) {
+      const a = <f64>alpha / 255;
+      const gr = ground * (1 - a);
+      r = r * a + gr; g = g * a + gr; b = b * a + gr;
+    }
+    st(linY, x, REC709_R * r + REC709_G * g + REC709_B * b);
+    st(lin, q, r);
+    st(lin, q + 1, g);
+    st(lin, q + 2, b);
+  }
+}
+
+/** Box taps (start, count, offset: i32 arrays; weight: f32) over one row of luminance. */
+function tapLuma(src: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
+  for (let x = 0; x < n; x++) {
+    const s = ldi(start, x), m = ldi(count, x), o = ldi(offset, x);
+    let v: f64 = 0;
+    for (let k = 0; k < m; k++) v += ld(weight, o + k) * ld(src, s + k);
+    st(out, x, v);
+  }
+}
+
+function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
+  for (let c = 0, oq = 0; c < n; c++, oq += 3) {
+    const m = ldi(count, c), o = ldi(offset, c);
+    let r: f64 = 0, g: f64 = 0, b: f64 = 0;
+    for (let k = 0, q = ldi(start, c) * 3; k < m; k++, q += 3) {
+      const w = ld(weight, o + k);
+      r += w * ld(lin, q);
+      g += w * ld(lin, q + 1);
+      b += w * ld(lin, q + 2);
+    }
+    st(out, oq, r);
+    st(out, oq + 1, g);
+    st(out, oq + 2, b);
+  }
+}
+
+/** The two cached horizontal passes (source rows) of resample(), kept between its band calls. */
+let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
+
+/**
+ * resampleImage() of resample.ts, for output rows y0..y1 (exclusive): called band by band, so only
+ * the source rows a band needs are in memory. `px` holds source rows from `pxRow0` on. `taps`: 12
+ * pointers (start, count, offset, weight) for x at sample width, x at cell width, y; `work`:
+ * scratch of (sw * 4 + W * 3 + cols * 6) f32, kept between bands. Writes luma (W x H f32,
+ * perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0).
+ */
+export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
+  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize, y0: i32, y1: i32): void {
+  const W = cols * subX, C3 = cols * 3;
+  const xs = load<usize>(taps), xn = load<usize>(taps, 4), xo = load<usize>(taps, 8), xw = load<usize>(taps, 12);
+  const cs = load<usize>(taps, 16), cn = load<usize>(taps, 20), co = load<usize>(taps, 24), cw = load<usize>(taps, 28);
+  const ys = load<usize>(taps, 32), yn = load<usize>(taps, 36), yo = load<usize>(taps, 40), yw = load<usize>(taps, 44);
+  const lin = work;
+  const linY = lin + (<usize>(sw * 3) << 2);
+  const hy0 = linY + (<usize>sw << 2), hy1 = hy0 + (<usize>W << 2);
+  const hc0 = hy1 + (<usize>W << 2), hc1 = hc0 + (<usize>C3 << 2);
+  const accY = hc1 + (<usize>C3 << 2);
+  const identity = sw == W;
+  if (y0 == 0) {
+    hRow0 = -1; hRow1 = -1; hNext = 0;
+    memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
+  }
+  const rowNorm = 1 / <f64>subY;
+  for (let y = y0; y < y1; y++) {
+    const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
+    const cbase = (y / subY) * C3;
+    const base = y * W;
+    for (let k = 0; k < n; k++) {
+      const w = ld(yw, o + k);
+      const sy = s + k;
+      // The horizontal pass of source row sy, cached in one of two slots.
+      let slot: i32;
+      if (hRow0 == sy) slot = 0;
+      else if (hRow1 == sy) slot = 1;
+      else {
+        slot = hNext;
+        hNext ^= 1;
+        if (slot == 0) hRow0 = sy; else hRow1 = sy;
+        const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, linY, lin);
+        if (identity) memory.copy(oy, linY, <usize>W << 2);
+        else tapLuma(linY, xs, xn, xo, xw, W, oy);
+        tapRgb(lin, cs, cn, co, cw, cols, oc);
+      }
+      const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
+      if (n == 1) for (let i = 0; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
+      else if (k == 0) for (let i = 0; i < W; i++) st(accY, i, w * ld(ry, i));
+      else for (let i = 0; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
+      const wc = w * rowNorm;
+      for (let i = 0; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
+    }
+    if (n > 1) for (let x = 0; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+  }
+}
+
+// --- Cell means (pipeline/raster.ts) -------------------------------------------------------------
+
+/** Mean of each cellW x cellH block of the w-wide raster at d (cols x rows cells) into out. */
+export function cellMeans(d: usize, w: i32, cols: i32, rows: i32, cellW: i32, cellH: i32, out: usize): void {
+  const inv = 1 / <f64>(cellW * cellH);
+  for (let cy = 0, c = 0; cy < rows; cy++) {
+    const top = cy * cellH * w;
+    for (let cx = 0; cx < cols; cx++, c++) {
+      let s: f64 = 0;
+      for (let y = 0, p = top + cx * cellW; y < cellH; y++, p += w) {
+        for (let k = 0; k < cellW; k++) s += ld(d, p + k);
+      }
+      st(out, c, s * inv);
+    }
+  }
+}
+
+// --- Structure tensor (pipeline/structure.ts) ----------------------------------------------------
+
+const DIR_HORIZONTAL: u8 = 0;
+const DIR_DIAGONAL_UP: u8 = 1;
+const DIR_VERTICAL: u8 = 2;
+const DIR_DIAGONAL_DOWN: u8 = 3;
+const ENERGY_HALF: f64 = 0.004;
+
+/** cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. */
+export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan225: f64, direction: usize, strength: usize): void {
+  const cols = w / subX, rows = h / subY;
+  memory.fill(direction, 0, <usize>(cols * rows));
+  memory.fill(strength, 0, <usize>(cols * rows) << 2);
+  const inv = 1 / <f64>(subX * subY);
+  for (let cy = 0, c = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++, c++) {
+      let a: f64 = 0, b: f64 = 0, d: f64 = 0;
+      const x0 = cx * subX, x1 = x0 + subX;
+      const inner = x0 > 0 && x1 < w;
+      for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
+        const r = y * w;
+        const up = (y > 0 ? y - 1 : 0) * w;
+        const dn = (y < h - 1 ? y + 1 : h - 1) * w;
+        if (inner) {
+          for (let x = x0; x < x1; x++) {
+            const gx = (ld(src, r + x + 1) - ld(src, r + x - 1)) * 0.5;
+            const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
+            a += gx * gx; b += gy * gy; d += gx * gy;
+          }
+        } else {
+          for (let x = x0; x < x1; x++) {
+            const gx = (ld(src, r + (x < w - 1 ? x + 1 : x)) - ld(src, r + (x > 0 ? x - 1 : x))) * 0.5;
+            const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
+            a += gx * gx; b += gy * gy; d += gx * gy;
+          }
+        }
+      }
+      const tr = a + b;
+      if (tr <= 1e-12) continue;
+      const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
+      const energy = tr * inv;
+      st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
+      const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
+      let vx: f64, vy: f64;
+      if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
+      const ax = Math.abs(vx), ay = Math.abs(vy);
+      let dir: u8;
+      if (ay <= ax * tan225) dir = DIR_VERTICAL;
+      else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
+      else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
+      store<u8>(direction + <usize>c, dir);
+    }
+  }
+}
+
+// --- Sobel line art (pipeline/edges.ts) ------------------------------------------------------------
+
+/** sobelInk(): min(1, |gradient| * edgeStrength / 4) of the w x h raster at src into out. */
+export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize): void {
+  const k = edgeStrength / 4;
+  const k2 = f64x2.splat(k), two = f64x2.splat(2), one = f64x2.splat(1);
+  for (let y = 0; y < h; y++) {
+    const up = (y > 0 ? y - 1 : 0) * w;
+    const dn = (y < h - 1 ? y + 1 : h - 1) * w;
+    const r = y * w;
+    sobelAt(src, w, up, r, dn, 0, k, out);
+    let x = 1;
+    // Interior pairs: the same sums per lane; pmin(m, 1) = 1 < m ? 1 : m, as m > 1 ? 1 : m.
+    for (; x + 2 < w; x += 2) {
+      const a = ld2(src, up + x - 1), b = ld2(src, up + x), c = ld2(src, up + x + 1);
+      const d = ld2(src, r + x - 1), f = ld2(src, r + x + 1);
+      const g = ld2(src, dn + x - 1), hh = ld2(src, dn + x), i = ld2(src, dn + x + 1);
+      const gx = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(c, f64x2.mul(two, f)), i), a), f64x2.mul(two, d)), g);
+      const gy = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(g, f64x2.mul(two, hh)), i), a), f64x2.mul(two, b)), c);
+      const m = f64x2.mul(f64x2.sqrt(f64x2.add(f64x2.mul(gx, gx), f64x2.mul(gy, gy))), k2);
+      st2(out, r + x, f64x2.pmin(m, one));
+    }
+    for (; x < w; x++) sobelAt(src, w, up, r, dn, x, k, out);
+  }
+}
+
+function sobelAt(src: usize, w: i32, up: i32, r: i32, dn: i32, x: i32, k: f64, out: usize): void {
+  const l = x > 0 ? x - 1 : 0;
+  const rt = x < w - 1 ? x + 1 : w - 1;
+  const a = ld(src, up + l), b = ld(src, up + x), c = ld(src, up + rt);
+  const d = ld(src, r + l), f = ld(src, r + rt);
+  const g = ld(src, dn + l), hh = ld(src, dn + x), i = ld(src, dn + rt);
+  const gx = c + 2 * f + i - a - 2 * d - g;
+  const gy = g + 2 * hh + i - a - 2 * b - c;
+  const m = Math.sqrt(gx * gx + gy * gy) * k;
+  st(out, r + x, m > 1 ? 1 : m);
+}
+
+// --- Braille (pipeline/braille.ts) -------------------------------------------------------------------
+
+/** Unicode Braille bit of the dot at (dx, dy) in a 2x4 cell, index dy * 2 + dx. */
+const DOT_BIT = memory.data<u8>([0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]);
+
+/**
+ * matchBraille(): dots (2x4 per cell, each the mean of hx x hy samples of the w-wide target)
+ * into `dots` (cols*2 x rows*4 f32), then on/off at one half with optional serpentine
+ * Floyd-Steinberg and, where `previous` (u16 per cell, or 0) and `stable` (u8 per cell, or 0) say
+ * so, a hysteresis band. Writes the bit patterns into out (u16 per cell, zeroed here).
+ */
+export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32, hy: i32, dither: bool,
+  out: usize, previous: usize, stable: usize, hysteresis: f64, dots: usize): void {
+  const dw = cols * 2, dh = rows * 4;
+  const norm = 1 / <f64>(hx * hy);
+  for (let y = 0; y < dh; y++) {
+    for (let x = 0; x < dw; x++) {
+      let s: f64 = 0;
+      for (let j = 0; j < hy; j++) {
+        const p = (y * hy + j) * width + x * hx;
+        for (let i = 0; i < hx; i++) s += ld(target, p + i);
+      }
+      st(dots, y * dw + x, s * norm);
+    }
+  }
+  memory.fill(out, 0, <usize>(cols * rows) << 1);
+  const band = 0.15 * hysteresis;
+  for (let y = 0; y < dh; y++) {
+    const ltr = (y & 1) == 0 || !dither;
+    const cy = y >> 2, dy = y & 3;
+    for (let s = 0; s < dw; s++) {
+      const x = ltr ? s : dw - 1 - s;
+      const cx = x >> 1, dx = x & 1;
+      const cell = cy * cols + cx;
+      const bit = <u16>load<u8>(DOT_BIT + <usize>(dy * 2 + dx));
+      const i = y * dw + x;
+      const v = ld(dots, i);
+      let th = 0.5;
+      if (previous && band > 0 && (!stable || load<u8>(stable + <usize>cell) == 1)) {
+        th = load<u16>(previous + (<usize>cell << 1)) & bit ? 0.5 - band : 0.5 + band;
+      }
+      const on = v >= th;
+      const po = out + (<usize>cell << 1);
+      if (on) store<u16>(po, load<u16>(po) | bit);
+      if (dither) {
+        const q = v - (on ? 1 : 0);
+        const fwd = ltr ? 1 : -1;
+        if (x + fwd >= 0 && x + fwd < dw) st(dots, i + fwd, ld(dots, i + fwd) + q * 0.4375);
+        if (y + 1 < dh) {
+          if (x - fwd >= 0 && x - fwd < dw) st(dots, i + dw - fwd, ld(dots, i + dw - fwd) + q * 0.1875);
+          st(dots, i + dw, ld(dots, i + dw) + q * 0.3125);
+          if (x + fwd >= 0 && x + fwd < dw) st(dots, i + dw + fwd, ld(dots, i + dw + fwd) + q * 0.0625);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The kernel bench's child (bundled by bench/speed.ts with esbuild and run in a plain node process):
+ * each hot kernel as the scalar TypeScript it was (test/reference/, the tests' oracle) and as
+ * shipped (src/core/pipeline/*, calling the WebAssembly module), on the same inputs, interleaved.
+ * argv: raw RGBA file, width, height, columns. Prints JSON: wasm instantiation ms, then per kernel
+ * the first call (in this fresh process) and the median and min of warm calls, for both.
+ */
+import { readFileSync } from 'node:fs';
+import { SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
+import { matchBraille } from '../../src/core/pipeline/braille.js';
+import { bilateralDenoise } from '../../src/core/pipeline/denoise.js';
+import { sobelInk } from '../../src/core/pipeline/edges.js';
+import { gridRows } from '../../src/core/pipeline/geometry.js';
+import { cellMeans } from '../../src/core/pipeline/raster.js';
+import { resampleImage } from '../../src/core/pipeline/resample.js';
+import { unsharpMask } from '../../src/core/pipeline/sharpen.js';
+import { cellStructure } from '../../src/core/pipeline/structure.js';
+import { histogram, toneLut } from '../../src/core/pipeline/tone.js';
+import { kernelModule } from '../../src/core/wasm/kernels.js';
+import { matchBraille as refBraille } from '../../test/reference/braille.js';
+import { bilateralDenoise as refDenoise } from '../../test/reference/denoise.js';
+import { sobelInk as refSobel } from '../../test/reference/edges.js';
+import { cellMeans as refCellMeans } from '../../test/reference/raster.js';
+import { resampleImage as refResample } from '../../test/reference/resample.js';
+import { unsharpMask as refUnsharp } from '../../test/reference/sharpen.js';
+import { cellStructure as refStructure } from '../../test/reference/structure.js';
+import { histogram as refHistogram } from '../../test/reference/tone.js';
+
+const [file, width, height, columns] = [process.argv[2]!, Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
+const img = { width, height, data: new Uint8Array(readFileSync(file)) };
+
+const t0 = performance.now();
+kernelModule();
+const compileMs = performance.now() - t0;
+
+const rows = gridRows(width, height, columns);
+const W = columns * SUB_X, H = rows * SUB_Y, n = W * H;
+// Inputs as the render sees them at defaults: resampled luma, denoised, toned.
+const luma = { width: W, height: H, data: refResample(img, columns, rows, SUB_X, SUB_Y, 0).luma.data.slice() };
+const denoised = refDenoise(luma, 0.35, new Float32Array(n), new Float32Array(n)).slice();
+const tone = toneLut({ lo: 0.04, hi: 0.96, contrast: 1.15, brightness: 0, gamma: 1, invert: false });
+const toned = refUnsharp(denoised, W, H, 0.35, new Float32Array(n), new Float32Array(n), tone).slice();
+const out = new Float32Array(n), tmp = new Float32Array(n), cells = new Uint16Array(columns * rows);
+
+type Fn = () => unknown;
+const kernels: [string, Fn, Fn][] = [
+  ['resample (linear light)', () => refResample(img, columns, rows, SUB_X, SUB_Y, 0), () => resampleImage(img, columns, rows, SUB_X, SUB_Y, 0)],
+  ['bilateral denoise (1 pass)', () => refDenoise(luma, 0.35, out, tmp), () => bilateralDenoise(luma, 0.35, out, tmp)],
+  ['bilateral denoise (2 passes)', () => refDenoise(luma, 0.8, out, tmp), () => bilateralDenoise(luma, 0.8, out, tmp)],
+  ['histogram', () => refHistogram({ width: W, height: H, data: denoised }), () => histogram({ width: W, height: H, data: denoised })],
+  ['unsharp mask + tone curve', () => refUnsharp(denoised, W, H, 0.35, out, tmp, tone), () => unsharpMask(denoised, W, H, 0.35, out, tmp, tone)],
+  ['cell means', () => refCellMeans({ width: W, height: H, data: toned }, SUB_X, SUB_Y), () => cellMeans({ width: W, height: H, data: toned }, SUB_X, SUB_Y)],
+  ['structure tensor', () => refStructure(toned, W, H, SUB_X, SUB_Y), () => cellStructure(toned, W, H, SUB_X, SUB_Y)],
+  ['Sobel', () => refSobel(toned, W, H, 1.8, out), () => sobelInk(toned, W, H, 1.8, out)],
+  ['Braille', () => refBraille(toned, W, columns, rows, false, cells), () => matchBraille(toned, W, columns, rows, false, cells)],
+  ['Braille + Floyd-Steinberg', () => refBraille(toned, W, columns, rows, true, cells), () => matchBraille(toned, W, columns, rows, true, cells)],
+];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const time = (f: Fn) => {
+  const t = performance.now();
+  f();
+  return performance.now() - t;
+};
+const results = kernels.map(([name, ts, wasm]) => {
+  const first = { ts: time(ts), wasm: time(wasm) };
+  for (let i = 0; i < 10; i++) { ts(); wasm(); }
+  const warm = { ts: [] as number[], wasm: [] as number[] };
+  for (let i = 0; i < 40; i++) {
+    warm.ts.push(time(ts));
+    warm.wasm.push(time(wasm));
+  }
+  return {
+    name,
+    ts: { firstMs: first.ts, medianMs: median(warm.ts), minMs: Math.min(...warm.ts) },
+    wasm: { firstMs: first.wasm, medianMs: median(warm.wasm), minMs: Math.min(...warm.wasm) },
+  };
+});
+process.stdout.write(JSON.stringify({ columns, rows, samples: n, compileMs, results }));

@@ -1,0 +1,115 @@
+/**
+ * The WebAssembly kernels (assembly/kernels.ts, compiled with SIMD by scripts/build-wasm.mjs) and
+ * the memory they work in. Isomorphic: the module is instantiated synchronously from bytes embedded
+ * in a generated TS module, so the same code runs in Node (server workers, CLI) and in a Web Worker
+ * (the studio) with no file, fetch or bundler plugin. Synchronous compilation is allowed in workers
+ * and in Node; a browser main thread refuses it for modules over 4 KB, so a caller there compiles
+ * asynchronously and hands the result to `useKernelModule` before rendering.
+ *
+ * Memory: a bump arena, reset by each kernel call (`frame()`), laid out above the module's static
+ * data and grown (never shrunk) to the largest call so far. Kernels are synchronous and each thread
+ * has its own instance, so one arena per thread is enough; views into it are valid only until the
+ * next `frame()`, since growing the memory detaches them.
+ */
+import { KERNELS_WASM } from './kernels.generated.js';
+
+type Ptr = number;
+
+/** The exports of assembly/kernels.ts. */
+export interface KernelExports {
+  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
+  heapBase(): Ptr;
+  denoisePass(s: Ptr, o: Ptr, w: number, h: number, lut: Ptr, prev: Ptr): void;
+  histogram(d: Ptr, n: number, bins: number, hist: Ptr): void;
+  applyLut(src: Ptr, n: number, lut: Ptr, out: Ptr): void;
+  unsharp(src: Ptr, w: number, h: number, amount: number, out: Ptr, tmp: Ptr, row: Ptr, tone: Ptr): void;
+  resample(px: Ptr, pxRow0: number, sw: number, cols: number, rows: number, subX: number, subY: number, ground: number,
+    taps: Ptr, lut: Ptr, enc: Ptr, work: Ptr, luma: Ptr, cellRgb: Ptr, y0: number, y1: number): void;
+  cellMeans(d: Ptr, w: number, cols: number, rows: number, cellW: number, cellH: number, out: Ptr): void;
+  structure(src: Ptr, w: number, h: number, subX: number, subY: number, tan225: number, direction: Ptr, strength: Ptr): void;
+  sobel(src: Ptr, w: number, h: number, edgeStrength: number, out: Ptr): void;
+  braille(target: Ptr, width: number, cols: number, rows: number, hx: number, hy: number, dither: number,
+    out: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, dots: Ptr): void;
+}
+
+/** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+}
+
+const WASM = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+const PAGE = 65536;
+
+let compiled: object | null = null;
+let instance: KernelExports | null = null;
+let base = 0;
+let top = 0;
+
+/** Use an already compiled module (e.g. from WebAssembly.compile on a browser main thread). */
+export function useKernelModule(module: object): void {
+  compiled = module;
+  instance = null;
+}
+
+/** The compiled kernel module, for handing to another thread or for `useKernelModule`. */
+export function kernelModule(): object {
+  compiled ??= new WASM.Module(kernelBytes());
+  return compiled;
+}
+
+/** The module's bytes (e.g. for an asynchronous WebAssembly.compile). */
+export function kernelBytes(): Uint8Array {
+  return KERNELS_WASM;
+}
+
+function kernels(): KernelExports {
+  if (!instance) {
+    instance = new WASM.Instance(kernelModule(), {}).exports as KernelExports;
+    base = (instance.heapBase() + 15) & ~15;
+  }
+  return instance;
+}
+
+/** One kernel call's memory: allocate, then `ready()` grows the memory and gives the exports. */
+export interface Frame {
+  /** Room for n f32 (or i32/u32), 16-byte aligned; returns its byte offset. */
+  f32(n: number): Ptr;
+  /** Room for n bytes, 16-byte aligned. */
+  bytes(n: number): Ptr;
+  /** Grows the memory to hold everything allocated; call after the last allocation. */
+  ready(): KernelExports;
+  /** Views (valid until the next frame()). */
+  viewF32(p: Ptr, n: number): Float32Array;
+  viewI32(p: Ptr, n: number): Int32Array;
+  viewU32(p: Ptr, n: number): Uint32Array;
+  viewU16(p: Ptr, n: number): Uint16Array;
+  viewU8(p: Ptr, n: number): Uint8Array;
+}
+
+const frameApi: Frame = {
+  f32: (n) => frameApi.bytes(n * 4),
+  bytes(n) {
+    const p = top;
+    top = p + ((n + 15) & ~15);
+    return p;
+  },
+  ready() {
+    const k = kernels();
+    const have = k.memory.buffer.byteLength;
+    if (top > have) k.memory.grow(Math.ceil((top - have) / PAGE));
+    return k;
+  },
+  viewF32: (p, n) => new Float32Array(kernels().memory.buffer, p, n),
+  viewI32: (p, n) => new Int32Array(kernels().memory.buffer, p, n),
+  viewU32: (p, n) => new Uint32Array(kernels().memory.buffer, p, n),
+  viewU16: (p, n) => new Uint16Array(kernels().memory.buffer, p, n),
+  viewU8: (p, n) => new Uint8Array(kernels().memory.buffer, p, n),
+};
+
+/** Starts a kernel call: the arena is empty again (earlier views may be overwritten). */
+export function frame(): Frame {
+  kernels();
+  top = base;
+  return frameApi;
+}

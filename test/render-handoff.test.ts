@@ -1,0 +1,57 @@
+/**
+ * Handing an image to a render worker: what moves (transfer) and what is copied, and an upload
+ * given as its body chunks renders exactly like the same bytes in one piece.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createRenderPool, forTransfer } from '../src/server/render-pool.js';
+import type { RenderJob, RenderSource } from '../src/server/render-task.js';
+import { photo } from './server-helpers.js';
+
+const job = (source: RenderSource): RenderJob => ({ source, params: { columns: 60, format: 'json-compact' }, maxBytes: 1 << 24, maxPixels: 50_000_000, decodeTimeoutSeconds: 30 });
+
+describe('render hand-off', () => {
+  test('bytes owning their buffer move; views into a larger buffer are copied first', () => {
+    const own = new Uint8Array(64);
+    const a = forTransfer(job({ kind: 'bytes', bytes: own }));
+    assert.deepEqual(a.transferList, [own.buffer]);
+    const big = new Uint8Array(100);
+    const view = big.subarray(10, 50);
+    const b = forTransfer(job({ kind: 'bytes', bytes: view }));
+    assert.equal(b.transferList.length, 1);
+    assert.notEqual(b.transferList[0], big.buffer);
+    assert.equal((b.task.source as { bytes: Uint8Array }).bytes.byteLength, 40);
+  });
+
+  test('chunks: whole-buffer chunks move, partial views and repeated buffers are copied, each buffer listed once', () => {
+    const whole1 = new Uint8Array([1, 2, 3]);
+    const whole2 = new Uint8Array([4, 5]);
+    const shared = new Uint8Array([9, 6, 7, 8, 9]);
+    const chunks = [whole1, shared.subarray(1, 4), whole2, whole2];
+    const { task, transferList } = forTransfer(job({ kind: 'chunks', chunks }));
+    assert.equal(task.source.kind, 'chunks');
+    const sent = task.source.kind === 'chunks' ? task.source.chunks : [];
+    assert.deepEqual(sent.map((c) => [...c]), [[1, 2, 3], [6, 7, 8], [4, 5], [4, 5]]);
+    assert.equal(new Set(transferList).size, transferList.length);
+    assert.ok(transferList.includes(whole1.buffer as ArrayBuffer) && transferList.includes(whole2.buffer as ArrayBuffer));
+    assert.ok(!transferList.includes(shared.buffer as ArrayBuffer), 'a view into a larger buffer is not moved');
+    assert.equal(transferList.length, 4);
+  });
+
+  test('an upload as body chunks renders the same as in one piece, and the moved chunks are detached', { timeout: 60_000 }, async () => {
+    const jpeg = new Uint8Array(await photo(320, 200, 'jpeg'));
+    const pool = createRenderPool({ workers: 1, queueLimit: 4, timeoutMs: 30_000 });
+    try {
+      const whole = await pool.run(job({ kind: 'bytes', bytes: jpeg.slice() }));
+      const chunks: Uint8Array[] = [];
+      for (let o = 0; o < jpeg.length; o += 1000) chunks.push(jpeg.slice(o, o + 1000));
+      const split = await pool.run(job({ kind: 'chunks', chunks }));
+      assert.ok(whole.ok && split.ok);
+      assert.equal(split.body, whole.body);
+      assert.equal(split.image?.bytes, jpeg.length);
+      assert.ok(chunks.every((c) => c.byteLength === 0), 'chunks were transferred, not copied');
+    } finally {
+      await pool.close();
+    }
+  });
+});

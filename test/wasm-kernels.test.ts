@@ -1,0 +1,147 @@
+/**
+ * Every WebAssembly kernel (assembly/kernels.ts) against the scalar TypeScript it replaced
+ * (test/reference/): bit-identical outputs, since both do the same f64 operations in the same
+ * order and round to f32 at the same points. Random rasters, odd sizes (SIMD tails), alpha,
+ * values outside 0..1 (sharpening overshoot) and NaN-free edge cases.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { matchBraille } from '../src/core/pipeline/braille.js';
+import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
+import { sobelInk } from '../src/core/pipeline/edges.js';
+import { cellMeans } from '../src/core/pipeline/raster.js';
+import { resampleImage } from '../src/core/pipeline/resample.js';
+import { unsharpMask } from '../src/core/pipeline/sharpen.js';
+import { cellStructure } from '../src/core/pipeline/structure.js';
+import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
+import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
+import { matchBraille as refBraille } from './reference/braille.js';
+import { bilateralDenoise as refDenoise } from './reference/denoise.js';
+import { sobelInk as refSobel } from './reference/edges.js';
+import { cellMeans as refCellMeans } from './reference/raster.js';
+import { resampleImage as refResample } from './reference/resample.js';
+import { unsharpMask as refUnsharp } from './reference/sharpen.js';
+import { cellStructure as refStructure } from './reference/structure.js';
+import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
+import { image, rng, scene, withNoise } from './helpers/images.js';
+
+/** Bitwise equality of two typed arrays (so -0/+0 and NaN payloads count too). */
+function same(actual: ArrayBufferView & { length: number }, expected: ArrayBufferView & { length: number }, what: string): void {
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  const a = new Uint8Array(actual.buffer, actual.byteOffset, actual.byteLength);
+  const b = new Uint8Array(expected.buffer, expected.byteOffset, expected.byteLength);
+  const i = a.findIndex((v, k) => v !== b[k]);
+  assert.ok(i < 0, `${what}: first difference at byte ${i}`);
+}
+
+/** A w x h raster: smooth tone, steps, noise, and `over` of overshoot beyond 0..1. */
+function raster(w: number, h: number, seed: number, over = 0): Float32Array {
+  const r = rng(seed);
+  const d = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const step = (x * 7 + y * 3) % 40 < 20 ? 0.2 : 0.7;
+      d[y * w + x] = step + 0.2 * Math.sin(x * 0.3) * Math.cos(y * 0.2) + (r() - 0.5) * 0.1 + (r() < 0.02 ? (r() - 0.5) * 2 * over : 0);
+    }
+  }
+  return d;
+}
+
+const SIZES: readonly [number, number][] = [[1, 1], [3, 2], [4, 8], [5, 9], [7, 16], [33, 24], [160, 96], [321, 77]];
+
+describe('wasm kernels match the scalar reference bit for bit', () => {
+  it('the module compiles from the embedded bytes and exports every kernel', () => {
+    const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
+    const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
+    assert.equal(kernelBytes()[0], 0);
+  });
+
+  it('bilateral denoise (1 and 2 passes)', () => {
+    for (const [w, h] of SIZES) {
+      for (const strength of [0.1, 0.35, 0.6, 1]) {
+        const src = { width: w, height: h, data: raster(w, h, w * 31 + h) };
+        const got = bilateralDenoise(src, strength, new Float32Array(w * h), new Float32Array(w * h));
+        const want = refDenoise(src, strength, new Float32Array(w * h), new Float32Array(w * h));
+        same(got, want, `denoise ${w}x${h} strength ${strength}`);
+      }
+    }
+  });
+
+  it('unsharp mask with and without the tone curve, and the tone table alone', () => {
+    const tone = toneLut({ lo: 0.05, hi: 0.93, contrast: 1.15, brightness: 7, gamma: 1.3, invert: false });
+    for (const [w, h] of SIZES) {
+      const src = raster(w, h, w + h * 17, 0.6);
+      for (const sharpen of [0, 0.35, 1]) {
+        for (const t of [undefined, tone]) {
+          const got = unsharpMask(src, w, h, sharpen, new Float32Array(w * h), new Float32Array(w * h), t);
+          const want = refUnsharp(src, w, h, sharpen, new Float32Array(w * h), new Float32Array(w * h), t);
+          same(got, want, `unsharp ${w}x${h} sharpen ${sharpen} tone ${t ? 'on' : 'off'}`);
+        }
+      }
+      same(applyLut(src, tone, new Float32Array(w * h)), refApplyLut(src, tone, new Float32Array(w * h)), `applyLut ${w}x${h}`);
+    }
+  });
+
+  it('histogram, including values outside 0..1', () => {
+    for (const [w, h] of SIZES) {
+      const r = { width: w, height: h, data: raster(w, h, 5 + w, 1) };
+      for (const bins of [16, 1024]) same(histogram(r, bins), refHistogram(r, bins), `histogram ${w}x${h} bins ${bins}`);
+    }
+  });
+
+  it('cell means, structure tensor and Sobel', () => {
+    for (const [w, h] of SIZES) {
+      const d = raster(w, h, 99 + w * h, 0.3);
+      for (const [cw, ch] of [[4, 8], [2, 4], [1, 1]] as const) {
+        same(cellMeans({ width: w, height: h, data: d }, cw, ch), refCellMeans({ width: w, height: h, data: d }, cw, ch), `cellMeans ${w}x${h} ${cw}x${ch}`);
+        const got = cellStructure(d, w, h, cw, ch), want = refStructure(d, w, h, cw, ch);
+        same(got.direction, want.direction, `structure direction ${w}x${h} ${cw}x${ch}`);
+        same(got.strength, want.strength, `structure strength ${w}x${h} ${cw}x${ch}`);
+      }
+      for (const k of [0.1, 1.8, 5]) same(sobelInk(d, w, h, k, new Float32Array(w * h)), refSobel(d, w, h, k, new Float32Array(w * h)), `sobel ${w}x${h} ${k}`);
+    }
+  });
+
+  it('resample in linear light: down, up, identity, odd sizes, alpha over either ground', () => {
+    const r = rng(7);
+    const alpha = image(97, 61, (x, y) => [(x * 5) % 256, (y * 9) % 256, (x * y) % 256, r() < 0.3 ? Math.floor(r() * 256) : 255]);
+    const cases: [ReturnType<typeof scene>, number, number][] = [
+      [withNoise(scene(640, 480, 3), 6, 2), 160, 60],
+      [scene(640, 480, 4), 40, 15],
+      [alpha, 30, 9],
+      [alpha, 97, 40],
+      [scene(13, 7, 5), 8, 3],
+      [scene(3, 200, 6), 8, 50],
+      // Over the 2^20-pixel source window: several bands, a band boundary inside a cell row.
+      [withNoise(scene(1500, 1100, 8), 4, 3), 123, 47],
+      [scene(2100, 900, 9), 400, 86],
+    ];
+    for (const [img, cols, rows] of cases) {
+      for (const ground of [0, 1]) {
+        const got = resampleImage(img, cols, rows, 4, 8, ground);
+        const gotLuma = got.luma.data.slice();
+        const want = refResample(img, cols, rows, 4, 8, ground);
+        same(gotLuma, want.luma.data, `resample luma ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
+        same(got.cellLinearRgb, want.cellLinearRgb, `resample colour ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
+      }
+    }
+  });
+
+  it('Braille: dots, thresholds, serpentine dithering, hysteresis with and without the stable mask', () => {
+    const r = rng(11);
+    for (const [cols, rows] of [[1, 1], [3, 2], [40, 13], [81, 30]] as const) {
+      const w = cols * 4, h = rows * 8;
+      const target = raster(w, h, cols * 7 + rows, 0.4);
+      const previous = Uint16Array.from({ length: cols * rows }, () => Math.floor(r() * 256));
+      const stable = Uint8Array.from({ length: cols * rows }, () => (r() < 0.7 ? 1 : 0));
+      for (const dither of [false, true]) {
+        for (const [prev, st, hyst] of [[null, null, 0], [previous, null, 1], [previous, stable, 0.35], [previous, stable, 0]] as const) {
+          const got = matchBraille(target, w, cols, rows, dither, new Uint16Array(cols * rows), prev, st, hyst);
+          const want = refBraille(target, w, cols, rows, dither, new Uint16Array(cols * rows), prev, st, hyst);
+          same(got, want, `braille ${cols}x${rows} dither ${dither} previous ${prev ? 'yes' : 'no'} stable ${st ? 'yes' : 'no'} hysteresis ${hyst}`);
+        }
+      }
+    }
+  });
+});
