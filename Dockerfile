@@ -28,7 +28,9 @@ RUN npm run build
 
 # ---- runtime: production dependencies + dist/ only ------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production PORT=8080
+# MALLOC_ARENA_MAX=2: glibc's default of 8 arenas per core keeps freed native memory of the render
+# threads (libvips) mapped; bench:soak measured RSS +32 % over 10 minutes with it, -3 % with 2 arenas.
+ENV NODE_ENV=production PORT=8080 MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: no production dependency has an install script: sharp 0.35 ships libvips as
