@@ -20,9 +20,10 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-# The WebAssembly kernels (AssemblyScript) and their compile step, run by `npm run build`.
+# The WebAssembly kernels (AssemblyScript) and their compile step, and the CLI bundler, both run
+# by `npm run build`.
 COPY assembly ./assembly
-COPY scripts/build-wasm.mjs ./scripts/
+COPY scripts/build-wasm.mjs scripts/bundle-cli.ts ./scripts/
 COPY src ./src
 RUN npm run build
 

@@ -25,7 +25,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 };
 
 /** What `npm pack` needs from the working tree: the sources and the build's configuration. */
-const SOURCES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE', 'src', 'scripts'];
+const SOURCES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE', 'src', 'scripts', 'assembly'];
 
 interface PackEntry { path: string; size: number }
 interface PackResult { filename: string; size: number; unpackedSize: number; entryCount: number; files: PackEntry[] }

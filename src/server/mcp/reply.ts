@@ -15,7 +15,7 @@ import { encodeBase64 } from '../../core/format/base64.js';
 import { formatResult, type FormattedOutput } from '../../core/format/index.js';
 import { CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
 import { PNG_SCALES, pngSize, renderPng, type PngScale } from '../../core/format/png.js';
-import { CHARSETS, FORMATS, PARAMS, type Format, type RenderParams } from '../../core/params/definitions.js';
+import { CHARSETS, FORMATS, PARAMS, reportedParams, type Format, type RenderParams } from '../../core/params/definitions.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
 
 /** Default character budget of one reply: about 20k tokens of art, under common client caps (25k tokens). */
@@ -129,7 +129,7 @@ function summary(result: RenderResult, output: FormattedOutput, text: string, im
     image,
     codebook: result.codebook,
     director: result.director,
-    params: result.params,
+    params: reportedParams(result.params) as RenderParams,
     explicit: result.explicit,
     source: result.source,
   };
