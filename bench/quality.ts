@@ -171,7 +171,7 @@ function chafaColourArgs(tool: Exclude<ColourTool, 'v2a-blocks' | 'v2a-ascii'>, 
 async function colourRun(tool: ColourTool, image: BenchImage, columns: number, rows: number): Promise<{ lines: string[] | null; colours: CellColours | null; problem: string | null; ms: number }> {
   if (tool === 'v2a-blocks' || tool === 'v2a-ascii') {
     const t0 = performance.now();
-    const result = render(image.rgba, { columns, color: true, ...(tool === 'v2a-blocks' ? { charset: 'blocks' } : {}) });
+    const result = render(image.rgba, { columns, color: true, ...(tool === 'v2a-blocks' ? { charset: 'blocks' } : { cellColors: 'fg-bg' }) });
     const ms = performance.now() - t0;
     const lines = splitLines(formatResult(result, 'text').body);
     const bg = (result as { background?: Uint8Array }).background ?? null;

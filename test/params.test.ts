@@ -28,7 +28,11 @@ describe('parameter definitions', () => {
       structure: 0.55, denoise: 0.35, motionSensitivity: 0.7, autoOptimize: 0.9, qualityTarget: 'balanced',
       glyphStrategy: 'adaptive', maxGlyphRmse: 0.03, monoColor: '#e5e5e5',
     };
-    assert.deepEqual({ ...DEFAULTS }, expected);
+    // The contract's parameters; extensions beyond it (flagged on their definition) come after them.
+    const contract = Object.fromEntries(PARAMS.filter((d) => !('extension' in d && d.extension)).map((d) => [d.name, DEFAULTS[d.name]]));
+    assert.deepEqual(contract, expected);
+    assert.deepEqual(PARAMS.slice(0, Object.keys(expected).length).map((d) => d.name), Object.keys(expected));
+    assert.equal(DEFAULTS.cellColors, 'auto');
     const ranges = Object.fromEntries(PARAMS.filter((d) => 'min' in d).map((d) => [d.name, [(d as { min: number }).min, (d as { max: number }).max]]));
     assert.deepEqual(ranges, {
       columns: [8, 400], contrast: [0.2, 4], brightness: [-150, 150], saturation: [0, 4], gamma: [0.2, 3], edgeStrength: [0.1, 5],

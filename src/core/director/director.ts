@@ -1,6 +1,9 @@
 import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
 import { cellColors } from '../pipeline/colors.js';
 import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
+import { usesTwoColors } from '../pipeline/two-color.js';
+import { mixedCellColors } from '../format/compact.js';
+import { gridLines } from '../format/grid.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
 import { roundTripMetric, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
@@ -40,6 +43,11 @@ function inRange(name: Tunable, v: number): number {
 function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, number>> {
   const r = p.qualityTarget;
   const sigma255 = s.noise * 255;
+  if (usesTwoColors(p)) {
+    // Two colours per cell reproduce each cell's colour exactly: its tone and chroma are the
+    // source's own, and any boost only moves them away (no ink is diluted by a dark ground).
+    return { saturation: 1, contrast: 1, brightness: 0, gamma: 1, autoLevels: 0 };
+  }
   if (r === 'round-trip') {
     // The chroma must reproduce the source: an identity tone curve and no saturation boost.
     return { saturation: 1, contrast: 1, brightness: 0, gamma: 1, autoLevels: 0, denoise: Math.min(1, sigma255 / 10), sharpen: 0.2 };
@@ -203,10 +211,12 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     // the rubric (gamma, then contrast, then levels), each step keeping the best so far.
     const guess = propose(requested, stats);
     const start: RenderParams = { ...requested };
-    for (const t of free) if (guess[t] !== undefined && !TONE_SEARCH.has(t)) (start as Record<Tunable, number>)[t] = guess[t]!;
+    // With two colours per cell the colours carry the tone: no search on glyph tone.
+    const twoColor = usesTwoColors(requested);
+    for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
     best = start;
     bestSim = simulate(input, stats, start, rampLevels, colors);
-    for (const [name, values] of TONE_GRID) {
+    for (const [name, values] of twoColor ? [] : TONE_GRID) {
       if (!free.has(name)) continue;
       const around = best;
       for (const v of [...values, guess[name]]) {
@@ -262,7 +272,9 @@ export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], c
   }
   const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
-  metrics.roundTrip = roundTripMetric(result.colors, prep.resampled.cellLinearRgb);
+  // What json-compact decodes to: with two colours per cell, ink and background mixed.
+  const shown = result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors;
+  metrics.roundTrip = roundTripMetric(shown, prep.resampled.cellLinearRgb);
   const rubric = RUBRICS[report.rubric];
   const score = rubricScore(rubric, metrics);
   return {

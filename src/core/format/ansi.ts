@@ -1,6 +1,6 @@
 import type { RenderResult } from '../types.js';
 import { parseHexColor } from './color.js';
-import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
+import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 
 const ESC = '\x1b';
 /** SGR reset, written at the end of every row. */
@@ -11,11 +11,18 @@ export function sgrForeground(rgb: number): string {
   return `${ESC}[38;2;${(rgb >>> 16) & 255};${(rgb >>> 8) & 255};${rgb & 255}m`;
 }
 
+/** 24-bit background SGR of a packed 0xRRGGBB colour: `ESC[48;2;r;g;bm` (extension: two colours per cell). */
+export function sgrBackground(rgb: number): string {
+  return `${ESC}[48;2;${(rgb >>> 16) & 255};${(rgb >>> 8) & 255};${rgb & 255}m`;
+}
+
 /**
  * `ansi`: 24-bit SGR text. Each row is `[SGR] glyphs ... ESC[0m \n`.
  * - `color=false`: one SGR in `monoColor` at the start of each row.
  * - `color=true`: one SGR per run of equal colour; blank cells (space, U+2800) join the run they
  *   are in, and blanks at the start of a row are written before the first SGR.
+ * - with a `background` plane (two colours per cell): each run of equal ink and background gets
+ *   `ESC[38;2;...m` (omitted for runs of blanks) and `ESC[48;2;...m`.
  * Glyphs are printable code points (checked), so the art cannot carry other escape sequences.
  */
 export function formatAnsi(result: RenderResult): string {
@@ -28,6 +35,15 @@ export function formatAnsi(result: RenderResult): string {
     return out;
   }
   const blank = blankTable(glyphs);
+  if (result.background) {
+    for (let y = 0; y < rows; y++) {
+      for (const run of rowPairRuns(result, glyphs, blank, y)) {
+        out += (run.color < 0 ? '' : sgrForeground(run.color)) + sgrBackground(run.background) + run.text;
+      }
+      out += SGR_RESET + '\n';
+    }
+    return out;
+  }
   const sgrCache = new Map<number, string>();
   for (let y = 0; y < rows; y++) {
     for (const run of rowRuns(result, glyphs, blank, y)) {

@@ -8,11 +8,13 @@ export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'mi
 export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg'] as const;
 export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', 'round-trip'] as const;
 export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
+export const CELL_COLOR_MODES = ['auto', 'fg', 'fg-bg'] as const;
 
 export type Charset = (typeof CHARSETS)[number];
 export type Format = (typeof FORMATS)[number];
 export type QualityTarget = (typeof QUALITY_TARGETS)[number];
 export type GlyphStrategy = (typeof GLYPH_STRATEGIES)[number];
+export type CellColorMode = (typeof CELL_COLOR_MODES)[number];
 
 export type ParamGroup = 'output' | 'tone' | 'detail' | 'glyphs' | 'director' | 'video';
 
@@ -20,6 +22,8 @@ interface Base<N extends string> {
   readonly name: N;
   readonly group: ParamGroup;
   readonly description: string;
+  /** An extension beyond the interface contract (documented as such; its default keeps the contract's output). */
+  readonly extension?: boolean;
 }
 export interface IntegerDef<N extends string = string> extends Base<N> {
   readonly type: 'integer';
@@ -95,6 +99,8 @@ export const PARAMS = [
     description: 'Maximum normalized luminance quantization RMSE for adaptive glyph selection.' },
   { name: 'monoColor', type: 'color', default: '#e5e5e5', group: 'output',
     description: 'Ink colour (#rrggbb) for mono output in ansi, html and svg.' },
+  { name: 'cellColors', type: 'enum', values: CELL_COLOR_MODES, default: 'auto', group: 'output', extension: true,
+    description: 'Extension: colours per cell with color=true. fg: ink only; fg-bg: ink and background, chosen with the glyph; auto: fg-bg for blocks and dots, fg for the ASCII charsets.' },
 ] as const satisfies readonly ParamDef[];
 
 export type ParamName = (typeof PARAMS)[number]['name'];
