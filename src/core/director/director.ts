@@ -31,7 +31,7 @@ const TUNABLE: readonly Tunable[] = ['contrast', 'brightness', 'gamma', 'saturat
 
 /** Median tone each rubric aims the midtones at (round-trip aims at the source itself). */
 const TARGET_MEDIAN: Readonly<Record<QualityTarget, number>> = {
-  balanced: 0.46, portrait: 0.5, motion: 0.46, 'low-light': 0.52, 'round-trip': 0.46,
+  balanced: 0.4, portrait: 0.45, motion: 0.46, 'low-light': 0.42, 'round-trip': 0.46,
 };
 
 function inRange(name: Tunable, v: number): number {
@@ -78,7 +78,7 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
     structure: inRange('structure', structure),
     autoLevels: inRange('autoLevels', autoLevels),
     contrast: inRange('contrast', contrast),
-    gamma: inRange('gamma', Math.min(2.2, Math.max(0.6, gamma))),
+    gamma: inRange('gamma', Math.min(1.2, Math.max(0.55, gamma))),
     saturation: inRange('saturation', saturation),
     edgeStrength: inRange('edgeStrength', edgeStrength),
   };
@@ -86,9 +86,12 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
 
 /** Tone settings searched on the rubric, in this order, with these values. */
 const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
-  ['gamma', [0.8, 1, 1.2, 1.45, 1.75]],
   // Never below 1: contrast pivots on mid-grey, so less of it lifts black off the blank ground.
-  ['contrast', [1, 1.15, 1.3]],
+  // Contrast first: it decides how far regions are drawn apart, gamma then places the midtones.
+  ['contrast', [1, 1.3, 1.7, 2.2, 2.6]],
+  // Midtones deepened rather than lifted: faces and regions separate (on the quality bench a
+  // lifted gamma above 1 drew flat, low-contrast texture).
+  ['gamma', [0.55, 0.7, 0.85, 1]],
   ['autoLevels', [0.6, 0.9, 1]],
   // The codebook's error budget: the rubric weighs finer tone against the rate of more glyphs.
   ['maxGlyphRmse', [0.01, 0.02, 0.03]],
