@@ -29,9 +29,10 @@ function toOklab(r: number, g: number, b: number, out: Float64Array): void {
 }
 
 function fromOklab(L: number, a: number, bb: number, out: Float64Array): void {
-  const l = (L + 0.3963377774 * a + 0.2158037573 * bb) ** 3;
-  const m = (L - 0.1055613458 * a - 0.0638541728 * bb) ** 3;
-  const s = (L - 0.0894841775 * a - 1.291485548 * bb) ** 3;
+  const l0 = L + 0.3963377774 * a + 0.2158037573 * bb;
+  const m0 = L - 0.1055613458 * a - 0.0638541728 * bb;
+  const s0 = L - 0.0894841775 * a - 1.291485548 * bb;
+  const l = l0 * l0 * l0, m = m0 * m0 * m0, s = s0 * s0 * s0;
   out[0] = 4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s;
   out[1] = -1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s;
   out[2] = -0.0041960863 * l - 0.7034186147 * m + 1.707614701 * s;
