@@ -12,7 +12,7 @@
  * - SSIM after a global tone fit (near: sigma 0.5 cell heights, far: 1.5) beside the SSIM of an
  *   all-blank grid, which is high (SSIM of blurred images has a high floor).
  * - cell r: per-cell tone correlation (mean ink vs mean source luminance of each cell).
- * Colour (v2a blocks+colour and ascii+colour; chafa -c full with its default symbols, with
+ * Colour (v2a blocks+colour at defaults and ascii+colour with cellColors fg-bg; chafa -c full with its default symbols, with
  * --fg-only, and with --symbols ascii): each cell's glyph mask blends its foreground over its
  * background in linear light (bench/lib/color-metrics.ts); per-cell ΔE (CIELAB 1976 and OKLab x 100),
  * chroma error, and SSIM / correlation of the blurred OKLab L at the two blur scales (no tone fit;
