@@ -10,6 +10,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 // ajv is CommonJS: its default export may arrive wrapped.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 import {
+  BACKGROUND_ENCODING,
   Base64Error,
   CHROMA_ENCODING,
   CompactDecodeError,
@@ -231,7 +232,8 @@ describe('golden outputs, 3x2', () => {
     '"brightness":0,"saturation":1.4,"gamma":1,"edges":false,"edgeStrength":1.8,"dither":false,' +
     '"sharpen":0.35,"autoLevels":0.9,"structure":0.55,"denoise":0.35,"motionSensitivity":0.7,' +
     '"autoOptimize":0.9,"qualityTarget":"balanced","glyphStrategy":"adaptive","maxGlyphRmse":0.03,' +
-    '"monoColor":"#e5e5e5"}';
+    // cellColors: the extension parameter, appended after the contract's.
+    '"monoColor":"#e5e5e5","cellColors":"auto"}';
   const REPORTS_JSON =
     '"codebook":{"strategy":"adaptive","glyphs":" .#","size":3,"rampSize":10,"rmse":0.02,"maxRmse":0.03,"bitsPerCell":1.5},' +
     '"director":{"status":"target_met","rubric":"balanced","score":0.82,"threshold":0.7,"strength":0.9,' +
@@ -612,5 +614,72 @@ describe('base64', () => {
     assert.deepEqual(unwrapBase64('DATA:;charset=utf-8;base64,YQ=='), { base64: 'YQ==', mediaType: null });
     assert.deepEqual(decodeBase64Input('data:text/plain;charset=utf-8;base64,aGVs\nbG8='), new TextEncoder().encode('hello'));
     assert.throws(() => decodeBase64Input('data:text/plain,hello'), Base64Error);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Extension: two colours per cell (a background plane beside the ink).
+
+describe('background plane (cellColors extension)', () => {
+  /** "▀ ▄" over "█ ▀": ink red/-/blue, background green/grey/green; second row one flat cell. */
+  function twoColour(): RenderResult {
+    const r = makeResult({ rows: ['▀ ▄', '█▀▀'], colors: [[RED, RED, BLUE], [GREEN, BLUE, BLUE]], params: { color: true }, charset: 'blocks' });
+    const background = new Uint8Array(r.rows * r.columns * 3);
+    const bgs = [GREEN, 0x808080, GREEN, GREEN, RED, RED];
+    bgs.forEach((c, i) => { background[i * 3] = c >>> 16; background[i * 3 + 1] = (c >>> 8) & 255; background[i * 3 + 2] = c & 255; });
+    return { ...r, background };
+  }
+
+  it('ansi: SGR 48 per run of equal ink and background; a blank shows only its background', () => {
+    const fg = (c: number) => `${ESC}[38;2;${c >>> 16};${(c >>> 8) & 255};${c & 255}m`;
+    const bg = (c: number) => `${ESC}[48;2;${c >>> 16};${(c >>> 8) & 255};${c & 255}m`;
+    assert.equal(formatAnsi(twoColour()),
+      fg(RED) + bg(GREEN) + '▀' + bg(0x808080) + ' ' + fg(BLUE) + bg(GREEN) + '▄' + `${ESC}[0m\n` +
+      fg(GREEN) + bg(GREEN) + '█' + fg(BLUE) + bg(RED) + '▀▀' + `${ESC}[0m\n`);
+  });
+
+  it('html and svg draw the background; json and json-compact carry it and match their schemas', () => {
+    const r = twoColour();
+    const html = formatHtml(r);
+    assert.match(html, /<span style="color:#ff0000;background:#00ff00">▀<\/span><span style="background:#808080"> <\/span>/);
+    const svg = formatSvg(r);
+    assert.ok(XMLValidator.validate(svg) === true);
+    assert.match(svg, /<rect x="0" y="0" width="6" height="12" fill="#00ff00"\/>/);
+    assert.match(svg, /<rect x="6" y="12" width="12" height="12" fill="#ff0000"\/>/);
+    const json = JSON.parse(formatJson(r)) as Record<string, unknown>;
+    assert.deepEqual(json.background, [['#00ff00', '#808080', '#00ff00'], ['#00ff00', '#ff0000', '#ff0000']]);
+    // (The fixture's 3 columns are below the parameter's minimum of 8; the grid is what is checked.)
+    assert.deepEqual(validate(JSON_OUTPUT_SCHEMA, { ...json, params: { ...(json.params as object), columns: 8 } }), []);
+    // Without colour there is no background member even if the grid had one.
+    assert.equal('background' in JSON.parse(formatJson({ ...r, params: { ...r.params, color: false } })), false);
+    const compact = JSON.parse(formatCompact(r)) as Record<string, { encoding: string; data: string }>;
+    assert.deepEqual(validate(JSON_COMPACT_OUTPUT_SCHEMA, compact), []);
+    assert.equal(compact.chroma!.encoding, CHROMA_ENCODING);
+    assert.equal(compact.background!.encoding, BACKGROUND_ENCODING);
+    const d = decodeCompact(compact);
+    assert.deepEqual(d.rgb, r.colors);
+    assert.deepEqual(d.background, r.background);
+    // One-colour documents are unchanged: no background member.
+    assert.equal('background' in JSON.parse(formatCompact(tiny(true))), false);
+    assert.equal(decodeCompact(formatCompact(tiny(true))).background, undefined);
+  });
+
+  it('the decoder refuses a bad background plane, and compactToImage mixes ink and background by coverage', () => {
+    const good = JSON.parse(formatCompact(twoColour())) as Record<string, unknown>;
+    const plane = good.background as Record<string, unknown>;
+    for (const [name, bad] of [
+      ['wrong id', { ...plane, encoding: CHROMA_ENCODING }],
+      ['short', { ...plane, data: (plane.data as string).slice(4) }],
+      ['not an object', 'x'],
+      ['extra member', { ...plane, extra: 1 }],
+    ] as const) {
+      assert.throws(() => decodeCompact({ ...good, background: bad }), CompactDecodeError, name);
+    }
+    const img = compactToImage(decodeCompact(good), { cellWidth: 1, cellHeight: 1 });
+    const px = (x: number, y: number) => Array.from(img.data.subarray((y * 3 + x) * 4, (y * 3 + x) * 4 + 3));
+    assert.deepEqual(px(0, 1), [0, 255, 0]); // full block: the ink
+    const half = px(0, 0); // upper half block: red ink over green, about half each in linear light
+    assert.ok(half[0]! > 150 && half[1]! > 150 && half[2]! === 0, String(half));
+    assert.deepEqual(px(1, 0), [128, 128, 128]); // blank: the background
   });
 });

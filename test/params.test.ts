@@ -37,6 +37,9 @@ describe('parameter definitions', () => {
     };
     const contract = PARAMS.filter((d) => !(d as ParamDef).extension);
     assert.deepEqual(Object.fromEntries(contract.map((d) => [d.name, DEFAULTS[d.name]])), expected);
+    // The contract's parameters come first; extensions beyond it (flagged on their definition) after them.
+    assert.deepEqual(PARAMS.slice(0, Object.keys(expected).length).map((d) => d.name), Object.keys(expected));
+    assert.equal(DEFAULTS.cellColors, 'auto');
     const ranges = Object.fromEntries(contract.filter((d) => 'min' in d).map((d) => [d.name, [(d as { min: number }).min, (d as { max: number }).max]]));
     assert.deepEqual(ranges, {
       columns: [8, 400], contrast: [0.2, 4], brightness: [-150, 150], saturation: [0, 4], gamma: [0.2, 3], edgeStrength: [0.1, 5],

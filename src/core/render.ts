@@ -4,7 +4,9 @@ import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
-import { cellColors } from './pipeline/colors.js';
+import { cellColors, colorTransform, srgbByte, transformColor } from './pipeline/colors.js';
+import { resampleRgb } from './pipeline/color-raster.js';
+import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
 import { bilateralDenoise } from './pipeline/denoise.js';
 import { sobelInk } from './pipeline/edges.js';
 import { gridRows } from './pipeline/geometry.js';
@@ -91,8 +93,28 @@ function glyphTable(set: GlyphSet): Table {
   return table;
 }
 
+const twoColorSets = new Map<string, TwoColorGlyphs>();
+
+/** The glyphs a two-colour cell may take: every shaped glyph of the set, with complements. */
+function twoColorGlyphs(table: Table): TwoColorGlyphs {
+  const hit = twoColorSets.get(table.set.name);
+  if (hit) return hit;
+  const { glyphs, templates } = table.set;
+  const blank = glyphs.indexOf(' ');
+  const fullAt = glyphs.indexOf('\u2588');
+  const candidates = Int32Array.from(glyphs.map((_, i) => i).filter((i) => i !== blank && i !== fullAt));
+  const set: TwoColorGlyphs = {
+    templates, candidates, complement: complements(templates, candidates, glyphs.length),
+    blank: Math.max(0, blank), full: fullAt >= 0 ? fullAt : Math.max(0, blank),
+  };
+  twoColorSets.set(table.set.name, set);
+  return set;
+}
+
 /** Everything the pipeline derives from the source before any tunable parameter applies. */
 export interface Prepared {
+  /** The source pixels (colour below cell resolution is read from them only when needed). */
+  readonly image: RgbaImage;
   readonly columns: number;
   readonly rows: number;
   readonly resampled: Resampled;
@@ -104,7 +126,7 @@ export interface Prepared {
 export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number): Prepared {
   const rows = gridRows(image.width, image.height, columns, cellAspect);
   const resampled = resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0);
-  return { columns, rows, resampled, cellLuma: cellMeans(resampled.luma, SUB_X, SUB_Y) };
+  return { image, columns, rows, resampled, cellLuma: cellMeans(resampled.luma, SUB_X, SUB_Y) };
 }
 
 export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
@@ -160,31 +182,58 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   const targetMeans = cellMeans({ width: W, height: H, data: target }, SUB_X, SUB_Y);
   const levelsOf = new Float32Array(table.set.coverage.length);
   for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
+  const twoColor = usesTwoColors(p);
+  // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
-    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse);
+    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse);
   const stable = options.temporal ? options.temporal.cellStable : null;
 
-  if (table.set.kind === 'braille') {
-    matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
+  let colors: Uint8Array;
+  let background: Uint8Array | undefined;
+  if (twoColor) {
+    const nc = cols * rows;
+    const rgb = resampleRgb(prep.image, cols * SUB_X, rows * SUB_Y, p.invert ? 1 : 0);
+    const fgLin = new Float32Array(nc * 3), bgLin = new Float32Array(nc * 3);
+    if (table.set.kind === 'braille') matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin);
+    else matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin);
+    const t = colorTransform(p.saturation, tone);
+    colors = new Uint8Array(nc * 3);
+    background = new Uint8Array(nc * 3);
+    const c = new Float64Array(3);
+    for (let i = 0; i < nc * 3; i += 3) {
+      transformColor(t, fgLin[i]!, fgLin[i + 1]!, fgLin[i + 2]!, c);
+      colors[i] = srgbByte(c[0]!); colors[i + 1] = srgbByte(c[1]!); colors[i + 2] = srgbByte(c[2]!);
+      transformColor(t, bgLin[i]!, bgLin[i + 1]!, bgLin[i + 2]!, c);
+      background[i] = srgbByte(c[0]!); background[i + 1] = srgbByte(c[1]!); background[i + 2] = srgbByte(c[2]!);
+    }
   } else {
-    const useStructure = table.directional !== null && (p.edges || p.structure > 0);
-    // Glyphs are matched as they are seen: target and templates through the same small blur.
-    const seen = viewBlur(target, W, H, scratch('render.view', n), scratch('render.viewTmp', n));
-    matchGlyphs(seen, W, cols, rows, table, {
-      scale: table.scale,
-      candidates: book.indices,
-      directional: table.directional,
-      structure: useStructure ? cellStructure(p.edges ? target : toned, W, H, SUB_X, SUB_Y) : null,
-      structureAmount: p.edges ? Math.max(p.structure, 0.5) : p.structure,
-      dither: p.dither,
-      previous: options.previous ?? null,
-      stable,
-      hysteresis: options.previous ? 0.35 : 0,
-    }, cells);
+    if (table.set.kind === 'braille') {
+      matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
+    } else {
+      const useStructure = table.directional !== null && (p.edges || p.structure > 0);
+      // Glyphs are matched as they are seen: target and templates through the same small blur.
+      const seen = viewBlur(target, W, H, scratch('render.view', n), scratch('render.viewTmp', n));
+      matchGlyphs(seen, W, cols, rows, table, {
+        scale: table.scale,
+        candidates: book.indices,
+        directional: table.directional,
+        structure: useStructure ? cellStructure(p.edges ? target : toned, W, H, SUB_X, SUB_Y) : null,
+        structureAmount: p.edges ? Math.max(p.structure, 0.5) : p.structure,
+        dither: p.dither,
+        previous: options.previous ?? null,
+        stable,
+        hysteresis: options.previous ? 0.35 : 0,
+      }, cells);
+    }
+    // Ink drawn in colour on the dark ground carries tone once: coverage x ink = the cell's colour.
+    // Not for edges (line art), invert (dark ink on light) or the round-trip rubric (its chroma
+    // must decode to the source's colours).
+    const inkOnly = p.color && !p.edges && !p.invert && p.qualityTarget !== 'round-trip';
+    const cov = table.coverage;
+    colors = cellColors(prep.resampled.cellLinearRgb, p.saturation, tone, new Uint8Array(cols * rows * 3), inkOnly ? (i) => cov[cells[i]!]! : undefined);
   }
 
-  const colors = cellColors(prep.resampled.cellLinearRgb, p.saturation, tone, new Uint8Array(cols * rows * 3));
   const codebookGlyphs = Array.from(book.indices, (i) => table.glyphs[i]!).join('');
   const result: RenderResult = {
     version: VERSION,
@@ -194,6 +243,7 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     glyphs: table.glyphs,
     cells,
     colors,
+    ...(background ? { background } : {}),
     params: p,
     explicit,
     codebook: {

@@ -56,8 +56,18 @@ export interface CellGrid {
   readonly glyphs: readonly string[];
   /** rows * columns glyph indices, row-major. */
   readonly cells: Uint16Array;
-  /** rows * columns * 3 bytes of sRGB: the cell's colour (after saturation), always computed. */
+  /**
+   * rows * columns * 3 bytes of sRGB: the cell's ink colour (after tone and saturation), always
+   * computed. With `color` and one colour per cell it is chosen so that the glyph's coverage times
+   * the ink gives the cell's colour (tone is carried once, by the glyph and the ink together).
+   */
   readonly colors: Uint8Array;
+  /**
+   * Extension (cellColors): rows * columns * 3 bytes of sRGB, the cell's background colour, chosen
+   * with the glyph and the ink so that the cell matches the source in linear light. Present only
+   * when cells carry two colours; undefined means ink only, on the terminal's own ground.
+   */
+  readonly background?: Uint8Array;
 }
 
 export interface RenderResult extends CellGrid {

@@ -316,10 +316,32 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
     autoOrient: true,
     ...(page !== undefined ? { page, pages: 1 } : {}),
   });
+  pipeline = await widen16BitSamples(buf, page, opts, pipeline);
   const resize = resizeFor(opts);
   if (resize) pipeline = pipeline.resize(resize);
   const { data, info } = await toRgba(pipeline, opts);
   return { data, width: info.width, height: info.height };
+}
+
+/**
+ * A 16-bit image whose colour samples all lie in 0..255 holds 8-bit values in 16-bit words (a
+ * common export mistake): the 8-bit conversion (divide by 257) would leave nothing but 0 and 1,
+ * an all-black image that renders as a blank grid. Such samples are scaled by 257 first, so the
+ * image keeps its 256 levels. Other images pass unchanged; only 16-bit inputs pay for the stats.
+ */
+async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: DecodeOptions, pipeline: Sharp): Promise<Sharp> {
+  let meta: Metadata;
+  try {
+    meta = await pipeline.metadata();
+    if (meta.depth !== 'ushort') return pipeline;
+    const stats = await sharp(buf, { failOn: 'warning', limitInputPixels: opts.maxPixels, ...(page !== undefined ? { page, pages: 1 } : {}) }).stats();
+    const colour = meta.hasAlpha ? stats.channels.slice(0, -1) : stats.channels;
+    if (!colour.length || colour.some((c) => c.max > 255)) return pipeline;
+    const gains = stats.channels.map((_, i) => (meta.hasAlpha && i === stats.channels.length - 1 ? 1 : 257));
+    return pipeline.linear(gains, gains.map(() => 0));
+  } catch (err) {
+    throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
+  }
 }
 
 /**

@@ -1,6 +1,9 @@
 import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
 import { cellColors } from '../pipeline/colors.js';
 import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
+import { usesTwoColors } from '../pipeline/two-color.js';
+import { mixedCellColors } from '../format/compact.js';
+import { gridLines } from '../format/grid.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
 import { roundTripMetric, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
@@ -28,7 +31,7 @@ const TUNABLE: readonly Tunable[] = ['contrast', 'brightness', 'gamma', 'saturat
 
 /** Median tone each rubric aims the midtones at (round-trip aims at the source itself). */
 const TARGET_MEDIAN: Readonly<Record<QualityTarget, number>> = {
-  balanced: 0.46, portrait: 0.5, motion: 0.46, 'low-light': 0.52, 'round-trip': 0.46,
+  balanced: 0.4, portrait: 0.45, motion: 0.46, 'low-light': 0.42, 'round-trip': 0.46,
 };
 
 function inRange(name: Tunable, v: number): number {
@@ -40,6 +43,11 @@ function inRange(name: Tunable, v: number): number {
 function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, number>> {
   const r = p.qualityTarget;
   const sigma255 = s.noise * 255;
+  if (usesTwoColors(p)) {
+    // Two colours per cell reproduce each cell's colour exactly: its tone and chroma are the
+    // source's own, and any boost only moves them away (no ink is diluted by a dark ground).
+    return { saturation: 1, contrast: 1, brightness: 0, gamma: 1, autoLevels: 0 };
+  }
   if (r === 'round-trip') {
     // The chroma must reproduce the source: an identity tone curve and no saturation boost.
     return { saturation: 1, contrast: 1, brightness: 0, gamma: 1, autoLevels: 0, denoise: Math.min(1, sigma255 / 10), sharpen: 0.2 };
@@ -70,7 +78,7 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
     structure: inRange('structure', structure),
     autoLevels: inRange('autoLevels', autoLevels),
     contrast: inRange('contrast', contrast),
-    gamma: inRange('gamma', Math.min(2.2, Math.max(0.6, gamma))),
+    gamma: inRange('gamma', Math.min(1.2, Math.max(0.55, gamma))),
     saturation: inRange('saturation', saturation),
     edgeStrength: inRange('edgeStrength', edgeStrength),
   };
@@ -78,9 +86,12 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
 
 /** Tone settings searched on the rubric, in this order, with these values. */
 const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
-  ['gamma', [0.8, 1, 1.2, 1.45, 1.75]],
   // Never below 1: contrast pivots on mid-grey, so less of it lifts black off the blank ground.
-  ['contrast', [1, 1.15, 1.3]],
+  // Contrast first: it decides how far regions are drawn apart, gamma then places the midtones.
+  ['contrast', [1, 1.3, 1.7, 2.2, 2.6]],
+  // Midtones deepened rather than lifted: faces and regions separate (on the quality bench a
+  // lifted gamma above 1 drew flat, low-contrast texture).
+  ['gamma', [0.55, 0.7, 0.85, 1]],
   ['autoLevels', [0.6, 0.9, 1]],
   // The codebook's error budget: the rubric weighs finer tone against the rate of more glyphs.
   ['maxGlyphRmse', [0.01, 0.02, 0.03]],
@@ -203,10 +214,12 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     // the rubric (gamma, then contrast, then levels), each step keeping the best so far.
     const guess = propose(requested, stats);
     const start: RenderParams = { ...requested };
-    for (const t of free) if (guess[t] !== undefined && !TONE_SEARCH.has(t)) (start as Record<Tunable, number>)[t] = guess[t]!;
+    // With two colours per cell the colours carry the tone: no search on glyph tone.
+    const twoColor = usesTwoColors(requested);
+    for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
     best = start;
     bestSim = simulate(input, stats, start, rampLevels, colors);
-    for (const [name, values] of TONE_GRID) {
+    for (const [name, values] of twoColor ? [] : TONE_GRID) {
       if (!free.has(name)) continue;
       const around = best;
       for (const v of [...values, guess[name]]) {
@@ -262,7 +275,9 @@ export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], c
   }
   const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
-  metrics.roundTrip = roundTripMetric(result.colors, prep.resampled.cellLinearRgb);
+  // What json-compact decodes to: with two colours per cell, ink and background mixed.
+  const shown = result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors;
+  metrics.roundTrip = roundTripMetric(shown, prep.resampled.cellLinearRgb);
   const rubric = RUBRICS[report.rubric];
   const score = rubricScore(rubric, metrics);
   return {

@@ -5,6 +5,8 @@ import type { QualityTarget } from '../params/definitions.js';
  * as meeting it. The metrics are measured on the rendered grid against the source cells:
  * - fidelity: Pearson correlation of rendered cell tone with source cell luminance;
  * - range: share of the tonal range used (p95 - p5 of rendered tone, 0.8 counts as full);
+ * - separation: the standard deviation of rendered tone (0.36 counts as full): regions drawn
+ *   apart, which at glyph scale (bench:quality's contour score) read as crisp shapes;
  * - levels: entropy of rendered tones over 16 bins, normalised (tonal detail);
  * - clipping: 1 - 4x the share of cells crushed to an extreme whose source is visibly off it;
  * - shadows / midtones / highlights: the levels metric within the darkest quarter, middle half
@@ -18,10 +20,10 @@ export interface Rubric {
 }
 
 export const RUBRICS: Readonly<Record<QualityTarget, Rubric>> = {
-  balanced: { weights: { fidelity: 0.5, range: 0.15, levels: 0.2, clipping: 0.15 }, threshold: 0.75 },
-  portrait: { weights: { fidelity: 0.25, midtones: 0.25, highlights: 0.15, clipping: 0.2, levels: 0.15 }, threshold: 0.72 },
+  balanced: { weights: { fidelity: 0.45, separation: 0.25, range: 0.05, levels: 0.1, clipping: 0.15 }, threshold: 0.75 },
+  portrait: { weights: { fidelity: 0.25, separation: 0.15, midtones: 0.2, highlights: 0.1, clipping: 0.2, levels: 0.1 }, threshold: 0.72 },
   motion: { weights: { stability: 0.45, fidelity: 0.3, levels: 0.1, range: 0.15 }, threshold: 0.7 },
-  'low-light': { weights: { shadows: 0.35, fidelity: 0.25, range: 0.2, stability: 0.2 }, threshold: 0.65 },
+  'low-light': { weights: { shadows: 0.3, fidelity: 0.25, separation: 0.15, range: 0.1, stability: 0.2 }, threshold: 0.65 },
   'round-trip': { weights: { roundTrip: 0.6, fidelity: 0.4 }, threshold: 0.8 },
 };
 

@@ -1,7 +1,7 @@
 import type { ColorDepth } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { parseHexColor } from './color.js';
-import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
+import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 import { nearestEntry, paletteOf, quantizePlane, type Palette } from './palette.js';
 
 const ESC = '\x1b';
@@ -13,7 +13,7 @@ export function sgrForeground(rgb: number): string {
   return `${ESC}[38;2;${(rgb >>> 16) & 255};${(rgb >>> 8) & 255};${rgb & 255}m`;
 }
 
-/** 24-bit background SGR of a packed 0xRRGGBB colour: `ESC[48;2;r;g;bm`. */
+/** 24-bit background SGR of a packed 0xRRGGBB colour: `ESC[48;2;r;g;bm` (extension: two colours per cell). */
 export function sgrBackground(rgb: number): string {
   return `${ESC}[48;2;${(rgb >>> 16) & 255};${(rgb >>> 8) & 255};${rgb & 255}m`;
 }
@@ -66,6 +66,8 @@ function monoSgr(result: RenderResult): string {
  *   are in, and blanks at the start of a row are written before the first SGR.
  * - `colorDepth`: truecolor `ESC[38;2;r;g;bm` (the contract's); 256 `ESC[38;5;nm` (n 16-255);
  *   16 `ESC[30m`-`ESC[37m`, `ESC[90m`-`ESC[97m`.
+ * - with a `background` plane (two colours per cell): each run of equal ink and background gets
+ *   `ESC[38;2;...m` (omitted for runs of blanks) and `ESC[48;2;...m`.
  * Glyphs are printable code points (checked), so the art cannot carry other escape sequences.
  */
 export function formatAnsi(result: RenderResult): string {
@@ -80,6 +82,18 @@ export function formatAnsi(result: RenderResult): string {
   const fg = ansiPlane(result, result.colors, 'fg');
   const grid = fg.plane === result.colors ? result : { ...result, colors: fg.plane };
   const blank = blankTable(glyphs);
+  if (result.background) {
+    // Both planes at the grid's colour depth: runs then merge on equal palette entries.
+    const bg = ansiPlane(result, result.background, 'bg');
+    const pairs = { ...grid, background: bg.plane };
+    for (let y = 0; y < rows; y++) {
+      for (const run of rowPairRuns(pairs, glyphs, blank, y)) {
+        out += (run.color < 0 ? '' : fg.sgr(run.color)) + bg.sgr(run.background) + run.text;
+      }
+      out += SGR_RESET + '\n';
+    }
+    return out;
+  }
   const sgrCache = new Map<number, string>();
   for (let y = 0; y < rows; y++) {
     for (const run of rowRuns(grid, glyphs, blank, y)) {

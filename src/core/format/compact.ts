@@ -8,7 +8,9 @@ import type { CellGrid, RgbaImage } from '../types.js';
 import { V2aError } from '../errors.js';
 import { Base64Error, decodeBase64, encodeBase64 } from './base64.js';
 import { checkGrid, gridLines } from './grid.js';
-import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
+import { BACKGROUND_ENCODING, CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
+import { glyphShape } from '../glyphs/charsets.js';
+import { SRGB8_TO_LINEAR, encodeLinear } from '../pipeline/linear.js';
 
 export interface CompactOutput {
   readonly v: typeof COMPACT_VERSION;
@@ -16,6 +18,8 @@ export interface CompactOutput {
   readonly rows: number;
   readonly text: string;
   readonly chroma: { readonly encoding: typeof CHROMA_ENCODING; readonly data: string };
+  /** Extension: the background plane, only when cells carry two colours (chroma is then the ink). */
+  readonly background?: { readonly encoding: typeof BACKGROUND_ENCODING; readonly data: string };
 }
 
 export interface DecodedCompact {
@@ -25,6 +29,8 @@ export interface DecodedCompact {
   readonly lines: string[];
   /** rows * columns * 3 bytes, row-major RGB. */
   readonly rgb: Uint8Array;
+  /** Extension: rows * columns * 3 bytes of background colour, when the document has that plane. */
+  readonly background?: Uint8Array;
 }
 
 /** Thrown by `decodeCompact` for anything that is not a valid `json-compact` v1 document. */
@@ -44,6 +50,7 @@ export function buildCompact(grid: CellGrid): CompactOutput {
     rows: grid.rows,
     text: gridLines(grid).join('\n') + '\n',
     chroma: { encoding: CHROMA_ENCODING, data: encodeBase64(grid.colors) },
+    ...(grid.background ? { background: { encoding: BACKGROUND_ENCODING, data: encodeBase64(grid.background) } } : {}),
   };
 }
 
@@ -53,16 +60,38 @@ export function formatCompact(grid: CellGrid): string {
 }
 
 const TOP_KEYS = ['v', 'columns', 'rows', 'text', 'chroma'];
+const OPTIONAL_KEYS = ['background'];
 const CHROMA_KEYS = ['encoding', 'data'];
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-function checkKeys(o: Record<string, unknown>, keys: readonly string[], where: string): void {
+function checkKeys(o: Record<string, unknown>, keys: readonly string[], where: string, optional: readonly string[] = []): void {
   for (const k of keys) if (!(k in o)) throw new CompactDecodeError(`${where} lacks "${k}"`);
   for (const k of Object.keys(o)) {
-    if (!keys.includes(k)) throw new CompactDecodeError(`${where} has an unknown member "${k}"`);
+    if (!keys.includes(k) && !optional.includes(k)) throw new CompactDecodeError(`${where} has an unknown member "${k}"`);
+  }
+}
+
+/** A plane member (`chroma`, `background`): { encoding, data } of exactly `cells` RGB triples. */
+function decodePlane(plane: unknown, name: string, encoding: string, cells: number): Uint8Array {
+  if (!isPlainObject(plane)) throw new CompactDecodeError(`"${name}" must be an object`);
+  checkKeys(plane, CHROMA_KEYS, `"${name}"`);
+  if (plane.encoding !== encoding) {
+    throw new CompactDecodeError(`unsupported ${name} encoding ${JSON.stringify(plane.encoding)}, expected "${encoding}"`);
+  }
+  const data = plane.data;
+  if (typeof data !== 'string') throw new CompactDecodeError(`"${name}.data" must be a string`);
+  // rows * columns * 3 bytes is a multiple of 3, so its base64 has exactly 4 characters per cell.
+  if (data.length !== cells * 4) {
+    throw new CompactDecodeError(`"${name}.data" has ${data.length} base64 characters, expected ${cells * 4} (${cells * 3} bytes)`);
+  }
+  try {
+    return decodeBase64(data);
+  } catch (e) {
+    if (e instanceof Base64Error) throw new CompactDecodeError(`"${name}.data": ${e.message}`);
+    throw e;
   }
 }
 
@@ -98,7 +127,8 @@ function checkLine(line: string, row: number, columns: number): void {
 /**
  * Decodes and strictly validates a `json-compact` document (its JSON text or the parsed object):
  * exactly the members `v` (1), `columns`, `rows`, `text`, `chroma` { `encoding`
- * (`rgb24-b64-v1`), `data` }; `text` = `rows` rows of exactly `columns` code points, each ended
+ * (`rgb24-b64-v1`), `data` }, and optionally (extension) `background` { `encoding`
+ * (`rgb24-bg-b64-v1`), `data` }; `text` = `rows` rows of exactly `columns` code points, each ended
  * by `\n`; `data` = strict base64 of exactly rows * columns * 3 bytes. Throws `CompactDecodeError`.
  */
 export function decodeCompact(input: string | object): DecodedCompact {
@@ -111,25 +141,15 @@ export function decodeCompact(input: string | object): DecodedCompact {
     }
   }
   if (!isPlainObject(doc)) throw new CompactDecodeError('not a JSON object');
-  checkKeys(doc, TOP_KEYS, 'document');
+  checkKeys(doc, TOP_KEYS, 'document', OPTIONAL_KEYS);
   if (doc.v !== COMPACT_VERSION) throw new CompactDecodeError(`unsupported version "v": ${JSON.stringify(doc.v)}, expected 1`);
   const columns = checkDimension(doc.columns, 'columns');
   const rows = checkDimension(doc.rows, 'rows');
   const cells = columns * rows;
   if (!Number.isSafeInteger(cells * 4)) throw new CompactDecodeError(`grid ${columns}x${rows} is too large`);
 
-  const chroma = doc.chroma;
-  if (!isPlainObject(chroma)) throw new CompactDecodeError('"chroma" must be an object');
-  checkKeys(chroma, CHROMA_KEYS, '"chroma"');
-  if (chroma.encoding !== CHROMA_ENCODING) {
-    throw new CompactDecodeError(`unsupported chroma encoding ${JSON.stringify(chroma.encoding)}, expected "${CHROMA_ENCODING}"`);
-  }
-  const data = chroma.data;
-  if (typeof data !== 'string') throw new CompactDecodeError('"chroma.data" must be a string');
-  // rows * columns * 3 bytes is a multiple of 3, so its base64 has exactly 4 characters per cell.
-  if (data.length !== cells * 4) {
-    throw new CompactDecodeError(`"chroma.data" has ${data.length} base64 characters, expected ${cells * 4} (${cells * 3} bytes)`);
-  }
+  const rgb = decodePlane(doc.chroma, 'chroma', CHROMA_ENCODING, cells);
+  const background = doc.background === undefined ? undefined : decodePlane(doc.background, 'background', BACKGROUND_ENCODING, cells);
 
   const text = doc.text;
   if (typeof text !== 'string') throw new CompactDecodeError('"text" must be a string');
@@ -138,14 +158,7 @@ export function decodeCompact(input: string | object): DecodedCompact {
   if (lines.length !== rows) throw new CompactDecodeError(`"text" has ${lines.length} rows, expected ${rows}`);
   for (let y = 0; y < rows; y++) checkLine(lines[y]!, y, columns);
 
-  let rgb: Uint8Array;
-  try {
-    rgb = decodeBase64(data);
-  } catch (e) {
-    if (e instanceof Base64Error) throw new CompactDecodeError(`"chroma.data": ${e.message}`);
-    throw e;
-  }
-  return { columns, rows, lines, rgb };
+  return { columns, rows, lines, rgb, ...(background ? { background } : {}) };
 }
 
 export interface CompactImageOptions {
@@ -161,19 +174,45 @@ function checkCellSize(v: number, name: string): number {
 }
 
 /**
+ * The colour each cell shows when it carries two colours: its background and its ink mixed in
+ * linear light by the glyph's measured coverage (a glyph the font data lacks counts as half).
+ */
+export function mixedCellColors(columns: number, rows: number, lines: readonly string[], ink: Uint8Array, background: Uint8Array): Uint8Array {
+  const out = new Uint8Array(columns * rows * 3);
+  const coverage = new Map<string, number>();
+  for (let y = 0; y < rows; y++) {
+    let x = 0;
+    for (const ch of lines[y] ?? '') {
+      if (x >= columns) break;
+      let m = coverage.get(ch);
+      if (m === undefined) coverage.set(ch, (m = glyphShape(ch)?.coverage ?? 0.5));
+      const o = (y * columns + x) * 3;
+      for (let k = 0; k < 3; k++) {
+        const b = SRGB8_TO_LINEAR[background[o + k]!]!, f = SRGB8_TO_LINEAR[ink[o + k]!]!;
+        out[o + k] = Math.round(encodeLinear(b + m * (f - b)) * 255);
+      }
+      x++;
+    }
+  }
+  return out;
+}
+
+/**
  * Rebuilds an image from the chroma: each cell a cellWidth x cellHeight block of its colour,
- * opaque. Size (columns * cellWidth) x (rows * cellHeight).
+ * opaque. Size (columns * cellWidth) x (rows * cellHeight). With a background plane (and the
+ * lines), a cell's colour is what it shows: ink and background mixed by the glyph's coverage.
  */
 export function compactToImage(
-  decoded: Pick<DecodedCompact, 'columns' | 'rows' | 'rgb'>,
+  decoded: Pick<DecodedCompact, 'columns' | 'rows' | 'rgb'> & Partial<Pick<DecodedCompact, 'lines' | 'background'>>,
   options: CompactImageOptions = {},
 ): RgbaImage {
   const cw = checkCellSize(options.cellWidth ?? 1, 'cellWidth');
   const ch = checkCellSize(options.cellHeight ?? 2, 'cellHeight');
-  const { columns, rows, rgb } = decoded;
-  if (rgb.length !== columns * rows * 3) {
-    throw new RangeError(`rgb has ${rgb.length} bytes, expected ${columns * rows * 3}`);
+  const { columns, rows } = decoded;
+  if (decoded.rgb.length !== columns * rows * 3) {
+    throw new RangeError(`rgb has ${decoded.rgb.length} bytes, expected ${columns * rows * 3}`);
   }
+  const rgb = decoded.background && decoded.lines ? mixedCellColors(columns, rows, decoded.lines, decoded.rgb, decoded.background) : decoded.rgb;
   const width = columns * cw;
   const height = rows * ch;
   const stride = width * 4;

@@ -24,6 +24,7 @@ export function checkGrid(grid: CellGrid): void {
   const n = columns * rows;
   if (cells.length !== n) throw new RangeError(`grid has ${cells.length} cells, expected ${n}`);
   if (colors.length !== n * 3) throw new RangeError(`grid has ${colors.length} colour bytes, expected ${n * 3}`);
+  if (grid.background && grid.background.length !== n * 3) throw new RangeError(`grid has ${grid.background.length} background bytes, expected ${n * 3}`);
   for (let g = 0; g < glyphs.length; g++) {
     const s = glyphs[g]!;
     const cp = s.codePointAt(0);
@@ -99,5 +100,42 @@ export function rowRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Ar
     text = texts[g]!;
   }
   if (text !== '') runs.push({ color, text });
+  return runs;
+}
+
+/** A run of cells with one ink colour (-1: only blanks, any ink) and one background colour. */
+export interface PairRun {
+  readonly color: number;
+  readonly background: number;
+  readonly text: string;
+}
+
+/**
+ * The runs of row `y` of a grid with a `background` plane: consecutive cells with the same ink and
+ * background are merged; a blank cell shows only its background, so it joins a run of the same
+ * background whatever its ink.
+ */
+export function rowPairRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): PairRun[] {
+  const { columns, cells, colors } = grid;
+  const bgPlane = grid.background!;
+  const runs: PairRun[] = [];
+  const base = y * columns;
+  let color = -1, background = -1;
+  let text = '';
+  for (let i = base, end = base + columns; i < end; i++) {
+    const g = cells[i]!;
+    const b = packedAt(bgPlane, i);
+    const c = blank[g] ? -1 : packedAt(colors, i);
+    if (text !== '' && b === background && (c === -1 || color === -1 || c === color)) {
+      if (color === -1) color = c;
+      text += texts[g]!;
+      continue;
+    }
+    if (text !== '') runs.push({ color, background, text });
+    color = c;
+    background = b;
+    text = texts[g]!;
+  }
+  if (text !== '') runs.push({ color, background, text });
   return runs;
 }

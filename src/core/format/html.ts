@@ -1,7 +1,7 @@
 import type { RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, escapeMarkup } from './escape.js';
-import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
+import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 
 /**
  * Font size in px of the html document. The line height is 1.2em: DejaVu Sans Mono advances
@@ -42,8 +42,16 @@ export function formatHtml(result: RenderResult): string {
     const lines = new Array<string>(rows);
     for (let y = 0; y < rows; y++) {
       let line = '';
-      for (const run of rowRuns(result, texts, blank, y)) {
-        line += run.color < 0 ? run.text : `<span style="color:${hexOfPacked(run.color)}">${run.text}</span>`;
+      if (result.background) {
+        // Two colours per cell (extension): each run carries its background as well.
+        for (const run of rowPairRuns(result, texts, blank, y)) {
+          const ink = run.color < 0 ? '' : `color:${hexOfPacked(run.color)};`;
+          line += `<span style="${ink}background:${hexOfPacked(run.background)}">${run.text}</span>`;
+        }
+      } else {
+        for (const run of rowRuns(result, texts, blank, y)) {
+          line += run.color < 0 ? run.text : `<span style="color:${hexOfPacked(run.color)}">${run.text}</span>`;
+        }
       }
       lines[y] = line;
     }

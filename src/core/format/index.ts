@@ -52,15 +52,15 @@ export function bodyText(output: FormattedOutput): string {
   return output.body;
 }
 
-export { FORMAT_INFO, CHROMA_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';
+export { FORMAT_INFO, CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';
 export { Base64Error, encodeBase64, decodeBase64, unwrapBase64, decodeBase64Input, type Base64Input } from './base64.js';
 export {
   HEX_BYTE, hexOfPacked, packedAt, parseHexColor, relativeLuminance, groundFor, DARK_GROUND, LIGHT_GROUND,
 } from './color.js';
 export { escapeMarkup, FONT_STACK } from './escape.js';
-export { checkGrid, gridLines, isBlankGlyph, blankTable, rowRuns, type Run } from './grid.js';
+export { checkGrid, gridLines, isBlankGlyph, blankTable, rowRuns, rowPairRuns, type Run, type PairRun } from './grid.js';
 export { formatText } from './text.js';
-export { formatAnsi, sgrForeground, SGR_RESET } from './ansi.js';
+export { formatAnsi, sgrForeground, sgrBackground, SGR_RESET } from './ansi.js';
 export { formatHtml } from './html.js';
 export {
   formatPng, renderPng, compactGrid, pngSize, PNG_CELL_WIDTH, PNG_CELL_HEIGHT, PNG_SCALES, type PngScale, type PngOptions,
@@ -68,7 +68,7 @@ export {
 export { formatSvg, SVG_CELL_WIDTH, SVG_CELL_HEIGHT, SVG_FONT_SIZE, SVG_BASELINE } from './svg.js';
 export { formatJson, buildJsonOutput, colorRows, type JsonOutput } from './json.js';
 export {
-  formatCompact, buildCompact, decodeCompact, compactToImage, CompactDecodeError,
+  formatCompact, buildCompact, decodeCompact, compactToImage, mixedCellColors, CompactDecodeError,
   type CompactOutput, type DecodedCompact, type CompactImageOptions,
 } from './compact.js';
 export {

@@ -26,6 +26,12 @@ export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
 /** Chroma encoding identifier of `json-compact` (interface.md §9). */
 export const CHROMA_ENCODING = 'rgb24-b64-v1';
 
+/**
+ * Encoding identifier of json-compact's `background` plane (extension: two colours per cell):
+ * the same layout as `rgb24-b64-v1`, the cells' background colours.
+ */
+export const BACKGROUND_ENCODING = 'rgb24-bg-b64-v1';
+
 /** Version of the `json-compact` envelope (`"v": 1`). */
 export const COMPACT_VERSION = 1;
 

@@ -19,6 +19,8 @@ export interface JsonOutput {
   /** The rows, each exactly `columns` code points, without newlines. */
   readonly lines: string[];
   readonly colors?: string[][];
+  /** Extension: the background colours, only when cells carry two colours. */
+  readonly background?: string[][];
   readonly codebook: CodebookReport;
   readonly director: DirectorReport;
   /**
@@ -32,9 +34,10 @@ export interface JsonOutput {
   readonly source: { readonly width: number; readonly height: number };
 }
 
-/** Per-cell colours as rows of `#rrggbb`. */
-export function colorRows(result: RenderResult): string[][] {
-  const { columns, rows, colors } = result;
+/** Per-cell colours (the ink, or `plane`) as rows of `#rrggbb`. */
+export function colorRows(result: Pick<RenderResult, 'columns' | 'rows' | 'colors'>, plane: Uint8Array = result.colors): string[][] {
+  const { columns, rows } = result;
+  const colors = plane;
   const out = new Array<string[]>(rows);
   let o = 0;
   for (let y = 0; y < rows; y++) {
@@ -66,6 +69,7 @@ export function buildJsonOutput(result: RenderResult): JsonOutput {
     cellAspect: result.cellAspect,
     lines: gridLines(result),
     ...(result.params.color ? { colors: colorRows(result) } : {}),
+    ...(result.params.color && result.background ? { background: colorRows(result, result.background) } : {}),
     codebook: {
       strategy: c.strategy,
       glyphs: c.glyphs,

@@ -10,7 +10,7 @@ import {
   type ParamDef,
 } from '../params/definitions.js';
 import { paramJsonSchema } from '../params/schema.js';
-import { CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
+import { CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION } from './info.js';
 
 export type JsonSchema = { readonly [key: string]: unknown };
 
@@ -102,6 +102,11 @@ export const JSON_OUTPUT_SCHEMA: JsonSchema = {
       description: 'Only when params.color: per row, per cell, the colour as #rrggbb, aligned with the code points of lines.',
       items: { type: 'array', items: { type: 'string', pattern: CELL_COLOR_PATTERN } },
     },
+    background: {
+      type: 'array',
+      description: 'Extension (cellColors): only when cells carry two colours, per row, per cell, the background colour as #rrggbb (colors is then the ink drawn over it).',
+      items: { type: 'array', items: { type: 'string', pattern: CELL_COLOR_PATTERN } },
+    },
     codebook: CODEBOOK_SCHEMA,
     director: DIRECTOR_SCHEMA,
     params: PARAMS_SCHEMA,
@@ -147,6 +152,21 @@ export const JSON_COMPACT_OUTPUT_SCHEMA: JsonSchema = {
           contentEncoding: 'base64',
           pattern: '^[A-Za-z0-9+/]*$',
           description: 'Base64 (RFC 4648, padded) of rows x columns x 3 bytes: row-major RGB, the colour of each cell; always present. Its length is rows x columns x 4.',
+        },
+      },
+    },
+    background: {
+      type: 'object',
+      description: `Extension (cellColors): present only when cells carry two colours; chroma is then each cell's ink and this its background.`,
+      required: ['encoding', 'data'],
+      additionalProperties: false,
+      properties: {
+        encoding: { const: BACKGROUND_ENCODING },
+        data: {
+          type: 'string',
+          contentEncoding: 'base64',
+          pattern: '^[A-Za-z0-9+/]*$',
+          description: 'Base64 of rows x columns x 3 bytes: row-major RGB, the background colour of each cell. Its length is rows x columns x 4.',
         },
       },
     },

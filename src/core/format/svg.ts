@@ -1,7 +1,7 @@
 import type { RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, escapeMarkup } from './escape.js';
-import { blankTable, checkGrid, gridLines, rowRuns } from './grid.js';
+import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 
 /** Cell size in SVG user units: the reference 1:2 cell. */
 export const SVG_CELL_WIDTH = 6;
@@ -36,6 +36,19 @@ export function formatSvg(result: RenderResult): string {
   const title = `Character art, ${columns}x${rows}, ${result.charset}`;
 
   let body = '';
+  let cellsBg = '';
+  if (params.color && result.background) {
+    // Two colours per cell (extension): one rect per run of equal background under the text.
+    const texts = glyphs.map(() => ' ');
+    const none = new Uint8Array(glyphs.length).fill(1);
+    for (let y = 0; y < rows; y++) {
+      let x = 0;
+      for (const run of rowPairRuns(result, texts, none, y)) {
+        cellsBg += `<rect x="${x * SVG_CELL_WIDTH}" y="${y * SVG_CELL_HEIGHT}" width="${run.text.length * SVG_CELL_WIDTH}" height="${SVG_CELL_HEIGHT}" fill="${hexOfPacked(run.background)}"/>\n`;
+        x += run.text.length;
+      }
+    }
+  }
   const open = (y: number): string =>
     `<text x="0" y="${Math.round((y * cellHeight + baseline) * 100) / 100}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
   if (!params.color) {
@@ -59,6 +72,7 @@ export function formatSvg(result: RenderResult): string {
     `viewBox="0 0 ${width} ${height}">\n` +
     `<title>${escapeMarkup(title)}</title>\n` +
     `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n` +
+    (cellsBg ? `<g shape-rendering="crispEdges">\n${cellsBg}</g>\n` : '') +
     `<g font-family="${font}" font-size="${SVG_FONT_SIZE}" fill="${ink}" ` +
     'style="white-space:pre;font-variant-ligatures:none">\n' +
     body +

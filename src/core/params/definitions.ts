@@ -11,12 +11,14 @@ export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', '
 export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
 /** ANSI colour depths (extension): 24-bit SGR, the xterm 256-colour palette, the 16 ANSI colours. */
 export const COLOR_DEPTHS = ['truecolor', '256', '16'] as const;
+export const CELL_COLOR_MODES = ['auto', 'fg', 'fg-bg'] as const;
 
 export type Charset = (typeof CHARSETS)[number];
 export type Format = (typeof FORMATS)[number];
 export type QualityTarget = (typeof QUALITY_TARGETS)[number];
 export type GlyphStrategy = (typeof GLYPH_STRATEGIES)[number];
 export type ColorDepth = (typeof COLOR_DEPTHS)[number];
+export type CellColorMode = (typeof CELL_COLOR_MODES)[number];
 
 export type ParamGroup = 'output' | 'tone' | 'detail' | 'glyphs' | 'director' | 'video';
 
@@ -126,6 +128,8 @@ export const PARAMS = [
     description: 'Extension (beyond the contract): colour depth of ansi output: truecolor (24-bit SGR 38;2), 256 (xterm palette, SGR 38;5;n) or 16 (SGR 30-37, 90-97), the palette colour nearest in OKLab; other formats ignore it.' },
   { name: 'colorDither', type: 'boolean', default: false, group: 'output', extension: true,
     description: 'Extension (beyond the contract): with colorDepth 256 or 16: Floyd-Steinberg error diffusion of the cell colours in OKLab (smoother gradients, more colour changes).' },
+  { name: 'cellColors', type: 'enum', values: CELL_COLOR_MODES, default: 'auto', group: 'output', extension: true,
+    description: 'Extension (beyond the contract): colours per cell with color=true. fg: ink only; fg-bg: ink and background, chosen with the glyph; auto: fg-bg for blocks and dots, fg for the ASCII charsets.' },
 ] as const satisfies readonly ParamDef[];
 
 export type ParamName = (typeof PARAMS)[number]['name'];

@@ -1,0 +1,250 @@
+import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import type { RenderParams } from '../params/definitions.js';
+import { REC709_B, REC709_G, REC709_R } from './linear.js';
+
+/**
+ * Two colours per cell (chafa's principle, our own code). A cell drawn with glyph mask m (ink
+ * coverage per sub-sample, 0..1), ink colour F and background B shows B + m (F - B). For a given
+ * mask the least-squares F and B over the cell's linear-light samples x_i are closed-form: per
+ * channel a regression of x on m, slope S = sum (m_i - mean m) x_i / sum (m_i - mean m)^2, then
+ * B = mean x - S mean m and F = B + S. Its residual is SS(x) - |S_xm|^2 / S_mm, so the best glyph
+ * is the one with the largest |S_xm|^2 / S_mm: three dot products per candidate. A cell whose best
+ * gain is negligible is flat: one colour, drawn as a blank (or a full block when light).
+ */
+export interface TwoColorGlyphs {
+  /** Sub-cell templates of the set, SAMPLES per glyph (unblurred: the mask as drawn). */
+  readonly templates: Float32Array;
+  /** Glyph indices that may be chosen for a shaped cell. */
+  readonly candidates: Int32Array;
+  /** Per glyph: the glyph with the complementary mask (1 - m), or -1. */
+  readonly complement: Int32Array;
+  /** Glyphs for a flat (one-colour) cell: the blank, and the full block (or the blank when the set has none). */
+  readonly blank: number;
+  readonly full: number;
+}
+
+interface MaskStats {
+  /** Centred masks (m_i - mean m), SAMPLES per candidate, in candidate order. */
+  readonly centred: Float32Array;
+  readonly invSmm: Float32Array;
+  readonly mean: Float32Array;
+}
+
+const statsCache = new WeakMap<Int32Array, MaskStats>();
+
+function maskStats(set: TwoColorGlyphs): MaskStats {
+  const hit = statsCache.get(set.candidates);
+  if (hit) return hit;
+  const n = set.candidates.length;
+  const centred = new Float32Array(n * SAMPLES), invSmm = new Float32Array(n), mean = new Float32Array(n);
+  for (let k = 0; k < n; k++) {
+    const o = set.candidates[k]! * SAMPLES;
+    let m = 0;
+    for (let i = 0; i < SAMPLES; i++) m += set.templates[o + i]!;
+    m /= SAMPLES;
+    let s = 0;
+    for (let i = 0; i < SAMPLES; i++) {
+      const d = set.templates[o + i]! - m;
+      centred[k * SAMPLES + i] = d;
+      s += d * d;
+    }
+    mean[k] = m;
+    invSmm[k] = s > 1e-4 ? 1 / s : 0; // a uniform mask (shade glyph) draws no shape
+  }
+  const stats = { centred, invSmm, mean };
+  statsCache.set(set.candidates, stats);
+  return stats;
+}
+
+/** Complementary masks of a glyph set: pairs whose templates sum to about 1 everywhere. */
+export function complements(templates: Float32Array, candidates: Int32Array, glyphCount: number): Int32Array {
+  const out = new Int32Array(glyphCount).fill(-1);
+  for (const a of candidates) {
+    let best = -1, bestE = 0.05 * SAMPLES;
+    for (const b of candidates) {
+      if (a === b) continue;
+      let e = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const d = templates[a * SAMPLES + i]! + templates[b * SAMPLES + i]! - 1;
+        e += d * d;
+      }
+      if (e < bestE) { bestE = e; best = b; }
+    }
+    out[a] = best;
+  }
+  return out;
+}
+
+/**
+ * Chooses each cell's glyph and its ink and background colours (linear light, 3 floats per cell)
+ * from the cell's SUB_X x SUB_Y linear RGB samples (`rgb`, row-major, `width` samples per row).
+ * `lightInk`: of two complementary glyphs giving the same picture, take the one whose ink is the
+ * lighter colour (light ink on a dark ground, as the text formats read); false: the darker.
+ */
+export function matchTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
+  cells: Uint16Array, fg: Float32Array, bg: Float32Array): void {
+  const { centred, invSmm, mean } = maskStats(set);
+  const cand = set.candidates;
+  const nc = cand.length;
+  const xr = new Float32Array(SAMPLES), xg = new Float32Array(SAMPLES), xb = new Float32Array(SAMPLES);
+  for (let cy = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++) {
+      const cell = cy * cols + cx;
+      let mr = 0, mg = 0, mb = 0;
+      for (let sy = 0, i = 0; sy < SUB_Y; sy++) {
+        let p = ((cy * SUB_Y + sy) * width + cx * SUB_X) * 3;
+        for (let sx = 0; sx < SUB_X; sx++, i++, p += 3) {
+          const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
+          xr[i] = r; xg[i] = g; xb[i] = b;
+          mr += r; mg += g; mb += b;
+        }
+      }
+      mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
+      let ss = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const dr = xr[i]! - mr, dg = xg[i]! - mg, db = xb[i]! - mb;
+        ss += dr * dr + dg * dg + db * db;
+      }
+      let best = -1, bestGain = 0, sr = 0, sg = 0, sb = 0;
+      // Nothing to draw below ~1 % of the cell's variance budget: a flat cell.
+      if (ss > 1e-6) {
+        for (let k = 0; k < nc; k++) {
+          const inv = invSmm[k]!;
+          if (inv === 0) continue;
+          let ar = 0, ag = 0, ab = 0;
+          for (let i = 0, o = k * SAMPLES; i < SAMPLES; i++, o++) {
+            const d = centred[o]!;
+            ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
+          }
+          const gain = (ar * ar + ag * ag + ab * ab) * inv;
+          if (gain > bestGain) { bestGain = gain; best = k; sr = ar * inv; sg = ag * inv; sb = ab * inv; }
+        }
+      }
+      const o3 = cell * 3;
+      if (best < 0 || bestGain < 0.02 * ss) {
+        // Flat: ink and ground alike; the glyph only matters to text readers: a light cell is a
+        // full block under light ink (0.214 = mid-grey in linear light), else the blank.
+        const light = REC709_R * mr + REC709_G * mg + REC709_B * mb > 0.214;
+        cells[cell] = light === lightInk ? set.full : set.blank;
+        fg[o3] = bg[o3] = mr; fg[o3 + 1] = bg[o3 + 1] = mg; fg[o3 + 2] = bg[o3 + 2] = mb;
+        continue;
+      }
+      const m = mean[best]!;
+      let g = cand[best]!;
+      let br = mr - sr * m, bgc = mg - sg * m, bb = mb - sb * m;
+      let fr = br + sr, fgc = bgc + sg, fb = bb + sb;
+      const inkLighter = REC709_R * sr + REC709_G * sg + REC709_B * sb > 0;
+      const comp = set.complement[g]!;
+      if (inkLighter !== lightInk && comp >= 0) {
+        g = comp;
+        [fr, br] = [br, fr];
+        [fgc, bgc] = [bgc, fgc];
+        [fb, bb] = [bb, fb];
+      }
+      cells[cell] = g;
+      const mk = g === cand[best]! ? m : 1 - m;
+      fitClamped(fr, br, mr, mk, fg, bg, o3);
+      fitClamped(fgc, bgc, mg, mk, fg, bg, o3 + 1);
+      fitClamped(fb, bb, mb, mk, fg, bg, o3 + 2);
+    }
+  }
+}
+
+const clamp01 = (v: number) => (v < 0 ? 0 : v > 1 ? 1 : v);
+
+/**
+ * One channel of ink f and ground b into 0..1 keeping the cell's mean (b + m (f - b) = mean, m the
+ * mask's mean coverage): the least-squares pair can overshoot (a thin mask extrapolates its ink).
+ */
+function fitClamped(f: number, b: number, mean: number, m: number, fg: Float32Array, bg: Float32Array, o: number): void {
+  if (f < 0 || f > 1) {
+    f = clamp01(f);
+    if (m < 1) b = (mean - m * f) / (1 - m);
+  }
+  if (b < 0 || b > 1) {
+    b = clamp01(b);
+    if (m > 0) f = clamp01((mean - (1 - m) * b) / m);
+  }
+  fg[o] = f;
+  bg[o] = b;
+}
+
+/**
+ * Braille with two colours: the 2x4 dots of a cell split by luminance into two groups (the split
+ * of the 8 dot values with the least within-group variance: Otsu on 8 values), the lighter group
+ * drawn as dots (`lightInk`; else the darker), then ink and background by least squares on the
+ * glyph's measured mask. A cell whose dots differ by less than `flat` is one colour.
+ */
+export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, templates: Float32Array, lightInk: boolean,
+  cells: Uint16Array, fg: Float32Array, bg: Float32Array): void {
+  const BIT = [0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]; // dot (dx, dy) at index dy * 2 + dx
+  const dotY = new Float32Array(8);
+  const order = [0, 1, 2, 3, 4, 5, 6, 7];
+  const xr = new Float32Array(SAMPLES), xg = new Float32Array(SAMPLES), xb = new Float32Array(SAMPLES);
+  const hx = SUB_X / 2, hy = SUB_Y / 4;
+  for (let cy = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++) {
+      const cell = cy * cols + cx;
+      let mr = 0, mg = 0, mb = 0;
+      dotY.fill(0);
+      for (let sy = 0, i = 0; sy < SUB_Y; sy++) {
+        let p = ((cy * SUB_Y + sy) * width + cx * SUB_X) * 3;
+        for (let sx = 0; sx < SUB_X; sx++, i++, p += 3) {
+          const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
+          xr[i] = r; xg[i] = g; xb[i] = b;
+          mr += r; mg += g; mb += b;
+          dotY[((sy / hy) | 0) * 2 + ((sx / hx) | 0)]! += REC709_R * r + REC709_G * g + REC709_B * b;
+        }
+      }
+      mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
+      order.sort((a, b) => dotY[a]! - dotY[b]!);
+      // Otsu: split point maximising between-group variance of the sorted dot values.
+      let total = 0;
+      for (let i = 0; i < 8; i++) total += dotY[i]!;
+      let bestSplit = 0, bestVar = 0, acc = 0;
+      for (let s = 1; s < 8; s++) {
+        acc += dotY[order[s - 1]!]!;
+        const m0 = acc / s, m1 = (total - acc) / (8 - s);
+        const v = s * (8 - s) * (m0 - m1) * (m0 - m1);
+        if (v > bestVar) { bestVar = v; bestSplit = s; }
+      }
+      const spread = (dotY[order[7]!]! - dotY[order[0]!]!) / (hx * hy);
+      const o3 = cell * 3;
+      let pattern = 0;
+      if (spread > 0.01 && bestSplit > 0) {
+        const from = lightInk ? bestSplit : 0, to = lightInk ? 8 : bestSplit;
+        for (let k = from; k < to; k++) pattern |= BIT[order[k]!]!;
+      }
+      cells[cell] = pattern;
+      if (pattern === 0) {
+        fg[o3] = bg[o3] = mr; fg[o3 + 1] = bg[o3 + 1] = mg; fg[o3 + 2] = bg[o3 + 2] = mb;
+        continue;
+      }
+      const o = pattern * SAMPLES;
+      let mm = 0;
+      for (let i = 0; i < SAMPLES; i++) mm += templates[o + i]!;
+      mm /= SAMPLES;
+      let smm = 0, ar = 0, ag = 0, ab = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const d = templates[o + i]! - mm;
+        smm += d * d;
+        ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
+      }
+      const inv = smm > 1e-6 ? 1 / smm : 0;
+      const sr = ar * inv, sg = ag * inv, sb = ab * inv;
+      const br = mr - sr * mm, bgc = mg - sg * mm, bb = mb - sb * mm;
+      fitClamped(br + sr, br, mr, mm, fg, bg, o3);
+      fitClamped(bgc + sg, bgc, mg, mm, fg, bg, o3 + 1);
+      fitClamped(bb + sb, bb, mb, mm, fg, bg, o3 + 2);
+    }
+  }
+}
+
+/**
+ * Whether a render carries two colours per cell: `color` on, `cellColors` fg-bg (auto: for blocks
+ * and dots), and neither `edges` nor `dither`, which are glyph-by-tone looks of one ink colour.
+ */
+export function usesTwoColors(p: Pick<RenderParams, 'color' | 'cellColors' | 'charset' | 'edges' | 'dither'>): boolean {
+  if (!p.color || p.edges || p.dither) return false;
+  return p.cellColors === 'fg-bg' || (p.cellColors === 'auto' && (p.charset === 'blocks' || p.charset === 'dots'));
+}

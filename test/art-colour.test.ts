@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { render } from '../src/core/render.js';
+import { formatResult, decodeCompact, compactToImage } from '../src/core/format/index.js';
+import { glyphShape } from '../src/core/glyphs/charsets.js';
+import { transformColor, colorTransform } from '../src/core/pipeline/colors.js';
+import { scene } from './helpers/images.js';
+import type { RgbaImage } from '../src/core/types.js';
+
+const lin = (c: number) => { const v = c / 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+
+/** An image of 8 x 16 px cells, each split into a left and a right half of two colours. */
+function halves(cols: number, rows: number, left: readonly number[], right: readonly number[]): RgbaImage {
+  const w = cols * 8, h = rows * 16;
+  const data = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) data.set([...(x % 8 < 4 ? left : right), 255], (y * w + x) * 4);
+  return { width: w, height: h, data };
+}
+
+describe('two colours per cell (cellColors)', () => {
+  it('blocks+colour: each cell is the half block with the exact pair of colours', () => {
+    const img = halves(8, 4, [200, 40, 30], [20, 60, 180]);
+    const r = render(img, { columns: 8, charset: 'blocks', color: true, autoOptimize: 0, saturation: 1, contrast: 1, autoLevels: 0 });
+    assert.ok(r.background, 'a background plane');
+    for (let i = 0; i < r.cells.length; i++) {
+      const g = r.glyphs[r.cells[i]!];
+      // The lighter colour is the ink: left red is lighter than right blue here.
+      assert.equal(g, '▌', `cell ${i}: ${g}`);
+      // Within a few levels: the measured ▌ covers a little more than half its cell (overhang).
+      const near = (a: Uint8Array, want: number[]) => want.every((v, k) => Math.abs(a[i * 3 + k]! - v) <= 4);
+      assert.ok(near(r.colors, [200, 40, 30]), `ink ${Array.from(r.colors.subarray(i * 3, i * 3 + 3))}`);
+      assert.ok(near(r.background, [20, 60, 180]), `background ${Array.from(r.background.subarray(i * 3, i * 3 + 3))}`);
+    }
+    assert.match(formatResult(r, 'ansi').body, /\x1b\[48;2;20;60;180m/);
+  });
+
+  it('is on by default for blocks and dots with colour, off for ASCII, for mono, and with cellColors=fg', () => {
+    const img = scene(96, 72, 3);
+    assert.ok(render(img, { columns: 16, charset: 'blocks', color: true }).background);
+    assert.ok(render(img, { columns: 16, charset: 'dots', color: true }).background);
+    assert.equal(render(img, { columns: 16, color: true }).background, undefined);
+    assert.ok(render(img, { columns: 16, color: true, cellColors: 'fg-bg' }).background);
+    assert.equal(render(img, { columns: 16, charset: 'blocks', color: true, cellColors: 'fg' }).background, undefined);
+    assert.equal(render(img, { columns: 16, charset: 'blocks' }).background, undefined);
+    assert.throws(() => render(img, { columns: 16, cellColors: 'both' }), /cellColors/);
+  });
+
+  it('reproduces the cells of a photo-like scene closely (mean colour per cell, decoded from json-compact)', () => {
+    const img = scene(160, 120, 7);
+    const r = render(img, { columns: 20, charset: 'blocks', color: true, format: 'json-compact', autoOptimize: 0, saturation: 1, contrast: 1, autoLevels: 0 });
+    const shown = compactToImage(decodeCompact(formatResult(r).body), { cellWidth: 1, cellHeight: 1 });
+    // Source cell means in linear light.
+    const cw = 160 / 20, ch = 120 / r.rows;
+    let err = 0;
+    for (let cy = 0; cy < r.rows; cy++) {
+      for (let cx = 0; cx < 20; cx++) {
+        for (let k = 0; k < 3; k++) {
+          let s = 0, n = 0;
+          for (let y = Math.floor(cy * ch); y < Math.floor((cy + 1) * ch); y++) for (let x = cx * cw; x < (cx + 1) * cw; x++) { s += lin(img.data[(y * 160 + x) * 4 + k]!); n++; }
+          err += Math.abs(lin(shown.data[(cy * 20 + cx) * 4 + k]!) - s / n);
+        }
+      }
+    }
+    assert.ok(err / (r.rows * 20 * 3) < 0.02, `mean linear error ${err / (r.rows * 20 * 3)}`);
+  });
+});
+
+describe('colour carries tone once', () => {
+  it('ink-only colour: coverage x ink matches a mid-grey source instead of darkening it twice', () => {
+    const data = new Uint8Array(64 * 32 * 4).fill(128);
+    for (let i = 3; i < data.length; i += 4) data[i] = 255;
+    const img: RgbaImage = { width: 64, height: 32, data };
+    const r = render(img, { columns: 16, color: true, autoOptimize: 0, contrast: 1, autoLevels: 0 });
+    const g = r.glyphs[r.cells[0]!]!;
+    const cov = glyphShape(g)!.coverage;
+    const shown = cov * lin(r.colors[0]!);
+    // The glyph alone is dimmer than the source; with the ink brightened the cell is as bright
+    // as it can be (white ink) or matches.
+    assert.ok(shown <= lin(128) + 0.01);
+    assert.ok(r.colors[0]! === 255 || Math.abs(shown - lin(128)) < 0.01, `ink ${r.colors[0]}, glyph ${g} (${cov})`);
+    // Without colour the chroma is the cell's own colour (the round trip stays exact).
+    const mono = render(img, { columns: 16, autoOptimize: 0, contrast: 1, autoLevels: 0 });
+    assert.ok(Math.abs(mono.colors[0]! - 128) <= 1);
+  });
+
+  it('saturation scales chroma in OKLab and keeps the hue; 0 is grey', () => {
+    const t = (s: number) => colorTransform(s, { lo: 0, hi: 1, contrast: 1, brightness: 0, gamma: 1, invert: false });
+    const out = new Float64Array(3);
+    // OKLab hue angle (Ottosson's matrices).
+    const hue = (c: Float64Array) => {
+      const l = Math.cbrt(0.4122214708 * c[0]! + 0.5363325363 * c[1]! + 0.0514459929 * c[2]!);
+      const m = Math.cbrt(0.2119034982 * c[0]! + 0.6806995451 * c[1]! + 0.1073969566 * c[2]!);
+      const s = Math.cbrt(0.0883024619 * c[0]! + 0.2817188376 * c[1]! + 0.6299787005 * c[2]!);
+      return Math.atan2(0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s, 1.9779984951 * l - 2.428592205 * m + 0.4505937099 * s);
+    };
+    transformColor(t(1), 0.4, 0.2, 0.1, out);
+    const h1 = hue(out);
+    transformColor(t(1.4), 0.4, 0.2, 0.1, out);
+    assert.ok(Math.abs(hue(out) - h1) < 0.01, `hue kept: ${hue(out)} vs ${h1}`);
+    assert.ok(out[0]! - out[2]! > 0.3, 'more chroma');
+    transformColor(t(0), 0.4, 0.2, 0.1, out);
+    assert.ok(Math.abs(out[0]! - out[2]!) < 1e-3, 'grey');
+  });
+});

@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import sharp from 'sharp';
+import { decodeImage } from '../src/node/index.js';
+import { render } from '../src/core/render.js';
+import { formatResult } from '../src/core/format/index.js';
+
+/**
+ * A baseline uncompressed little-endian RGB TIFF with 16-bit samples, written by hand: sharp
+ * rescales raw 16-bit input, and the case that matters is samples stored exactly as given.
+ */
+function tiff16(width: number, height: number, sample: (x: number, y: number) => number): Buffer {
+  const entries: [tag: number, type: number, count: number, value: number][] = [];
+  const dataBytes = width * height * 3 * 2;
+  const ifdOffset = 8;
+  const nEntries = 10;
+  const ifdSize = 2 + nEntries * 12 + 4;
+  const bpsOffset = ifdOffset + ifdSize;
+  const stripOffset = bpsOffset + 6;
+  const SHORT = 3, LONG = 4;
+  entries.push([256, LONG, 1, width], [257, LONG, 1, height], [258, SHORT, 3, bpsOffset], [259, SHORT, 1, 1], [262, SHORT, 1, 2],
+    [273, LONG, 1, stripOffset], [277, SHORT, 1, 3], [278, LONG, 1, height], [279, LONG, 1, dataBytes], [284, SHORT, 1, 1]);
+  const buf = Buffer.alloc(stripOffset + dataBytes);
+  buf.write('II', 0, 'latin1');
+  buf.writeUInt16LE(42, 2);
+  buf.writeUInt32LE(ifdOffset, 4);
+  buf.writeUInt16LE(nEntries, ifdOffset);
+  entries.forEach(([tag, type, count, value], i) => {
+    const o = ifdOffset + 2 + i * 12;
+    buf.writeUInt16LE(tag, o);
+    buf.writeUInt16LE(type, o + 2);
+    buf.writeUInt32LE(count, o + 4);
+    if (type === SHORT && count === 1) buf.writeUInt16LE(value, o + 8);
+    else buf.writeUInt32LE(value, o + 8);
+  });
+  buf.writeUInt32LE(0, ifdOffset + 2 + nEntries * 12);
+  for (let k = 0; k < 3; k++) buf.writeUInt16LE(16, bpsOffset + 2 * k);
+  for (let y = 0, o = stripOffset; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const v = sample(x, y);
+      for (let c = 0; c < 3; c++, o += 2) buf.writeUInt16LE(v, o);
+    }
+  }
+  return buf;
+}
+
+const OPTS = { maxBytes: 50_000_000, maxPixels: 50_000_000 };
+
+test('a 16-bit TIFF whose samples span 0..255 keeps its 256 levels and does not render blank', async () => {
+  // A bright disc on a dark ramp, in 8-bit values stored as 16-bit samples.
+  const file = tiff16(64, 32, (x, y) => (Math.hypot(x - 32, (y - 16) * 2) < 12 ? 255 : x * 2));
+  const meta = await sharp(file).metadata();
+  assert.equal(meta.format, 'tiff');
+  assert.equal(meta.depth, 'ushort');
+  const img = await decodeImage(file, OPTS);
+  const at = (x: number, y: number) => img.data[(y * img.width + x) * 4]!;
+  assert.equal(at(32, 16), 255);
+  assert.equal(at(10, 2), 20);
+  const text = formatResult(render(img, { columns: 32 }), 'text').body;
+  assert.match(text, /[^ \n]/, 'the art is not blank');
+  // The disc is drawn denser than the dark corner.
+  const lines = text.split('\n');
+  assert.notEqual(lines[4]![16], ' ');
+});
+
+test('a 16-bit TIFF using its full range is converted as before (about value / 257)', async () => {
+  const file = tiff16(16, 8, (x) => x * 4096 + 257);
+  const img = await decodeImage(file, OPTS);
+  for (let x = 0; x < 16; x++) assert.ok(Math.abs(img.data[x * 4]! - (x * 4096 + 257) / 257) <= 1, `x ${x}: ${img.data[x * 4]}`);
+});
