@@ -232,8 +232,8 @@ describe('golden outputs, 3x2', () => {
     '"brightness":0,"saturation":1.4,"gamma":1,"edges":false,"edgeStrength":1.8,"dither":false,' +
     '"sharpen":0.35,"autoLevels":0.9,"structure":0.55,"denoise":0.35,"motionSensitivity":0.7,' +
     '"autoOptimize":0.9,"qualityTarget":"balanced","glyphStrategy":"adaptive","maxGlyphRmse":0.03,' +
-    // cellColors: the extension parameter, appended after the contract's.
-    '"monoColor":"#e5e5e5","cellColors":"auto"}';
+    // Extensions at their defaults are not listed: the contract's parameters alone.
+    '"monoColor":"#e5e5e5"}';
   const REPORTS_JSON =
     '"codebook":{"strategy":"adaptive","glyphs":" .#","size":3,"rampSize":10,"rmse":0.02,"maxRmse":0.03,"bitsPerCell":1.5},' +
     '"director":{"status":"target_met","rubric":"balanced","score":0.82,"threshold":0.7,"strength":0.9,' +

@@ -83,7 +83,7 @@ describe('png format', () => {
   });
 
   it('colour: each glyph is inked in its cell colour', async () => {
-    const r = render(photo, { columns: 20, format: 'png', color: true, charset: 'blocks' });
+    const r = render(photo, { columns: 20, format: 'png', color: true, charset: 'blocks', cellColors: 'fg' });
     const { data, width } = await decode(formatResult(r).body as Uint8Array);
     let checked = 0;
     for (let i = 0; i < r.columns * r.rows; i++) {

@@ -12,10 +12,10 @@
  * Encoding: mono art without a background plane is one ink on one ground, so a 16-colour palette
  * image at 4 bits a pixel; anything else 8-bit RGB with every scanline filtered with Sub (runs of
  * one colour become zeros). Pixels are blended per cell from a 16-entry palette (the bitmaps have 16
- * levels). Deflated by fflate as it is produced: memory holds one band of cells and the compressed
+ * levels). Deflated by pako (a port of zlib) as it is produced: memory holds one band of cells and the compressed
  * output, never the whole raster. No ancillary chunks (no time stamp), so equal grids give equal bytes.
  */
-import { Zlib } from 'fflate';
+import { Deflate } from 'pako';
 import { BITMAP_CELL, GLYPH_BITMAPS } from '../glyphs/bitmaps.generated.js';
 import type { CellGrid, RenderResult } from '../types.js';
 import { groundFor, parseHexColor } from './color.js';
@@ -162,7 +162,10 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   const useColor = opts.color;
 
   const idat: Uint8Array[] = [];
-  const zlib = new Zlib({ level: 6, mem: 8 }, (data) => { idat.push(chunk('IDAT', data)); });
+  // pako, not fflate: fflate 0.8.3's streaming deflate can emit back-references before the start of
+  // the data (fflate issue #260; seen here on scale-8 previews), which every PNG decoder refuses.
+  const zlib = new Deflate({ level: 6 });
+  zlib.onData = (data) => { idat.push(chunk('IDAT', data)); };
   const pal = new Uint8Array(LEVELS * 3);
   // One flat ink on one flat ground: a 16-colour palette image at 4 bits a pixel (a sixth of RGB).
   const indexed = !useColor && !background;
