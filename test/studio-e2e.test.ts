@@ -393,6 +393,8 @@ describe('studio in headless Chromium', { skip }, () => {
     const n = await results(page);
     await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: png });
     await waitResults(page, 1, n);
+    // A frame of the video still in flight may be the result counted: wait for the still itself.
+    await page.waitForFunction(() => window.__v2aStats.source === 'image', undefined, { timeout: 20_000 });
     assert.equal(await page.inputValue('#handoff-mode'), 'latest-frame');
     const [still] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
     await still.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'end'), undefined, { timeout: 20_000 });
