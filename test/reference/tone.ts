@@ -1,24 +1,12 @@
+/**
+ * Scalar oracles of the tone kernels that run in WebAssembly (the histogram and the LUT pass), as
+ * the TypeScript had them. The tone curve itself (levels, toneValue, toneLut, lutValue) is still
+ * TypeScript in src/core/pipeline/tone.ts and is imported from there, not copied.
+ */
+import { lutValue } from '../../src/core/pipeline/tone.js';
 import type { Raster } from './raster.js';
 
-const HIST_BINS = 1024;
-export const TONE_LUT_SIZE = 4096;
-
-/** Percentiles of the auto-levels stretch: robust to a few specular or dead pixels. */
-export const LEVELS_LOW_PERCENTILE = 0.005;
-export const LEVELS_HIGH_PERCENTILE = 0.995;
-
-export interface ToneSettings {
-  /** Input black and white points after auto-levels. */
-  readonly lo: number;
-  readonly hi: number;
-  readonly contrast: number;
-  /** Offset on a 0-255 scale. */
-  readonly brightness: number;
-  readonly gamma: number;
-  readonly invert: boolean;
-}
-
-export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
+export function histogram(r: Raster, bins = 1024): Uint32Array {
   const h = new Uint32Array(bins);
   const d = r.data;
   const top = bins - 1;
@@ -29,68 +17,6 @@ export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
     h[b]!++;
   }
   return h;
-}
-
-/** Value below which `p` of the samples lie, from a histogram over 0..1. */
-export function percentile(h: Uint32Array, p: number): number {
-  let total = 0;
-  for (let i = 0; i < h.length; i++) total += h[i]!;
-  const want = p * total;
-  let acc = 0;
-  for (let i = 0; i < h.length; i++) {
-    const next = acc + h[i]!;
-    if (next >= want && h[i]! > 0) return (i + (want - acc) / h[i]!) / h.length;
-    acc = next;
-  }
-  return 1;
-}
-
-/**
- * Black and white points: `autoLevels` blends from none (0..1) to the full percentile stretch.
- * A nearly flat image keeps a minimum span so noise is not blown up into full contrast.
- */
-export function levels(h: Uint32Array, autoLevels: number): { lo: number; hi: number } {
-  const pLo = percentile(h, LEVELS_LOW_PERCENTILE);
-  const pHi = percentile(h, LEVELS_HIGH_PERCENTILE);
-  let lo = autoLevels * pLo;
-  let hi = 1 - autoLevels * (1 - pHi);
-  const minSpan = 0.1;
-  if (hi - lo < minSpan) {
-    const mid = (hi + lo) / 2;
-    lo = Math.max(0, mid - minSpan / 2);
-    hi = Math.min(1, lo + minSpan);
-    lo = hi - minSpan;
-  }
-  return { lo, hi };
-}
-
-/** The tone curve: levels, contrast about mid-grey, brightness, clamp, gamma, invert. */
-export function toneValue(v: number, s: ToneSettings): number {
-  let u = (v - s.lo) / (s.hi - s.lo);
-  u = (u - 0.5) * s.contrast + 0.5 + s.brightness / 255;
-  u = u < 0 ? 0 : u > 1 ? 1 : u;
-  if (s.gamma !== 1) u = Math.pow(u, 1 / s.gamma);
-  return s.invert ? 1 - u : u;
-}
-
-/**
- * LUT over inputs -0.5..1.5 (sharpening overshoots 0..1; levels must still see it). Entries
- * outside `from..to` (indices) stay 0, for callers that only look up a narrower input range.
- */
-export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE, from = 0, to = size): Float32Array {
-  const lut = new Float32Array(size + 1);
-  for (let i = Math.max(0, from); i <= Math.min(size, to); i++) lut[i] = toneValue(-0.5 + (2 * i) / size, s);
-  return lut;
-}
-
-/** One value through a toneLut() table, linearly interpolated. */
-export function lutValue(lut: Float32Array, v: number): number {
-  const n = TONE_LUT_SIZE;
-  const x = (v + 0.5) * (n / 2);
-  if (x <= 0) return lut[0]!;
-  if (x >= n) return lut[n]!;
-  const k = x | 0;
-  return lut[k]! + (lut[k + 1]! - lut[k]!) * (x - k);
 }
 
 export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {

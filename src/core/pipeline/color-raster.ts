@@ -1,30 +1,7 @@
 import type { RgbaImage } from '../types.js';
 import { SRGB8_TO_LINEAR } from './linear.js';
+import { boxTaps } from './resample.js';
 import { scratch } from './scratch.js';
-
-/** Exact-area box weights from `src` samples onto `dst`: per output, first source index and weights. */
-function areaTaps(src: number, dst: number): { start: Int32Array; count: Int32Array; offset: Int32Array; weight: Float32Array } {
-  const scale = src / dst;
-  const start = new Int32Array(dst), count = new Int32Array(dst), offset = new Int32Array(dst);
-  const w: number[] = [];
-  for (let i = 0; i < dst; i++) {
-    const a = i * scale, b = Math.min(src, (i + 1) * scale);
-    const i0 = Math.min(src - 1, Math.floor(a));
-    const i1 = Math.max(i0, Math.min(src - 1, Math.ceil(b) - 1));
-    start[i] = i0;
-    count[i] = i1 - i0 + 1;
-    offset[i] = w.length;
-    let sum = 0;
-    const first = w.length;
-    for (let k = i0; k <= i1; k++) {
-      const v = Math.max(0, Math.min(b, k + 1) - Math.max(a, k));
-      w.push(v);
-      sum += v;
-    }
-    for (let k = first; k < w.length; k++) w[k] = sum > 0 ? w[k]! / sum : 1 / (i1 - i0 + 1);
-  }
-  return { start, count, offset, weight: Float32Array.from(w) };
-}
 
 /**
  * Linear-light RGB of the source at `W x H` samples (3 floats per sample, row-major), area
@@ -34,7 +11,7 @@ function areaTaps(src: number, dst: number): { start: Int32Array; count: Int32Ar
  */
 export function resampleRgb(img: RgbaImage, W: number, H: number, groundLinear: number): Float32Array {
   const sw = img.width, sh = img.height, px = img.data;
-  const xt = areaTaps(sw, W), yt = areaTaps(sh, H);
+  const xt = boxTaps(sw, W), yt = boxTaps(sh, H);
   const lut = SRGB8_TO_LINEAR;
   const row = scratch('colorRaster.row', sw * 3);
   const hrow = scratch('colorRaster.h', W * 3);

@@ -5,14 +5,14 @@ import type { Raster } from './raster.js';
 import { scratch } from './scratch.js';
 
 /** Box-filter taps from a source axis of `src` samples onto `dst` samples: exact area overlap. */
-interface Taps {
+export interface Taps {
   readonly start: Int32Array;
   readonly count: Int32Array;
   readonly offset: Int32Array;
   readonly weight: Float32Array;
 }
 
-function boxTaps(src: number, dst: number): Taps {
+export function boxTaps(src: number, dst: number): Taps {
   const scale = src / dst;
   const start = new Int32Array(dst);
   const count = new Int32Array(dst);
