@@ -9,7 +9,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from '../src/core/format/jsonSchemas.js';
 import { HANDOFF_MANIFEST_SCHEMA, buildHandoffManifest } from '../src/contract/handoff.js';
-import { loadConfig } from '../src/server/config.js';
+import { EFFECTIVE_SETTING_SCHEMA, effectiveConfig, loadConfig } from '../src/server/config.js';
 import type { AppContext } from '../src/server/context.js';
 import { AGENT_MANIFEST_SCHEMA, buildAgentManifest } from '../src/server/docs/agent.js';
 import { INTEROPERABILITY_SCHEMA, buildInteroperability } from '../src/server/docs/interoperability.js';
@@ -46,6 +46,12 @@ test('healthEnvelope matches HEALTH_SCHEMA, serving and shutting down', () => {
     const ctx = { closing, startedAt: performance.now(), pool: { stats: () => stats } } as unknown as AppContext;
     valid(HEALTH_SCHEMA, healthEnvelope(ctx, traceId));
   }
+});
+
+test('effectiveConfig entries match EFFECTIVE_SETTING_SCHEMA, a secret setting included', () => {
+  const entries = effectiveConfig(loadConfig({ PLATFORM_API_KEY: 'k'.repeat(32) }), { PLATFORM_API_KEY: 'k'.repeat(32) });
+  assert.ok(entries.some((e) => e.secret));
+  for (const entry of entries) valid(EFFECTIVE_SETTING_SCHEMA, entry);
 });
 
 test('buildHandoffManifest matches HANDOFF_MANIFEST_SCHEMA', () => {

@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../core/types.js';
-import { effectiveConfig, platformKeyOf } from '../config.js';
+import { EFFECTIVE_SETTING_SCHEMA, effectiveConfig, platformKeyOf } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { requirePlatformKey } from '../plugins/platform-auth.js';
@@ -63,19 +63,7 @@ export const STATUS_SCHEMA: JsonSchema = {
     config: {
       type: 'array',
       description: 'Effective server settings (describeConfig order). Secret settings only say whether they are set.',
-      items: {
-        type: 'object',
-        required: ['name', 'default'],
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string' },
-          value: { description: 'The effective value (absent for secret settings).' },
-          set: { type: 'boolean' },
-          default: { type: 'string' },
-          secret: { const: true },
-          testOnly: { const: true },
-        },
-      },
+      items: EFFECTIVE_SETTING_SCHEMA,
     },
   },
 };
