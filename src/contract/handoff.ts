@@ -12,6 +12,7 @@
  * (and `event.source`) on every message and drop messages of another `handoff` id.
  */
 import { CHROMA_ENCODING } from '../core/format/info.js';
+import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export const HANDOFF_PROTOCOL = 'platform.v2a.a2v.handoff.v1';
 export const HANDOFF_TRANSPORT = 'window.postMessage';
@@ -197,5 +198,75 @@ export function buildHandoffManifest(settings: HandoffSettings) {
     browserOnly: true,
   };
 }
+
+/** Schema of FieldInfo (launch parameters, message fields). */
+export const FIELD_INFO_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'type', 'required', 'description'],
+  additionalProperties: false,
+  properties: { name: { type: 'string' }, type: { type: 'string' }, required: { type: 'boolean' }, description: { type: 'string' } },
+};
+
+/** Schema of buildHandoffManifest's result. */
+export const HANDOFF_MANIFEST_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: `Manifest of the ${HANDOFF_PROTOCOL} handoff (browser only: the frames never pass through this server).`,
+  required: ['protocol', 'receiver', 'transport', 'modes', 'launch', 'frame', 'messages', 'statusChecks', 'browserOnly'],
+  additionalProperties: false,
+  properties: {
+    protocol: { const: HANDOFF_PROTOCOL },
+    receiver: {
+      type: 'object', required: ['url', 'targetOrigin'], additionalProperties: false,
+      properties: { url: { type: 'string', format: 'uri' }, targetOrigin: { type: 'string', format: 'uri', description: 'Origin of V2A_RECEIVER_URL: the only postMessage target.' } },
+    },
+    transport: {
+      type: 'object', required: ['type', 'targetOrigin', 'wildcardTargetOrigin', 'rules'], additionalProperties: false,
+      properties: {
+        type: { const: HANDOFF_TRANSPORT },
+        targetOrigin: { type: 'string', format: 'uri' },
+        wildcardTargetOrigin: { const: false },
+        rules: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    modes: {
+      type: 'array',
+      items: { type: 'object', required: ['name', 'description'], additionalProperties: false, properties: { name: { enum: [...HANDOFF_MODES] }, description: { type: 'string' } } },
+    },
+    launch: {
+      type: 'object', required: ['url', 'urlTemplate', 'parameters', 'open'], additionalProperties: false,
+      properties: {
+        url: { type: 'string', format: 'uri' },
+        urlTemplate: { type: 'string', description: `RFC 6570 template with ${LAUNCH_PARAMETERS.map((p) => p.name).join(', ')}.` },
+        parameters: { type: 'array', items: FIELD_INFO_SCHEMA },
+        open: { type: 'string' },
+      },
+    },
+    frame: {
+      type: 'object', required: ['format', 'chromaEncoding'], additionalProperties: false,
+      properties: { format: { const: FRAME_FORMAT }, chromaEncoding: { const: CHROMA_ENCODING } },
+    },
+    messages: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['type', 'direction', 'description', 'fields'], additionalProperties: false,
+        properties: {
+          type: { enum: HANDOFF_MESSAGES.map((m) => m.type) },
+          direction: { enum: ['studio-to-receiver', 'receiver-to-studio', 'either'] },
+          description: { type: 'string' },
+          fields: { type: 'array', items: FIELD_INFO_SCHEMA },
+        },
+      },
+    },
+    statusChecks: {
+      type: 'object', required: ['description', 'authentication', 'enabled'], additionalProperties: false,
+      properties: {
+        description: { type: 'string' },
+        authentication: { type: 'array', items: { enum: ['PlatformBearer', 'PlatformHeader'] } },
+        enabled: { type: 'boolean', description: 'Whether the server has a platform key configured.' },
+      },
+    },
+    browserOnly: { const: true },
+  },
+};
 
 export type HandoffManifest = ReturnType<typeof buildHandoffManifest>;

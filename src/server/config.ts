@@ -10,6 +10,7 @@ import { parseAllowlist } from './fetch-image.js';
 import {
   MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
+import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -436,6 +437,21 @@ export interface EffectiveSetting {
   readonly testOnly?: boolean;
   readonly secret?: boolean;
 }
+
+/** Schema of an EffectiveSetting, as the status body lists them. */
+export const EFFECTIVE_SETTING_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'default'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string' },
+    value: { description: 'The effective value (absent for secret settings).' },
+    set: { type: 'boolean' },
+    default: { type: 'string' },
+    secret: { const: true },
+    testOnly: { const: true },
+  },
+};
 
 /** The effective, non-secret configuration (values of secrets are never included). */
 export function effectiveConfig(config: ServerConfig, env: Env = process.env): EffectiveSetting[] {

@@ -6,11 +6,13 @@
  */
 
 import { ERRORS, V2aError, fieldDetail, type ErrorCode } from '../core/errors.js';
-import { problemType, type ProblemBody, type ProblemFieldError } from '../contract/problems.js';
+import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemType, type ProblemBody, type ProblemFieldError } from '../contract/problems.js';
 
 export {
   PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemType, type ProblemBody, type ProblemFieldError, type ProblemSlug, type ProblemTypeInfo,
 } from '../contract/problems.js';
+import type { JsonSchema } from '../core/format/jsonSchemas.js';
+import { TRACE_ID_SCHEMA } from './trace-context.js';
 
 /**
  * A V2aError with what only HTTP needs: response headers (Retry-After, Allow) and, for errors of
@@ -62,6 +64,33 @@ export function problemBody(p: HttpProblem, instance: string, traceId: string): 
   if (p.errors) body.errors = p.errors.map((e) => ({ parameter: e.parameter, message: e.message }));
   return body;
 }
+
+/** Schema of problemBody's reply (the OpenAPI `Problem`). */
+export const PROBLEM_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: `RFC 9457 problem details. \`type\` is ${PROBLEM_TYPE_BASE}<slug>, one of: ` +
+    Object.entries(PROBLEM_TYPES).map(([slug, p]) => `${slug} (${p.status})`).join(', ') + '.',
+  required: ['type', 'title', 'status', 'detail', 'instance', 'traceId'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', format: 'uri', enum: Object.keys(PROBLEM_TYPES).map((s) => PROBLEM_TYPE_BASE + s) },
+    title: { type: 'string' },
+    status: { type: 'integer', minimum: 400, maximum: 599 },
+    detail: { type: 'string', description: 'What went wrong, for the caller; never a stack trace.' },
+    instance: { type: 'string', format: 'uri-reference', description: 'The request path.' },
+    traceId: TRACE_ID_SCHEMA,
+    errors: {
+      type: 'array',
+      description: 'Validation errors, one per parameter or field at fault.',
+      items: {
+        type: 'object',
+        required: ['parameter', 'message'],
+        additionalProperties: false,
+        properties: { parameter: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+};
 
 /** The detail text of a list of parameter errors: the one sentence both HTTP and MCP show. */
 export const parameterDetail = fieldDetail;

@@ -25,6 +25,7 @@ import { isIP } from 'node:net';
 import { createAgent, describeNetworkError, discard, type ImageFetchError } from './fetch-image.js';
 import { displayUrl } from './config.js';
 import { PLATFORM_KEY_HEADER } from './telemetry/tracing.js';
+import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export interface ReceiverCheckResult {
   /** The checked URL: origin and path. */
@@ -39,6 +40,26 @@ export interface ReceiverCheckResult {
   readonly receiverVersion?: string;
   readonly error?: string;
 }
+
+/** Schema of ReceiverCheckResult, as GET /api/v1/status reports it. */
+export const RECEIVER_CHECK_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'One status check of the handoff receiver: GET of its status URL with the platform key in X-Platform-API-Key (https only, public addresses only, no redirects followed, short timeout).',
+  required: ['url', 'checkedAt', 'reachable', 'ok'],
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', description: 'The checked URL (origin and path).' },
+    checkedAt: { type: 'string', format: 'date-time' },
+    reachable: { type: 'boolean', description: 'An HTTP answer arrived in time.' },
+    ok: { type: 'boolean', description: 'The answer was 2xx.' },
+    authenticated: { type: 'boolean', description: 'The answer was not 401 or 403: the receiver accepts the key.' },
+    httpStatus: { type: 'integer', minimum: 100, maximum: 599 },
+    latencyMs: { type: 'number', minimum: 0, description: 'Time to the response headers.' },
+    receiverStatus: { type: 'string', description: 'The `status` string of the receiver\'s JSON answer, if any.' },
+    receiverVersion: { type: 'string', description: 'The `version` string of the receiver\'s JSON answer, if any.' },
+    error: { type: 'string', description: 'Why it was not reachable or not ok: timeout, unreachable, connection_refused, address_not_public, scheme_not_allowed, ip_literal, redirect, ...' },
+  },
+};
 
 export interface ReceiverChecker {
   /** The status URL (origin and path). */

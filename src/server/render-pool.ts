@@ -30,6 +30,7 @@ import { Piscina } from 'piscina';
 import 'sharp';
 import { HttpProblem } from './problem.js';
 import type { RenderJob, RenderOutcome } from './render-task.js';
+import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export interface RenderPoolOptions {
   workers: number;
@@ -46,6 +47,18 @@ export interface PoolStats {
   queueLimit: number;
   completed: number;
 }
+
+/** PoolStats' keys, spelled once for the schema; `satisfies` keeps them in step with the interface. */
+const POOL_STATS_KEYS = ['workers', 'running', 'queued', 'queueLimit', 'completed'] as const satisfies readonly (keyof PoolStats)[];
+
+/** Schema of stats(), as health and status report it. */
+export const POOL_STATS_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'Render worker pool load.',
+  required: [...POOL_STATS_KEYS],
+  additionalProperties: false,
+  properties: Object.fromEntries(POOL_STATS_KEYS.map((k) => [k, { type: 'integer', minimum: 0 }])),
+};
 
 export interface RenderPool {
   run(job: RenderJob, signal?: AbortSignal): Promise<RenderOutcome>;

@@ -35,6 +35,11 @@ export const TRACESTATE_MAX_LENGTH = 512;
 const HEX = /^[0-9a-f]+$/;
 const ZERO = /^0+$/;
 
+/** Schema of the trace id echoed in reply bodies (health, status, problems). */
+export const TRACE_ID_SCHEMA = { type: 'string', pattern: '^[0-9a-f]{32}$', description: 'W3C trace id (32 lowercase hex).' };
+/** The traceparent header as a JSON Schema pattern (parseTraceparent checks more). */
+export const TRACEPARENT_PATTERN = '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$';
+
 export interface ParsedTraceparent {
   readonly version: string;
   readonly traceId: string;

@@ -13,6 +13,7 @@ import { IMAGE_PATH_DESCRIPTION } from '../mcp/render-tool.js';
 import { RENDER_OUTPUT_SCHEMA } from '../mcp/reply.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildRecipes } from './recipes.js';
+import type { JsonSchema } from '../../core/format/jsonSchemas.js';
 
 export const SERVICE_DESCRIPTION =
   'v2a converts one raster image into character art (text, ANSI, HTML, SVG, JSON, PNG) over HTTP and as the MCP tool render_ascii, over Streamable HTTP or stdio (v2a mcp).';
@@ -115,3 +116,46 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
     recipes: buildRecipes(baseUrl),
   };
 }
+
+/** Schema of buildAgentManifest's result (loose where the manifest is prose for agents). */
+const URL_STRING = { type: 'string', format: 'uri' };
+
+export const AGENT_MANIFEST_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'version', 'description', 'baseUrl', 'tools', 'capabilities', 'defaults', 'parameters', 'limits', 'discovery', 'authentication', 'recipes'],
+  properties: {
+    name: { const: 'v2a' },
+    version: { const: VERSION },
+    description: { type: 'string' },
+    baseUrl: URL_STRING,
+    tools: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['name', 'description'],
+        properties: { name: { enum: [RENDER_TOOL_NAME, 'stream_ascii_to_a2v'] }, description: { type: 'string' }, browserOnly: { type: 'boolean' } },
+      },
+    },
+    capabilities: {
+      type: 'object',
+      required: ['formats', 'charsets', 'color', 'edgeDetection', 'dithering', 'luminance'],
+      properties: {
+        formats: { type: 'array', items: { type: 'object', required: ['name', 'contentType', 'extension', 'label'], properties: { name: { enum: [...FORMATS] } } } },
+        charsets: { type: 'array', items: { enum: [...CHARSETS] } },
+        color: { type: 'boolean' },
+        edgeDetection: { type: 'string' },
+        dithering: { const: 'floyd-steinberg' },
+        luminance: { const: 'linear-light-rec709' },
+      },
+    },
+    // A reference into the OpenAPI document, whose components hold the parameter object.
+    defaults: { $ref: '#/components/schemas/RenderParameters' },
+    parameters: { type: 'array', items: { type: 'object', required: ['name', 'type', 'default', 'description'] } },
+    limits: { type: 'object' },
+    discovery: { type: 'object', additionalProperties: URL_STRING },
+    authentication: { type: 'object' },
+    recipes: {
+      type: 'array',
+      items: { type: 'object', required: ['name', 'description', 'command'], additionalProperties: false, properties: { name: { type: 'string' }, description: { type: 'string' }, command: { type: 'string' } } },
+    },
+  },
+};

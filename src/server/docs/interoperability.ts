@@ -8,6 +8,7 @@ import { RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { TRACESTATE_MAX_LENGTH, TRACESTATE_MAX_MEMBERS } from '../trace-context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
+import type { JsonSchema } from '../../core/format/jsonSchemas.js';
 
 export function buildInteroperability(config: ServerConfig, baseUrl: string) {
   const url = (path: string) => baseUrl + path;
@@ -56,3 +57,29 @@ export function buildInteroperability(config: ServerConfig, baseUrl: string) {
     formats: FORMATS.map((name) => ({ name, ...FORMAT_INFO[name] })),
   };
 }
+
+/** Schema of buildInteroperability's result: the identifiers clients match on. */
+export const INTEROPERABILITY_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['service', 'version', 'protocols', 'encodings'],
+  properties: {
+    service: { const: 'v2a' },
+    version: { const: VERSION },
+    protocols: {
+      type: 'object',
+      required: ['http', 'mcp', 'openapi', 'handoff', 'traceContext'],
+      properties: {
+        mcp: {
+          type: 'object', required: ['endpoint', 'protocolVersions', 'jsonrpc'],
+          properties: { protocolVersions: { type: 'array', items: { enum: [...SUPPORTED_PROTOCOL_VERSIONS] } }, jsonrpc: { const: '2.0' } },
+        },
+        openapi: { type: 'object', required: ['version', 'url'], properties: { version: { const: '3.1.0' } } },
+        handoff: { type: 'object', required: ['protocol'], properties: { protocol: { const: HANDOFF_PROTOCOL } } },
+      },
+    },
+    encodings: {
+      type: 'object', required: ['chroma'],
+      properties: { chroma: { type: 'object', required: ['id'], properties: { id: { const: CHROMA_ENCODING } } } },
+    },
+  },
+};

@@ -1,21 +1,28 @@
 /**
  * The OpenAPI 3.1.0 document of the service, generated from the definitions the server runs on:
  * PARAMS (query, form and JSON parameters, the MCP tool schema), FORMAT_INFO (reply content
- * types), the json/json-compact JSON Schemas, the problem catalogue, the endpoint list, the
- * handoff protocol and the MCP protocol versions. Nothing here restates a name, range or default.
+ * types), the json/json-compact JSON Schemas, the problem catalogue, the endpoint list and the MCP
+ * protocol versions. Response body schemas live beside the code that builds each body (health,
+ * status, problems, manifests, JSON-RPC) so a shape and its schema change together; this module
+ * only assembles them. Nothing here restates a name, range or default.
  */
 import { FORMATS, PARAMS, describeDomain, type Format, type ParamDef } from '../../core/params/definitions.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
-import { CHROMA_ENCODING, FORMAT_INFO } from '../../core/format/info.js';
+import { FORMAT_INFO } from '../../core/format/info.js';
 import { JSON_COMPACT_OUTPUT_SCHEMA, JSON_OUTPUT_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
-import { CHARSETS, QUALITY_TARGETS } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { describeConfig, type ServerConfig } from '../config.js';
-import { HANDOFF_MESSAGES, HANDOFF_MODES, HANDOFF_PROTOCOL, HANDOFF_TRANSPORT, LAUNCH_PARAMETERS } from '../../contract/handoff.js';
-import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
+import { HANDOFF_MANIFEST_SCHEMA } from '../../contract/handoff.js';
+import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, renderToolInputSchema } from '../mcp-tool.js';
+import { JSONRPC_MESSAGE_SCHEMA, JSONRPC_RESPONSE_SCHEMA } from '../mcp/dispatcher.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { ERRORS } from '../../core/errors.js';
-import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemSlug } from '../problem.js';
+import { PROBLEM_SCHEMA, type ProblemSlug } from '../problem.js';
+import { HEALTH_SCHEMA } from '../routes/health.js';
+import { STATUS_SCHEMA } from '../routes/platform.js';
+import { TRACEPARENT_PATTERN } from '../trace-context.js';
+import { AGENT_MANIFEST_SCHEMA } from './agent.js';
+import { INTEROPERABILITY_SCHEMA } from './interoperability.js';
 import { ENDPOINT_LIST, ENDPOINTS, type EndpointInfo } from '../../contract/endpoints.js';
 
 type Obj = Record<string, unknown>;
@@ -30,9 +37,6 @@ function embed(schema: JsonSchema): Obj {
   const { $schema: _dialect, ...rest } = schema as Obj;
   return rest;
 }
-
-const TRACE_ID = { type: 'string', pattern: '^[0-9a-f]{32}$', description: 'W3C trace id (32 lowercase hex).' };
-const TRACEPARENT_PATTERN = '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$';
 
 function paramDescription(def: ParamDef): string {
   return `${def.description} Allowed: ${describeDomain(def)}. Default: ${String(def.default)}.`;
@@ -62,304 +66,6 @@ function renderContent(): Obj {
   }
   return content;
 }
-
-const PROBLEM_SCHEMA: Obj = {
-  type: 'object',
-  description: `RFC 9457 problem details. \`type\` is ${PROBLEM_TYPE_BASE}<slug>, one of: ` +
-    Object.entries(PROBLEM_TYPES).map(([slug, p]) => `${slug} (${p.status})`).join(', ') + '.',
-  required: ['type', 'title', 'status', 'detail', 'instance', 'traceId'],
-  additionalProperties: false,
-  properties: {
-    type: { type: 'string', format: 'uri', enum: Object.keys(PROBLEM_TYPES).map((s) => PROBLEM_TYPE_BASE + s) },
-    title: { type: 'string' },
-    status: { type: 'integer', minimum: 400, maximum: 599 },
-    detail: { type: 'string', description: 'What went wrong, for the caller; never a stack trace.' },
-    instance: { type: 'string', format: 'uri-reference', description: 'The request path.' },
-    traceId: TRACE_ID,
-    errors: {
-      type: 'array',
-      description: 'Validation errors, one per parameter or field at fault.',
-      items: {
-        type: 'object',
-        required: ['parameter', 'message'],
-        additionalProperties: false,
-        properties: { parameter: { type: 'string' }, message: { type: 'string' } },
-      },
-    },
-  },
-};
-
-const POOL_SCHEMA: Obj = {
-  type: 'object',
-  description: 'Render worker pool load.',
-  required: ['workers', 'running', 'queued', 'queueLimit', 'completed'],
-  additionalProperties: false,
-  properties: Object.fromEntries(['workers', 'running', 'queued', 'queueLimit', 'completed'].map((k) => [k, { type: 'integer', minimum: 0 }])),
-};
-
-const HEALTH_SCHEMA: Obj = {
-  type: 'object',
-  required: ['status', 'service', 'version', 'uptimeSeconds', 'time', 'traceId', 'pool', 'capabilities'],
-  additionalProperties: false,
-  properties: {
-    status: { enum: ['ok', 'shutting_down'] },
-    service: { const: 'v2a' },
-    version: { const: VERSION },
-    uptimeSeconds: { type: 'number', minimum: 0 },
-    time: { type: 'string', format: 'date-time' },
-    traceId: TRACE_ID,
-    pool: POOL_SCHEMA,
-    capabilities: {
-      type: 'object',
-      required: ['formats', 'charsets', 'qualityTargets', 'mcp', 'openapi'],
-      additionalProperties: false,
-      properties: {
-        formats: { type: 'array', items: { enum: [...FORMATS] } },
-        charsets: { type: 'array', items: { enum: [...CHARSETS] } },
-        qualityTargets: { type: 'array', items: { enum: [...QUALITY_TARGETS] } },
-        mcp: { const: ENDPOINTS.mcp.path },
-        openapi: { const: ENDPOINTS.openapi.path },
-      },
-    },
-  },
-};
-
-const RECEIVER_CHECK_SCHEMA: Obj = {
-  type: 'object',
-  description: 'One status check of the handoff receiver: GET of its status URL with the platform key in X-Platform-API-Key (https only, public addresses only, no redirects followed, short timeout).',
-  required: ['url', 'checkedAt', 'reachable', 'ok'],
-  additionalProperties: false,
-  properties: {
-    url: { type: 'string', description: 'The checked URL (origin and path).' },
-    checkedAt: { type: 'string', format: 'date-time' },
-    reachable: { type: 'boolean', description: 'An HTTP answer arrived in time.' },
-    ok: { type: 'boolean', description: 'The answer was 2xx.' },
-    authenticated: { type: 'boolean', description: 'The answer was not 401 or 403: the receiver accepts the key.' },
-    httpStatus: { type: 'integer', minimum: 100, maximum: 599 },
-    latencyMs: { type: 'number', minimum: 0, description: 'Time to the response headers.' },
-    receiverStatus: { type: 'string', description: 'The `status` string of the receiver\'s JSON answer, if any.' },
-    receiverVersion: { type: 'string', description: 'The `version` string of the receiver\'s JSON answer, if any.' },
-    error: { type: 'string', description: 'Why it was not reachable or not ok: timeout, unreachable, connection_refused, address_not_public, scheme_not_allowed, ip_literal, redirect, ...' },
-  },
-};
-
-const STATUS_SCHEMA: Obj = {
-  type: 'object',
-  required: ['service', 'version', 'status', 'time', 'startedAt', 'uptimeSeconds', 'traceId', 'node', 'pool', 'telemetry', 'receiver', 'config'],
-  additionalProperties: false,
-  properties: {
-    service: { const: 'v2a' },
-    version: { const: VERSION },
-    status: { enum: ['ok', 'shutting_down'] },
-    time: { type: 'string', format: 'date-time' },
-    startedAt: { type: 'string', format: 'date-time' },
-    uptimeSeconds: { type: 'number', minimum: 0 },
-    traceId: TRACE_ID,
-    node: { type: 'string', description: 'Node.js version.' },
-    pool: POOL_SCHEMA,
-    telemetry: {
-      type: 'object',
-      description: 'Span export over OTLP/HTTP (JSON encoding), on when PLATFORM_API_KEY is set.',
-      required: ['exporting'],
-      additionalProperties: false,
-      properties: {
-        exporting: { type: 'boolean' },
-        endpoint: { type: 'string', description: 'OTLP traces endpoint (origin and path).' },
-        protocol: { const: 'http/json' },
-        keyHeader: { const: 'x-platform-api-key', description: 'Header that carries the platform key to the endpoint.' },
-        disabledReason: { type: 'string' },
-      },
-    },
-    receiver: {
-      type: 'object',
-      required: ['statusUrl', 'intervalMs', 'check'],
-      additionalProperties: false,
-      properties: {
-        statusUrl: { type: ['string', 'null'], description: 'V2A_RECEIVER_STATUS_URL (origin and path); null when checks are off.' },
-        intervalMs: { type: 'integer', minimum: 0, description: 'Background check interval; 0 = on demand only.' },
-        check: { oneOf: [RECEIVER_CHECK_SCHEMA, { type: 'null' }] },
-      },
-    },
-    config: {
-      type: 'array',
-      description: 'Effective server settings (describeConfig order). Secret settings only say whether they are set.',
-      items: {
-        type: 'object',
-        required: ['name', 'default'],
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string' },
-          value: { description: 'The effective value (absent for secret settings).' },
-          set: { type: 'boolean' },
-          default: { type: 'string' },
-          secret: { const: true },
-          testOnly: { const: true },
-        },
-      },
-    },
-  },
-};
-
-const FIELD_INFO_SCHEMA: Obj = {
-  type: 'object',
-  required: ['name', 'type', 'required', 'description'],
-  additionalProperties: false,
-  properties: { name: { type: 'string' }, type: { type: 'string' }, required: { type: 'boolean' }, description: { type: 'string' } },
-};
-
-const HANDOFF_SCHEMA: Obj = {
-  type: 'object',
-  description: `Manifest of the ${HANDOFF_PROTOCOL} handoff (browser only: the frames never pass through this server).`,
-  required: ['protocol', 'receiver', 'transport', 'modes', 'launch', 'frame', 'messages', 'statusChecks', 'browserOnly'],
-  additionalProperties: false,
-  properties: {
-    protocol: { const: HANDOFF_PROTOCOL },
-    receiver: {
-      type: 'object', required: ['url', 'targetOrigin'], additionalProperties: false,
-      properties: { url: { type: 'string', format: 'uri' }, targetOrigin: { type: 'string', format: 'uri', description: 'Origin of V2A_RECEIVER_URL: the only postMessage target.' } },
-    },
-    transport: {
-      type: 'object', required: ['type', 'targetOrigin', 'wildcardTargetOrigin', 'rules'], additionalProperties: false,
-      properties: {
-        type: { const: HANDOFF_TRANSPORT },
-        targetOrigin: { type: 'string', format: 'uri' },
-        wildcardTargetOrigin: { const: false },
-        rules: { type: 'array', items: { type: 'string' } },
-      },
-    },
-    modes: {
-      type: 'array',
-      items: { type: 'object', required: ['name', 'description'], additionalProperties: false, properties: { name: { enum: [...HANDOFF_MODES] }, description: { type: 'string' } } },
-    },
-    launch: {
-      type: 'object', required: ['url', 'urlTemplate', 'parameters', 'open'], additionalProperties: false,
-      properties: {
-        url: { type: 'string', format: 'uri' },
-        urlTemplate: { type: 'string', description: `RFC 6570 template with ${LAUNCH_PARAMETERS.map((p) => p.name).join(', ')}.` },
-        parameters: { type: 'array', items: FIELD_INFO_SCHEMA },
-        open: { type: 'string' },
-      },
-    },
-    frame: {
-      type: 'object', required: ['format', 'chromaEncoding'], additionalProperties: false,
-      properties: { format: { const: 'json-compact' }, chromaEncoding: { const: CHROMA_ENCODING } },
-    },
-    messages: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['type', 'direction', 'description', 'fields'], additionalProperties: false,
-        properties: {
-          type: { enum: HANDOFF_MESSAGES.map((m) => m.type) },
-          direction: { enum: ['studio-to-receiver', 'receiver-to-studio', 'either'] },
-          description: { type: 'string' },
-          fields: { type: 'array', items: FIELD_INFO_SCHEMA },
-        },
-      },
-    },
-    statusChecks: {
-      type: 'object', required: ['description', 'authentication', 'enabled'], additionalProperties: false,
-      properties: {
-        description: { type: 'string' },
-        authentication: { type: 'array', items: { enum: ['PlatformBearer', 'PlatformHeader'] } },
-        enabled: { type: 'boolean', description: 'Whether the server has a platform key configured.' },
-      },
-    },
-    browserOnly: { const: true },
-  },
-};
-
-const URL_STRING = { type: 'string', format: 'uri' };
-
-const AGENT_SCHEMA: Obj = {
-  type: 'object',
-  required: ['name', 'version', 'description', 'baseUrl', 'tools', 'capabilities', 'defaults', 'parameters', 'limits', 'discovery', 'authentication', 'recipes'],
-  properties: {
-    name: { const: 'v2a' },
-    version: { const: VERSION },
-    description: { type: 'string' },
-    baseUrl: URL_STRING,
-    tools: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['name', 'description'],
-        properties: { name: { enum: [RENDER_TOOL_NAME, 'stream_ascii_to_a2v'] }, description: { type: 'string' }, browserOnly: { type: 'boolean' } },
-      },
-    },
-    capabilities: {
-      type: 'object',
-      required: ['formats', 'charsets', 'color', 'edgeDetection', 'dithering', 'luminance'],
-      properties: {
-        formats: { type: 'array', items: { type: 'object', required: ['name', 'contentType', 'extension', 'label'], properties: { name: { enum: [...FORMATS] } } } },
-        charsets: { type: 'array', items: { enum: [...CHARSETS] } },
-        color: { type: 'boolean' },
-        edgeDetection: { type: 'string' },
-        dithering: { const: 'floyd-steinberg' },
-        luminance: { const: 'linear-light-rec709' },
-      },
-    },
-    defaults: ref('RenderParameters'),
-    parameters: { type: 'array', items: { type: 'object', required: ['name', 'type', 'default', 'description'] } },
-    limits: { type: 'object' },
-    discovery: { type: 'object', additionalProperties: URL_STRING },
-    authentication: { type: 'object' },
-    recipes: {
-      type: 'array',
-      items: { type: 'object', required: ['name', 'description', 'command'], additionalProperties: false, properties: { name: { type: 'string' }, description: { type: 'string' }, command: { type: 'string' } } },
-    },
-  },
-};
-
-const INTEROPERABILITY_SCHEMA: Obj = {
-  type: 'object',
-  required: ['service', 'version', 'protocols', 'encodings'],
-  properties: {
-    service: { const: 'v2a' },
-    version: { const: VERSION },
-    protocols: {
-      type: 'object',
-      required: ['http', 'mcp', 'openapi', 'handoff', 'traceContext'],
-      properties: {
-        mcp: {
-          type: 'object', required: ['endpoint', 'protocolVersions', 'jsonrpc'],
-          properties: { protocolVersions: { type: 'array', items: { enum: [...SUPPORTED_PROTOCOL_VERSIONS] } }, jsonrpc: { const: '2.0' } },
-        },
-        openapi: { type: 'object', required: ['version', 'url'], properties: { version: { const: '3.1.0' } } },
-        handoff: { type: 'object', required: ['protocol'], properties: { protocol: { const: HANDOFF_PROTOCOL } } },
-      },
-    },
-    encodings: {
-      type: 'object', required: ['chroma'],
-      properties: { chroma: { type: 'object', required: ['id'], properties: { id: { const: CHROMA_ENCODING } } } },
-    },
-  },
-};
-
-const JSONRPC_ID = { type: ['string', 'number'] };
-const JSONRPC_MESSAGE: Obj = {
-  type: 'object',
-  description: 'A JSON-RPC 2.0 request (with id) or notification (without). Methods: initialize, ping, tools/list, tools/call, notifications/initialized.',
-  required: ['jsonrpc', 'method'],
-  properties: {
-    jsonrpc: { const: '2.0' },
-    id: JSONRPC_ID,
-    method: { type: 'string', examples: ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized'] },
-    params: { type: 'object' },
-  },
-};
-const JSONRPC_RESPONSE: Obj = {
-  type: 'object',
-  required: ['jsonrpc', 'id'],
-  properties: {
-    jsonrpc: { const: '2.0' },
-    id: { type: ['string', 'number', 'null'] },
-    result: { type: 'object', description: `For tools/call of ${RENDER_TOOL_NAME}: { content: [{ type: "text", text }], structuredContent? (json formats), isError? }.` },
-    error: {
-      type: 'object', required: ['code', 'message'],
-      properties: { code: { type: 'integer', description: '-32700 parse error, -32600 invalid request (also empty or oversized batch), -32601 unknown method, -32602 invalid params, -32603 internal.' }, message: { type: 'string' }, data: {} },
-    },
-  },
-  oneOf: [{ required: ['result'] }, { required: ['error'] }],
-};
 
 function problemResponse(description: string, headers: Obj = {}): Obj {
   return {
@@ -560,11 +266,11 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         RenderJsonOutput: embed(JSON_OUTPUT_SCHEMA),
         RenderJsonCompactOutput: embed(JSON_COMPACT_OUTPUT_SCHEMA),
         RenderToolArguments: renderToolInputSchema(),
-        HandoffManifest: HANDOFF_SCHEMA,
-        AgentManifest: AGENT_SCHEMA,
+        HandoffManifest: HANDOFF_MANIFEST_SCHEMA,
+        AgentManifest: AGENT_MANIFEST_SCHEMA,
         Interoperability: INTEROPERABILITY_SCHEMA,
-        JsonRpcMessage: JSONRPC_MESSAGE,
-        JsonRpcResponse: JSONRPC_RESPONSE,
+        JsonRpcMessage: JSONRPC_MESSAGE_SCHEMA,
+        JsonRpcResponse: JSONRPC_RESPONSE_SCHEMA,
       },
       parameters: {
         traceparent: { name: 'traceparent', in: 'header', required: false, description: 'W3C trace context; a valid one is continued, otherwise a new trace starts.', schema: { type: 'string', pattern: TRACEPARENT_PATTERN } },

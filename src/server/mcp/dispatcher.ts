@@ -64,6 +64,8 @@ export type {
   McpToolDescriptor,
   McpToolResult,
 } from './protocol.js';
+import type { JsonSchema } from '../../core/format/jsonSchemas.js';
+import { RENDER_TOOL_NAME } from './render-tool.js';
 
 export interface McpDispatcherOptions {
   serverInfo: McpServerInfo;
@@ -459,3 +461,32 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
 
   return { handle, parseError, tools: descriptors, protocolVersions };
 }
+
+const JSONRPC_ID = { type: ['string', 'number'] };
+/** Schema of what handle() accepts: one message (a batch is an array of them). */
+export const JSONRPC_MESSAGE_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'A JSON-RPC 2.0 request (with id) or notification (without). Methods: initialize, ping, tools/list, tools/call, notifications/initialized.',
+  required: ['jsonrpc', 'method'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: JSONRPC_ID,
+    method: { type: 'string', examples: ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized'] },
+    params: { type: 'object' },
+  },
+};
+/** Schema of each reply handle() returns. */
+export const JSONRPC_RESPONSE_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['jsonrpc', 'id'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: { type: ['string', 'number', 'null'] },
+    result: { type: 'object', description: `For tools/call of ${RENDER_TOOL_NAME}: { content: [{ type: "text", text }], structuredContent? (json formats), isError? }.` },
+    error: {
+      type: 'object', required: ['code', 'message'],
+      properties: { code: { type: 'integer', description: '-32700 parse error, -32600 invalid request (also empty or oversized batch), -32601 unknown method, -32602 invalid params, -32603 internal.' }, message: { type: 'string' }, data: {} },
+    },
+  },
+  oneOf: [{ required: ['result'] }, { required: ['error'] }],
+};

@@ -11,6 +11,9 @@ import { CHARSETS, FORMATS, QUALITY_TARGETS } from '../../core/params/definition
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
+import type { JsonSchema } from '../../core/format/jsonSchemas.js';
+import { POOL_STATS_SCHEMA } from '../render-pool.js';
+import { TRACE_ID_SCHEMA } from '../trace-context.js';
 
 /** The paths of the trace-aware envelope (interface.md). */
 export const ENVELOPE_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
@@ -39,6 +42,34 @@ export function healthEnvelope(ctx: AppContext, traceId: string) {
     },
   };
 }
+
+/** Schema of healthEnvelope (200 and 503 alike). */
+export const HEALTH_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['status', 'service', 'version', 'uptimeSeconds', 'time', 'traceId', 'pool', 'capabilities'],
+  additionalProperties: false,
+  properties: {
+    status: { enum: ['ok', 'shutting_down'] },
+    service: { const: 'v2a' },
+    version: { const: VERSION },
+    uptimeSeconds: { type: 'number', minimum: 0 },
+    time: { type: 'string', format: 'date-time' },
+    traceId: TRACE_ID_SCHEMA,
+    pool: POOL_STATS_SCHEMA,
+    capabilities: {
+      type: 'object',
+      required: ['formats', 'charsets', 'qualityTargets', 'mcp', 'openapi'],
+      additionalProperties: false,
+      properties: {
+        formats: { type: 'array', items: { enum: [...FORMATS] } },
+        charsets: { type: 'array', items: { enum: [...CHARSETS] } },
+        qualityTargets: { type: 'array', items: { enum: [...QUALITY_TARGETS] } },
+        mcp: { const: ENDPOINTS.mcp.path },
+        openapi: { const: ENDPOINTS.openapi.path },
+      },
+    },
+  },
+};
 
 export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   for (const url of ENVELOPE_PATHS) {

@@ -11,13 +11,62 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../core/types.js';
-import { effectiveConfig, platformKeyOf } from '../config.js';
+import { EFFECTIVE_SETTING_SCHEMA, effectiveConfig, platformKeyOf } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { requirePlatformKey } from '../plugins/platform-auth.js';
-import { ON_DEMAND_MAX_AGE_MS } from '../receiver-check.js';
+import { ON_DEMAND_MAX_AGE_MS, RECEIVER_CHECK_SCHEMA } from '../receiver-check.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../telemetry/metrics.js';
 import { PLATFORM_KEY_HEADER } from '../telemetry/tracing.js';
+import type { JsonSchema } from '../../core/format/jsonSchemas.js';
+import { POOL_STATS_SCHEMA } from '../render-pool.js';
+import { TRACE_ID_SCHEMA } from '../trace-context.js';
+
+/** Schema of the GET /api/v1/status body built below. */
+export const STATUS_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['service', 'version', 'status', 'time', 'startedAt', 'uptimeSeconds', 'traceId', 'node', 'pool', 'telemetry', 'receiver', 'config'],
+  additionalProperties: false,
+  properties: {
+    service: { const: 'v2a' },
+    version: { const: VERSION },
+    status: { enum: ['ok', 'shutting_down'] },
+    time: { type: 'string', format: 'date-time' },
+    startedAt: { type: 'string', format: 'date-time' },
+    uptimeSeconds: { type: 'number', minimum: 0 },
+    traceId: TRACE_ID_SCHEMA,
+    node: { type: 'string', description: 'Node.js version.' },
+    pool: POOL_STATS_SCHEMA,
+    telemetry: {
+      type: 'object',
+      description: 'Span export over OTLP/HTTP (JSON encoding), on when PLATFORM_API_KEY is set.',
+      required: ['exporting'],
+      additionalProperties: false,
+      properties: {
+        exporting: { type: 'boolean' },
+        endpoint: { type: 'string', description: 'OTLP traces endpoint (origin and path).' },
+        protocol: { const: 'http/json' },
+        keyHeader: { const: PLATFORM_KEY_HEADER, description: 'Header that carries the platform key to the endpoint.' },
+        disabledReason: { type: 'string' },
+      },
+    },
+    receiver: {
+      type: 'object',
+      required: ['statusUrl', 'intervalMs', 'check'],
+      additionalProperties: false,
+      properties: {
+        statusUrl: { type: ['string', 'null'], description: 'V2A_RECEIVER_STATUS_URL (origin and path); null when checks are off.' },
+        intervalMs: { type: 'integer', minimum: 0, description: 'Background check interval; 0 = on demand only.' },
+        check: { oneOf: [RECEIVER_CHECK_SCHEMA, { type: 'null' }] },
+      },
+    },
+    config: {
+      type: 'array',
+      description: 'Effective server settings (describeConfig order). Secret settings only say whether they are set.',
+      items: EFFECTIVE_SETTING_SCHEMA,
+    },
+  },
+};
 
 export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
