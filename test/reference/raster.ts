@@ -1,9 +1,6 @@
-/** A single-channel float raster, row-major. Values are tone in 0..1 unless stated otherwise. */
-export interface Raster {
-  readonly width: number;
-  readonly height: number;
-  readonly data: Float32Array;
-}
+import type { Raster } from '../../src/core/pipeline/raster.js';
+
+export type { Raster };
 
 /** Mean of each cellW x cellH block: one value per cell. */
 export function cellMeans(r: Raster, cellW: number, cellH: number, out?: Float32Array): Float32Array {

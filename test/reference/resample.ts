@@ -2,40 +2,8 @@ import type { RgbaImage } from '../../src/core/types.js';
 import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from '../../src/core/pipeline/linear.js';
 import type { Raster } from './raster.js';
 import { scratch } from '../../src/core/pipeline/scratch.js';
-
-/** Box-filter taps from a source axis of `src` samples onto `dst` samples: exact area overlap. */
-interface Taps {
-  readonly start: Int32Array;
-  readonly count: Int32Array;
-  readonly offset: Int32Array;
-  readonly weight: Float32Array;
-}
-
-function boxTaps(src: number, dst: number): Taps {
-  const scale = src / dst;
-  const start = new Int32Array(dst);
-  const count = new Int32Array(dst);
-  const offset = new Int32Array(dst);
-  const weights: number[] = [];
-  for (let i = 0; i < dst; i++) {
-    const a = i * scale;
-    const b = Math.min(src, (i + 1) * scale);
-    const i0 = Math.min(src - 1, Math.floor(a));
-    const i1 = Math.max(i0, Math.min(src - 1, Math.ceil(b) - 1));
-    start[i] = i0;
-    count[i] = i1 - i0 + 1;
-    offset[i] = weights.length;
-    let sum = 0;
-    const first = weights.length;
-    for (let k = i0; k <= i1; k++) {
-      const w = Math.max(0, Math.min(b, k + 1) - Math.max(a, k));
-      weights.push(w);
-      sum += w;
-    }
-    for (let k = first; k < weights.length; k++) weights[k] = sum > 0 ? weights[k]! / sum : 1 / (i1 - i0 + 1);
-  }
-  return { start, count, offset, weight: Float32Array.from(weights) };
-}
+// The taps stay TypeScript in the shipped resampler: the oracle uses the same ones.
+import { boxTaps, type Taps } from '../../src/core/pipeline/resample.js';
 
 /**
  * One source row to linear light: luminance into `linY`, RGB (3 per pixel) into `lin`. Alpha is
