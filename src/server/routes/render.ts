@@ -75,42 +75,65 @@ interface Collected {
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<Collected> {
   const images: ImageInput[] = [];
   const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+
+  const collect = async (part: MultipartFile | MultipartValue): Promise<void> => {
+    if (part.type === 'file') {
+      if (part.fieldname !== 'image') {
+        const message = `unknown file field ${JSON.stringify(part.fieldname)}: upload the image as the file field image`;
+        throw new HttpProblem('invalid-request', message, { errors: [{ parameter: part.fieldname, message }] });
+      }
+      if (images.some((i) => i.field === 'image')) {
+        throw new HttpProblem('multiple-images', 'Exactly one image source is allowed, but the file field image was sent more than once.', {
+          errors: [{ parameter: 'image', message: 'sent more than once' }],
+        });
+      }
+      images.push({ field: 'image', bytes: await readFile(request, part, maxBytes) });
+      return;
+    }
+    const value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+    if (part.valueTruncated) {
+      const message = `form field ${part.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`;
+      throw new HttpProblem('invalid-request', message, { errors: [{ parameter: part.fieldname, message }] });
+    }
+    if (part.fieldname === 'imageUrl') images.push({ field: 'imageUrl', url: value });
+    else if (part.fieldname === 'imageBase64') {
+      const message = 'imageBase64 is accepted in a JSON body only; in multipart/form-data upload the file as the field image';
+      throw new HttpProblem('invalid-request', message, { errors: [{ parameter: 'imageBase64', message }] });
+    } else {
+      const prev = fields[part.fieldname];
+      fields[part.fieldname] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
+    }
+  };
+
+  // A refusal found mid-body (a second image, an unknown file field, ...) is answered after the
+  // rest of the body was read and dropped: replying early makes a client that is still sending
+  // fail with EPIPE instead of reading its 400. The parts limits bound what is read.
+  let refusal: HttpProblem | undefined;
   try {
     for await (const part of request.parts({ limits: { fileSize: maxBytes, files: MAX_FILES, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FILES + MAX_FIELDS } })) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'image') {
-          const message = `unknown file field ${JSON.stringify(part.fieldname)}: upload the image as the file field image`;
-          throw new HttpProblem('invalid-request', message, { errors: [{ parameter: part.fieldname, message }] });
+      if (!refusal) {
+        try {
+          await collect(part);
+          continue;
+        } catch (err) {
+          if (!(err instanceof HttpProblem) || err.status === 413) throw err;
+          refusal = err;
         }
-        if (images.some((i) => i.field === 'image')) {
-          throw new HttpProblem('multiple-images', 'Exactly one image source is allowed, but the file field image was sent more than once.', {
-            errors: [{ parameter: 'image', message: 'sent more than once' }],
-          });
-        }
-        images.push({ field: 'image', bytes: await readFile(request, part, maxBytes) });
-        continue;
       }
-      const field = part as MultipartValue;
-      const value = typeof field.value === 'string' ? field.value : JSON.stringify(field.value);
-      if (field.valueTruncated) {
-        const message = `form field ${field.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`;
-        throw new HttpProblem('invalid-request', message, { errors: [{ parameter: field.fieldname, message }] });
-      }
-      if (field.fieldname === 'imageUrl') images.push({ field: 'imageUrl', url: value });
-      else if (field.fieldname === 'imageBase64') {
-        const message = 'imageBase64 is accepted in a JSON body only; in multipart/form-data upload the file as the field image';
-        throw new HttpProblem('invalid-request', message, { errors: [{ parameter: 'imageBase64', message }] });
-      } else {
-        const prev = fields[field.fieldname];
-        fields[field.fieldname] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
-      }
+      if (part.type === 'file' && !part.file.readableEnded) await drain(part.file);
     }
   } catch (err) {
     if (err instanceof HttpProblem || typeof (err as { statusCode?: unknown }).statusCode === 'number') throw err;
     const why = err instanceof Error ? err.message.replace(/^Multipart: /i, '') : 'unreadable';
     throw new HttpProblem('invalid-request', `The multipart/form-data body is malformed: ${why}.`);
   }
+  if (refusal) throw refusal;
   return { images, fields };
+}
+
+/** Reads a file part to its end and drops it. */
+async function drain(stream: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of stream) { /* dropped */ }
 }
 
 function readJson(body: unknown): Collected & { params: Record<string, unknown> } {
