@@ -1,5 +1,6 @@
 import type { Raster } from './raster.js';
 import { scratch } from '../../src/core/pipeline/scratch.js';
+import { rangeWeights } from '../../src/core/pipeline/denoise.js';
 
 const RANGE_BINS = 1024;
 
@@ -14,12 +15,7 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
     out.set(src.data);
     return out;
   }
-  const sigma = 0.01 + 0.11 * strength;
-  const lut = new Float32Array(RANGE_BINS + 1);
-  for (let i = 0; i <= RANGE_BINS; i++) {
-    const d = i / RANGE_BINS;
-    lut[i] = Math.exp(-(d * d) / (2 * sigma * sigma));
-  }
+  const lut = rangeWeights(strength);
   const passes = strength > 0.5 ? 2 : 1;
   let from = src.data;
   for (let p = 0; p < passes; p++) {

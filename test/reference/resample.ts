@@ -3,7 +3,7 @@ import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from '../
 import type { Raster } from './raster.js';
 import { scratch } from '../../src/core/pipeline/scratch.js';
 // The taps stay TypeScript in the shipped resampler: the oracle uses the same ones.
-import { boxTaps, type Taps } from '../../src/core/pipeline/resample.js';
+import { boxTaps, type Resampled, type Taps } from '../../src/core/pipeline/resample.js';
 
 /**
  * One source row to linear light: luminance into `linY`, RGB (3 per pixel) into `lin`. Alpha is
@@ -73,12 +73,6 @@ function tapRgb(lin: Float32Array, t: Taps, n: number, out: Float32Array): void 
   }
 }
 
-export interface Resampled {
-  /** Perceptual luminance (Rec. 709 weights on linear light, re-encoded with the sRGB curve). */
-  readonly luma: Raster;
-  /** Mean linear-light RGB of each character cell, 3 floats per cell. */
-  readonly cellLinearRgb: Float32Array;
-}
 
 /**
  * Area-correct resampling of an sRGB image into a raster of `cols*subX x rows*subY` samples.

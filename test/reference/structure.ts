@@ -1,15 +1,6 @@
-/** Orientation classes of the directional glyphs, by the direction of the contour (not the gradient). */
-export const DIR_HORIZONTAL = 0; // -
-export const DIR_DIAGONAL_UP = 1; // /
-export const DIR_VERTICAL = 2; // |
-export const DIR_DIAGONAL_DOWN = 3; // \
-
-export interface CellStructure {
-  /** Contour orientation class per cell (DIR_*). */
-  readonly direction: Uint8Array;
-  /** 0..1: coherence of the local gradient times how strong it is. */
-  readonly strength: Float32Array;
-}
+import {
+  DIR_DIAGONAL_DOWN, DIR_DIAGONAL_UP, DIR_HORIZONTAL, DIR_VERTICAL, type CellStructure,
+} from '../../src/core/pipeline/structure.js';
 
 /** Gradient energy (mean squared, 0..1 scale) at which strength reaches half its coherence. */
 const ENERGY_HALF = 0.004;

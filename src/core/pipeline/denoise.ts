@@ -3,6 +3,17 @@ import { frame } from '../wasm/kernels.js';
 
 const RANGE_BINS = 1024;
 
+/** Gaussian weight of a tone difference, `RANGE_BINS` steps over 0..1, for a denoise `strength`. */
+export function rangeWeights(strength: number): Float32Array {
+  const sigma = 0.01 + 0.11 * strength;
+  const lut = new Float32Array(RANGE_BINS + 1);
+  for (let i = 0; i <= RANGE_BINS; i++) {
+    const d = i / RANGE_BINS;
+    lut[i] = Math.exp(-(d * d) / (2 * sigma * sigma));
+  }
+  return lut;
+}
+
 /**
  * Edge-preserving bilateral filter (separable 3x3, spatial sigma 1 sample). `strength` 0..1 sets the range
  * sigma (up to 0.12 of full scale, about 30/255) and, above 0.5, a second pass. Sensor noise sits
@@ -14,12 +25,7 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
     out.set(src.data);
     return out;
   }
-  const sigma = 0.01 + 0.11 * strength;
-  const lut = new Float32Array(RANGE_BINS + 1);
-  for (let i = 0; i <= RANGE_BINS; i++) {
-    const d = i / RANGE_BINS;
-    lut[i] = Math.exp(-(d * d) / (2 * sigma * sigma));
-  }
+  const lut = rangeWeights(strength);
   const passes = strength > 0.5 ? 2 : 1;
   const { width: w, height: h } = src;
   const n = w * h;
