@@ -47,7 +47,11 @@ function startRecording(): void {
     recorder.addEventListener('dataavailable', (e) => { if (e.data.size) rec.chunks.push(e.data); });
     recorder.addEventListener('stop', () => {
       stream.getTracks().forEach((t) => t.stop());
-      if (!rec.chunks.length) return;
+      if (!rec.chunks.length) {
+        // The encoder had produced nothing yet (a clip stopped within its first moments).
+        showError('The clip was too short to encode: record for a second or more.');
+        return;
+      }
       const blob = new Blob(rec.chunks, { type: 'video/webm' });
       downloadBlob(blob, `${exportBase()}-clip.webm`);
       say(`Clip saved: ${rec.frames} frames as WebM (${Math.round(blob.size / 1024)} KiB).`);
