@@ -93,20 +93,28 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
  * coverage (ncov f32); cand (nc i32, ascending coverage); directional (4 i32), direction (u8 per
  * cell) and strength (f32 per cell), used when sAmt > 0; previous (u16 per cell) and stable (u8
  * per cell, or 0), used when previous != 0 and hyst > 0. Writes out (u16 per cell). `work`:
- * (count + 1) * SAMPLES f64 + nc f64 + 2 * (cols + 2) f32, 16-byte aligned.
+ * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32; 16-byte aligned.
  */
 export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   templates: usize, g2: usize, gm: usize, spread: usize, count: i32, coverage: usize, ncov: i32, scale: f64,
   cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
   dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, out: usize, work: usize): void {
-  // Templates as f64 (the TS multiplies them promoted), the cell's samples, candidate coverages.
+  // Templates as f64 (the TS multiplies them promoted), the cell's samples; per candidate (in
+  // codebook order) its mean with -Inf and +Inf sentinels at both ends, and its spread.
   const tf = work;
   const t = tf + <usize>count * ROW64;
-  const candCov = t + ROW64;
-  let errCur = candCov + (<usize>nc << 3);
+  const cc = t + ROW64 + 8;
+  const cs = cc + (<usize>(nc + 1) << 3);
+  let errCur = cs + (<usize>nc << 3);
   let errNext = errCur + (<usize>(cols + 2) << 2);
   for (let i = 0, m = count * SAMPLES; i < m; i++) store<f64>(tf + (<usize>i << 3), ld(templates, i));
-  for (let k = 0; k < nc; k++) store<f64>(candCov + (<usize>k << 3), ld(gm, load<i32>(cand + (<usize>k << 2))));
+  for (let k = 0; k < nc; k++) {
+    const g = load<i32>(cand + (<usize>k << 2));
+    store<f64>(cc + (<usize>k << 3), ld(gm, g));
+    store<f64>(cs + (<usize>k << 3), ld(spread, g));
+  }
+  store<f64>(cc - 8, -Infinity);
+  store<f64>(cc + (<usize>nc << 3), Infinity);
   memory.fill(errCur, 0, <usize>(cols + 2) << 3);
   const c = scale;
   const toneW = toneWeight * <f64>SAMPLES;
@@ -135,26 +143,29 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
 
+      // Tone-nearest candidate by binary search, then outwards on both sides (see match.ts).
       let lo = 0, hi = nc;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (load<f64>(candCov + (<usize>mid << 3)) < want) lo = mid + 1; else hi = mid;
+        if (load<f64>(cc + (<usize>mid << 3)) < want) lo = mid + 1; else hi = mid;
       }
       let best = -1;
-      let bestE = Infinity;
+      let bestE = Infinity, lim = Infinity;
       let up = lo, down = lo - 1;
+      // A NaN target: the TS stops at once (no candidate); the sentinels would not.
+      if (want != want) { up = nc; down = -1; }
       while (up < nc || down >= 0) {
-        const du = up < nc ? load<f64>(candCov + (<usize>up << 3)) - want : Infinity;
-        const dd = down >= 0 ? want - load<f64>(candCov + (<usize>down << 3)) : Infinity;
+        const du = load<f64>(cc + (<isize>up << 3)) - want;
+        const dd = want - load<f64>(cc + (<isize>down << 3));
         let k: i32, dm: f64;
         if (du <= dd) { k = up++; dm = du; } else { k = down--; dm = dd; }
         const tone = bound * dm * dm;
         if (tone >= bestE) break;
+        const ds = spreadT - load<f64>(cs + (<usize>k << 3));
+        if (tone + ds * ds > lim) continue;
         const g = load<i32>(cand + (<usize>k << 2));
-        const ds = spreadT - ld(spread, g);
-        if (tone + ds * ds > bestE + 1e-5) continue;
         const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW);
-        if (e2 < bestE) { bestE = e2; best = g; }
+        if (e2 < bestE) { bestE = e2; best = g; lim = bestE + 1e-5; }
       }
       if (sAmt > 0) {
         const s = ld(strength, cell) * sAmt;
