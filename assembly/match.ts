@@ -143,7 +143,10 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
 
-      // Tone-nearest candidate by binary search, then outwards on both sides (see match.ts).
+      // Tone-nearest candidate by binary search on the means, then outwards on both sides. The
+      // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by
+      // Cauchy-Schwarz is at least (|t'| - |g'|)^2. Once (N + toneW) * dm^2 exceeds the best
+      // error nothing further out can win; the full bound skips single candidates.
       let lo = 0, hi = nc;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;

@@ -1,4 +1,4 @@
-import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import { SAMPLES, SUB_Y } from '../glyphs/types.js';
 import { frame } from '../wasm/kernels.js';
 import type { CellStructure } from './structure.js';
 
