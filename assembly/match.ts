@@ -92,36 +92,39 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
  * cell-mean error. Arrays: templates (count x SAMPLES f32) with their g2, gm, spread (count f32);
  * coverage (ncov f32); cand (nc i32, ascending coverage); directional (4 i32), direction (u8 per
  * cell) and strength (f32 per cell), used when sAmt > 0; previous (u16 per cell) and stable (u8
- * per cell, or 0), used when previous != 0 and hyst > 0. Writes out (u16 per cell). `work`:
+ * per cell, or 0), used when previous != 0 and hyst > 0. Writes out (u16 per cell) for cell
+ * rows y0..y1 (exclusive): called band by band, y0 = 0 first, with the same `work` kept. `work`:
  * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32; 16-byte aligned.
  */
 export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   templates: usize, g2: usize, gm: usize, spread: usize, count: i32, coverage: usize, ncov: i32, scale: f64,
   cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
-  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, out: usize, work: usize): void {
+  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, out: usize, work: usize, y0: i32, y1: i32): void {
   // Templates as f64 (the TS multiplies them promoted), the cell's samples; per candidate (in
   // codebook order) its mean with -Inf and +Inf sentinels at both ends, and its spread.
   const tf = work;
   const t = tf + <usize>count * ROW64;
   const cc = t + ROW64 + 8;
   const cs = cc + (<usize>(nc + 1) << 3);
-  let errCur = cs + (<usize>nc << 3);
-  let errNext = errCur + (<usize>(cols + 2) << 2);
-  for (let i = 0, m = count * SAMPLES; i < m; i++) store<f64>(tf + (<usize>i << 3), ld(templates, i));
-  for (let k = 0; k < nc; k++) {
-    const g = load<i32>(cand + (<usize>k << 2));
-    store<f64>(cc + (<usize>k << 3), ld(gm, g));
-    store<f64>(cs + (<usize>k << 3), ld(spread, g));
+  const errCur = cs + (<usize>nc << 3);
+  const errNext = errCur + (<usize>(cols + 2) << 2);
+  if (y0 == 0) {
+    for (let i = 0, m = count * SAMPLES; i < m; i++) store<f64>(tf + (<usize>i << 3), ld(templates, i));
+    for (let k = 0; k < nc; k++) {
+      const g = load<i32>(cand + (<usize>k << 2));
+      store<f64>(cc + (<usize>k << 3), ld(gm, g));
+      store<f64>(cs + (<usize>k << 3), ld(spread, g));
+    }
+    store<f64>(cc - 8, -Infinity);
+    store<f64>(cc + (<usize>nc << 3), Infinity);
+    memory.fill(errCur, 0, <usize>(cols + 2) << 3);
   }
-  store<f64>(cc - 8, -Infinity);
-  store<f64>(cc + (<usize>nc << 3), Infinity);
-  memory.fill(errCur, 0, <usize>(cols + 2) << 3);
   const c = scale;
   const toneW = toneWeight * <f64>SAMPLES;
   const bound = <f64>SAMPLES + toneW;
   const hysteresis = previous != 0 && hyst > 0;
 
-  for (let cy = 0; cy < rows; cy++) {
+  for (let cy = y0; cy < y1; cy++) {
     const ltr = (cy & 1) == 0 || !dither;
     for (let step = 0; step < cols; step++) {
       const cx = ltr ? step : cols - 1 - step;
@@ -204,9 +207,7 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       }
     }
     if (dither) {
-      const swap = errCur;
-      errCur = errNext;
-      errNext = swap;
+      memory.copy(errCur, errNext, <usize>(cols + 2) << 2);
       memory.fill(errNext, 0, <usize>(cols + 2) << 2);
     }
   }
