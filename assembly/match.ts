@@ -20,7 +20,7 @@ const ROW64: usize = <usize>SAMPLES << 3;
 
 // --- Viewing blur (pipeline/view-blur.ts) -------------------------------------------------------
 
-/** Four f32 at p + 4i as two f64x2 (low pair, high pair). */
+/** The four f32 lanes of v as two f64x2: lo4 the low pair, hi4 the high pair. */
 @inline function lo4(v: v128): v128 {
   return f64x2.promote_low_f32x4(v);
 }
