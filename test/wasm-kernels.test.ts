@@ -225,6 +225,24 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     }
   });
 
+  it('glyph matching on a resampled, denoised, toned scene, as render.ts feeds it', () => {
+    const cols = 120, rows = 45, W = cols * 4, H = rows * 8, n = W * H;
+    const luma = { width: W, height: H, data: refResample(withNoise(scene(640, 480, 12), 5, 4), cols, rows, 4, 8, 0).luma.data.slice() };
+    const den = refDenoise(luma, 0.35, new Float32Array(n), new Float32Array(n)).slice();
+    const tone = toneLut({ lo: 0.04, hi: 0.96, contrast: 1.15, brightness: 0, gamma: 1, invert: false });
+    const toned = refUnsharp(den, W, H, 0.35, new Float32Array(n), new Float32Array(n), tone).slice();
+    const set = getGlyphSet('detailed');
+    const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
+    const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+    const directional = Int32Array.from(['-', '/', '|', '\\'], (ch) => set.glyphs.indexOf(ch));
+    const seen = refViewBlur(toned, W, H, new Float32Array(n), new Float32Array(n));
+    for (const dither of [false, true]) {
+      const o: MatchOptions = { scale: Math.max(...set.coverage), candidates: order, directional, structure: refStructure(toned, W, H, 4, 8), structureAmount: 0.55, dither };
+      same(matchGlyphs(toned, W, cols, rows, table, { ...o, blur: true }, new Uint16Array(cols * rows)),
+        refMatch(seen, W, cols, rows, table, o, new Uint16Array(cols * rows)), `scene dither ${dither}`);
+    }
+  });
+
   it('glyph matching: a NaN sample gives the same glyphs (no candidate wins; dithering spreads it)', () => {
     const { templates, coverage } = getGlyphSet('detailed');
     const table = { templates: viewBlurTemplates(templates), coverage };
