@@ -517,3 +517,6 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
     }
   }
 }
+
+// --- Glyph matching and its viewing blur (assembly/match.ts) ------------------------------------
+export { viewBlur, matchGlyphs } from './match';

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DIRECTIONAL_CHARS, customGlyphSet, getGlyphSet, glyphShape } from '../src/core/glyphs/charsets.js';
+import { SAMPLES } from '../src/core/glyphs/types.js';
 import { matchBraille } from '../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
 import { sobelInk } from '../src/core/pipeline/edges.js';
@@ -14,6 +16,8 @@ import { resampleImage } from '../src/core/pipeline/resample.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
+import { matchGlyphs, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
+import { viewBlur, viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -23,6 +27,8 @@ import { resampleImage as refResample } from './reference/resample.js';
 import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
+import { matchGlyphs as refMatch } from './reference/match.js';
+import { viewBlur as refViewBlur } from './reference/view-blur.js';
 import { image, rng, scene, withNoise } from './helpers/images.js';
 
 /** Bitwise equality of two typed arrays (so -0/+0 and NaN payloads count too). */
@@ -53,7 +59,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'matchGlyphs', 'memory', 'resample', 'sobel', 'structure', 'unsharp', 'viewBlur']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -142,6 +148,111 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
           same(got, want, `braille ${cols}x${rows} dither ${dither} previous ${prev ? 'yes' : 'no'} stable ${st ? 'yes' : 'no'} hysteresis ${hyst}`);
         }
       }
+    }
+  });
+
+  it('viewing blur, of rasters and of the glyph templates', () => {
+    for (const [w, h] of [...SIZES, [2, 1], [1, 5], [6, 3], [640, 480]] as [number, number][]) {
+      const src = raster(w, h, w * 13 + h, 0.5);
+      same(viewBlur(src, w, h, new Float32Array(w * h)), refViewBlur(src, w, h, new Float32Array(w * h), new Float32Array(w * h)), `viewBlur ${w}x${h}`);
+    }
+    const t = getGlyphSet('detailed').templates;
+    const want = new Float32Array(t.length);
+    for (let g = 0; g < t.length / SAMPLES; g++) {
+      want.set(refViewBlur(t.subarray(g * SAMPLES, (g + 1) * SAMPLES), 4, 8, new Float32Array(SAMPLES), new Float32Array(SAMPLES)), g * SAMPLES);
+    }
+    same(viewBlurTemplates(t), want, 'viewBlurTemplates detailed');
+  });
+
+  it('glyph matching: charsets, custom ramps, codebooks, dithering, structure, hysteresis, odd sizes', () => {
+    const r = rng(23);
+    // Tables as render.ts builds them: blurred templates, the directional glyphs appended to a ramp.
+    const tableOf = (set: ReturnType<typeof getGlyphSet>, directional: boolean) => {
+      const glyphs = [...set.glyphs];
+      let templates = set.templates, coverage = set.coverage;
+      let dir: Int32Array | null = null;
+      if (directional) {
+        const chars = [DIRECTIONAL_CHARS.horizontal, DIRECTIONAL_CHARS.diagonalUp, DIRECTIONAL_CHARS.vertical, DIRECTIONAL_CHARS.diagonalDown];
+        const extra = chars.filter((ch) => !glyphs.includes(ch));
+        templates = new Float32Array((glyphs.length + extra.length) * SAMPLES);
+        templates.set(set.templates);
+        coverage = new Float32Array(glyphs.length + extra.length);
+        coverage.set(set.coverage);
+        extra.forEach((ch, k) => {
+          templates.set(glyphShape(ch)!.template, (glyphs.length + k) * SAMPLES);
+          coverage[glyphs.length + k] = glyphShape(ch)!.coverage;
+        });
+        glyphs.push(...extra);
+        dir = Int32Array.from(chars, (ch) => glyphs.indexOf(ch));
+      }
+      const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+      const table: GlyphTable = { templates: viewBlurTemplates(templates), coverage };
+      return { table, dir, order, scale: Math.max(...set.coverage) };
+    };
+    const tables = [
+      ['detailed', tableOf(getGlyphSet('detailed'), true)],
+      ['standard', tableOf(getGlyphSet('standard'), true)],
+      ['blocks', tableOf(getGlyphSet('blocks'), false)],
+      ['custom " .:-=+*#%@"', tableOf(customGlyphSet('detailed', ' .:-=+*#%@'), false)],
+      ['custom "@ -|/\\"', tableOf(customGlyphSet('detailed', '@ -|/\\'), true)],
+    ] as const;
+    for (const [name, { table, dir, order, scale }] of tables) {
+      for (const [cols, rows] of [[1, 1], [3, 2], [17, 9], [61, 23]] as const) {
+        const W = cols * 4 + (cols % 3), H = rows * 8, n = cols * rows;
+        const target = raster(W, H, cols * 5 + rows + name.length, 0.4);
+        const previous = Uint16Array.from({ length: n }, () => order[Math.floor(r() * order.length)]!);
+        const stable = Uint8Array.from({ length: n }, () => (r() < 0.7 ? 1 : 0));
+        const structure = cellStructure(target, W, H, 4, 8);
+        // Every other glyph of the ramp: a codebook with gaps in coverage.
+        const books = [order, order.filter((_, i) => i % 2 === 0 || i === order.length - 1)];
+        for (const candidates of books) {
+          for (const dither of [false, true]) {
+            for (const [st, amount] of [[null, 0], [structure, 0.6], [structure, 1]] as const) {
+              for (const [prev, stab, hyst] of [[null, null, 0], [previous, null, 0.35], [previous, stable, 0.35], [previous, stable, 1]] as const) {
+                const o: MatchOptions = { scale, candidates, directional: dir, structure: st, structureAmount: amount, dither, previous: prev, stable: stab, hysteresis: hyst };
+                const what = `match ${name} ${cols}x${rows} book ${candidates.length} dither ${dither} structure ${amount} previous ${prev ? 'yes' : 'no'} stable ${stab ? 'yes' : 'no'} hysteresis ${hyst}`;
+                const want = refMatch(target, W, cols, rows, table, o, new Uint16Array(n));
+                same(matchGlyphs(target, W, cols, rows, table, o, new Uint16Array(n)), want, what);
+                // Blurred in the kernel's frame = the reference blur, then the reference match.
+                const seen = refViewBlur(target, W, H, new Float32Array(W * H), new Float32Array(W * H));
+                same(matchGlyphs(target, W, cols, rows, table, { ...o, blur: true }, new Uint16Array(n)),
+                  refMatch(seen, W, cols, rows, table, o, new Uint16Array(n)), `${what} blur`);
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it('glyph matching on a resampled, denoised, toned scene, as render.ts feeds it', () => {
+    const cols = 120, rows = 45, W = cols * 4, H = rows * 8, n = W * H;
+    const luma = { width: W, height: H, data: refResample(withNoise(scene(640, 480, 12), 5, 4), cols, rows, 4, 8, 0).luma.data.slice() };
+    const den = refDenoise(luma, 0.35, new Float32Array(n), new Float32Array(n)).slice();
+    const tone = toneLut({ lo: 0.04, hi: 0.96, contrast: 1.15, brightness: 0, gamma: 1, invert: false });
+    const toned = refUnsharp(den, W, H, 0.35, new Float32Array(n), new Float32Array(n), tone).slice();
+    const set = getGlyphSet('detailed');
+    const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
+    const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+    const directional = Int32Array.from(['-', '/', '|', '\\'], (ch) => set.glyphs.indexOf(ch));
+    const seen = refViewBlur(toned, W, H, new Float32Array(n), new Float32Array(n));
+    for (const dither of [false, true]) {
+      const o: MatchOptions = { scale: Math.max(...set.coverage), candidates: order, directional, structure: refStructure(toned, W, H, 4, 8), structureAmount: 0.55, dither };
+      same(matchGlyphs(toned, W, cols, rows, table, { ...o, blur: true }, new Uint16Array(cols * rows)),
+        refMatch(seen, W, cols, rows, table, o, new Uint16Array(cols * rows)), `scene dither ${dither}`);
+    }
+  });
+
+  it('glyph matching: a NaN sample gives the same glyphs (no candidate wins; dithering spreads it)', () => {
+    const { templates, coverage } = getGlyphSet('detailed');
+    const table = { templates: viewBlurTemplates(templates), coverage };
+    const order = Int32Array.from(coverage.keys()).sort((a, b) => coverage[a]! - coverage[b]! || a - b);
+    const cols = 9, rows = 4, W = cols * 4, H = rows * 8;
+    const target = raster(W, H, 3);
+    target[(H >> 1) * W + (W >> 1)] = NaN;
+    for (const dither of [false, true]) {
+      const o: MatchOptions = { scale: Math.max(...coverage), candidates: order, directional: null, structure: null, structureAmount: 0, dither };
+      same(matchGlyphs(target, W, cols, rows, table, o, new Uint16Array(cols * rows)), refMatch(target, W, cols, rows, table, o, new Uint16Array(cols * rows)), `NaN dither ${dither}`);
     }
   });
 });

@@ -6,6 +6,7 @@
  * the first call (in this fresh process) and the median and min of warm calls, for both.
  */
 import { readFileSync } from 'node:fs';
+import { getGlyphSet } from '../../src/core/glyphs/charsets.js';
 import { SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
 import { matchBraille } from '../../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../../src/core/pipeline/denoise.js';
@@ -16,6 +17,8 @@ import { resampleImage } from '../../src/core/pipeline/resample.js';
 import { unsharpMask } from '../../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../../src/core/pipeline/structure.js';
 import { histogram, toneLut } from '../../src/core/pipeline/tone.js';
+import { matchGlyphs, type MatchOptions } from '../../src/core/pipeline/match.js';
+import { viewBlur, viewBlurTemplates } from '../../src/core/pipeline/view-blur.js';
 import { kernelModule } from '../../src/core/wasm/kernels.js';
 import { matchBraille as refBraille } from '../../test/reference/braille.js';
 import { bilateralDenoise as refDenoise } from '../../test/reference/denoise.js';
@@ -25,6 +28,8 @@ import { resampleImage as refResample } from '../../test/reference/resample.js';
 import { unsharpMask as refUnsharp } from '../../test/reference/sharpen.js';
 import { cellStructure as refStructure } from '../../test/reference/structure.js';
 import { histogram as refHistogram } from '../../test/reference/tone.js';
+import { matchGlyphs as refMatch } from '../../test/reference/match.js';
+import { viewBlur as refViewBlur } from '../../test/reference/view-blur.js';
 
 const [file, width, height, columns] = [process.argv[2]!, Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
 const img = { width, height, data: new Uint8Array(readFileSync(file)) };
@@ -41,6 +46,17 @@ const denoised = refDenoise(luma, 0.35, new Float32Array(n), new Float32Array(n)
 const tone = toneLut({ lo: 0.04, hi: 0.96, contrast: 1.15, brightness: 0, gamma: 1, invert: false });
 const toned = refUnsharp(denoised, W, H, 0.35, new Float32Array(n), new Float32Array(n), tone).slice();
 const out = new Float32Array(n), tmp = new Float32Array(n), cells = new Uint16Array(columns * rows);
+// Glyph matching as render.ts runs it at defaults: detailed ramp, every glyph a candidate, structure 0.55.
+const set = getGlyphSet('detailed');
+const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
+const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+const directional = Int32Array.from(['-', '/', '|', '\\'], (ch) => set.glyphs.indexOf(ch));
+const seen = refViewBlur(toned, W, H, new Float32Array(n), new Float32Array(n)).slice();
+const match: MatchOptions = {
+  scale: Math.max(...set.coverage), candidates: order, directional, structure: cellStructure(toned, W, H, SUB_X, SUB_Y),
+  structureAmount: 0.55, dither: false,
+};
+const dithered: MatchOptions = { ...match, dither: true };
 
 type Fn = () => unknown;
 const kernels: [string, Fn, Fn][] = [
@@ -53,6 +69,11 @@ const kernels: [string, Fn, Fn][] = [
   ['structure tensor', () => refStructure(toned, W, H, SUB_X, SUB_Y), () => cellStructure(toned, W, H, SUB_X, SUB_Y)],
   ['Sobel', () => refSobel(toned, W, H, 1.8, out), () => sobelInk(toned, W, H, 1.8, out)],
   ['Braille', () => refBraille(toned, W, columns, rows, false, cells), () => matchBraille(toned, W, columns, rows, false, cells)],
+  ['view blur', () => refViewBlur(toned, W, H, out, tmp), () => viewBlur(toned, W, H, out)],
+  ['glyph match', () => refMatch(seen, W, columns, rows, table, match, cells), () => matchGlyphs(seen, W, columns, rows, table, match, cells)],
+  ['glyph match + Floyd-Steinberg', () => refMatch(seen, W, columns, rows, table, dithered, cells), () => matchGlyphs(seen, W, columns, rows, table, dithered, cells)],
+  ['view blur + glyph match (one frame)', () => refMatch(refViewBlur(toned, W, H, out, tmp), W, columns, rows, table, match, cells),
+    () => matchGlyphs(toned, W, columns, rows, table, { ...match, blur: true }, cells)],
   ['Braille + Floyd-Steinberg', () => refBraille(toned, W, columns, rows, true, cells), () => matchBraille(toned, W, columns, rows, true, cells)],
 ];
 

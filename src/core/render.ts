@@ -16,7 +16,7 @@ import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { unsharpMask } from './pipeline/sharpen.js';
 import { cellStructure } from './pipeline/structure.js';
 import { scratch } from './pipeline/scratch.js';
-import { viewBlur, viewBlurTemplates } from './pipeline/view-blur.js';
+import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
@@ -213,8 +213,8 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     } else {
       const useStructure = table.directional !== null && (p.edges || p.structure > 0);
       // Glyphs are matched as they are seen: target and templates through the same small blur.
-      const seen = viewBlur(target, W, H, scratch('render.view', n), scratch('render.viewTmp', n));
-      matchGlyphs(seen, W, cols, rows, table, {
+      matchGlyphs(target, W, cols, rows, table, {
+        blur: true,
         scale: table.scale,
         candidates: book.indices,
         directional: table.directional,

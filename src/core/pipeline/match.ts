@@ -1,4 +1,5 @@
-import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import { SAMPLES, SUB_Y } from '../glyphs/types.js';
+import { frame } from '../wasm/kernels.js';
 import type { CellStructure } from './structure.js';
 
 /**
@@ -29,6 +30,8 @@ export interface MatchOptions {
   readonly previous?: Uint16Array | null;
   readonly stable?: Uint8Array | null;
   readonly hysteresis?: number;
+  /** Blur the target with viewBlur() first (width x rows * SUB_Y samples). */
+  readonly blur?: boolean;
 }
 
 /**
@@ -36,117 +39,60 @@ export interface MatchOptions {
  * (scaled to the ramp) and each candidate's measured template, plus a tone term on the means.
  * Candidates are the codebook glyphs nearest in coverage (the tone term rules out the others
  * anyway). Floyd-Steinberg (serpentine) diffuses the cell-mean error when dithering.
+ * With `blur`, the target goes through viewBlur() first, in the same WebAssembly frame (the
+ * blurred raster is never copied out and back in).
  */
 export function matchGlyphs(target: Float32Array, width: number, cols: number, rows: number, table: GlyphTable, o: MatchOptions, out: Uint16Array): Uint16Array {
   const { templates, coverage } = table;
-  const cand = o.candidates;
-  const nc = cand.length;
-  const c = o.scale;
   const { g2, gm, spread } = templateStats(templates);
-  const candCov = new Float32Array(nc);
-  for (let k = 0; k < nc; k++) candCov[k] = gm[cand[k]!]!;
-  const t = new Float32Array(SAMPLES);
-  const errCur = new Float32Array(cols + 2);
-  const errNext = new Float32Array(cols + 2);
-  const dir = o.directional;
-  const st = o.structure;
+  const count = g2.length, ncov = coverage.length, nc = o.candidates.length, n = cols * rows;
+  const samples = width * rows * SUB_Y;
+  const dir = o.directional, st = o.structure;
   const sAmt = st && dir ? o.structureAmount : 0;
-  const prev = o.previous ?? null;
-  const stable = o.stable ?? null;
-  const hyst = o.hysteresis ?? 0;
-  const toneW = TONE_WEIGHT * SAMPLES;
-  const bound = SAMPLES + toneW;
-  const subX = SUB_X, subY = SUB_Y, samples = SAMPLES;
-
-  for (let cy = 0; cy < rows; cy++) {
-    const ltr = (cy & 1) === 0 || !o.dither;
-    for (let step = 0; step < cols; step++) {
-      const cx = ltr ? step : cols - 1 - step;
-      const cell = cy * cols + cx;
-      const e = o.dither ? errCur[cx + 1]! : 0;
-      let sum = 0, sq = 0;
-      let p = cy * subY * width + cx * subX;
-      for (let sy = 0, i = 0; sy < subY; sy++, p += width) {
-        for (let sx = 0; sx < subX; sx++, i++) {
-          const v = target[p + sx]! + e;
-          t[i] = v;
-          sum += v;
-          sq += v * v;
-        }
-      }
-      const mean = sum / samples;
-      const want = c * mean;
-      const base = c * c * sq;
-      // Norm of the cell's zero-mean part: with each template's, a per-candidate lower bound.
-      const var0 = sq - sum * mean;
-      const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
-
-      // Tone-nearest candidate by binary search on coverage, then outwards on both sides. The
-      // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by
-      // Cauchy-Schwarz is at least (|t'| - |g'|)^2. Once (N + toneW) * dm^2 exceeds the best error
-      // nothing further out on that side can win; the full bound skips single candidates.
-      let lo = 0, hi = nc;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (candCov[mid]! < want) lo = mid + 1; else hi = mid;
-      }
-      let best = -1;
-      let bestE = Infinity;
-      let up = lo, down = lo - 1;
-      while (up < nc || down >= 0) {
-        const du = up < nc ? candCov[up]! - want : Infinity;
-        const dd = down >= 0 ? want - candCov[down]! : Infinity;
-        const k = du <= dd ? up++ : down--;
-        const dm = du <= dd ? du : dd;
-        const tone = bound * dm * dm;
-        if (tone >= bestE) break;
-        const g = cand[k]!;
-        const ds = spreadT - spread[g]!;
-        if (tone + ds * ds > bestE + 1e-5) continue;
-        const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW);
-        if (e2 < bestE) { bestE = e2; best = g; }
-      }
-      if (sAmt > 0) {
-        const s = st!.strength[cell]! * sAmt;
-        if (s > 0.05) {
-          const g = dir![st!.direction[cell]!]!;
-          const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW) * (1 - s);
-          if (e2 < bestE) { bestE = e2; best = g; }
-        }
-      }
-      if (prev && hyst > 0 && (!stable || stable[cell] === 1)) {
-        const g = prev[cell]!;
-        if (g !== best && g < coverage.length) {
-          const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW) * (1 - hyst);
-          if (e2 < bestE) { bestE = e2; best = g; }
-        }
-      }
-      out[cell] = best;
-
-      if (o.dither) {
-        const q = mean - coverage[best]! / c;
-        if (ltr) {
-          errCur[cx + 2]! += q * 0.4375;
-          errNext[cx]! += q * 0.1875;
-          errNext[cx + 1]! += q * 0.3125;
-          errNext[cx + 2]! += q * 0.0625;
-        } else {
-          errCur[cx]! += q * 0.4375;
-          errNext[cx + 2]! += q * 0.1875;
-          errNext[cx + 1]! += q * 0.3125;
-          errNext[cx]! += q * 0.0625;
-        }
-      }
-    }
-    if (o.dither) {
-      errCur.set(errNext);
-      errNext.fill(0);
-    }
+  const prev = o.previous ?? null, stable = o.stable ?? null;
+  // In WebAssembly (assembly/match.ts): candidate search, substitutions and error diffusion in
+  // the TypeScript's order and precision (test/reference/match.ts is the scalar original).
+  const f = frame();
+  const pt = f.f32(samples);
+  const pb = o.blur ? f.f32(samples) : 0, ptmp = o.blur ? f.f32(samples) : 0;
+  const ptpl = f.f32(count * N), pg2 = f.f32(count), pgm = f.f32(count), psp = f.f32(count), pcov = f.f32(ncov);
+  const pcand = f.f32(nc), pdir = f.f32(4);
+  const pdn = sAmt > 0 ? f.bytes(n) : 0, pst = sAmt > 0 ? f.f32(n) : 0;
+  const pprev = prev ? f.bytes(n * 2) : 0, pstable = prev && stable ? f.bytes(n) : 0;
+  const pout = f.bytes(n * 2);
+  const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8);
+  const k = f.ready();
+  f.viewF32(pt, samples).set(target.subarray(0, samples));
+  f.viewF32(ptpl, count * N).set(templates.subarray(0, count * N));
+  f.viewF32(pg2, count).set(g2);
+  f.viewF32(pgm, count).set(gm);
+  f.viewF32(psp, count).set(spread);
+  f.viewF32(pcov, ncov).set(coverage);
+  f.viewI32(pcand, nc).set(o.candidates);
+  if (sAmt > 0) {
+    f.viewI32(pdir, 4).set(dir!.subarray(0, 4));
+    f.viewU8(pdn, n).set(st!.direction.subarray(0, n));
+    f.viewF32(pst, n).set(st!.strength.subarray(0, n));
   }
+  if (prev) f.viewU16(pprev, n).set(prev.subarray(0, n));
+  if (prev && stable) f.viewU8(pstable, n).set(stable.subarray(0, n));
+  if (o.blur) k.viewBlur(pt, width, rows * SUB_Y, pb, ptmp);
+  for (let y = 0; y < rows; y += BAND) {
+    k.matchGlyphs(o.blur ? pb : pt, width, cols, rows, ptpl, pg2, pgm, psp, count, pcov, ncov, o.scale,
+      pcand, nc, pdir, pdn, pst, sAmt, o.dither ? 1 : 0, pprev, pstable, o.hysteresis ?? 0, TONE_WEIGHT, pout, pwork, y, Math.min(rows, y + BAND));
+  }
+  out.set(f.viewU16(pout, n));
   return out;
 }
 
 const N = SAMPLES;
+/**
+ * Cell rows per kernel call. V8 runs a wasm function first as baseline (Liftoff) code, here about
+ * 3x slower than optimised, and switches only between calls (no on-stack replacement): in bands,
+ * a fresh process's first render moves to the optimised code partway through (measured: its
+ * first call 7.8 -> 5.5 ms at 160x60 cells). The state between bands lives in `work`.
+ */
+const BAND = 2;
 
 interface TemplateStats {
   /** Sum of squares, mean and zero-mean norm of each template. */
@@ -159,7 +105,7 @@ const statsCache = new WeakMap<Float32Array, TemplateStats>();
 
 /** Per-template sums, computed once per glyph table. Means come from the templates themselves
  * (not the rounded coverage) so the tone term and the pruning bounds stay exact. */
-function templateStats(templates: Float32Array): TemplateStats {
+export function templateStats(templates: Float32Array): TemplateStats {
   const hit = statsCache.get(templates);
   if (hit) return hit;
   const count = templates.length / N;
@@ -176,18 +122,4 @@ function templateStats(templates: Float32Array): TemplateStats {
   const stats = { g2, gm, spread };
   statsCache.set(templates, stats);
   return stats;
-}
-
-function glyphError(t: Float32Array, templates: Float32Array, g: number, g2: number, cov: number, c: number, base: number, want: number, toneW: number): number {
-  // Four accumulators: independent chains the CPU can overlap (N is a multiple of 4).
-  let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-  for (let i = 0, o = g * N; i < N; i += 4, o += 4) {
-    d0 += t[i]! * templates[o]!;
-    d1 += t[i + 1]! * templates[o + 1]!;
-    d2 += t[i + 2]! * templates[o + 2]!;
-    d3 += t[i + 3]! * templates[o + 3]!;
-  }
-  const dot = d0 + d1 + (d2 + d3);
-  const dm = want - cov;
-  return base - 2 * c * dot + g2 + toneW * dm * dm;
 }

@@ -1,43 +1,33 @@
 import { SUB_X, SUB_Y } from '../glyphs/types.js';
+import { frame } from '../wasm/kernels.js';
 
 /**
  * The viewing model of glyph matching: a [1 2 1]/4 blur in both axes (about half a cell width),
  * applied alike to the target and, within each cell, to the glyph templates. Texture finer than
  * that (grass, noise) then matches by its tone instead of by glyphs whose strokes happen to line
  * up with it, while a real edge, wider than the blur, still picks its shape.
+ * In WebAssembly (assembly/match.ts); matchGlyphs({ blur: true }) runs it in the match's own frame.
+ * `tmp` is unused (the kernel's scratch is in wasm memory); kept for the reference's signature.
  */
-export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array, tmp: Float32Array): Float32Array {
-  for (let y = 0; y < h; y++) blurRow3(src, y * w, w, tmp);
-  for (let y = 0; y < h; y++) {
-    const u = (y > 0 ? y - 1 : y) * w, d = (y < h - 1 ? y + 1 : y) * w;
-    blurColumns3(tmp, u, y * w, d, w, out);
-  }
+export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array, _tmp?: Float32Array): Float32Array {
+  const n = w * h;
+  const f = frame();
+  const ps = f.f32(n), po = f.f32(n), pt = f.f32(n);
+  const k = f.ready();
+  f.viewF32(ps, n).set(src.subarray(0, n));
+  k.viewBlur(ps, w, h, po, pt);
+  out.set(f.viewF32(po, n));
   return out;
-}
-
-/** [1 2 1]/4 along one row; edges clamp (the outer neighbour of a border sample is itself). */
-function blurRow3(src: Float32Array, r: number, w: number, tmp: Float32Array): void {
-  if (w === 1) { tmp[r] = src[r]!; return; }
-  tmp[r] = (3 * src[r]! + src[r + 1]!) * 0.25;
-  for (let i = r + 1, end = r + w - 1; i < end; i++) tmp[i] = (src[i - 1]! + 2 * src[i]! + src[i + 1]!) * 0.25;
-  tmp[r + w - 1] = (src[r + w - 2]! + 3 * src[r + w - 1]!) * 0.25;
-}
-
-/** [1 2 1]/4 across rows u, r, d into row r of out. */
-function blurColumns3(tmp: Float32Array, u: number, r: number, d: number, w: number, out: Float32Array): void {
-  for (let x = 0; x < w; x++) out[r + x] = (tmp[u + x]! + 2 * tmp[r + x]! + tmp[d + x]!) * 0.25;
 }
 
 /** The same blur over each glyph's SUB_X x SUB_Y template, edges clamped within the cell. */
 export function viewBlurTemplates(templates: Float32Array): Float32Array {
   const n = SUB_X * SUB_Y;
   const count = templates.length / n;
-  const out = new Float32Array(templates.length);
-  const a = new Float32Array(n), b = new Float32Array(n), c = new Float32Array(n);
-  for (let g = 0; g < count; g++) {
-    a.set(templates.subarray(g * n, g * n + n));
-    viewBlur(a, SUB_X, SUB_Y, b, c);
-    out.set(b, g * n);
-  }
-  return out;
+  const f = frame();
+  const ps = f.f32(count * n), po = f.f32(count * n), pt = f.f32(n);
+  const k = f.ready();
+  f.viewF32(ps, count * n).set(templates.subarray(0, count * n));
+  for (let g = 0; g < count; g++) k.viewBlur(ps + g * n * 4, SUB_X, SUB_Y, po + g * n * 4, pt);
+  return f.viewF32(po, count * n).slice();
 }

@@ -30,6 +30,10 @@ export interface KernelExports {
   sobel(src: Ptr, w: number, h: number, edgeStrength: number, out: Ptr): void;
   braille(target: Ptr, width: number, cols: number, rows: number, hx: number, hy: number, dither: number,
     out: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, dots: Ptr): void;
+  viewBlur(src: Ptr, w: number, h: number, out: Ptr, tmp: Ptr): void;
+  matchGlyphs(target: Ptr, width: number, cols: number, rows: number, templates: Ptr, g2: Ptr, gm: Ptr, spread: Ptr, count: number,
+    coverage: Ptr, ncov: number, scale: number, cand: Ptr, nc: number, directional: Ptr, direction: Ptr, strength: Ptr, sAmt: number,
+    dither: number, previous: Ptr, stable: Ptr, hysteresis: number, toneWeight: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */

@@ -1,0 +1,214 @@
+// AssemblyScript: glyph matching (pipeline/match.ts) and its viewing blur (pipeline/view-blur.ts),
+// re-exported by assembly/kernels.ts. Same rules as there: f64 maths in the TypeScript's order,
+// rounded to f32 exactly where it stored into a Float32Array, so the glyph choices are
+// bit-identical to the scalar reference (test/reference/match.ts, view-blur.ts).
+
+/** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
+const SUB_X: i32 = 4;
+const SUB_Y: i32 = 8;
+const SAMPLES: i32 = SUB_X * SUB_Y;
+/** Bytes of one template (or cell target) as f64. */
+const ROW64: usize = <usize>SAMPLES << 3;
+
+@inline function ld(p: usize, i: i32): f64 {
+  return <f64>load<f32>(p + (<usize>i << 2));
+}
+
+@inline function st(p: usize, i: i32, v: f64): void {
+  store<f32>(p + (<usize>i << 2), <f32>v);
+}
+
+// --- Viewing blur (pipeline/view-blur.ts) -------------------------------------------------------
+
+/** The four f32 lanes of v as two f64x2: lo4 the low pair, hi4 the high pair. */
+@inline function lo4(v: v128): v128 {
+  return f64x2.promote_low_f32x4(v);
+}
+
+@inline function hi4(v: v128): v128 {
+  return f64x2.promote_low_f32x4(i32x4.shuffle(v, v, 2, 3, 0, 1));
+}
+
+/** (a + 2b + c) * 0.25 per lane, in that order, rounded to f32: four results in one f32x4. */
+@inline function tap121x4(a: v128, b: v128, c: v128): v128 {
+  const two = f64x2.splat(2), q = f64x2.splat(0.25);
+  const l = f64x2.mul(f64x2.add(f64x2.add(lo4(a), f64x2.mul(two, lo4(b))), lo4(c)), q);
+  const h = f64x2.mul(f64x2.add(f64x2.add(hi4(a), f64x2.mul(two, hi4(b))), hi4(c)), q);
+  return i32x4.shuffle(f32x4.demote_f64x2_zero(l), f32x4.demote_f64x2_zero(h), 0, 1, 4, 5);
+}
+
+/**
+ * viewBlur(): [1 2 1]/4 along x (edges clamped) from src into tmp, then along y into out.
+ * Four samples at a time (each computed in f64 as the scalar form, then rounded to f32).
+ */
+export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): void {
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    if (w == 1) { st(tmp, r, ld(src, r)); continue; }
+    st(tmp, r, (3 * ld(src, r) + ld(src, r + 1)) * 0.25);
+    let i = r + 1;
+    const end = r + w - 1;
+    for (; i + 3 < end; i += 4) {
+      const p = src + (<usize>i << 2);
+      v128.store(tmp + (<usize>i << 2), tap121x4(v128.load(p - 4), v128.load(p), v128.load(p + 4)));
+    }
+    for (; i < end; i++) st(tmp, i, (ld(src, i - 1) + 2 * ld(src, i) + ld(src, i + 1)) * 0.25);
+    st(tmp, end, (ld(src, end - 1) + 3 * ld(src, end)) * 0.25);
+  }
+  for (let y = 0; y < h; y++) {
+    const u = (y > 0 ? y - 1 : y) * w, r = y * w, d = (y < h - 1 ? y + 1 : y) * w;
+    let x = 0;
+    for (; x + 3 < w; x += 4) {
+      const o = <usize>x << 2;
+      const a = v128.load(tmp + (<usize>u << 2) + o), b = v128.load(tmp + (<usize>r << 2) + o), c = v128.load(tmp + (<usize>d << 2) + o);
+      v128.store(out + (<usize>r << 2) + o, tap121x4(a, b, c));
+    }
+    for (; x < w; x++) st(out, r + x, (ld(tmp, u + x) + 2 * ld(tmp, r + x) + ld(tmp, d + x)) * 0.25);
+  }
+}
+
+// --- Glyph matching (pipeline/match.ts) ---------------------------------------------------------
+
+/**
+ * glyphError(): squared distance of the cell (t, SAMPLES f64) to template g (tf, SAMPLES f64 per
+ * glyph) plus the tone term. The products of two f32 are exact in f64, so the four accumulators
+ * d0..d3 of the TypeScript become the lanes of two f64x2 with the same sums in the same order.
+ */
+@inline function glyphError(t: usize, tf: usize, g: i32, g2: f64, cov: f64, c: f64, base: f64, want: f64, toneW: f64): f64 {
+  const o = tf + <usize>g * ROW64;
+  let a = f64x2.splat(0), b = f64x2.splat(0);
+  for (let i: usize = 0; i < ROW64; i += 32) {
+    a = f64x2.add(a, f64x2.mul(v128.load(t + i), v128.load(o + i)));
+    b = f64x2.add(b, f64x2.mul(v128.load(t + i, 16), v128.load(o + i, 16)));
+  }
+  const dot = f64x2.extract_lane(a, 0) + f64x2.extract_lane(a, 1) + (f64x2.extract_lane(b, 0) + f64x2.extract_lane(b, 1));
+  const dm = want - cov;
+  return base - 2 * c * dot + g2 + toneW * dm * dm;
+}
+
+/**
+ * matchGlyphs(): per cell, the tone-nearest codebook candidates outwards with the Cauchy-Schwarz
+ * bound, then the structure substitution and hysteresis, then serpentine Floyd-Steinberg of the
+ * cell-mean error. Arrays: templates (count x SAMPLES f32) with their g2, gm, spread (count f32);
+ * coverage (ncov f32); cand (nc i32, ascending coverage); directional (4 i32), direction (u8 per
+ * cell) and strength (f32 per cell), used when sAmt > 0; previous (u16 per cell) and stable (u8
+ * per cell, or 0), used when previous != 0 and hyst > 0. Writes out (u16 per cell) for cell
+ * rows y0..y1 (exclusive): called band by band, y0 = 0 first, with the same `work` kept. `work`:
+ * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32; 16-byte aligned.
+ */
+export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
+  templates: usize, g2: usize, gm: usize, spread: usize, count: i32, coverage: usize, ncov: i32, scale: f64,
+  cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
+  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, out: usize, work: usize, y0: i32, y1: i32): void {
+  // Templates as f64 (the TS multiplies them promoted), the cell's samples; per candidate (in
+  // codebook order) its mean with -Inf and +Inf sentinels at both ends, and its spread.
+  const tf = work;
+  const t = tf + <usize>count * ROW64;
+  const cc = t + ROW64 + 8;
+  const cs = cc + (<usize>(nc + 1) << 3);
+  const errCur = cs + (<usize>nc << 3);
+  const errNext = errCur + (<usize>(cols + 2) << 2);
+  if (y0 == 0) {
+    for (let i = 0, m = count * SAMPLES; i < m; i++) store<f64>(tf + (<usize>i << 3), ld(templates, i));
+    for (let k = 0; k < nc; k++) {
+      const g = load<i32>(cand + (<usize>k << 2));
+      store<f64>(cc + (<usize>k << 3), ld(gm, g));
+      store<f64>(cs + (<usize>k << 3), ld(spread, g));
+    }
+    store<f64>(cc - 8, -Infinity);
+    store<f64>(cc + (<usize>nc << 3), Infinity);
+    memory.fill(errCur, 0, <usize>(cols + 2) << 3);
+  }
+  const c = scale;
+  const toneW = toneWeight * <f64>SAMPLES;
+  const bound = <f64>SAMPLES + toneW;
+  const hysteresis = previous != 0 && hyst > 0;
+
+  for (let cy = y0; cy < y1; cy++) {
+    const ltr = (cy & 1) == 0 || !dither;
+    for (let step = 0; step < cols; step++) {
+      const cx = ltr ? step : cols - 1 - step;
+      const cell = cy * cols + cx;
+      const e: f64 = dither ? ld(errCur, cx + 1) : 0;
+      let sum: f64 = 0, sq: f64 = 0;
+      let p = cy * SUB_Y * width + cx * SUB_X;
+      for (let sy = 0, i = 0; sy < SUB_Y; sy++, p += width) {
+        for (let sx = 0; sx < SUB_X; sx++, i++) {
+          const v = ld(target, p + sx) + e;
+          store<f64>(t + (<usize>i << 3), <f64><f32>v);
+          sum += v;
+          sq += v * v;
+        }
+      }
+      const mean = sum / <f64>SAMPLES;
+      const want = c * mean;
+      const base = c * c * sq;
+      const var0 = sq - sum * mean;
+      const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
+
+      // Tone-nearest candidate by binary search on the means, then outwards on both sides. The
+      // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by
+      // Cauchy-Schwarz is at least (|t'| - |g'|)^2. Once (N + toneW) * dm^2 exceeds the best
+      // error nothing further out can win; the full bound skips single candidates.
+      let lo = 0, hi = nc;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (load<f64>(cc + (<usize>mid << 3)) < want) lo = mid + 1; else hi = mid;
+      }
+      let best = -1;
+      let bestE = Infinity, lim = Infinity;
+      let up = lo, down = lo - 1;
+      // A NaN target: the TS stops at once (no candidate); the sentinels would not.
+      if (want != want) { up = nc; down = -1; }
+      while (up < nc || down >= 0) {
+        const du = load<f64>(cc + (<isize>up << 3)) - want;
+        const dd = want - load<f64>(cc + (<isize>down << 3));
+        let k: i32, dm: f64;
+        if (du <= dd) { k = up++; dm = du; } else { k = down--; dm = dd; }
+        const tone = bound * dm * dm;
+        if (tone >= bestE) break;
+        const ds = spreadT - load<f64>(cs + (<usize>k << 3));
+        if (tone + ds * ds > lim) continue;
+        const g = load<i32>(cand + (<usize>k << 2));
+        const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW);
+        if (e2 < bestE) { bestE = e2; best = g; lim = bestE + 1e-5; }
+      }
+      if (sAmt > 0) {
+        const s = ld(strength, cell) * sAmt;
+        if (s > 0.05) {
+          const g = load<i32>(directional + (<usize>load<u8>(direction + <usize>cell) << 2));
+          const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - s);
+          if (e2 < bestE) { bestE = e2; best = g; }
+        }
+      }
+      if (hysteresis && (!stable || load<u8>(stable + <usize>cell) == 1)) {
+        const g = <i32>load<u16>(previous + (<usize>cell << 1));
+        if (g != best && g < ncov) {
+          const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - hyst);
+          if (e2 < bestE) { bestE = e2; best = g; }
+        }
+      }
+      store<u16>(out + (<usize>cell << 1), <u16>best);
+
+      if (dither) {
+        // No candidate (a NaN target): the TS read coverage[-1], undefined, so q is NaN.
+        const q = best >= 0 ? mean - ld(coverage, best) / c : NaN;
+        if (ltr) {
+          st(errCur, cx + 2, ld(errCur, cx + 2) + q * 0.4375);
+          st(errNext, cx, ld(errNext, cx) + q * 0.1875);
+          st(errNext, cx + 1, ld(errNext, cx + 1) + q * 0.3125);
+          st(errNext, cx + 2, ld(errNext, cx + 2) + q * 0.0625);
+        } else {
+          st(errCur, cx, ld(errCur, cx) + q * 0.4375);
+          st(errNext, cx + 2, ld(errNext, cx + 2) + q * 0.1875);
+          st(errNext, cx + 1, ld(errNext, cx + 1) + q * 0.3125);
+          st(errNext, cx, ld(errNext, cx) + q * 0.0625);
+        }
+      }
+    }
+    if (dither) {
+      memory.copy(errCur, errNext, <usize>(cols + 2) << 2);
+      memory.fill(errNext, 0, <usize>(cols + 2) << 2);
+    }
+  }
+}
