@@ -517,3 +517,4 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
     }
   }
 }
+export { measure, cellColors } from './measure';

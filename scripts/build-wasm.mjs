@@ -4,14 +4,14 @@
  * instantiates it from bytes with no file or fetch. Generated, not committed (.gitignore): `npm run
  * build` and `pretest` run this. Skips the compile when the output is newer than its sources.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const source = join(root, 'assembly/kernels.ts');
 const out = join(root, 'src/core/wasm/kernels.generated.ts');
-const inputs = [source, fileURLToPath(import.meta.url), join(root, 'node_modules/assemblyscript/package.json')];
+// Every assembly/ file: kernels.ts re-exports the others.
+const inputs = [...readdirSync(join(root, 'assembly')).map((f) => join(root, 'assembly', f)), fileURLToPath(import.meta.url), join(root, 'node_modules/assemblyscript/package.json')];
 
 const fresh = existsSync(out) && inputs.every((f) => statSync(f).mtimeMs <= statSync(out).mtimeMs);
 if (fresh && !process.argv.includes('--force')) process.exit(0);

@@ -14,6 +14,8 @@ import { resampleImage } from '../src/core/pipeline/resample.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
+import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
+import { measureSource } from '../src/core/director/measure.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -23,6 +25,8 @@ import { resampleImage as refResample } from './reference/resample.js';
 import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
+import { cellColors as refCellColors } from './reference/colors.js';
+import { measureSource as refMeasureSource } from './reference/measure.js';
 import { image, rng, scene, withNoise } from './helpers/images.js';
 
 /** Bitwise equality of two typed arrays (so -0/+0 and NaN payloads count too). */
@@ -53,7 +57,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -100,6 +104,44 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         same(got.strength, want.strength, `structure strength ${w}x${h} ${cw}x${ch}`);
       }
       for (const k of [0.1, 1.8, 5]) same(sobelInk(d, w, h, k, new Float32Array(w * h)), refSobel(d, w, h, k, new Float32Array(w * h)), `sobel ${w}x${h} ${k}`);
+    }
+  });
+
+  it('the Director\'s source measurements (noise, edges, chroma)', () => {
+    for (const [w, h] of [...SIZES, [2, 9], [640, 240]] as const) {
+      const d = raster(w, h, 31 + w * h, 0.4);
+      const r = rng(w + h);
+      const cells = Math.max(1, Math.floor((w * h) / 8));
+      const rgb = Float32Array.from({ length: cells * 3 }, () => (r() < 0.05 ? r() * 1.2 - 0.1 : r()));
+      assert.deepEqual(measureSource({ width: w, height: h, data: d }, rgb), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${w}x${h}`);
+    }
+  });
+
+  it('cell colours: tone curve, OKLab saturation with the gamut bisection, ink over coverage', () => {
+    const r = rng(23);
+    const n = 4099;
+    // Greys, saturated primaries, near-black, over-range, and random colours.
+    const rgb = Float32Array.from({ length: n * 3 }, (_, i) => {
+      const c = Math.floor(i / 3);
+      if (c < 40) return c / 39;
+      if (c < 80) return (c + i) % 3 === 0 ? 1 : r() * 0.02;
+      if (c < 100) return r() * 1e-7;
+      return r() < 0.01 ? 1 + r() * 0.1 : r() ** 2;
+    });
+    const coverage = Float32Array.from({ length: 70 }, (_, g) => (g === 0 ? 0 : (g / 69) * 0.6));
+    const cells = Uint16Array.from({ length: n }, () => Math.floor(r() * 70));
+    const tones = [
+      { lo: 0, hi: 1, contrast: 1, brightness: 0, gamma: 1, invert: false },
+      { lo: 0.05, hi: 0.9, contrast: 1.7, brightness: 12, gamma: 0.7, invert: false },
+      { lo: 0.1, hi: 0.95, contrast: 2.6, brightness: -30, gamma: 1.2, invert: true },
+    ];
+    for (const tone of tones) {
+      for (const sat of [0, 1, 1.15, 1.7, 3]) {
+        const t = colorTransform(sat, tone);
+        for (const ink of [undefined, { coverage, cells }]) {
+          same(cellColors(rgb, t, new Uint8Array(n * 3), ink), refCellColors(rgb, t, new Uint8Array(n * 3), ink), `colours sat ${sat} ink ${!!ink} ${JSON.stringify(tone)}`);
+        }
+      }
     }
   });
 

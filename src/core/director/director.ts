@@ -1,5 +1,5 @@
 import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
-import { cellColors } from '../pipeline/colors.js';
+import { cellColors, colorTransform } from '../pipeline/colors.js';
 import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
 import { mixedCellColors } from '../format/compact.js';
@@ -125,7 +125,7 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
     metrics.stability = Math.max(0, 1 - changed / n);
   }
   if ('roundTrip' in rubric.weights) {
-    cellColors(input.prep.resampled.cellLinearRgb, p.saturation, tone, colors);
+    cellColors(input.prep.resampled.cellLinearRgb, colorTransform(p.saturation, tone), colors);
     metrics.roundTrip = roundTripMetric(colors, input.prep.resampled.cellLinearRgb);
   }
   return { metrics, score: rubricScore(rubric, metrics) };

@@ -96,8 +96,14 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
   if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
 
   const budget = maxRmse * maxRmse * total;
+  // The cost of levels i < j adjacent in the codebook does not depend on the layer: tabulated
+  // once (n^2 / 2), each layer is then additions only.
+  const cost = new Float64Array(n * n);
+  for (let j = 1; j < n; j++) for (let i = 0; i < j; i++) cost[i * n + j] = between(i, j);
   let prev = new Float64Array(n);
   let cur = new Float64Array(n);
+  const tail = new Float64Array(n);
+  for (let j = 0; j < n; j++) tail[j] = after(j);
   const parents: Int16Array[] = [];
   for (let j = 0; j < n; j++) prev[j] = sums.err(0, lb[j]!, L[j]!);
   parents.push(new Int16Array(n).fill(-1));
@@ -105,7 +111,7 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
     // prev holds the best error with k levels ending at level j (bins above j not yet counted).
     let best = Infinity, bestJ = 0;
     for (let j = 0; j < n; j++) {
-      const e = prev[j]! + after(j);
+      const e = prev[j]! + tail[j]!;
       if (e < best) { best = e; bestJ = j; }
     }
     if (best <= budget || k === n) {
@@ -121,7 +127,7 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
     for (let j = 0; j < n; j++) {
       let m = Infinity, arg = -1;
       for (let i = 0; i < j; i++) {
-        const e = prev[i]! + between(i, j);
+        const e = prev[i]! + cost[i * n + j]!;
         if (e < m) { m = e; arg = i; }
       }
       cur[j] = m;

@@ -30,6 +30,8 @@ export interface KernelExports {
   sobel(src: Ptr, w: number, h: number, edgeStrength: number, out: Ptr): void;
   braille(target: Ptr, width: number, cols: number, rows: number, hx: number, hy: number, dither: number,
     out: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, dots: Ptr): void;
+  measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
+  cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
@@ -81,6 +83,7 @@ export interface Frame {
   ready(): KernelExports;
   /** Views (valid until the next frame()). */
   viewF32(p: Ptr, n: number): Float32Array;
+  viewF64(p: Ptr, n: number): Float64Array;
   viewI32(p: Ptr, n: number): Int32Array;
   viewU32(p: Ptr, n: number): Uint32Array;
   viewU16(p: Ptr, n: number): Uint16Array;
@@ -101,6 +104,7 @@ const frameApi: Frame = {
     return k;
   },
   viewF32: (p, n) => new Float32Array(kernels().memory.buffer, p, n),
+  viewF64: (p, n) => new Float64Array(kernels().memory.buffer, p, n),
   viewI32: (p, n) => new Int32Array(kernels().memory.buffer, p, n),
   viewU32: (p, n) => new Uint32Array(kernels().memory.buffer, p, n),
   viewU16: (p, n) => new Uint16Array(kernels().memory.buffer, p, n),
