@@ -24,6 +24,11 @@ export interface DirectorInput {
 /** The Director's working set: the sampled cells and what every candidate's metrics reuse. */
 interface SimInput extends DirectorInput {
   readonly cells: SourceCells;
+  /** Each sampled cell's entry in the simulation's tone table (the same for every candidate). */
+  readonly lutAt: Uint16Array;
+  /** Per candidate: each cell's simulated tone, and the tone of each table entry. */
+  readonly rendered: Float32Array;
+  readonly levelOf: Float64Array;
 }
 
 type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength' | 'maxGlyphRmse';
@@ -110,16 +115,20 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   const stable = 'stability' in rubric.weights;
   const sigma = stable ? Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen) : 0;
   // Only the entries the cells (and their +-sigma stability probes) can look up.
-  const lut = toneLut(tone, SIM_LUT_SIZE, lutIndex(input.cells.min - sigma), lutIndex(input.cells.max + sigma));
-  const rendered = new Float32Array(n);
-  for (let i = 0; i < n; i++) rendered[i] = quantize(rampLevels, lookup(lut, src[i]!), p.invert);
+  const from = lutIndex(input.cells.min - sigma), to = lutIndex(input.cells.max + sigma);
+  const lut = toneLut(tone, SIM_LUT_SIZE, from, to);
+  // Cells that share a table entry render alike: each entry is quantized once, not each cell.
+  const levelOf = input.levelOf;
+  for (let k = from; k <= to; k++) levelOf[k] = quantize(rampLevels, lut[k]!, p.invert);
+  const rendered = input.rendered, lutAt = input.lutAt;
+  for (let i = 0; i < n; i++) rendered[i] = levelOf[lutAt[i]!]!;
   const metrics = toneMetrics(rendered, input.cells);
   // Only what the rubric weighs is measured here: these are the costly ones.
   if (stable) {
     let changed = 0;
     for (let i = 0; i < n; i++) {
       const s = src[i]!;
-      if (quantize(rampLevels, lookup(lut, s + sigma), p.invert) !== quantize(rampLevels, lookup(lut, s - sigma), p.invert)) changed++;
+      if (levelOf[lutIndex(s + sigma)] !== levelOf[lutIndex(s - sigma)]) changed++;
     }
     // A level crossing within +-sigma flips on roughly half of the frames.
     metrics.stability = Math.max(0, 1 - changed / n);
@@ -137,10 +146,6 @@ const SIM_LUT_SIZE = 1024;
 function lutIndex(v: number): number {
   const x = (v + 0.5) * (SIM_LUT_SIZE / 2);
   return x <= 0 ? 0 : x >= SIM_LUT_SIZE ? SIM_LUT_SIZE : x | 0;
-}
-
-function lookup(lut: Float32Array, v: number): number {
-  return lut[lutIndex(v)]!;
 }
 
 /**
@@ -198,7 +203,13 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
   const sampled = sampleCells(prep);
-  const input: SimInput = { prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
+  const m = sampled.cellLuma.length;
+  const lutAt = new Uint16Array(m);
+  for (let i = 0; i < m; i++) lutAt[i] = lutIndex(sampled.cellLuma[i]!);
+  const input: SimInput = {
+    prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order,
+    lutAt, rendered: new Float32Array(m), levelOf: new Float64Array(SIM_LUT_SIZE + 1),
+  };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
   const colors = new Uint8Array(input.prep.cellLuma.length * 3);
