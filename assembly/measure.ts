@@ -8,6 +8,11 @@
   return <f64>load<f32>(p + (<usize>i << 2));
 }
 
+/** Two consecutive f32 at p + 4i as an f64x2. */
+@inline function ld2(p: usize, i: i32): v128 {
+  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
+}
+
 const ENC_SIZE: i32 = 16384;
 
 /** encodeLinear() of linear.ts: linear light -> perceptual, by the table `enc` (ENC_SIZE + 1 f32). */
@@ -27,20 +32,50 @@ const ENC_SIZE: i32 = 16384;
  * The noise and edge statistics of measureSource over every fourth interior row of the w x h
  * raster d, and the cells' mean chroma: out[0] = sum |Laplacian|, out[1] = samples with normalised
  * Sobel magnitude > 0.1, out[2] = sum of (max - min) of the cells' sRGB-encoded colours (f64 each);
- * magHist (256 u32, zeroed here) counts the magnitudes.
+ * magHist (256 u32, then 256 more as scratch; zeroed here) counts the magnitudes.
  */
 export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: usize, out: usize, magHist: usize): void {
-  memory.fill(magHist, 0, 256 << 2);
+  // Two partial histograms (one per SIMD lane, the second at magHist + 1 KB) so that neighbours
+  // in the same bin do not wait on each other's store; summed at the end (exact: integers).
+  const part = magHist + 1024;
+  memory.fill(magHist, 0, 2048);
   let lapAll: f64 = 0, edgesAll: f64 = 0;
   if (w >= 3) {
     for (let y = 1; y < h - 1; y += 4) {
-      const r = y * w;
-      const u = r - w, dn = r + w;
+      const u = (y - 1) * w, r = y * w, dn = (y + 1) * w;
       let lap: f64 = 0, edges: f64 = 0;
-      let a = ldf(d, u), l = ldf(d, r), g = ldf(d, dn);
-      let b = ldf(d, u + 1), m = ldf(d, r + 1), hh = ldf(d, dn + 1);
-      for (let x = 1; x < w - 1; x++) {
-        const c = ldf(d, u + x + 1), rr = ldf(d, r + x + 1), i = ldf(d, dn + x + 1);
+      let x = 1;
+      // Two samples at a time: every lane does the scalar form's f64 operations, and |v| is
+      // added to the row's sum lane 0 then lane 1, in the scalar order.
+      for (; x + 1 < w - 1; x += 2) {
+        const a = ld2(d, u + x - 1), b = ld2(d, u + x), c = ld2(d, u + x + 1);
+        const l = ld2(d, r + x - 1), m = ld2(d, r + x), rr = ld2(d, r + x + 1);
+        const g = ld2(d, dn + x - 1), hh = ld2(d, dn + x), i = ld2(d, dn + x + 1);
+        const two = f64x2.splat(2);
+        let v = f64x2.add(f64x2.sub(a, f64x2.mul(two, b)), c);
+        v = f64x2.sub(v, f64x2.mul(two, l));
+        v = f64x2.add(v, f64x2.mul(f64x2.splat(4), m));
+        v = f64x2.sub(v, f64x2.mul(two, rr));
+        v = f64x2.add(v, g);
+        v = f64x2.sub(v, f64x2.mul(two, hh));
+        v = f64x2.abs(f64x2.add(v, i));
+        lap += f64x2.extract_lane(v, 0);
+        lap += f64x2.extract_lane(v, 1);
+        const gx = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(c, f64x2.mul(two, rr)), i), a), f64x2.mul(two, l)), g);
+        const gy = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(g, f64x2.mul(two, hh)), i), a), f64x2.mul(two, b)), c);
+        const mag = f64x2.div(f64x2.sqrt(f64x2.add(f64x2.mul(gx, gx), f64x2.mul(gy, gy))), f64x2.splat(4));
+        const m0 = f64x2.extract_lane(mag, 0), m1 = f64x2.extract_lane(mag, 1);
+        if (m0 > 0.1) edges++;
+        if (m1 > 0.1) edges++;
+        const k = i32x4.min_s(i32x4.trunc_sat_f64x2_s_zero(f64x2.mul(mag, f64x2.splat(255))), i32x4.splat(255));
+        const p0 = magHist + (<usize>i32x4.extract_lane(k, 0) << 2), p1 = part + (<usize>i32x4.extract_lane(k, 1) << 2);
+        store<u32>(p0, load<u32>(p0) + 1);
+        store<u32>(p1, load<u32>(p1) + 1);
+      }
+      for (; x < w - 1; x++) {
+        const a = ldf(d, u + x - 1), b = ldf(d, u + x), c = ldf(d, u + x + 1);
+        const l = ldf(d, r + x - 1), m = ldf(d, r + x), rr = ldf(d, r + x + 1);
+        const g = ldf(d, dn + x - 1), hh = ldf(d, dn + x), i = ldf(d, dn + x + 1);
         const v = a - 2 * b + c - 2 * l + 4 * m - 2 * rr + g - 2 * hh + i;
         lap += v < 0 ? -v : v;
         const gx = c + 2 * rr + i - a - 2 * l - g;
@@ -51,11 +86,14 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
         if (k > 255) k = 255;
         const p = magHist + (<usize>k << 2);
         store<u32>(p, load<u32>(p) + 1);
-        a = b; b = c; l = m; m = rr; g = hh; hh = i;
       }
       lapAll += lap;
       edgesAll += edges;
     }
+  }
+  for (let b = 0; b < 256; b++) {
+    const o = <usize>b << 2;
+    store<u32>(magHist + o, load<u32>(magHist + o) + load<u32>(part + o));
   }
   let chroma: f64 = 0;
   for (let c = 0; c < cells; c++) {

@@ -1,6 +1,6 @@
 import { ENC_LUT } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
-import { histogram, percentile } from '../pipeline/tone.js';
+import { HIST_BINS, percentile } from '../pipeline/tone.js';
 import { frame } from '../wasm/kernels.js';
 
 /** What the Director knows of the source, measured on the resampled luminance raster. */
@@ -25,9 +25,25 @@ export interface SourceStats {
 }
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
-  const hist = histogram(luma);
   const d = luma.data;
   const w = luma.width, h = luma.height;
+  const cells = cellLinearRgb.length / 3;
+  // In WebAssembly (assembly/kernels.ts histogram, assembly/measure.ts measure): the samples
+  // copied in once for both.
+  const f = frame();
+  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(ENC_LUT.length), po = f.f32(6), ph = f.f32(512), pt = f.f32(HIST_BINS * 5);
+  const k = f.ready();
+  f.viewF32(pd, d.length).set(d);
+  f.viewF32(pr, cells * 3).set(cellLinearRgb);
+  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  k.histogram(pd, d.length, HIST_BINS, pt);
+  const hist = f.viewU32(pt, HIST_BINS).slice();
+  // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth
+  // row (plenty of samples); Sobel edges on the same rows; the cells' chroma.
+  k.measure(pd, w, h, pr, cells, pe, po, ph);
+  const sums = f.viewF64(po, 3);
+  const lap = sums[0]!, edges = sums[1]!, chroma = sums[2]!;
+  const magHist = f.viewU32(ph, 256).slice();
   // Mean and tonal shares from the histogram: no second pass over the samples.
   let mean = 0, shadows = 0, highlights = 0;
   const bins = hist.length;
@@ -40,20 +56,6 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   }
   mean /= d.length;
 
-  // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth
-  // row (plenty of samples); Sobel edges on the same rows; the cells' chroma. In WebAssembly
-  // (assembly/measure.ts).
-  const cells = cellLinearRgb.length / 3;
-  const f = frame();
-  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(ENC_LUT.length), po = f.f32(6), ph = f.f32(256);
-  const k = f.ready();
-  f.viewF32(pd, d.length).set(d);
-  f.viewF32(pr, cells * 3).set(cellLinearRgb);
-  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
-  k.measure(pd, w, h, pr, cells, pe, po, ph);
-  const sums = f.viewF64(po, 3);
-  const lap = sums[0]!, edges = sums[1]!, chroma = sums[2]!;
-  const magHist = f.viewU32(ph, 256).slice();
   let lapN = 0;
   for (let y = 1; y < h - 1; y += 4) lapN += Math.max(0, w - 2);
   const gradN = lapN;

@@ -1,7 +1,8 @@
 import { frame } from '../wasm/kernels.js';
 import type { Raster } from './raster.js';
 
-const HIST_BINS = 1024;
+/** Bins of the tone histogram over 0..1. */
+export const HIST_BINS = 1024;
 export const TONE_LUT_SIZE = 4096;
 
 /** Percentiles of the auto-levels stretch: robust to a few specular or dead pixels. */
