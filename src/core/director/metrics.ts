@@ -10,20 +10,30 @@ function entropy(h: Float64Array, n: number): number {
   return e / Math.log2(BINS);
 }
 
-function quantiles(values: Float32Array, qs: readonly number[]): number[] {
-  const h = new Uint32Array(1024);
-  for (let i = 0; i < values.length; i++) {
-    let b = (values[i]! * 1024) | 0;
-    b = b < 0 ? 0 : b > 1023 ? 1023 : b;
-    h[b]!++;
-  }
+/** The value below which each share `qs` of the n values counted in `h` (1024 bins over 0..1) lie. */
+function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
   return qs.map((q) => {
-    const want = q * values.length;
+    const want = q * n;
     let acc = 0;
     for (let b = 0; b < 1024; b++) { acc += h[b]!; if (acc >= want) return (b + 0.5) / 1024; }
     return 1;
   });
 }
+
+function quantiles(values: Float32Array, qs: readonly number[]): number[] {
+  const h = new Uint32Array(1024);
+  for (let i = 0; i < values.length; i++) h[bin1024(values[i]!)]!++;
+  return quantilesOf(h, values.length, qs);
+}
+
+function bin1024(v: number): number {
+  const b = (v * 1024) | 0;
+  return b < 0 ? 0 : b > 1023 ? 1023 : b;
+}
+
+// Scratch of toneMetrics, which the Director calls once per candidate.
+const qHist = new Uint32Array(1024);
+const hAll = new Float64Array(BINS), hDark = new Float64Array(BINS), hMid = new Float64Array(BINS), hLight = new Float64Array(BINS);
 
 const DARK = 1, MID = 2, LIGHT = 4;
 
@@ -36,6 +46,8 @@ export interface SourceCells {
   readonly max: number;
   /** Per cell: DARK (<= 25th percentile), LIGHT (>= 75th), MID (strictly between); flags may combine. */
   readonly band: Uint8Array;
+  /** Sum of squared deviations from the mean, in cell order. */
+  readonly vs: number;
 }
 
 export function sourceCells(values: Float32Array): SourceCells {
@@ -53,7 +65,10 @@ export function sourceCells(values: Float32Array): SourceCells {
     const s = values[i]!;
     band[i] = (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0);
   }
-  return { values, mean: n ? ss / n : 0, min: n ? min : 0, max: n ? max : 0, band };
+  const mean = n ? ss / n : 0;
+  let vs = 0;
+  for (let i = 0; i < n; i++) { const ds = values[i]! - mean; vs += ds * ds; }
+  return { values, mean, min: n ? min : 0, max: n ? max : 0, band, vs };
 }
 
 /**
@@ -64,17 +79,23 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
   const n = rendered.length;
   const src = source.values, band = source.band;
   let sr = 0;
-  for (let i = 0; i < n; i++) sr += rendered[i]!;
+  qHist.fill(0);
+  for (let i = 0; i < n; i++) {
+    const r = rendered[i]!;
+    sr += r;
+    qHist[bin1024(r)]!++;
+  }
   const mr = sr / n, ms = source.mean;
-  let cov = 0, vr = 0, vs = 0, clipped = 0;
-  const [rLo, rHi] = quantiles(rendered, [0.05, 0.95]) as [number, number];
+  let cov = 0, vr = 0, clipped = 0;
+  const vs = source.vs;
+  const [rLo, rHi] = quantilesOf(qHist, n, [0.05, 0.95]) as [number, number];
   // 16-bin histograms of the rendered tone: all cells, then per source band.
-  const all = new Float64Array(BINS), dark = new Float64Array(BINS), mid = new Float64Array(BINS), light = new Float64Array(BINS);
+  const all = hAll.fill(0), dark = hDark.fill(0), mid = hMid.fill(0), light = hLight.fill(0);
   let nDark = 0, nMid = 0, nLight = 0;
   for (let i = 0; i < n; i++) {
     const r = rendered[i]!, s = src[i]!;
     const dr = r - mr, ds = s - ms;
-    cov += dr * ds; vr += dr * dr; vs += ds * ds;
+    cov += dr * ds; vr += dr * dr;
     // Crushed: drawn blank (or solid) where the source is clearly a tone of its own. Darker
     // shadows may go to the blank ground: at glyph scale that separates regions.
     if ((r <= 0.001 && s > 0.3) || (r >= 0.999 && s < 0.7)) clipped++;
