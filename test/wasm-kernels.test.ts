@@ -16,6 +16,7 @@ import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { measureSource } from '../src/core/director/measure.js';
+import { simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -27,6 +28,7 @@ import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { cellColors as refCellColors } from './reference/colors.js';
 import { measureSource as refMeasureSource } from './reference/measure.js';
+import { simulatedMetrics as refSimulatedMetrics, toneMetrics as refToneMetrics } from './reference/metrics.js';
 import { image, rng, scene, withNoise } from './helpers/images.js';
 
 /** Bitwise equality of two typed arrays (so -0/+0 and NaN payloads count too). */
@@ -57,7 +59,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'resample', 'sobel', 'structure', 'unsharp']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'resample', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -114,6 +116,24 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       const cells = Math.max(1, Math.floor((w * h) / 8));
       const rgb = Float32Array.from({ length: cells * 3 }, () => (r() < 0.05 ? r() * 1.2 - 0.1 : r()));
       assert.deepEqual(measureSource({ width: w, height: h, data: d }, rgb), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${w}x${h}`);
+    }
+  });
+
+  it('the Director\'s tone metrics and candidate simulation', () => {
+    const r = rng(41);
+    for (const n of [1, 2, 7, 300, 2048, 9600]) {
+      // Source luminance with ties, extremes and overshoot; rendered tones on a few levels.
+      const values = Float32Array.from({ length: n }, () => (r() < 0.1 ? Math.round(r() * 4) / 4 : r() < 0.05 ? r() * 1.4 - 0.2 : r()));
+      const source = sourceCells(values);
+      for (const levels of [2, 9, 70]) {
+        const rendered = Float32Array.from({ length: n }, () => Math.round(r() * (levels - 1)) / (levels - 1));
+        assert.deepEqual(toneMetrics(rendered, source), refToneMetrics(rendered, source), `toneMetrics n ${n} levels ${levels}`);
+        const levelOf = Float64Array.from({ length: 1025 }, (_, k) => Math.round(Math.min(1, Math.max(0, (k - 256) / 512)) ** 0.8 * (levels - 1)) / (levels - 1));
+        const lutAt = Uint16Array.from(values, (v) => Math.min(1024, Math.max(0, Math.floor((v + 0.5) * 512))));
+        for (const sigma of [undefined, 0.004, 0.03]) {
+          assert.deepEqual(simulatedMetrics(levelOf, lutAt, source, sigma), refSimulatedMetrics(levelOf, lutAt, source, sigma), `simulation n ${n} levels ${levels} sigma ${sigma}`);
+        }
+      }
     }
   });
 

@@ -6,7 +6,7 @@ import { mixedCellColors } from '../format/compact.js';
 import { gridLines } from '../format/grid.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
-import { roundTripMetric, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
+import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
 import { RUBRICS, rubricScore } from './rubrics.js';
 
 /** What the Director needs of the pipeline's prepared source and the glyph ramp. */
@@ -26,8 +26,7 @@ interface SimInput extends DirectorInput {
   readonly cells: SourceCells;
   /** Each sampled cell's entry in the simulation's tone table (the same for every candidate). */
   readonly lutAt: Uint16Array;
-  /** Per candidate: each cell's simulated tone, and the tone of each table entry. */
-  readonly rendered: Float32Array;
+  /** Per candidate: the simulated tone of each table entry. */
   readonly levelOf: Float64Array;
 }
 
@@ -120,19 +119,10 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   // Cells that share a table entry render alike: each entry is quantized once, not each cell.
   const levelOf = input.levelOf;
   for (let k = from; k <= to; k++) levelOf[k] = quantize(rampLevels, lut[k]!, p.invert);
-  const rendered = input.rendered, lutAt = input.lutAt;
-  for (let i = 0; i < n; i++) rendered[i] = levelOf[lutAt[i]!]!;
-  const metrics = toneMetrics(rendered, input.cells);
-  // Only what the rubric weighs is measured here: these are the costly ones.
-  if (stable) {
-    let changed = 0;
-    for (let i = 0; i < n; i++) {
-      const s = src[i]!;
-      if (levelOf[lutIndex(s + sigma)] !== levelOf[lutIndex(s - sigma)]) changed++;
-    }
-    // A level crossing within +-sigma flips on roughly half of the frames.
-    metrics.stability = Math.max(0, 1 - changed / n);
-  }
+  // Only what the rubric weighs is measured here: stability is a costly one.
+  const { metrics, unstable } = simulatedMetrics(levelOf, input.lutAt, input.cells, stable ? sigma : undefined);
+  // A level crossing within +-sigma flips on roughly half of the frames.
+  if (stable) metrics.stability = Math.max(0, 1 - unstable / n);
   if ('roundTrip' in rubric.weights) {
     cellColors(input.prep.resampled.cellLinearRgb, colorTransform(p.saturation, tone), colors);
     metrics.roundTrip = roundTripMetric(colors, input.prep.resampled.cellLinearRgb);
@@ -208,7 +198,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   for (let i = 0; i < m; i++) lutAt[i] = lutIndex(sampled.cellLuma[i]!);
   const input: SimInput = {
     prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order,
-    lutAt, rendered: new Float32Array(m), levelOf: new Float64Array(SIM_LUT_SIZE + 1),
+    lutAt, levelOf: new Float64Array(SIM_LUT_SIZE + 1),
   };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);

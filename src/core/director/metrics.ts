@@ -1,4 +1,5 @@
 import { encodeLinear } from '../pipeline/linear.js';
+import { frame, type Frame } from '../wasm/kernels.js';
 
 const BINS = 16;
 
@@ -30,10 +31,6 @@ function bin1024(v: number): number {
   const b = (v * 1024) | 0;
   return b < 0 ? 0 : b > 1023 ? 1023 : b;
 }
-
-// Scratch of toneMetrics, which the Director calls once per candidate.
-const qHist = new Uint32Array(1024);
-const hAll = new Float64Array(BINS), hDark = new Float64Array(BINS), hMid = new Float64Array(BINS), hLight = new Float64Array(BINS);
 
 const DARK = 1, MID = 2, LIGHT = 4;
 
@@ -77,36 +74,52 @@ export function sourceCells(values: Float32Array): SourceCells {
  */
 export function toneMetrics(rendered: Float32Array, source: SourceCells): Record<string, number> {
   const n = rendered.length;
-  const src = source.values, band = source.band;
-  let sr = 0;
-  qHist.fill(0);
-  for (let i = 0; i < n; i++) {
-    const r = rendered[i]!;
-    sr += r;
-    qHist[bin1024(r)]!++;
-  }
-  const mr = sr / n, ms = source.mean;
-  let cov = 0, vr = 0, clipped = 0;
-  const vs = source.vs;
-  const [rLo, rHi] = quantilesOf(qHist, n, [0.05, 0.95]) as [number, number];
-  // 16-bin histograms of the rendered tone: all cells, then per source band.
-  const all = hAll.fill(0), dark = hDark.fill(0), mid = hMid.fill(0), light = hLight.fill(0);
-  let nDark = 0, nMid = 0, nLight = 0;
-  for (let i = 0; i < n; i++) {
-    const r = rendered[i]!, s = src[i]!;
-    const dr = r - mr, ds = s - ms;
-    cov += dr * ds; vr += dr * dr;
-    // Crushed: drawn blank (or solid) where the source is clearly a tone of its own. Darker
-    // shadows may go to the blank ground: at glyph scale that separates regions.
-    if ((r <= 0.001 && s > 0.3) || (r >= 0.999 && s < 0.7)) clipped++;
-    let b = (r * BINS) | 0;
-    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-    all[b]!++;
-    const f = band[i]!;
-    if (f & DARK) { dark[b]!++; nDark++; }
-    if (f & MID) { mid[b]!++; nMid++; }
-    if (f & LIGHT) { light[b]!++; nLight++; }
-  }
+  // In WebAssembly (assembly/metrics.ts): the Director calls this for each candidate.
+  const f = frame();
+  const c = cellsIn(f, source), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const k = f.ready();
+  copyCells(f, c, source);
+  f.viewF32(pr, n).set(rendered);
+  k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
+  return metricsOf(f, n, po, pq, source.vs);
+}
+
+/**
+ * The Director's candidate simulation: each cell's tone is `levelOf` (one tone per entry of the
+ * simulation's tone table) at its entry `lutAt`; its tone metrics, and with `sigma` the cells whose
+ * tone differs between luminance + sigma and - sigma (the table then covers those entries too).
+ */
+export function simulatedMetrics(levelOf: Float64Array, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
+  const n = lutAt.length;
+  const f = frame();
+  const c = cellsIn(f, source), pl = f.f32(2 * levelOf.length), pa = f.bytes(2 * n), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const k = f.ready();
+  copyCells(f, c, source);
+  f.viewF64(pl, levelOf.length).set(levelOf);
+  f.viewU16(pa, n).set(lutAt);
+  k.simTones(pl, pa, n, pr);
+  k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
+  const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
+  return { metrics: metricsOf(f, n, po, pq, source.vs), unstable };
+}
+
+/** f64 results of toneSums: 7 sums, then four 16-bin histograms. */
+const SUMS = 7 + 4 * BINS;
+
+function cellsIn(f: Frame, source: SourceCells): { src: number; band: number } {
+  return { src: f.f32(source.values.length), band: f.bytes(source.band.length) };
+}
+
+function copyCells(f: Frame, c: { src: number; band: number }, source: SourceCells): void {
+  f.viewF32(c.src, source.values.length).set(source.values);
+  f.viewU8(c.band, source.band.length).set(source.band);
+}
+
+function metricsOf(f: Frame, n: number, po: number, pq: number, vs: number): Record<string, number> {
+  const o = f.viewF64(po, SUMS);
+  const cov = o[1]!, vr = o[2]!, clipped = o[3]!, nDark = o[4]!, nMid = o[5]!, nLight = o[6]!;
+  const hist = (i: number) => o.subarray(7 + i * BINS, 7 + (i + 1) * BINS);
+  const [rLo, rHi] = quantilesOf(f.viewU32(pq, 1024), n, [0.05, 0.95]) as [number, number];
   const fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
   // A detail metric saturates at 3 bits of 4: a quarter of the image rarely spans all 16 tones.
   return {
@@ -115,11 +128,11 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
     // Spread of the rendered tones (0.36: a little above a uniform spread's 0.29): at glyph scale
     // regions drawn apart read as shapes, regions lifted to a flat mid-tone as texture.
     separation: Math.min(1, Math.sqrt(vr / Math.max(1, n)) / 0.36),
-    levels: Math.min(1, entropy(all, n) / 0.8),
+    levels: Math.min(1, entropy(hist(0), n) / 0.8),
     clipping: Math.max(0, 1 - (2 * clipped) / n),
-    shadows: Math.min(1, entropy(dark, nDark) / 0.75),
-    midtones: Math.min(1, entropy(mid, nMid) / 0.75),
-    highlights: Math.min(1, entropy(light, nLight) / 0.75),
+    shadows: Math.min(1, entropy(hist(1), nDark) / 0.75),
+    midtones: Math.min(1, entropy(hist(2), nMid) / 0.75),
+    highlights: Math.min(1, entropy(hist(3), nLight) / 0.75),
   };
 }
 

@@ -32,6 +32,9 @@ export interface KernelExports {
     out: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, dots: Ptr): void;
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
+  toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
+  simTones(levelOf: Ptr, lutAt: Ptr, n: number, rendered: Ptr): void;
+  unstable(levelOf: Ptr, src: Ptr, n: number, sigma: number): number;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
