@@ -517,5 +517,5 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
     }
   }
 }
-export { measure, cellColors } from './measure';
-export { toneSums, simTones, unstable } from './metrics';
+export { measure, cellColors, roundTripError } from './measure';
+export { toneSums, simTones, unstable, cellsRange, cellsBands } from './metrics';

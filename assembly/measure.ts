@@ -204,3 +204,16 @@ export function cellColors(rgb: usize, n: i32, lut: usize, saturation: f64, enc:
     store<u8>(o + 2, srgbByte(enc, b));
   }
 }
+
+/**
+ * roundTripMetric() of director/metrics.ts: the sum of squared differences between n sRGB bytes
+ * (colors) and the sRGB encoding of n linear values (lin, f32), in order.
+ */
+export function roundTripError(colors: usize, lin: usize, n: i32, enc: usize): f64 {
+  let e: f64 = 0;
+  for (let i = 0; i < n; i++) {
+    const d = <f64>load<u8>(colors + <usize>i) / 255 - encodeLinear(enc, ldf(lin, i));
+    e += d * d;
+  }
+  return e;
+}

@@ -83,3 +83,37 @@ export function unstable(levelOf: usize, src: usize, n: i32, sigma: f64): i32 {
   }
   return changed;
 }
+
+/**
+ * The first pass of sourceCells() (director/metrics.ts) over n values (f32): out (f64) [0] their
+ * sum, [1] min, [2] max; qHist (u32, zeroed here) their 1024-bin histogram.
+ */
+export function cellsRange(values: usize, n: i32, out: usize, qHist: usize): void {
+  memory.fill(qHist, 0, Q_BINS << 2);
+  let ss: f64 = 0, min: f64 = Infinity, max: f64 = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = ldf(values, i);
+    ss += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    let b = <i32>(v * <f64>Q_BINS);
+    b = b < 0 ? 0 : b > Q_BINS - 1 ? Q_BINS - 1 : b;
+    const q = qHist + (<usize>b << 2);
+    store<u32>(q, load<u32>(q) + 1);
+  }
+  store<f64>(out, ss);
+  store<f64>(out + 8, min);
+  store<f64>(out + 16, max);
+}
+
+/** The second pass of sourceCells(): each value's band flags (u8) from the quartiles; returns the sum of squared deviations from mean. */
+export function cellsBands(values: usize, n: i32, q25: f64, q75: f64, mean: f64, band: usize): f64 {
+  let vs: f64 = 0;
+  for (let i = 0; i < n; i++) {
+    const s = ldf(values, i);
+    store<u8>(band + <usize>i, (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0));
+    const ds = s - mean;
+    vs += ds * ds;
+  }
+  return vs;
+}

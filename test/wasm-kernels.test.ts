@@ -16,7 +16,7 @@ import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { measureSource } from '../src/core/director/measure.js';
-import { simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
+import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -28,7 +28,7 @@ import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { cellColors as refCellColors } from './reference/colors.js';
 import { measureSource as refMeasureSource } from './reference/measure.js';
-import { simulatedMetrics as refSimulatedMetrics, toneMetrics as refToneMetrics } from './reference/metrics.js';
+import { roundTripMetric as refRoundTrip, simulatedMetrics as refSimulatedMetrics, sourceCells as refSourceCells, toneMetrics as refToneMetrics } from './reference/metrics.js';
 import { image, rng, scene, withNoise } from './helpers/images.js';
 
 /** Bitwise equality of two typed arrays (so -0/+0 and NaN payloads count too). */
@@ -59,7 +59,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'resample', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -121,10 +121,14 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
 
   it('the Director\'s tone metrics and candidate simulation', () => {
     const r = rng(41);
-    for (const n of [1, 2, 7, 300, 2048, 9600]) {
+    for (const n of [0, 1, 2, 7, 300, 2048, 9600]) {
       // Source luminance with ties, extremes and overshoot; rendered tones on a few levels.
       const values = Float32Array.from({ length: n }, () => (r() < 0.1 ? Math.round(r() * 4) / 4 : r() < 0.05 ? r() * 1.4 - 0.2 : r()));
       const source = sourceCells(values);
+      assert.deepEqual(source, refSourceCells(values), `sourceCells n ${n}`);
+      const lin = Float32Array.from({ length: n * 3 }, () => (r() < 0.02 ? r() * 1.2 - 0.1 : r() ** 2));
+      const bytes = Uint8Array.from(lin, (v) => Math.max(0, Math.min(255, Math.round(Math.sqrt(Math.max(0, v)) * 255 + (r() - 0.5) * 20))));
+      assert.equal(roundTripMetric(bytes, lin), refRoundTrip(bytes, lin), `roundTrip n ${n}`);
       for (const levels of [2, 9, 70]) {
         const rendered = Float32Array.from({ length: n }, () => Math.round(r() * (levels - 1)) / (levels - 1));
         assert.deepEqual(toneMetrics(rendered, source), refToneMetrics(rendered, source), `toneMetrics n ${n} levels ${levels}`);

@@ -4,6 +4,7 @@
  * the metric formulas on the sums are still TypeScript in src/core/director/metrics.ts.
  */
 import type { SourceCells } from '../../src/core/director/metrics.js';
+import { encodeLinear } from '../../src/core/pipeline/linear.js';
 
 const BINS = 16;
 
@@ -35,6 +36,34 @@ const qHist = new Uint32Array(1024);
 const hAll = new Float64Array(BINS), hDark = new Float64Array(BINS), hMid = new Float64Array(BINS), hLight = new Float64Array(BINS);
 
 const DARK = 1, MID = 2, LIGHT = 4;
+
+function quantiles(values: Float32Array, qs: readonly number[]): number[] {
+  const h = new Uint32Array(1024);
+  for (let i = 0; i < values.length; i++) h[bin1024(values[i]!)]!++;
+  return quantilesOf(h, values.length, qs);
+}
+
+export function sourceCells(values: Float32Array): SourceCells {
+  const n = values.length;
+  let ss = 0, min = Infinity, max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    ss += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const [q25, q75] = quantiles(values, [0.25, 0.75]) as [number, number];
+  const band = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = values[i]!;
+    band[i] = (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0);
+  }
+  const mean = n ? ss / n : 0;
+  let vs = 0;
+  for (let i = 0; i < n; i++) { const ds = values[i]! - mean; vs += ds * ds; }
+  return { values, mean, min: n ? min : 0, max: n ? max : 0, band, vs };
+}
+
 
 /**
  * Tone metrics of a rendering: `rendered` is each cell's displayed tone (0..1, in the source's
@@ -110,4 +139,15 @@ const SIM_LUT_SIZE = 1024;
 function lutIndex(v: number): number {
   const x = (v + 0.5) * (SIM_LUT_SIZE / 2);
   return x <= 0 ? 0 : x >= SIM_LUT_SIZE ? SIM_LUT_SIZE : x | 0;
+}
+
+/** 1 - RMSE/0.25 (sRGB 0..1) between chroma bytes and the source cells' mean colours. */
+export function roundTripMetric(colors: Uint8Array, cellLinearRgb: Float32Array): number {
+  let e = 0;
+  for (let i = 0; i < colors.length; i++) {
+    const d = colors[i]! / 255 - encodeLinear(cellLinearRgb[i]!);
+    e += d * d;
+  }
+  const rmse = Math.sqrt(e / Math.max(1, colors.length));
+  return Math.max(0, 1 - rmse / 0.25);
 }

@@ -1,4 +1,4 @@
-import { encodeLinear } from '../pipeline/linear.js';
+import { ENC_LUT } from '../pipeline/linear.js';
 import { frame, type Frame } from '../wasm/kernels.js';
 
 const BINS = 16;
@@ -21,19 +21,6 @@ function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[]
   });
 }
 
-function quantiles(values: Float32Array, qs: readonly number[]): number[] {
-  const h = new Uint32Array(1024);
-  for (let i = 0; i < values.length; i++) h[bin1024(values[i]!)]!++;
-  return quantilesOf(h, values.length, qs);
-}
-
-function bin1024(v: number): number {
-  const b = (v * 1024) | 0;
-  return b < 0 ? 0 : b > 1023 ? 1023 : b;
-}
-
-const DARK = 1, MID = 2, LIGHT = 4;
-
 /** What toneMetrics needs of the source cells, computed once for the Director's many candidates. */
 export interface SourceCells {
   /** Perceptual luminance per cell. */
@@ -41,7 +28,7 @@ export interface SourceCells {
   readonly mean: number;
   readonly min: number;
   readonly max: number;
-  /** Per cell: DARK (<= 25th percentile), LIGHT (>= 75th), MID (strictly between); flags may combine. */
+  /** Per cell: 1 dark (<= 25th percentile), 4 light (>= 75th), 2 mid (strictly between); flags may combine. */
   readonly band: Uint8Array;
   /** Sum of squared deviations from the mean, in cell order. */
   readonly vs: number;
@@ -49,22 +36,18 @@ export interface SourceCells {
 
 export function sourceCells(values: Float32Array): SourceCells {
   const n = values.length;
-  let ss = 0, min = Infinity, max = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
-    ss += v;
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
-  const [q25, q75] = quantiles(values, [0.25, 0.75]) as [number, number];
-  const band = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const s = values[i]!;
-    band[i] = (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0);
-  }
+  // In WebAssembly (assembly/metrics.ts): range and histogram, then the bands from its quartiles.
+  const f = frame();
+  const pv = f.f32(n), po = f.f32(6), pq = f.f32(1024), pb = f.bytes(n);
+  const k = f.ready();
+  f.viewF32(pv, n).set(values);
+  k.cellsRange(pv, n, po, pq);
+  const o = f.viewF64(po, 3);
+  const ss = o[0]!, min = o[1]!, max = o[2]!;
+  const [q25, q75] = quantilesOf(f.viewU32(pq, 1024), n, [0.25, 0.75]) as [number, number];
   const mean = n ? ss / n : 0;
-  let vs = 0;
-  for (let i = 0; i < n; i++) { const ds = values[i]! - mean; vs += ds * ds; }
+  const vs = k.cellsBands(pv, n, q25, q75, mean, pb);
+  const band = f.viewU8(pb, n).slice();
   return { values, mean, min: n ? min : 0, max: n ? max : 0, band, vs };
 }
 
@@ -138,11 +121,15 @@ function metricsOf(f: Frame, n: number, po: number, pq: number, vs: number): Rec
 
 /** 1 - RMSE/0.25 (sRGB 0..1) between chroma bytes and the source cells' mean colours. */
 export function roundTripMetric(colors: Uint8Array, cellLinearRgb: Float32Array): number {
-  let e = 0;
-  for (let i = 0; i < colors.length; i++) {
-    const d = colors[i]! / 255 - encodeLinear(cellLinearRgb[i]!);
-    e += d * d;
-  }
-  const rmse = Math.sqrt(e / Math.max(1, colors.length));
+  const n = colors.length;
+  // In WebAssembly (assembly/measure.ts).
+  const f = frame();
+  const pc = f.bytes(n), pl = f.f32(n), pe = f.f32(ENC_LUT.length);
+  const k = f.ready();
+  f.viewU8(pc, n).set(colors);
+  f.viewF32(pl, n).set(cellLinearRgb.subarray(0, n));
+  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  const e = k.roundTripError(pc, pl, n, pe);
+  const rmse = Math.sqrt(e / Math.max(1, n));
   return Math.max(0, 1 - rmse / 0.25);
 }

@@ -35,6 +35,9 @@ export interface KernelExports {
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
   simTones(levelOf: Ptr, lutAt: Ptr, n: number, rendered: Ptr): void;
   unstable(levelOf: Ptr, src: Ptr, n: number, sigma: number): number;
+  cellsRange(values: Ptr, n: number, out: Ptr, qHist: Ptr): void;
+  cellsBands(values: Ptr, n: number, q25: number, q75: number, mean: number, band: Ptr): number;
+  roundTripError(colors: Ptr, lin: Ptr, n: number, enc: Ptr): number;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
