@@ -4,7 +4,7 @@
  */
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 import type { Raster } from '../../src/core/pipeline/raster.js';
-import { histogram, percentile } from '../../src/core/pipeline/tone.js';
+import { LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, histogram, percentile } from '../../src/core/pipeline/tone.js';
 import type { SourceStats } from '../../src/core/director/measure.js';
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
@@ -53,6 +53,8 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
     edgeP90: gradN ? percentile(magHist, 0.9) : 0,
     colorfulness: cells ? chroma / cells : 0,
     hist,
+    levelsLow: percentile(hist, LEVELS_LOW_PERCENTILE),
+    levelsHigh: percentile(hist, LEVELS_HIGH_PERCENTILE),
   };
 }
 

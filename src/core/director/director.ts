@@ -1,6 +1,6 @@
 import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
 import { cellColors, colorTransform } from '../pipeline/colors.js';
-import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
+import { stretch, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
 import { mixedCellColors } from '../format/compact.js';
 import { gridLines } from '../format/grid.js';
@@ -71,7 +71,7 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
   const autoLevels = r === 'low-light' ? 1 : s.dynamicRange < 0.5 ? 1 : 0.9;
   const contrast = s.dynamicRange < 0.3 ? 1.3 : p.contrast;
   // Gamma that brings the stretched median to the rubric's target median.
-  const { lo, hi } = levels(s.hist, autoLevels);
+  const { lo, hi } = stretch(s.levelsLow, s.levelsHigh, autoLevels);
   const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
   const gamma = Math.log(m) / Math.log(TARGET_MEDIAN[r]);
   const saturation = s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
@@ -109,7 +109,7 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   const rampLevels = simulatedLevels(p, ramp);
   const src = input.prep.cellLuma;
   const n = src.length;
-  const tone: ToneSettings = { ...levels(stats.hist, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
+  const tone: ToneSettings = { ...stretch(stats.levelsLow, stats.levelsHigh, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
   const rubric = RUBRICS[p.qualityTarget];
   const stable = 'stability' in rubric.weights;
   const sigma = stable ? Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen) : 0;

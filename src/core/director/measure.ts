@@ -1,6 +1,6 @@
 import { ENC_LUT } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
-import { HIST_BINS, percentile } from '../pipeline/tone.js';
+import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile } from '../pipeline/tone.js';
 import { frame } from '../wasm/kernels.js';
 
 /** What the Director knows of the source, measured on the resampled luminance raster. */
@@ -22,6 +22,9 @@ export interface SourceStats {
   /** Mean chroma of the cells (0..1). */
   readonly colorfulness: number;
   readonly hist: Uint32Array;
+  /** The auto-levels percentiles of hist (tone.ts levels()). */
+  readonly levelsLow: number;
+  readonly levelsHigh: number;
 }
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
@@ -72,5 +75,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
     edgeP90: gradN ? percentile(magHist, 0.9) : 0,
     colorfulness: cells ? chroma / cells : 0,
     hist,
+    levelsLow: percentile(hist, LEVELS_LOW_PERCENTILE),
+    levelsHigh: percentile(hist, LEVELS_HIGH_PERCENTILE),
   };
 }
