@@ -1,4 +1,5 @@
 import type { GlyphStrategy } from '../params/definitions.js';
+import { histogram } from './tone.js';
 
 const BINS = 256;
 /** Glyphs whose normalised levels differ by less than this are one code (e.g. the 2x2 quadrants). */
@@ -34,12 +35,8 @@ class BinSums {
   readonly s1 = new Float64Array(BINS + 1);
   readonly s2 = new Float64Array(BINS + 1);
   constructor(targets: Float32Array) {
-    const h = new Float64Array(BINS);
-    for (let i = 0; i < targets.length; i++) {
-      let b = (targets[i]! * BINS) | 0;
-      b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-      h[b]!++;
-    }
+    // Counts of (t * BINS) | 0, clamped to the bins: the histogram kernel.
+    const h = histogram({ width: targets.length, height: 1, data: targets }, BINS);
     for (let b = 0; b < BINS; b++) {
       const x = (b + 0.5) / BINS;
       this.s0[b + 1] = this.s0[b]! + h[b]!;
