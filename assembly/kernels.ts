@@ -518,4 +518,4 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
   }
 }
 export { measure, cellColors, roundTripError } from './measure';
-export { toneSums, simTones, unstable, cellsRange, cellsBands } from './metrics';
+export { toneSums, quantizeTable, simTones, unstable, cellsRange, cellsBands } from './metrics';

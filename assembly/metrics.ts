@@ -61,6 +61,26 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
   store<f64>(out + 48, nLight);
 }
 
+/**
+ * quantize() of director.ts for the simulation table's entries from..to: each entry's tone (lut,
+ * f32) to the nearest of nLevels ascending ramp levels (f64), as displayed tone (`invert`: dark
+ * ink on light), into levelOf (f64, same index).
+ */
+export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLevels: i32, invert: bool, levelOf: usize): void {
+  for (let k = from; k <= to; k++) {
+    const v = ldf(lut, k);
+    const ink = invert ? 1 - v : v;
+    let lo = 0, hi = nLevels - 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (load<f64>(levels + (<usize>mid << 3)) < ink) lo = mid; else hi = mid;
+    }
+    const l = load<f64>(levels + (<usize>lo << 3)), h = load<f64>(levels + (<usize>hi << 3));
+    const q = ink - l <= h - ink ? l : h;
+    store<f64>(levelOf + (<usize>k << 3), invert ? 1 - q : q);
+  }
+}
+
 /** Each cell's simulated tone: levelOf (f64 per tone-table entry) at the cell's entry lutAt (u16), into rendered (f32). */
 export function simTones(levelOf: usize, lutAt: usize, n: i32, rendered: usize): void {
   for (let i = 0; i < n; i++) {

@@ -59,7 +59,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -132,10 +132,17 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       for (const levels of [2, 9, 70]) {
         const rendered = Float32Array.from({ length: n }, () => Math.round(r() * (levels - 1)) / (levels - 1));
         assert.deepEqual(toneMetrics(rendered, source), refToneMetrics(rendered, source), `toneMetrics n ${n} levels ${levels}`);
-        const levelOf = Float64Array.from({ length: 1025 }, (_, k) => Math.round(Math.min(1, Math.max(0, (k - 256) / 512)) ** 0.8 * (levels - 1)) / (levels - 1));
-        const lutAt = Uint16Array.from(values, (v) => Math.min(1024, Math.max(0, Math.floor((v + 0.5) * 512))));
-        for (const sigma of [undefined, 0.004, 0.03]) {
-          assert.deepEqual(simulatedMetrics(levelOf, lutAt, source, sigma), refSimulatedMetrics(levelOf, lutAt, source, sigma), `simulation n ${n} levels ${levels} sigma ${sigma}`);
+        // A tone table over -0.5..1.5 (zero outside from..to, as toneLut leaves it), the ramp's levels.
+        const ramp = Float64Array.from({ length: levels }, (_, i) => (i / (levels - 1)) ** 1.1);
+        // The entries the cells and their +-sigma probes look up (director.ts lutIndex).
+        const at = (v: number) => Math.min(1024, Math.max(0, Math.floor((v + 0.5) * 512)));
+        const from = at(source.min - 0.03), to = at(source.max + 0.03);
+        const lut = Float32Array.from({ length: 1025 }, (_, k) => (k < from || k > to ? 0 : Math.min(1, Math.max(0, (k - 256) / 512)) ** 0.8));
+        const lutAt = Uint16Array.from(values, at);
+        for (const invert of [false, true]) {
+          for (const sigma of [undefined, 0.004, 0.03]) {
+            assert.deepEqual(simulatedMetrics(lut, from, to, ramp, invert, lutAt, source, sigma), refSimulatedMetrics(lut, from, to, ramp, invert, lutAt, source, sigma), `simulation n ${n} levels ${levels} sigma ${sigma} invert ${invert}`);
+          }
         }
       }
     }

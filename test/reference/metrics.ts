@@ -1,6 +1,6 @@
 /**
  * Scalar oracle of the Director's tone metrics (assembly/metrics.ts toneSums) and of its candidate
- * simulation's per-cell loops (simTones, unstable), as the TypeScript had them. sourceCells and
+ * simulation's loops (quantizeTable, simTones, unstable), as the TypeScript had them. sourceCells and
  * the metric formulas on the sums are still TypeScript in src/core/director/metrics.ts.
  */
 import type { SourceCells } from '../../src/core/director/metrics.js';
@@ -117,8 +117,10 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
   };
 }
 
-/** simulate() of director.ts: each cell's tone from the table, its metrics, and the cells unstable under +-sigma. */
-export function simulatedMetrics(levelOf: Float64Array, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
+/** simulate() of director.ts: each table entry quantized, each cell's tone from its entry, its metrics, and the cells unstable under +-sigma. */
+export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
+  const levelOf = new Float64Array(lut.length);
+  for (let k = from; k <= to; k++) levelOf[k] = quantize(levels, lut[k]!, invert);
   const n = lutAt.length;
   const rendered = new Float32Array(n);
   for (let i = 0; i < n; i++) rendered[i] = levelOf[lutAt[i]!]!;
@@ -132,6 +134,18 @@ export function simulatedMetrics(levelOf: Float64Array, lutAt: Uint16Array, sour
     }
   }
   return { metrics, unstable: changed };
+}
+
+/** Nearest ramp level to tone v, as displayed tone in the source's orientation. */
+function quantize(levelsAsc: Float64Array, v: number, invert: boolean): number {
+  const ink = invert ? 1 - v : v;
+  let lo = 0, hi = levelsAsc.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (levelsAsc[mid]! < ink) lo = mid; else hi = mid;
+  }
+  const q = ink - levelsAsc[lo]! <= levelsAsc[hi]! - ink ? levelsAsc[lo]! : levelsAsc[hi]!;
+  return invert ? 1 - q : q;
 }
 
 const SIM_LUT_SIZE = 1024;

@@ -26,8 +26,6 @@ interface SimInput extends DirectorInput {
   readonly cells: SourceCells;
   /** Each sampled cell's entry in the simulation's tone table (the same for every candidate). */
   readonly lutAt: Uint16Array;
-  /** Per candidate: the simulated tone of each table entry. */
-  readonly levelOf: Float64Array;
 }
 
 type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength' | 'maxGlyphRmse';
@@ -117,10 +115,7 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   const from = lutIndex(input.cells.min - sigma), to = lutIndex(input.cells.max + sigma);
   const lut = toneLut(tone, SIM_LUT_SIZE, from, to);
   // Cells that share a table entry render alike: each entry is quantized once, not each cell.
-  const levelOf = input.levelOf;
-  for (let k = from; k <= to; k++) levelOf[k] = quantize(rampLevels, lut[k]!, p.invert);
-  // Only what the rubric weighs is measured here: stability is a costly one.
-  const { metrics, unstable } = simulatedMetrics(levelOf, input.lutAt, input.cells, stable ? sigma : undefined);
+  const { metrics, unstable } = simulatedMetrics(lut, from, to, rampLevels, p.invert, input.lutAt, input.cells, stable ? sigma : undefined);
   // A level crossing within +-sigma flips on roughly half of the frames.
   if (stable) metrics.stability = Math.max(0, 1 - unstable / n);
   if ('roundTrip' in rubric.weights) {
@@ -148,18 +143,6 @@ function simulatedLevels(p: RenderParams, ramp: Float64Array): Float64Array {
   const step = p.maxGlyphRmse * Math.sqrt(12);
   const n = Math.max(2, Math.min(ramp.length, Math.round(1 / step) + 1));
   return Float64Array.from({ length: n }, (_, i) => i / (n - 1));
-}
-
-/** Nearest ramp level to tone v, as displayed tone in the source's orientation. */
-function quantize(levelsAsc: Float64Array, v: number, invert: boolean): number {
-  const ink = invert ? 1 - v : v;
-  let lo = 0, hi = levelsAsc.length - 1;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (levelsAsc[mid]! < ink) lo = mid; else hi = mid;
-  }
-  const q = ink - levelsAsc[lo]! <= levelsAsc[hi]! - ink ? levelsAsc[lo]! : levelsAsc[hi]!;
-  return invert ? 1 - q : q;
 }
 
 function roundMetrics(m: Record<string, number>): Record<string, number> {
@@ -198,7 +181,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   for (let i = 0; i < m; i++) lutAt[i] = lutIndex(sampled.cellLuma[i]!);
   const input: SimInput = {
     prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order,
-    lutAt, levelOf: new Float64Array(SIM_LUT_SIZE + 1),
+    lutAt,
   };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);

@@ -68,18 +68,24 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
 }
 
 /**
- * The Director's candidate simulation: each cell's tone is `levelOf` (one tone per entry of the
- * simulation's tone table) at its entry `lutAt`; its tone metrics, and with `sigma` the cells whose
- * tone differs between luminance + sigma and - sigma (the table then covers those entries too).
+ * The Director's candidate simulation: the tone of each entry from..to of the simulation's tone
+ * table `lut` is quantized to the nearest ramp level (`levels` ascending, `invert`: displayed as
+ * dark ink on light); each cell's tone is its entry's (`lutAt`). Returns the tone metrics, and with
+ * `sigma` the cells whose tone differs between luminance + sigma and - sigma (from..to must cover
+ * those entries too).
  */
-export function simulatedMetrics(levelOf: Float64Array, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
+export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
   const n = lutAt.length;
+  // In WebAssembly (assembly/metrics.ts).
   const f = frame();
-  const c = cellsIn(f, source), pl = f.f32(2 * levelOf.length), pa = f.bytes(2 * n), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const c = cellsIn(f, source), pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
+  const pa = f.bytes(2 * n), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
   const k = f.ready();
   copyCells(f, c, source);
-  f.viewF64(pl, levelOf.length).set(levelOf);
+  f.viewF32(pt, lut.length).set(lut);
+  f.viewF64(pv, levels.length).set(levels);
   f.viewU16(pa, n).set(lutAt);
+  k.quantizeTable(pt, from, to, pv, levels.length, invert, pl);
   k.simTones(pl, pa, n, pr);
   k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
   const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);

@@ -33,6 +33,7 @@ export interface KernelExports {
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
+  quantizeTable(lut: Ptr, from: number, to: number, levels: Ptr, nLevels: number, invert: boolean, levelOf: Ptr): void;
   simTones(levelOf: Ptr, lutAt: Ptr, n: number, rendered: Ptr): void;
   unstable(levelOf: Ptr, src: Ptr, n: number, sigma: number): number;
   cellsRange(values: Ptr, n: number, out: Ptr, qHist: Ptr): void;
