@@ -151,12 +151,14 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('cell colours: tone curve, OKLab saturation with the gamut bisection, ink over coverage', () => {
     const r = rng(23);
     const n = 4099;
-    // Greys, saturated primaries, near-black, over-range, and random colours.
+    // Greys, saturated primaries, near-black, black, subnormal, over-range, and random colours.
     const rgb = Float32Array.from({ length: n * 3 }, (_, i) => {
       const c = Math.floor(i / 3);
       if (c < 40) return c / 39;
       if (c < 80) return (c + i) % 3 === 0 ? 1 : r() * 0.02;
       if (c < 100) return r() * 1e-7;
+      // Black beside colour (a zero lane next to a normal one), subnormal light.
+      if (c < 120) return c % 2 ? 0 : c % 3 ? 5e-310 : r();
       return r() < 0.01 ? 1 + r() * 0.1 : r() ** 2;
     });
     const coverage = Float32Array.from({ length: 70 }, (_, g) => (g === 0 ? 0 : (g / 69) * 0.6));
@@ -165,6 +167,8 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       { lo: 0, hi: 1, contrast: 1, brightness: 0, gamma: 1, invert: false },
       { lo: 0.05, hi: 0.9, contrast: 1.7, brightness: 12, gamma: 0.7, invert: false },
       { lo: 0.1, hi: 0.95, contrast: 2.6, brightness: -30, gamma: 1.2, invert: true },
+      // Clips the shadows to 0: toned black is exactly zero.
+      { lo: 0.2, hi: 0.8, contrast: 2, brightness: -40, gamma: 1, invert: false },
     ];
     for (const tone of tones) {
       for (const sat of [0, 1, 1.15, 1.7, 3]) {
