@@ -520,3 +520,4 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
 export { measure, roundTripError } from './measure';
 export { cellColors } from './colors';
 export { toneSums, quantizeTable, simTones, unstable, cellsRange, cellsBands } from './metrics';
+export { codebookDp } from './codebook';

@@ -15,6 +15,7 @@ import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
+import { chooseCodebook } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
 import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
@@ -27,6 +28,7 @@ import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { cellColors as refCellColors } from './reference/colors.js';
+import { chooseCodebook as refChooseCodebook } from './reference/codebook.js';
 import { measureSource as refMeasureSource } from './reference/measure.js';
 import { roundTripMetric as refRoundTrip, simulatedMetrics as refSimulatedMetrics, sourceCells as refSourceCells, toneMetrics as refToneMetrics } from './reference/metrics.js';
 import { image, rng, scene, withNoise } from './helpers/images.js';
@@ -59,7 +61,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'heapBase', 'histogram', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -143,6 +145,21 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
           for (const sigma of [undefined, 0.004, 0.03]) {
             assert.deepEqual(simulatedMetrics(lut, from, to, ramp, invert, lutAt, source, sigma), refSimulatedMetrics(lut, from, to, ramp, invert, lutAt, source, sigma), `simulation n ${n} levels ${levels} sigma ${sigma} invert ${invert}`);
           }
+        }
+      }
+    }
+  });
+
+  it('the codebook\'s dynamic programme', () => {
+    const r = rng(57);
+    for (const glyphs of [2, 5, 16, 95, 256]) {
+      // Levels with ties (one code) and near-ties, in a shuffled glyph order.
+      const levels = Float32Array.from({ length: glyphs }, (_, g) => (g === 0 ? 0 : r() < 0.1 ? Math.round(r() * 8) / 8 : r()));
+      const order = Int32Array.from(levels.keys()).sort((a, b) => levels[a]! - levels[b]! || a - b);
+      for (const cells of [1, 50, 9600]) {
+        const targets = Float32Array.from({ length: cells }, () => (r() < 0.3 ? Math.round(r() * 4) / 4 : r() < 0.05 ? r() * 1.4 - 0.2 : r() ** 1.5));
+        for (const maxRmse of [0.005, 0.01, 0.02, 0.03, 0.1, 0.5]) {
+          assert.deepEqual(chooseCodebook(levels, order, targets, 'adaptive', maxRmse), refChooseCodebook(levels, order, targets, 'adaptive', maxRmse), `codebook ${glyphs} glyphs, ${cells} cells, rmse ${maxRmse}`);
         }
       }
     }

@@ -1,4 +1,5 @@
 import type { GlyphStrategy } from '../params/definitions.js';
+import { frame } from '../wasm/kernels.js';
 import { histogram } from './tone.js';
 
 const BINS = 256;
@@ -93,46 +94,22 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
   if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
 
   const budget = maxRmse * maxRmse * total;
-  // The cost of levels i < j adjacent in the codebook does not depend on the layer: tabulated
-  // once (n^2 / 2), each layer is then additions only.
-  const cost = new Float64Array(n * n);
-  for (let j = 1; j < n; j++) for (let i = 0; i < j; i++) cost[i * n + j] = between(i, j);
-  let prev = new Float64Array(n);
-  let cur = new Float64Array(n);
-  const tail = new Float64Array(n);
-  for (let j = 0; j < n; j++) tail[j] = after(j);
-  const parents: Int16Array[] = [];
-  for (let j = 0; j < n; j++) prev[j] = sums.err(0, lb[j]!, L[j]!);
-  parents.push(new Int16Array(n).fill(-1));
-  for (let k = 1; ; k++) {
-    // prev holds the best error with k levels ending at level j (bins above j not yet counted).
-    let best = Infinity, bestJ = 0;
-    for (let j = 0; j < n; j++) {
-      const e = prev[j]! + tail[j]!;
-      if (e < best) { best = e; bestJ = j; }
-    }
-    if (best <= budget || k === n) {
-      const chosen: number[] = [];
-      let j = bestJ;
-      for (let layer = k - 1; layer >= 0; layer--) {
-        chosen.push(j);
-        j = parents[layer]![j]!;
-      }
-      return pick(chosen.reverse());
-    }
-    const par = new Int16Array(n).fill(-1);
-    for (let j = 0; j < n; j++) {
-      let m = Infinity, arg = -1;
-      for (let i = 0; i < j; i++) {
-        const e = prev[i]! + cost[i * n + j]!;
-        if (e < m) { m = e; arg = i; }
-      }
-      cur[j] = m;
-      par[j] = arg;
-    }
-    parents.push(par);
-    [prev, cur] = [cur, prev];
+  // The dynamic programme in WebAssembly (assembly/codebook.ts): the cost of two adjacent levels
+  // tabulated once, then per added level the best predecessor of each level.
+  const f = frame();
+  const ps = f.f32(2 * 3 * (BINS + 1)), pl = f.f32(2 * n), pp = f.f32(n * n), pw = f.f32(2 * (n * n + 4 * n) + n);
+  const k = f.ready();
+  const sv = f.viewF64(ps, 3 * (BINS + 1));
+  sv.set(sums.s0); sv.set(sums.s1, BINS + 1); sv.set(sums.s2, 2 * (BINS + 1));
+  f.viewF64(pl, n).set(L);
+  const r = k.codebookDp(ps, pl, n, budget, pp, pw);
+  const parents = f.viewI32(pp, n * n);
+  const chosen: number[] = [];
+  for (let layer = (r >>> 16) - 1, j = r & 0xffff; layer >= 0; layer--) {
+    chosen.push(j);
+    j = parents[layer * n + j]!;
   }
+  return pick(chosen.reverse());
 }
 
 /** Shannon entropy (bits per cell) of a glyph-index histogram. */
