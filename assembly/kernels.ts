@@ -520,3 +520,7 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
 
 // --- Glyph matching and its viewing blur (assembly/match.ts) ------------------------------------
 export { viewBlur, matchGlyphs } from './match';
+export { measure, roundTripError } from './measure';
+export { cellColors } from './colors';
+export { toneSums, quantizeTable, simTones, unstable, cellsRange, cellsBands } from './metrics';
+export { codebookDp } from './codebook';

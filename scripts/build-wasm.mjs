@@ -9,11 +9,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const source = join(root, 'assembly/kernels.ts');
 const out = join(root, 'src/core/wasm/kernels.generated.ts');
-// Every AssemblyScript file under assembly/ (kernels.ts re-exports the others).
-const sources = readdirSync(join(root, 'assembly')).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'assembly', f));
-const inputs = [source, ...sources, fileURLToPath(import.meta.url), join(root, 'node_modules/assemblyscript/package.json')];
+// Every assembly/ file: kernels.ts re-exports the others.
+const inputs = [...readdirSync(join(root, 'assembly')).map((f) => join(root, 'assembly', f)), fileURLToPath(import.meta.url), join(root, 'node_modules/assemblyscript/package.json')];
 
 const fresh = existsSync(out) && inputs.every((f) => statSync(f).mtimeMs <= statSync(out).mtimeMs);
 if (fresh && !process.argv.includes('--force')) process.exit(0);

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { render } from '../src/core/render.js';
 import { formatResult, decodeCompact, compactToImage } from '../src/core/format/index.js';
 import { glyphShape } from '../src/core/glyphs/charsets.js';
-import { transformColor, colorTransform } from '../src/core/pipeline/colors.js';
+import { colorTransform } from '../src/core/pipeline/colors.js';
+// The scalar twin of the cell-colour kernel (bit-identical, test/wasm-kernels.test.ts): one colour in linear light.
+import { transformColor } from './reference/colors.js';
 import { scene } from './helpers/images.js';
 import type { RgbaImage } from '../src/core/types.js';
 

@@ -18,6 +18,10 @@ import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
 import { matchGlyphs, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
 import { viewBlur, viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
+import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
+import { chooseCodebook } from '../src/core/pipeline/codebook.js';
+import { measureSource } from '../src/core/director/measure.js';
+import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
 import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -29,6 +33,10 @@ import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
+import { cellColors as refCellColors } from './reference/colors.js';
+import { chooseCodebook as refChooseCodebook } from './reference/codebook.js';
+import { measureSource as refMeasureSource } from './reference/measure.js';
+import { roundTripMetric as refRoundTrip, simulatedMetrics as refSimulatedMetrics, sourceCells as refSourceCells, toneMetrics as refToneMetrics } from './reference/metrics.js';
 import { image, rng, scene, withNoise } from './helpers/images.js';
 
 /** Bitwise equality of two typed arrays (so -0/+0 and NaN payloads count too). */
@@ -59,7 +67,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellMeans', 'denoisePass', 'heapBase', 'histogram', 'matchGlyphs', 'memory', 'resample', 'sobel', 'structure', 'unsharp', 'viewBlur']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
     assert.equal(kernelBytes()[0], 0);
   });
 
@@ -106,6 +114,92 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         same(got.strength, want.strength, `structure strength ${w}x${h} ${cw}x${ch}`);
       }
       for (const k of [0.1, 1.8, 5]) same(sobelInk(d, w, h, k, new Float32Array(w * h)), refSobel(d, w, h, k, new Float32Array(w * h)), `sobel ${w}x${h} ${k}`);
+    }
+  });
+
+  it('the Director\'s source measurements (noise, edges, chroma)', () => {
+    for (const [w, h] of [...SIZES, [2, 9], [640, 240]] as const) {
+      const d = raster(w, h, 31 + w * h, 0.4);
+      const r = rng(w + h);
+      const cells = Math.max(1, Math.floor((w * h) / 8));
+      const rgb = Float32Array.from({ length: cells * 3 }, () => (r() < 0.05 ? r() * 1.2 - 0.1 : r()));
+      assert.deepEqual(measureSource({ width: w, height: h, data: d }, rgb), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${w}x${h}`);
+    }
+  });
+
+  it('the Director\'s tone metrics and candidate simulation', () => {
+    const r = rng(41);
+    for (const n of [0, 1, 2, 7, 300, 2048, 9600]) {
+      // Source luminance with ties, extremes and overshoot; rendered tones on a few levels.
+      const values = Float32Array.from({ length: n }, () => (r() < 0.1 ? Math.round(r() * 4) / 4 : r() < 0.05 ? r() * 1.4 - 0.2 : r()));
+      const source = sourceCells(values);
+      assert.deepEqual(source, refSourceCells(values), `sourceCells n ${n}`);
+      const lin = Float32Array.from({ length: n * 3 }, () => (r() < 0.02 ? r() * 1.2 - 0.1 : r() ** 2));
+      const bytes = Uint8Array.from(lin, (v) => Math.max(0, Math.min(255, Math.round(Math.sqrt(Math.max(0, v)) * 255 + (r() - 0.5) * 20))));
+      assert.equal(roundTripMetric(bytes, lin), refRoundTrip(bytes, lin), `roundTrip n ${n}`);
+      for (const levels of [2, 9, 70]) {
+        const rendered = Float32Array.from({ length: n }, () => Math.round(r() * (levels - 1)) / (levels - 1));
+        assert.deepEqual(toneMetrics(rendered, source), refToneMetrics(rendered, source), `toneMetrics n ${n} levels ${levels}`);
+        // A tone table over -0.5..1.5 (zero outside from..to, as toneLut leaves it), the ramp's levels.
+        const ramp = Float64Array.from({ length: levels }, (_, i) => (i / (levels - 1)) ** 1.1);
+        // The entries the cells and their +-sigma probes look up (director.ts lutIndex).
+        const at = (v: number) => Math.min(1024, Math.max(0, Math.floor((v + 0.5) * 512)));
+        const from = at(source.min - 0.03), to = at(source.max + 0.03);
+        const lut = Float32Array.from({ length: 1025 }, (_, k) => (k < from || k > to ? 0 : Math.min(1, Math.max(0, (k - 256) / 512)) ** 0.8));
+        const lutAt = Uint16Array.from(values, at);
+        for (const invert of [false, true]) {
+          for (const sigma of [undefined, 0.004, 0.03]) {
+            assert.deepEqual(simulatedMetrics(lut, from, to, ramp, invert, lutAt, source, sigma), refSimulatedMetrics(lut, from, to, ramp, invert, lutAt, source, sigma), `simulation n ${n} levels ${levels} sigma ${sigma} invert ${invert}`);
+          }
+        }
+      }
+    }
+  });
+
+  it('the codebook\'s dynamic programme', () => {
+    const r = rng(57);
+    for (const glyphs of [2, 5, 16, 95, 256]) {
+      // Levels with ties (one code) and near-ties, in a shuffled glyph order.
+      const levels = Float32Array.from({ length: glyphs }, (_, g) => (g === 0 ? 0 : r() < 0.1 ? Math.round(r() * 8) / 8 : r()));
+      const order = Int32Array.from(levels.keys()).sort((a, b) => levels[a]! - levels[b]! || a - b);
+      for (const cells of [1, 50, 9600]) {
+        const targets = Float32Array.from({ length: cells }, () => (r() < 0.3 ? Math.round(r() * 4) / 4 : r() < 0.05 ? r() * 1.4 - 0.2 : r() ** 1.5));
+        for (const maxRmse of [0.005, 0.01, 0.02, 0.03, 0.1, 0.5]) {
+          assert.deepEqual(chooseCodebook(levels, order, targets, 'adaptive', maxRmse), refChooseCodebook(levels, order, targets, 'adaptive', maxRmse), `codebook ${glyphs} glyphs, ${cells} cells, rmse ${maxRmse}`);
+        }
+      }
+    }
+  });
+
+  it('cell colours: tone curve, OKLab saturation with the gamut bisection, ink over coverage', () => {
+    const r = rng(23);
+    const n = 4099;
+    // Greys, saturated primaries, near-black, black, subnormal, over-range, and random colours.
+    const rgb = Float32Array.from({ length: n * 3 }, (_, i) => {
+      const c = Math.floor(i / 3);
+      if (c < 40) return c / 39;
+      if (c < 80) return (c + i) % 3 === 0 ? 1 : r() * 0.02;
+      if (c < 100) return r() * 1e-7;
+      // Black beside colour (a zero lane next to a normal one), subnormal light.
+      if (c < 120) return c % 2 ? 0 : c % 3 ? 5e-310 : r();
+      return r() < 0.01 ? 1 + r() * 0.1 : r() ** 2;
+    });
+    const coverage = Float32Array.from({ length: 70 }, (_, g) => (g === 0 ? 0 : (g / 69) * 0.6));
+    const cells = Uint16Array.from({ length: n }, () => Math.floor(r() * 70));
+    const tones = [
+      { lo: 0, hi: 1, contrast: 1, brightness: 0, gamma: 1, invert: false },
+      { lo: 0.05, hi: 0.9, contrast: 1.7, brightness: 12, gamma: 0.7, invert: false },
+      { lo: 0.1, hi: 0.95, contrast: 2.6, brightness: -30, gamma: 1.2, invert: true },
+      // Clips the shadows to 0: toned black is exactly zero.
+      { lo: 0.2, hi: 0.8, contrast: 2, brightness: -40, gamma: 1, invert: false },
+    ];
+    for (const tone of tones) {
+      for (const sat of [0, 1, 1.15, 1.7, 3]) {
+        const t = colorTransform(sat, tone);
+        for (const ink of [undefined, { coverage, cells }]) {
+          same(cellColors(rgb, t, new Uint8Array(n * 3), ink), refCellColors(rgb, t, new Uint8Array(n * 3), ink), `colours sat ${sat} ink ${!!ink} ${JSON.stringify(tone)}`);
+        }
+      }
     }
   });
 

@@ -4,7 +4,7 @@ import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
-import { cellColors, colorTransform, srgbByte, transformColor } from './pipeline/colors.js';
+import { cellColors, colorTransform } from './pipeline/colors.js';
 import { resampleRgb } from './pipeline/color-raster.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
 import { bilateralDenoise } from './pipeline/denoise.js';
@@ -198,15 +198,8 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     if (table.set.kind === 'braille') matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin);
     else matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin);
     const t = colorTransform(p.saturation, tone);
-    colors = new Uint8Array(nc * 3);
-    background = new Uint8Array(nc * 3);
-    const c = new Float64Array(3);
-    for (let i = 0; i < nc * 3; i += 3) {
-      transformColor(t, fgLin[i]!, fgLin[i + 1]!, fgLin[i + 2]!, c);
-      colors[i] = srgbByte(c[0]!); colors[i + 1] = srgbByte(c[1]!); colors[i + 2] = srgbByte(c[2]!);
-      transformColor(t, bgLin[i]!, bgLin[i + 1]!, bgLin[i + 2]!, c);
-      background[i] = srgbByte(c[0]!); background[i + 1] = srgbByte(c[1]!); background[i + 2] = srgbByte(c[2]!);
-    }
+    colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
+    background = cellColors(bgLin, t, new Uint8Array(nc * 3));
   } else {
     if (table.set.kind === 'braille') {
       matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
@@ -230,8 +223,7 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     // Not for edges (line art), invert (dark ink on light) or the round-trip rubric (its chroma
     // must decode to the source's colours).
     const inkOnly = p.color && !p.edges && !p.invert && p.qualityTarget !== 'round-trip';
-    const cov = table.coverage;
-    colors = cellColors(prep.resampled.cellLinearRgb, p.saturation, tone, new Uint8Array(cols * rows * 3), inkOnly ? (i) => cov[cells[i]!]! : undefined);
+    colors = cellColors(prep.resampled.cellLinearRgb, colorTransform(p.saturation, tone), new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
   }
 
   const codebookGlyphs = Array.from(book.indices, (i) => table.glyphs[i]!).join('');

@@ -1,12 +1,12 @@
 import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
-import { cellColors } from '../pipeline/colors.js';
-import { levels, toneLut, type ToneSettings } from '../pipeline/tone.js';
+import { cellColors, colorTransform } from '../pipeline/colors.js';
+import { stretch, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
 import { mixedCellColors } from '../format/compact.js';
 import { gridLines } from '../format/grid.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
-import { roundTripMetric, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
+import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
 import { RUBRICS, rubricScore } from './rubrics.js';
 
 /** What the Director needs of the pipeline's prepared source and the glyph ramp. */
@@ -24,6 +24,10 @@ export interface DirectorInput {
 /** The Director's working set: the sampled cells and what every candidate's metrics reuse. */
 interface SimInput extends DirectorInput {
   readonly cells: SourceCells;
+  /** Each sampled cell's entry in the simulation's tone table (the same for every candidate). */
+  readonly lutAt: Uint16Array;
+  /** Simulation tone tables by tone settings and range: candidates that differ only in the codebook share one. */
+  readonly luts: Map<string, Float32Array>;
 }
 
 type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength' | 'maxGlyphRmse';
@@ -67,7 +71,7 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
   const autoLevels = r === 'low-light' ? 1 : s.dynamicRange < 0.5 ? 1 : 0.9;
   const contrast = s.dynamicRange < 0.3 ? 1.3 : p.contrast;
   // Gamma that brings the stretched median to the rubric's target median.
-  const { lo, hi } = levels(s.hist, autoLevels);
+  const { lo, hi } = stretch(s.levelsLow, s.levelsHigh, autoLevels);
   const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
   const gamma = Math.log(m) / Math.log(TARGET_MEDIAN[r]);
   const saturation = s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
@@ -105,27 +109,21 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   const rampLevels = simulatedLevels(p, ramp);
   const src = input.prep.cellLuma;
   const n = src.length;
-  const tone: ToneSettings = { ...levels(stats.hist, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
+  const tone: ToneSettings = { ...stretch(stats.levelsLow, stats.levelsHigh, p.autoLevels), contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
   const rubric = RUBRICS[p.qualityTarget];
   const stable = 'stability' in rubric.weights;
   const sigma = stable ? Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen) : 0;
   // Only the entries the cells (and their +-sigma stability probes) can look up.
-  const lut = toneLut(tone, SIM_LUT_SIZE, lutIndex(input.cells.min - sigma), lutIndex(input.cells.max + sigma));
-  const rendered = new Float32Array(n);
-  for (let i = 0; i < n; i++) rendered[i] = quantize(rampLevels, lookup(lut, src[i]!), p.invert);
-  const metrics = toneMetrics(rendered, input.cells);
-  // Only what the rubric weighs is measured here: these are the costly ones.
-  if (stable) {
-    let changed = 0;
-    for (let i = 0; i < n; i++) {
-      const s = src[i]!;
-      if (quantize(rampLevels, lookup(lut, s + sigma), p.invert) !== quantize(rampLevels, lookup(lut, s - sigma), p.invert)) changed++;
-    }
-    // A level crossing within +-sigma flips on roughly half of the frames.
-    metrics.stability = Math.max(0, 1 - changed / n);
-  }
+  const from = lutIndex(input.cells.min - sigma), to = lutIndex(input.cells.max + sigma);
+  const key = `${tone.lo} ${tone.hi} ${tone.contrast} ${tone.brightness} ${tone.gamma} ${from} ${to}`;
+  let lut = input.luts.get(key);
+  if (!lut) input.luts.set(key, (lut = toneLut(tone, SIM_LUT_SIZE, from, to)));
+  // Cells that share a table entry render alike: each entry is quantized once, not each cell.
+  const { metrics, unstable } = simulatedMetrics(lut, from, to, rampLevels, p.invert, input.lutAt, input.cells, stable ? sigma : undefined);
+  // A level crossing within +-sigma flips on roughly half of the frames.
+  if (stable) metrics.stability = Math.max(0, 1 - unstable / n);
   if ('roundTrip' in rubric.weights) {
-    cellColors(input.prep.resampled.cellLinearRgb, p.saturation, tone, colors);
+    cellColors(input.prep.resampled.cellLinearRgb, colorTransform(p.saturation, tone), colors);
     metrics.roundTrip = roundTripMetric(colors, input.prep.resampled.cellLinearRgb);
   }
   return { metrics, score: rubricScore(rubric, metrics) };
@@ -139,10 +137,6 @@ function lutIndex(v: number): number {
   return x <= 0 ? 0 : x >= SIM_LUT_SIZE ? SIM_LUT_SIZE : x | 0;
 }
 
-function lookup(lut: Float32Array, v: number): number {
-  return lut[lutIndex(v)]!;
-}
-
 /**
  * The levels a candidate is simulated with. An adaptive codebook keeps about as many levels as a
  * uniform quantizer whose error is maxGlyphRmse (step = rmse * sqrt(12)); simulating with the
@@ -153,18 +147,6 @@ function simulatedLevels(p: RenderParams, ramp: Float64Array): Float64Array {
   const step = p.maxGlyphRmse * Math.sqrt(12);
   const n = Math.max(2, Math.min(ramp.length, Math.round(1 / step) + 1));
   return Float64Array.from({ length: n }, (_, i) => i / (n - 1));
-}
-
-/** Nearest ramp level to tone v, as displayed tone in the source's orientation. */
-function quantize(levelsAsc: Float64Array, v: number, invert: boolean): number {
-  const ink = invert ? 1 - v : v;
-  let lo = 0, hi = levelsAsc.length - 1;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (levelsAsc[mid]! < ink) lo = mid; else hi = mid;
-  }
-  const q = ink - levelsAsc[lo]! <= levelsAsc[hi]! - ink ? levelsAsc[lo]! : levelsAsc[hi]!;
-  return invert ? 1 - q : q;
 }
 
 function roundMetrics(m: Record<string, number>): Record<string, number> {
@@ -198,7 +180,13 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
   const sampled = sampleCells(prep);
-  const input: SimInput = { prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order };
+  const m = sampled.cellLuma.length;
+  const lutAt = new Uint16Array(m);
+  for (let i = 0; i < m; i++) lutAt[i] = lutIndex(sampled.cellLuma[i]!);
+  const input: SimInput = {
+    prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order,
+    lutAt, luts: new Map(),
+  };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
   const colors = new Uint8Array(input.prep.cellLuma.length * 3);

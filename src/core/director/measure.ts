@@ -1,6 +1,7 @@
-import { encodeLinear } from '../pipeline/linear.js';
+import { ENC_LUT } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
-import { histogram, percentile } from '../pipeline/tone.js';
+import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile } from '../pipeline/tone.js';
+import { frame } from '../wasm/kernels.js';
 
 /** What the Director knows of the source, measured on the resampled luminance raster. */
 export interface SourceStats {
@@ -21,12 +22,31 @@ export interface SourceStats {
   /** Mean chroma of the cells (0..1). */
   readonly colorfulness: number;
   readonly hist: Uint32Array;
+  /** The auto-levels percentiles of hist (tone.ts levels()). */
+  readonly levelsLow: number;
+  readonly levelsHigh: number;
 }
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
-  const hist = histogram(luma);
   const d = luma.data;
   const w = luma.width, h = luma.height;
+  const cells = cellLinearRgb.length / 3;
+  // In WebAssembly (assembly/kernels.ts histogram, assembly/measure.ts measure): the samples
+  // copied in once for both.
+  const f = frame();
+  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(ENC_LUT.length), po = f.f32(6), ph = f.f32(512), pt = f.f32(HIST_BINS * 5);
+  const k = f.ready();
+  f.viewF32(pd, d.length).set(d);
+  f.viewF32(pr, cells * 3).set(cellLinearRgb);
+  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  k.histogram(pd, d.length, HIST_BINS, pt);
+  const hist = f.viewU32(pt, HIST_BINS).slice();
+  // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth
+  // row (plenty of samples); Sobel edges on the same rows; the cells' chroma.
+  k.measure(pd, w, h, pr, cells, pe, po, ph);
+  const sums = f.viewF64(po, 3);
+  const lap = sums[0]!, edges = sums[1]!, chroma = sums[2]!;
+  const magHist = f.viewU32(ph, 256).slice();
   // Mean and tonal shares from the histogram: no second pass over the samples.
   let mean = 0, shadows = 0, highlights = 0;
   const bins = hist.length;
@@ -39,24 +59,10 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   }
   mean /= d.length;
 
-  // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth row (plenty of samples).
-  const acc = new Float64Array(2); // sum |Laplacian|, edge samples
-  const magHist = new Uint32Array(256);
   let lapN = 0;
-  for (let y = 1; y < h - 1; y += 4) {
-    gradientRow(d, y * w, w, acc, magHist);
-    lapN += Math.max(0, w - 2);
-  }
-  const lap = acc[0]!, edges = acc[1]!, gradN = lapN;
+  for (let y = 1; y < h - 1; y += 4) lapN += Math.max(0, w - 2);
+  const gradN = lapN;
   const noise = lapN ? (Math.sqrt(Math.PI / 2) * lap) / (6 * lapN) : 0;
-
-  let chroma = 0;
-  const cells = cellLinearRgb.length / 3;
-  for (let c = 0; c < cells; c++) {
-    const r = encodeLinear(cellLinearRgb[c * 3]!), g = encodeLinear(cellLinearRgb[c * 3 + 1]!), b = encodeLinear(cellLinearRgb[c * 3 + 2]!);
-    const mx = Math.max(r, g, b), mn = Math.min(r, g, b);
-    chroma += mx - mn;
-  }
 
   const p01 = percentile(hist, 0.01), p50 = percentile(hist, 0.5), p99 = percentile(hist, 0.99);
   return {
@@ -69,31 +75,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
     edgeP90: gradN ? percentile(magHist, 0.9) : 0,
     colorfulness: cells ? chroma / cells : 0,
     hist,
+    levelsLow: percentile(hist, LEVELS_LOW_PERCENTILE),
+    levelsHigh: percentile(hist, LEVELS_HIGH_PERCENTILE),
   };
-}
-
-/**
- * One row's Laplacian and Sobel statistics (a 3x3 window sliding along it): adds |Laplacian| to
- * acc[0], the samples with normalised gradient magnitude > 0.1 to acc[1], and each magnitude to
- * magHist. A function per row so that even a cold first render runs it optimised.
- */
-function gradientRow(d: Float32Array, r: number, w: number, acc: Float64Array, magHist: Uint32Array): void {
-  const u = r - w, dn = r + w;
-  let lap = 0, edges = 0;
-  let a = d[u]!, l = d[r]!, g = d[dn]!;
-  let b = d[u + 1]!, m = d[r + 1]!, hh = d[dn + 1]!;
-  for (let x = 1; x < w - 1; x++) {
-    const c = d[u + x + 1]!, rr = d[r + x + 1]!, i = d[dn + x + 1]!;
-    const v = a - 2 * b + c - 2 * l + 4 * m - 2 * rr + g - 2 * hh + i;
-    lap += v < 0 ? -v : v;
-    const gx = c + 2 * rr + i - a - 2 * l - g;
-    const gy = g + 2 * hh + i - a - 2 * b - c;
-    const mag = Math.sqrt(gx * gx + gy * gy) / 4;
-    if (mag > 0.1) edges++;
-    const k = (mag * 255) | 0;
-    magHist[k > 255 ? 255 : k]!++;
-    a = b; b = c; l = m; m = rr; g = hh; hh = i;
-  }
-  acc[0]! += lap;
-  acc[1]! += edges;
 }

@@ -1,4 +1,5 @@
-import { encodeLinear } from '../pipeline/linear.js';
+import { ENC_LUT } from '../pipeline/linear.js';
+import { frame, type Frame } from '../wasm/kernels.js';
 
 const BINS = 16;
 
@@ -10,22 +11,15 @@ function entropy(h: Float64Array, n: number): number {
   return e / Math.log2(BINS);
 }
 
-function quantiles(values: Float32Array, qs: readonly number[]): number[] {
-  const h = new Uint32Array(1024);
-  for (let i = 0; i < values.length; i++) {
-    let b = (values[i]! * 1024) | 0;
-    b = b < 0 ? 0 : b > 1023 ? 1023 : b;
-    h[b]!++;
-  }
+/** The value below which each share `qs` of the n values counted in `h` (1024 bins over 0..1) lie. */
+function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
   return qs.map((q) => {
-    const want = q * values.length;
+    const want = q * n;
     let acc = 0;
     for (let b = 0; b < 1024; b++) { acc += h[b]!; if (acc >= want) return (b + 0.5) / 1024; }
     return 1;
   });
 }
-
-const DARK = 1, MID = 2, LIGHT = 4;
 
 /** What toneMetrics needs of the source cells, computed once for the Director's many candidates. */
 export interface SourceCells {
@@ -34,26 +28,27 @@ export interface SourceCells {
   readonly mean: number;
   readonly min: number;
   readonly max: number;
-  /** Per cell: DARK (<= 25th percentile), LIGHT (>= 75th), MID (strictly between); flags may combine. */
+  /** Per cell: 1 dark (<= 25th percentile), 4 light (>= 75th), 2 mid (strictly between); flags may combine. */
   readonly band: Uint8Array;
+  /** Sum of squared deviations from the mean, in cell order. */
+  readonly vs: number;
 }
 
 export function sourceCells(values: Float32Array): SourceCells {
   const n = values.length;
-  let ss = 0, min = Infinity, max = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
-    ss += v;
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
-  const [q25, q75] = quantiles(values, [0.25, 0.75]) as [number, number];
-  const band = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const s = values[i]!;
-    band[i] = (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0);
-  }
-  return { values, mean: n ? ss / n : 0, min: n ? min : 0, max: n ? max : 0, band };
+  // In WebAssembly (assembly/metrics.ts): range and histogram, then the bands from its quartiles.
+  const f = frame();
+  const pv = f.f32(n), po = f.f32(6), pq = f.f32(1024), pb = f.bytes(n);
+  const k = f.ready();
+  f.viewF32(pv, n).set(values);
+  k.cellsRange(pv, n, po, pq);
+  const o = f.viewF64(po, 3);
+  const ss = o[0]!, min = o[1]!, max = o[2]!;
+  const [q25, q75] = quantilesOf(f.viewU32(pq, 1024), n, [0.25, 0.75]) as [number, number];
+  const mean = n ? ss / n : 0;
+  const vs = k.cellsBands(pv, n, q25, q75, mean, pb);
+  const band = f.viewU8(pb, n).slice();
+  return { values, mean, min: n ? min : 0, max: n ? max : 0, band, vs };
 }
 
 /**
@@ -62,30 +57,58 @@ export function sourceCells(values: Float32Array): SourceCells {
  */
 export function toneMetrics(rendered: Float32Array, source: SourceCells): Record<string, number> {
   const n = rendered.length;
-  const src = source.values, band = source.band;
-  let sr = 0;
-  for (let i = 0; i < n; i++) sr += rendered[i]!;
-  const mr = sr / n, ms = source.mean;
-  let cov = 0, vr = 0, vs = 0, clipped = 0;
-  const [rLo, rHi] = quantiles(rendered, [0.05, 0.95]) as [number, number];
-  // 16-bin histograms of the rendered tone: all cells, then per source band.
-  const all = new Float64Array(BINS), dark = new Float64Array(BINS), mid = new Float64Array(BINS), light = new Float64Array(BINS);
-  let nDark = 0, nMid = 0, nLight = 0;
-  for (let i = 0; i < n; i++) {
-    const r = rendered[i]!, s = src[i]!;
-    const dr = r - mr, ds = s - ms;
-    cov += dr * ds; vr += dr * dr; vs += ds * ds;
-    // Crushed: drawn blank (or solid) where the source is clearly a tone of its own. Darker
-    // shadows may go to the blank ground: at glyph scale that separates regions.
-    if ((r <= 0.001 && s > 0.3) || (r >= 0.999 && s < 0.7)) clipped++;
-    let b = (r * BINS) | 0;
-    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-    all[b]!++;
-    const f = band[i]!;
-    if (f & DARK) { dark[b]!++; nDark++; }
-    if (f & MID) { mid[b]!++; nMid++; }
-    if (f & LIGHT) { light[b]!++; nLight++; }
-  }
+  // In WebAssembly (assembly/metrics.ts): the Director calls this for each candidate.
+  const f = frame();
+  const c = cellsIn(f, source), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const k = f.ready();
+  copyCells(f, c, source);
+  f.viewF32(pr, n).set(rendered);
+  k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
+  return metricsOf(f, n, po, pq, source.vs);
+}
+
+/**
+ * The Director's candidate simulation: the tone of each entry from..to of the simulation's tone
+ * table `lut` is quantized to the nearest ramp level (`levels` ascending, `invert`: displayed as
+ * dark ink on light); each cell's tone is its entry's (`lutAt`). Returns the tone metrics, and with
+ * `sigma` the cells whose tone differs between luminance + sigma and - sigma (from..to must cover
+ * those entries too).
+ */
+export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
+  const n = lutAt.length;
+  // In WebAssembly (assembly/metrics.ts).
+  const f = frame();
+  const c = cellsIn(f, source), pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
+  const pa = f.bytes(2 * n), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const k = f.ready();
+  copyCells(f, c, source);
+  f.viewF32(pt, lut.length).set(lut);
+  f.viewF64(pv, levels.length).set(levels);
+  f.viewU16(pa, n).set(lutAt);
+  k.quantizeTable(pt, from, to, pv, levels.length, invert, pl);
+  k.simTones(pl, pa, n, pr);
+  k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
+  const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
+  return { metrics: metricsOf(f, n, po, pq, source.vs), unstable };
+}
+
+/** f64 results of toneSums: 7 sums, then four 16-bin histograms. */
+const SUMS = 7 + 4 * BINS;
+
+function cellsIn(f: Frame, source: SourceCells): { src: number; band: number } {
+  return { src: f.f32(source.values.length), band: f.bytes(source.band.length) };
+}
+
+function copyCells(f: Frame, c: { src: number; band: number }, source: SourceCells): void {
+  f.viewF32(c.src, source.values.length).set(source.values);
+  f.viewU8(c.band, source.band.length).set(source.band);
+}
+
+function metricsOf(f: Frame, n: number, po: number, pq: number, vs: number): Record<string, number> {
+  const o = f.viewF64(po, SUMS);
+  const cov = o[1]!, vr = o[2]!, clipped = o[3]!, nDark = o[4]!, nMid = o[5]!, nLight = o[6]!;
+  const hist = (i: number) => o.subarray(7 + i * BINS, 7 + (i + 1) * BINS);
+  const [rLo, rHi] = quantilesOf(f.viewU32(pq, 1024), n, [0.05, 0.95]) as [number, number];
   const fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
   // A detail metric saturates at 3 bits of 4: a quarter of the image rarely spans all 16 tones.
   return {
@@ -94,21 +117,25 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
     // Spread of the rendered tones (0.36: a little above a uniform spread's 0.29): at glyph scale
     // regions drawn apart read as shapes, regions lifted to a flat mid-tone as texture.
     separation: Math.min(1, Math.sqrt(vr / Math.max(1, n)) / 0.36),
-    levels: Math.min(1, entropy(all, n) / 0.8),
+    levels: Math.min(1, entropy(hist(0), n) / 0.8),
     clipping: Math.max(0, 1 - (2 * clipped) / n),
-    shadows: Math.min(1, entropy(dark, nDark) / 0.75),
-    midtones: Math.min(1, entropy(mid, nMid) / 0.75),
-    highlights: Math.min(1, entropy(light, nLight) / 0.75),
+    shadows: Math.min(1, entropy(hist(1), nDark) / 0.75),
+    midtones: Math.min(1, entropy(hist(2), nMid) / 0.75),
+    highlights: Math.min(1, entropy(hist(3), nLight) / 0.75),
   };
 }
 
 /** 1 - RMSE/0.25 (sRGB 0..1) between chroma bytes and the source cells' mean colours. */
 export function roundTripMetric(colors: Uint8Array, cellLinearRgb: Float32Array): number {
-  let e = 0;
-  for (let i = 0; i < colors.length; i++) {
-    const d = colors[i]! / 255 - encodeLinear(cellLinearRgb[i]!);
-    e += d * d;
-  }
-  const rmse = Math.sqrt(e / Math.max(1, colors.length));
+  const n = colors.length;
+  // In WebAssembly (assembly/measure.ts).
+  const f = frame();
+  const pc = f.bytes(n), pl = f.f32(n), pe = f.f32(ENC_LUT.length);
+  const k = f.ready();
+  f.viewU8(pc, n).set(colors);
+  f.viewF32(pl, n).set(cellLinearRgb.subarray(0, n));
+  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  const e = k.roundTripError(pc, pl, n, pe);
+  const rmse = Math.sqrt(e / Math.max(1, n));
   return Math.max(0, 1 - rmse / 0.25);
 }

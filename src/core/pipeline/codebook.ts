@@ -1,4 +1,6 @@
 import type { GlyphStrategy } from '../params/definitions.js';
+import { frame } from '../wasm/kernels.js';
+import { histogram } from './tone.js';
 
 const BINS = 256;
 /** Glyphs whose normalised levels differ by less than this are one code (e.g. the 2x2 quadrants). */
@@ -34,12 +36,8 @@ class BinSums {
   readonly s1 = new Float64Array(BINS + 1);
   readonly s2 = new Float64Array(BINS + 1);
   constructor(targets: Float32Array) {
-    const h = new Float64Array(BINS);
-    for (let i = 0; i < targets.length; i++) {
-      let b = (targets[i]! * BINS) | 0;
-      b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-      h[b]!++;
-    }
+    // Counts of (t * BINS) | 0, clamped to the bins: the histogram kernel.
+    const h = histogram({ width: targets.length, height: 1, data: targets }, BINS);
     for (let b = 0; b < BINS; b++) {
       const x = (b + 0.5) / BINS;
       this.s0[b + 1] = this.s0[b]! + h[b]!;
@@ -96,40 +94,22 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
   if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
 
   const budget = maxRmse * maxRmse * total;
-  let prev = new Float64Array(n);
-  let cur = new Float64Array(n);
-  const parents: Int16Array[] = [];
-  for (let j = 0; j < n; j++) prev[j] = sums.err(0, lb[j]!, L[j]!);
-  parents.push(new Int16Array(n).fill(-1));
-  for (let k = 1; ; k++) {
-    // prev holds the best error with k levels ending at level j (bins above j not yet counted).
-    let best = Infinity, bestJ = 0;
-    for (let j = 0; j < n; j++) {
-      const e = prev[j]! + after(j);
-      if (e < best) { best = e; bestJ = j; }
-    }
-    if (best <= budget || k === n) {
-      const chosen: number[] = [];
-      let j = bestJ;
-      for (let layer = k - 1; layer >= 0; layer--) {
-        chosen.push(j);
-        j = parents[layer]![j]!;
-      }
-      return pick(chosen.reverse());
-    }
-    const par = new Int16Array(n).fill(-1);
-    for (let j = 0; j < n; j++) {
-      let m = Infinity, arg = -1;
-      for (let i = 0; i < j; i++) {
-        const e = prev[i]! + between(i, j);
-        if (e < m) { m = e; arg = i; }
-      }
-      cur[j] = m;
-      par[j] = arg;
-    }
-    parents.push(par);
-    [prev, cur] = [cur, prev];
+  // The dynamic programme in WebAssembly (assembly/codebook.ts): the cost of two adjacent levels
+  // tabulated once, then per added level the best predecessor of each level.
+  const f = frame();
+  const ps = f.f32(2 * 3 * (BINS + 1)), pl = f.f32(2 * n), pp = f.f32(n * n), pw = f.f32(2 * (n * n + 4 * n) + n);
+  const k = f.ready();
+  const sv = f.viewF64(ps, 3 * (BINS + 1));
+  sv.set(sums.s0); sv.set(sums.s1, BINS + 1); sv.set(sums.s2, 2 * (BINS + 1));
+  f.viewF64(pl, n).set(L);
+  const r = k.codebookDp(ps, pl, n, budget, pp, pw);
+  const parents = f.viewI32(pp, n * n);
+  const chosen: number[] = [];
+  for (let layer = (r >>> 16) - 1, j = r & 0xffff; layer >= 0; layer--) {
+    chosen.push(j);
+    j = parents[layer * n + j]!;
   }
+  return pick(chosen.reverse());
 }
 
 /** Shannon entropy (bits per cell) of a glyph-index histogram. */

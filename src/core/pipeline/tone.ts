@@ -1,7 +1,8 @@
 import { frame } from '../wasm/kernels.js';
 import type { Raster } from './raster.js';
 
-const HIST_BINS = 1024;
+/** Bins of the tone histogram over 0..1. */
+export const HIST_BINS = 1024;
 export const TONE_LUT_SIZE = 4096;
 
 /** Percentiles of the auto-levels stretch: robust to a few specular or dead pixels. */
@@ -49,8 +50,11 @@ export function percentile(h: Uint32Array, p: number): number {
  * A nearly flat image keeps a minimum span so noise is not blown up into full contrast.
  */
 export function levels(h: Uint32Array, autoLevels: number): { lo: number; hi: number } {
-  const pLo = percentile(h, LEVELS_LOW_PERCENTILE);
-  const pHi = percentile(h, LEVELS_HIGH_PERCENTILE);
+  return stretch(percentile(h, LEVELS_LOW_PERCENTILE), percentile(h, LEVELS_HIGH_PERCENTILE), autoLevels);
+}
+
+/** levels() from the histogram's LEVELS_LOW/HIGH_PERCENTILE values (for callers that reuse them). */
+export function stretch(pLo: number, pHi: number, autoLevels: number): { lo: number; hi: number } {
   let lo = autoLevels * pLo;
   let hi = 1 - autoLevels * (1 - pHi);
   const minSpan = 0.1;

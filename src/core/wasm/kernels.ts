@@ -34,6 +34,16 @@ export interface KernelExports {
   matchGlyphs(target: Ptr, width: number, cols: number, rows: number, templates: Ptr, g2: Ptr, gm: Ptr, spread: Ptr, count: number,
     coverage: Ptr, ncov: number, scale: number, cand: Ptr, nc: number, directional: Ptr, direction: Ptr, strength: Ptr, sAmt: number,
     dither: number, previous: Ptr, stable: Ptr, hysteresis: number, toneWeight: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
+  measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
+  cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
+  toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
+  quantizeTable(lut: Ptr, from: number, to: number, levels: Ptr, nLevels: number, invert: boolean, levelOf: Ptr): void;
+  simTones(levelOf: Ptr, lutAt: Ptr, n: number, rendered: Ptr): void;
+  unstable(levelOf: Ptr, src: Ptr, n: number, sigma: number): number;
+  cellsRange(values: Ptr, n: number, out: Ptr, qHist: Ptr): void;
+  cellsBands(values: Ptr, n: number, q25: number, q75: number, mean: number, band: Ptr): number;
+  roundTripError(colors: Ptr, lin: Ptr, n: number, enc: Ptr): number;
+  codebookDp(sums: Ptr, levels: Ptr, n: number, budget: number, parents: Ptr, work: Ptr): number;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
@@ -85,6 +95,7 @@ export interface Frame {
   ready(): KernelExports;
   /** Views (valid until the next frame()). */
   viewF32(p: Ptr, n: number): Float32Array;
+  viewF64(p: Ptr, n: number): Float64Array;
   viewI32(p: Ptr, n: number): Int32Array;
   viewU32(p: Ptr, n: number): Uint32Array;
   viewU16(p: Ptr, n: number): Uint16Array;
@@ -105,6 +116,7 @@ const frameApi: Frame = {
     return k;
   },
   viewF32: (p, n) => new Float32Array(kernels().memory.buffer, p, n),
+  viewF64: (p, n) => new Float64Array(kernels().memory.buffer, p, n),
   viewI32: (p, n) => new Int32Array(kernels().memory.buffer, p, n),
   viewU32: (p, n) => new Uint32Array(kernels().memory.buffer, p, n),
   viewU16: (p, n) => new Uint16Array(kernels().memory.buffer, p, n),

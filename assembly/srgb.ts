@@ -1,0 +1,25 @@
+// AssemblyScript helpers shared by measure.ts and colors.ts.
+
+/** f32 i at p, as f64. */
+@inline export function ldf(p: usize, i: i32): f64 {
+  return <f64>load<f32>(p + (<usize>i << 2));
+}
+
+/** Two consecutive f32 at p + 4i as an f64x2. */
+@inline export function ld2(p: usize, i: i32): v128 {
+  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
+}
+
+const ENC_SIZE: i32 = 16384;
+
+/** encodeLinear() of linear.ts: linear light -> perceptual, by the table `enc` (ENC_SIZE + 1 f32). */
+@inline export function encodeLinear(enc: usize, v: f64): f64 {
+  const i = v * <f64>ENC_SIZE;
+  if (!(i > 0)) return 0;
+  if (i >= <f64>ENC_SIZE) return 1;
+  const k = <i32>i;
+  const f = i - <f64>k;
+  const a = ldf(enc, k);
+  return a + (ldf(enc, k + 1) - a) * f;
+}
+

@@ -1,0 +1,134 @@
+/**
+ * Scalar oracle of the codebook's dynamic programme (assembly/codebook.ts codebookDp), as the
+ * TypeScript had it: chooseCodebook whole, the binning by the histogram kernel as in src.
+ */
+import type { GlyphStrategy } from '../../src/core/params/definitions.js';
+import type { Codebook } from '../../src/core/pipeline/codebook.js';
+import { histogram } from '../../src/core/pipeline/tone.js';
+
+const BINS = 256;
+/** Glyphs whose normalised levels differ by less than this are one code (e.g. the 2x2 quadrants). */
+const SAME_LEVEL = 0.004;
+
+interface Groups {
+  readonly level: Float64Array;
+  readonly members: number[][];
+}
+
+function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Groups {
+  const lv: number[] = [];
+  const members: number[][] = [];
+  for (let k = 0; k < order.length; k++) {
+    const g = order[k]!;
+    const l = levels[g]!;
+    if (lv.length && l - lv[lv.length - 1]! < SAME_LEVEL) members[members.length - 1]!.push(g);
+    else { lv.push(l); members.push([g]); }
+  }
+  return { level: Float64Array.from(lv), members };
+}
+
+/** Prefix sums of count, sum and sum of squares of the targets over histogram bins. */
+class BinSums {
+  readonly s0 = new Float64Array(BINS + 1);
+  readonly s1 = new Float64Array(BINS + 1);
+  readonly s2 = new Float64Array(BINS + 1);
+  constructor(targets: Float32Array) {
+    // Counts of (t * BINS) | 0, clamped to the bins: the histogram kernel.
+    const h = histogram({ width: targets.length, height: 1, data: targets }, BINS);
+    for (let b = 0; b < BINS; b++) {
+      const x = (b + 0.5) / BINS;
+      this.s0[b + 1] = this.s0[b]! + h[b]!;
+      this.s1[b + 1] = this.s1[b]! + h[b]! * x;
+      this.s2[b + 1] = this.s2[b]! + h[b]! * x * x;
+    }
+  }
+  get total(): number { return this.s0[BINS]!; }
+  /** First bin whose centre is >= x. */
+  static bin(x: number): number {
+    const b = Math.ceil(x * BINS - 0.5);
+    return b < 0 ? 0 : b > BINS ? BINS : b;
+  }
+  /** Squared error of assigning bins [b0, b1) to level l. */
+  err(b0: number, b1: number, l: number): number {
+    if (b1 <= b0) return 0;
+    const n = this.s0[b1]! - this.s0[b0]!;
+    const s = this.s1[b1]! - this.s1[b0]!;
+    const q = this.s2[b1]! - this.s2[b0]!;
+    return Math.max(0, q - 2 * l * s + l * l * n);
+  }
+}
+
+/**
+ * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),
+ * `order` the glyph indices sorted by level, `targets` the cells' target ink (0..1).
+ * adaptive: the fewest levels whose quantization RMSE over this image's cells is <= maxRmse,
+ * chosen optimally by dynamic programming over the sorted levels (O(k n^2) with O(1) interval
+ * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
+ */
+export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
+  const groups = groupLevels(levels, order);
+  const L = groups.level;
+  const n = L.length;
+  const sums = new BinSums(targets);
+  const total = Math.max(1, sums.total);
+  const lb = new Int32Array(n);
+  for (let j = 0; j < n; j++) lb[j] = BinSums.bin(L[j]!);
+  const between = (i: number, j: number): number => {
+    const mid = BinSums.bin((L[i]! + L[j]!) / 2);
+    return sums.err(lb[i]!, mid, L[i]!) + sums.err(mid, lb[j]!, L[j]!);
+  };
+  const after = (j: number) => sums.err(lb[j]!, BINS, L[j]!);
+
+  const pick = (chosen: number[]): Codebook => {
+    const idx: number[] = [];
+    for (const gi of chosen) idx.push(...groups.members[gi]!);
+    let e = sums.err(0, lb[chosen[0]!]!, L[chosen[0]!]!);
+    for (let k = 1; k < chosen.length; k++) e += between(chosen[k - 1]!, chosen[k]!);
+    e += after(chosen[chosen.length - 1]!);
+    return { indices: Int32Array.from(idx), rmse: Math.sqrt(e / total) };
+  };
+
+  if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
+
+  const budget = maxRmse * maxRmse * total;
+  // The cost of levels i < j adjacent in the codebook does not depend on the layer: tabulated
+  // once (n^2 / 2), each layer is then additions only.
+  const cost = new Float64Array(n * n);
+  for (let j = 1; j < n; j++) for (let i = 0; i < j; i++) cost[i * n + j] = between(i, j);
+  let prev = new Float64Array(n);
+  let cur = new Float64Array(n);
+  const tail = new Float64Array(n);
+  for (let j = 0; j < n; j++) tail[j] = after(j);
+  const parents: Int16Array[] = [];
+  for (let j = 0; j < n; j++) prev[j] = sums.err(0, lb[j]!, L[j]!);
+  parents.push(new Int16Array(n).fill(-1));
+  for (let k = 1; ; k++) {
+    // prev holds the best error with k levels ending at level j (bins above j not yet counted).
+    let best = Infinity, bestJ = 0;
+    for (let j = 0; j < n; j++) {
+      const e = prev[j]! + tail[j]!;
+      if (e < best) { best = e; bestJ = j; }
+    }
+    if (best <= budget || k === n) {
+      const chosen: number[] = [];
+      let j = bestJ;
+      for (let layer = k - 1; layer >= 0; layer--) {
+        chosen.push(j);
+        j = parents[layer]![j]!;
+      }
+      return pick(chosen.reverse());
+    }
+    const par = new Int16Array(n).fill(-1);
+    for (let j = 0; j < n; j++) {
+      let m = Infinity, arg = -1;
+      for (let i = 0; i < j; i++) {
+        const e = prev[i]! + cost[i * n + j]!;
+        if (e < m) { m = e; arg = i; }
+      }
+      cur[j] = m;
+      par[j] = arg;
+    }
+    parents.push(par);
+    [prev, cur] = [cur, prev];
+  }
+}
