@@ -16,7 +16,7 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { FitBox, FrameDecoder, FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
-import { bodyText } from '../core/format/index.js';
+import { bodyText } from '../core/format/output.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
   ESC, EXIT, ioError, readInput, stdoutIsTty, usageError, writeStdout, type InputLimits,

@@ -10,14 +10,14 @@
  */
 import { V2aError } from './errors.js';
 import { Base64Error, decodeBase64Input } from './format/base64.js';
-import { formatResult, type FormattedOutput } from './format/index.js';
+import { formatOutput, type FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
 import { prepare, renderPrepared, tune } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
-import { FrameRenderer } from './video.js';
+import type { FrameRenderer } from './video.js';
 
 export type JobStage = 'input' | 'decode' | 'director' | 'render' | 'format';
 
@@ -205,7 +205,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
   const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));
-  const output = await stages.run('format', () => formatResult(result));
+  const output = await stages.run('format', () => formatOutput(result));
   return { result, output, image: facts };
 }
 
@@ -224,6 +224,8 @@ export async function* runFrameJob(
 ): AsyncGenerator<FrameJobResult, void, undefined> {
   const stages = new Stages(opts);
   const { explicit, decodeColumns } = parse(params, opts);
+  // The temporal filter loads with the first animation, not with every still render.
+  const { FrameRenderer } = await import('./video.js');
   const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits))[Symbol.asyncIterator]();
   let renderer: FrameRenderer | null = null;
   for (;;) {
@@ -237,7 +239,7 @@ export async function* runFrameJob(
       }
       return renderer.render(frame);
     });
-    const output = await stages.run('format', () => formatResult(result));
+    const output = await stages.run('format', () => formatOutput(result));
     yield {
       result,
       output,
