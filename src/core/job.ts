@@ -17,7 +17,7 @@ import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
 import { prepare, renderPrepared, tune } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
-import type { FrameRenderer } from './video.js';
+import { FrameRenderer } from './video.js';
 
 export type JobStage = 'input' | 'decode' | 'director' | 'render' | 'format';
 
@@ -224,8 +224,6 @@ export async function* runFrameJob(
 ): AsyncGenerator<FrameJobResult, void, undefined> {
   const stages = new Stages(opts);
   const { explicit, decodeColumns } = parse(params, opts);
-  // The temporal filter loads with the first animation, not with every still render.
-  const { FrameRenderer } = await import('./video.js');
   const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits))[Symbol.asyncIterator]();
   let renderer: FrameRenderer | null = null;
   for (;;) {
