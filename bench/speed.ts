@@ -237,7 +237,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < CLI_RUNS; i++) {
     for (const f of floorSpecs) push(f.label, (await timeProcess(process.execPath, f.args, 1)).ms);
     for (const c of cliCases) for (const s of toolSpecs) push(`${c.key} ${s.label}`, (await timeProcess(s.cmd, s.args(c.file, c.columns, rowsOf(c)), 1, s.env)).ms);
-    for (const s of toolSpecs) push(`tiny ${s.label}`, (await timeProcess(s.cmd, s.args(one, 1, 1), 1, s.env)).ms);
+    for (const c of cliCases) for (const s of toolSpecs) push(`${c.key} tiny ${s.label}`, (await timeProcess(s.cmd, s.args(one, c.columns, rowsOf(c)), 1, s.env)).ms);
   }
   const floor = floorSpecs.map((f) => ({ label: f.label, msMedian: median(cliRuns.get(f.label)!) }));
   const sharpFloor = floor[1]!.msMedian;
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
         msMedian: ms,
         overFloor: ms / sharpFloor,
         runs: cliRuns.get(`${c.key} ${s.label}`)!.map((v) => Math.round(v * 10) / 10),
-        startupMsMedian: median(cliRuns.get(`tiny ${s.label}`)!),
+        startupMsMedian: median(cliRuns.get(`${c.key} tiny ${s.label}`)!),
       };
     }),
   }));
@@ -300,7 +300,7 @@ async function main(): Promise<void> {
 
   console.log('');
   console.log(`CLI whole process, output to /dev/null: median of ${CLI_RUNS} runs, every command once per round (interleaved);`);
-  console.log(`x floor = ms / the median of node -e "require('sharp')" in the same rounds; "1x1 PNG" = the same command on a 1x1 image (start-up)`);
+  console.log(`x floor = ms / the median of node -e "require('sharp')" in the same rounds; "1x1 PNG" = the identical command on a 1x1 image (start-up)`);
   for (const c of cli) {
     console.log(`${c.label}: ${c.file} (${c.width}x${c.height} JPEG) at ${c.columns} columns (${c.rows} rows)`);
     console.log(table([
