@@ -10,7 +10,8 @@
  */
 import { V2aError } from './errors.js';
 import { Base64Error, decodeBase64Input } from './format/base64.js';
-import { formatOutput, type FormattedOutput } from './format/output.js';
+import { formatOutput } from './format/deferred.js';
+import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';

@@ -1,8 +1,7 @@
 /**
- * Formatting as the render job does it: the text formats synchronously, png through a dynamic
- * import. A process that never writes png (a CLI run to the terminal, a server worker until a png
- * is asked for) never loads pako or the glyph bitmaps. The library's `formatResult` (index.ts)
- * keeps every format, png included, synchronous.
+ * The text formats and the formatted output's shape, without the png encoder: the part of
+ * formatting every face shares. index.ts adds png for the library's synchronous `formatResult`;
+ * deferred.ts adds it on demand for the render job.
  */
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
@@ -50,13 +49,6 @@ export function formatTextResult(result: RenderResult, format: TextFormat): Text
   const formatter = TEXT_FORMATTERS[format];
   if (!formatter) throw new RangeError(`unknown format ${JSON.stringify(format)}`);
   return formatted(format, formatter(result));
-}
-
-/** Formats a render result in `format` (default: `result.params.format`); png loads its encoder on first use. */
-export async function formatOutput(result: RenderResult, format: Format = result.params.format): Promise<FormattedOutput> {
-  if (format !== 'png') return formatTextResult(result, format);
-  const { formatPng } = await import('./png.js');
-  return formatted(format, formatPng(result));
 }
 
 /** The body of a text output; a TypeError for a binary one (png), which has no text. */
