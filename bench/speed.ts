@@ -212,7 +212,7 @@ async function main(): Promise<void> {
     { key: 'small', label: '0.3 MP', file: small.file, width: 512, height: 600, columns: 80, target: 1.5 },
     { key: 'big', label: '12 MP', file: big.file, width: 4000, height: 3000, columns: 120, target: 2 },
   ];
-  // Node >= 22.1 has module.enableCompileCache, which the CLI turns on: the runs below (after a
+  // Node >= 22.8 has module.enableCompileCache, which the CLI turns on: the runs below (after a
   // warm-up run) read the CLI's compiled code from the cache, as every use after the first does.
   // The same command with NODE_DISABLE_COMPILE_CACHE=1 shows what the cache saves.
   const compileCache = typeof (await import('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function';
