@@ -1,7 +1,8 @@
 /**
  * CLI start-up: `v2a render` (and `v2a --help`) load nothing they do not use — no server module,
- * no Fastify, OpenTelemetry or piscina — checked by recording every module the process loads.
- * The time itself is measured by `npm run bench`, never here.
+ * no Fastify, OpenTelemetry or piscina; no png encoder (pako, the glyph bitmaps) unless the
+ * output is png; no animation or ffmpeg code for a still image — checked by recording every
+ * module the process loads. The time itself is measured by `npm run bench`, never here.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -43,11 +44,27 @@ function loaded(args: readonly string[]): string[] {
 }
 
 const SERVER = /\/src\/server\/|\/node_modules\/(fastify|@fastify|@opentelemetry|piscina|undici)\//;
+/** What only png output needs. */
+const PNG = /\/node_modules\/pako\/|\/src\/core\/format\/png\.ts|\/src\/core\/glyphs\/bitmaps\.generated\.ts/;
+/** What only animation and video need, and the commands render does not run. */
+const OTHER_COMMANDS = /\/src\/cli\/(animate|video-source)\.ts|\/node_modules\/@modelcontextprotocol\//;
 
 test('v2a render loads no server module, Fastify, OpenTelemetry or piscina', () => {
   const urls = loaded([image, '-w', '20']);
   assert.ok(urls.some((u) => u.includes('/src/core/job.ts')), 'the trace sees the renderer');
   assert.deepEqual(urls.filter((u) => SERVER.test(u)), []);
+});
+
+test('v2a render to text loads neither the png encoder nor the glyph bitmaps, nor animation or ffmpeg code', () => {
+  const urls = loaded([image, '-w', '20']);
+  assert.deepEqual(urls.filter((u) => PNG.test(u) || OTHER_COMMANDS.test(u)), []);
+});
+
+test('v2a render -o art.png loads the png encoder when it writes png', () => {
+  const urls = loaded([image, '-w', '20', '-o', join(dir, 'art.png')]);
+  assert.ok(urls.some((u) => /\/src\/core\/format\/png\.ts/.test(u)), 'png.ts loaded');
+  assert.ok(urls.some((u) => /\/node_modules\/pako\//.test(u)), 'pako loaded');
+  assert.equal(readFileSync(join(dir, 'art.png')).subarray(1, 4).toString('latin1'), 'PNG');
 });
 
 test('v2a --help loads neither the renderer nor sharp', () => {

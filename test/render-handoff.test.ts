@@ -1,11 +1,14 @@
 /**
- * Handing an image to a render worker: what moves (transfer) and what is copied, and an upload
- * given as its body chunks renders exactly like the same bytes in one piece.
+ * Handing an image to a render worker: what moves (transfer) and what is copied, an upload
+ * given as its body chunks renders exactly like the same bytes in one piece, and the render
+ * service hands an upload to the pool as its chunks, never joined on the event loop.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createRenderPool, forTransfer } from '../src/server/render-pool.js';
-import type { RenderJob, RenderSource } from '../src/server/render-task.js';
+import { loadConfig } from '../src/server/config.js';
+import { createRenderPool, forTransfer, type RenderPool } from '../src/server/render-pool.js';
+import { createRenderService } from '../src/server/render-service.js';
+import type { RenderJob, RenderOutcome, RenderSource } from '../src/server/render-task.js';
 import { photo } from './server-helpers.js';
 
 const job = (source: RenderSource): RenderJob => ({ source, params: { columns: 60, format: 'json-compact' }, maxBytes: 1 << 24, maxPixels: 50_000_000, decodeTimeoutSeconds: 30 });
@@ -53,5 +56,22 @@ describe('render hand-off', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  test('the render service hands an upload to the pool as its chunks, as they are', async () => {
+    const chunks = [new Uint8Array([1, 2]), new Uint8Array([3])];
+    const seen: RenderSource[] = [];
+    const refusal: RenderOutcome = { ok: false, slug: 'unsupported-image', detail: 'stub' };
+    const pool: RenderPool = {
+      run: async (j) => { seen.push(j.source); return refusal; },
+      stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 1, completed: 0 }),
+      retryAfterSeconds: () => 1,
+      close: async () => undefined,
+    };
+    const service = createRenderService({ config: loadConfig({}), pool });
+    await assert.rejects(service.render({ field: 'image', chunks, byteLength: 3 }, {}), /stub/);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.kind, 'chunks');
+    assert.equal((seen[0] as { chunks: readonly Uint8Array[] }).chunks, chunks, 'the same array, not a joined copy');
   });
 });

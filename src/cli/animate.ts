@@ -16,7 +16,7 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { FitBox, FrameDecoder, FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
-import { bodyText } from '../core/format/index.js';
+import { bodyText } from '../core/format/output.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
   ESC, EXIT, ioError, readInput, stdoutIsTty, usageError, writeStdout, type InputLimits,
@@ -98,7 +98,7 @@ async function frameSource(opts: AnimateOptions, realtime: boolean): Promise<{ b
     // A video file streams through ffmpeg: its size is not bounded by V2A_MAX_IMAGE_BYTES.
     return { bytes: new Uint8Array(0), decoder: videoFrameDecoder({ input: { path: opts.file }, realtime }), video: true };
   }
-  const sharpFrames = import('../node/index.js');
+  const sharpFrames = import('./renderer.js');
   sharpFrames.catch(() => undefined);
   const bytes = await readInput(opts.file, opts.limits.maxBytes);
   if (!fromFile && isVideo(bytes)) {
@@ -110,7 +110,7 @@ async function frameSource(opts: AnimateOptions, realtime: boolean): Promise<{ b
 
 export async function animate(opts: AnimateOptions): Promise<void> {
   const mode = chooseMode(opts);
-  const job = import('../core/job.js');
+  const job = import('./renderer.js');
   job.catch(() => undefined);
   const source = await frameSource(opts, mode.kind === 'play');
   const { runFrameJob } = await job;

@@ -1,21 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `v2a` executable. Kept minimal: commander and the command declarations load at start-up;
- * sharp and the renderer load only inside the command that needs them.
+ * The `v2a` executable. Turns on Node's module compile cache (Node >= 22.8; absent on Node 20)
+ * before anything else loads, so that from the second run on the CLI's own code and sharp's are
+ * read as compiled code instead of being parsed again. Node keeps the cache in
+ * `$NODE_COMPILE_CACHE`, else `<os.tmpdir()>/node-compile-cache`; `NODE_DISABLE_COMPILE_CACHE=1`
+ * turns it off. The CLI itself is cli.ts, imported only after the cache is on.
  */
-import { registerCompletion } from './completion-command.js';
-import { registerDecode } from './decode-command.js';
-import { registerMcp } from './mcp-command.js';
-import { registerPlay } from './play-command.js';
-import { run, type CommandRegistrar } from './program.js';
-import { registerRender } from './render-command.js';
-import { registerServe } from './serve-command.js';
-import { exitQuietlyOnEpipe } from './terminal.js';
+import module from 'node:module';
 
-const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe, registerMcp, registerCompletion];
-
-exitQuietlyOnEpipe();
-const code = await run(process.argv, COMMANDS);
-// Exit now rather than wait for libvips' thread pool to wind down; output has been flushed
-// (every write is awaited) and stderr is synchronous.
-process.exit(code);
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+await import('./cli.js');

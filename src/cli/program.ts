@@ -35,6 +35,11 @@ export const CLI_ENV: readonly { readonly name: string; readonly default: string
   { name: 'FORCE_COLOR', default: '(unset)', meaning: 'Colour even when piped: 0 none, 1 16 colours, 2 256, 3 truecolor.' },
   { name: 'COLORTERM, TERM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit, TERM=*-256color, TERM=dumb (none).' },
   { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped.' },
+  {
+    name: 'NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE',
+    default: '(unset)',
+    meaning: 'On Node >= 22.8 v2a keeps its compiled code in Node\'s compile cache, in NODE_COMPILE_CACHE or else <os.tmpdir()>/node-compile-cache, so later runs start faster; NODE_DISABLE_COMPILE_CACHE=1 turns it off.',
+  },
 ];
 
 const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.default})\n      ${e.meaning}`).join('\n')}`;

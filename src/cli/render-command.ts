@@ -118,10 +118,10 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   if (format !== 'ansi' && flags.colors === undefined) delete renderParams.colorDepth;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
   // The file is read while sharp and the renderer load.
-  const modules = Promise.all([import('../node/index.js'), import('../core/job.js')]);
-  modules.catch(() => undefined);
+  const renderer = import('./renderer.js');
+  renderer.catch(() => undefined);
   const bytes = await readInput(file, limits.maxBytes);
-  const [{ decodeImage }, { runJob }] = await modules;
+  const { decodeImage, runJob } = await renderer;
   const { output } = await runJob({ kind: 'bytes', bytes }, renderParams, {
     decoder: decodeImage,
     limits,

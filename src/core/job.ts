@@ -10,7 +10,8 @@
  */
 import { V2aError } from './errors.js';
 import { Base64Error, decodeBase64Input } from './format/base64.js';
-import { formatResult, type FormattedOutput } from './format/index.js';
+import { formatOutput } from './format/deferred.js';
+import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
@@ -82,6 +83,12 @@ export interface JobOptions {
   readonly fit?: FitBox;
   /** Output format instead of `params.format` (the CLI's `-o` extension already is a param). */
   readonly format?: Format;
+  /**
+   * Formats the result. Default: formatOutput, which loads the png encoder on first use, so a
+   * face that never writes png never loads it. A face that has it loaded anyway passes the
+   * synchronous formatResult (format/index.ts).
+   */
+  readonly formatter?: (result: RenderResult) => FormattedOutput | Promise<FormattedOutput>;
   /** Called when a stage ends; `failed` for the stage that threw. Times from `clock` (default Date.now). */
   readonly onStage?: (stage: JobStage, start: number, end: number, failed: boolean) => void;
   readonly clock?: () => number;
@@ -205,7 +212,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
   const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));
-  const output = await stages.run('format', () => formatResult(result));
+  const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
   return { result, output, image: facts };
 }
 
@@ -237,7 +244,7 @@ export async function* runFrameJob(
       }
       return renderer.render(frame);
     });
-    const output = await stages.run('format', () => formatResult(result));
+    const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
     yield {
       result,
       output,

@@ -15,7 +15,11 @@ export const IMAGE_FIELDS = ['image', 'imageUrl', 'imageBase64'] as const;
 export type ImageField = (typeof IMAGE_FIELDS)[number];
 
 export type ImageInput =
-  | { readonly field: 'image'; readonly bytes: Uint8Array }
+  /**
+   * An upload, as the body chunks it arrived in: they go to the render worker as they are and are
+   * joined there, so the server's event loop never copies the whole image.
+   */
+  | { readonly field: 'image'; readonly chunks: readonly Uint8Array[]; readonly byteLength: number }
   | { readonly field: 'imageUrl'; readonly url: string }
   | { readonly field: 'imageBase64'; readonly text: string };
 

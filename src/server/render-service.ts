@@ -164,9 +164,9 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
         if (ctx.inputTiming) {
           const { start, end } = ctx.inputTiming;
           observe('input', start, end);
-          telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': 'upload', 'v2a.input.bytes': image.bytes.byteLength });
+          telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': 'upload', 'v2a.input.bytes': image.byteLength });
         }
-        return { kind: 'bytes', bytes: image.bytes };
+        return { kind: 'chunks', chunks: image.chunks };
       }
       case 'imageBase64': {
         // A cheap early refusal: whitespace aside, the text can only shrink by 3/4.

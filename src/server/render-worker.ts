@@ -9,6 +9,7 @@
  * thread can record them as spans and metrics: spans are never created in a worker.
  */
 import type { V2aError } from '../core/errors.js';
+import { formatResult } from '../core/format/index.js';
 import { runJob, type JobStage } from '../core/job.js';
 import { buildToolReply } from './mcp/reply.js';
 import { configureSharp, decodeImage } from '../node/index.js';
@@ -44,6 +45,8 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
       decoder: decodeImage,
       limits: { maxBytes: job.maxBytes, maxPixels: job.maxPixels, ...(job.maxDecodedBytes !== undefined ? { maxDecodedBytes: job.maxDecodedBytes } : {}), decodeTimeoutSeconds: job.decodeTimeoutSeconds },
       clock: now,
+      // Synchronous, png included: the worker has the png encoder loaded for MCP previews anyway.
+      formatter: formatResult,
       onStage: (stage, start, end, failed) => {
         stages[stage] = [start, end];
         if (failed) failedStage = stage;

@@ -1,55 +1,16 @@
 /** The six output formats of interface.md §2.3, plus png. Pure ECMAScript: no Node or DOM APIs. */
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
-import { formatAnsi } from './ansi.js';
-import { formatCompact } from './compact.js';
-import { formatHtml } from './html.js';
-import { FORMAT_INFO, contentTypeHeader } from './info.js';
-import { formatJson } from './json.js';
+import { formatTextResult, formatted, type FormattedOutput, type TextFormat, type TextOutput } from './output.js';
 import { formatPng } from './png.js';
-import { formatSvg } from './svg.js';
-import { formatText } from './text.js';
 
-export interface FormattedOutput {
-  /** Text for every format but png, whose body is the PNG bytes. */
-  readonly body: string | Uint8Array;
-  /** Full `Content-Type` header value, with `charset=utf-8` for the text formats. */
-  readonly contentType: string;
-  /** File extension without the dot. */
-  readonly extension: string;
-}
+export { bodyText, type FormattedOutput, type TextFormat, type TextOutput } from './output.js';
 
-const FORMATTERS: Readonly<Record<Format, (result: RenderResult) => string | Uint8Array>> = {
-  text: formatText,
-  ansi: formatAnsi,
-  html: formatHtml,
-  json: formatJson,
-  'json-compact': formatCompact,
-  svg: formatSvg,
-  png: formatPng,
-};
-
-/** The formats whose body is text (every one but png). */
-export type TextFormat = Exclude<Format, 'png'>;
-
-/** A formatted output known to be text. */
-export interface TextOutput extends FormattedOutput {
-  readonly body: string;
-}
-
-/** Formats a render result in `format` (default: `result.params.format`). */
+/** Formats a render result in `format` (default: `result.params.format`), png included, synchronously. */
 export function formatResult(result: RenderResult, format: TextFormat): TextOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput;
 export function formatResult(result: RenderResult, format: Format = result.params.format): FormattedOutput {
-  const formatter = FORMATTERS[format];
-  if (!formatter) throw new RangeError(`unknown format ${JSON.stringify(format)}`);
-  return { body: formatter(result), contentType: contentTypeHeader(format), extension: FORMAT_INFO[format].extension };
-}
-
-/** The body of a text output; a TypeError for a binary one (png), which has no text. */
-export function bodyText(output: FormattedOutput): string {
-  if (typeof output.body !== 'string') throw new TypeError(`${output.extension} output is binary, not text`);
-  return output.body;
+  return format === 'png' ? formatted(format, formatPng(result)) : formatTextResult(result, format);
 }
 
 export { FORMAT_INFO, CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';

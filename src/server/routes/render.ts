@@ -43,8 +43,10 @@ const tooLarge = (maxBytes: number) =>
 /**
  * Reads one uploaded file, refusing the moment it passes `maxBytes`: busboy would otherwise keep
  * reading (and discarding) the rest of the upload before the part ends. Stops the request stream.
+ * The chunks are kept as they came, not joined: the render worker joins them (render-pool.ts
+ * transfers each one that owns its memory), off the event loop.
  */
-function readFile(request: FastifyRequest, part: MultipartFile, maxBytes: number): Promise<Buffer> {
+function readFile(request: FastifyRequest, part: MultipartFile, maxBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -62,7 +64,7 @@ function readFile(request: FastifyRequest, part: MultipartFile, maxBytes: number
     part.file.once('error', (err) => stop(err));
     part.file.once('end', () => {
       if (part.file.truncated) stop(tooLarge(maxBytes));
-      else resolve(Buffer.concat(chunks, total));
+      else resolve({ chunks, byteLength: total });
     });
   });
 }
@@ -87,7 +89,7 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
           errors: [{ parameter: 'image', message: 'sent more than once' }],
         });
       }
-      images.push({ field: 'image', bytes: await readFile(request, part, maxBytes) });
+      images.push({ field: 'image', ...(await readFile(request, part, maxBytes)) });
       return;
     }
     const value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
