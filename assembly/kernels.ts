@@ -162,9 +162,48 @@ const TONE_LUT_SIZE: i32 = 4096;
   return a + (ld(lut, k + 1) - a) * (x - <f64>k);
 }
 
+/**
+ * Vector constants, loaded from memory before a loop: a v128.const in a loop body is rebuilt on
+ * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
+ * its uses, but not a load.
+ */
+const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1]);
+const KI = memory.data<i32>([TONE_LUT_SIZE - 1]);
+const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7;
+@inline function kf(i: i32): v128 {
+  return v128.load64_splat(KF + (<usize>i << 3));
+}
+
+/**
+ * lutValue() of two samples (f64x2). Entries k and k + 1 are adjacent f32, so one 8-byte load per
+ * lane fetches both ends of the interpolation; the ends of the table are selected per lane as the
+ * scalar form's branches (NaN fails both tests and interpolates from entry 0, as there).
+ */
+@inline function lutValue2(lut: usize, v: v128, half: v128, scale: v128, top: v128, last: v128, first: v128, end: v128): v128 {
+  const x = f64x2.mul(f64x2.add(v, half), scale);
+  const lo = f64x2.le(x, v128.splat<i64>(0)), hi = f64x2.ge(x, top);
+  // Out-of-range lanes are replaced below; their index is only clamped to stay inside the table.
+  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f64x2_s_zero(x), v128.splat<i64>(0)), last);
+  const r = interp2(lut, k, x);
+  return v128.bitselect(end, v128.bitselect(first, r, lo), hi);
+}
+
+/** a + (b - a) * (x - k) per lane, a and b the f32 at lut + 4k and the next, k from i32 lanes 0 and 1. */
+@inline function interp2(lut: usize, k: v128, x: v128): v128 {
+  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
+  const p = v128.load64_lane(lut + (<usize>k1 << 2), v128.load64_zero(lut + (<usize>k0 << 2)), 1);
+  const a = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 0, 2, 0, 2));
+  const b = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 1, 3, 1, 3));
+  return f64x2.add(a, f64x2.mul(f64x2.sub(b, a), f64x2.sub(x, f64x2.convert_low_i32x4_s(k))));
+}
+
 /** n values from src through the tone table into out (may be src). */
 export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
-  for (let i = 0; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
+  const half = kf(K_HALF), scale = kf(K_TONE_HALF), top = kf(K_TONE_N), last = v128.load32_splat(KI);
+  const first = f64x2.splat(ld(lut, 0)), end = f64x2.splat(ld(lut, TONE_LUT_SIZE));
+  let i = 0;
+  for (; i + 1 < n; i += 2) st2(out, i, lutValue2(lut, ld2(src, i), half, scale, top, last, first, end));
+  for (; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
 }
 
 @inline function tap5(s: usize, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32): f64 {
@@ -179,10 +218,11 @@ function clampedTap(s: usize, r: i32, w: i32, x: i32): f64 {
 
 /**
  * Unsharp mask of the w x h raster at src into out (may be src; tmp must not be): the separable
- * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) per row into `row`, rounded to f32,
- * then through the tone table `tone` when non-zero. f64x2 lanes: two samples at a time.
+ * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) rounded to f32 into out (row r of
+ * src is read only for row r of out), then that row through the tone table `tone` when non-zero.
+ * f64x2 lanes: two samples at a time.
  */
-export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, row: usize, tone: usize): void {
+export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, tone: usize): void {
   const f4 = f64x2.splat(4), f6 = f64x2.splat(6), f16 = f64x2.splat(0.0625);
   for (let y = 0; y < h; y++) {
     const r = y * w;
@@ -217,15 +257,16 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
       b = f64x2.add(b, f64x2.mul(f4, ld2(tmp, y3 + x)));
       b = f64x2.mul(f64x2.add(b, ld2(tmp, y4 + x)), f16);
       const v = ld2(src, r + x);
-      st2(row, x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
+      st2(out, r + x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
     }
     for (; x < w; x++) {
       const b = tap5(tmp, y2 + x, y1 + x, r + x, y3 + x, y4 + x);
       const v = ld(src, r + x);
-      st(row, x, v + amount * (v - b));
+      st(out, r + x, v + amount * (v - b));
     }
-    if (tone) applyLut(row, w, tone, out + (<usize>r << 2));
-    else memory.copy(out + (<usize>r << 2), row, <usize>w << 2);
+    // The row through the tone table in place, while it is in cache (a separate loop: fused into
+    // the one above, the constants of both no longer fit in registers).
+    if (tone) applyLut(out + (<usize>r << 2), w, tone, out + (<usize>r << 2));
   }
 }
 
