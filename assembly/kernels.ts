@@ -42,38 +42,58 @@ const RANGE_BINS: i32 = 1024;
   return ld(lut, d < <f64>RANGE_BINS ? <i32>d : RANGE_BINS);
 }
 
-/** Two range weights: rangeWeight() per lane of |a - c| (f64x2), gathered from the table. */
-@inline function rangeWeight2(lut: usize, a: v128, c: v128): v128 {
+/**
+ * Two range weights from the f64 copy of the table (`lut64`): rangeWeight() per lane of
+ * |a - c| (f64x2), each lane's entry loaded straight into its lane (no gather in wasm SIMD).
+ */
+@inline function rangeWeight2(lut64: usize, a: v128, c: v128, bins: v128): v128 {
   // pmin(top, d) = d < top ? d : top, and top for NaN, as the scalar form.
-  const d = f64x2.pmin(f64x2.splat(<f64>RANGE_BINS), f64x2.mul(f64x2.abs(f64x2.sub(a, c)), f64x2.splat(<f64>RANGE_BINS)));
+  const d = f64x2.pmin(bins, f64x2.mul(f64x2.abs(f64x2.sub(a, c)), bins));
   const k = i32x4.trunc_sat_f64x2_s_zero(d);
-  return f64x2.replace_lane(f64x2.splat(ld(lut, i32x4.extract_lane(k, 0))), 1, ld(lut, i32x4.extract_lane(k, 1)));
+  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
+  return f64x2.replace_lane(v128.load64_zero(lut64 + (<usize>k0 << 3)), 1, load<f64>(lut64 + (<usize>k1 << 3)));
 }
 
-@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128): v128 {
+@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128, one: v128): v128 {
   const num = f64x2.add(f64x2.add(c, f64x2.mul(wa, a)), f64x2.mul(wb, b));
-  return f64x2.div(num, f64x2.add(f64x2.add(f64x2.splat(1), wa), wb));
+  return f64x2.div(num, f64x2.add(f64x2.add(one, wa), wb));
 }
 
 /**
  * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o.
- * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32.
- * Two samples at a time (f64x2); the table lookups stay scalar (no gather in wasm SIMD).
+ * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32;
+ * `work`: (w + 1 + RANGE_BINS + 1) f64, 16-byte aligned. Two samples at a time (f64x2).
+ * A range weight depends only on |a - c|, which is symmetric, so each pair of neighbours' weight is
+ * looked up once and serves both: along x the right weight of x is the left weight of x + 1, along
+ * y the weight below row y (kept in a row of f64) is the weight above row y + 1. Same values as
+ * looking each up twice, half the lookups.
  */
-export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize): void {
+export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize, work: usize): void {
+  const wrow = work, lut64 = work + (<usize>(w + 1 & ~1) << 3);
+  for (let i = 0; i <= RANGE_BINS; i++) store<f64>(lut64 + (<usize>i << 3), ld(lut, i));
+  const bins = kf(K_BINS), one = kf(K_1);
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs.
+    // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs. e holds the
+    // weights between (x - 2, x - 1) and (x - 1, x) in its lanes.
     denoiseX(s, o, r, w, 0, lut);
     let x = 1;
-    for (; x + 2 < w; x += 2) {
-      const i = r + x;
-      const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
-      st2(o, i, bilateral2(c, l, rangeWeight2(lut, l, c), rt, rangeWeight2(lut, rt, c)));
+    if (x + 2 < w) {
+      let e = f64x2.splat(rangeWeight(lut, ld(s, r + 1), ld(s, r)));
+      for (; x + 2 < w; x += 2) {
+        const i = r + x;
+        const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
+        const next = rangeWeight2(lut64, rt, c, bins);
+        st2(o, i, bilateral2(c, l, v128.shuffle<u64>(e, next, 1, 2), rt, next, one));
+        e = next;
+      }
     }
     for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
   }
   memory.copy(prev, o, <usize>w << 2);
+  // Row 0 is its own upper neighbour: weight of a zero difference.
+  const w0 = ld(lut, 0);
+  for (let x = 0; x < w; x++) store<f64>(wrow + (<usize>x << 3), w0);
   for (let y = 0; y < h; y++) {
     const r = y * w;
     const dn = y < h - 1 ? r + w : r;
@@ -84,18 +104,24 @@ export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev
       const c = f64x2.promote_low_f32x4(c32);
       const u = ld2(prev, x);
       const b = ld2(o, dn + x);
+      const pw = wrow + (<usize>x << 3);
+      const wb = rangeWeight2(lut64, b, c, bins);
       v128.store64_lane(prev + (<usize>x << 2), c32, 0);
-      st2(o, i, bilateral2(c, u, rangeWeight2(lut, u, c), b, rangeWeight2(lut, b, c)));
+      const wu = v128.load(pw);
+      v128.store(pw, wb);
+      st2(o, i, bilateral2(c, u, wu, b, wb, one));
     }
     for (; x < w; x++) {
       const i = r + x;
       const c = ld(o, i);
       const u = ld(prev, x);
       const b = ld(o, dn + x);
-      const wu = rangeWeight(lut, u, c);
+      const pw = wrow + (<usize>x << 3);
+      const wu = load<f64>(pw);
       const wb = rangeWeight(lut, b, c);
       st(prev, x, c);
       st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
+      store<f64>(pw, wb);
     }
   }
 }
@@ -167,9 +193,9 @@ const TONE_LUT_SIZE: i32 = 4096;
  * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
  * its uses, but not a load.
  */
-const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1]);
+const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1, <f64>RANGE_BINS]);
 const KI = memory.data<i32>([TONE_LUT_SIZE - 1]);
-const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7;
+const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7, K_BINS = 8;
 @inline function kf(i: i32): v128 {
   return v128.load64_splat(KF + (<usize>i << 3));
 }

@@ -19,7 +19,7 @@ type Ptr = number;
 export interface KernelExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   heapBase(): Ptr;
-  denoisePass(s: Ptr, o: Ptr, w: number, h: number, lut: Ptr, prev: Ptr): void;
+  denoisePass(s: Ptr, o: Ptr, w: number, h: number, lut: Ptr, prev: Ptr, work: Ptr): void;
   histogram(d: Ptr, n: number, bins: number, hist: Ptr): void;
   applyLut(src: Ptr, n: number, lut: Ptr, out: Ptr): void;
   unsharp(src: Ptr, w: number, h: number, amount: number, out: Ptr, tmp: Ptr, tone: Ptr): void;
