@@ -33,9 +33,25 @@ export function heapBase(): usize {
   v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
 }
 
+/** Table sizes: range weights (denoise.ts), tone curve (tone.ts), sRGB encoding (linear.ts). */
+const RANGE_BINS: i32 = 1024;
+const TONE_LUT_SIZE: i32 = 4096;
+const ENC_SIZE: i32 = 16384;
+
+/**
+ * Vector constants, loaded from memory before a loop: a v128.const in a loop body is rebuilt on
+ * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
+ * its uses, but not a load.
+ */
+const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1, <f64>RANGE_BINS, <f64>ENC_SIZE]);
+const KI = memory.data<i32>([TONE_LUT_SIZE - 1, ENC_SIZE - 1]);
+const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7, K_BINS = 8, K_ENC = 9;
+@inline function kf(i: i32): v128 {
+  return v128.load64_splat(KF + (<usize>i << 3));
+}
+
 // --- Bilateral denoise (pipeline/denoise.ts) -----------------------------------------------------
 
-const RANGE_BINS: i32 = 1024;
 
 @inline function rangeWeight(lut: usize, a: f64, c: f64): f64 {
   const d = Math.abs(a - c) * <f64>RANGE_BINS;
@@ -175,7 +191,6 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
 
 // --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
 
-const TONE_LUT_SIZE: i32 = 4096;
 
 /** lutValue() of tone.ts: v through the tone table, linearly interpolated. */
 @inline function lutValue(lut: usize, v: f64): f64 {
@@ -188,17 +203,6 @@ const TONE_LUT_SIZE: i32 = 4096;
   return a + (ld(lut, k + 1) - a) * (x - <f64>k);
 }
 
-/**
- * Vector constants, loaded from memory before a loop: a v128.const in a loop body is rebuilt on
- * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
- * its uses, but not a load.
- */
-const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1, <f64>RANGE_BINS]);
-const KI = memory.data<i32>([TONE_LUT_SIZE - 1]);
-const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7, K_BINS = 8;
-@inline function kf(i: i32): v128 {
-  return v128.load64_splat(KF + (<usize>i << 3));
-}
 
 /**
  * lutValue() of two samples (f64x2). Entries k and k + 1 are adjacent f32, so one 8-byte load per
@@ -298,7 +302,6 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
 
 // --- Resample in linear light (pipeline/resample.ts) ----------------------------------------------
 
-const ENC_SIZE: i32 = 16384;
 const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;
@@ -312,6 +315,18 @@ const REC709_B: f64 = 0.0722;
   const f = i - <f64>k;
   const a = ld(enc, k);
   return a + (ld(enc, k + 1) - a) * f;
+}
+
+/**
+ * encodeLinear() of two values (f64x2): as lutValue2, with 0 and 1 beyond the table's ends
+ * (`!(i > 0)` also catches NaN, as the scalar form).
+ */
+@inline function encodeLinear2(enc: usize, v: v128, size: v128, last: v128, one: v128): v128 {
+  const i = f64x2.mul(v, size);
+  const pos = f64x2.gt(i, v128.splat<i64>(0)), top = f64x2.ge(i, size);
+  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f64x2_s_zero(i), v128.splat<i64>(0)), last);
+  const r = v128.and(interp2(enc, k, i), pos);
+  return v128.bitselect(one, r, top);
 }
 
 /** One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each). */
@@ -385,6 +400,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
     memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
+  const size = kf(K_ENC), last = v128.load32_splat(KI + 4), one = kf(K_1);
   for (let y = y0; y < y1; y++) {
     const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
     const cbase = (y / subY) * C3;
@@ -407,13 +423,29 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         tapRgb(lin, cs, cn, co, cw, cols, oc);
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
-      if (n == 1) for (let i = 0; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
-      else if (k == 0) for (let i = 0; i < W; i++) st(accY, i, w * ld(ry, i));
-      else for (let i = 0; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
-      const wc = w * rowNorm;
-      for (let i = 0; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
+      // Element-wise over the row: two values at a time (f64x2), the odd one out scalar.
+      const w2 = f64x2.splat(w);
+      let i = 0;
+      if (n == 1) {
+        for (; i + 1 < W; i += 2) st2(luma, base + i, encodeLinear2(enc, f64x2.mul(w2, ld2(ry, i)), size, last, one));
+        for (; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
+      } else if (k == 0) {
+        for (; i + 1 < W; i += 2) st2(accY, i, f64x2.mul(w2, ld2(ry, i)));
+        for (; i < W; i++) st(accY, i, w * ld(ry, i));
+      } else {
+        for (; i + 1 < W; i += 2) st2(accY, i, f64x2.add(ld2(accY, i), f64x2.mul(w2, ld2(ry, i))));
+        for (; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
+      }
+      const wc = w * rowNorm, wc2 = f64x2.splat(wc);
+      i = 0;
+      for (; i + 1 < C3; i += 2) st2(cellRgb, cbase + i, f64x2.add(ld2(cellRgb, cbase + i), f64x2.mul(wc2, ld2(rc, i))));
+      for (; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
     }
-    if (n > 1) for (let x = 0; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+    if (n > 1) {
+      let x = 0;
+      for (; x + 1 < W; x += 2) st2(luma, base + x, encodeLinear2(enc, ld2(accY, x), size, last, one));
+      for (; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+    }
   }
 }
 
