@@ -253,7 +253,7 @@ function clampedTap(s: usize, r: i32, w: i32, x: i32): f64 {
  * f64x2 lanes: two samples at a time.
  */
 export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, tone: usize): void {
-  const f4 = f64x2.splat(4), f6 = f64x2.splat(6), f16 = f64x2.splat(0.0625);
+  const f4 = kf(K_4), f6 = kf(K_6), f16 = kf(K_16TH);
   for (let y = 0; y < h; y++) {
     const r = y * w;
     if (w < 5) {
@@ -526,7 +526,7 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
 /** sobelInk(): min(1, |gradient| * edgeStrength / 4) of the w x h raster at src into out. */
 export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize): void {
   const k = edgeStrength / 4;
-  const k2 = f64x2.splat(k), two = f64x2.splat(2), one = f64x2.splat(1);
+  const k2 = f64x2.splat(k), two = kf(K_2), one = kf(K_1);
   for (let y = 0; y < h; y++) {
     const up = (y > 0 ? y - 1 : 0) * w;
     const dn = (y < h - 1 ? y + 1 : h - 1) * w;
