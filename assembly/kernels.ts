@@ -329,21 +329,65 @@ const REC709_B: f64 = 0.0722;
   return v128.bitselect(one, r, top);
 }
 
-/** One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each). */
-function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
-  for (let x = 0, q = 0; x < sw; x++, q += 3) {
-    const v = load<u32>(px + (<usize>x << 2));
-    let r = ld(lut, v & 255), g = ld(lut, (v >>> 8) & 255), b = ld(lut, (v >>> 16) & 255);
-    const alpha = v >>> 24;
-    if (alpha != 255) {
-      const a = <f64>alpha / 255;
-      const gr = ground * (1 - a);
-      r = r * a + gr; g = g * a + gr; b = b * a + gr;
+/**
+ * One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each).
+ * `wt`: the Rec. 709 weights times the table, 3 x 256 f64 (weightTables()), so an opaque pixel's
+ * luminance is three loads and two adds (the same products, summed in the same order); opaque
+ * pairs two at a time (f64x2), any pair with alpha through the scalar form.
+ */
+function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize): void {
+  const tr = wt, tg = wt + 2048, tb = wt + 4096;
+  let x = 0;
+  for (; x + 1 < sw; x += 2) {
+    const p = px + (<usize>x << 2);
+    const v0 = load<u32>(p), v1 = load<u32>(p, 4);
+    if ((v0 & v1) >>> 24 != 255) {
+      linearizePixel(px, x, ground, lut, linY, lin);
+      linearizePixel(px, x + 1, ground, lut, linY, lin);
+      continue;
     }
-    st(linY, x, REC709_R * r + REC709_G * g + REC709_B * b);
-    st(lin, q, r);
-    st(lin, q + 1, g);
-    st(lin, q + 2, b);
+    const r0 = <usize>(v0 & 255) << 3, g0 = <usize>((v0 >>> 8) & 255) << 3, b0 = <usize>((v0 >>> 16) & 255) << 3;
+    const r1 = <usize>(v1 & 255) << 3, g1 = <usize>((v1 >>> 8) & 255) << 3, b1 = <usize>((v1 >>> 16) & 255) << 3;
+    const yr = v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1);
+    const yg = v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1);
+    const yb = v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1);
+    st2(linY, x, f64x2.add(f64x2.add(yr, yg), yb));
+    // The linear values themselves are table entries: copied as f32.
+    const q = lin + (<usize>(x * 3) << 2);
+    store<f32>(q, load<f32>(lut + (r0 >> 1)));
+    store<f32>(q, load<f32>(lut + (g0 >> 1)), 4);
+    store<f32>(q, load<f32>(lut + (b0 >> 1)), 8);
+    store<f32>(q, load<f32>(lut + (r1 >> 1)), 12);
+    store<f32>(q, load<f32>(lut + (g1 >> 1)), 16);
+    store<f32>(q, load<f32>(lut + (b1 >> 1)), 20);
+  }
+  for (; x < sw; x++) linearizePixel(px, x, ground, lut, linY, lin);
+}
+
+/** One pixel of linearizeRow(), alpha composited over the ground. */
+function linearizePixel(px: usize, x: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
+  const q = x * 3;
+  const v = load<u32>(px + (<usize>x << 2));
+  let r = ld(lut, v & 255), g = ld(lut, (v >>> 8) & 255), b = ld(lut, (v >>> 16) & 255);
+  const alpha = v >>> 24;
+  if (alpha != 255) {
+    const a = <f64>alpha / 255;
+    const gr = ground * (1 - a);
+    r = r * a + gr; g = g * a + gr; b = b * a + gr;
+  }
+  st(linY, x, REC709_R * r + REC709_G * g + REC709_B * b);
+  st(lin, q, r);
+  st(lin, q + 1, g);
+  st(lin, q + 2, b);
+}
+
+/** The tables of linearizeRow(): REC709_R, _G, _B times each entry of the 256 f32 at lut. */
+function weightTables(lut: usize, wt: usize): void {
+  for (let i = 0; i < 256; i++) {
+    const v = ld(lut, i), o = wt + (<usize>i << 3);
+    store<f64>(o, REC709_R * v);
+    store<f64>(o, REC709_G * v, 2048);
+    store<f64>(o, REC709_B * v, 4096);
   }
 }
 
@@ -360,15 +404,14 @@ function tapLuma(src: usize, start: usize, count: usize, offset: usize, weight: 
 function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
   for (let c = 0, oq = 0; c < n; c++, oq += 3) {
     const m = ldi(count, c), o = ldi(offset, c);
-    let r: f64 = 0, g: f64 = 0, b: f64 = 0;
+    // r and g in the lanes of one f64x2, b scalar: each channel's sum in the scalar order.
+    let rg = f64x2.splat(0), b: f64 = 0;
     for (let k = 0, q = ldi(start, c) * 3; k < m; k++, q += 3) {
       const w = ld(weight, o + k);
-      r += w * ld(lin, q);
-      g += w * ld(lin, q + 1);
+      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w), ld2(lin, q)));
       b += w * ld(lin, q + 2);
     }
-    st(out, oq, r);
-    st(out, oq + 1, g);
+    st2(out, oq, rg);
     st(out, oq + 2, b);
   }
 }
@@ -380,7 +423,7 @@ let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
  * resampleImage() of resample.ts, for output rows y0..y1 (exclusive): called band by band, so only
  * the source rows a band needs are in memory. `px` holds source rows from `pxRow0` on. `taps`: 12
  * pointers (start, count, offset, weight) for x at sample width, x at cell width, y; `work`:
- * scratch of (sw * 4 + W * 3 + cols * 6) f32, kept between bands. Writes luma (W x H f32,
+ * scratch of (sw * 4 + W * 3 + 1 + cols * 6 + 1536) f32, kept between bands. Writes luma (W x H f32,
  * perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0).
  */
 export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
@@ -394,9 +437,11 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
   const hy0 = linY + (<usize>sw << 2), hy1 = hy0 + (<usize>W << 2);
   const hc0 = hy1 + (<usize>W << 2), hc1 = hc0 + (<usize>C3 << 2);
   const accY = hc1 + (<usize>C3 << 2);
+  const wt = accY + (<usize>(W + 1 & ~1) << 2);
   const identity = sw == W;
   if (y0 == 0) {
     hRow0 = -1; hRow1 = -1; hNext = 0;
+    weightTables(lut, wt);
     memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
@@ -417,7 +462,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         hNext ^= 1;
         if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
-        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, linY, lin);
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, linY, lin);
         if (identity) memory.copy(oy, linY, <usize>W << 2);
         else tapLuma(linY, xs, xn, xo, xw, W, oy);
         tapRgb(lin, cs, cn, co, cw, cols, oc);
