@@ -536,16 +536,41 @@ const DIR_VERTICAL: u8 = 2;
 const DIR_DIAGONAL_DOWN: u8 = 3;
 const ENERGY_HALF: f64 = 0.004;
 
-/** cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. */
+/**
+ * cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. Cells
+ * away from the left and right border go two at a time, one per f64x2 lane, so each cell's sums
+ * keep the scalar order and the two chains run side by side.
+ */
 export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan225: f64, direction: usize, strength: usize): void {
   const cols = w / subX, rows = h / subY;
   memory.fill(direction, 0, <usize>(cols * rows));
   memory.fill(strength, 0, <usize>(cols * rows) << 2);
   const inv = 1 / <f64>(subX * subY);
+  const half = kf(K_HALF);
   for (let cy = 0, c = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++, c++) {
+      const x0 = cx * subX;
+      if (cx + 1 < cols && x0 > 0 && x0 + 2 * subX < w) {
+        // Lane 0: cell cx; lane 1: cell cx + 1, subX samples to the right.
+        let a = f64x2.splat(0), b = f64x2.splat(0), d = f64x2.splat(0);
+        const off = <usize>subX << 2;
+        for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
+          const r = y * w;
+          const up = (y > 0 ? y - 1 : 0) * w;
+          const dn = (y < h - 1 ? y + 1 : h - 1) * w;
+          for (let x = x0, x1 = x0 + subX; x < x1; x++) {
+            const gx = f64x2.mul(f64x2.sub(pair(src, r + x + 1, off), pair(src, r + x - 1, off)), half);
+            const gy = f64x2.mul(f64x2.sub(pair(src, dn + x, off), pair(src, up + x, off)), half);
+            a = f64x2.add(a, f64x2.mul(gx, gx)); b = f64x2.add(b, f64x2.mul(gy, gy)); d = f64x2.add(d, f64x2.mul(gx, gy));
+          }
+        }
+        cellTensor(f64x2.extract_lane(a, 0), f64x2.extract_lane(b, 0), f64x2.extract_lane(d, 0), inv, tan225, c, direction, strength);
+        cellTensor(f64x2.extract_lane(a, 1), f64x2.extract_lane(b, 1), f64x2.extract_lane(d, 1), inv, tan225, c + 1, direction, strength);
+        cx++; c++;
+        continue;
+      }
       let a: f64 = 0, b: f64 = 0, d: f64 = 0;
-      const x0 = cx * subX, x1 = x0 + subX;
+      const x1 = x0 + subX;
       const inner = x0 > 0 && x1 < w;
       for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
         const r = y * w;
@@ -565,22 +590,33 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
           }
         }
       }
-      const tr = a + b;
-      if (tr <= 1e-12) continue;
-      const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
-      const energy = tr * inv;
-      st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
-      const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
-      let vx: f64, vy: f64;
-      if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
-      const ax = Math.abs(vx), ay = Math.abs(vy);
-      let dir: u8;
-      if (ay <= ax * tan225) dir = DIR_VERTICAL;
-      else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
-      else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
-      store<u8>(direction + <usize>c, dir);
+      cellTensor(a, b, d, inv, tan225, c, direction, strength);
     }
   }
+}
+
+/** The f32 at src + 4i and the one `off` bytes further, as an f64x2. */
+@inline function pair(src: usize, i: i32, off: usize): v128 {
+  const p = src + (<usize>i << 2);
+  return f64x2.promote_low_f32x4(v128.load32_lane(p + off, v128.load32_zero(p), 1));
+}
+
+/** Orientation class and strength of cell c from its summed tensor (a = Jxx, b = Jyy, d = Jxy). */
+function cellTensor(a: f64, b: f64, d: f64, inv: f64, tan225: f64, c: i32, direction: usize, strength: usize): void {
+  const tr = a + b;
+  if (tr <= 1e-12) return;
+  const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
+  const energy = tr * inv;
+  st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
+  const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
+  let vx: f64, vy: f64;
+  if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
+  const ax = Math.abs(vx), ay = Math.abs(vy);
+  let dir: u8;
+  if (ay <= ax * tan225) dir = DIR_VERTICAL;
+  else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
+  else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
+  store<u8>(direction + <usize>c, dir);
 }
 
 // --- Sobel line art (pipeline/edges.ts) ------------------------------------------------------------
