@@ -76,7 +76,8 @@ const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K
 }
 
 /**
- * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o.
+ * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o (s and o
+ * distinct).
  * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32;
  * `work`: (w + 1 + RANGE_BINS + 1) f64, 16-byte aligned. Two samples at a time (f64x2).
  * A range weight depends only on |a - c|, which is symmetric, so each pair of neighbours' weight is
@@ -88,57 +89,68 @@ export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev
   const wrow = work, lut64 = work + (<usize>(w + 1 & ~1) << 3);
   for (let i = 0; i <= RANGE_BINS; i++) store<f64>(lut64 + (<usize>i << 3), ld(lut, i));
   const bins = kf(K_BINS), one = kf(K_1);
-  for (let y = 0; y < h; y++) {
-    const r = y * w;
-    // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs. e holds the
-    // weights between (x - 2, x - 1) and (x - 1, x) in its lanes.
-    denoiseX(s, o, r, w, 0, lut);
-    let x = 1;
-    if (x + 2 < w) {
-      let e = f64x2.splat(rangeWeight(lut, ld(s, r + 1), ld(s, r)));
-      for (; x + 2 < w; x += 2) {
-        const i = r + x;
-        const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
-        const next = rangeWeight2(lut64, rt, c, bins);
-        st2(o, i, bilateral2(c, l, v128.shuffle<u64>(e, next, 1, 2), rt, next, one));
-        e = next;
-      }
-    }
-    for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
-  }
+  denoiseRowX(s, o, 0, w, lut, lut64, bins, one);
   memory.copy(prev, o, <usize>w << 2);
   // Row 0 is its own upper neighbour: weight of a zero difference.
   const w0 = ld(lut, 0);
   for (let x = 0; x < w; x++) store<f64>(wrow + (<usize>x << 3), w0);
+  // Row by row, the pass along x one row ahead of the pass along y, which needs the row below:
+  // each row is filtered both ways while it is in cache.
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    const dn = y < h - 1 ? r + w : r;
-    let x = 0;
-    for (; x + 1 < w; x += 2) {
+    if (y < h - 1) denoiseRowX(s, o, r + w, w, lut, lut64, bins, one);
+    denoiseRowY(o, prev, wrow, r, y < h - 1 ? r + w : r, w, lut, lut64, bins, one);
+  }
+}
+
+/** Along x, row r of s into o. */
+function denoiseRowX(s: usize, o: usize, r: i32, w: i32, lut: usize, lut64: usize, bins: v128, one: v128): void {
+  // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs. e holds the
+  // weights between (x - 2, x - 1) and (x - 1, x) in its lanes.
+  denoiseX(s, o, r, w, 0, lut);
+  let x = 1;
+  if (x + 2 < w) {
+    let e = f64x2.splat(rangeWeight(lut, ld(s, r + 1), ld(s, r)));
+    for (; x + 2 < w; x += 2) {
       const i = r + x;
-      const c32 = v128.load64_zero(o + (<usize>i << 2));
-      const c = f64x2.promote_low_f32x4(c32);
-      const u = ld2(prev, x);
-      const b = ld2(o, dn + x);
-      const pw = wrow + (<usize>x << 3);
-      const wb = rangeWeight2(lut64, b, c, bins);
-      v128.store64_lane(prev + (<usize>x << 2), c32, 0);
-      const wu = v128.load(pw);
-      v128.store(pw, wb);
-      st2(o, i, bilateral2(c, u, wu, b, wb, one));
+      const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
+      const next = rangeWeight2(lut64, rt, c, bins);
+      st2(o, i, bilateral2(c, l, v128.shuffle<u64>(e, next, 1, 2), rt, next, one));
+      e = next;
     }
-    for (; x < w; x++) {
-      const i = r + x;
-      const c = ld(o, i);
-      const u = ld(prev, x);
-      const b = ld(o, dn + x);
-      const pw = wrow + (<usize>x << 3);
-      const wu = load<f64>(pw);
-      const wb = rangeWeight(lut, b, c);
-      st(prev, x, c);
-      st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
-      store<f64>(pw, wb);
-    }
+  }
+  for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
+}
+
+/** Along y, in place on row r of o: `prev` holds the row above before filtering, dn is the row below. */
+function denoiseRowY(o: usize, prev: usize, wrow: usize, r: i32, dn: i32, w: i32, lut: usize, lut64: usize, bins: v128, one: v128): void {
+  let x = 0;
+  for (; x + 1 < w; x += 2) {
+    const i = r + x;
+    const c32 = v128.load64_zero(o + (<usize>i << 2));
+    const c = f64x2.promote_low_f32x4(c32);
+    const u = ld2(prev, x);
+    const b = ld2(o, dn + x);
+    const pw = wrow + (<usize>x << 3);
+    const wb = rangeWeight2(lut64, b, c, bins);
+    v128.store64_lane(prev + (<usize>x << 2), c32, 0);
+    // Loaded before the store, as its own statement: written inside the call below, the
+    // optimised code (after tier-up) read the stored value.
+    const wu = v128.load(pw);
+    v128.store(pw, wb);
+    st2(o, i, bilateral2(c, u, wu, b, wb, one));
+  }
+  for (; x < w; x++) {
+    const i = r + x;
+    const c = ld(o, i);
+    const u = ld(prev, x);
+    const b = ld(o, dn + x);
+    const pw = wrow + (<usize>x << 3);
+    const wu = load<f64>(pw);
+    const wb = rangeWeight(lut, b, c);
+    st(prev, x, c);
+    st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
+    store<f64>(pw, wb);
   }
 }
 
