@@ -654,14 +654,17 @@ export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize)
     sobelAt(src, w, up, r, dn, 0, k, out);
     let x = 1;
     // Interior pairs: the same sums per lane; pmin(m, 1) = 1 < m ? 1 : m, as m > 1 ? 1 : m.
+    // The left column of a pair is the right column of the one before: carried, not reloaded.
+    let a = ld2(src, up), d = ld2(src, r), g = ld2(src, dn);
     for (; x + 2 < w; x += 2) {
-      const a = ld2(src, up + x - 1), b = ld2(src, up + x), c = ld2(src, up + x + 1);
-      const d = ld2(src, r + x - 1), f = ld2(src, r + x + 1);
-      const g = ld2(src, dn + x - 1), hh = ld2(src, dn + x), i = ld2(src, dn + x + 1);
+      const b = ld2(src, up + x), c = ld2(src, up + x + 1);
+      const f = ld2(src, r + x + 1);
+      const hh = ld2(src, dn + x), i = ld2(src, dn + x + 1);
       const gx = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(c, f64x2.mul(two, f)), i), a), f64x2.mul(two, d)), g);
       const gy = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(g, f64x2.mul(two, hh)), i), a), f64x2.mul(two, b)), c);
       const m = f64x2.mul(f64x2.sqrt(f64x2.add(f64x2.mul(gx, gx), f64x2.mul(gy, gy))), k2);
       st2(out, r + x, f64x2.pmin(m, one));
+      a = c; d = f; g = i;
     }
     for (; x < w; x++) sobelAt(src, w, up, r, dn, x, k, out);
   }
