@@ -293,12 +293,16 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
     st(tmp, r + 1, clampedTap(src, r, w, 1));
     let i = r + 2;
     const end = r + w - 2;
+    // A sliding window of pairs: the next pair's first three taps are this pair's last three.
+    let p0 = ld2(src, i - 2), p1 = ld2(src, i - 1), p2 = ld2(src, i);
     for (; i + 1 < end; i += 2) {
-      let v = f64x2.add(ld2(src, i - 2), f64x2.mul(f4, ld2(src, i - 1)));
-      v = f64x2.add(v, f64x2.mul(f6, ld2(src, i)));
-      v = f64x2.add(v, f64x2.mul(f4, ld2(src, i + 1)));
-      v = f64x2.add(v, ld2(src, i + 2));
+      const p3 = ld2(src, i + 1), p4 = ld2(src, i + 2);
+      let v = f64x2.add(p0, f64x2.mul(f4, p1));
+      v = f64x2.add(v, f64x2.mul(f6, p2));
+      v = f64x2.add(v, f64x2.mul(f4, p3));
+      v = f64x2.add(v, p4);
       st2(tmp, i, f64x2.mul(v, f16));
+      p0 = p2; p1 = p3; p2 = p4;
     }
     for (; i < end; i++) st(tmp, i, tap5(src, i - 2, i - 1, i, i + 1, i + 2));
     st(tmp, r + w - 2, clampedTap(src, r, w, w - 2));
