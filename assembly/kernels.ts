@@ -495,9 +495,9 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         hNext ^= 1;
         if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
-        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, linY, lin);
-        if (identity) memory.copy(oy, linY, <usize>W << 2);
-        else tapLuma(linY, xs, xn, xo, xw, W, oy);
+        // One source pixel per sample: the luminance goes straight into the slot.
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin);
+        if (!identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
         tapRgb(lin, cs, cn, co, cw, cols, oc);
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
