@@ -33,70 +33,124 @@ export function heapBase(): usize {
   v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
 }
 
+/** Table sizes: range weights (denoise.ts), tone curve (tone.ts), sRGB encoding (linear.ts). */
+const RANGE_BINS: i32 = 1024;
+const TONE_LUT_SIZE: i32 = 4096;
+const ENC_SIZE: i32 = 16384;
+
+/**
+ * Vector constants, loaded from memory before a loop: a v128.const in a loop body is rebuilt on
+ * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
+ * its uses, but not a load.
+ */
+const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1, <f64>RANGE_BINS, <f64>ENC_SIZE]);
+const KI = memory.data<i32>([TONE_LUT_SIZE - 1, ENC_SIZE - 1]);
+const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7, K_BINS = 8, K_ENC = 9;
+@inline function kf(i: i32): v128 {
+  return v128.load64_splat(KF + (<usize>i << 3));
+}
+
 // --- Bilateral denoise (pipeline/denoise.ts) -----------------------------------------------------
 
-const RANGE_BINS: i32 = 1024;
 
 @inline function rangeWeight(lut: usize, a: f64, c: f64): f64 {
   const d = Math.abs(a - c) * <f64>RANGE_BINS;
   return ld(lut, d < <f64>RANGE_BINS ? <i32>d : RANGE_BINS);
 }
 
-/** Two range weights: rangeWeight() per lane of |a - c| (f64x2), gathered from the table. */
-@inline function rangeWeight2(lut: usize, a: v128, c: v128): v128 {
+/**
+ * Two range weights from the f64 copy of the table (`lut64`): rangeWeight() per lane of
+ * |a - c| (f64x2), each lane's entry loaded straight into its lane (no gather in wasm SIMD).
+ */
+@inline function rangeWeight2(lut64: usize, a: v128, c: v128, bins: v128): v128 {
   // pmin(top, d) = d < top ? d : top, and top for NaN, as the scalar form.
-  const d = f64x2.pmin(f64x2.splat(<f64>RANGE_BINS), f64x2.mul(f64x2.abs(f64x2.sub(a, c)), f64x2.splat(<f64>RANGE_BINS)));
+  const d = f64x2.pmin(bins, f64x2.mul(f64x2.abs(f64x2.sub(a, c)), bins));
   const k = i32x4.trunc_sat_f64x2_s_zero(d);
-  return f64x2.replace_lane(f64x2.splat(ld(lut, i32x4.extract_lane(k, 0))), 1, ld(lut, i32x4.extract_lane(k, 1)));
+  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
+  return f64x2.replace_lane(v128.load64_zero(lut64 + (<usize>k0 << 3)), 1, load<f64>(lut64 + (<usize>k1 << 3)));
 }
 
-@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128): v128 {
+@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128, one: v128): v128 {
   const num = f64x2.add(f64x2.add(c, f64x2.mul(wa, a)), f64x2.mul(wb, b));
-  return f64x2.div(num, f64x2.add(f64x2.add(f64x2.splat(1), wa), wb));
+  return f64x2.div(num, f64x2.add(f64x2.add(one, wa), wb));
 }
 
 /**
- * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o.
- * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32.
- * Two samples at a time (f64x2); the table lookups stay scalar (no gather in wasm SIMD).
+ * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o (s and o
+ * distinct).
+ * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32;
+ * `work`: (w + 1 + RANGE_BINS + 1) f64, 16-byte aligned. Two samples at a time (f64x2).
+ * A range weight depends only on |a - c|, which is symmetric, so each pair of neighbours' weight is
+ * looked up once and serves both: along x the right weight of x is the left weight of x + 1, along
+ * y the weight below row y (kept in a row of f64) is the weight above row y + 1. Same values as
+ * looking each up twice, half the lookups.
  */
-export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize): void {
+export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize, work: usize): void {
+  const wrow = work, lut64 = work + (<usize>(w + 1 & ~1) << 3);
+  for (let i = 0; i <= RANGE_BINS; i++) store<f64>(lut64 + (<usize>i << 3), ld(lut, i));
+  const bins = kf(K_BINS), one = kf(K_1);
+  denoiseRowX(s, o, 0, w, lut, lut64, bins, one);
+  memory.copy(prev, o, <usize>w << 2);
+  // Row 0 is its own upper neighbour: weight of a zero difference.
+  const w0 = ld(lut, 0);
+  for (let x = 0; x < w; x++) store<f64>(wrow + (<usize>x << 3), w0);
+  // Row by row, the pass along x one row ahead of the pass along y, which needs the row below:
+  // each row is filtered both ways while it is in cache.
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs.
-    denoiseX(s, o, r, w, 0, lut);
-    let x = 1;
+    if (y < h - 1) denoiseRowX(s, o, r + w, w, lut, lut64, bins, one);
+    denoiseRowY(o, prev, wrow, r, y < h - 1 ? r + w : r, w, lut, lut64, bins, one);
+  }
+}
+
+/** Along x, row r of s into o. */
+function denoiseRowX(s: usize, o: usize, r: i32, w: i32, lut: usize, lut64: usize, bins: v128, one: v128): void {
+  // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs. e holds the
+  // weights between (x - 2, x - 1) and (x - 1, x) in its lanes.
+  denoiseX(s, o, r, w, 0, lut);
+  let x = 1;
+  if (x + 2 < w) {
+    let e = f64x2.splat(rangeWeight(lut, ld(s, r + 1), ld(s, r)));
     for (; x + 2 < w; x += 2) {
       const i = r + x;
       const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
-      st2(o, i, bilateral2(c, l, rangeWeight2(lut, l, c), rt, rangeWeight2(lut, rt, c)));
+      const next = rangeWeight2(lut64, rt, c, bins);
+      st2(o, i, bilateral2(c, l, v128.shuffle<u64>(e, next, 1, 2), rt, next, one));
+      e = next;
     }
-    for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
   }
-  memory.copy(prev, o, <usize>w << 2);
-  for (let y = 0; y < h; y++) {
-    const r = y * w;
-    const dn = y < h - 1 ? r + w : r;
-    let x = 0;
-    for (; x + 1 < w; x += 2) {
-      const i = r + x;
-      const c32 = v128.load64_zero(o + (<usize>i << 2));
-      const c = f64x2.promote_low_f32x4(c32);
-      const u = ld2(prev, x);
-      const b = ld2(o, dn + x);
-      v128.store64_lane(prev + (<usize>x << 2), c32, 0);
-      st2(o, i, bilateral2(c, u, rangeWeight2(lut, u, c), b, rangeWeight2(lut, b, c)));
-    }
-    for (; x < w; x++) {
-      const i = r + x;
-      const c = ld(o, i);
-      const u = ld(prev, x);
-      const b = ld(o, dn + x);
-      const wu = rangeWeight(lut, u, c);
-      const wb = rangeWeight(lut, b, c);
-      st(prev, x, c);
-      st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
-    }
+  for (; x < w; x++) denoiseX(s, o, r, w, x, lut);
+}
+
+/** Along y, in place on row r of o: `prev` holds the row above before filtering, dn is the row below. */
+function denoiseRowY(o: usize, prev: usize, wrow: usize, r: i32, dn: i32, w: i32, lut: usize, lut64: usize, bins: v128, one: v128): void {
+  let x = 0;
+  for (; x + 1 < w; x += 2) {
+    const i = r + x;
+    const c32 = v128.load64_zero(o + (<usize>i << 2));
+    const c = f64x2.promote_low_f32x4(c32);
+    const u = ld2(prev, x);
+    const b = ld2(o, dn + x);
+    const pw = wrow + (<usize>x << 3);
+    const wb = rangeWeight2(lut64, b, c, bins);
+    v128.store64_lane(prev + (<usize>x << 2), c32, 0);
+    // Loaded before the store, as its own statement: written inside the call below, the
+    // optimised code (after tier-up) read the stored value.
+    const wu = v128.load(pw);
+    v128.store(pw, wb);
+    st2(o, i, bilateral2(c, u, wu, b, wb, one));
+  }
+  for (; x < w; x++) {
+    const i = r + x;
+    const c = ld(o, i);
+    const u = ld(prev, x);
+    const b = ld(o, dn + x);
+    const pw = wrow + (<usize>x << 3);
+    const wu = load<f64>(pw);
+    const wb = rangeWeight(lut, b, c);
+    st(prev, x, c);
+    st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
+    store<f64>(pw, wb);
   }
 }
 
@@ -125,6 +179,18 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   const top = bins - 1;
   const fb = <f64>bins;
   let i = 0;
+  if ((bins & top) == 0) {
+    // bins a power of two: d * bins is exact in f32 as in f64 (overflow gives inf, which
+    // truncates to the same saturated value), so four indices at a time in i32x4.
+    const b4 = f32x4.splat(<f32>bins), lo = i32x4.splat(0), hi = i32x4.splat(top);
+    for (; i + 3 < n; i += 4) {
+      const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(f32x4.mul(v128.load(d + (<usize>i << 2)), b4)), lo), hi);
+      bump(part, i32x4.extract_lane(k, 0));
+      bump(part + stride, i32x4.extract_lane(k, 1));
+      bump(part + stride * 2, i32x4.extract_lane(k, 2));
+      bump(part + stride * 3, i32x4.extract_lane(k, 3));
+    }
+  }
   for (; i + 3 < n; i += 4) {
     count(part, ld(d, i) * fb, top);
     count(part + stride, ld(d, i + 1) * fb, top);
@@ -138,6 +204,11 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   }
 }
 
+@inline function bump(hist: usize, b: i32): void {
+  const p = hist + (<usize>b << 2);
+  store<u32>(p, load<u32>(p) + 1);
+}
+
 /** hist[clamp(v | 0, 0, top)]++, with JS's `| 0` (truncation; NaN to 0). */
 @inline function count(hist: usize, v: f64, top: i32): void {
   let b = <i32>v;
@@ -149,7 +220,6 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
 
 // --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
 
-const TONE_LUT_SIZE: i32 = 4096;
 
 /** lutValue() of tone.ts: v through the tone table, linearly interpolated. */
 @inline function lutValue(lut: usize, v: f64): f64 {
@@ -162,9 +232,37 @@ const TONE_LUT_SIZE: i32 = 4096;
   return a + (ld(lut, k + 1) - a) * (x - <f64>k);
 }
 
+
+/**
+ * lutValue() of two samples (f64x2). Entries k and k + 1 are adjacent f32, so one 8-byte load per
+ * lane fetches both ends of the interpolation; the ends of the table are selected per lane as the
+ * scalar form's branches (NaN fails both tests and interpolates from entry 0, as there).
+ */
+@inline function lutValue2(lut: usize, v: v128, half: v128, scale: v128, top: v128, last: v128, first: v128, end: v128): v128 {
+  const x = f64x2.mul(f64x2.add(v, half), scale);
+  const lo = f64x2.le(x, v128.splat<i64>(0)), hi = f64x2.ge(x, top);
+  // Out-of-range lanes are replaced below; their index is only clamped to stay inside the table.
+  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f64x2_s_zero(x), v128.splat<i64>(0)), last);
+  const r = interp2(lut, k, x);
+  return v128.bitselect(end, v128.bitselect(first, r, lo), hi);
+}
+
+/** a + (b - a) * (x - k) per lane, a and b the f32 at lut + 4k and the next, k from i32 lanes 0 and 1. */
+@inline function interp2(lut: usize, k: v128, x: v128): v128 {
+  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
+  const p = v128.load64_lane(lut + (<usize>k1 << 2), v128.load64_zero(lut + (<usize>k0 << 2)), 1);
+  const a = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 0, 2, 0, 2));
+  const b = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 1, 3, 1, 3));
+  return f64x2.add(a, f64x2.mul(f64x2.sub(b, a), f64x2.sub(x, f64x2.convert_low_i32x4_s(k))));
+}
+
 /** n values from src through the tone table into out (may be src). */
 export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
-  for (let i = 0; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
+  const half = kf(K_HALF), scale = kf(K_TONE_HALF), top = kf(K_TONE_N), last = v128.load32_splat(KI);
+  const first = f64x2.splat(ld(lut, 0)), end = f64x2.splat(ld(lut, TONE_LUT_SIZE));
+  let i = 0;
+  for (; i + 1 < n; i += 2) st2(out, i, lutValue2(lut, ld2(src, i), half, scale, top, last, first, end));
+  for (; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
 }
 
 @inline function tap5(s: usize, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32): f64 {
@@ -179,11 +277,12 @@ function clampedTap(s: usize, r: i32, w: i32, x: i32): f64 {
 
 /**
  * Unsharp mask of the w x h raster at src into out (may be src; tmp must not be): the separable
- * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) per row into `row`, rounded to f32,
- * then through the tone table `tone` when non-zero. f64x2 lanes: two samples at a time.
+ * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) rounded to f32 into out (row r of
+ * src is read only for row r of out), then that row through the tone table `tone` when non-zero.
+ * f64x2 lanes: two samples at a time.
  */
-export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, row: usize, tone: usize): void {
-  const f4 = f64x2.splat(4), f6 = f64x2.splat(6), f16 = f64x2.splat(0.0625);
+export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, tone: usize): void {
+  const f4 = kf(K_4), f6 = kf(K_6), f16 = kf(K_16TH);
   for (let y = 0; y < h; y++) {
     const r = y * w;
     if (w < 5) {
@@ -194,12 +293,16 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
     st(tmp, r + 1, clampedTap(src, r, w, 1));
     let i = r + 2;
     const end = r + w - 2;
+    // A sliding window of pairs: the next pair's first three taps are this pair's last three.
+    let p0 = ld2(src, i - 2), p1 = ld2(src, i - 1), p2 = ld2(src, i);
     for (; i + 1 < end; i += 2) {
-      let v = f64x2.add(ld2(src, i - 2), f64x2.mul(f4, ld2(src, i - 1)));
-      v = f64x2.add(v, f64x2.mul(f6, ld2(src, i)));
-      v = f64x2.add(v, f64x2.mul(f4, ld2(src, i + 1)));
-      v = f64x2.add(v, ld2(src, i + 2));
+      const p3 = ld2(src, i + 1), p4 = ld2(src, i + 2);
+      let v = f64x2.add(p0, f64x2.mul(f4, p1));
+      v = f64x2.add(v, f64x2.mul(f6, p2));
+      v = f64x2.add(v, f64x2.mul(f4, p3));
+      v = f64x2.add(v, p4);
       st2(tmp, i, f64x2.mul(v, f16));
+      p0 = p2; p1 = p3; p2 = p4;
     }
     for (; i < end; i++) st(tmp, i, tap5(src, i - 2, i - 1, i, i + 1, i + 2));
     st(tmp, r + w - 2, clampedTap(src, r, w, w - 2));
@@ -217,21 +320,21 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
       b = f64x2.add(b, f64x2.mul(f4, ld2(tmp, y3 + x)));
       b = f64x2.mul(f64x2.add(b, ld2(tmp, y4 + x)), f16);
       const v = ld2(src, r + x);
-      st2(row, x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
+      st2(out, r + x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
     }
     for (; x < w; x++) {
       const b = tap5(tmp, y2 + x, y1 + x, r + x, y3 + x, y4 + x);
       const v = ld(src, r + x);
-      st(row, x, v + amount * (v - b));
+      st(out, r + x, v + amount * (v - b));
     }
-    if (tone) applyLut(row, w, tone, out + (<usize>r << 2));
-    else memory.copy(out + (<usize>r << 2), row, <usize>w << 2);
+    // The row through the tone table in place, while it is in cache (a separate loop: fused into
+    // the one above, the constants of both no longer fit in registers).
+    if (tone) applyLut(out + (<usize>r << 2), w, tone, out + (<usize>r << 2));
   }
 }
 
 // --- Resample in linear light (pipeline/resample.ts) ----------------------------------------------
 
-const ENC_SIZE: i32 = 16384;
 const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;
@@ -247,21 +350,77 @@ const REC709_B: f64 = 0.0722;
   return a + (ld(enc, k + 1) - a) * f;
 }
 
-/** One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each). */
-function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
-  for (let x = 0, q = 0; x < sw; x++, q += 3) {
-    const v = load<u32>(px + (<usize>x << 2));
-    let r = ld(lut, v & 255), g = ld(lut, (v >>> 8) & 255), b = ld(lut, (v >>> 16) & 255);
-    const alpha = v >>> 24;
-    if (alpha != 255) {
-      const a = <f64>alpha / 255;
-      const gr = ground * (1 - a);
-      r = r * a + gr; g = g * a + gr; b = b * a + gr;
+/**
+ * encodeLinear() of two values (f64x2): as lutValue2, with 0 and 1 beyond the table's ends
+ * (`!(i > 0)` also catches NaN, as the scalar form).
+ */
+@inline function encodeLinear2(enc: usize, v: v128, size: v128, last: v128, one: v128): v128 {
+  const i = f64x2.mul(v, size);
+  const pos = f64x2.gt(i, v128.splat<i64>(0)), top = f64x2.ge(i, size);
+  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f64x2_s_zero(i), v128.splat<i64>(0)), last);
+  const r = v128.and(interp2(enc, k, i), pos);
+  return v128.bitselect(one, r, top);
+}
+
+/**
+ * One RGBA row (sw pixels at px) to linear light: luminance into linY, RGB into lin (3 f32 each).
+ * `wt`: the Rec. 709 weights times the table, 3 x 256 f64 (weightTables()), so an opaque pixel's
+ * luminance is three loads and two adds (the same products, summed in the same order); opaque
+ * pairs two at a time (f64x2), any pair with alpha through the scalar form.
+ */
+function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize): void {
+  const tr = wt, tg = wt + 2048, tb = wt + 4096;
+  let x = 0;
+  for (; x + 1 < sw; x += 2) {
+    const p = px + (<usize>x << 2);
+    const v0 = load<u32>(p), v1 = load<u32>(p, 4);
+    if ((v0 & v1) >>> 24 != 255) {
+      linearizePixel(px, x, ground, lut, linY, lin);
+      linearizePixel(px, x + 1, ground, lut, linY, lin);
+      continue;
     }
-    st(linY, x, REC709_R * r + REC709_G * g + REC709_B * b);
-    st(lin, q, r);
-    st(lin, q + 1, g);
-    st(lin, q + 2, b);
+    const r0 = <usize>(v0 & 255) << 3, g0 = <usize>((v0 >>> 8) & 255) << 3, b0 = <usize>((v0 >>> 16) & 255) << 3;
+    const r1 = <usize>(v1 & 255) << 3, g1 = <usize>((v1 >>> 8) & 255) << 3, b1 = <usize>((v1 >>> 16) & 255) << 3;
+    const yr = v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1);
+    const yg = v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1);
+    const yb = v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1);
+    st2(linY, x, f64x2.add(f64x2.add(yr, yg), yb));
+    // The linear values themselves are table entries: copied as f32.
+    const q = lin + (<usize>(x * 3) << 2);
+    store<f32>(q, load<f32>(lut + (r0 >> 1)));
+    store<f32>(q, load<f32>(lut + (g0 >> 1)), 4);
+    store<f32>(q, load<f32>(lut + (b0 >> 1)), 8);
+    store<f32>(q, load<f32>(lut + (r1 >> 1)), 12);
+    store<f32>(q, load<f32>(lut + (g1 >> 1)), 16);
+    store<f32>(q, load<f32>(lut + (b1 >> 1)), 20);
+  }
+  for (; x < sw; x++) linearizePixel(px, x, ground, lut, linY, lin);
+}
+
+/** One pixel of linearizeRow(), alpha composited over the ground. */
+function linearizePixel(px: usize, x: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
+  const q = x * 3;
+  const v = load<u32>(px + (<usize>x << 2));
+  let r = ld(lut, v & 255), g = ld(lut, (v >>> 8) & 255), b = ld(lut, (v >>> 16) & 255);
+  const alpha = v >>> 24;
+  if (alpha != 255) {
+    const a = <f64>alpha / 255;
+    const gr = ground * (1 - a);
+    r = r * a + gr; g = g * a + gr; b = b * a + gr;
+  }
+  st(linY, x, REC709_R * r + REC709_G * g + REC709_B * b);
+  st(lin, q, r);
+  st(lin, q + 1, g);
+  st(lin, q + 2, b);
+}
+
+/** The tables of linearizeRow(): REC709_R, _G, _B times each entry of the 256 f32 at lut. */
+function weightTables(lut: usize, wt: usize): void {
+  for (let i = 0; i < 256; i++) {
+    const v = ld(lut, i), o = wt + (<usize>i << 3);
+    store<f64>(o, REC709_R * v);
+    store<f64>(o, REC709_G * v, 2048);
+    store<f64>(o, REC709_B * v, 4096);
   }
 }
 
@@ -278,15 +437,14 @@ function tapLuma(src: usize, start: usize, count: usize, offset: usize, weight: 
 function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
   for (let c = 0, oq = 0; c < n; c++, oq += 3) {
     const m = ldi(count, c), o = ldi(offset, c);
-    let r: f64 = 0, g: f64 = 0, b: f64 = 0;
+    // r and g in the lanes of one f64x2, b scalar: each channel's sum in the scalar order.
+    let rg = f64x2.splat(0), b: f64 = 0;
     for (let k = 0, q = ldi(start, c) * 3; k < m; k++, q += 3) {
       const w = ld(weight, o + k);
-      r += w * ld(lin, q);
-      g += w * ld(lin, q + 1);
+      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w), ld2(lin, q)));
       b += w * ld(lin, q + 2);
     }
-    st(out, oq, r);
-    st(out, oq + 1, g);
+    st2(out, oq, rg);
     st(out, oq + 2, b);
   }
 }
@@ -298,7 +456,7 @@ let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
  * resampleImage() of resample.ts, for output rows y0..y1 (exclusive): called band by band, so only
  * the source rows a band needs are in memory. `px` holds source rows from `pxRow0` on. `taps`: 12
  * pointers (start, count, offset, weight) for x at sample width, x at cell width, y; `work`:
- * scratch of (sw * 4 + W * 3 + cols * 6) f32, kept between bands. Writes luma (W x H f32,
+ * scratch of (sw * 4 + W * 3 + 1 + cols * 6 + 1536) f32, kept between bands. Writes luma (W x H f32,
  * perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0).
  */
 export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
@@ -312,12 +470,15 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
   const hy0 = linY + (<usize>sw << 2), hy1 = hy0 + (<usize>W << 2);
   const hc0 = hy1 + (<usize>W << 2), hc1 = hc0 + (<usize>C3 << 2);
   const accY = hc1 + (<usize>C3 << 2);
+  const wt = accY + (<usize>(W + 1 & ~1) << 2);
   const identity = sw == W;
   if (y0 == 0) {
     hRow0 = -1; hRow1 = -1; hNext = 0;
+    weightTables(lut, wt);
     memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
+  const size = kf(K_ENC), last = v128.load32_splat(KI + 4), one = kf(K_1);
   for (let y = y0; y < y1; y++) {
     const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
     const cbase = (y / subY) * C3;
@@ -334,19 +495,35 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         hNext ^= 1;
         if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
-        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, linY, lin);
-        if (identity) memory.copy(oy, linY, <usize>W << 2);
-        else tapLuma(linY, xs, xn, xo, xw, W, oy);
+        // One source pixel per sample: the luminance goes straight into the slot.
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin);
+        if (!identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
         tapRgb(lin, cs, cn, co, cw, cols, oc);
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
-      if (n == 1) for (let i = 0; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
-      else if (k == 0) for (let i = 0; i < W; i++) st(accY, i, w * ld(ry, i));
-      else for (let i = 0; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
-      const wc = w * rowNorm;
-      for (let i = 0; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
+      // Element-wise over the row: two values at a time (f64x2), the odd one out scalar.
+      const w2 = f64x2.splat(w);
+      let i = 0;
+      if (n == 1) {
+        for (; i + 1 < W; i += 2) st2(luma, base + i, encodeLinear2(enc, f64x2.mul(w2, ld2(ry, i)), size, last, one));
+        for (; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
+      } else if (k == 0) {
+        for (; i + 1 < W; i += 2) st2(accY, i, f64x2.mul(w2, ld2(ry, i)));
+        for (; i < W; i++) st(accY, i, w * ld(ry, i));
+      } else {
+        for (; i + 1 < W; i += 2) st2(accY, i, f64x2.add(ld2(accY, i), f64x2.mul(w2, ld2(ry, i))));
+        for (; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
+      }
+      const wc = w * rowNorm, wc2 = f64x2.splat(wc);
+      i = 0;
+      for (; i + 1 < C3; i += 2) st2(cellRgb, cbase + i, f64x2.add(ld2(cellRgb, cbase + i), f64x2.mul(wc2, ld2(rc, i))));
+      for (; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
     }
-    if (n > 1) for (let x = 0; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+    if (n > 1) {
+      let x = 0;
+      for (; x + 1 < W; x += 2) st2(luma, base + x, encodeLinear2(enc, ld2(accY, x), size, last, one));
+      for (; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+    }
   }
 }
 
@@ -357,7 +534,17 @@ export function cellMeans(d: usize, w: i32, cols: i32, rows: i32, cellW: i32, ce
   const inv = 1 / <f64>(cellW * cellH);
   for (let cy = 0, c = 0; cy < rows; cy++) {
     const top = cy * cellH * w;
-    for (let cx = 0; cx < cols; cx++, c++) {
+    let cx = 0;
+    // Two cells at a time, one per f64x2 lane: each sum in the scalar order, two chains side by side.
+    const off = <usize>cellW << 2, inv2 = f64x2.splat(inv);
+    for (; cx + 1 < cols; cx += 2, c += 2) {
+      let s = f64x2.splat(0);
+      for (let y = 0, p = top + cx * cellW; y < cellH; y++, p += w) {
+        for (let k = 0; k < cellW; k++) s = f64x2.add(s, pair(d, p + k, off));
+      }
+      st2(out, c, f64x2.mul(s, inv2));
+    }
+    for (; cx < cols; cx++, c++) {
       let s: f64 = 0;
       for (let y = 0, p = top + cx * cellW; y < cellH; y++, p += w) {
         for (let k = 0; k < cellW; k++) s += ld(d, p + k);
@@ -375,16 +562,41 @@ const DIR_VERTICAL: u8 = 2;
 const DIR_DIAGONAL_DOWN: u8 = 3;
 const ENERGY_HALF: f64 = 0.004;
 
-/** cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. */
+/**
+ * cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. Cells
+ * away from the left and right border go two at a time, one per f64x2 lane, so each cell's sums
+ * keep the scalar order and the two chains run side by side.
+ */
 export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan225: f64, direction: usize, strength: usize): void {
   const cols = w / subX, rows = h / subY;
   memory.fill(direction, 0, <usize>(cols * rows));
   memory.fill(strength, 0, <usize>(cols * rows) << 2);
   const inv = 1 / <f64>(subX * subY);
+  const half = kf(K_HALF);
   for (let cy = 0, c = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++, c++) {
+      const x0 = cx * subX;
+      if (cx + 1 < cols && x0 > 0 && x0 + 2 * subX < w) {
+        // Lane 0: cell cx; lane 1: cell cx + 1, subX samples to the right.
+        let a = f64x2.splat(0), b = f64x2.splat(0), d = f64x2.splat(0);
+        const off = <usize>subX << 2;
+        for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
+          const r = y * w;
+          const up = (y > 0 ? y - 1 : 0) * w;
+          const dn = (y < h - 1 ? y + 1 : h - 1) * w;
+          for (let x = x0, x1 = x0 + subX; x < x1; x++) {
+            const gx = f64x2.mul(f64x2.sub(pair(src, r + x + 1, off), pair(src, r + x - 1, off)), half);
+            const gy = f64x2.mul(f64x2.sub(pair(src, dn + x, off), pair(src, up + x, off)), half);
+            a = f64x2.add(a, f64x2.mul(gx, gx)); b = f64x2.add(b, f64x2.mul(gy, gy)); d = f64x2.add(d, f64x2.mul(gx, gy));
+          }
+        }
+        cellTensor(f64x2.extract_lane(a, 0), f64x2.extract_lane(b, 0), f64x2.extract_lane(d, 0), inv, tan225, c, direction, strength);
+        cellTensor(f64x2.extract_lane(a, 1), f64x2.extract_lane(b, 1), f64x2.extract_lane(d, 1), inv, tan225, c + 1, direction, strength);
+        cx++; c++;
+        continue;
+      }
       let a: f64 = 0, b: f64 = 0, d: f64 = 0;
-      const x0 = cx * subX, x1 = x0 + subX;
+      const x1 = x0 + subX;
       const inner = x0 > 0 && x1 < w;
       for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
         const r = y * w;
@@ -404,22 +616,33 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
           }
         }
       }
-      const tr = a + b;
-      if (tr <= 1e-12) continue;
-      const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
-      const energy = tr * inv;
-      st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
-      const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
-      let vx: f64, vy: f64;
-      if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
-      const ax = Math.abs(vx), ay = Math.abs(vy);
-      let dir: u8;
-      if (ay <= ax * tan225) dir = DIR_VERTICAL;
-      else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
-      else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
-      store<u8>(direction + <usize>c, dir);
+      cellTensor(a, b, d, inv, tan225, c, direction, strength);
     }
   }
+}
+
+/** The f32 at src + 4i and the one `off` bytes further, as an f64x2. */
+@inline function pair(src: usize, i: i32, off: usize): v128 {
+  const p = src + (<usize>i << 2);
+  return f64x2.promote_low_f32x4(v128.load32_lane(p + off, v128.load32_zero(p), 1));
+}
+
+/** Orientation class and strength of cell c from its summed tensor (a = Jxx, b = Jyy, d = Jxy). */
+function cellTensor(a: f64, b: f64, d: f64, inv: f64, tan225: f64, c: i32, direction: usize, strength: usize): void {
+  const tr = a + b;
+  if (tr <= 1e-12) return;
+  const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
+  const energy = tr * inv;
+  st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
+  const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
+  let vx: f64, vy: f64;
+  if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
+  const ax = Math.abs(vx), ay = Math.abs(vy);
+  let dir: u8;
+  if (ay <= ax * tan225) dir = DIR_VERTICAL;
+  else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
+  else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
+  store<u8>(direction + <usize>c, dir);
 }
 
 // --- Sobel line art (pipeline/edges.ts) ------------------------------------------------------------
@@ -427,7 +650,7 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
 /** sobelInk(): min(1, |gradient| * edgeStrength / 4) of the w x h raster at src into out. */
 export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize): void {
   const k = edgeStrength / 4;
-  const k2 = f64x2.splat(k), two = f64x2.splat(2), one = f64x2.splat(1);
+  const k2 = f64x2.splat(k), two = kf(K_2), one = kf(K_1);
   for (let y = 0; y < h; y++) {
     const up = (y > 0 ? y - 1 : 0) * w;
     const dn = (y < h - 1 ? y + 1 : h - 1) * w;
@@ -435,14 +658,17 @@ export function sobel(src: usize, w: i32, h: i32, edgeStrength: f64, out: usize)
     sobelAt(src, w, up, r, dn, 0, k, out);
     let x = 1;
     // Interior pairs: the same sums per lane; pmin(m, 1) = 1 < m ? 1 : m, as m > 1 ? 1 : m.
+    // The left column of a pair is the right column of the one before: carried, not reloaded.
+    let a = ld2(src, up), d = ld2(src, r), g = ld2(src, dn);
     for (; x + 2 < w; x += 2) {
-      const a = ld2(src, up + x - 1), b = ld2(src, up + x), c = ld2(src, up + x + 1);
-      const d = ld2(src, r + x - 1), f = ld2(src, r + x + 1);
-      const g = ld2(src, dn + x - 1), hh = ld2(src, dn + x), i = ld2(src, dn + x + 1);
+      const b = ld2(src, up + x), c = ld2(src, up + x + 1);
+      const f = ld2(src, r + x + 1);
+      const hh = ld2(src, dn + x), i = ld2(src, dn + x + 1);
       const gx = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(c, f64x2.mul(two, f)), i), a), f64x2.mul(two, d)), g);
       const gy = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(g, f64x2.mul(two, hh)), i), a), f64x2.mul(two, b)), c);
       const m = f64x2.mul(f64x2.sqrt(f64x2.add(f64x2.mul(gx, gx), f64x2.mul(gy, gy))), k2);
       st2(out, r + x, f64x2.pmin(m, one));
+      a = c; d = f; g = i;
     }
     for (; x < w; x++) sobelAt(src, w, up, r, dn, x, k, out);
   }

@@ -31,7 +31,7 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
   const n = w * h;
   // In WebAssembly (assembly/kernels.ts): both passes on one copy of the raster.
   const f = frame();
-  const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w);
+  const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w), pw = f.f32(2 * (w + 1 + RANGE_BINS + 1));
   const k = f.ready();
   f.viewF32(pa, n).set(src.data.subarray(0, n));
   // The spatial weight of the two neighbours folded into the table (rounded to f32 as before).
@@ -39,7 +39,7 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
   for (let i = 0; i <= RANGE_BINS; i++) folded[i] = W_NEIGHBOUR * lut[i]!;
   let from = pa, to = pb;
   for (let p = 0; p < passes; p++) {
-    k.denoisePass(from, to, w, h, pl, pp);
+    k.denoisePass(from, to, w, h, pl, pp, pw);
     [from, to] = [to, from];
   }
   out.set(f.viewF32(from, n));

@@ -76,7 +76,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const pTaps = f.bytes(12 * 4);
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(ENC_LUT.length);
-  const pWork = f.f32(sw * 4 + W * 3 + cols * 6);
+  const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
   const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3);
   const k = f.ready();
   f.viewI32(pTaps, 12).set(tapPtrs);

@@ -17,13 +17,13 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
   const amount = 2 * sharpen;
   const n = w * h;
   // In WebAssembly (assembly/kernels.ts): the [1 4 6 4 1]/16 blur along x, then along y combined
-  // with the mask per row, each row through the tone table; two samples at a time (f64x2).
+  // with the mask and the tone table; two samples at a time (f64x2).
   const f = frame();
-  const ps = f.f32(n), pt = f.f32(n), pr = f.f32(w), pl = tone ? f.f32(tone.length) : 0;
+  const ps = f.f32(n), pt = f.f32(n), pl = tone ? f.f32(tone.length) : 0;
   const k = f.ready();
   f.viewF32(ps, n).set(src.subarray(0, n));
   if (tone) f.viewF32(pl, tone.length).set(tone);
-  k.unsharp(ps, w, h, amount, ps, pt, pr, pl);
+  k.unsharp(ps, w, h, amount, ps, pt, pl);
   out.set(f.viewF32(ps, n));
   return out;
 }

@@ -19,10 +19,10 @@ type Ptr = number;
 export interface KernelExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   heapBase(): Ptr;
-  denoisePass(s: Ptr, o: Ptr, w: number, h: number, lut: Ptr, prev: Ptr): void;
+  denoisePass(s: Ptr, o: Ptr, w: number, h: number, lut: Ptr, prev: Ptr, work: Ptr): void;
   histogram(d: Ptr, n: number, bins: number, hist: Ptr): void;
   applyLut(src: Ptr, n: number, lut: Ptr, out: Ptr): void;
-  unsharp(src: Ptr, w: number, h: number, amount: number, out: Ptr, tmp: Ptr, row: Ptr, tone: Ptr): void;
+  unsharp(src: Ptr, w: number, h: number, amount: number, out: Ptr, tmp: Ptr, tone: Ptr): void;
   resample(px: Ptr, pxRow0: number, sw: number, cols: number, rows: number, subX: number, subY: number, ground: number,
     taps: Ptr, lut: Ptr, enc: Ptr, work: Ptr, luma: Ptr, cellRgb: Ptr, y0: number, y1: number): void;
   cellMeans(d: Ptr, w: number, cols: number, rows: number, cellW: number, cellH: number, out: Ptr): void;
