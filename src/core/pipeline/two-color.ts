@@ -5,11 +5,17 @@ import { REC709_B, REC709_G, REC709_R } from './linear.js';
 /**
  * Two colours per cell (chafa's principle, our own code). A cell drawn with glyph mask m (ink
  * coverage per sub-sample, 0..1), ink colour F and background B shows B + m (F - B). For a given
- * mask the least-squares F and B over the cell's linear-light samples x_i are closed-form: per
- * channel a regression of x on m, slope S = sum (m_i - mean m) x_i / sum (m_i - mean m)^2, then
- * B = mean x - S mean m and F = B + S. Its residual is SS(x) - |S_xm|^2 / S_mm, so the best glyph
- * is the one with the largest |S_xm|^2 / S_mm: three dot products per candidate. A cell whose best
- * gain is negligible is flat: one colour, drawn as a blank (or a full block when light).
+ * mask the least-squares F and B over samples x_i are closed-form: per channel a regression of x
+ * on m, slope S = sum (m_i - mean m) x_i / sum (m_i - mean m)^2, then B = mean x - S mean m and
+ * F = B + S. Its residual is SS(x) - |S_xm|^2 / S_mm, so the best glyph is the one with the largest
+ * |S_xm|^2 / S_mm: three dot products per candidate. A cell whose best gain is negligible is flat:
+ * one colour, drawn as a blank (or a full block when light).
+ *
+ * The glyph is chosen on cube-root encoded samples (the compression of OKLab / CIELAB lightness),
+ * so a shape is judged as the eye sees it: in linear light a highlight's small differences
+ * outweigh the shadows' large ones. Its colours are then fitted in linear light, which keeps the
+ * cell's mean colour exact. (bench:quality, blocks+colour, 6 images x 80/160 columns: SSIM fine
+ * 0.9291 -> 0.9316, coarse 0.9839 -> 0.9856, ΔE unchanged.)
  */
 export interface TwoColorGlyphs {
   /** Sub-cell templates of the set, SAMPLES per glyph (unblurred: the mask as drawn). */
@@ -86,28 +92,37 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
   const { centred, invSmm, mean } = maskStats(set);
   const cand = set.candidates;
   const nc = cand.length;
+  // Perceptual (x) and linear (l) samples of the cell.
   const xr = new Float32Array(SAMPLES), xg = new Float32Array(SAMPLES), xb = new Float32Array(SAMPLES);
+  const lr = new Float32Array(SAMPLES), lg = new Float32Array(SAMPLES), lb = new Float32Array(SAMPLES);
   for (let cy = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++) {
       const cell = cy * cols + cx;
-      let mr = 0, mg = 0, mb = 0;
+      let mr = 0, mg = 0, mb = 0, qr = 0, qg = 0, qb = 0;
       for (let sy = 0, i = 0; sy < SUB_Y; sy++) {
         let p = ((cy * SUB_Y + sy) * width + cx * SUB_X) * 3;
         for (let sx = 0; sx < SUB_X; sx++, i++, p += 3) {
           const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
-          xr[i] = r; xg[i] = g; xb[i] = b;
+          lr[i] = r; lg[i] = g; lb[i] = b;
           mr += r; mg += g; mb += b;
+          const pr = Math.cbrt(r), pg = Math.cbrt(g), pb = Math.cbrt(b);
+          xr[i] = pr; xg[i] = pg; xb[i] = pb;
+          qr += pr; qg += pg; qb += pb;
         }
       }
       mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
-      let ss = 0;
+      qr /= SAMPLES; qg /= SAMPLES; qb /= SAMPLES;
+      let ss = 0, ssLin = 0;
       for (let i = 0; i < SAMPLES; i++) {
-        const dr = xr[i]! - mr, dg = xg[i]! - mg, db = xb[i]! - mb;
+        const dr = xr[i]! - qr, dg = xg[i]! - qg, db = xb[i]! - qb;
         ss += dr * dr + dg * dg + db * db;
+        const er = lr[i]! - mr, eg = lg[i]! - mg, eb = lb[i]! - mb;
+        ssLin += er * er + eg * eg + eb * eb;
       }
-      let best = -1, bestGain = 0, sr = 0, sg = 0, sb = 0;
-      // Nothing to draw below ~1 % of the cell's variance budget: a flat cell.
-      if (ss > 1e-6) {
+      let best = -1, bestGain = 0;
+      // Nothing to draw below a variance floor (in linear light: the cube root would magnify
+      // the noise of black), or below 2 % of the cell's variance: a flat cell.
+      if (ssLin > 1e-6) {
         for (let k = 0; k < nc; k++) {
           const inv = invSmm[k]!;
           if (inv === 0) continue;
@@ -117,7 +132,7 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
             ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
           }
           const gain = (ar * ar + ag * ag + ab * ab) * inv;
-          if (gain > bestGain) { bestGain = gain; best = k; sr = ar * inv; sg = ag * inv; sb = ab * inv; }
+          if (gain > bestGain) { bestGain = gain; best = k; }
         }
       }
       const o3 = cell * 3;
@@ -129,6 +144,14 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
         fg[o3] = bg[o3] = mr; fg[o3 + 1] = bg[o3 + 1] = mg; fg[o3 + 2] = bg[o3 + 2] = mb;
         continue;
       }
+      // The chosen mask's colours, by least squares on the linear samples.
+      let sr = 0, sg = 0, sb = 0;
+      for (let i = 0, o = best * SAMPLES; i < SAMPLES; i++, o++) {
+        const d = centred[o]!;
+        sr += d * lr[i]!; sg += d * lg[i]!; sb += d * lb[i]!;
+      }
+      const inv = invSmm[best]!;
+      sr *= inv; sg *= inv; sb *= inv;
       const m = mean[best]!;
       let g = cand[best]!;
       let br = mr - sr * m, bgc = mg - sg * m, bb = mb - sb * m;
