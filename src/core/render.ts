@@ -196,7 +196,7 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     const rgb = resampleRgb(prep.image, cols * SUB_X, rows * SUB_Y, p.invert ? 1 : 0);
     const fgLin = new Float32Array(nc * 3), bgLin = new Float32Array(nc * 3);
     if (table.set.kind === 'braille') matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin);
-    else matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin);
+    else matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin, options.previous ?? null, stable, options.previous ? 0.35 : 0);
     const t = colorTransform(p.saturation, tone);
     colors = new Uint8Array(nc * 3);
     background = new Uint8Array(nc * 3);

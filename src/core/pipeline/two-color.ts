@@ -34,6 +34,8 @@ interface MaskStats {
   readonly centred: Float32Array;
   readonly invSmm: Float32Array;
   readonly mean: Float32Array;
+  /** Per glyph of the set: its candidate index, or -1 (the blank, the full block). */
+  readonly candidateOf: Int32Array;
 }
 
 const statsCache = new WeakMap<Int32Array, MaskStats>();
@@ -57,7 +59,9 @@ function maskStats(set: TwoColorGlyphs): MaskStats {
     mean[k] = m;
     invSmm[k] = s > 1e-4 ? 1 / s : 0; // a uniform mask (shade glyph) draws no shape
   }
-  const stats = { centred, invSmm, mean };
+  const candidateOf = new Int32Array(set.complement.length).fill(-1);
+  for (let k = 0; k < n; k++) candidateOf[set.candidates[k]!] = k;
+  const stats = { centred, invSmm, mean, candidateOf };
   statsCache.set(set.candidates, stats);
   return stats;
 }
@@ -86,10 +90,15 @@ export function complements(templates: Float32Array, candidates: Int32Array, gly
  * from the cell's SUB_X x SUB_Y linear RGB samples (`rgb`, row-major, `width` samples per row).
  * `lightInk`: of two complementary glyphs giving the same picture, take the one whose ink is the
  * lighter colour (light ink on a dark ground, as the text formats read); false: the darker.
+ *
+ * Video (`previous` cells, `stable` per cell or null for all, `hysteresis` 0..1): a still cell
+ * keeps its previous glyph, or its previous flat look, unless the best one leaves less than
+ * (1 - hysteresis) of its residual error; a glyph and its complement count as the same shape.
  */
 export function matchTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
-  cells: Uint16Array, fg: Float32Array, bg: Float32Array): void {
-  const { centred, invSmm, mean } = maskStats(set);
+  cells: Uint16Array, fg: Float32Array, bg: Float32Array,
+  previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0): void {
+  const { centred, invSmm, mean, candidateOf } = maskStats(set);
   const cand = set.candidates;
   const nc = cand.length;
   // Perceptual (x) and linear (l) samples of the cell.
@@ -135,12 +144,34 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
           if (gain > bestGain) { bestGain = gain; best = k; }
         }
       }
+      // Residual error ss - gain: the previous choice stays while within the hysteresis margin.
+      let keep = -1;
+      let flat = best < 0 || bestGain < 0.02 * ss;
+      if (previous && hysteresis > 0 && (!stable || stable[cell] === 1)) {
+        const pg = previous[cell]!;
+        const pk = pg < candidateOf.length ? candidateOf[pg]! : -1;
+        const bestE = flat ? ss : ss - bestGain;
+        if (pk < 0) {
+          // Previously flat (blank or full block): stays flat unless a shape clearly pays.
+          if (pg === set.blank || pg === set.full) flat = flat || ss * (1 - hysteresis) <= bestE;
+        } else if (!flat || ssLin > 1e-6) {
+          let ar = 0, ag = 0, ab = 0;
+          for (let i = 0, o = pk * SAMPLES; i < SAMPLES; i++, o++) {
+            const d = centred[o]!;
+            ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
+          }
+          const e = ss - (ar * ar + ag * ag + ab * ab) * invSmm[pk]!;
+          if (invSmm[pk]! > 0 && e * (1 - hysteresis) <= bestE) { best = pk; flat = false; keep = pg; }
+        }
+      }
       const o3 = cell * 3;
-      if (best < 0 || bestGain < 0.02 * ss) {
+      if (flat) {
         // Flat: ink and ground alike; the glyph only matters to text readers: a light cell is a
         // full block under light ink (0.214 = mid-grey in linear light), else the blank.
         const light = REC709_R * mr + REC709_G * mg + REC709_B * mb > 0.214;
         cells[cell] = light === lightInk ? set.full : set.blank;
+        // Video: a flat cell looks the same either way, so it keeps its previous flat glyph.
+        if (previous && hysteresis > 0 && (previous[cell] === set.blank || previous[cell] === set.full)) cells[cell] = previous[cell]!;
         fg[o3] = bg[o3] = mr; fg[o3 + 1] = bg[o3 + 1] = mg; fg[o3 + 2] = bg[o3 + 2] = mb;
         continue;
       }
@@ -158,7 +189,8 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
       let fr = br + sr, fgc = bgc + sg, fb = bb + sb;
       const inkLighter = REC709_R * sr + REC709_G * sg + REC709_B * sb > 0;
       const comp = set.complement[g]!;
-      if (inkLighter !== lightInk && comp >= 0) {
+      // A kept glyph keeps its orientation (the complement draws the same picture).
+      if (keep >= 0 ? keep !== g : inkLighter !== lightInk && comp >= 0) {
         g = comp;
         [fr, br] = [br, fr];
         [fgc, bgc] = [bgc, fgc];
