@@ -1,6 +1,6 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 import type { RenderParams } from '../params/definitions.js';
-import { REC709_B, REC709_G, REC709_R } from './linear.js';
+import { REC709_B, REC709_G, REC709_R, srgbToLinear } from './linear.js';
 
 /**
  * Two colours per cell (chafa's principle, our own code). A cell drawn with glyph mask m (ink
@@ -229,9 +229,14 @@ function fitClamped(f: number, b: number, mean: number, m: number, fg: Float32Ar
  * of the 8 dot values with the least within-group variance: Otsu on 8 values), the lighter group
  * drawn as dots (`lightInk`; else the darker), then ink and background by least squares on the
  * glyph's measured mask. A cell whose dots differ by less than `flat` is one colour.
+ * Video (`previous`, `stable`, `hysteresis` as for matchTwoColor): a still cell keeps its previous
+ * pattern while that split's within-group variance is within the hysteresis margin of the best,
+ * and the dots are split on `filteredLuma` (the temporal filter's sRGB-encoded luminance, same
+ * sample grid) instead of the raw frame, whose sensor noise reorders near-equal dots every frame.
  */
 export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, templates: Float32Array, lightInk: boolean,
-  cells: Uint16Array, fg: Float32Array, bg: Float32Array): void {
+  cells: Uint16Array, fg: Float32Array, bg: Float32Array,
+  previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0, filteredLuma: Float32Array | null = null): void {
   const BIT = [0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]; // dot (dx, dy) at index dy * 2 + dx
   const dotY = new Float32Array(8);
   const order = [0, 1, 2, 3, 4, 5, 6, 7];
@@ -248,7 +253,7 @@ export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: num
           const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
           xr[i] = r; xg[i] = g; xb[i] = b;
           mr += r; mg += g; mb += b;
-          dotY[((sy / hy) | 0) * 2 + ((sx / hx) | 0)]! += REC709_R * r + REC709_G * g + REC709_B * b;
+          dotY[((sy / hy) | 0) * 2 + ((sx / hx) | 0)]! += filteredLuma ? srgbToLinear(filteredLuma[p / 3]!) : REC709_R * r + REC709_G * g + REC709_B * b;
         }
       }
       mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
@@ -269,6 +274,20 @@ export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: num
       if (spread > 0.01 && bestSplit > 0) {
         const from = lightInk ? bestSplit : 0, to = lightInk ? 8 : bestSplit;
         for (let k = from; k < to; k++) pattern |= BIT[order[k]!]!;
+      }
+      if (previous && hysteresis > 0 && (!stable || stable[cell] === 1)) {
+        // Within-group sums of squares of the dot values: total minus between-group.
+        let sq = 0;
+        for (let i = 0; i < 8; i++) sq += dotY[i]! * dotY[i]!;
+        const totalSS = sq - (total * total) / 8;
+        const bestSS = pattern ? totalSS - bestVar / 8 : totalSS;
+        const prev = previous[cell]! & 0xff;
+        let n1 = 0, s1 = 0;
+        for (let i = 0; i < 8; i++) if (prev & BIT[i]!) { n1++; s1 += dotY[i]!; }
+        const m1 = n1 ? s1 / n1 : 0, m0 = n1 < 8 ? (total - s1) / (8 - n1) : 0;
+        const prevSS = prev && n1 < 8 && spread > 0.005 ? totalSS - (n1 * (8 - n1) * (m1 - m0) * (m1 - m0)) / 8 : totalSS;
+        // A flat cell also stays flat until its spread clears the flat threshold by the margin.
+        if (prev === 0 ? spread <= 0.01 / (1 - hysteresis) || prevSS * (1 - hysteresis) <= bestSS : spread > 0.005 && prevSS * (1 - hysteresis) <= bestSS) pattern = prev;
       }
       cells[cell] = pattern;
       if (pattern === 0) {
