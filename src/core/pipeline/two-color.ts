@@ -36,6 +36,8 @@ interface MaskStats {
   readonly mean: Float32Array;
   /** Per glyph of the set: its candidate index, or -1 (the blank, the full block). */
   readonly candidateOf: Int32Array;
+  /** 1 for the candidates scored (one of each complementary pair). */
+  readonly scored: Uint8Array;
 }
 
 const statsCache = new WeakMap<Int32Array, MaskStats>();
@@ -59,9 +61,16 @@ function maskStats(set: TwoColorGlyphs): MaskStats {
     mean[k] = m;
     invSmm[k] = s > 1e-4 ? 1 / s : 0; // a uniform mask (shade glyph) draws no shape
   }
+  // A glyph and its complement (1 - m) explain a cell equally well (same |S_xm|^2 / S_mm): only
+  // the first of each pair is scored, the orientation is chosen after.
+  const scored = new Uint8Array(n).fill(1);
+  for (let k = 0; k < n; k++) {
+    const c = set.complement[set.candidates[k]!]!;
+    for (let j = 0; j < k; j++) if (scored[j] && set.candidates[j] === c) scored[k] = 0;
+  }
   const candidateOf = new Int32Array(set.complement.length).fill(-1);
   for (let k = 0; k < n; k++) candidateOf[set.candidates[k]!] = k;
-  const stats = { centred, invSmm, mean, candidateOf };
+  const stats = { centred, invSmm, mean, candidateOf, scored };
   statsCache.set(set.candidates, stats);
   return stats;
 }
@@ -98,7 +107,7 @@ export function complements(templates: Float32Array, candidates: Int32Array, gly
 export function matchTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
   cells: Uint16Array, fg: Float32Array, bg: Float32Array,
   previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0): void {
-  const { centred, invSmm, mean, candidateOf } = maskStats(set);
+  const { centred, invSmm, mean, candidateOf, scored } = maskStats(set);
   const cand = set.candidates;
   const nc = cand.length;
   // Perceptual (x) and linear (l) samples of the cell.
@@ -134,7 +143,7 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
       if (ssLin > 1e-6) {
         for (let k = 0; k < nc; k++) {
           const inv = invSmm[k]!;
-          if (inv === 0) continue;
+          if (inv === 0 || scored[k] === 0) continue;
           let ar = 0, ag = 0, ab = 0;
           for (let i = 0, o = k * SAMPLES; i < SAMPLES; i++, o++) {
             const d = centred[o]!;
