@@ -42,6 +42,19 @@ interface MaskStats {
 
 const statsCache = new WeakMap<Int32Array, MaskStats>();
 
+/** Cube root on 0..1 by table (linear between 4096 steps): glyph choice needs no more, Math.cbrt costs 3 per sample. */
+const CBRT_STEPS = 4096;
+const CBRT = (() => {
+  const t = new Float32Array(CBRT_STEPS + 2);
+  for (let i = 0; i <= CBRT_STEPS + 1; i++) t[i] = Math.cbrt(Math.min(1, i / CBRT_STEPS));
+  return t;
+})();
+function cbrt01(v: number): number {
+  const f = (v <= 0 ? 0 : v >= 1 ? 1 : v) * CBRT_STEPS;
+  const i = f | 0;
+  return CBRT[i]! + (f - i) * (CBRT[i + 1]! - CBRT[i]!);
+}
+
 function maskStats(set: TwoColorGlyphs): MaskStats {
   const hit = statsCache.get(set.candidates);
   if (hit) return hit;
@@ -123,7 +136,7 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
           const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
           lr[i] = r; lg[i] = g; lb[i] = b;
           mr += r; mg += g; mb += b;
-          const pr = Math.cbrt(r), pg = Math.cbrt(g), pb = Math.cbrt(b);
+          const pr = cbrt01(r), pg = cbrt01(g), pb = cbrt01(b);
           xr[i] = pr; xg[i] = pg; xb[i] = pb;
           qr += pr; qg += pg; qb += pb;
         }
