@@ -8,13 +8,17 @@
  *   CLI render video), charset `detailed` (the 95 printable ASCII glyphs);
  * - v2a `render` of each frame alone (no filter: what the filter saves);
  * - chafa `--symbols ascii` (also all of ASCII) and chafa with `--fill ascii`, on a PNG of the
- *   same decoded frame, at the same columns x rows (bench/lib/peers.ts).
+ *   same decoded frame, at the same columns x rows (bench/lib/peers.ts);
+ * - in colour: v2a FrameRenderer with `charset: 'blocks', color: true` (two colours per cell)
+ *   against chafa `--colors full` with its default symbols (block elements and more), the
+ *   glyphs compared as above (a cell whose colours change but whose glyph stays is no flip).
  * "Flips per frame" is the share of cells whose character differs from the previous frame's,
  * averaged over the animation, also split into cells on the moving ball (in this frame or the
  * last) and elsewhere. Fewer flips must come from the still parts, not from freezing: on the
  * ball the art must keep changing.
  *
- * Target: FrameRenderer's flips per frame <= chafa's on the same frames.
+ * Target: FrameRenderer's flips per frame <= chafa's on the same frames (ASCII, and blocks+colour
+ * against chafa's colour output).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +28,7 @@ import { FrameRenderer, render } from '../src/core/index.js';
 import type { RenderResult } from '../src/core/types.js';
 import { decodeFrames } from '../src/node/decode.js';
 import { scene } from '../test/helpers/images.js';
+import { parseAnsi } from './lib/color-metrics.js';
 import { ensurePeers, parseGrid, peerCommand, peerVersion, type PeerName } from './lib/peers.js';
 import { run } from './lib/proc.js';
 
@@ -105,6 +110,8 @@ const gif = await sharp(pngs, { join: { animated: true } }).gif({ delay: 40, loo
 const tmp = mkdtempSync(join(tmpdir(), 'v2a-flips-'));
 try {
   const video = new FrameRenderer({ columns: COLUMNS });
+  const videoBlocks = new FrameRenderer({ columns: COLUMNS, charset: 'blocks', color: true });
+  const blocks: string[][] = [];
   const filtered: string[][] = [];
   const alone: string[][] = [];
   const files: string[] = [];
@@ -114,6 +121,7 @@ try {
     const a = lines(render(img, { columns: COLUMNS }));
     filtered.push(v);
     alone.push(a);
+    blocks.push(lines(videoBlocks.render(img)));
     const file = join(tmp, `f${String(f.index).padStart(3, '0')}.png`);
     writeFileSync(file, await sharp(Buffer.from(f.data), { raw: { width: f.width, height: f.height, channels: 4 } }).removeAlpha().png().toBuffer());
     files.push(file);
@@ -136,12 +144,30 @@ try {
       report.push([`${peer} (${peerVersion('chafa')})`, meanFlips(seq)]);
     }
   }
+  report.push(['v2a FrameRenderer (blocks+colour)', meanFlips(blocks)]);
+  if (peers.has('chafa')) {
+    const seq: string[][] = [];
+    for (const file of files) {
+      const r = await run('chafa', ['--format', 'symbols', '--colors', 'full', '--size', `${COLUMNS}x${rows}`, '--stretch', '--animate', 'off', '--polite', 'on', file],
+        { env: { ...process.env, TERM: 'xterm-256color', COLORTERM: 'truecolor' } });
+      const g = parseAnsi(r.stdout.toString('utf8'), COLUMNS, rows);
+      if (g.problem) throw new Error(`chafa -c full: ${g.problem}`);
+      seq.push(g.lines);
+    }
+    report.push(['chafa -c full (default symbols)', meanFlips(seq)]);
+  }
   const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
   for (const [name, v] of report) console.log(`${name.padEnd(32)}  ${pct(v.all).padStart(15)}  ${pct(v.moving).padStart(19)}  ${pct(v.still).padStart(10)}`);
   const chafa = report.find(([n]) => n.startsWith('chafa ('));
   if (chafa) {
     const ok = report[0]![1].all <= chafa[1].all;
     console.log(`target: FrameRenderer flips <= chafa's: ${ok ? 'MET' : 'MISSED'} (${pct(report[0]![1].all)} vs ${pct(chafa[1].all)})`);
+  }
+  const v2aBlocks = report.find(([n]) => n.includes('blocks+colour'))!;
+  const chafaColour = report.find(([n]) => n.startsWith('chafa -c full'));
+  if (chafaColour) {
+    const ok = v2aBlocks[1].all <= chafaColour[1].all;
+    console.log(`target: FrameRenderer blocks+colour flips <= chafa -c full's: ${ok ? 'MET' : 'MISSED'} (${pct(v2aBlocks[1].all)} vs ${pct(chafaColour[1].all)})`);
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -37,7 +37,7 @@ const BITMAP_HEIGHT = 16;
 const BITMAP_LEVELS = 16;
 
 const ASCII = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCodePoint(0x20 + i));
-const BLOCKS = [...' ░▒▓█▀▄▌▐▖▗▘▝▙▚▛▜▞▟'];
+const BLOCKS = [...' ░▒▓█▀▄▌▐▖▗▘▝▙▚▛▜▞▟▁▂▃▅▆▇▏▎▍▋▊▉▔▕'];
 const BRAILLE = Array.from({ length: 256 }, (_, i) => String.fromCodePoint(0x2800 + i));
 
 /** Overlap of pixel [p, p+1) with each of `n` equal bins over [0, size): weights[bin][p]. */

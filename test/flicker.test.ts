@@ -32,6 +32,23 @@ describe('temporal filtering of video frames', () => {
     });
   }
 
+  for (const charset of ['blocks', 'dots'] as const) {
+    it(`two colours per cell (${charset} + colour): a still noisy scene flickers on at most 1% of glyphs, a new one still shows`, () => {
+      const video = new FrameRenderer({ columns: 80, charset, color: true });
+      const frames: RenderResult[] = [];
+      for (let f = 0; f < 12; f++) frames.push(video.render(withNoise(base, SIGMA, 400 + f)));
+      const worst = Math.max(...frames.slice(6).map((r, i) => changedShare(frames[5 + i]!, r)));
+      assert.ok(worst <= 0.01, `up to ${(worst * 100).toFixed(2)}% of glyphs changed per frame`);
+      const raw = Array.from({ length: 3 }, (_, f) => render(withNoise(base, SIGMA, 400 + f), { columns: 80, charset, color: true }));
+      const rawShare = Math.max(...raw.slice(1).map((r, i) => changedShare(raw[i]!, r)));
+      assert.ok(rawShare > 0.05, `unfiltered ${charset}+colour should flicker (${rawShare})`);
+      const other = image(320, 240, (x, y) => grey(((x >> 5) + (y >> 4)) % 2 ? 235 : 25));
+      video.render(withNoise(other, SIGMA, 500));
+      const moved = video.render(withNoise(other, SIGMA, 501));
+      assert.ok(changedShare(frames[11]!, moved) > 0.3, 'a new scene must show');
+    });
+  }
+
   it('a real scene change shows within 2 frames', () => {
     const video = new FrameRenderer({ columns: 80 });
     for (let f = 0; f < 8; f++) video.render(withNoise(base, SIGMA, 200 + f));

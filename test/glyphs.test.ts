@@ -38,7 +38,7 @@ function centroid(t: Float32Array): { x: number; y: number } {
   return { x: x / m, y: y / m };
 }
 
-const EXPECTED_SIZES = { standard: 10, minimal: 6, detailed: 95, binary: 2, blocks: 19, dots: 256 } as const;
+const EXPECTED_SIZES = { standard: 10, minimal: 6, detailed: 95, binary: 2, blocks: 33, dots: 256 } as const;
 
 test('every charset has the documented glyphs, blank first with coverage 0', () => {
   for (const name of CHARSETS) {
@@ -56,7 +56,7 @@ test('every charset has the documented glyphs, blank first with coverage 0', () 
   }
   assert.deepEqual([...getGlyphSet('standard').glyphs].sort(), [...' .:-=+*#%@'].sort());
   assert.deepEqual([...getGlyphSet('minimal').glyphs].sort(), [...' .:-+*'].sort());
-  assert.deepEqual([...getGlyphSet('blocks').glyphs].sort(), [...' ░▒▓█▀▄▌▐▖▗▘▝▙▚▛▜▞▟'].sort());
+  assert.deepEqual([...getGlyphSet('blocks').glyphs].sort(), [...' ░▒▓█▀▄▌▐▖▗▘▝▙▚▛▜▞▟▁▂▃▅▆▇▏▎▍▋▊▉▔▕'].sort());
   const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i));
   assert.deepEqual([...getGlyphSet('detailed').glyphs].sort(), ascii.sort());
 });

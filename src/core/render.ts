@@ -195,8 +195,14 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     const nc = cols * rows;
     const rgb = resampleRgb(prep.image, cols * SUB_X, rows * SUB_Y, p.invert ? 1 : 0);
     const fgLin = new Float32Array(nc * 3), bgLin = new Float32Array(nc * 3);
-    if (table.set.kind === 'braille') matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin);
-    else matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin);
+    // Video: glyph hysteresis on still cells (Braille's 8-value split is the touchier one: a
+    // wider margin, and dots split on the temporally filtered luminance).
+    const prev = options.previous ?? null;
+    if (table.set.kind === 'braille') {
+      matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin, prev, stable, prev ? 0.6 : 0, options.temporal ? source.data : null);
+    } else {
+      matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin, prev, stable, prev ? 0.35 : 0);
+    }
     const t = colorTransform(p.saturation, tone);
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
     background = cellColors(bgLin, t, new Uint8Array(nc * 3));

@@ -158,8 +158,9 @@ const cache = new Map<Charset, GlyphSet>();
  * - `standard` (` .:-=+*#%@`), `minimal` (` .:-+*`), `detailed` (the 95 printable ASCII glyphs):
  *   kind `ramp`, sorted by measured coverage ascending, ties by code point; the space is first.
  * - `binary`: kind `ramp`, the space and the densest printable ASCII glyph (measured: `@`).
- * - `blocks`: kind `blocks`, the 19 glyphs of BLOCK_GLYPHS (the space, the shades ░▒▓ and all 15
- *   non-blank 2x2 quadrant/half/full blocks), sorted by measured coverage.
+ * - `blocks`: kind `blocks`, the 33 glyphs of BLOCK_GLYPHS (the space, the shades ░▒▓, all 15
+ *   non-blank 2x2 quadrant/half/full blocks, the lower eighths ▁▂▃▅▆▇ with ▔, and the left eighths
+ *   ▏▎▍▋▊▉ with ▕), sorted by measured coverage. DejaVu Sans Mono has no sextants (U+1FB00..).
  * - `dots`: kind `braille`, the 256 Braille patterns U+2800..U+28FF in CODE-POINT order, NOT
  *   coverage order (the exception to GlyphSet's "sorted by coverage"): glyph index i is the pattern
  *   with dot bits i (bit 0 = dot 1 ... bit 7 = dot 8), which is how the renderer addresses them.

@@ -42,7 +42,7 @@ export const FONT_CELL_ASPECT = 0.5172;
 export const MEASURE_CELL = { width: 60, height: 116, subX: 4, subY: 8 } as const;
 
 /** The block-element glyphs of the `blocks` charset, blank first, in this order of listing. */
-export const BLOCK_GLYPHS = " ░▒▓█▀▄▌▐▖▗▘▝▙▚▛▜▞▟";
+export const BLOCK_GLYPHS = " ░▒▓█▀▄▌▐▖▗▘▝▙▚▛▜▞▟▁▂▃▅▆▇▏▎▍▋▊▉▔▕";
 
 /** Every measured glyph (printable ASCII, block elements, Braille), by code point. */
 export const GLYPH_DATA: readonly (readonly [codePoint: number, coverage: number, template: string])[] = [
@@ -142,13 +142,27 @@ export const GLYPH_DATA: readonly (readonly [codePoint: number, coverage: number
   [0x007d, 0.14934, '00000000 23971700 00574100 004d5200 0022b220 00554300 02693b00 21630400'], // }
   [0x007e, 0.05996, '00000000 00000000 00000000 1336020b 535a8e58 00000000 00000000 00000000'], // ~
   [0x2580, 0.49949, 'ffffffff ffffffff ffffffff fefefefe 00000000 00000000 00000000 00000000'], // ▀
+  [0x2581, 0.12637, '00000000 00000000 00000000 00000000 00000000 00000000 06060606 fcfcfcfc'], // ▁
+  [0x2582, 0.25108, '00000000 00000000 00000000 00000000 00000000 02020202 ffffffff ffffffff'], // ▂
+  [0x2583, 0.37583, '00000000 00000000 00000000 00000000 05050505 fbfbfbfb ffffffff ffffffff'], // ▃
   [0x2584, 0.50054, '00000000 00000000 00000000 01010101 ffffffff ffffffff ffffffff ffffffff'], // ▄
+  [0x2585, 0.62583, '00000000 00000000 05050505 fbfbfbfb ffffffff ffffffff ffffffff ffffffff'], // ▅
+  [0x2586, 0.75054, '00000000 01010101 ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff'], // ▆
+  [0x2587, 0.87529, '05050505 fbfbfbfb ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff'], // ▇
   [0x2588, 1, 'ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff'], // █
+  [0x2589, 0.88235, 'ffffff87 ffffff87 ffffff87 ffffff87 ffffff87 ffffff87 ffffff87 ffffff87'], // ▉
+  [0x258a, 0.7534, 'ffffff03 ffffff03 ffffff03 ffffff03 ffffff03 ffffff03 ffffff03 ffffff03'], // ▊
+  [0x258b, 0.62503, 'ffff8000 ffff8000 ffff8000 ffff8000 ffff8000 ffff8000 ffff8000 ffff8000'], // ▋
   [0x258c, 0.49693, 'fffc0000 fffc0000 fffc0000 fffc0000 fffc0000 fffc0000 fffc0000 fffc0000'], // ▌
+  [0x258d, 0.3685, 'ff790000 ff790000 ff790000 ff790000 ff790000 ff790000 ff790000 ff790000'], // ▍
+  [0x258e, 0.24039, 'f5000000 f5000000 f5000000 f5000000 f5000000 f5000000 f5000000 f5000000'], // ▎
+  [0x258f, 0.11124, '71000000 71000000 71000000 71000000 71000000 71000000 71000000 71000000'], // ▏
   [0x2590, 0.50235, '0002ffff 0002ffff 0002ffff 0002ffff 0002ffff 0002ffff 0002ffff 0002ffff'], // ▐
   [0x2591, 0.18387, '5e025c00 015d035b 5d025c00 015d035c 5e025c00 015d035b 5e025c00 015d035b'], // ░
   [0x2592, 0.4966, '97986862 78778786 77778886 98986863 68679697 87877975 88897773 65659696'], // ▒
   [0x2593, 0.80967, 'a2fda4f9 fea3fc9f a2fda4f9 fea2fb9f a2fda4f9 fea3fc9f a2fda4f9 fb9ff89c'], // ▓
+  [0x2594, 0.12488, 'fafafafa 04040404 00000000 00000000 00000000 00000000 00000000 00000000'], // ▔
+  [0x2595, 0.11771, '00000078 00000078 00000078 00000078 00000078 00000078 00000078 00000078'], // ▕
   [0x2596, 0.24912, '00000000 00000000 00000000 01010000 fffd0000 fffd0000 fffd0000 fffd0000'], // ▖
   [0x2597, 0.25145, '00000000 00000000 00000000 00000101 0002ffff 0002ffff 0002ffff 0002ffff'], // ▗
   [0x2598, 0.2486, 'fffd0000 fffd0000 fffd0000 fefc0000 00000000 00000000 00000000 00000000'], // ▘

@@ -78,7 +78,7 @@ export const PARAMS = [
   { name: 'columns', type: 'integer', min: 8, max: 400, default: 120, group: 'output',
     description: 'Output width in characters; the row count follows the image aspect and the 1:2 cell aspect.' },
   { name: 'charset', type: 'enum', values: CHARSETS, default: 'detailed', group: 'glyphs',
-    description: 'Glyph ramp: standard (10 ASCII glyphs), detailed (all 95 printable ASCII), blocks (Unicode shades and 2x2 quadrants), binary (blank and the densest glyph), dots (Braille 2x4), minimal (6 light ASCII glyphs).' },
+    description: 'Glyph ramp: standard (10 ASCII glyphs), detailed (all 95 printable ASCII), blocks (Unicode shades, 2x2 quadrants and eighth blocks), binary (blank and the densest glyph), dots (Braille 2x4), minimal (6 light ASCII glyphs).' },
   { name: 'format', type: 'enum', values: FORMATS, default: 'text', group: 'output',
     description: 'Output format: text, ansi (24-bit SGR), html, json, json-compact (text plus rgb24-b64-v1 chroma), svg; extension: png (the art drawn from the reference font\'s glyphs at 8x16 px per cell).' },
   { name: 'color', type: 'boolean', default: false, group: 'output',
