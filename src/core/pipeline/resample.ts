@@ -62,10 +62,11 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   // does not grow the module's memory, which never shrinks, to its whole size.
   const bands: number[] = [];
   let windowRows = 0;
+  const bandRows = Math.ceil(H / BANDS);
   for (let ya = 0; ya < H;) {
     const s0 = yt.start[ya]!;
     let yb = ya + 1;
-    while (yb < H && (yt.start[yb]! + yt.count[yb]! - s0) * sw <= WINDOW_PIXELS) yb++;
+    while (yb < H && yb - ya < bandRows && (yt.start[yb]! + yt.count[yb]! - s0) * sw <= WINDOW_PIXELS) yb++;
     const end = yt.start[yb - 1]! + yt.count[yb - 1]!;
     bands.push(ya, yb, s0, end);
     windowRows = Math.max(windowRows, end - s0);
@@ -100,5 +101,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   return { luma: { width: W, height: H, data: luma }, cellLinearRgb: f.viewF32(pRgb, cols * rows * 3).slice() };
 }
 
+/** At least this many calls, so V8 can tier the kernel up between them on a first render. */
+const BANDS = 4;
 /** Source pixels copied into WebAssembly memory at a time (4 MiB of RGBA). */
 const WINDOW_PIXELS = 1 << 20;
