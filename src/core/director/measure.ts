@@ -1,4 +1,4 @@
-import { ENC_LUT } from '../pipeline/linear.js';
+import { encLut } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
 import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile } from '../pipeline/tone.js';
 import { frame } from '../wasm/kernels.js';
@@ -33,12 +33,13 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const cells = cellLinearRgb.length / 3;
   // In WebAssembly (assembly/kernels.ts histogram, assembly/measure.ts measure): the samples
   // copied in once for both.
+  const enc = encLut();
   const f = frame();
-  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(ENC_LUT.length), po = f.f32(6), ph = f.f32(512), pt = f.f32(HIST_BINS * 5);
+  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(512), pt = f.f32(HIST_BINS * 5);
   const k = f.ready();
   f.viewF32(pd, d.length).set(d);
   f.viewF32(pr, cells * 3).set(cellLinearRgb);
-  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  f.viewF32(pe, enc.length).set(enc);
   k.histogram(pd, d.length, HIST_BINS, pt);
   const hist = f.viewU32(pt, HIST_BINS).slice();
   // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth

@@ -1,4 +1,4 @@
-import { ENC_LUT } from '../pipeline/linear.js';
+import { encLut } from '../pipeline/linear.js';
 import { frame, type Frame } from '../wasm/kernels.js';
 
 const BINS = 16;
@@ -129,12 +129,13 @@ function metricsOf(f: Frame, n: number, po: number, pq: number, vs: number): Rec
 export function roundTripMetric(colors: Uint8Array, cellLinearRgb: Float32Array): number {
   const n = colors.length;
   // In WebAssembly (assembly/measure.ts).
+  const enc = encLut();
   const f = frame();
-  const pc = f.bytes(n), pl = f.f32(n), pe = f.f32(ENC_LUT.length);
+  const pc = f.bytes(n), pl = f.f32(n), pe = f.f32(enc.length);
   const k = f.ready();
   f.viewU8(pc, n).set(colors);
   f.viewF32(pl, n).set(cellLinearRgb.subarray(0, n));
-  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  f.viewF32(pe, enc.length).set(enc);
   const e = k.roundTripError(pc, pl, n, pe);
   const rmse = Math.sqrt(e / Math.max(1, n));
   return Math.max(0, 1 - rmse / 0.25);

@@ -1,6 +1,6 @@
 import { frame } from '../wasm/kernels.js';
-import { ENC_LUT, srgbToLinear } from './linear.js';
-import { toneValue, type ToneSettings } from './tone.js';
+import { encLut } from './linear.js';
+import type { ToneSettings } from './tone.js';
 
 const LUT_SIZE = 1024;
 
@@ -13,9 +13,18 @@ export interface ColorTransform {
 
 export function colorTransform(saturation: number, tone: ToneSettings): ColorTransform {
   // Not invert: that is a glyph-mapping choice, the colours stay the image's.
-  const t: ToneSettings = { ...tone, invert: false };
   const lut = new Float32Array(LUT_SIZE + 1);
-  for (let i = 0; i <= LUT_SIZE; i++) lut[i] = srgbToLinear(toneValue(i / LUT_SIZE, t));
+  // srgbToLinear(toneValue(i / LUT_SIZE, tone)) inlined with the same arithmetic (equal bits), as
+  // in toneLut(): the Director builds one of these per candidate in still-interpreted code.
+  const lo = tone.lo, span = tone.hi - tone.lo, contrast = tone.contrast, lift = tone.brightness / 255;
+  const curved = tone.gamma !== 1, inv = 1 / tone.gamma;
+  for (let i = 0; i <= LUT_SIZE; i++) {
+    let u = (i / LUT_SIZE - lo) / span;
+    u = (u - 0.5) * contrast + 0.5 + lift;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
+    lut[i] = u <= 0.04045 ? u / 12.92 : Math.pow((u + 0.055) / 1.055, 2.4);
+  }
   return { lut, saturation };
 }
 
@@ -37,13 +46,14 @@ export interface InkCoverage {
 export function cellColors(linearRgb: Float32Array, t: ColorTransform, out: Uint8Array, ink?: InkCoverage): Uint8Array {
   const n = linearRgb.length / 3;
   // In WebAssembly (assembly/measure.ts).
+  const enc = encLut();
   const f = frame();
-  const pr = f.f32(n * 3), pl = f.f32(LUT_SIZE + 1), pe = f.f32(ENC_LUT.length), po = f.bytes(n * 3);
+  const pr = f.f32(n * 3), pl = f.f32(LUT_SIZE + 1), pe = f.f32(enc.length), po = f.bytes(n * 3);
   const pc = ink ? f.f32(ink.coverage.length) : 0, pg = ink ? f.bytes(n * 2) : 0;
   const k = f.ready();
   f.viewF32(pr, n * 3).set(linearRgb);
   f.viewF32(pl, LUT_SIZE + 1).set(t.lut);
-  f.viewF32(pe, ENC_LUT.length).set(ENC_LUT);
+  f.viewF32(pe, enc.length).set(enc);
   if (ink) {
     f.viewF32(pc, ink.coverage.length).set(ink.coverage);
     f.viewU16(pg, n).set(ink.cells.subarray(0, n));

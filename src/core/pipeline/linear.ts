@@ -22,12 +22,20 @@ export const SRGB8_TO_LINEAR: Float32Array = (() => {
 })();
 
 const ENC_SIZE = 16384;
-/** Perceptual value at i / ENC_SIZE of linear light (encodeLinear() interpolates it). */
-export const ENC_LUT: Float32Array = (() => {
-  const t = new Float32Array(ENC_SIZE + 1);
-  for (let i = 0; i <= ENC_SIZE; i++) t[i] = linearToSrgb(i / ENC_SIZE);
-  return t;
-})();
+let encTable: Float32Array | undefined;
+/**
+ * Perceptual value at i / ENC_SIZE of linear light (encodeLinear() interpolates it). Built on first
+ * use, not at import: 16385 pows in still-interpreted code (~2 ms) that the CLI's paths without a
+ * render (help, errors, decode) and the library's importers need not pay.
+ */
+export function encLut(): Float32Array {
+  if (!encTable) {
+    const t = new Float32Array(ENC_SIZE + 1);
+    for (let i = 0; i <= ENC_SIZE; i++) t[i] = linearToSrgb(i / ENC_SIZE);
+    encTable = t;
+  }
+  return encTable;
+}
 
 /** Linear light 0..1 -> perceptual 0..1, by table (fine enough: < 0.1/255 error above black). */
 export function encodeLinear(v: number): number {
@@ -36,7 +44,8 @@ export function encodeLinear(v: number): number {
   if (i >= ENC_SIZE) return 1;
   const k = i | 0;
   const f = i - k;
-  return ENC_LUT[k]! + (ENC_LUT[k + 1]! - ENC_LUT[k]!) * f;
+  const t = encTable ?? encLut();
+  return t[k]! + (t[k + 1]! - t[k]!) * f;
 }
 
 /** Rec. 709 luminance weights, applied to linear RGB. */

@@ -1,6 +1,6 @@
 import type { RgbaImage } from '../types.js';
 import { frame } from '../wasm/kernels.js';
-import { ENC_LUT, SRGB8_TO_LINEAR } from './linear.js';
+import { encLut, SRGB8_TO_LINEAR } from './linear.js';
 import type { Raster } from './raster.js';
 import { scratch } from './scratch.js';
 
@@ -62,20 +62,22 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   // does not grow the module's memory, which never shrinks, to its whole size.
   const bands: number[] = [];
   let windowRows = 0;
+  const bandRows = Math.ceil(H / BANDS);
   for (let ya = 0; ya < H;) {
     const s0 = yt.start[ya]!;
     let yb = ya + 1;
-    while (yb < H && (yt.start[yb]! + yt.count[yb]! - s0) * sw <= WINDOW_PIXELS) yb++;
+    while (yb < H && yb - ya < bandRows && (yt.start[yb]! + yt.count[yb]! - s0) * sw <= WINDOW_PIXELS) yb++;
     const end = yt.start[yb - 1]! + yt.count[yb - 1]!;
     bands.push(ya, yb, s0, end);
     windowRows = Math.max(windowRows, end - s0);
     ya = yb;
   }
+  const enc = encLut();
   const f = frame();
   const pPx = f.bytes(windowRows * sw * 4);
   const pTaps = f.bytes(12 * 4);
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
-  const pLut = f.f32(256), pEnc = f.f32(ENC_LUT.length);
+  const pLut = f.f32(256), pEnc = f.f32(enc.length);
   const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
   const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3);
   const k = f.ready();
@@ -87,7 +89,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
     f.viewF32(tapPtrs[4 * j + 3]!, t.weight.length).set(t.weight);
   });
   f.viewF32(pLut, 256).set(SRGB8_TO_LINEAR);
-  f.viewF32(pEnc, ENC_LUT.length).set(ENC_LUT);
+  f.viewF32(pEnc, enc.length).set(enc);
   const window = f.viewU8(pPx, windowRows * sw * 4);
   for (let b = 0; b < bands.length; b += 4) {
     const [ya, yb, s0, end] = [bands[b]!, bands[b + 1]!, bands[b + 2]!, bands[b + 3]!];
@@ -99,5 +101,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   return { luma: { width: W, height: H, data: luma }, cellLinearRgb: f.viewF32(pRgb, cols * rows * 3).slice() };
 }
 
+/** At least this many calls, so V8 can tier the kernel up between them on a first render. */
+const BANDS = 4;
 /** Source pixels copied into WebAssembly memory at a time (4 MiB of RGBA). */
 const WINDOW_PIXELS = 1 << 20;

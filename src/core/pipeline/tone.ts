@@ -82,7 +82,19 @@ export function toneValue(v: number, s: ToneSettings): number {
  */
 export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE, from = 0, to = size): Float32Array {
   const lut = new Float32Array(size + 1);
-  for (let i = Math.max(0, from); i <= Math.min(size, to); i++) lut[i] = toneValue(-0.5 + (2 * i) / size, s);
+  // toneValue() inlined, with the same arithmetic in the same order (equal bits): a first render
+  // builds ~20 of these tables in still-interpreted code, where a call and four property loads
+  // per entry cost more than the curve. Clamped entries (0 or 1) need no pow: pow(0, y > 0) = 0
+  // and pow(1, y) = 1 exactly.
+  const lo = s.lo, span = s.hi - s.lo, contrast = s.contrast, lift = s.brightness / 255;
+  const curved = s.gamma !== 1, inv = 1 / s.gamma, invert = s.invert;
+  for (let i = Math.max(0, from); i <= Math.min(size, to); i++) {
+    let u = (-0.5 + (2 * i) / size - lo) / span;
+    u = (u - 0.5) * contrast + 0.5 + lift;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
+    lut[i] = invert ? 1 - u : u;
+  }
   return lut;
 }
 
