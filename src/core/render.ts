@@ -204,7 +204,11 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     if (table.set.kind === 'braille') {
       matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
     } else {
-      const useStructure = table.directional !== null && (p.edges || p.structure > 0);
+      const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.structure;
+      // The matcher substitutes a directional glyph only where strength x amount > 0.05, and the
+      // tensor's strength (coherence x energy / (energy + half)) stays below 1 + rounding: at a
+      // smaller amount no glyph can change, so the tensor is not computed.
+      const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
       matchGlyphs(target, W, cols, rows, table, {
         blur: true,
@@ -212,7 +216,7 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
         candidates: book.indices,
         directional: table.directional,
         structure: useStructure ? cellStructure(p.edges ? target : toned, W, H, SUB_X, SUB_Y) : null,
-        structureAmount: p.edges ? Math.max(p.structure, 0.5) : p.structure,
+        structureAmount,
         dither: p.dither,
         previous: options.previous ?? null,
         stable,

@@ -13,11 +13,24 @@ export interface ColorTransform {
 
 export function colorTransform(saturation: number, tone: ToneSettings): ColorTransform {
   // Not invert: that is a glyph-mapping choice, the colours stay the image's.
-  const t: ToneSettings = { ...tone, invert: false };
-  const lut = new Float32Array(LUT_SIZE + 1);
-  for (let i = 0; i <= LUT_SIZE; i++) lut[i] = srgbToLinear(toneValue(i / LUT_SIZE, t));
+  const key = `${tone.lo} ${tone.hi} ${tone.contrast} ${tone.brightness} ${tone.gamma}`;
+  let lut = luts.get(key);
+  if (!lut) {
+    const t: ToneSettings = { ...tone, invert: false };
+    lut = new Float32Array(LUT_SIZE + 1);
+    for (let i = 0; i <= LUT_SIZE; i++) lut[i] = srgbToLinear(toneValue(i / LUT_SIZE, t));
+    if (luts.size >= MAX_LUTS) luts.delete(luts.keys().next().value!);
+    luts.set(key, lut);
+  }
   return { lut, saturation };
 }
+
+/**
+ * Tables by tone settings (two pows an entry): a render, the Director's round-trip candidates
+ * and the next frame ask for the same few again. Shared: read only.
+ */
+const luts = new Map<string, Float32Array>();
+const MAX_LUTS = 32;
 
 /** Ink-only colour output: each cell's glyph, and the ink of each glyph. */
 export interface InkCoverage {

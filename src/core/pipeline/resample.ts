@@ -13,6 +13,21 @@ export interface Taps {
 }
 
 export function boxTaps(src: number, dst: number): Taps {
+  const key = `${src} ${dst}`;
+  let t = tapsCache.get(key);
+  if (!t) {
+    t = computeTaps(src, dst);
+    if (tapsCache.size >= MAX_TAPS) tapsCache.delete(tapsCache.keys().next().value!);
+    tapsCache.set(key, t);
+  }
+  return t;
+}
+
+/** Taps by axis sizes (shared, read only): every frame of a video and every re-render reuses them. */
+const tapsCache = new Map<string, Taps>();
+const MAX_TAPS = 32;
+
+function computeTaps(src: number, dst: number): Taps {
   const scale = src / dst;
   const start = new Int32Array(dst);
   const count = new Int32Array(dst);
