@@ -17,7 +17,7 @@ import { unsharpMask } from './pipeline/sharpen.js';
 import { cellStructure } from './pipeline/structure.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
-import { histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
+import { HIST_BINS, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -168,8 +168,8 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
   // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
   const source = options.temporal ? { width: W, height: H, data: options.temporal.step(luma.data, p.motionSensitivity, cols) } : luma;
-  bilateralDenoise(source, p.denoise, a, b);
-  const hist = histogram({ width: W, height: H, data: a });
+  const hist = new Uint32Array(HIST_BINS);
+  bilateralDenoise(source, p.denoise, a, b, hist);
   const tone = toneSettings(p, hist);
   const toned = unsharpMask(a, W, H, p.sharpen, b, scratch('render.viewTmp', n), toneLut(tone));
 

@@ -164,11 +164,12 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
   const m = Math.floor(n / stride);
   const luma = new Float32Array(m);
   const rgb = new Float32Array(m * 3);
+  const srcLuma = prep.cellLuma, srcRgb = prep.resampled.cellLinearRgb;
   for (let k = 0, i = 0; k < m; k++, i += stride) {
-    luma[k] = prep.cellLuma[i]!;
-    rgb[k * 3] = prep.resampled.cellLinearRgb[i * 3]!;
-    rgb[k * 3 + 1] = prep.resampled.cellLinearRgb[i * 3 + 1]!;
-    rgb[k * 3 + 2] = prep.resampled.cellLinearRgb[i * 3 + 2]!;
+    luma[k] = srcLuma[i]!;
+    rgb[k * 3] = srcRgb[i * 3]!;
+    rgb[k * 3 + 1] = srcRgb[i * 3 + 1]!;
+    rgb[k * 3 + 2] = srcRgb[i * 3 + 2]!;
   }
   return { cellLuma: luma, resampled: { luma: prep.resampled.luma, cellLinearRgb: rgb } };
 }
@@ -254,11 +255,13 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
  * (it needs a second frame to measure).
  */
 export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
-  const n = result.cells.length;
+  // Locals, not result.cells in the loop: the result object (built with a spread) is slow to read.
+  const cells = result.cells;
+  const n = cells.length;
   const rendered = new Float32Array(n);
   const inv = result.params.invert;
   for (let i = 0; i < n; i++) {
-    const t = Math.min(1, coverage[result.cells[i]!]! / scale);
+    const t = Math.min(1, coverage[cells[i]!]! / scale);
     rendered[i] = inv ? 1 - t : t;
   }
   const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));

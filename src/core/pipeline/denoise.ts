@@ -1,5 +1,6 @@
 import type { Raster } from './raster.js';
 import { frame } from '../wasm/kernels.js';
+import { histogram } from './tone.js';
 
 const RANGE_BINS = 1024;
 
@@ -18,33 +19,54 @@ export function rangeWeights(strength: number): Float32Array {
  * Edge-preserving bilateral filter (separable 3x3, spatial sigma 1 sample). `strength` 0..1 sets the range
  * sigma (up to 0.12 of full scale, about 30/255) and, above 0.5, a second pass. Sensor noise sits
  * well inside the range sigma and is averaged away; a step edge is many sigmas high, gets ~zero
- * weight across it and keeps its contrast.
+ * weight across it and keeps its contrast. With `hist`, also the tone histogram of the result
+ * (histogram() with hist.length bins), saving a copy of the raster into the module.
  */
-export function bilateralDenoise(src: Raster, strength: number, out: Float32Array, _tmp?: Float32Array): Float32Array {
+export function bilateralDenoise(src: Raster, strength: number, out: Float32Array, _tmp?: Float32Array, hist?: Uint32Array): Float32Array {
   if (strength <= 0) {
     out.set(src.data);
+    if (hist) hist.set(histogram({ width: src.width, height: src.height, data: out }, hist.length));
     return out;
   }
-  const lut = rangeWeights(strength);
   const passes = strength > 0.5 ? 2 : 1;
   const { width: w, height: h } = src;
   const n = w * h;
   // In WebAssembly (assembly/kernels.ts): both passes on one copy of the raster.
   const f = frame();
   const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w), pw = f.f32(2 * (w + 1 + RANGE_BINS + 1));
+  const ph = hist ? f.f32(hist.length * 5) : 0;
   const k = f.ready();
   f.viewF32(pa, n).set(src.data.subarray(0, n));
   // The spatial weight of the two neighbours folded into the table (rounded to f32 as before).
-  const folded = f.viewF32(pl, RANGE_BINS + 1);
-  for (let i = 0; i <= RANGE_BINS; i++) folded[i] = W_NEIGHBOUR * lut[i]!;
+  f.viewF32(pl, RANGE_BINS + 1).set(foldedWeights(strength));
   let from = pa, to = pb;
   for (let p = 0; p < passes; p++) {
     k.denoisePass(from, to, w, h, pl, pp, pw);
     [from, to] = [to, from];
   }
   out.set(f.viewF32(from, n));
+  // The histogram (tone.ts histogram()) of the result while it is still in the module's memory.
+  if (hist) {
+    k.histogram(from, n, hist.length, ph);
+    hist.set(f.viewU32(ph, hist.length));
+  }
   return out;
 }
+
+/** The range weights with the neighbours' spatial weight folded in, kept for the last few strengths. */
+function foldedWeights(strength: number): Float32Array {
+  let t = folded.get(strength);
+  if (!t) {
+    const lut = rangeWeights(strength);
+    t = new Float32Array(RANGE_BINS + 1);
+    for (let i = 0; i <= RANGE_BINS; i++) t[i] = W_NEIGHBOUR * lut[i]!;
+    if (folded.size >= 16) folded.delete(folded.keys().next().value!);
+    folded.set(strength, t);
+  }
+  return t;
+}
+
+const folded = new Map<number, Float32Array>();
 
 /**
  * Each pass (Pham & van Vliet 2005) is a 3-tap range-weighted filter along x, then along y, in
