@@ -125,8 +125,8 @@ export interface Prepared {
 /** Resamples the source. The returned raster is scratch memory: valid until the next prepare(). */
 export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number): Prepared {
   const rows = gridRows(image.width, image.height, columns, cellAspect);
-  const resampled = resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0);
-  return { image, columns, rows, resampled, cellLuma: cellMeans(resampled.luma, SUB_X, SUB_Y) };
+  const cellLuma = new Float32Array(columns * rows);
+  return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma), cellLuma };
 }
 
 export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
