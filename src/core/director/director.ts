@@ -197,8 +197,10 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   if (requested.glyphStrategy === 'fixed' || requested.charset === 'dots') free.delete('maxGlyphRmse');
 
   let best = requested;
-  let bestSim = simulate(input, stats, requested, rampLevels, colors);
-  if (strength > 0 && free.size > 0) {
+  let bestSim: Sim;
+  // The requested settings are scored only when no search replaces them with its start.
+  if (!(strength > 0 && free.size > 0)) bestSim = simulate(input, stats, requested, rampLevels, colors);
+  else {
     // Detail settings come from the measurements; tone settings from a coordinate search on
     // the rubric (gamma, then contrast, then levels), each step keeping the best so far.
     const guess = propose(requested, stats);
@@ -211,9 +213,14 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     for (const [name, values] of twoColor ? [] : TONE_GRID) {
       if (!free.has(name)) continue;
       const around = best;
+      const tried: number[] = [];
       for (const v of [...values, guess[name]]) {
         if (v === undefined || v === around[name]) continue;
-        const cand: RenderParams = { ...around, [name]: inRange(name, v) };
+        // A value tried already scores the same again and cannot beat the best.
+        const r = inRange(name, v);
+        if (r === around[name] || tried.includes(r)) continue;
+        tried.push(r);
+        const cand: RenderParams = { ...around, [name]: r };
         const sim = simulate(input, stats, cand, rampLevels, colors);
         if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
       }
