@@ -14,7 +14,6 @@ import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { unsharpMask } from './pipeline/sharpen.js';
-import { cellStructure } from './pipeline/structure.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { HIST_BINS, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
@@ -215,7 +214,8 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
         scale: table.scale,
         candidates: book.indices,
         directional: table.directional,
-        structure: useStructure ? cellStructure(p.edges ? target : toned, W, H, SUB_X, SUB_Y) : null,
+        // The tensor of `target` (toned is target when there are no edges), in the matcher's frame.
+        structure: useStructure ? 'target' : null,
         structureAmount,
         dither: p.dither,
         previous: options.previous ?? null,
