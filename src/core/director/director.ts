@@ -146,8 +146,13 @@ function simulatedLevels(p: RenderParams, ramp: Float64Array): Float64Array {
   if (p.glyphStrategy === 'fixed' || p.charset === 'dots') return ramp;
   const step = p.maxGlyphRmse * Math.sqrt(12);
   const n = Math.max(2, Math.min(ramp.length, Math.round(1 / step) + 1));
-  return Float64Array.from({ length: n }, (_, i) => i / (n - 1));
+  let levels = uniformLevels.get(n);
+  if (!levels) uniformLevels.set(n, (levels = Float64Array.from({ length: n }, (_, i) => i / (n - 1))));
+  return levels;
 }
+
+/** n uniform levels over 0..1 by n (at most the largest ramp's length): shared, read only. */
+const uniformLevels = new Map<number, Float64Array>();
 
 function roundMetrics(m: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
