@@ -7,16 +7,15 @@ import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { resampleRgb } from './pipeline/color-raster.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
-import { bilateralDenoise } from './pipeline/denoise.js';
+import { denoiseToneSharpen } from './pipeline/detail.js';
 import { sobelInk } from './pipeline/edges.js';
 import { gridRows } from './pipeline/geometry.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
-import { unsharpMask } from './pipeline/sharpen.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
-import { HIST_BINS, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
+import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -167,10 +166,9 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
   // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
   const source = options.temporal ? { width: W, height: H, data: options.temporal.step(luma.data, p.motionSensitivity, cols) } : luma;
-  const hist = new Uint32Array(HIST_BINS);
-  bilateralDenoise(source, p.denoise, a, b, hist);
-  const tone = toneSettings(p, hist);
-  const toned = unsharpMask(a, W, H, p.sharpen, b, scratch('render.viewTmp', n), toneLut(tone));
+  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
+  let tone!: ToneSettings;
+  const toned = denoiseToneSharpen(source, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))), b);
 
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).

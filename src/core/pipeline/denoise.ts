@@ -1,8 +1,7 @@
 import type { Raster } from './raster.js';
 import { frame } from '../wasm/kernels.js';
-import { histogram } from './tone.js';
 
-const RANGE_BINS = 1024;
+export const RANGE_BINS = 1024;
 
 /** Gaussian weight of a tone difference, `RANGE_BINS` steps over 0..1, for a denoise `strength`. */
 export function rangeWeights(strength: number): Float32Array {
@@ -19,13 +18,11 @@ export function rangeWeights(strength: number): Float32Array {
  * Edge-preserving bilateral filter (separable 3x3, spatial sigma 1 sample). `strength` 0..1 sets the range
  * sigma (up to 0.12 of full scale, about 30/255) and, above 0.5, a second pass. Sensor noise sits
  * well inside the range sigma and is averaged away; a step edge is many sigmas high, gets ~zero
- * weight across it and keeps its contrast. With `hist`, also the tone histogram of the result
- * (histogram() with hist.length bins), saving a copy of the raster into the module.
+ * weight across it and keeps its contrast.
  */
-export function bilateralDenoise(src: Raster, strength: number, out: Float32Array, _tmp?: Float32Array, hist?: Uint32Array): Float32Array {
+export function bilateralDenoise(src: Raster, strength: number, out: Float32Array, _tmp?: Float32Array): Float32Array {
   if (strength <= 0) {
     out.set(src.data);
-    if (hist) hist.set(histogram({ width: src.width, height: src.height, data: out }, hist.length));
     return out;
   }
   const passes = strength > 0.5 ? 2 : 1;
@@ -34,7 +31,6 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
   // In WebAssembly (assembly/kernels.ts): both passes on one copy of the raster.
   const f = frame();
   const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w), pw = f.f32(2 * (w + 1 + RANGE_BINS + 1));
-  const ph = hist ? f.f32(hist.length * 5) : 0;
   const k = f.ready();
   f.viewF32(pa, n).set(src.data.subarray(0, n));
   // The spatial weight of the two neighbours folded into the table (rounded to f32 as before).
@@ -45,16 +41,11 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
     [from, to] = [to, from];
   }
   out.set(f.viewF32(from, n));
-  // The histogram (tone.ts histogram()) of the result while it is still in the module's memory.
-  if (hist) {
-    k.histogram(from, n, hist.length, ph);
-    hist.set(f.viewU32(ph, hist.length));
-  }
   return out;
 }
 
 /** The range weights with the neighbours' spatial weight folded in, kept for the last few strengths. */
-function foldedWeights(strength: number): Float32Array {
+export function foldedWeights(strength: number): Float32Array {
   let t = folded.get(strength);
   if (!t) {
     const lut = rangeWeights(strength);
