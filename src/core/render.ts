@@ -7,17 +7,15 @@ import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { resampleRgb } from './pipeline/color-raster.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
-import { bilateralDenoise } from './pipeline/denoise.js';
+import { denoiseToneSharpen } from './pipeline/detail.js';
 import { sobelInk } from './pipeline/edges.js';
 import { gridRows } from './pipeline/geometry.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
-import { unsharpMask } from './pipeline/sharpen.js';
-import { cellStructure } from './pipeline/structure.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
-import { histogram, levels, toneLut, type ToneSettings } from './pipeline/tone.js';
+import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -125,8 +123,8 @@ export interface Prepared {
 /** Resamples the source. The returned raster is scratch memory: valid until the next prepare(). */
 export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number): Prepared {
   const rows = gridRows(image.width, image.height, columns, cellAspect);
-  const resampled = resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0);
-  return { image, columns, rows, resampled, cellLuma: cellMeans(resampled.luma, SUB_X, SUB_Y) };
+  const cellLuma = new Float32Array(columns * rows);
+  return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma), cellLuma };
 }
 
 export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
@@ -168,10 +166,9 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
   // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
   const source = options.temporal ? { width: W, height: H, data: options.temporal.step(luma.data, p.motionSensitivity, cols) } : luma;
-  bilateralDenoise(source, p.denoise, a, b);
-  const hist = histogram({ width: W, height: H, data: a });
-  const tone = toneSettings(p, hist);
-  const toned = unsharpMask(a, W, H, p.sharpen, b, scratch('render.viewTmp', n), toneLut(tone));
+  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
+  let tone!: ToneSettings;
+  const toned = denoiseToneSharpen(source, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))), b);
 
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
@@ -210,15 +207,20 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     if (table.set.kind === 'braille') {
       matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
     } else {
-      const useStructure = table.directional !== null && (p.edges || p.structure > 0);
+      const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.structure;
+      // The matcher substitutes a directional glyph only where strength x amount > 0.05, and the
+      // tensor's strength (coherence x energy / (energy + half)) stays below 1 + rounding: at a
+      // smaller amount no glyph can change, so the tensor is not computed.
+      const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
       matchGlyphs(target, W, cols, rows, table, {
         blur: true,
         scale: table.scale,
         candidates: book.indices,
         directional: table.directional,
-        structure: useStructure ? cellStructure(p.edges ? target : toned, W, H, SUB_X, SUB_Y) : null,
-        structureAmount: p.edges ? Math.max(p.structure, 0.5) : p.structure,
+        // The tensor of `target` (toned is target when there are no edges), in the matcher's frame.
+        structure: useStructure ? 'target' : null,
+        structureAmount,
         dither: p.dither,
         previous: options.previous ?? null,
         stable,

@@ -1,5 +1,6 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
 import { TONE_WEIGHT, templateStats, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
+import { cellStructure } from './structure.js';
 
 export type { GlyphTable, MatchOptions };
 
@@ -21,7 +22,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const errCur = new Float32Array(cols + 2);
   const errNext = new Float32Array(cols + 2);
   const dir = o.directional;
-  const st = o.structure;
+  const st = o.structure === 'target' ? cellStructure(target, width, rows * SUB_Y, SUB_X, SUB_Y) : o.structure;
   const sAmt = st && dir ? o.structureAmount : 0;
   const prev = o.previous ?? null;
   const stable = o.stable ?? null;

@@ -146,8 +146,13 @@ function simulatedLevels(p: RenderParams, ramp: Float64Array): Float64Array {
   if (p.glyphStrategy === 'fixed' || p.charset === 'dots') return ramp;
   const step = p.maxGlyphRmse * Math.sqrt(12);
   const n = Math.max(2, Math.min(ramp.length, Math.round(1 / step) + 1));
-  return Float64Array.from({ length: n }, (_, i) => i / (n - 1));
+  let levels = uniformLevels.get(n);
+  if (!levels) uniformLevels.set(n, (levels = Float64Array.from({ length: n }, (_, i) => i / (n - 1))));
+  return levels;
 }
+
+/** n uniform levels over 0..1 by n (at most the largest ramp's length): shared, read only. */
+const uniformLevels = new Map<number, Float64Array>();
 
 function roundMetrics(m: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
@@ -164,11 +169,12 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
   const m = Math.floor(n / stride);
   const luma = new Float32Array(m);
   const rgb = new Float32Array(m * 3);
+  const srcLuma = prep.cellLuma, srcRgb = prep.resampled.cellLinearRgb;
   for (let k = 0, i = 0; k < m; k++, i += stride) {
-    luma[k] = prep.cellLuma[i]!;
-    rgb[k * 3] = prep.resampled.cellLinearRgb[i * 3]!;
-    rgb[k * 3 + 1] = prep.resampled.cellLinearRgb[i * 3 + 1]!;
-    rgb[k * 3 + 2] = prep.resampled.cellLinearRgb[i * 3 + 2]!;
+    luma[k] = srcLuma[i]!;
+    rgb[k * 3] = srcRgb[i * 3]!;
+    rgb[k * 3 + 1] = srcRgb[i * 3 + 1]!;
+    rgb[k * 3 + 2] = srcRgb[i * 3 + 2]!;
   }
   return { cellLuma: luma, resampled: { luma: prep.resampled.luma, cellLinearRgb: rgb } };
 }
@@ -196,8 +202,10 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   if (requested.glyphStrategy === 'fixed' || requested.charset === 'dots') free.delete('maxGlyphRmse');
 
   let best = requested;
-  let bestSim = simulate(input, stats, requested, rampLevels, colors);
-  if (strength > 0 && free.size > 0) {
+  let bestSim: Sim;
+  // The requested settings are scored only when no search replaces them with its start.
+  if (!(strength > 0 && free.size > 0)) bestSim = simulate(input, stats, requested, rampLevels, colors);
+  else {
     // Detail settings come from the measurements; tone settings from a coordinate search on
     // the rubric (gamma, then contrast, then levels), each step keeping the best so far.
     const guess = propose(requested, stats);
@@ -210,9 +218,14 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     for (const [name, values] of twoColor ? [] : TONE_GRID) {
       if (!free.has(name)) continue;
       const around = best;
+      const tried: number[] = [];
       for (const v of [...values, guess[name]]) {
         if (v === undefined || v === around[name]) continue;
-        const cand: RenderParams = { ...around, [name]: inRange(name, v) };
+        // A value tried already scores the same again and cannot beat the best.
+        const r = inRange(name, v);
+        if (r === around[name] || tried.includes(r)) continue;
+        tried.push(r);
+        const cand: RenderParams = { ...around, [name]: r };
         const sim = simulate(input, stats, cand, rampLevels, colors);
         if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
       }
@@ -254,11 +267,13 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
  * (it needs a second frame to measure).
  */
 export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
-  const n = result.cells.length;
+  // Locals, not result.cells in the loop: the result object (built with a spread) is slow to read.
+  const cells = result.cells;
+  const n = cells.length;
   const rendered = new Float32Array(n);
   const inv = result.params.invert;
   for (let i = 0; i < n; i++) {
-    const t = Math.min(1, coverage[result.cells[i]!]! / scale);
+    const t = Math.min(1, coverage[cells[i]!]! / scale);
     rendered[i] = inv ? 1 - t : t;
   }
   const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));

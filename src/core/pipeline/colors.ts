@@ -13,20 +13,33 @@ export interface ColorTransform {
 
 export function colorTransform(saturation: number, tone: ToneSettings): ColorTransform {
   // Not invert: that is a glyph-mapping choice, the colours stay the image's.
-  const lut = new Float32Array(LUT_SIZE + 1);
-  // srgbToLinear(toneValue(i / LUT_SIZE, tone)) inlined with the same arithmetic (equal bits), as
-  // in toneLut(): the Director builds one of these per candidate in still-interpreted code.
-  const lo = tone.lo, span = tone.hi - tone.lo, contrast = tone.contrast, lift = tone.brightness / 255;
-  const curved = tone.gamma !== 1, inv = 1 / tone.gamma;
-  for (let i = 0; i <= LUT_SIZE; i++) {
-    let u = (i / LUT_SIZE - lo) / span;
-    u = (u - 0.5) * contrast + 0.5 + lift;
-    u = u < 0 ? 0 : u > 1 ? 1 : u;
-    if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
-    lut[i] = u <= 0.04045 ? u / 12.92 : Math.pow((u + 0.055) / 1.055, 2.4);
+  const key = `${tone.lo} ${tone.hi} ${tone.contrast} ${tone.brightness} ${tone.gamma}`;
+  let lut = luts.get(key);
+  if (!lut) {
+    lut = new Float32Array(LUT_SIZE + 1);
+    // srgbToLinear(toneValue(i / LUT_SIZE, tone)) inlined with the same arithmetic (equal bits), as
+    // in toneLut(): the Director builds one of these per candidate in still-interpreted code.
+    const lo = tone.lo, span = tone.hi - tone.lo, contrast = tone.contrast, lift = tone.brightness / 255;
+    const curved = tone.gamma !== 1, inv = 1 / tone.gamma;
+    for (let i = 0; i <= LUT_SIZE; i++) {
+      let u = (i / LUT_SIZE - lo) / span;
+      u = (u - 0.5) * contrast + 0.5 + lift;
+      u = u < 0 ? 0 : u > 1 ? 1 : u;
+      if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
+      lut[i] = u <= 0.04045 ? u / 12.92 : Math.pow((u + 0.055) / 1.055, 2.4);
+    }
+    if (luts.size >= MAX_LUTS) luts.delete(luts.keys().next().value!);
+    luts.set(key, lut);
   }
   return { lut, saturation };
 }
+
+/**
+ * Tables by tone settings (two pows an entry): a render, the Director's round-trip candidates
+ * and the next frame ask for the same few again. Shared: read only.
+ */
+const luts = new Map<string, Float32Array>();
+const MAX_LUTS = 32;
 
 /** Ink-only colour output: each cell's glyph, and the ink of each glyph. */
 export interface InkCoverage {

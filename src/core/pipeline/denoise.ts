@@ -1,7 +1,7 @@
 import type { Raster } from './raster.js';
 import { frame } from '../wasm/kernels.js';
 
-const RANGE_BINS = 1024;
+export const RANGE_BINS = 1024;
 
 /** Gaussian weight of a tone difference, `RANGE_BINS` steps over 0..1, for a denoise `strength`. */
 export function rangeWeights(strength: number): Float32Array {
@@ -25,7 +25,6 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
     out.set(src.data);
     return out;
   }
-  const lut = rangeWeights(strength);
   const passes = strength > 0.5 ? 2 : 1;
   const { width: w, height: h } = src;
   const n = w * h;
@@ -35,8 +34,7 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
   const k = f.ready();
   f.viewF32(pa, n).set(src.data.subarray(0, n));
   // The spatial weight of the two neighbours folded into the table (rounded to f32 as before).
-  const folded = f.viewF32(pl, RANGE_BINS + 1);
-  for (let i = 0; i <= RANGE_BINS; i++) folded[i] = W_NEIGHBOUR * lut[i]!;
+  f.viewF32(pl, RANGE_BINS + 1).set(foldedWeights(strength));
   let from = pa, to = pb;
   for (let p = 0; p < passes; p++) {
     k.denoisePass(from, to, w, h, pl, pp, pw);
@@ -45,6 +43,21 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
   out.set(f.viewF32(from, n));
   return out;
 }
+
+/** The range weights with the neighbours' spatial weight folded in, kept for the last few strengths. */
+export function foldedWeights(strength: number): Float32Array {
+  let t = folded.get(strength);
+  if (!t) {
+    const lut = rangeWeights(strength);
+    t = new Float32Array(RANGE_BINS + 1);
+    for (let i = 0; i <= RANGE_BINS; i++) t[i] = W_NEIGHBOUR * lut[i]!;
+    if (folded.size >= 16) folded.delete(folded.keys().next().value!);
+    folded.set(strength, t);
+  }
+  return t;
+}
+
+const folded = new Map<number, Float32Array>();
 
 /**
  * Each pass (Pham & van Vliet 2005) is a 3-tap range-weighted filter along x, then along y, in

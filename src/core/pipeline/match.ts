@@ -1,6 +1,6 @@
-import { SAMPLES, SUB_Y } from '../glyphs/types.js';
+import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 import { frame } from '../wasm/kernels.js';
-import type { CellStructure } from './structure.js';
+import { TAN_22_5, type CellStructure } from './structure.js';
 
 /**
  * Weight of the cell-mean (tone) error relative to the per-sample (shape) error, measured with
@@ -22,7 +22,11 @@ export interface MatchOptions {
   readonly candidates: Int32Array;
   /** Glyph indices of - / | \ (DIR_* order), or null when the set has none. */
   readonly directional: Int32Array | null;
-  readonly structure: CellStructure | null;
+  /**
+   * cellStructure() of the cells, or 'target': of `target` itself (width x rows * SUB_Y), taken
+   * in this call's frame so the raster is copied into the module once.
+   */
+  readonly structure: CellStructure | 'target' | null;
   /** 0..1: how strongly a coherent contour favours its directional glyph. */
   readonly structureAmount: number;
   readonly dither: boolean;
@@ -71,8 +75,11 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   f.viewI32(pcand, nc).set(o.candidates);
   if (sAmt > 0) {
     f.viewI32(pdir, 4).set(dir!.subarray(0, 4));
-    f.viewU8(pdn, n).set(st!.direction.subarray(0, n));
-    f.viewF32(pst, n).set(st!.strength.subarray(0, n));
+    if (st === 'target') k.structure(pt, width, rows * SUB_Y, SUB_X, SUB_Y, TAN_22_5, pdn, pst);
+    else {
+      f.viewU8(pdn, n).set(st!.direction.subarray(0, n));
+      f.viewF32(pst, n).set(st!.strength.subarray(0, n));
+    }
   }
   if (prev) f.viewU16(pprev, n).set(prev.subarray(0, n));
   if (prev && stable) f.viewU8(pstable, n).set(stable.subarray(0, n));

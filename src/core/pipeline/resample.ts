@@ -13,6 +13,21 @@ export interface Taps {
 }
 
 export function boxTaps(src: number, dst: number): Taps {
+  const key = `${src} ${dst}`;
+  let t = tapsCache.get(key);
+  if (!t) {
+    t = computeTaps(src, dst);
+    if (tapsCache.size >= MAX_TAPS) tapsCache.delete(tapsCache.keys().next().value!);
+    tapsCache.set(key, t);
+  }
+  return t;
+}
+
+/** Taps by axis sizes (shared, read only): every frame of a video and every re-render reuses them. */
+const tapsCache = new Map<string, Taps>();
+const MAX_TAPS = 32;
+
+function computeTaps(src: number, dst: number): Taps {
   const scale = src / dst;
   const start = new Int32Array(dst);
   const count = new Int32Array(dst);
@@ -50,8 +65,9 @@ export interface Resampled {
  * Light is averaged in linear space; alpha is composited over `groundLinear` (0 black, 1 white),
  * the ground that renders as a blank cell. One streaming pass over the source: a horizontal pass
  * per source row (cached while consecutive output rows share it), then vertical accumulation.
+ * With `cellLuma` (cols * rows), also each cell's mean luminance (cellMeans() of the raster).
  */
-export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): Resampled {
+export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, cellLuma?: Float32Array): Resampled {
   const W = cols * subX;
   const H = rows * subY;
   const sw = img.width;
@@ -79,7 +95,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(enc.length);
   const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
-  const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3);
+  const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3), pMeans = cellLuma ? f.f32(cols * rows) : 0;
   const k = f.ready();
   f.viewI32(pTaps, 12).set(tapPtrs);
   taps.forEach((t, j) => {
@@ -98,6 +114,11 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   }
   const luma = scratch('resample.luma', W * H);
   luma.set(f.viewF32(pLuma, W * H));
+  // raster.ts cellMeans() of the luminance while it is in the module's memory (one copy less).
+  if (cellLuma) {
+    k.cellMeans(pLuma, W, cols, rows, subX, subY, pMeans);
+    cellLuma.set(f.viewF32(pMeans, cols * rows));
+  }
   return { luma: { width: W, height: H, data: luma }, cellLinearRgb: f.viewF32(pRgb, cols * rows * 3).slice() };
 }
 

@@ -17,7 +17,7 @@ export interface CellStructure {
  * tan(22.5°), the orientation class boundary, from Math.tan here so the kernel needs no libm. The
  * kernel's strength reaches half the coherence at a mean squared gradient (0..1 scale) of 0.004.
  */
-const TAN_22_5 = Math.tan(Math.PI / 8);
+export const TAN_22_5 = Math.tan(Math.PI / 8);
 
 /**
  * Structure tensor per cell over its sub-samples (central differences): coherence

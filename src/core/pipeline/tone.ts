@@ -71,32 +71,44 @@ export function stretch(pLo: number, pHi: number, autoLevels: number): { lo: num
 export function toneValue(v: number, s: ToneSettings): number {
   let u = (v - s.lo) / (s.hi - s.lo);
   u = (u - 0.5) * s.contrast + 0.5 + s.brightness / 255;
-  u = u < 0 ? 0 : u > 1 ? 1 : u;
-  if (s.gamma !== 1) u = Math.pow(u, 1 / s.gamma);
+  // Clamped ends skip the pow: pow(0, 1/gamma) is 0 and pow(1, 1/gamma) is 1 for gamma > 0.
+  u = u <= 0 ? 0 : u >= 1 ? 1 : s.gamma !== 1 ? Math.pow(u, 1 / s.gamma) : u;
   return s.invert ? 1 - u : u;
 }
 
 /**
  * LUT over inputs -0.5..1.5 (sharpening overshoots 0..1; levels must still see it). Entries
  * outside `from..to` (indices) stay 0, for callers that only look up a narrower input range.
+ * Tables are kept by their settings (a render, the Director's candidates and the next frame ask
+ * for the same few again): the result is shared, read it only.
  */
 export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE, from = 0, to = size): Float32Array {
-  const lut = new Float32Array(size + 1);
-  // toneValue() inlined, with the same arithmetic in the same order (equal bits): a first render
-  // builds ~20 of these tables in still-interpreted code, where a call and four property loads
-  // per entry cost more than the curve. Clamped entries (0 or 1) need no pow: pow(0, y > 0) = 0
-  // and pow(1, y) = 1 exactly.
-  const lo = s.lo, span = s.hi - s.lo, contrast = s.contrast, lift = s.brightness / 255;
-  const curved = s.gamma !== 1, inv = 1 / s.gamma, invert = s.invert;
-  for (let i = Math.max(0, from); i <= Math.min(size, to); i++) {
-    let u = (-0.5 + (2 * i) / size - lo) / span;
-    u = (u - 0.5) * contrast + 0.5 + lift;
-    u = u < 0 ? 0 : u > 1 ? 1 : u;
-    if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
-    lut[i] = invert ? 1 - u : u;
+  const key = `${s.lo} ${s.hi} ${s.contrast} ${s.brightness} ${s.gamma} ${s.invert} ${size} ${from} ${to}`;
+  let lut = toneLuts.get(key);
+  if (!lut) {
+    lut = new Float32Array(size + 1);
+    // toneValue() inlined, with the same arithmetic in the same order (equal bits): a first render
+    // builds ~20 of these tables in still-interpreted code, where a call and four property loads
+    // per entry cost more than the curve. Clamped entries (0 or 1) need no pow: pow(0, y > 0) = 0
+    // and pow(1, y) = 1 exactly.
+    const lo = s.lo, span = s.hi - s.lo, contrast = s.contrast, lift = s.brightness / 255;
+    const curved = s.gamma !== 1, inv = 1 / s.gamma, invert = s.invert;
+    for (let i = Math.max(0, from); i <= Math.min(size, to); i++) {
+      let u = (-0.5 + (2 * i) / size - lo) / span;
+      u = (u - 0.5) * contrast + 0.5 + lift;
+      u = u < 0 ? 0 : u > 1 ? 1 : u;
+      if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
+      lut[i] = invert ? 1 - u : u;
+    }
+    if (toneLuts.size >= MAX_TONE_LUTS) toneLuts.delete(toneLuts.keys().next().value!);
+    toneLuts.set(key, lut);
   }
   return lut;
 }
+
+/** toneLut() tables by settings; a few dozen cover the Director's candidates of a render. */
+const toneLuts = new Map<string, Float32Array>();
+const MAX_TONE_LUTS = 64;
 
 /** One value through a toneLut() table, linearly interpolated. */
 export function lutValue(lut: Float32Array, v: number): number {

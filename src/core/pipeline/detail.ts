@@ -1,0 +1,41 @@
+import { frame } from '../wasm/kernels.js';
+import { foldedWeights, RANGE_BINS } from './denoise.js';
+import type { Raster } from './raster.js';
+import { HIST_BINS } from './tone.js';
+
+/**
+ * The detail stage of a render in one WebAssembly frame: bilateralDenoise() of `src` by `denoise`,
+ * the tone histogram() of the result, the tone table `toneOf` makes from that histogram, then
+ * unsharpMask() by `sharpen` through the table into `out`. The same kernels on the same data as
+ * those three calls, bit for bit; the denoised raster is never copied out of the module and back in.
+ * `toneOf` runs between the kernels: it must not call one itself (it would reset the frame).
+ */
+export function denoiseToneSharpen(src: Raster, denoise: number, sharpen: number, toneOf: (hist: Uint32Array) => Float32Array, out: Float32Array): Float32Array {
+  const { width: w, height: h } = src;
+  const n = w * h;
+  const passes = denoise <= 0 ? 0 : denoise > 0.5 ? 2 : 1;
+  const f = frame();
+  const pa = f.f32(n), pb = f.f32(n), ph = f.f32(HIST_BINS * 5);
+  const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(2 * (w + 1 + RANGE_BINS + 1)) : 0;
+  const k = f.ready();
+  f.viewF32(pa, n).set(src.data.subarray(0, n));
+  let from = pa, to = pb;
+  if (passes) {
+    f.viewF32(pl, RANGE_BINS + 1).set(foldedWeights(denoise));
+    for (let p = 0; p < passes; p++) {
+      k.denoisePass(from, to, w, h, pl, pp, pw);
+      [from, to] = [to, from];
+    }
+  }
+  k.histogram(from, n, HIST_BINS, ph);
+  const tone = toneOf(f.viewU32(ph, HIST_BINS).slice());
+  // The table after the histogram's scratch: both raster buffers stay in use.
+  const pt = f.f32(tone.length);
+  f.ready();
+  f.viewF32(pt, tone.length).set(tone);
+  // `to` is free now: the blur's scratch (unsharpMask's tmp).
+  if (sharpen > 0) k.unsharp(from, w, h, 2 * sharpen, from, to, pt);
+  else k.applyLut(from, n, pt, from);
+  out.set(f.viewF32(from, n));
+  return out;
+}
