@@ -49,10 +49,9 @@ interface CoreResult { readonly label: string; readonly msMedian: number; readon
  * RGBA through a cache file, so no decoder is involved. `warm`: 10 renders of warm-up, then the
  * median of 50 in one process; `cold`: the first render() of a fresh process, median of 5.
  */
-async function coreInChild(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, mode: 'warm' | 'cold', label: string, cells: number, precompile = false): Promise<CoreResult | null> {
+async function coreInChild(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, mode: 'warm' | 'cold', label: string, cells: number): Promise<CoreResult | null> {
   const renderJs = join(ROOT, 'dist/core/render.js');
-  const precompileJs = join(ROOT, 'dist/cli/wasm-precompile.js');
-  if (!existsSync(renderJs) || (precompile && !existsSync(precompileJs))) return null;
+  if (!existsSync(renderJs)) return null;
   mkdirSync(CACHE_DIR, { recursive: true });
   const raw = join(CACHE_DIR, `core-${img.width}x${img.height}.rgba`);
   if (!existsSync(raw) || statSync(raw).size !== img.data.length) writeFileSync(raw, img.data);
@@ -60,8 +59,6 @@ async function coreInChild(img: Awaited<ReturnType<typeof decodeRgba>>, params: 
   const script = [
     `import { readFileSync } from 'node:fs';`,
     `import { render } from ${JSON.stringify(pathToFileURL(renderJs).href)};`,
-    // As the CLI does: the kernels compiled by TurboFan before the first render (src/cli/wasm-precompile.ts).
-    ...(precompile ? [`await (await import(${JSON.stringify(pathToFileURL(precompileJs).href)})).precompileKernels();`] : []),
     `const img = { width: ${img.width}, height: ${img.height}, data: new Uint8Array(readFileSync(${JSON.stringify(raw)})) };`,
     `const params = ${JSON.stringify(params)};`,
     `for (let i = 0; i < ${warmup}; i++) render(img, params);`,
@@ -182,7 +179,6 @@ async function main(): Promise<void> {
     core.push(r);
   }
   const cold = await coreInChild(img, { columns: COLS }, 'cold', 'render, defaults, cold (1st call)', cells);
-  const coldCli = await coreInChild(img, { columns: COLS }, 'cold', 'render, defaults, cold, kernels compiled first (CLI)', cells, true);
   progress('kernels, TypeScript vs WebAssembly ...');
   const kernels = await kernelsInChild(img, COLS, 3);
   const check = render(img, { columns: COLS });
@@ -272,15 +268,13 @@ async function main(): Promise<void> {
   console.log(table([
     ['what', 'ms/render (median)', 'ms (min)', 'µs/cell'],
     ...core.map((c) => [c.label, fix(c.msMedian, 2), fix(c.msMin, 2), fix(c.usPerCell, 2)]),
-    ...[cold, coldCli].flatMap((c) => (c ? [[c.label, fix(c.msMedian, 2), fix(c.msMin, 2), fix(c.usPerCell, 2)]] : [])),
+    ...(cold ? [[cold.label, fix(cold.msMedian, 2), fix(cold.msMin, 2), fix(cold.usPerCell, 2)]] : []),
   ]));
-  if (cold) console.log('(cold = the first render() in a fresh node process, dist/ build, not yet optimized by the JIT, as a library caller has it;');
-  if (cold) console.log(' "kernels compiled first": the same after the wasm kernels were compiled by TurboFan in the background, as the CLI does while it decodes)');
+  if (cold) console.log('(cold = the first render() in a fresh node process, dist/ build, not yet optimized by the JIT: what one CLI call pays)');
   const warmUs = core[0]!.usPerCell;
   const coldRatio = cold ? cold.msMedian / core[0]!.msMedian : null;
   console.log(`target <= 0.6 µs per cell warm on one thread (defaults): ${warmUs <= 0.6 ? 'MET' : 'MISSED'} (${fix(warmUs, 2)} µs; the earlier target <= 2 µs: ${warmUs <= 2 ? 'MET' : 'MISSED'})`);
-  const coldCliRatio = coldCli ? coldCli.msMedian / core[0]!.msMedian : null;
-  console.log(`target first render in a fresh process <= 3x a warm one: ${coldRatio === null ? 'NOT MEASURED' : coldRatio <= 3 ? 'MET' : 'MISSED'} (cold/warm = ${fix(coldRatio, 2)}; with the kernels compiled first, as the CLI: ${fix(coldCliRatio, 2)})`);
+  console.log(`target first render in a fresh process <= 3x a warm one: ${coldRatio === null ? 'NOT MEASURED' : coldRatio <= 3 ? 'MET' : 'MISSED'} (cold/warm = ${fix(coldRatio, 2)})`);
 
   if (kernels) {
     console.log('');
@@ -341,8 +335,8 @@ async function main(): Promise<void> {
     build: built,
     peers: Object.fromEntries([...programs].map((p) => [p, peerVersion(p)])),
     core: {
-      image: { source: photo.source, width: img.width, height: img.height }, columns: COLS, rows, cells, results: core, cold, coldCli,
-      targetUsPerCell: 0.6, targetMet: warmUs <= 0.6, coldOverWarm: coldRatio, coldPrecompiledOverWarm: coldCliRatio, coldTarget: 3, coldTargetMet: coldRatio === null ? null : coldRatio <= 3,
+      image: { source: photo.source, width: img.width, height: img.height }, columns: COLS, rows, cells, results: core, cold,
+      targetUsPerCell: 0.6, targetMet: warmUs <= 0.6, coldOverWarm: coldRatio, coldTarget: 3, coldTargetMet: coldRatio === null ? null : coldRatio <= 3,
     },
     kernels,
     peersPerCell: { columns: COLS, rows, cells, results: peerCells },
