@@ -117,19 +117,13 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   // A depth detected from the terminal only concerns ansi.
   if (format !== 'ansi' && flags.colors === undefined) delete renderParams.colorDepth;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
-  // The file is read while sharp and the renderer load, and the kernels compile (wasm-precompile.ts).
-  const kernels = import('./wasm-precompile.js').then((m) => m.precompileKernels(), () => undefined);
+  // The file is read while sharp and the renderer load.
   const renderer = import('./renderer.js');
   renderer.catch(() => undefined);
   const bytes = await readInput(file, limits.maxBytes);
   const { decodeImage, runJob } = await renderer;
   const { output } = await runJob({ kind: 'bytes', bytes }, renderParams, {
-    // The render starts once the kernels are compiled: after the decode, which overlaps it.
-    decoder: async (data, request) => {
-      const image = await decodeImage(data, request);
-      await kernels;
-      return image;
-    },
+    decoder: decodeImage,
     limits,
     fit: fit ?? { columns: DEFAULTS.columns },
   });
