@@ -1,62 +1,10 @@
 /**
  * Scalar oracle of the codebook's dynamic programme (assembly/codebook.ts codebookDp), as the
- * TypeScript had it: chooseCodebook whole, the binning by the histogram kernel as in src.
+ * TypeScript had it: the DP and its bookkeeping; the level grouping and the binned sums stay
+ * TypeScript in src and are imported.
  */
 import type { GlyphStrategy } from '../../src/core/params/definitions.js';
-import type { Codebook } from '../../src/core/pipeline/codebook.js';
-import { histogram } from '../../src/core/pipeline/tone.js';
-
-const BINS = 256;
-/** Glyphs whose normalised levels differ by less than this are one code (e.g. the 2x2 quadrants). */
-const SAME_LEVEL = 0.004;
-
-interface Groups {
-  readonly level: Float64Array;
-  readonly members: number[][];
-}
-
-function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Groups {
-  const lv: number[] = [];
-  const members: number[][] = [];
-  for (let k = 0; k < order.length; k++) {
-    const g = order[k]!;
-    const l = levels[g]!;
-    if (lv.length && l - lv[lv.length - 1]! < SAME_LEVEL) members[members.length - 1]!.push(g);
-    else { lv.push(l); members.push([g]); }
-  }
-  return { level: Float64Array.from(lv), members };
-}
-
-/** Prefix sums of count, sum and sum of squares of the targets over histogram bins. */
-class BinSums {
-  readonly s0 = new Float64Array(BINS + 1);
-  readonly s1 = new Float64Array(BINS + 1);
-  readonly s2 = new Float64Array(BINS + 1);
-  constructor(targets: Float32Array) {
-    // Counts of (t * BINS) | 0, clamped to the bins: the histogram kernel.
-    const h = histogram({ width: targets.length, height: 1, data: targets }, BINS);
-    for (let b = 0; b < BINS; b++) {
-      const x = (b + 0.5) / BINS;
-      this.s0[b + 1] = this.s0[b]! + h[b]!;
-      this.s1[b + 1] = this.s1[b]! + h[b]! * x;
-      this.s2[b + 1] = this.s2[b]! + h[b]! * x * x;
-    }
-  }
-  get total(): number { return this.s0[BINS]!; }
-  /** First bin whose centre is >= x. */
-  static bin(x: number): number {
-    const b = Math.ceil(x * BINS - 0.5);
-    return b < 0 ? 0 : b > BINS ? BINS : b;
-  }
-  /** Squared error of assigning bins [b0, b1) to level l. */
-  err(b0: number, b1: number, l: number): number {
-    if (b1 <= b0) return 0;
-    const n = this.s0[b1]! - this.s0[b0]!;
-    const s = this.s1[b1]! - this.s1[b0]!;
-    const q = this.s2[b1]! - this.s2[b0]!;
-    return Math.max(0, q - 2 * l * s + l * l * n);
-  }
-}
+import { BINS, BinSums, groupLevels, type Codebook } from '../../src/core/pipeline/codebook.js';
 
 /**
  * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),

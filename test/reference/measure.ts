@@ -1,38 +1,20 @@
 /**
  * Scalar oracle of measureSource's pixel loops (assembly/measure.ts, measure), as the TypeScript
- * had them; the histogram and percentiles are imported from src.
+ * had them; the histogram and the statistics from the sums (statsFrom) are imported from src.
  */
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 import type { Raster } from '../../src/core/pipeline/raster.js';
-import { LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, histogram, percentile } from '../../src/core/pipeline/tone.js';
-import type { SourceStats } from '../../src/core/director/measure.js';
+import { histogram } from '../../src/core/pipeline/tone.js';
+import { statsFrom, type SourceStats } from '../../src/core/director/measure.js';
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
   const hist = histogram(luma);
   const d = luma.data;
   const w = luma.width, h = luma.height;
-  // Mean and tonal shares from the histogram: no second pass over the samples.
-  let mean = 0, shadows = 0, highlights = 0;
-  const bins = hist.length;
-  for (let b = 0; b < bins; b++) {
-    const c = hist[b]!;
-    const v = (b + 0.5) / bins;
-    mean += c * v;
-    if (v < 0.2) shadows += c;
-    else if (v > 0.8) highlights += c;
-  }
-  mean /= d.length;
-
   // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth row (plenty of samples).
   const acc = new Float64Array(2); // sum |Laplacian|, edge samples
   const magHist = new Uint32Array(256);
-  let lapN = 0;
-  for (let y = 1; y < h - 1; y += 4) {
-    gradientRow(d, y * w, w, acc, magHist);
-    lapN += Math.max(0, w - 2);
-  }
-  const lap = acc[0]!, edges = acc[1]!, gradN = lapN;
-  const noise = lapN ? (Math.sqrt(Math.PI / 2) * lap) / (6 * lapN) : 0;
+  for (let y = 1; y < h - 1; y += 4) gradientRow(d, y * w, w, acc, magHist);
 
   let chroma = 0;
   const cells = cellLinearRgb.length / 3;
@@ -41,21 +23,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
     const mx = Math.max(r, g, b), mn = Math.min(r, g, b);
     chroma += mx - mn;
   }
-
-  const p01 = percentile(hist, 0.01), p50 = percentile(hist, 0.5), p99 = percentile(hist, 0.99);
-  return {
-    p01, p50, p99, mean,
-    dynamicRange: p99 - p01,
-    shadowShare: shadows / d.length,
-    highlightShare: highlights / d.length,
-    noise,
-    edgeDensity: gradN ? edges / gradN : 0,
-    edgeP90: gradN ? percentile(magHist, 0.9) : 0,
-    colorfulness: cells ? chroma / cells : 0,
-    hist,
-    levelsLow: percentile(hist, LEVELS_LOW_PERCENTILE),
-    levelsHigh: percentile(hist, LEVELS_HIGH_PERCENTILE),
-  };
+  return statsFrom(hist, magHist, acc[0]!, acc[1]!, chroma, w, h, cells);
 }
 
 /**

@@ -3,28 +3,10 @@
  * simulation's loops (quantizeTable, simTones, unstable), as the TypeScript had them. sourceCells and
  * the metric formulas on the sums are still TypeScript in src/core/director/metrics.ts.
  */
-import type { SourceCells } from '../../src/core/director/metrics.js';
+import { entropy, quantilesOf, type SourceCells } from '../../src/core/director/metrics.js';
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 
 const BINS = 16;
-
-/** Normalised 16-bin entropy of a histogram holding n values. */
-function entropy(h: Float64Array, n: number): number {
-  if (n === 0) return 0;
-  let e = 0;
-  for (let b = 0; b < BINS; b++) if (h[b]! > 0) { const p = h[b]! / n; e -= p * Math.log2(p); }
-  return e / Math.log2(BINS);
-}
-
-/** The value below which each share `qs` of the n values counted in `h` (1024 bins over 0..1) lie. */
-function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
-  return qs.map((q) => {
-    const want = q * n;
-    let acc = 0;
-    for (let b = 0; b < 1024; b++) { acc += h[b]!; if (acc >= want) return (b + 0.5) / 1024; }
-    return 1;
-  });
-}
 
 function bin1024(v: number): number {
   const b = (v * 1024) | 0;

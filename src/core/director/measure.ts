@@ -48,6 +48,15 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const sums = f.viewF64(po, 3);
   const lap = sums[0]!, edges = sums[1]!, chroma = sums[2]!;
   const magHist = f.viewU32(ph, 256).slice();
+  return statsFrom(hist, magHist, lap, edges, chroma, w, h, cells);
+}
+
+/**
+ * The statistics from the measured sums (also the test oracle's, so only the pixel loops have a
+ * scalar twin): |Laplacian| sum, edge samples, chroma sum, the luminance and gradient histograms.
+ */
+export function statsFrom(hist: Uint32Array, magHist: Uint32Array, lap: number, edges: number, chroma: number, w: number, h: number, cells: number): SourceStats {
+  const n = w * h;
   // Mean and tonal shares from the histogram: no second pass over the samples.
   let mean = 0, shadows = 0, highlights = 0;
   const bins = hist.length;
@@ -58,7 +67,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
     if (v < 0.2) shadows += c;
     else if (v > 0.8) highlights += c;
   }
-  mean /= d.length;
+  mean /= n;
 
   let lapN = 0;
   for (let y = 1; y < h - 1; y += 4) lapN += Math.max(0, w - 2);
@@ -69,8 +78,8 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   return {
     p01, p50, p99, mean,
     dynamicRange: p99 - p01,
-    shadowShare: shadows / d.length,
-    highlightShare: highlights / d.length,
+    shadowShare: shadows / n,
+    highlightShare: highlights / n,
     noise,
     edgeDensity: gradN ? edges / gradN : 0,
     edgeP90: gradN ? percentile(magHist, 0.9) : 0,

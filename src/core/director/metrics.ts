@@ -3,8 +3,8 @@ import { frame, type Frame } from '../wasm/kernels.js';
 
 const BINS = 16;
 
-/** Normalised 16-bin entropy of a histogram holding n values. */
-function entropy(h: Float64Array, n: number): number {
+/** Normalised 16-bin entropy of a histogram holding n values (also the test oracle's). */
+export function entropy(h: Float64Array, n: number): number {
   if (n === 0) return 0;
   let e = 0;
   for (let b = 0; b < BINS; b++) if (h[b]! > 0) { const p = h[b]! / n; e -= p * Math.log2(p); }
@@ -12,7 +12,7 @@ function entropy(h: Float64Array, n: number): number {
 }
 
 /** The value below which each share `qs` of the n values counted in `h` (1024 bins over 0..1) lie. */
-function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
+export function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
   return qs.map((q) => {
     const want = q * n;
     let acc = 0;

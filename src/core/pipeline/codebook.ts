@@ -2,7 +2,8 @@ import type { GlyphStrategy } from '../params/definitions.js';
 import { frame } from '../wasm/kernels.js';
 import { histogram } from './tone.js';
 
-const BINS = 256;
+/** Histogram bins of the cell targets (exported with the binning for the test oracle). */
+export const BINS = 256;
 /** Glyphs whose normalised levels differ by less than this are one code (e.g. the 2x2 quadrants). */
 const SAME_LEVEL = 0.004;
 
@@ -13,12 +14,12 @@ export interface Codebook {
   readonly rmse: number;
 }
 
-interface Groups {
+export interface Groups {
   readonly level: Float64Array;
   readonly members: number[][];
 }
 
-function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Groups {
+export function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Groups {
   const lv: number[] = [];
   const members: number[][] = [];
   for (let k = 0; k < order.length; k++) {
@@ -31,7 +32,7 @@ function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Group
 }
 
 /** Prefix sums of count, sum and sum of squares of the targets over histogram bins. */
-class BinSums {
+export class BinSums {
   readonly s0 = new Float64Array(BINS + 1);
   readonly s1 = new Float64Array(BINS + 1);
   readonly s2 = new Float64Array(BINS + 1);
