@@ -15,7 +15,7 @@
  *    codebook were re-chosen after the first second (a false scene cut makes the art pop); at 120
  *    columns also with the filter off (the Steady switch) and with motionSensitivity 0.
  *
- * Targets (issues 5, 13): >= 30 fps at 120 columns; on a still scene with the filter on, flicker
+ * Targets (issues 5, 13, 16): >= 30 fps at 120 columns, >= 60 fps at 200; on a still scene with the filter on, flicker
  * <= 1 % of glyphs per frame and zero codebook re-choices after the first second at every width.
  * Writes bench/out/studio.json.
  */
@@ -188,7 +188,11 @@ for (const columns of [120, 160, 200]) {
 }
 console.log('(the fake camera\'s picture moves: its flicker is real motion, shown for reference)');
 const fpsMet = cams[120]!.fps >= 30;
-console.log(`target >= 30 fps at 120 columns: ${verdict(fpsMet)} (${f(cams[120]!.fps)} fps delivered)\n`);
+console.log(`target >= 30 fps at 120 columns: ${verdict(fpsMet)} (${f(cams[120]!.fps)} fps delivered)`);
+// Issue 16: 60 fps at 200 columns. The fake camera is asked for 60, so "delivered" can reach it;
+// capacity says what the worker and the painting would allow with frames coming faster.
+const fps200Met = cams[200]!.fps >= 60;
+console.log(`target >= 60 fps at 200 columns: ${verdict(fps200Met)} (${f(cams[200]!.fps)} fps delivered, capacity ${f(cams[200]!.capacityFps)})\n`);
 
 const png = await photo(640, 480, 'png');
 console.log('Still scene + Gaussian noise (sigma 4/255) per frame, canvas stream at 30 fps, filter on');
@@ -217,6 +221,7 @@ writeFileSync(new URL('./out/studio.json', import.meta.url), JSON.stringify({
   webcam: cams, stillScene: { filterOn: still, filterOff120: off, filterOnMotionSensitivity0At120: calm },
   targets: {
     fps120: { target: 30, value: cams[120]!.fps, met: fpsMet },
+    fps200: { target: 60, value: cams[200]!.fps, met: fps200Met },
     stillScene: { flicker: 0.01, rechoices: 0, met: flickerMet, values: Object.fromEntries(Object.entries(still).map(([c, w]) => [c, { flicker: w.meanFlicker, rechoices: w.rechoices }])) },
   },
 }, null, 2) + '\n');
