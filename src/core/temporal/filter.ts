@@ -384,33 +384,63 @@ export class TemporalFilter {
   }
 }
 
-/** k-th smallest of a[0..n) by iterative quickselect (reorders a; no allocation, no recursion). */
+/**
+ * k-th smallest of a[0..n) (reorders a; no allocation). Floyd-Rivest selection: the partition
+ * pivot comes from a recursive select on a small sample around the expected rank, so one pass over
+ * the range leaves a small remainder (about n + k compares against quickselect's ~3n). Exact: it
+ * returns the same order statistic as any selection, so the noise estimate is unchanged.
+ */
 function selectKth(a: Float32Array, n: number, k: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  while (hi > lo) {
-    // Median-of-three pivot keeps sorted or constant inputs from going quadratic.
-    const mid = (lo + hi) >>> 1;
-    const x = a[lo]!;
-    const y = a[mid]!;
-    const z = a[hi]!;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const tmp = a[i]!;
-        a[i] = a[j]!;
-        a[j] = tmp;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k]!;
-  }
+  floydRivest(a, k, 0, n - 1);
   return a[k]!;
+}
+
+/** Moves the k-th smallest of a[left..right] to a[k], smaller ones before, larger ones after. */
+function floydRivest(a: Float32Array, k: number, left: number, right: number): void {
+  while (right > left) {
+    if (right - left > 600) {
+      // Narrow to a sample range that holds the k-th smallest with high probability; recursion
+      // depth is about log log n (each level works on ~n^(2/3) elements).
+      const n = right - left + 1;
+      const m = k - left + 1;
+      const z = Math.log(n);
+      const s = 0.5 * Math.exp((2 * z) / 3);
+      const sd = 0.5 * Math.sqrt((z * s * (n - s)) / n) * (m - n / 2 < 0 ? -1 : 1);
+      const newLeft = Math.max(left, Math.floor(k - (m * s) / n + sd));
+      const newRight = Math.min(right, Math.floor(k + ((n - m) * s) / n + sd));
+      floydRivest(a, k, newLeft, newRight);
+    }
+    const t = a[k]!;
+    let i = left;
+    let j = right;
+    let tmp = a[left]!;
+    a[left] = a[k]!;
+    a[k] = tmp;
+    if (a[right]! > t) {
+      tmp = a[left]!;
+      a[left] = a[right]!;
+      a[right] = tmp;
+    }
+    while (i < j) {
+      tmp = a[i]!;
+      a[i] = a[j]!;
+      a[j] = tmp;
+      i++;
+      j--;
+      while (a[i]! < t) i++;
+      while (a[j]! > t) j--;
+    }
+    if (a[left] === t) {
+      tmp = a[left]!;
+      a[left] = a[j]!;
+      a[j] = tmp;
+    } else {
+      j++;
+      tmp = a[j]!;
+      a[j] = a[right]!;
+      a[right] = tmp;
+    }
+    if (j <= k) left = j + 1;
+    if (k <= j) right = j - 1;
+  }
 }
