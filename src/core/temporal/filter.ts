@@ -299,34 +299,32 @@ export class TemporalFilter {
         stable[c] = isStable;
         moving += 1 - isStable;
 
-        // Pass 2: the update.
+        // Pass 2: the update, and the vertical second differences of rows 1..CELL_H-2 (added
+        // after the horizontal ones; white noise: variance 6 R each; linear gradients cancel) from
+        // a sliding window of the rows it loads anyway. Their add chain overlaps the update's work.
+        let sumS2 = sumH;
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        let b0 = 0, b1 = 0, b2 = 0, b3 = 0;
         for (let sy = 0, i = base; sy < CELL_H; sy++, i += width) {
+          const z0 = raster[i]!, z1 = raster[i + 1]!, z2 = raster[i + 2]!, z3 = raster[i + 3]!;
           const e0 = est[i]!, e1 = est[i + 1]!, e2 = est[i + 2]!, e3 = est[i + 3]!;
-          const x0 = e0 + k * (raster[i]! - e0);
-          const x1 = e1 + k * (raster[i + 1]! - e1);
-          const x2 = e2 + k * (raster[i + 2]! - e2);
-          const x3 = e3 + k * (raster[i + 3]! - e3);
+          const x0 = e0 + k * (z0 - e0);
+          const x1 = e1 + k * (z1 - e1);
+          const x2 = e2 + k * (z2 - e2);
+          const x3 = e3 + k * (z3 - e3);
           est[i] = x0; est[i + 1] = x1; est[i + 2] = x2; est[i + 3] = x3;
           out[i] = x0; out[i + 1] = x1; out[i + 2] = x2; out[i + 3] = x3;
+          if (sy >= 2) {
+            const v0 = a0 - 2 * b0 + z0, v1 = a1 - 2 * b1 + z1, v2 = a2 - 2 * b2 + z2, v3 = a3 - 2 * b3 + z3;
+            sumS2 = sumS2 + v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
+          }
+          a0 = b0; a1 = b1; a2 = b2; a3 = b3;
+          b0 = z0; b1 = z1; b2 = z2; b3 = z3;
         }
 
         const mean = sumZ / CELL_N;
+        // Cells near black or white are clipped, their noise understated: not measured.
         if (mean > CLIP_MARGIN && mean < 1 - CLIP_MARGIN) {
-          // Vertical second differences of rows 1..CELL_H-2 after the horizontal ones (white
-          // noise: variance 6 R each; linear gradients cancel), from a sliding window of rows.
-          let sumS2 = sumH;
-          let i = base;
-          let a0 = raster[i]!, a1 = raster[i + 1]!, a2 = raster[i + 2]!, a3 = raster[i + 3]!;
-          i += width;
-          let b0 = raster[i]!, b1 = raster[i + 1]!, b2 = raster[i + 2]!, b3 = raster[i + 3]!;
-          for (let sy = 1; sy < CELL_H - 1; sy++) {
-            i += width;
-            const c0 = raster[i]!, c1 = raster[i + 1]!, c2 = raster[i + 2]!, c3 = raster[i + 3]!;
-            const v0 = a0 - 2 * b0 + c0, v1 = a1 - 2 * b1 + c1, v2 = a2 - 2 * b2 + c2, v3 = a3 - 2 * b3 + c3;
-            sumS2 = sumS2 + v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
-            a0 = b0; a1 = b1; a2 = b2; a3 = b3;
-            b0 = c0; b1 = c1; b2 = c2; b3 = c3;
-          }
           scratch[eligible] = sumD2 / (2 * CELL_N);
           scratchSpatial[eligible++] = sumS2 / (6 * SPATIAL_TERMS);
         }
