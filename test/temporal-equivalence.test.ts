@@ -62,7 +62,7 @@ for (const [name, scene] of Object.entries(scenes)) {
   });
 }
 
-test('temporal step is bit-identical to the reference across a size change and at 200 columns', () => {
+test('temporal step is bit-identical to the reference across a size change and at 200 columns (the sampling path of the selection)', () => {
   const rand = rng(5);
   const ref = new ReferenceFilter({ columns: 20, rows: 4 });
   const fast = new TemporalFilter({ columns: 20, rows: 4 });
@@ -70,7 +70,9 @@ test('temporal step is bit-identical to the reference across a size change and a
     const n = cols * rows * SUB_X * SUB_Y;
     for (let f = 0; f < 5; f++) {
       const raster = new Float32Array(n);
+      // Odd frames quantised to 8 bits, as video is: many equal energies for the selection.
       for (let i = 0; i < n; i++) raster[i] = 0.3 + 0.4 * ((i % 977) / 977) + 0.02 * (rand() - 0.5);
+      if (f % 2) for (let i = 0; i < n; i++) raster[i] = Math.round(raster[i]! * 255) / 255;
       assert.deepEqual(fast.step(raster, 0.7, cols), ref.step(raster, 0.7, cols));
       assert.deepEqual(fast.cellStable, ref.cellStable);
       assert.deepEqual(fast.stats, ref.stats);
