@@ -249,7 +249,8 @@ export class TemporalFilter {
 
     // One cell at a time, its 4-sample rows unrolled (CELL_W === 4, checked at load): the cell's
     // samples stay in L1 across the passes. Every sum adds the same f64 terms in the same order as
-    // the plain per-sample loops did, so the result is the same to the bit.
+    // the plain per-sample loops did (test/reference/temporal-filter.ts), so the result is the same
+    // to the bit (test/temporal-equivalence.test.ts).
     const rowStride = CELL_H * width;
     for (let cy = 0, c = 0; cy < rowsN; cy++) {
       for (let cx = 0, base = cy * rowStride; cx < cols; cx++, c++, base += CELL_W) {
