@@ -19,6 +19,8 @@ import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 const CELL_W = SUB_X;
 const CELL_H = SUB_Y;
 const CELL_N = SAMPLES;
+// step() unrolls the 4-sample rows of a cell.
+if (CELL_W !== 4) throw new Error(`temporal filter: cells ${CELL_W} samples wide, step() is written for 4`);
 
 /** Prior measurement noise variance before anything is measured: sigma = 3/255. */
 export const R_PRIOR = (3 / 255) ** 2;
@@ -245,28 +247,32 @@ export class TemporalFilter {
     let shift = 0;
     let eligible = 0;
 
-    for (let cy = 0; cy < rowsN; cy++) {
-      for (let cx = 0; cx < cols; cx++) {
-        const c = cy * cols + cx;
-        const base = cy * CELL_H * width + cx * CELL_W;
+    // One cell at a time, its 4-sample rows unrolled (CELL_W === 4, checked at load): the cell's
+    // samples stay in L1 across the passes. Every sum adds the same f64 terms in the same order as
+    // the plain per-sample loops did (test/reference/temporal-filter.ts), so the result is the same
+    // to the bit (test/temporal-equivalence.test.ts).
+    const rowStride = CELL_H * width;
+    for (let cy = 0, c = 0; cy < rowsN; cy++) {
+      for (let cx = 0, base = cy * rowStride; cx < cols; cx++, c++, base += CELL_W) {
         // Pass 1: innovation energy against the prediction, raw frame difference for the noise
-        // estimate (independent of the filter state, so a wrong R cannot confirm itself).
+        // estimate (independent of the filter state, so a wrong R cannot confirm itself), and the
+        // horizontal spatial second differences (summed first, as the spatial energy wants them).
         let sumNu = 0;
         let sumNu2 = 0;
         let sumD2 = 0;
         let sumZ = 0;
-        for (let sy = 0; sy < CELL_H; sy++) {
-          const row = base + sy * width;
-          for (let i = row; i < row + CELL_W; i++) {
-            const z = raster[i]!;
-            const nu = z - est[i]!;
-            const d = z - prev[i]!;
-            sumNu += nu;
-            sumNu2 += nu * nu;
-            sumD2 += d * d;
-            sumZ += z;
-            prev[i] = z;
-          }
+        let sumH = 0;
+        for (let sy = 0, i = base; sy < CELL_H; sy++, i += width) {
+          const z0 = raster[i]!, z1 = raster[i + 1]!, z2 = raster[i + 2]!, z3 = raster[i + 3]!;
+          const nu0 = z0 - est[i]!, nu1 = z1 - est[i + 1]!, nu2 = z2 - est[i + 2]!, nu3 = z3 - est[i + 3]!;
+          const d0 = z0 - prev[i]!, d1 = z1 - prev[i + 1]!, d2 = z2 - prev[i + 2]!, d3 = z3 - prev[i + 3]!;
+          sumNu = sumNu + nu0 + nu1 + nu2 + nu3;
+          sumNu2 = sumNu2 + nu0 * nu0 + nu1 * nu1 + nu2 * nu2 + nu3 * nu3;
+          sumD2 = sumD2 + d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
+          sumZ = sumZ + z0 + z1 + z2 + z3;
+          const h1 = z0 - 2 * z1 + z2, h2 = z1 - 2 * z2 + z3;
+          sumH = sumH + h1 * h1 + h2 * h2;
+          prev[i] = z0; prev[i + 1] = z1; prev[i + 2] = z2; prev[i + 3] = z3;
         }
         const p = variance[c]!;
         const s = p + qStatic + r;
@@ -294,34 +300,32 @@ export class TemporalFilter {
         stable[c] = isStable;
         moving += 1 - isStable;
 
-        // Pass 2: the update, while the cell's samples are still in cache.
-        for (let sy = 0; sy < CELL_H; sy++) {
-          const row = base + sy * width;
-          for (let i = row; i < row + CELL_W; i++) {
-            const x = est[i]! + k * (raster[i]! - est[i]!);
-            est[i] = x;
-            out[i] = x;
+        // Pass 2: the update, and the vertical second differences of rows 1..CELL_H-2 (added
+        // after the horizontal ones; white noise: variance 6 R each; linear gradients cancel) from
+        // a sliding window of the rows it loads anyway. Their add chain overlaps the update's work.
+        let sumS2 = sumH;
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        let b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+        for (let sy = 0, i = base; sy < CELL_H; sy++, i += width) {
+          const z0 = raster[i]!, z1 = raster[i + 1]!, z2 = raster[i + 2]!, z3 = raster[i + 3]!;
+          const e0 = est[i]!, e1 = est[i + 1]!, e2 = est[i + 2]!, e3 = est[i + 3]!;
+          const x0 = e0 + k * (z0 - e0);
+          const x1 = e1 + k * (z1 - e1);
+          const x2 = e2 + k * (z2 - e2);
+          const x3 = e3 + k * (z3 - e3);
+          est[i] = x0; est[i + 1] = x1; est[i + 2] = x2; est[i + 3] = x3;
+          out[i] = x0; out[i + 1] = x1; out[i + 2] = x2; out[i + 3] = x3;
+          if (sy >= 2) {
+            const v0 = a0 - 2 * b0 + z0, v1 = a1 - 2 * b1 + z1, v2 = a2 - 2 * b2 + z2, v3 = a3 - 2 * b3 + z3;
+            sumS2 = sumS2 + v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
           }
+          a0 = b0; a1 = b1; a2 = b2; a3 = b3;
+          b0 = z0; b1 = z1; b2 = z2; b3 = z3;
         }
 
         const mean = sumZ / CELL_N;
+        // Cells near black or white are clipped, their noise understated: not measured.
         if (mean > CLIP_MARGIN && mean < 1 - CLIP_MARGIN) {
-          // Spatial second differences (white noise: variance 6 R each; linear gradients cancel).
-          let sumS2 = 0;
-          for (let sy = 0; sy < CELL_H; sy++) {
-            const row = base + sy * width;
-            for (let i = row + 1; i < row + CELL_W - 1; i++) {
-              const d = raster[i - 1]! - 2 * raster[i]! + raster[i + 1]!;
-              sumS2 += d * d;
-            }
-          }
-          for (let sy = 1; sy < CELL_H - 1; sy++) {
-            const row = base + sy * width;
-            for (let i = row; i < row + CELL_W; i++) {
-              const d = raster[i - width]! - 2 * raster[i]! + raster[i + width]!;
-              sumS2 += d * d;
-            }
-          }
           scratch[eligible] = sumD2 / (2 * CELL_N);
           scratchSpatial[eligible++] = sumS2 / (6 * SPATIAL_TERMS);
         }
@@ -379,33 +383,63 @@ export class TemporalFilter {
   }
 }
 
-/** k-th smallest of a[0..n) by iterative quickselect (reorders a; no allocation, no recursion). */
+/**
+ * k-th smallest of a[0..n) (reorders a; no allocation). Floyd-Rivest selection: the partition
+ * pivot comes from a recursive select on a small sample around the expected rank, so one pass over
+ * the range leaves a small remainder (about n + k compares against quickselect's ~3n). Exact: it
+ * returns the same order statistic as any selection, so the noise estimate is unchanged.
+ */
 function selectKth(a: Float32Array, n: number, k: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  while (hi > lo) {
-    // Median-of-three pivot keeps sorted or constant inputs from going quadratic.
-    const mid = (lo + hi) >>> 1;
-    const x = a[lo]!;
-    const y = a[mid]!;
-    const z = a[hi]!;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const tmp = a[i]!;
-        a[i] = a[j]!;
-        a[j] = tmp;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k]!;
-  }
+  floydRivest(a, k, 0, n - 1);
   return a[k]!;
+}
+
+/** Moves the k-th smallest of a[left..right] to a[k], smaller ones before, larger ones after. */
+function floydRivest(a: Float32Array, k: number, left: number, right: number): void {
+  while (right > left) {
+    if (right - left > 600) {
+      // Narrow to a sample range that holds the k-th smallest with high probability; recursion
+      // depth is about log log n (each level works on ~n^(2/3) elements).
+      const n = right - left + 1;
+      const m = k - left + 1;
+      const z = Math.log(n);
+      const s = 0.5 * Math.exp((2 * z) / 3);
+      const sd = 0.5 * Math.sqrt((z * s * (n - s)) / n) * (m - n / 2 < 0 ? -1 : 1);
+      const newLeft = Math.max(left, Math.floor(k - (m * s) / n + sd));
+      const newRight = Math.min(right, Math.floor(k + ((n - m) * s) / n + sd));
+      floydRivest(a, k, newLeft, newRight);
+    }
+    const t = a[k]!;
+    let i = left;
+    let j = right;
+    let tmp = a[left]!;
+    a[left] = a[k]!;
+    a[k] = tmp;
+    if (a[right]! > t) {
+      tmp = a[left]!;
+      a[left] = a[right]!;
+      a[right] = tmp;
+    }
+    while (i < j) {
+      tmp = a[i]!;
+      a[i] = a[j]!;
+      a[j] = tmp;
+      i++;
+      j--;
+      while (a[i]! < t) i++;
+      while (a[j]! > t) j--;
+    }
+    if (a[left] === t) {
+      tmp = a[left]!;
+      a[left] = a[j]!;
+      a[j] = tmp;
+    } else {
+      j++;
+      tmp = a[j]!;
+      a[j] = a[right]!;
+      a[right] = tmp;
+    }
+    if (j <= k) left = j + 1;
+    if (k <= j) right = j - 1;
+  }
 }
