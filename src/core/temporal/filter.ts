@@ -14,11 +14,12 @@
 
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 
+// Exported (as are the other constants) for the test oracle's slow twin of step().
 // Snapshot the cell geometry into module constants: hot loops then read plain locals, never an
 // imported binding (some loaders compile those to getter calls, ~3x slower here).
-const CELL_W = SUB_X;
-const CELL_H = SUB_Y;
-const CELL_N = SAMPLES;
+export const CELL_W = SUB_X;
+export const CELL_H = SUB_Y;
+export const CELL_N = SAMPLES;
 // step() unrolls the 4-sample rows of a cell.
 if (CELL_W !== 4) throw new Error(`temporal filter: cells ${CELL_W} samples wide, step() is written for 4`);
 
@@ -40,21 +41,21 @@ const T_BASE = 30;
 export const STABLE_BELOW = 0.5;
 
 /** Lower quantile used for the noise estimate: robust to up to 75% of cells moving or textured. */
-const R_QUANTILE = 0.25;
+export const R_QUANTILE = 0.25;
 /** 25% quantile of chi^2_32 / 32 (32 samples per cell): turns the temporal quantile into R. */
-const R_QUANTILE_TEMPORAL = 0.822;
+export const R_QUANTILE_TEMPORAL = 0.822;
 /** 25% quantile of the spatial energy below for white noise of variance 1 (measured, 2e5 cells). */
-const R_QUANTILE_SPATIAL = 0.760;
+export const R_QUANTILE_SPATIAL = 0.760;
 /** Second differences per cell: 2 horizontal x SUB_Y rows + SUB_X columns x (SUB_Y - 2) vertical. */
-const SPATIAL_TERMS = (CELL_W - 2) * CELL_H + CELL_W * (CELL_H - 2);
+export const SPATIAL_TERMS = (CELL_W - 2) * CELL_H + CELL_W * (CELL_H - 2);
 /** Cells whose mean is this close to 0 or 1 are clipped, so their noise is understated: skipped. */
-const CLIP_MARGIN = 0.02;
+export const CLIP_MARGIN = 0.02;
 /** Fewer eligible cells than this give no trustworthy noise estimate for the frame. */
-const R_MIN_CELLS = 16;
+export const R_MIN_CELLS = 16;
 /** EMA weight floor for the log-R update (after the first updates, which average 1/n). */
-const R_ALPHA = 0.1;
+export const R_ALPHA = 0.1;
 /** Largest per-frame change of R (factor 2): one odd frame cannot swing the noise estimate far. */
-const R_MAX_LOG_STEP = Math.log(2);
+export const R_MAX_LOG_STEP = Math.log(2);
 /**
  * A cell whose mean moved this far (linear light, 0..1) from the filter's estimate in one frame
  * changed for real: cell-mean noise is ~sigma/sqrt(32) (under 0.012 even for sensor noise of
@@ -124,29 +125,29 @@ export function motionThreshold(motionSensitivity: number): number {
  * frames): the filter never freezes.
  */
 export class TemporalFilter {
-  private cols = 0;
-  private rowsN = 0;
-  private width = 0;
-  private cells = 0;
-  private est = new Float32Array(0);
-  private prev = new Float32Array(0);
-  private out = new Float32Array(0);
+  protected cols = 0;
+  protected rowsN = 0;
+  protected width = 0;
+  protected cells = 0;
+  protected est = new Float32Array(0);
+  protected prev = new Float32Array(0);
+  protected out = new Float32Array(0);
   /** Posterior variance per cell. Q is per cell and R global, so all 32 samples of a cell share
    * one variance exactly; storing it once per cell is the same filter, 32x cheaper. */
-  private variance = new Float32Array(0);
+  protected variance = new Float32Array(0);
   /** Per-cell temporal and spatial noise energies for the quantiles (reordered by selection). */
-  private scratch = new Float32Array(0);
-  private scratchSpatial = new Float32Array(0);
-  private motion = new Float32Array(0);
-  private stable = new Uint8Array(0);
-  private r = R_PRIOR;
-  private rUpdates = 0;
-  private frameCount = 0;
-  private lastGain = 1;
-  private lastMotionShare = 1;
-  private lastChangedShare = 1;
-  private lastMeanShift = 0;
-  private spatialSlack = 1;
+  protected scratch = new Float32Array(0);
+  protected scratchSpatial = new Float32Array(0);
+  protected motion = new Float32Array(0);
+  protected stable = new Uint8Array(0);
+  protected r = R_PRIOR;
+  protected rUpdates = 0;
+  protected frameCount = 0;
+  protected lastGain = 1;
+  protected lastMotionShare = 1;
+  protected lastChangedShare = 1;
+  protected lastMeanShift = 0;
+  protected spatialSlack = 1;
 
   constructor(options: TemporalFilterOptions) {
     this.resize(options.columns, options.rows);
@@ -347,7 +348,7 @@ export class TemporalFilter {
    * spatial one is blind to motion but counts texture as noise. Neither can read low (clipped cells
    * are skipped), so the smaller of the two lower quantiles is the measurement.
    */
-  private updateNoise(n: number): void {
+  protected updateNoise(n: number): void {
     const rank = Math.floor(R_QUANTILE * (n - 1));
     const temporal = selectKth(this.scratch, n, rank) / R_QUANTILE_TEMPORAL;
     const spatial = selectKth(this.scratchSpatial, n, rank) / R_QUANTILE_SPATIAL;
@@ -362,7 +363,7 @@ export class TemporalFilter {
     this.r = next < R_MIN ? R_MIN : next > R_MAX ? R_MAX : next;
   }
 
-  private resize(columns: number, rows: number): void {
+  protected resize(columns: number, rows: number): void {
     if (!Number.isInteger(columns) || !Number.isInteger(rows) || columns < 1 || rows < 1) {
       throw new RangeError(`columns and rows must be positive integers, got ${columns} x ${rows}`);
     }
