@@ -113,9 +113,14 @@ describe('with the official MCP SDK client', () => {
       assert.ok(validateOutput(s), JSON.stringify(validateOutput.errors));
       assert.deepEqual([s.format, s.columns, s.characters], [format, 40, text.length]);
       if (format === 'json' || format === 'json-compact') {
-        // The json document once: as the text, not again as structuredContent.
-        assert.equal(JSON.parse(text).columns, 40);
-        assert.ok(JSON.stringify(s).length < text.length / 2);
+        // The json document once: as the text, not again as structuredContent (whose size follows
+        // the codebook and the report, not the art, so it is the art that must be absent).
+        const doc = JSON.parse(text) as { columns: number; lines?: string[]; text?: string; colors?: unknown; chroma?: unknown };
+        assert.equal(doc.columns, 40);
+        const art = format === 'json' ? doc.lines!.join('\n') : doc.text!;
+        const summary = JSON.stringify(s);
+        assert.ok(!summary.includes(JSON.stringify(art).slice(1, 81)), 'the art is not repeated in structuredContent');
+        for (const key of ['lines', 'text', 'colors', 'chroma']) assert.ok(!(key in s), `no ${key} in structuredContent`);
       }
       if (format === 'text' || format === 'png') assert.equal(text.split('\n')[0]!.length, 40, 'png: the art as plain text');
       if (format === 'svg') assert.match(text, /<svg/);
