@@ -19,7 +19,7 @@ import { DEFAULTS, type Format, type RenderParams } from '../core/params/definit
 import { bodyText } from '../core/format/output.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import {
-  ESC, EXIT, ioError, readInput, stdoutIsTty, usageError, writeStdout, type InputLimits,
+  ESC, EXIT, ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits,
 } from './terminal.js';
 import { isVideo, videoFrameDecoder, type VideoInput } from './video-source.js';
 
@@ -75,20 +75,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** The first bytes of a file, to tell a video from an image without reading it all. */
 function head(path: string): Uint8Array {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw ioError('read', path, err);
-  }
-  try {
+  return withReadFd(path, (fd) => {
     const buf = new Uint8Array(256);
     return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0));
-  } catch (err) {
-    throw ioError('read', path, err);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** The frames' source: a video for ffmpeg (a path it opens, or standard input's bytes), or image bytes for sharp. */

@@ -70,8 +70,11 @@ function concat(chunks: Buffer[], total: number): Buffer {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
-/** Reads a regular file in one pass (size checked first from fstat), or any other fd to EOF. */
-function readPath(path: string, maxBytes: number | undefined): Buffer {
+/**
+ * Opens `path` for reading, runs `use` on the descriptor and closes it; a system error on the way
+ * becomes the CLI's io-error naming the path (a V2aError from `use` passes through).
+ */
+export function withReadFd<T>(path: string, use: (fd: number) => T): T {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -79,6 +82,18 @@ function readPath(path: string, maxBytes: number | undefined): Buffer {
     throw ioError('read', path, err);
   }
   try {
+    return use(fd);
+  } catch (err) {
+    if (err instanceof V2aError) throw err;
+    throw ioError('read', path, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a regular file in one pass (size checked first from fstat), or any other fd to EOF. */
+function readPath(path: string, maxBytes: number | undefined): Buffer {
+  return withReadFd(path, (fd) => {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw ioError('read', path, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
     if (st.isFile()) {
@@ -104,12 +119,7 @@ function readPath(path: string, maxBytes: number | undefined): Buffer {
       chunks.push(chunk.subarray(0, n));
     }
     return concat(chunks, total);
-  } catch (err) {
-    if (err instanceof V2aError) throw err;
-    throw ioError('read', path, err);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
