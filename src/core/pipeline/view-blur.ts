@@ -7,9 +7,8 @@ import { frame } from '../wasm/kernels.js';
  * that (grass, noise) then matches by its tone instead of by glyphs whose strokes happen to line
  * up with it, while a real edge, wider than the blur, still picks its shape.
  * In WebAssembly (assembly/match.ts); matchGlyphs({ blur: true }) runs it in the match's own frame.
- * `tmp` is unused (the kernel's scratch is in wasm memory); kept for the reference's signature.
  */
-export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array, _tmp?: Float32Array): Float32Array {
+export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array): Float32Array {
   const n = w * h;
   const f = frame();
   const ps = f.f32(n), po = f.f32(n), pt = f.f32(n);
