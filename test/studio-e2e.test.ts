@@ -239,17 +239,30 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.ok(webmClip.length > 2000, `${webmClip.length} bytes`);
 
     await page.selectOption('#record-as', 'ndjson');
-    await page.click('#record');
-    await page.waitForFunction(() => Number(/\d+/.exec(document.getElementById('rec-info')!.textContent ?? '')?.[0] ?? 0) >= 8);
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#record')]);
-    assert.match(download.suggestedFilename(), /\.ndjson$/);
-    const lines = readFileSync(await download.path(), 'utf8').trimEnd().split('\n');
-    assert.ok(lines.length >= 5, `${lines.length} frames`);
-    for (const line of lines) {
-      const frame = decodeCompact(JSON.parse(line));
-      assert.equal(frame.columns, 64);
-      assert.equal(frame.lines.length, frame.rows);
+    // At 64 columns the worker shrinks each camera frame on a canvas; at 160 (a frame at most 4x
+    // the grid) it reads the frame with VideoFrame.copyTo in RGBA: both must carry the picture.
+    for (const columns of [64, 160]) {
+      if (columns !== 64) {
+        await page.fill('#p-columns-n', String(columns));
+        await page.waitForFunction((c) => window.__v2aStats.columns === c && window.__v2aStats.frames >= 3, columns);
+      }
+      await page.click('#record');
+      await page.waitForFunction(() => Number(/\d+/.exec(document.getElementById('rec-info')!.textContent ?? '')?.[0] ?? 0) >= 8);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#record')]);
+      assert.match(download.suggestedFilename(), /\.ndjson$/);
+      const lines = readFileSync(await download.path(), 'utf8').trimEnd().split('\n');
+      assert.ok(lines.length >= 5, `${lines.length} frames`);
+      for (const line of lines) {
+        const frame = decodeCompact(JSON.parse(line));
+        assert.equal(frame.columns, columns);
+        assert.equal(frame.lines.length, frame.rows);
+        // The camera's picture reached the art: a frame read as black would render blank.
+        const inked = frame.lines.join('').replace(/\s/g, '').length;
+        assert.ok(inked > frame.columns * frame.rows * 0.05, `${columns} columns: only ${inked} inked cells`);
+      }
     }
+    await page.fill('#p-columns-n', '64');
+    await page.waitForFunction(() => window.__v2aStats.columns === 64);
 
     // Pause holds the frame; a snapshot turns it into a still for every export format.
     await page.click('#pause');
