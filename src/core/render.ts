@@ -18,6 +18,7 @@ import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
+import { lazyProperty } from './lazy.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
 
 export interface RenderOptions {
@@ -186,7 +187,9 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse);
   const stable = options.temporal ? options.temporal.cellStable : null;
 
-  let colors: Uint8Array;
+  let colors: Uint8Array | null = null;
+  /** Set instead of `colors` where they are computed on first read. */
+  let deferredColors: (() => Uint8Array) | null = null;
   let background: Uint8Array | undefined;
   if (twoColor) {
     const nc = cols * rows;
@@ -231,7 +234,12 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     // Not for edges (line art), invert (dark ink on light) or the round-trip rubric (its chroma
     // must decode to the source's colours).
     const inkOnly = p.color && !p.edges && !p.invert && p.qualityTarget !== 'round-trip';
-    colors = cellColors(prep.resampled.cellLinearRgb, colorTransform(p.saturation, tone), new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
+    const linear = prep.resampled.cellLinearRgb, transform = colorTransform(p.saturation, tone);
+    const computeColors = () => cellColors(linear, transform, new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
+    // Mono art shows no colour: its colours (OKLab with a gamut search per cell, about a tenth of
+    // a warm render and 5 ms of a cold CLI call) wait until something reads them (json's chroma,
+    // the report's round-trip metric). `linear` is the resampler's own copy, never reused.
+    if (p.color) colors = computeColors(); else deferredColors = computeColors;
   }
 
   const codebookGlyphs = Array.from(book.indices, (i) => table.glyphs[i]!).join('');
@@ -242,7 +250,8 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     rows,
     glyphs: table.glyphs,
     cells,
-    colors,
+    // A placeholder where deferred, replaced below in the same place of the key order.
+    colors: colors!,
     ...(background ? { background } : {}),
     params: p,
     explicit,
@@ -259,7 +268,10 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     source: { width: image.width, height: image.height },
     cellAspect: p.cellAspect,
   };
-  return { ...result, director: scoreResult(result, prep, table.coverage, table.scale, tuned.report) };
+  if (deferredColors) lazyProperty(result, 'colors', deferredColors);
+  // Not a spread: that would read (and compute) deferred colours.
+  (result as { director: DirectorReport }).director = scoreResult(result, prep, table.coverage, table.scale, tuned.report);
+  return result;
 }
 
 function round(v: number, digits: number): number {

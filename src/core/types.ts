@@ -58,8 +58,10 @@ export interface CellGrid {
   readonly cells: Uint16Array;
   /**
    * rows * columns * 3 bytes of sRGB: the cell's ink colour (after tone and saturation), always
-   * computed. With `color` and one colour per cell it is chosen so that the glyph's coverage times
+   * present. With `color` and one colour per cell it is chosen so that the glyph's coverage times
    * the ink gives the cell's colour (tone is carried once, by the glyph and the ink together).
+   * Without `color` it is computed on first read (json, json-compact, the Director's round-trip
+   * metric read it; text output never does).
    */
   readonly colors: Uint8Array;
   /**

@@ -4,6 +4,7 @@ import { stretch, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
 import { mixedCellColors } from '../format/compact.js';
 import { gridLines } from '../format/grid.js';
+import { lazyProperty } from '../lazy.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
 import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
@@ -267,7 +268,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
  * (it needs a second frame to measure).
  */
 export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
-  // Locals, not result.cells in the loop: the result object (built with a spread) is slow to read.
+  // Locals, not result.cells in the loop: reads of the result object are slow in a hot loop.
   const cells = result.cells;
   const n = cells.length;
   const rendered = new Float32Array(n);
@@ -279,14 +280,20 @@ export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], c
   const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
   // What json-compact decodes to: with two colours per cell, ink and background mixed.
-  const shown = result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors;
-  metrics.roundTrip = roundTripMetric(shown, prep.resampled.cellLinearRgb);
+  const linear = prep.resampled.cellLinearRgb;
+  const roundTrip = () => roundTripMetric(result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors, linear);
   const rubric = RUBRICS[report.rubric];
+  // Scored only where the rubric weighs it; else measured when the report is read (it reads the
+  // colours, which mono art computes on first read: render.ts).
+  const scored = 'roundTrip' in rubric.weights;
+  if (scored) metrics.roundTrip = roundTrip();
   const score = rubricScore(rubric, metrics);
+  const rounded = roundMetrics(metrics);
+  if (!scored) lazyProperty(rounded, 'roundTrip', () => roundMetrics({ roundTrip: roundTrip() }).roundTrip!);
   return {
     ...report,
     status: score >= rubric.threshold ? 'target_met' : 'best_effort',
     score: Math.round(score * 10000) / 10000,
-    metrics: roundMetrics(metrics),
+    metrics: rounded,
   };
 }

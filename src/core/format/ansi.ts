@@ -71,7 +71,7 @@ function monoSgr(result: RenderResult): string {
  * Glyphs are printable code points (checked), so the art cannot carry other escape sequences.
  */
 export function formatAnsi(result: RenderResult): string {
-  checkGrid(result);
+  checkGrid(result, result.params.color);
   const { rows, glyphs } = result;
   let out = '';
   if (!result.params.color) {

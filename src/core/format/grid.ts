@@ -11,19 +11,21 @@ export function isBlankGlyph(glyph: string): boolean {
 }
 
 /**
- * Checks what the formats rely on: rows * columns cells and 3 * rows * columns colour bytes, cell
- * indices inside the glyph table, and each glyph exactly one printable code point (no control
- * character, no lone surrogate, nothing XML forbids), so each row is exactly `columns` code points.
+ * Checks what the formats rely on: rows * columns cells and (with `colors`, for a format that
+ * draws them) 3 * rows * columns colour bytes, cell indices inside the glyph table, and each glyph
+ * exactly one printable code point (no control character, no lone surrogate, nothing XML
+ * forbids), so each row is exactly `columns` code points. A format without colour must not read
+ * them: mono art computes its colours on first read (render.ts).
  * Throws a RangeError naming the broken invariant (a renderer bug, not a user error).
  */
-export function checkGrid(grid: CellGrid): void {
-  const { columns, rows, cells, colors, glyphs } = grid;
+export function checkGrid(grid: CellGrid, colors = true): void {
+  const { columns, rows, cells, glyphs } = grid;
   if (!Number.isInteger(columns) || columns < 1 || !Number.isInteger(rows) || rows < 1) {
     throw new RangeError(`grid size ${columns}x${rows} is not positive integers`);
   }
   const n = columns * rows;
   if (cells.length !== n) throw new RangeError(`grid has ${cells.length} cells, expected ${n}`);
-  if (colors.length !== n * 3) throw new RangeError(`grid has ${colors.length} colour bytes, expected ${n * 3}`);
+  if (colors && grid.colors.length !== n * 3) throw new RangeError(`grid has ${grid.colors.length} colour bytes, expected ${n * 3}`);
   if (grid.background && grid.background.length !== n * 3) throw new RangeError(`grid has ${grid.background.length} background bytes, expected ${n * 3}`);
   for (let g = 0; g < glyphs.length; g++) {
     const s = glyphs[g]!;

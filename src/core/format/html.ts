@@ -25,7 +25,7 @@ const BLOCK_LINE_HEIGHT = 1.16;
  *   light (#fafafa); see `groundFor`.
  */
 export function formatHtml(result: RenderResult): string {
-  checkGrid(result);
+  checkGrid(result, result.params.color);
   const { columns, rows, glyphs, params } = result;
   const ink = hexOfPacked(parseHexColor(params.monoColor));
   const ground = groundFor(params.monoColor);

@@ -145,13 +145,15 @@ function glyphTable(glyphs: readonly string[], scale: PngScale): Uint8Array[] {
 
 /** Renders a cell grid (a render result, or one rebuilt from json-compact) as PNG bytes. */
 export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
-  checkGrid(grid);
+  checkGrid(grid, opts.color);
   const scale = opts.scale ?? 1;
   if (!PNG_SCALES.includes(scale)) throw new RangeError(`png scale must be one of ${PNG_SCALES.join(', ')}`);
-  const { columns, rows, cells, colors } = grid;
+  const { columns, rows, cells } = grid;
+  // Mono art's colours are computed on first read: read only where drawn.
+  const colors = opts.color ? grid.colors : new Uint8Array(0);
   const background = (grid as MaybeBackground).background;
-  if (background && background.length !== colors.length) {
-    throw new RangeError(`grid has ${background.length} background bytes, expected ${colors.length}`);
+  if (background && background.length !== columns * rows * 3) {
+    throw new RangeError(`grid has ${background.length} background bytes, expected ${columns * rows * 3}`);
   }
   const cw = PNG_CELL_WIDTH / scale;
   const ch = PNG_CELL_HEIGHT / scale;

@@ -22,7 +22,7 @@ export const SVG_BASELINE = 9.5;
  * `<tspan fill>` (blank cells join any run). Every glyph escaped; no script, no external resource.
  */
 export function formatSvg(result: RenderResult): string {
-  checkGrid(result);
+  checkGrid(result, result.params.color);
   const { columns, rows, glyphs, params } = result;
   const width = columns * SVG_CELL_WIDTH;
   // Another cell aspect (the cellAspect extension) keeps the picture's proportions: taller or

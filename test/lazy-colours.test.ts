@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { render } from '../src/core/render.js';
+import { formatResult } from '../src/core/format/index.js';
+import { FrameRenderer } from '../src/core/video.js';
+import { scene } from './helpers/images.js';
+
+/** True while the result's colours are still a getter (not yet computed). */
+const deferred = (o: object, key: string) => typeof Object.getOwnPropertyDescriptor(o, key)?.get === 'function';
+
+describe('mono art computes its colours on first read', () => {
+  const img = scene(320, 240, 7);
+
+  it('text, ansi, html, svg and png of mono art never compute them', () => {
+    for (const format of ['text', 'ansi', 'html', 'svg', 'png'] as const) {
+      const r = render(img, { columns: 48, format });
+      formatResult(r, format);
+      assert.equal(deferred(r, 'colors'), true, `${format}: colours computed`);
+      assert.equal(deferred(r.director.metrics, 'roundTrip'), true, `${format}: round-trip metric computed`);
+    }
+  });
+
+  it('read after other renders, they are what the render read at once gives, in the same key order', () => {
+    const r = render(img, { columns: 48 });
+    // Other renders reuse the scratch rasters and the WebAssembly memory in between.
+    render(scene(200, 300, 3), { columns: 64 });
+    render(img, { columns: 30, charset: 'blocks', color: true });
+    const now = render(img, { columns: 48 });
+    const colors = now.colors, roundTrip = now.director.metrics.roundTrip;
+    assert.equal(deferred(now, 'colors'), false);
+    assert.deepEqual(r.colors, colors);
+    assert.equal(r.director.metrics.roundTrip, roundTrip);
+    assert.equal(typeof roundTrip, 'number');
+    assert.ok(colors.some((v) => v > 0), 'the scene has colour');
+    assert.deepEqual(Object.keys(r), Object.keys(now));
+    assert.equal(Object.keys(r.director.metrics).at(-1), 'roundTrip');
+    // JSON and spreads see plain values.
+    const json = JSON.parse(formatResult(render(img, { columns: 48, format: 'json' }), 'json').body as string);
+    assert.equal(typeof json.director.metrics.roundTrip, 'number');
+    assert.ok({ ...render(img, { columns: 48 }) }.colors instanceof Uint8Array);
+  });
+
+  it('colour output and the round-trip rubric compute them with the render', () => {
+    assert.equal(deferred(render(img, { columns: 48, color: true }), 'colors'), false);
+    const rt = render(img, { columns: 48, qualityTarget: 'round-trip' });
+    assert.equal(deferred(rt.director.metrics, 'roundTrip'), false);
+    assert.equal(typeof rt.director.metrics.roundTrip, 'number');
+  });
+
+  it('video frames defer them too, and a kept report still reads', () => {
+    const frames = new FrameRenderer({ columns: 48 });
+    const a = frames.render(img);
+    const b = frames.render(img);
+    assert.equal(deferred(b, 'colors'), true);
+    assert.deepEqual(b.colors, a.colors);
+    assert.equal(typeof a.director.metrics.roundTrip, 'number');
+  });
+});
