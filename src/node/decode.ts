@@ -127,6 +127,9 @@ interface Inspection {
   /** Bands and bytes per band of the decoded pixels (before conversion to 8-bit RGBA). */
   readonly channels: number;
   readonly bytesPerSample: number;
+  /** 16-bit samples (libvips `ushort`), and whether there is an alpha band: widen16BitSamples() needs both. */
+  readonly sixteenBit: boolean;
+  readonly hasAlpha: boolean;
   /** Progressive JPEG or interlaced PNG/GIF: decoded whole, whatever the target size. */
   readonly progressive: boolean;
   /** Size as stored (before EXIF orientation), which is what the decoder allocates. */
@@ -219,6 +222,8 @@ async function inspect(buf: Buffer): Promise<Inspection> {
     orientation: meta.orientation ?? 1,
     channels: Math.max(1, meta.channels ?? 4),
     bytesPerSample: SAMPLE_BYTES[meta.depth ?? 'uchar'] ?? 1,
+    sixteenBit: meta.depth === 'ushort',
+    hasAlpha: meta.hasAlpha === true,
     progressive: meta.isProgressive === true,
     storedWidth: meta.width,
     storedHeight: meta.height,
@@ -307,7 +312,7 @@ async function toRgba(pipeline: Sharp, opts: DecodeOptions): Promise<{ data: Uin
 }
 
 /** One decode pipeline: one page only, oriented, optionally shrunk on load, sRGB 8-bit RGBA. */
-async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions): Promise<Pixels> {
+async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions, header: Inspection): Promise<Pixels> {
   // Without `page`, sharp loads its default first/primary page (one page, not the whole
   // animation); `page` is only passed for frames of animations.
   let pipeline = sharp(buf, {
@@ -316,7 +321,7 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
     autoOrient: true,
     ...(page !== undefined ? { page, pages: 1 } : {}),
   });
-  pipeline = await widen16BitSamples(buf, page, opts, pipeline);
+  if (header.sixteenBit) pipeline = await widen16BitSamples(buf, page, opts, pipeline, header.hasAlpha);
   const resize = resizeFor(opts);
   if (resize) pipeline = pipeline.resize(resize);
   const { data, info } = await toRgba(pipeline, opts);
@@ -327,17 +332,15 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
  * A 16-bit image whose colour samples all lie in 0..255 holds 8-bit values in 16-bit words (a
  * common export mistake): the 8-bit conversion (divide by 257) would leave nothing but 0 and 1,
  * an all-black image that renders as a blank grid. Such samples are scaled by 257 first, so the
- * image keeps its 256 levels. Other images pass unchanged; only 16-bit inputs pay for the stats.
+ * image keeps its 256 levels. Only 16-bit inputs (the header says so: inspect()) pay for the
+ * stats; the header is not read again.
  */
-async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: DecodeOptions, pipeline: Sharp): Promise<Sharp> {
-  let meta: Metadata;
+async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: DecodeOptions, pipeline: Sharp, hasAlpha: boolean): Promise<Sharp> {
   try {
-    meta = await pipeline.metadata();
-    if (meta.depth !== 'ushort') return pipeline;
     const stats = await sharp(buf, { failOn: 'warning', limitInputPixels: opts.maxPixels, ...(page !== undefined ? { page, pages: 1 } : {}) }).stats();
-    const colour = meta.hasAlpha ? stats.channels.slice(0, -1) : stats.channels;
+    const colour = hasAlpha ? stats.channels.slice(0, -1) : stats.channels;
     if (!colour.length || colour.some((c) => c.max > 255)) return pipeline;
-    const gains = stats.channels.map((_, i) => (meta.hasAlpha && i === stats.channels.length - 1 ? 1 : 257));
+    const gains = stats.channels.map((_, i) => (hasAlpha && i === stats.channels.length - 1 ? 1 : 257));
     return pipeline.linear(gains, gains.map(() => 0));
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
@@ -417,7 +420,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   const buf = toBuffer(input);
   const info = await inspect(buf);
   checkPixels(info, opts);
-  const page = await decodePage(buf, undefined, opts);
+  const page = await decodePage(buf, undefined, opts, info);
   return {
     width: page.width,
     height: page.height,
@@ -477,7 +480,7 @@ export async function* decodeFrames(
     const n = Math.min(perChunk, count - start);
     const pixels: (Pixels | undefined)[] =
       n === 1
-        ? [await decodePage(buf, animated ? start : undefined, opts)]
+        ? [await decodePage(buf, animated ? start : undefined, opts, info)]
         : await decodeChunk(buf, start, n, info, opts);
     for (let k = 0; k < n; k++) {
       const index = start + k;
