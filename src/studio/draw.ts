@@ -115,7 +115,8 @@ export class ArtPainter {
   }
 
   paint(grid: PaintGrid, color: boolean, monoColor: string): void {
-    const { columns, rows, cells, colors, glyphs } = grid;
+    // Colours are read only where drawn: mono art computes them on first read (core/render.ts).
+    const { columns, rows, cells, glyphs } = grid;
     const { cellW: cw, cellH: ch } = this;
     const W = columns * cw, H = rows * ch;
     if (this.canvas.width !== W || this.canvas.height !== H) {
@@ -153,6 +154,7 @@ export class ArtPainter {
         }
       }
     } else {
+      const colors = grid.colors;
       for (let y = 0; y < rows; y++) {
         for (let x = 0; x < columns; x++) {
           const i = y * columns + x;

@@ -6,7 +6,7 @@
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
-  DEFAULTS, FrameRenderer, buildCompact, formatResult, type Format, type RenderResult, type RgbaImage,
+  DEFAULTS, FrameRenderer, buildCompact, formatResult, type DirectorReport, type Format, type RenderResult, type RgbaImage,
 } from '../core/index.js';
 // The untyped entry: parameters arrive from the page as plain objects and are validated inside.
 import { render } from '../core/render.js';
@@ -94,7 +94,7 @@ function paint(): number {
   return performance.now() - t0;
 }
 
-function info(result: RenderResult, kind: ResultInfo['kind'], renderMs: number, drawMs: number, flicker: number | null): ResultInfo {
+function info(result: RenderResult, kind: ResultInfo['kind'], renderMs: number, drawMs: number, flicker: number | null, director = result.director): ResultInfo {
   return {
     kind,
     columns: result.columns,
@@ -102,7 +102,7 @@ function info(result: RenderResult, kind: ResultInfo['kind'], renderMs: number, 
     source: result.source,
     params: result.params,
     explicit: result.explicit,
-    director: result.director,
+    director,
     codebook: result.codebook,
     renderMs,
     drawMs,
@@ -155,6 +155,23 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
   }
 }
 
+/**
+ * A stream's frames carry the report's metrics measured at most every REPORT_MS, and afresh on a
+ * retune or new parameters: the round-trip metric reads the colours, which mono art otherwise
+ * never computes (about a tenth of a frame), and the page redraws the report only when its verdict
+ * changes anyway.
+ */
+const REPORT_MS = 500;
+let report: { metrics: DirectorReport['metrics']; at: number; key: readonly unknown[] } | null = null;
+
+function frameReport(result: RenderResult, now: number): DirectorReport {
+  const key = [frames, frames?.codebookChoices, params];
+  if (!report || now - report.at >= REPORT_MS || key.some((k, i) => k !== report!.key[i])) {
+    report = { metrics: { ...result.director.metrics }, at: now, key };
+  }
+  return { ...result.director, metrics: report.metrics };
+}
+
 function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
   try {
     const image = 'data' in bitmap ? bitmap : framePixels(bitmap);
@@ -167,6 +184,8 @@ function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
     } else {
       result = render(image, params);
     }
+    // Timed with the render: a fresh report measures its metrics here.
+    const director = frameReport(result, t0);
     const renderMs = performance.now() - t0;
     let flicker: number | null = null;
     if (previousCells && previousCells.length === result.cells.length) {
@@ -180,7 +199,7 @@ function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
     last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
     const drawMs = paint();
     const out: ResultInfo = {
-      ...info(result, 'frame', renderMs, drawMs, flicker),
+      ...info(result, 'frame', renderMs, drawMs, flicker, director),
       codebookChoices: temporal && frames ? frames.codebookChoices : null,
       ...(wants.compact ? { compact: buildCompact(result) } : {}),
       ...(wants.compactLine ? { compactLine: formatResult(result, 'json-compact').body } : {}),
