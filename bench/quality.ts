@@ -54,10 +54,10 @@ const COLOUR_TOOLS: readonly ColourTool[] = ['v2a-blocks', 'chafa', 'chafa-fg-on
 /** Colour targets: v2a configuration -> the chafa configuration it must match or beat. */
 const COLOUR_PAIRS: readonly (readonly [ColourTool, ColourTool])[] = [['v2a-blocks', 'chafa'], ['v2a-ascii', 'chafa-ascii']];
 
-interface Args { images?: string[]; columns: number[]; strict: boolean; mono: boolean; colour: boolean; quick: boolean }
+interface Args { images?: string[]; columns: number[]; strict: boolean; mono: boolean; colour: boolean; quick: boolean; params: Record<string, unknown> }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { columns: [80, 160], strict: false, mono: true, colour: true, quick: false };
+  const a: Args = { columns: [80, 160], strict: false, mono: true, colour: true, quick: false, params: {} };
   for (let i = 0; i < argv.length; i++) {
     const s = argv[i]!;
     const [flag, inline] = s.includes('=') ? [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)] : [s, undefined];
@@ -74,8 +74,12 @@ function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--quick') a.quick = true;
     else if (flag === '--mono') a.colour = false;
     else if (flag === '--colour' || flag === '--color') a.mono = false;
-    else if (flag === '--help' || flag === '-h') {
-      console.log('usage: npm run bench:quality -- [--quick] [--images camera,coffee] [--columns 80,160] [--mono|--colour] [--strict]');
+    else if (flag === '--params') {
+      const v = JSON.parse(value()) as unknown;
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('--params: a JSON object of render parameters');
+      a.params = v as Record<string, unknown>;
+    } else if (flag === '--help' || flag === '-h') {
+      console.log('usage: npm run bench:quality -- [--quick] [--images camera,coffee] [--columns 80,160] [--mono|--colour] [--params JSON] [--strict]');
       process.exit(0);
     } else throw new Error(`unknown argument ${s}`);
   }
@@ -124,7 +128,7 @@ function scoreMono(ink: Plane, ref: MonoRef): MonoScores {
 async function monoLines(tool: MonoTool, image: BenchImage, columns: number, rows: number): Promise<{ lines: string[] | null; problem: string | null; ms: number; result?: RenderResult }> {
   if (tool === 'v2a') {
     const t0 = performance.now();
-    const result = render(image.rgba, { columns });
+    const result = render(image.rgba, { ...V2A_PARAMS, columns });
     const ms = performance.now() - t0;
     const lines = splitLines(formatResult(result, 'text').body);
     return { lines, problem: result.rows === rows ? null : `rows ${result.rows} instead of ${rows}`, ms, result };
@@ -171,7 +175,7 @@ function chafaColourArgs(tool: Exclude<ColourTool, 'v2a-blocks' | 'v2a-ascii'>, 
 async function colourRun(tool: ColourTool, image: BenchImage, columns: number, rows: number): Promise<{ lines: string[] | null; colours: CellColours | null; problem: string | null; ms: number }> {
   if (tool === 'v2a-blocks' || tool === 'v2a-ascii') {
     const t0 = performance.now();
-    const result = render(image.rgba, { columns, color: true, ...(tool === 'v2a-blocks' ? { charset: 'blocks' } : { cellColors: 'fg-bg' }) });
+    const result = render(image.rgba, { ...V2A_PARAMS, columns, color: true, ...(tool === 'v2a-blocks' ? { charset: 'blocks' } : { cellColors: 'fg-bg' }) });
     const ms = performance.now() - t0;
     const lines = splitLines(formatResult(result, 'text').body);
     const bg = (result as { background?: Uint8Array }).background ?? null;
@@ -256,8 +260,13 @@ interface ColourCase {
   readonly blank: { ssimFine: number; ssimCoarse: number };
 }
 
+/** `--params`: render parameters v2a's renders get besides the bench's own (columns, colour mode). */
+let V2A_PARAMS: Readonly<Record<string, unknown>> = {};
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  V2A_PARAMS = args.params;
+  if (Object.keys(V2A_PARAMS).length) console.log(`v2a renders with ${JSON.stringify(V2A_PARAMS)}`);
   const t0 = performance.now();
   const log = (s: string) => console.log(s);
   const progress = (s: string) => process.stderr.write(s + '\n');
