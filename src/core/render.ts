@@ -234,11 +234,11 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     // Not for edges (line art), invert (dark ink on light) or the round-trip rubric (its chroma
     // must decode to the source's colours).
     const inkOnly = p.color && !p.edges && !p.invert && p.qualityTarget !== 'round-trip';
-    const linear = prep.resampled.cellLinearRgb, transform = colorTransform(p.saturation, tone);
-    const computeColors = () => cellColors(linear, transform, new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
-    // Mono art shows no colour: its colours (OKLab with a gamut search per cell, about a tenth of
-    // a warm render and 5 ms of a cold CLI call) wait until something reads them (json's chroma,
-    // the report's round-trip metric). `linear` is the resampler's own copy, never reused.
+    const linear = prep.resampled.cellLinearRgb, toneOfColors = tone;
+    const computeColors = () => cellColors(linear, colorTransform(p.saturation, toneOfColors), new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
+    // Mono art shows no colour: its colours (a tone table, then OKLab with a gamut search per
+    // cell: about a tenth of a warm render) wait until something reads them (json's chroma, the
+    // report's round-trip metric). `linear` is the resampler's own copy, never reused.
     if (p.color) colors = computeColors(); else deferredColors = computeColors;
   }
 
