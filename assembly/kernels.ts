@@ -6,6 +6,8 @@
 // Lookup tables built with Math.exp/pow/tan are built in TS and passed in, since libm results
 // may differ in the last bit between engines.
 
+import { ENC_SIZE, encodeLinear } from './srgb';
+
 /** First free byte after the module's static data: the JS side lays its arrays out from here. */
 export function heapBase(): usize {
   return __heap_base;
@@ -36,7 +38,6 @@ export function heapBase(): usize {
 /** Table sizes: range weights (denoise.ts), tone curve (tone.ts), sRGB encoding (linear.ts). */
 const RANGE_BINS: i32 = 1024;
 const TONE_LUT_SIZE: i32 = 4096;
-const ENC_SIZE: i32 = 16384;
 
 /**
  * Vector constants, loaded from memory before a loop: a v128.const in a loop body is rebuilt on
@@ -338,17 +339,6 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
 const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;
-
-/** encodeLinear() of linear.ts: linear light -> perceptual by the table at `enc` (ENC_SIZE + 1 f32). */
-@inline function encodeLinear(enc: usize, v: f64): f64 {
-  const i = v * <f64>ENC_SIZE;
-  if (!(i > 0)) return 0;
-  if (i >= <f64>ENC_SIZE) return 1;
-  const k = <i32>i;
-  const f = i - <f64>k;
-  const a = ld(enc, k);
-  return a + (ld(enc, k + 1) - a) * f;
-}
 
 /**
  * encodeLinear() of two values (f64x2): as lutValue2, with 0 and 1 beyond the table's ends

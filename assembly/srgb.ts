@@ -1,4 +1,4 @@
-// AssemblyScript helpers shared by measure.ts and colors.ts.
+// AssemblyScript helpers shared by kernels.ts, measure.ts and colors.ts.
 
 /** f32 i at p, as f64. */
 @inline export function ldf(p: usize, i: i32): f64 {
@@ -10,7 +10,8 @@
   return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
 }
 
-const ENC_SIZE: i32 = 16384;
+/** Entries of the sRGB encoding table (linear.ts ENC_SIZE), plus one. */
+export const ENC_SIZE: i32 = 16384;
 
 /** encodeLinear() of linear.ts: linear light -> perceptual, by the table `enc` (ENC_SIZE + 1 f32). */
 @inline export function encodeLinear(enc: usize, v: f64): f64 {
