@@ -1,10 +1,10 @@
 /**
  * Scalar oracle of the codebook's dynamic programme (assembly/codebook.ts codebookDp), as the
- * TypeScript had it: the DP and its bookkeeping; the level grouping and the binned sums stay
- * TypeScript in src and are imported.
+ * TypeScript had it: the DP and its bookkeeping. Its setup (level grouping, binned sums, interval
+ * costs, the pick) stays TypeScript in src: codebookProblem(), imported.
  */
 import type { GlyphStrategy } from '../../src/core/params/definitions.js';
-import { BINS, BinSums, groupLevels, type Codebook } from '../../src/core/pipeline/codebook.js';
+import { codebookProblem, type Codebook } from '../../src/core/pipeline/codebook.js';
 
 /**
  * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),
@@ -14,27 +14,7 @@ import { BINS, BinSums, groupLevels, type Codebook } from '../../src/core/pipeli
  * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
  */
 export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
-  const groups = groupLevels(levels, order);
-  const L = groups.level;
-  const n = L.length;
-  const sums = new BinSums(targets);
-  const total = Math.max(1, sums.total);
-  const lb = new Int32Array(n);
-  for (let j = 0; j < n; j++) lb[j] = BinSums.bin(L[j]!);
-  const between = (i: number, j: number): number => {
-    const mid = BinSums.bin((L[i]! + L[j]!) / 2);
-    return sums.err(lb[i]!, mid, L[i]!) + sums.err(mid, lb[j]!, L[j]!);
-  };
-  const after = (j: number) => sums.err(lb[j]!, BINS, L[j]!);
-
-  const pick = (chosen: number[]): Codebook => {
-    const idx: number[] = [];
-    for (const gi of chosen) idx.push(...groups.members[gi]!);
-    let e = sums.err(0, lb[chosen[0]!]!, L[chosen[0]!]!);
-    for (let k = 1; k < chosen.length; k++) e += between(chosen[k - 1]!, chosen[k]!);
-    e += after(chosen[chosen.length - 1]!);
-    return { indices: Int32Array.from(idx), rmse: Math.sqrt(e / total) };
-  };
+  const { L, n, sums, total, lb, between, after, pick } = codebookProblem(levels, order, targets);
 
   if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
 

@@ -62,14 +62,25 @@ export class BinSums {
   }
 }
 
-/**
- * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),
- * `order` the glyph indices sorted by level, `targets` the cells' target ink (0..1).
- * adaptive: the fewest levels whose quantization RMSE over this image's cells is <= maxRmse,
- * chosen optimally by dynamic programming over the sorted levels (O(k n^2) with O(1) interval
- * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
- */
-export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
+/** What the codebook's search works on: grouped levels, the cells' binned sums, the costs. */
+export interface CodebookProblem {
+  /** Distinct levels, ascending, and their count. */
+  readonly L: Float64Array;
+  readonly n: number;
+  readonly sums: BinSums;
+  /** Cells counted (at least 1). */
+  readonly total: number;
+  /** Bin of each level. */
+  readonly lb: Int32Array;
+  /** Squared error of the cells between adjacent chosen levels i < j, and above the last level j. */
+  readonly between: (i: number, j: number) => number;
+  readonly after: (j: number) => number;
+  /** The codebook of the chosen levels (ascending level indices), with its RMSE. */
+  readonly pick: (chosen: number[]) => Codebook;
+}
+
+/** The setup chooseCodebook() searches on; the tests' scalar oracle of the search shares it. */
+export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array): CodebookProblem {
   const groups = groupLevels(levels, order);
   const L = groups.level;
   const n = L.length;
@@ -82,7 +93,6 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
     return sums.err(lb[i]!, mid, L[i]!) + sums.err(mid, lb[j]!, L[j]!);
   };
   const after = (j: number) => sums.err(lb[j]!, BINS, L[j]!);
-
   const pick = (chosen: number[]): Codebook => {
     const idx: number[] = [];
     for (const gi of chosen) idx.push(...groups.members[gi]!);
@@ -91,7 +101,18 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
     e += after(chosen[chosen.length - 1]!);
     return { indices: Int32Array.from(idx), rmse: Math.sqrt(e / total) };
   };
+  return { L, n, sums, total, lb, between, after, pick };
+}
 
+/**
+ * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),
+ * `order` the glyph indices sorted by level, `targets` the cells' target ink (0..1).
+ * adaptive: the fewest levels whose quantization RMSE over this image's cells is <= maxRmse,
+ * chosen optimally by dynamic programming over the sorted levels (O(k n^2) with O(1) interval
+ * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
+ */
+export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
+  const { L, n, sums, total, pick } = codebookProblem(levels, order, targets);
   if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
 
   const budget = maxRmse * maxRmse * total;
