@@ -1,5 +1,5 @@
 /**
- * `npm run bench:quality [-- --quick] [--images camera,coffee] [--columns 80,160] [--mono|--colour] [--strict]`
+ * `npm run bench:quality [-- --quick] [--images camera,coffee] [--columns 80,160] [--mono|--colour] [--params JSON] [--strict]`
  *
  * How close the art looks to the image, for v2a and its peers at the same grid (columns x rows,
  * rows = round(columns * h / w * 0.5)). Every text output is rasterised with the reference font
@@ -22,6 +22,7 @@
  * chafa) and bench/out/<image>-<columns>-colour.png (source | v2a blocks | chafa | v2a ascii | chafa ascii).
  * --quick: 4 images at 80 columns. Tables to stdout, everything to bench/out/quality.json.
  * --strict: exit 1 unless every target below is met.
+ * --params JSON: render parameters merged into v2a's renders (given, so not tuned by the Director).
  */
 // Must come first: it points fontconfig at the reference fonts before anything renders text.
 import { rasterizeText, referenceFont, type InkImage } from '../scripts/lib/glyph-raster.js';

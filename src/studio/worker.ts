@@ -1,8 +1,9 @@
 /**
  * The studio's render worker: the very same renderer core as the server (src/core), run off the
  * page's main thread. Still images are decoded here (createImageBitmap without colour conversion
- * or premultiplication, so a PNG's RGBA equals sharp's decode of it), video frames arrive as
- * transferred ImageBitmaps and go through FrameRenderer (the temporal filter). The art is painted
+ * or premultiplication, so a PNG's RGBA equals sharp's decode of it). Live sources arrive as a
+ * stream of VideoFrames read here (streamLoop), video files as transferred ImageBitmaps; both go
+ * through FrameRenderer (the temporal filter). The art is painted
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
