@@ -213,6 +213,17 @@ describe('every parameter changes the output as its name promises', () => {
     assert.deepEqual(on.director.adjustments.structure, { from: DEFAULTS.structure, to: aimed });
     assert.equal(render(dark, { structure: 0.7 }).params.structure, 0.7);
   });
+  it('balanced holds contrast at 2.2 for crisp shapes, unless that crushes a region', () => {
+    const crisp = Math.round((DEFAULTS.contrast + DEFAULTS.autoOptimize * (2.2 - DEFAULTS.contrast)) * 1000) / 1000;
+    assert.equal(render(scene(320, 240), { columns: 80 }).params.contrast, crisp);
+    // A dark sky with a bright tower: at 2.2 the sky's gradient would go blank.
+    const darkSky = image(320, 240, (x, y) => (Math.abs(x - 160) < 6 && y > 60 ? grey(230) : grey(20 + Math.round((40 * y) / 240))));
+    const sky = render(darkSky, { columns: 80 });
+    assert.ok(sky.params.contrast < crisp, `contrast ${sky.params.contrast}`);
+    // Other rubrics search contrast freely; a contrast given is kept.
+    assert.notEqual(render(scene(320, 240), { columns: 80, qualityTarget: 'portrait' }).params.contrast, crisp);
+    assert.equal(render(scene(320, 240), { columns: 80, contrast: 1.5 }).params.contrast, 1.5);
+  });
   it('qualityTarget chooses the rubric', () => {
     const r = render(img, { qualityTarget: 'low-light' });
     assert.equal(r.director.rubric, 'low-light');

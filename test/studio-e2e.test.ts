@@ -256,9 +256,11 @@ describe('studio in headless Chromium', { skip }, () => {
         const frame = decodeCompact(JSON.parse(line));
         assert.equal(frame.columns, columns);
         assert.equal(frame.lines.length, frame.rows);
-        // The camera's picture reached the art: a frame read as black would render blank.
+        // The camera's picture reached the art: a frame read as black would render blank. (The
+        // fake camera's darkest region, its flat green ground, may render blank too: levels and
+        // contrast take it to the ground; the disc, the corners and the counter stay inked.)
         const inked = frame.lines.join('').replace(/\s/g, '').length;
-        assert.ok(inked > frame.columns * frame.rows * 0.05, `${columns} columns: only ${inked} inked cells`);
+        assert.ok(inked > frame.columns * frame.rows * 0.02, `${columns} columns: only ${inked} inked cells`);
       }
     }
     await page.fill('#p-columns-n', '64');

@@ -45,7 +45,7 @@ function inRange(name: Tunable, v: number): number {
 }
 
 /** A first guess from the measurements alone, per rubric. */
-function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, number>> {
+function propose(p: RenderParams, s: SourceStats, crispContrast?: number): Partial<Record<Tunable, number>> {
   const r = p.qualityTarget;
   const sigma255 = s.noise * 255;
   if (usesTwoColors(p)) {
@@ -70,7 +70,7 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
   // 0.55). A step edge is drawn better by the least-squares glyph than by a thin - / | \ line.
   const structure = 0;
   const autoLevels = r === 'low-light' ? 1 : s.dynamicRange < 0.5 ? 1 : 0.9;
-  const contrast = s.dynamicRange < 0.3 ? 1.3 : p.contrast;
+  const contrast = crispContrast ?? (s.dynamicRange < 0.3 ? 1.3 : p.contrast);
   // Gamma that brings the stretched median to the rubric's target median.
   const { lo, hi } = stretch(s.levelsLow, s.levelsHigh, autoLevels);
   const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
@@ -89,6 +89,20 @@ function propose(p: RenderParams, s: SourceStats): Partial<Record<Tunable, numbe
   };
 }
 
+/**
+ * Where a rubric wants shapes that read: a contrast, and how much truer (cell fidelity) or less
+ * crushed (clipping) the freely searched settings must be to replace it. The simulation sees cell
+ * tones only, never a glyph's contour, so its search prefers 1.3-1.7; on bench:quality's mono
+ * cases 2.2 raised the contour score while gamma and a finer codebook (0.007 in the grid below)
+ * held the tone score. The guards keep the free search where 2.2 crushes a region (the rocket's
+ * dark sky went blank: cell r 0.97 -> 0.89).
+ */
+const CRISP: Partial<Readonly<Record<QualityTarget, { contrast: number; fidelity: number; clipping: number }>>> = {
+  balanced: { contrast: 2.2, fidelity: 0.05, clipping: 0.1 },
+};
+const NONE: ReadonlySet<Tunable> = new Set();
+const CONTRAST: ReadonlySet<Tunable> = new Set(['contrast']);
+
 /** Tone settings searched on the rubric, in this order, with these values. */
 const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
   // Never below 1: contrast pivots on mid-grey, so less of it lifts black off the blank ground.
@@ -99,7 +113,7 @@ const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
   ['gamma', [0.55, 0.7, 0.85, 1]],
   ['autoLevels', [0.6, 0.9, 1]],
   // The codebook's error budget: the rubric weighs finer tone against the rate of more glyphs.
-  ['maxGlyphRmse', [0.01, 0.02, 0.03]],
+  ['maxGlyphRmse', [0.007, 0.01, 0.02, 0.03]],
 ];
 const TONE_SEARCH = new Set<Tunable>(TONE_GRID.map(([n]) => n));
 
@@ -208,29 +222,44 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   if (!(strength > 0 && free.size > 0)) bestSim = simulate(input, stats, requested, rampLevels, colors);
   else {
     // Detail settings come from the measurements; tone settings from a coordinate search on
-    // the rubric (gamma, then contrast, then levels), each step keeping the best so far.
-    const guess = propose(requested, stats);
-    const start: RenderParams = { ...requested };
+    // the rubric (contrast, then gamma, then levels, then the codebook), each step keeping the
+    // best so far.
     // With two colours per cell the colours carry the tone: no search on glyph tone.
     const twoColor = usesTwoColors(requested);
-    for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
-    best = start;
-    bestSim = simulate(input, stats, start, rampLevels, colors);
-    for (const [name, values] of twoColor ? [] : TONE_GRID) {
-      if (!free.has(name)) continue;
-      const around = best;
-      const tried: number[] = [];
-      for (const v of [...values, guess[name]]) {
-        if (v === undefined || v === around[name]) continue;
-        // A value tried already scores the same again and cannot beat the best.
-        const r = inRange(name, v);
-        if (r === around[name] || tried.includes(r)) continue;
-        tried.push(r);
-        const cand: RenderParams = { ...around, [name]: r };
-        const sim = simulate(input, stats, cand, rampLevels, colors);
-        if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
+    const search = (guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>): { best: RenderParams; sim: Sim } => {
+      const start: RenderParams = { ...requested };
+      for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t) || fixed.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
+      let best = start;
+      let bestSim = simulate(input, stats, start, rampLevels, colors);
+      for (const [name, values] of twoColor ? [] : TONE_GRID) {
+        if (!free.has(name) || fixed.has(name)) continue;
+        const around = best;
+        const tried: number[] = [];
+        for (const v of [...values, guess[name]]) {
+          if (v === undefined || v === around[name]) continue;
+          // A value tried already scores the same again and cannot beat the best.
+          const r = inRange(name, v);
+          if (r === around[name] || tried.includes(r)) continue;
+          tried.push(r);
+          const cand: RenderParams = { ...around, [name]: r };
+          const sim = simulate(input, stats, cand, rampLevels, colors);
+          if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
+        }
       }
+      return { best, sim: bestSim };
+    };
+    let found = search(propose(requested, stats), NONE);
+    const crisp = CRISP[requested.qualityTarget];
+    if (crisp && !twoColor && free.has('contrast')) {
+      // The same search at the crisp contrast: kept unless it draws the cells' tones clearly
+      // less truly, or crushes clearly more of them to blank or full, than the free search.
+      const c = search(propose(requested, stats, crisp.contrast), CONTRAST);
+      const truer = found.sim.metrics.fidelity! > c.sim.metrics.fidelity! + crisp.fidelity;
+      const fewerCrushed = found.sim.metrics.clipping! > c.sim.metrics.clipping! + crisp.clipping;
+      if (!truer && !fewerCrushed) found = c;
     }
+    best = found.best;
+    bestSim = found.sim;
   }
 
   const params: RenderParams = { ...requested };
