@@ -215,7 +215,10 @@ describe('every parameter changes the output as its name promises', () => {
   });
   it('balanced holds contrast at 2.2 for crisp shapes, unless that crushes a region', () => {
     const crisp = Math.round((DEFAULTS.contrast + DEFAULTS.autoOptimize * (2.2 - DEFAULTS.contrast)) * 1000) / 1000;
-    assert.equal(render(scene(320, 240), { columns: 80 }).params.contrast, crisp);
+    const held = render(scene(320, 240), { columns: 80 });
+    assert.equal(held.params.contrast, crisp);
+    // At that contrast sharpening is aimed at 0 (scaled by autoOptimize like every adjustment).
+    assert.equal(held.params.sharpen, Math.round(DEFAULTS.sharpen * (1 - DEFAULTS.autoOptimize) * 1000) / 1000);
     // A dark sky with a bright tower: at 2.2 the sky's gradient would go blank.
     const darkSky = image(320, 240, (x, y) => (Math.abs(x - 160) < 6 && y > 60 ? grey(230) : grey(20 + Math.round((40 * y) / 240))));
     const sky = render(darkSky, { columns: 80 });

@@ -45,7 +45,7 @@ function inRange(name: Tunable, v: number): number {
 }
 
 /** A first guess from the measurements alone, per rubric. */
-function propose(p: RenderParams, s: SourceStats, crispContrast?: number): Partial<Record<Tunable, number>> {
+function propose(p: RenderParams, s: SourceStats, crisp?: Crisp): Partial<Record<Tunable, number>> {
   const r = p.qualityTarget;
   const sigma255 = s.noise * 255;
   if (usesTwoColors(p)) {
@@ -64,13 +64,14 @@ function propose(p: RenderParams, s: SourceStats, crispContrast?: number): Parti
   let sharpen = 0.45 - 0.8 * s.edgeDensity - 0.03 * sigma255;
   if (r === 'portrait') sharpen *= 0.6;
   if (r === 'motion') sharpen *= 0.7;
+  if (crisp) sharpen = crisp.sharpen;
   // Directional glyph substitution is a look the caller may ask for, not fidelity: on the
   // bench:quality images (photos, silhouettes, line art, text) structure 0 scored higher SSIM at
   // both viewing distances than any positive amount (0.940/0.979 vs 0.935/0.977 at the default
   // 0.55). A step edge is drawn better by the least-squares glyph than by a thin - / | \ line.
   const structure = 0;
   const autoLevels = r === 'low-light' ? 1 : s.dynamicRange < 0.5 ? 1 : 0.9;
-  const contrast = crispContrast ?? (s.dynamicRange < 0.3 ? 1.3 : p.contrast);
+  const contrast = crisp?.contrast ?? (s.dynamicRange < 0.3 ? 1.3 : p.contrast);
   // Gamma that brings the stretched median to the rubric's target median.
   const { lo, hi } = stretch(s.levelsLow, s.levelsHigh, autoLevels);
   const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
@@ -95,10 +96,13 @@ function propose(p: RenderParams, s: SourceStats, crispContrast?: number): Parti
  * tones only, never a glyph's contour, so its search prefers 1.3-1.7; on bench:quality's mono
  * cases 2.2 raised the contour score while gamma and a finer codebook (0.007 in the grid below)
  * held the tone score. The guards keep the free search where 2.2 crushes a region (the rocket's
- * dark sky went blank: cell r 0.97 -> 0.89).
+ * dark sky went blank: cell r 0.97 -> 0.89). At that contrast edges are steep already: unsharp's
+ * overshoot then costs both scores (sharpen 0 against the measured proposal, mono: contour r
+ * 0.610 -> 0.614, tone r 0.885 -> 0.886, 10 -> 12 cases at least chafa's on both).
  */
-const CRISP: Partial<Readonly<Record<QualityTarget, { contrast: number; fidelity: number; clipping: number }>>> = {
-  balanced: { contrast: 2.2, fidelity: 0.05, clipping: 0.1 },
+interface Crisp { readonly contrast: number; readonly sharpen: number; readonly fidelity: number; readonly clipping: number }
+const CRISP: Partial<Readonly<Record<QualityTarget, Crisp>>> = {
+  balanced: { contrast: 2.2, sharpen: 0, fidelity: 0.05, clipping: 0.1 },
 };
 const NONE: ReadonlySet<Tunable> = new Set();
 const CONTRAST: ReadonlySet<Tunable> = new Set(['contrast']);
@@ -253,7 +257,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     if (crisp && !twoColor && free.has('contrast')) {
       // The same search at the crisp contrast: kept unless it draws the cells' tones clearly
       // less truly, or crushes clearly more of them to blank or full, than the free search.
-      const c = search(propose(requested, stats, crisp.contrast), CONTRAST);
+      const c = search(propose(requested, stats, crisp), CONTRAST);
       const truer = found.sim.metrics.fidelity! > c.sim.metrics.fidelity! + crisp.fidelity;
       const fewerCrushed = found.sim.metrics.clipping! > c.sim.metrics.clipping! + crisp.clipping;
       if (!truer && !fewerCrushed) found = c;
