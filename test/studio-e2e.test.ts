@@ -414,7 +414,7 @@ describe('studio in headless Chromium', { skip }, () => {
     await page.waitForFunction(() => window.__v2aStats.source === 'image', undefined, { timeout: 20_000 });
     // The mode follows the shown source once its result is drawn (a moment after the source is
     // set: under a loaded machine the still's render may still be in flight here).
-    await page.waitForFunction(() => (document.getElementById('handoff-mode') as HTMLSelectElement).value === 'latest-frame', undefined, { timeout: 20_000 });
+    await page.waitForFunction(() => (document.getElementById('handoff-mode') as unknown as { value: string }).value === 'latest-frame', undefined, { timeout: 20_000 });
     const [still] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
     await still.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'end'), undefined, { timeout: 20_000 });
     const got = (await still.evaluate(() => window.__got)).map((m: any) => m.data);
