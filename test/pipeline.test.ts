@@ -11,6 +11,8 @@ import { resampleImage } from '../src/core/pipeline/resample.js';
 import { encodeLinear, SRGB8_TO_LINEAR } from '../src/core/pipeline/linear.js';
 import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { image, rng } from './helpers/images.js';
+import { percentiles } from '../src/core/pipeline/tone.js';
+import { percentile as refPercentile } from './reference/tone.js';
 
 describe('resampleImage', () => {
   const random = rng(7);
@@ -84,6 +86,21 @@ describe('matchGlyphs', () => {
         }
         assert.equal(out[cy * cols + cx], best, `cell ${cx},${cy}`);
       }
+    }
+  });
+});
+
+describe('percentiles', () => {
+  it('equal one walk per value (the reference) on dense, sparse, one-bin and empty histograms', () => {
+    const next = rng(7);
+    const ps = [0, 0.005, 0.01, 0.5, 0.9, 0.99, 0.995, 1];
+    const cases: Uint32Array[] = [new Uint32Array(1024), Uint32Array.from({ length: 256 }, () => Math.floor(next() * 50))];
+    for (let k = 0; k < 20; k++) cases.push(Uint32Array.from({ length: 1024 }, () => (next() < 0.9 ? 0 : Math.floor(next() * 1000))));
+    const one = new Uint32Array(1024);
+    one[700] = 12;
+    cases.push(one);
+    for (const h of cases) {
+      assert.deepEqual(percentiles(h, ps), ps.map((p) => refPercentile(h, p)));
     }
   });
 });

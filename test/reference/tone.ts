@@ -23,3 +23,17 @@ export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array
   for (let i = 0; i < src.length; i++) out[i] = lutValue(lut, src[i]!);
   return out;
 }
+
+/** percentile() as it was, one walk per value: the oracle of tone.ts percentiles(). */
+export function percentile(h: Uint32Array, p: number): number {
+  let total = 0;
+  for (let i = 0; i < h.length; i++) total += h[i]!;
+  const want = p * total;
+  let acc = 0;
+  for (let i = 0; i < h.length; i++) {
+    const next = acc + h[i]!;
+    if (next >= want && h[i]! > 0) return (i + (want - acc) / h[i]!) / h.length;
+    acc = next;
+  }
+  return 1;
+}

@@ -1,6 +1,6 @@
 import { encLut } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
-import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile } from '../pipeline/tone.js';
+import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile, percentiles } from '../pipeline/tone.js';
 import { frame } from '../wasm/kernels.js';
 
 /** What the Director knows of the source, measured on the resampled luminance raster. */
@@ -74,7 +74,7 @@ export function statsFrom(hist: Uint32Array, magHist: Uint32Array, lap: number, 
   const gradN = lapN;
   const noise = lapN ? (Math.sqrt(Math.PI / 2) * lap) / (6 * lapN) : 0;
 
-  const p01 = percentile(hist, 0.01), p50 = percentile(hist, 0.5), p99 = percentile(hist, 0.99);
+  const [levelsLow, p01, p50, p99, levelsHigh] = percentiles(hist, [LEVELS_LOW_PERCENTILE, 0.01, 0.5, 0.99, LEVELS_HIGH_PERCENTILE]) as [number, number, number, number, number];
   return {
     p01, p50, p99, mean,
     dynamicRange: p99 - p01,
@@ -85,7 +85,7 @@ export function statsFrom(hist: Uint32Array, magHist: Uint32Array, lap: number, 
     edgeP90: gradN ? percentile(magHist, 0.9) : 0,
     colorfulness: cells ? chroma / cells : 0,
     hist,
-    levelsLow: percentile(hist, LEVELS_LOW_PERCENTILE),
-    levelsHigh: percentile(hist, LEVELS_HIGH_PERCENTILE),
+    levelsLow,
+    levelsHigh,
   };
 }

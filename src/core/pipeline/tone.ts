@@ -33,16 +33,26 @@ export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
 
 /** Value below which `p` of the samples lie, from a histogram over 0..1. */
 export function percentile(h: Uint32Array, p: number): number {
+  return percentiles(h, [p])[0]!;
+}
+
+/**
+ * percentile() of each of `ps` (ascending), in one walk over the histogram: the same arithmetic
+ * per value, so the same results. A cold render runs this interpreted, where six separate walks
+ * of 1024 bins cost about a millisecond and a half.
+ */
+export function percentiles(h: Uint32Array, ps: readonly number[]): number[] {
   let total = 0;
   for (let i = 0; i < h.length; i++) total += h[i]!;
-  const want = p * total;
-  let acc = 0;
-  for (let i = 0; i < h.length; i++) {
-    const next = acc + h[i]!;
-    if (next >= want && h[i]! > 0) return (i + (want - acc) / h[i]!) / h.length;
+  const out = ps.map(() => 1);
+  let j = 0, acc = 0;
+  for (let i = 0; i < h.length && j < ps.length; i++) {
+    const c = h[i]!;
+    const next = acc + c;
+    for (; j < ps.length && c > 0 && next >= ps[j]! * total; j++) out[j] = (i + (ps[j]! * total - acc) / c) / h.length;
     acc = next;
   }
-  return 1;
+  return out;
 }
 
 /**
@@ -50,7 +60,8 @@ export function percentile(h: Uint32Array, p: number): number {
  * A nearly flat image keeps a minimum span so noise is not blown up into full contrast.
  */
 export function levels(h: Uint32Array, autoLevels: number): { lo: number; hi: number } {
-  return stretch(percentile(h, LEVELS_LOW_PERCENTILE), percentile(h, LEVELS_HIGH_PERCENTILE), autoLevels);
+  const [pLo, pHi] = percentiles(h, [LEVELS_LOW_PERCENTILE, LEVELS_HIGH_PERCENTILE]);
+  return stretch(pLo!, pHi!, autoLevels);
 }
 
 /** levels() from the histogram's LEVELS_LOW/HIGH_PERCENTILE values (for callers that reuse them). */
