@@ -92,14 +92,15 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
  * cell-mean error. Arrays: templates (count x SAMPLES f32) with their g2, gm, spread (count f32);
  * coverage (ncov f32); cand (nc i32, ascending coverage); directional (4 i32), direction (u8 per
  * cell) and strength (f32 per cell), used when sAmt > 0; previous (u16 per cell) and stable (u8
- * per cell, or 0), used when previous != 0 and hyst > 0. Writes out (u16 per cell) for cell
+ * per cell, or 0), used when previous != 0 and hyst > 0; calm: the neighbour margin (pipeline/match.ts
+ * NEIGHBOUR_CALM), 0 for none. Writes out (u16 per cell) for cell
  * rows y0..y1 (exclusive): called band by band, y0 = 0 first, with the same `work` kept. `work`:
  * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32; 16-byte aligned.
  */
 export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   templates: usize, g2: usize, gm: usize, spread: usize, count: i32, coverage: usize, ncov: i32, scale: f64,
   cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
-  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, out: usize, work: usize, y0: i32, y1: i32): void {
+  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
   // Templates as f64 (the TS multiplies them promoted), the cell's samples; per candidate (in
   // codebook order) its mean with -Inf and +Inf sentinels at both ends, and its spread.
   const tf = work;
@@ -185,6 +186,15 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
         const g = <i32>load<u16>(previous + (<usize>cell << 1));
         if (g != best && g < ncov) {
           const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - hyst);
+          if (e2 < bestE) { bestE = e2; best = g; }
+        }
+      }
+      // Calm: the left neighbour's glyph within `calm` of the best error wins (not with dithering,
+      // whose error diffusion wants each cell's own choice).
+      if (calm > 0 && !dither && cx > 0) {
+        const g = <i32>load<u16>(out + (<usize>(cell - 1) << 1));
+        if (g != best && g < ncov) {
+          const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - calm);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }

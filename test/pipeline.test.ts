@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { SAMPLES, SUB_X, SUB_Y } from '../src/core/glyphs/types.js';
-import { TONE_WEIGHT, matchGlyphs } from '../src/core/pipeline/match.js';
+import { NEIGHBOUR_CALM, TONE_WEIGHT, matchGlyphs } from '../src/core/pipeline/match.js';
 import { resampleImage } from '../src/core/pipeline/resample.js';
 import { encodeLinear, SRGB8_TO_LINEAR } from '../src/core/pipeline/linear.js';
 import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
@@ -47,6 +47,47 @@ describe('resampleImage', () => {
 });
 
 describe('matchGlyphs', () => {
+  it('calm: a cell keeps its left neighbour\'s glyph only within the margin, so flat texture alternates less', () => {
+    const set = getGlyphSet('detailed');
+    const templates = viewBlurTemplates(set.templates);
+    const table = { templates, coverage: set.coverage };
+    const scale = Math.max(...set.coverage);
+    const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]!);
+    const cols = 40, rows = 10, W = cols * SUB_X;
+    const random = rng(5);
+    // A mid-grey wall, cell tones scattered around 0.45, with texture inside each cell.
+    const tone = Float32Array.from({ length: cols * rows }, () => 0.45 + 0.2 * (random() - 0.5));
+    const target = Float32Array.from({ length: W * rows * SUB_Y }, (_, i) => tone[Math.floor(i / W / SUB_Y) * cols + Math.floor((i % W) / SUB_X)]! + 0.1 * (random() - 0.5));
+    const base = { scale, candidates: order, directional: null, structure: null, structureAmount: 0, dither: false } as const;
+    const own = matchGlyphs(target, W, cols, rows, table, { ...base, calm: 0 }, new Uint16Array(cols * rows));
+    const calm = matchGlyphs(target, W, cols, rows, table, base, new Uint16Array(cols * rows));
+    const switches = (g: Uint16Array) => { let n = 0; for (let i = 0; i < g.length; i++) if (i % cols > 0 && g[i] !== g[i - 1]) n++; return n; };
+    assert.ok(switches(calm) < switches(own), `switches ${switches(calm)} vs ${switches(own)}`);
+    // Where the choice differs, it is the left neighbour's glyph, and that glyph is within the
+    // margin of the cell's own best (errors from the brute-force twin below).
+    const err = (cx: number, cy: number, g: number) => {
+      let e = 0, tm = 0, gm = 0;
+      for (let sy = 0; sy < SUB_Y; sy++) {
+        for (let sx = 0; sx < SUB_X; sx++) {
+          const t = scale * target[(cy * SUB_Y + sy) * W + cx * SUB_X + sx]!;
+          const v = templates[g * SAMPLES + sy * SUB_X + sx]!;
+          e += (t - v) ** 2;
+          tm += t / SAMPLES;
+          gm += v / SAMPLES;
+        }
+      }
+      return e + TONE_WEIGHT * SAMPLES * (tm - gm) ** 2;
+    };
+    let kept = 0;
+    for (let i = 0; i < cols * rows; i++) {
+      if (calm[i] === own[i]) continue;
+      kept++;
+      assert.equal(calm[i], calm[i - 1], `cell ${i} took a glyph that is not its neighbour's`);
+      const cx = i % cols, cy = Math.floor(i / cols);
+      assert.ok(err(cx, cy, calm[i]!) * (1 - NEIGHBOUR_CALM) < err(cx, cy, own[i]!) + 1e-6, `cell ${i} beyond the margin`);
+    }
+    assert.ok(kept > 0);
+  });
   it('prunes candidates without changing the least-squares choice', () => {
     const set = getGlyphSet('detailed');
     const templates = viewBlurTemplates(set.templates);
@@ -62,10 +103,11 @@ describe('matchGlyphs', () => {
       target[i] = kind === 0 ? 0.4 : kind === 1 ? random() : x % SUB_X < 2 ? 0.9 : 0.1;
     }
     const out = matchGlyphs(target, W, cols, rows, { templates, coverage: set.coverage }, {
-      scale, candidates: order, directional: null, structure: null, structureAmount: 0, dither: false,
+      scale, candidates: order, directional: null, structure: null, structureAmount: 0, dither: false, calm: 0,
     }, new Uint16Array(cols * rows));
 
-    // Brute force: the full error of every candidate, including the tone term.
+    // Brute force: the full error of every candidate, including the tone term (calm 0: each
+    // cell's own best).
     const toneW = TONE_WEIGHT * SAMPLES;
     for (let cy = 0; cy < rows; cy++) {
       for (let cx = 0; cx < cols; cx++) {

@@ -302,9 +302,9 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         for (const candidates of books) {
           for (const dither of [false, true]) {
             for (const [st, amount] of [[null, 0], [structure, 0.6], [structure, 1]] as const) {
-              for (const [prev, stab, hyst] of [[null, null, 0], [previous, null, 0.35], [previous, stable, 0.35], [previous, stable, 1]] as const) {
-                const o: MatchOptions = { scale, candidates, directional: dir, structure: st, structureAmount: amount, dither, previous: prev, stable: stab, hysteresis: hyst };
-                const what = `match ${name} ${cols}x${rows} book ${candidates.length} dither ${dither} structure ${amount} previous ${prev ? 'yes' : 'no'} stable ${stab ? 'yes' : 'no'} hysteresis ${hyst}`;
+              for (const [prev, stab, hyst, calm] of [[null, null, 0, undefined], [null, null, 0, 0], [null, null, 0, 0.3], [previous, null, 0.35, undefined], [previous, stable, 0.35, 0], [previous, stable, 1, 0.3]] as const) {
+                const o: MatchOptions = { scale, candidates, directional: dir, structure: st, structureAmount: amount, dither, previous: prev, stable: stab, hysteresis: hyst, ...(calm === undefined ? {} : { calm }) };
+                const what = `match ${name} ${cols}x${rows} book ${candidates.length} dither ${dither} structure ${amount} previous ${prev ? 'yes' : 'no'} stable ${stab ? 'yes' : 'no'} hysteresis ${hyst} calm ${calm ?? 'default'}`;
                 const want = refMatch(target, W, cols, rows, table, o, new Uint16Array(n));
                 same(matchGlyphs(target, W, cols, rows, table, o, new Uint16Array(n)), want, what);
                 // Blurred in the kernel's frame = the reference blur, then the reference match.

@@ -1,5 +1,5 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
-import { TONE_WEIGHT, templateStats, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
+import { NEIGHBOUR_CALM, TONE_WEIGHT, templateStats, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
 import { cellStructure } from './structure.js';
 
 export type { GlyphTable, MatchOptions };
@@ -8,7 +8,8 @@ export type { GlyphTable, MatchOptions };
  * Chooses each cell's glyph by shape: least squares between the cell's SUB_X x SUB_Y target ink
  * (scaled to the ramp) and each candidate's measured template, plus a tone term on the means.
  * Candidates are the codebook glyphs nearest in coverage (the tone term rules out the others
- * anyway). Floyd-Steinberg (serpentine) diffuses the cell-mean error when dithering.
+ * anyway). Floyd-Steinberg (serpentine) diffuses the cell-mean error when dithering; otherwise a
+ * cell keeps its left neighbour's glyph when that is within `calm` of its best.
  */
 export function matchGlyphs(target: Float32Array, width: number, cols: number, rows: number, table: GlyphTable, o: MatchOptions, out: Uint16Array): Uint16Array {
   const { templates, coverage } = table;
@@ -27,6 +28,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const prev = o.previous ?? null;
   const stable = o.stable ?? null;
   const hyst = o.hysteresis ?? 0;
+  const calm = o.calm ?? NEIGHBOUR_CALM;
   const toneW = TONE_WEIGHT * SAMPLES;
   const bound = SAMPLES + toneW;
   const subX = SUB_X, subY = SUB_Y, samples = SAMPLES;
@@ -91,6 +93,13 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
         const g = prev[cell]!;
         if (g !== best && g < coverage.length) {
           const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW) * (1 - hyst);
+          if (e2 < bestE) { bestE = e2; best = g; }
+        }
+      }
+      if (calm > 0 && !o.dither && cx > 0) {
+        const g = out[cell - 1]!;
+        if (g !== best && g < coverage.length) {
+          const e2 = glyphError(t, templates, g, g2[g]!, gm[g]!, c, base, want, toneW) * (1 - calm);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }
