@@ -46,6 +46,21 @@ describe('resampleImage', () => {
   });
 });
 
+/** The full matching error of glyph g for cell (cx, cy), by brute force: shape plus the tone term. */
+function bruteError(target: Float32Array, W: number, templates: Float32Array, scale: number, cx: number, cy: number, g: number): number {
+  let e = 0, tm = 0, gm = 0;
+  for (let sy = 0; sy < SUB_Y; sy++) {
+    for (let sx = 0; sx < SUB_X; sx++) {
+      const t = scale * target[(cy * SUB_Y + sy) * W + cx * SUB_X + sx]!;
+      const v = templates[g * SAMPLES + sy * SUB_X + sx]!;
+      e += (t - v) ** 2;
+      tm += t / SAMPLES;
+      gm += v / SAMPLES;
+    }
+  }
+  return e + TONE_WEIGHT * SAMPLES * (tm - gm) ** 2;
+}
+
 describe('matchGlyphs', () => {
   it('calm: a cell keeps its left neighbour\'s glyph only within the margin, so flat texture alternates less', () => {
     const set = getGlyphSet('detailed');
@@ -64,20 +79,8 @@ describe('matchGlyphs', () => {
     const switches = (g: Uint16Array) => { let n = 0; for (let i = 0; i < g.length; i++) if (i % cols > 0 && g[i] !== g[i - 1]) n++; return n; };
     assert.ok(switches(calm) < switches(own), `switches ${switches(calm)} vs ${switches(own)}`);
     // Where the choice differs, it is the left neighbour's glyph, and that glyph is within the
-    // margin of the cell's own best (errors from the brute-force twin below).
-    const err = (cx: number, cy: number, g: number) => {
-      let e = 0, tm = 0, gm = 0;
-      for (let sy = 0; sy < SUB_Y; sy++) {
-        for (let sx = 0; sx < SUB_X; sx++) {
-          const t = scale * target[(cy * SUB_Y + sy) * W + cx * SUB_X + sx]!;
-          const v = templates[g * SAMPLES + sy * SUB_X + sx]!;
-          e += (t - v) ** 2;
-          tm += t / SAMPLES;
-          gm += v / SAMPLES;
-        }
-      }
-      return e + TONE_WEIGHT * SAMPLES * (tm - gm) ** 2;
-    };
+    // margin of the cell's own best (errors by brute force).
+    const err = (cx: number, cy: number, g: number) => bruteError(target, W, templates, scale, cx, cy, g);
     let kept = 0;
     for (let i = 0; i < cols * rows; i++) {
       if (calm[i] === own[i]) continue;
@@ -108,22 +111,11 @@ describe('matchGlyphs', () => {
 
     // Brute force: the full error of every candidate, including the tone term (calm 0: each
     // cell's own best).
-    const toneW = TONE_WEIGHT * SAMPLES;
     for (let cy = 0; cy < rows; cy++) {
       for (let cx = 0; cx < cols; cx++) {
         let best = -1, bestE = Infinity;
         for (const g of order) {
-          let e = 0, tm = 0, gm = 0;
-          for (let sy = 0; sy < SUB_Y; sy++) {
-            for (let sx = 0; sx < SUB_X; sx++) {
-              const t = scale * target[(cy * SUB_Y + sy) * W + cx * SUB_X + sx]!;
-              const v = templates[g * SAMPLES + sy * SUB_X + sx]!;
-              e += (t - v) ** 2;
-              tm += t / SAMPLES;
-              gm += v / SAMPLES;
-            }
-          }
-          e += toneW * (tm - gm) ** 2;
+          const e = bruteError(target, W, templates, scale, cx, cy, g);
           if (e < bestE - 1e-9) { bestE = e; best = g; }
         }
         assert.equal(out[cy * cols + cx], best, `cell ${cx},${cy}`);
