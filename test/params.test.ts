@@ -226,6 +226,11 @@ describe('every parameter changes the output as its name promises', () => {
     // Other rubrics search contrast freely; a contrast given is kept.
     assert.notEqual(render(scene(320, 240), { columns: 80, qualityTarget: 'portrait' }).params.contrast, crisp);
     assert.equal(render(scene(320, 240), { columns: 80, contrast: 1.5 }).params.contrast, 1.5);
+    // A sharpen given is kept at the crisp contrast too, and autoOptimize 0 turns the search off.
+    const given = render(scene(320, 240), { columns: 80, sharpen: 0.5 });
+    assert.equal(given.params.sharpen, 0.5);
+    assert.equal(given.params.contrast, crisp);
+    assert.equal(render(scene(320, 240), { columns: 80, autoOptimize: 0 }).params.contrast, DEFAULTS.contrast);
   });
   it('qualityTarget chooses the rubric', () => {
     const r = render(img, { qualityTarget: 'low-light' });
