@@ -111,6 +111,7 @@ const codebookEl = $('#codebook');
 const fpsEl = $('#fps');
 const flickerEl = $('#flicker');
 let lastReportKey = '';
+let lastShape = '';
 
 function onResult(r: ResultInfo): void {
   state.result = r;
@@ -121,11 +122,18 @@ function onResult(r: ResultInfo): void {
   s.rows = r.rows;
   s.renderMs = r.renderMs;
   s.drawMs = r.drawMs;
-  el.viewport.dataset.empty = 'false';
-  el.canvas.setAttribute('aria-label', `Character art, ${r.columns} by ${r.rows} characters${r.params.color ? ', in colour' : ''}`);
-  el.canvas.dataset.columns = String(r.columns);
-  el.canvas.dataset.rows = String(r.rows);
-  layout();
+  // A stream's frames mostly repeat the last one's shape: the page (its style, layout and paint,
+  // on the core the render worker shares on a small machine) is touched only when it changed.
+  const shape = [r.kind, r.columns, r.rows, r.params.color, r.params.format, state.shown.kind, state.handoff?.active ?? false].join(' ');
+  const reshaped = r.kind !== 'frame' || shape !== lastShape;
+  lastShape = shape;
+  if (reshaped) {
+    el.viewport.dataset.empty = 'false';
+    el.canvas.setAttribute('aria-label', `Character art, ${r.columns} by ${r.rows} characters${r.params.color ? ', in colour' : ''}`);
+    el.canvas.dataset.columns = String(r.columns);
+    el.canvas.dataset.rows = String(r.rows);
+    layout();
+  }
 
   if (r.kind === 'frame') {
     s.sumRenderMs += r.renderMs;
@@ -153,8 +161,10 @@ function onResult(r: ResultInfo): void {
     controls.showEffective(r.params, r.director.adjustments);
     syncStageButtons();
   }
-  setExportEnabled(true);
-  suggestMode();
+  if (reshaped) {
+    setExportEnabled(true);
+    suggestMode();
+  }
 }
 
 worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
