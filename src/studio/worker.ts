@@ -157,20 +157,22 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
 }
 
 /**
- * A stream's frames carry the report's metrics measured at most every REPORT_MS, and afresh on a
- * retune or new parameters: the round-trip metric reads the colours, which mono art otherwise
- * never computes (about a tenth of a frame), and the page redraws the report only when its verdict
- * changes anyway.
+ * A stream's frames carry the report's verdict, score and metrics measured at most every
+ * REPORT_MS, and afresh on a retune or new parameters: the round-trip metric reads the colours,
+ * which mono art otherwise never computes (about a tenth of a frame), and the page rebuilds the
+ * report's DOM whenever they change; the score, which moves on every frame, made that every frame
+ * (measured: the page's style and layout then took a core's third on 2 cores).
  */
 const REPORT_MS = 500;
-let report: { metrics: DirectorReport['metrics']; at: number; key: readonly unknown[] } | null = null;
+let report: { shown: Pick<DirectorReport, 'status' | 'score' | 'metrics'>; at: number; key: readonly unknown[] } | null = null;
 
 function frameReport(result: RenderResult, now: number): DirectorReport {
   const key = [frames, frames?.codebookChoices, params];
+  const d = result.director;
   if (!report || now - report.at >= REPORT_MS || key.some((k, i) => k !== report!.key[i])) {
-    report = { metrics: { ...result.director.metrics }, at: now, key };
+    report = { shown: { status: d.status, score: d.score, metrics: { ...d.metrics } }, at: now, key };
   }
-  return { ...result.director, metrics: report.metrics };
+  return { ...d, ...report.shown };
 }
 
 function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
