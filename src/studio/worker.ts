@@ -218,8 +218,7 @@ function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
  * (MediaStreamTrackProcessor), and this loop renders them as fast as they come and the core
  * allows, one at a time (the processor drops frames while one renders). It needs no timer and no
  * requestAnimationFrame of the page, so it keeps its rate when the page is hidden (the a2v
- * receiver window in front). The next frame's pixels are copied while this one renders (see
- * streamLoop).
+ * receiver window in front).
  */
 let paused = false;
 let streamReader: ReadableStreamDefaultReader<VideoFrame> | null = null;
@@ -281,70 +280,30 @@ async function videoFramePixels(frame: VideoFrame): Promise<RgbaImage> {
   return { width: w, height: hgt, data: grab.getImageData(0, 0, w, hgt).data };
 }
 
-/** A frame's pixels, the frame closed once they are copied. */
-function framePixelsOf(frame: VideoFrame): Promise<RgbaImage> {
-  return videoFramePixels(frame).finally(() => frame.close());
-}
-
-/** Promise.race() against this tells whether a promise has already settled. */
-const NOT_YET = Symbol('not yet');
-const notYet = Promise.resolve(NOT_YET);
-
-/**
- * Keeps one read outstanding, and when a newer frame is already there, starts copying its pixels
- * (VideoFrame.copyTo converts on another thread) before rendering the one copied last, so the
- * copy overlaps the render instead of following it: measured in headless Chromium on 2 cores at
- * 200 columns, that copy's wait was 6-7 ms of a 29 ms frame, in which the core rendered nothing.
- * When no newer frame has come (a canvas stream that changed once), the last one renders at once.
- */
 async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
   const reader = readable.getReader();
   streamReader = reader;
-  const live = () => streamReader === reader && !paused && streaming;
-  let reading = reader.read();
-  /** The pixels of the frame read last, on their way. */
-  let next: Promise<RgbaImage> | null = null;
-  const drop = () => {
-    next?.catch(() => {});
-    next = null;
-  };
   try {
     while (streamReader === reader) {
-      const read = next ? await Promise.race([reading, notYet]) : await reading;
-      let copied: Promise<RgbaImage> | null;
-      if (read === NOT_YET) {
-        copied = next;
-        next = null;
-      } else if (read.done || !read.value) {
-        // The stream ended: what was read last still shows.
-        if (next && live()) renderFrame(await next);
-        next = null;
-        break;
-      } else {
-        reading = reader.read();
-        if (!live()) {
-          read.value.close();
-          drop();
-          continue;
-        }
-        copied = next;
-        next = framePixelsOf(read.value);
-        if (!copied) continue;
-      }
-      const image = await copied!;
-      // The copy is asynchronous: the stream may have stopped or paused meanwhile.
-      if (!live()) {
-        drop();
+      const { value: frame, done } = await reader.read();
+      if (done || !frame) break;
+      if (streamReader !== reader || paused || !streaming) {
+        frame.close();
         continue;
       }
+      let image: RgbaImage;
+      try {
+        image = await videoFramePixels(frame);
+      } finally {
+        frame.close();
+      }
+      // The copy is asynchronous: the stream may have stopped or paused meanwhile.
+      if (streamReader !== reader || paused || !streaming) continue;
       renderFrame(image);
     }
   } catch (err) {
     if (streamReader === reader) post({ t: 'error', during: 'frame', message: errorText(err) });
   } finally {
-    drop();
-    // The read left outstanding: a frame it brings after the stop is closed.
-    reading.then((r) => r.value?.close(), () => {});
     reader.releaseLock();
     if (streamReader === reader) {
       streamReader = null;
