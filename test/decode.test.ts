@@ -282,35 +282,6 @@ test('shrink-on-load: a 4000x3000 JPEG decodes near targetWidth', async () => {
   assert.equal(same.height, 16);
 });
 
-test('whileDecoding runs once, while libvips decodes the pixels, and what it throws does not fail the decode', async () => {
-  const jpeg = await sharp({
-    create: { width: 900, height: 600, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
-  })
-    .jpeg({ quality: 80 })
-    .toBuffer();
-  const plain = await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 320 });
-  let calls = 0;
-  let settled = false;
-  const pending = decodeImage(jpeg, {
-    maxPixels: MAX,
-    targetWidth: 320,
-    whileDecoding: () => {
-      calls++;
-      // Called after the header was read and the pixel decode handed to libvips: not yet done.
-      assert.equal(settled, false);
-      throw new Error('the caller\'s own failure');
-    },
-  });
-  void pending.then(() => { settled = true; }, () => { settled = true; });
-  const img = await pending;
-  assert.equal(calls, 1);
-  assert.deepEqual([img.width, img.height, Buffer.compare(img.data, plain.data)], [plain.width, plain.height, 0]);
-  // A refused image never starts a decode, so there is nothing to overlap.
-  let refusedCalls = 0;
-  await assert.rejects(decodeImage(Buffer.from('not an image'), { maxPixels: MAX, whileDecoding: () => { refusedCalls++; } }), ImageInputError);
-  assert.equal(refusedCalls, 0);
-});
-
 async function collect(gen: AsyncGenerator<DecodedFrame>): Promise<DecodedFrame[]> {
   const out: DecodedFrame[] = [];
   for await (const f of gen) out.push(f);

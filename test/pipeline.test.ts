@@ -138,17 +138,3 @@ describe('percentiles', () => {
     }
   });
 });
-
-describe('warm-up', () => {
-  it('never throws, and a render after it is the render without it', async () => {
-    const { warmUp, render } = await import('../src/core/render.js');
-    const { withDefaults } = await import('../src/core/params/validate.js');
-    const img = image(64, 48, (x, y) => [(x * 4) & 255, (y * 5) & 255, 128, 255]);
-    const before = render(img, { columns: 16, charset: 'standard' });
-    // A ramp the glyph table refuses (unmeasured glyph; validation keeps it from a render) is the
-    // render's to report, not the warm-up's.
-    assert.doesNotThrow(() => warmUp({ ...withDefaults({}), glyphs: '\u4e00x' }));
-    for (const charset of ['standard', 'blocks', 'dots'] as const) warmUp(withDefaults({ charset }));
-    assert.deepEqual(render(img, { columns: 16, charset: 'standard' }).cells, before.cells);
-  });
-});

@@ -16,7 +16,7 @@ import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
-import { prepare, renderPrepared, tune, warmUp } from './render.js';
+import { prepare, renderPrepared, tune } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
 
@@ -49,12 +49,6 @@ export interface DecodeRequest {
   readonly timeoutSeconds?: number;
   /** Largest decoder memory estimated from the header (width x height x channels x bytes per sample); absent: none. */
   readonly maxDecodedBytes?: number;
-  /**
-   * Work for the calling thread while the pixels decode elsewhere (the renderer's warm-up): a
-   * decoder that hands decoding to another thread calls it once, after doing so; one that
-   * decodes on the calling thread ignores it. It never throws.
-   */
-  readonly whileDecoding?: () => void;
 }
 
 /** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
@@ -147,14 +141,13 @@ class Stages {
   }
 }
 
-function decodeRequest(columns: number, limits: JobLimits, whileDecoding?: () => void): DecodeRequest {
+function decodeRequest(columns: number, limits: JobLimits): DecodeRequest {
   return {
     targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
     maxPixels: limits.maxPixels,
     maxBytes: limits.maxBytes,
     ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),
     ...(limits.maxDecodedBytes !== undefined ? { maxDecodedBytes: limits.maxDecodedBytes } : {}),
-    ...(whileDecoding ? { whileDecoding } : {}),
   };
 }
 
@@ -203,7 +196,7 @@ export async function runJob(input: JobInput, params: Readonly<Record<string, un
   } else {
     const decoder = opts.decoder;
     if (!decoder) throw new V2aError('internal-error', 'The render failed unexpectedly.', { cause: new Error('runJob: no decoder for encoded input') });
-    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits, () => warmUp(withDefaults(explicit)))));
+    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits)));
     image = decoded;
     facts = { bytes: bytes.byteLength, format: decoded.format, width: decoded.sourceWidth, height: decoded.sourceHeight };
   }

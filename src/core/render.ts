@@ -10,7 +10,6 @@ import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type T
 import { denoiseToneSharpen } from './pipeline/detail.js';
 import { sobelInk } from './pipeline/edges.js';
 import { gridRows } from './pipeline/geometry.js';
-import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
@@ -144,23 +143,6 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
   const requested = withDefaults(explicit);
   const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect);
   return renderPrepared(prep, requested, Object.keys(explicit), image, options);
-}
-
-/**
- * Builds what a render with these parameters needs whatever the image: the WebAssembly kernels,
- * the sRGB encoding table and the glyph table of the charset. A render builds them anyway on first
- * use; a job calls this while the image decodes on another thread (DecodeRequest.whileDecoding),
- * so that a cold process (a CLI call, a fresh worker) pays for them in time it spends waiting.
- * Later calls find everything built. Never throws: what fails here fails again, and is reported,
- * in the render.
- */
-export function warmUp(params: RenderParams): void {
-  try {
-    encLut();
-    glyphTable(glyphSetOf(params));
-  } catch {
-    /* reported by the render */
-  }
 }
 
 /** The Auto Director's tuning of the parameters the caller did not set (`explicit`), for this source. */

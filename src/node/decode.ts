@@ -70,12 +70,6 @@ export interface DecodeOptions {
    * this many bytes (-> `too_many_decoded_bytes`, 413). Absent: no check.
    */
   readonly maxDecodedBytes?: number;
-  /**
-   * Called once, without arguments, when libvips has started decoding the pixels on its own
-   * thread: the caller's thread may do other work until the decode resolves (the render job warms
-   * the renderer up there). Exceptions it throws are ignored.
-   */
-  readonly whileDecoding?: () => void;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -294,20 +288,14 @@ function resizeFor(opts: DecodeOptions): ResizeOptions | undefined {
 }
 
 /** Run a pipeline to 8-bit sRGB RGBA; map failures to ImageInputError. */
-async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () => void): Promise<{ data: Uint8Array; info: OutputInfo }> {
+async function toRgba(pipeline: Sharp, opts: DecodeOptions): Promise<{ data: Uint8Array; info: OutputInfo }> {
   // sharp wants whole seconds (0..3600); round fractions up rather than to "no timeout".
   if (opts.timeoutSeconds) pipeline = pipeline.timeout({ seconds: Math.min(3600, Math.ceil(opts.timeoutSeconds)) });
   let out: { data: Buffer; info: OutputInfo };
   try {
     // toBuffer, not toUint8Array: sharp 0.35's toUint8Array copies the whole output on the JS
     // thread (measured +20..100 ms for a 12 MP decode); toBuffer wraps libvips' memory.
-    const decoding = pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-    try {
-      whileDecoding?.();
-    } catch {
-      /* the caller's own work; the decode goes on */
-    }
-    out = await decoding;
+    out = await pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
   }
@@ -324,7 +312,7 @@ async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () =
 }
 
 /** One decode pipeline: one page only, oriented, optionally shrunk on load, sRGB 8-bit RGBA. */
-async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions, header: Inspection, whileDecoding?: () => void): Promise<Pixels> {
+async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions, header: Inspection): Promise<Pixels> {
   // Without `page`, sharp loads its default first/primary page (one page, not the whole
   // animation); `page` is only passed for frames of animations.
   let pipeline = sharp(buf, {
@@ -336,7 +324,7 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
   if (header.sixteenBit) pipeline = await widen16BitSamples(buf, page, opts, pipeline, header.hasAlpha);
   const resize = resizeFor(opts);
   if (resize) pipeline = pipeline.resize(resize);
-  const { data, info } = await toRgba(pipeline, opts, whileDecoding);
+  const { data, info } = await toRgba(pipeline, opts);
   return { data, width: info.width, height: info.height };
 }
 
@@ -432,7 +420,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   const buf = toBuffer(input);
   const info = await inspect(buf);
   checkPixels(info, opts);
-  const page = await decodePage(buf, undefined, opts, info, opts.whileDecoding);
+  const page = await decodePage(buf, undefined, opts, info);
   return {
     width: page.width,
     height: page.height,
