@@ -282,6 +282,46 @@ test('shrink-on-load: a 4000x3000 JPEG decodes near targetWidth', async () => {
   assert.equal(same.height, 16);
 });
 
+test('whileDecoding runs in steps while libvips decodes, stops when the decode is done, and what it throws does not fail the decode', async () => {
+  const jpeg = await sharp({
+    create: { width: 900, height: 600, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
+  })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+  const plain = await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 320 });
+  const same = (img: { width: number; height: number; data: Uint8Array }) =>
+    assert.deepEqual([img.width, img.height, Buffer.compare(img.data, plain.data)], [plain.width, plain.height, 0]);
+  // A step that throws counts as the last one: called once, and the decode goes on.
+  let calls = 0;
+  let settled = false;
+  const pending = decodeImage(jpeg, {
+    maxPixels: MAX,
+    targetWidth: 320,
+    whileDecoding: () => {
+      calls++;
+      // Called after the header was read and the pixel decode handed to libvips: not yet done.
+      assert.equal(settled, false);
+      throw new Error('the caller\'s own failure');
+    },
+  });
+  void pending.then(() => { settled = true; }, () => { settled = true; });
+  same(await pending);
+  assert.equal(calls, 1);
+  // Steps that always want more: called while the decode runs, never once it is done.
+  let steps = 0;
+  let late = 0;
+  let done = false;
+  same(await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 320, whileDecoding: () => { steps++; if (done) late++; return true; } }));
+  done = true;
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  assert.ok(steps >= 1);
+  assert.equal(late, 0);
+  // A refused image never starts a decode, so there is nothing to overlap.
+  let refusedCalls = 0;
+  await assert.rejects(decodeImage(Buffer.from('not an image'), { maxPixels: MAX, whileDecoding: () => { refusedCalls++; return true; } }), ImageInputError);
+  assert.equal(refusedCalls, 0);
+});
+
 async function collect(gen: AsyncGenerator<DecodedFrame>): Promise<DecodedFrame[]> {
   const out: DecodedFrame[] = [];
   for await (const f of gen) out.push(f);

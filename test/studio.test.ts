@@ -120,6 +120,9 @@ describe('studio helpers', () => {
     await runJob({ kind: 'bytes', bytes: new Uint8Array(1) }, { columns: 120 }, {
       decoder: async (_bytes, request) => {
         asked = request.targetWidth;
+        // The job's warm-up, offered for the decode's wait: safe to call, and it never throws.
+        assert.equal(typeof request.whileDecoding, 'function');
+        while (request.whileDecoding!()) { /* every step */ }
         return image;
       },
       limits: { maxBytes: 10, maxPixels: 1e9 },

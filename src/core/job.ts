@@ -16,7 +16,7 @@ import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
-import { prepare, renderPrepared, tune } from './render.js';
+import { prepare, renderPrepared, tune, warmUpSteps } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
 
@@ -49,6 +49,13 @@ export interface DecodeRequest {
   readonly timeoutSeconds?: number;
   /** Largest decoder memory estimated from the header (width x height x channels x bytes per sample); absent: none. */
   readonly maxDecodedBytes?: number;
+  /**
+   * Work for the calling thread while the pixels decode elsewhere (the renderer's warm-up), in
+   * steps: each call does one and returns whether more remain. A decoder that hands decoding to
+   * another thread calls it after doing so, and again between turns of the event loop while the
+   * decode is still running; one that decodes on the calling thread ignores it. It never throws.
+   */
+  readonly whileDecoding?: () => boolean;
 }
 
 /** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
@@ -141,13 +148,14 @@ class Stages {
   }
 }
 
-function decodeRequest(columns: number, limits: JobLimits): DecodeRequest {
+function decodeRequest(columns: number, limits: JobLimits, whileDecoding?: () => boolean): DecodeRequest {
   return {
     targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
     maxPixels: limits.maxPixels,
     maxBytes: limits.maxBytes,
     ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),
     ...(limits.maxDecodedBytes !== undefined ? { maxDecodedBytes: limits.maxDecodedBytes } : {}),
+    ...(whileDecoding ? { whileDecoding } : {}),
   };
 }
 
@@ -196,7 +204,7 @@ export async function runJob(input: JobInput, params: Readonly<Record<string, un
   } else {
     const decoder = opts.decoder;
     if (!decoder) throw new V2aError('internal-error', 'The render failed unexpectedly.', { cause: new Error('runJob: no decoder for encoded input') });
-    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits)));
+    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits, warmUpSteps(withDefaults(explicit)))));
     image = decoded;
     facts = { bytes: bytes.byteLength, format: decoded.format, width: decoded.sourceWidth, height: decoded.sourceHeight };
   }
