@@ -199,6 +199,34 @@ describe('studio in headless Chromium', { skip }, () => {
     await page.screenshot({ path: shot('studio-image-colour.png') });
   });
 
+  test('a repaint that draws only the cells that changed shows what a full paint does, in colour and in mono', async () => {
+    const { page } = studio;
+    const art = () => page.locator('#art').screenshot();
+    const step = async (act: () => Promise<void>) => {
+      const n = await results(page);
+      await act();
+      await waitResults(page, 1, n);
+    };
+    const button = { colour: '#ink-color', mono: '#ink-mono' } as const;
+    for (const [mode, other] of [['colour', 'mono'], ['mono', 'colour']] as const) {
+      await step(() => page.click(button[mode]));
+      const before = await art();
+      // The same glyph table and size: the painter redraws only the cells whose glyph or colour moved.
+      await step(async () => {
+        await page.fill('#p-contrast-n', '2.9');
+        await page.dispatchEvent('#p-contrast-n', 'change');
+      });
+      const changed = await art();
+      assert.notDeepEqual(changed, before, `${mode}: contrast changes the art`);
+      // To the other ink and back: the same render, painted whole (what the painter keeps no longer matches).
+      await step(() => page.click(button[other]));
+      await step(() => page.click(button[mode]));
+      assert.ok((await art()).equals(changed), `${mode}: the cells drawn over the last picture make the picture a whole paint makes`);
+      await step(() => page.click('[data-param=contrast] .reset'));
+    }
+    await step(() => page.click('#ink-color'));
+  });
+
   test('a pasted image renders', async () => {
     const { page } = studio;
     const n = await results(page);
