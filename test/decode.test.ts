@@ -260,12 +260,15 @@ test('a decompression bomb (30000 x 30000 header) is refused quickly and cheaply
   await assert.rejects(decodeImage(bomb, { maxPixels: 30000 * 30000, targetWidth: 100, timeoutSeconds: 5 }), ImageInputError);
 });
 
-test('shrink-on-load: a 4000x3000 JPEG decodes near targetWidth', async () => {
-  const jpeg = await sharp({
-    create: { width: 4000, height: 3000, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
-  })
+/** A JPEG of Gaussian noise: it does not compress away, so decoding it takes real work. */
+function noisyJpeg(width: number, height: number): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } } })
     .jpeg({ quality: 80 })
     .toBuffer();
+}
+
+test('shrink-on-load: a 4000x3000 JPEG decodes near targetWidth', async () => {
+  const jpeg = await noisyJpeg(4000, 3000);
   const img = await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 480 });
   assert.ok(img.width >= 480 && img.width < 4000, `width ${img.width}`);
   assert.equal(img.height, Math.round((img.width * 3) / 4));
@@ -283,11 +286,7 @@ test('shrink-on-load: a 4000x3000 JPEG decodes near targetWidth', async () => {
 });
 
 test('whileDecoding runs in steps while libvips decodes, stops when the decode is done, and what it throws does not fail the decode', async () => {
-  const jpeg = await sharp({
-    create: { width: 900, height: 600, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
-  })
-    .jpeg({ quality: 80 })
-    .toBuffer();
+  const jpeg = await noisyJpeg(900, 600);
   const plain = await decodeImage(jpeg, { maxPixels: MAX, targetWidth: 320 });
   const same = (img: { width: number; height: number; data: Uint8Array }) =>
     assert.deepEqual([img.width, img.height, Buffer.compare(img.data, plain.data)], [plain.width, plain.height, 0]);
