@@ -156,8 +156,8 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
  *    JavaScript of every stage and the kernels (both compiled lazily, on first use) are compiled.
  *    It takes 8-12 ms cold and saves about 10 ms of a first 640x480 render (40 -> 30 ms).
  * The decoder stops calling once the decode is done, so a quick decode waits for one step at most.
- * Measured in Node 20 on 2 cores, render job medians of 10: 12 MP JPEG at 120 columns (a 40 ms
- * decode) 79.4 -> 72.1 ms; a 0.3 MP one (9 ms) is unchanged, its decode then sharing the cores.
+ * Measured in Node 20 on 2 cores, CLI medians of interleaved runs: a 12 MP JPEG at 120 columns (a
+ * 40 ms decode) 240 -> 226 ms; a 0.3 MP one (9 ms) 181 vs 178 ms, its decode then sharing the cores.
  * A render's output does not depend on any of it (caches are keyed by their inputs). Never
  * throws: what fails here fails again, and is reported, in the render.
  */
@@ -171,7 +171,8 @@ export function warmUpSteps(params: RenderParams): () => boolean {
       if (primed) return;
       primed = true;
       const p = { ...params, columns: PRIMER_COLUMNS };
-      renderPrepared(prepare(primer(), PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], primer());
+      const image = primer();
+      renderPrepared(prepare(image, PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], image);
     },
   ];
   let next = 0;
