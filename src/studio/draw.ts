@@ -147,13 +147,8 @@ export class ArtPainter {
     const prev = this.shown?.key === key && this.shown.cells.length === cells.length ? this.shown : null;
     const prevCells = prev?.cells, prevColors = prev?.colors;
     const colors = color ? grid.colors : null;
-    let x0 = columns, y0 = rows, x1 = -1, y1 = -1;
-    const touch = (x: number, y: number) => {
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    };
+    // The bounding box of the cells drawn (rows are visited in order: y0 is the first, y1 the last).
+    let x0 = columns, y0 = -1, x1 = -1, y1 = -1;
 
     if (!colors) {
       // One pre-blended tile per glyph; cells copy it.
@@ -162,7 +157,10 @@ export class ArtPainter {
         for (let x = 0; x < columns; x++) {
           const g = cells[y * columns + x]!;
           if (prevCells && prevCells[y * columns + x] === g) continue;
-          touch(x, y);
+          if (x < x0) x0 = x;
+          if (x > x1) x1 = x;
+          if (y0 < 0) y0 = y;
+          y1 = y;
           const tile = tiles[g]!;
           let o = y * ch * W + x * cw;
           for (let py = 0, k = 0; py < ch; py++, o += W) for (let px = 0; px < cw; px++, k++) out[o + px] = tile[k]!;
@@ -177,7 +175,10 @@ export class ArtPainter {
           const g = cells[i]!;
           const r = colors[i * 3]!, gc = colors[i * 3 + 1]!, b = colors[i * 3 + 2]!;
           if (prevCells && prevColors && prevCells[i] === g && prevColors[i * 3] === r && prevColors[i * 3 + 1] === gc && prevColors[i * 3 + 2] === b) continue;
-          touch(x, y);
+          if (x < x0) x0 = x;
+          if (x > x1) x1 = x;
+          if (y0 < 0) y0 = y;
+          y1 = y;
           let o = y * ch * W + x * cw;
           if (blank[g]) {
             for (let py = 0; py < ch; py++, o += W) out.fill(groundPx, o, o + cw);
