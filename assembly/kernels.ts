@@ -414,12 +414,20 @@ function weightTables(lut: usize, wt: usize): void {
   }
 }
 
-/** Box taps (start, count, offset: i32 arrays; weight: f32) over one row of luminance. */
+/**
+ * Box taps (start, count, offset: i32 arrays; weight: f32) over one row of luminance. One and two
+ * taps (every output of an enlargement, most of a small reduction) are written out: the same sums
+ * in the same order as the loop, without its bookkeeping.
+ */
 function tapLuma(src: usize, start: usize, count: usize, offset: usize, weight: usize, n: i32, out: usize): void {
   for (let x = 0; x < n; x++) {
     const s = ldi(start, x), m = ldi(count, x), o = ldi(offset, x);
     let v: f64 = 0;
-    for (let k = 0; k < m; k++) v += ld(weight, o + k) * ld(src, s + k);
+    if (m == 1) v += ld(weight, o) * ld(src, s);
+    else if (m == 2) {
+      v += ld(weight, o) * ld(src, s);
+      v += ld(weight, o + 1) * ld(src, s + 1);
+    } else for (let k = 0; k < m; k++) v += ld(weight, o + k) * ld(src, s + k);
     st(out, x, v);
   }
 }
