@@ -122,7 +122,7 @@ describe('studio helpers', () => {
         asked = request.targetWidth;
         // The job's warm-up, offered for the decode's wait: safe to call, and it never throws.
         assert.equal(typeof request.whileDecoding, 'function');
-        while (request.whileDecoding!()) { /* every step */ }
+        request.whileDecoding!();
         return image;
       },
       limits: { maxBytes: 10, maxPixels: 1e9 },

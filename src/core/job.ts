@@ -16,7 +16,7 @@ import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
-import { prepare, renderPrepared, tune, warmUpSteps } from './render.js';
+import { prepare, renderPrepared, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
 
@@ -50,12 +50,11 @@ export interface DecodeRequest {
   /** Largest decoder memory estimated from the header (width x height x channels x bytes per sample); absent: none. */
   readonly maxDecodedBytes?: number;
   /**
-   * Work for the calling thread while the pixels decode elsewhere (the renderer's warm-up), in
-   * steps: each call does one and returns whether more remain. A decoder that hands decoding to
-   * another thread calls it after doing so, and again between turns of the event loop while the
-   * decode is still running; one that decodes on the calling thread ignores it. It never throws.
+   * Work for the calling thread while the pixels decode elsewhere (the renderer's warm-up): a
+   * decoder that hands decoding to another thread calls it once, after doing so; one that
+   * decodes on the calling thread ignores it. It never throws.
    */
-  readonly whileDecoding?: () => boolean;
+  readonly whileDecoding?: () => void;
 }
 
 /** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
@@ -148,7 +147,7 @@ class Stages {
   }
 }
 
-function decodeRequest(columns: number, limits: JobLimits, whileDecoding?: () => boolean): DecodeRequest {
+function decodeRequest(columns: number, limits: JobLimits, whileDecoding?: () => void): DecodeRequest {
   return {
     targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
     maxPixels: limits.maxPixels,
@@ -204,7 +203,7 @@ export async function runJob(input: JobInput, params: Readonly<Record<string, un
   } else {
     const decoder = opts.decoder;
     if (!decoder) throw new V2aError('internal-error', 'The render failed unexpectedly.', { cause: new Error('runJob: no decoder for encoded input') });
-    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits, warmUpSteps(withDefaults(explicit)))));
+    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits, () => warmUp(withDefaults(explicit)))));
     image = decoded;
     facts = { bytes: bytes.byteLength, format: decoded.format, width: decoded.sourceWidth, height: decoded.sourceHeight };
   }

@@ -147,49 +147,40 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
 }
 
 /**
- * Readies a cold process (a CLI call, a fresh worker) for a render with these parameters, in
- * steps for a job to run while its image decodes on another thread (DecodeRequest.whileDecoding):
- * each call of the returned function does one and returns whether more remain.
- * 1. The tables every render builds whatever the image: the WebAssembly kernels, the sRGB
- *    encoding table, the charset's glyph table (about 5 ms cold).
- * 2. Once per process: a render of a tiny built-in image with these parameters, so that the
- *    JavaScript of every stage and the kernels (both compiled lazily, on first use) are compiled.
- *    It takes 8-12 ms cold and saves about 10 ms of a first 640x480 render (40 -> 30 ms).
- * The decoder stops calling once the decode is done, so a quick decode waits for one step at most.
- * Measured in Node 20 on 2 cores, CLI medians of interleaved runs: a 12 MP JPEG at 120 columns (a
- * 40 ms decode) 240 -> 226 ms; a 0.3 MP one (9 ms) 181 vs 178 ms, its decode then sharing the cores.
- * A render's output does not depend on any of it (caches are keyed by their inputs). Never
- * throws: what fails here fails again, and is reported, in the render.
+ * Readies a cold process (a CLI call, a fresh worker) for a render with these parameters, in time
+ * it would spend waiting: a job calls this while its image decodes on another thread
+ * (DecodeRequest.whileDecoding).
+ * - The first time in a process: a render of a tiny built-in image with these parameters. It
+ *   builds the tables every render needs (the WebAssembly kernels, the sRGB encoding table, the
+ *   charset's glyph table) and compiles the JavaScript of every stage and the kernels, which are
+ *   compiled lazily, on first use: a first 640x480 render then takes ~30 ms instead of ~40, for
+ *   8-12 ms here.
+ * - Later: the tables of these parameters (another charset's glyph table).
+ * Measured in Node 20 on 2 cores, CLI medians of 25 interleaved runs: 0.3 MP JPEG at 80 columns
+ * 194 -> 185 ms, 12 MP at 120 columns 240 -> 226 ms (21 runs). A render's output does not depend
+ * on any of it (caches are keyed by their inputs). Never throws: what fails here fails again, and
+ * is reported, in the render.
  */
-export function warmUpSteps(params: RenderParams): () => boolean {
-  const steps = [
-    () => {
+export function warmUp(params: RenderParams): void {
+  try {
+    if (primed) {
       encLut();
       glyphTable(glyphSetOf(params));
-    },
-    () => {
-      if (primed) return;
-      primed = true;
-      const p = { ...params, columns: PRIMER_COLUMNS };
-      const image = primer();
-      renderPrepared(prepare(image, PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], image);
-    },
-  ];
-  let next = 0;
-  return () => {
-    try {
-      steps[next++]?.();
-    } catch {
-      /* reported by the render */
+      return;
     }
-    return next < steps.length;
-  };
+    primed = true;
+    const p = { ...params, columns: PRIMER_COLUMNS };
+    const image = primer();
+    renderPrepared(prepare(image, PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], image);
+  } catch {
+    /* reported by the render */
+  }
 }
 
 let primed = false;
 const PRIMER_COLUMNS = 8;
 
-/** warmUpSteps()'s tiny image: 32 x 24, a gradient with a pattern, so every tone stage has work. */
+/** warmUp()'s tiny image: 32 x 24, a gradient with a pattern, so every tone stage has work. */
 function primer(): RgbaImage {
   const w = 32, h = 24, data = new Uint8Array(w * h * 4);
   for (let y = 0, i = 0; y < h; y++) {

@@ -71,12 +71,10 @@ export interface DecodeOptions {
    */
   readonly maxDecodedBytes?: number;
   /**
-   * Work for this thread while libvips decodes the pixels on its own: called, without arguments,
-   * once the decode has started, and again after each turn of the event loop for as long as it
-   * returns true and the decode is still running (decodeImage only; a step delays the result by
-   * its own length at most). Exceptions it throws are ignored.
+   * Work for this thread while libvips decodes the pixels on its own: called once, without
+   * arguments, when the decode has started (decodeImage only). Exceptions it throws are ignored.
    */
-  readonly whileDecoding?: () => boolean;
+  readonly whileDecoding?: () => void;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -294,28 +292,8 @@ function resizeFor(opts: DecodeOptions): ResizeOptions | undefined {
   };
 }
 
-/**
- * Calls `step` now, and again from setImmediate (after the event loop's I/O, where a finished
- * decode resolves) while it returns true and `running` has not settled.
- */
-function workWhile(running: Promise<unknown>, step: () => boolean): void {
-  let settled = false;
-  running.then(() => { settled = true; }, () => { settled = true; });
-  const next = (): void => {
-    if (settled) return;
-    let more = false;
-    try {
-      more = step();
-    } catch {
-      /* the caller's own work; the decode goes on */
-    }
-    if (more) setImmediate(next);
-  };
-  next();
-}
-
 /** Run a pipeline to 8-bit sRGB RGBA; map failures to ImageInputError. */
-async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () => boolean): Promise<{ data: Uint8Array; info: OutputInfo }> {
+async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () => void): Promise<{ data: Uint8Array; info: OutputInfo }> {
   // sharp wants whole seconds (0..3600); round fractions up rather than to "no timeout".
   if (opts.timeoutSeconds) pipeline = pipeline.timeout({ seconds: Math.min(3600, Math.ceil(opts.timeoutSeconds)) });
   let out: { data: Buffer; info: OutputInfo };
@@ -323,7 +301,11 @@ async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () =
     // toBuffer, not toUint8Array: sharp 0.35's toUint8Array copies the whole output on the JS
     // thread (measured +20..100 ms for a 12 MP decode); toBuffer wraps libvips' memory.
     const decoding = pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-    if (whileDecoding) workWhile(decoding, whileDecoding);
+    try {
+      whileDecoding?.();
+    } catch {
+      /* the caller's own work; the decode goes on */
+    }
     out = await decoding;
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
@@ -341,7 +323,7 @@ async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () =
 }
 
 /** One decode pipeline: one page only, oriented, optionally shrunk on load, sRGB 8-bit RGBA. */
-async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions, header: Inspection, whileDecoding?: () => boolean): Promise<Pixels> {
+async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions, header: Inspection, whileDecoding?: () => void): Promise<Pixels> {
   // Without `page`, sharp loads its default first/primary page (one page, not the whole
   // animation); `page` is only passed for frames of animations.
   let pipeline = sharp(buf, {
