@@ -157,9 +157,10 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
  *   8-12 ms here.
  * - Later: the tables of these parameters (another charset's glyph table).
  * Measured in Node 20 on 2 cores, CLI medians of 25 interleaved runs: 0.3 MP JPEG at 80 columns
- * 194 -> 185 ms, 12 MP at 120 columns 240 -> 226 ms (21 runs). A render's output does not depend
- * on any of it (caches are keyed by their inputs). Never throws: what fails here fails again, and
- * is reported, in the render.
+ * 194 -> 185 ms; 12 MP at 120 columns 240 -> 226 ms (21 runs, with the priming render as a second
+ * step after the tables; one call measured the same, 232 vs 233 ms). A render's output does not
+ * depend on any of it (caches are keyed by their inputs). Never throws: what fails here fails
+ * again, and is reported, in the render.
  */
 export function warmUp(params: RenderParams): void {
   try {
