@@ -36,12 +36,10 @@ export class TemporalFilter extends FastFilter {
       this.resize(columns, rows);
     }
     const est = this.est;
-    const out = this.out;
     const prev = this.prev;
     if (this.frameCount === 0) {
       est.set(raster);
       prev.set(raster);
-      out.set(raster);
       this.variance.fill(this.r);
       this.motion.fill(1);
       this.stable.fill(0);
@@ -50,7 +48,7 @@ export class TemporalFilter extends FastFilter {
       this.lastChangedShare = 1;
       this.lastMeanShift = 0;
       this.frameCount = 1;
-      return out;
+      return est;
     }
 
     const width = this.width;
@@ -125,7 +123,6 @@ export class TemporalFilter extends FastFilter {
           for (let i = row; i < row + CELL_W; i++) {
             const x = est[i]! + k * (raster[i]! - est[i]!);
             est[i] = x;
-            out[i] = x;
           }
         }
 
@@ -159,7 +156,7 @@ export class TemporalFilter extends FastFilter {
     this.lastMeanShift = shift / this.cells;
     if (eligible >= R_MIN_CELLS) this.updateNoise(eligible);
     this.frameCount++;
-    return out;
+    return est;
   }
 
   /**
