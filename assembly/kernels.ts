@@ -358,7 +358,7 @@ const REC709_B: f64 = 0.0722;
  * luminance is three loads and two adds (the same products, summed in the same order); opaque
  * pairs two at a time (f64x2), any pair with alpha through the scalar form.
  */
-function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize): void {
+function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize, rgb: bool): void {
   const tr = wt, tg = wt + 2048, tb = wt + 4096;
   let x = 0;
   for (; x + 1 < sw; x += 2) {
@@ -375,6 +375,7 @@ function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, li
     const yg = v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1);
     const yb = v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1);
     st2(linY, x, f64x2.add(f64x2.add(yr, yg), yb));
+    if (!rgb) continue;
     // The linear values themselves are table entries: copied as f32.
     const q = lin + (<usize>(x * 3) << 2);
     store<f32>(q, load<f32>(lut + (r0 >> 1)));
@@ -455,10 +456,11 @@ let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
  * the source rows a band needs are in memory. `px` holds source rows from `pxRow0` on. `taps`: 12
  * pointers (start, count, offset, weight) for x at sample width, x at cell width, y; `work`:
  * scratch of (sw * 4 + W * 3 + 1 + cols * 6 + 1536) f32, kept between bands. Writes luma (W x H f32,
- * perceptual) and cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0).
+ * perceptual) and, when `rgb`, cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0). Without
+ * it (a video frame whose colours nothing reads) the per-pixel RGB work is skipped; luma is the same.
  */
 export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
-  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize, y0: i32, y1: i32): void {
+  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize, rgb: bool, y0: i32, y1: i32): void {
   const W = cols * subX, C3 = cols * 3;
   const xs = load<usize>(taps), xn = load<usize>(taps, 4), xo = load<usize>(taps, 8), xw = load<usize>(taps, 12);
   const cs = load<usize>(taps, 16), cn = load<usize>(taps, 20), co = load<usize>(taps, 24), cw = load<usize>(taps, 28);
@@ -473,7 +475,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
   if (y0 == 0) {
     hRow0 = -1; hRow1 = -1; hNext = 0;
     weightTables(lut, wt);
-    memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
+    if (rgb) memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
   const size = kf(K_ENC), last = v128.load32_splat(KI + 4), one = kf(K_1);
@@ -494,9 +496,9 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
         // One source pixel per sample: the luminance goes straight into the slot.
-        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin);
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin, rgb);
         if (!identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
-        tapRgb(lin, cs, cn, co, cw, cols, oc);
+        if (rgb) tapRgb(lin, cs, cn, co, cw, cols, oc);
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
       // Element-wise over the row: two values at a time (f64x2), the odd one out scalar.
@@ -512,6 +514,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         for (; i + 1 < W; i += 2) st2(accY, i, f64x2.add(ld2(accY, i), f64x2.mul(w2, ld2(ry, i))));
         for (; i < W; i++) st(accY, i, ld(accY, i) + w * ld(ry, i));
       }
+      if (!rgb) continue;
       const wc = w * rowNorm, wc2 = f64x2.splat(wc);
       i = 0;
       for (; i + 1 < C3; i += 2) st2(cellRgb, cbase + i, f64x2.add(ld2(cellRgb, cbase + i), f64x2.mul(wc2, ld2(rc, i))));

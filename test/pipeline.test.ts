@@ -18,6 +18,22 @@ describe('resampleImage', () => {
   const random = rng(7);
   const src = image(37, 23, () => [random() * 255, random() * 255, random() * 255, random() < 0.3 ? random() * 255 : 255]);
 
+  it("colours 'later': no RGB until read, then the same values, and the raster in use stays", () => {
+    const now = resampleImage(src, 9, 3, SUB_X, SUB_Y, 0);
+    const rgb = Float32Array.from(now.cellLinearRgb);
+    const later = resampleImage(src, 9, 3, SUB_X, SUB_Y, 0, undefined, 'later');
+    const luma = Float32Array.from(later.luma.data);
+    assert.equal(typeof Object.getOwnPropertyDescriptor(later, 'cellLinearRgb')!.get, 'function', 'computed on first read');
+    // A frame's colours read once another raster went through the resampler: still this frame's.
+    const other = image(11, 5, () => [255, 0, 0, 255]);
+    resampleImage(other, 2, 1, SUB_X, SUB_Y, 0);
+    const again = resampleImage(src, 9, 3, SUB_X, SUB_Y, 0, undefined, 'later');
+    assert.deepEqual(again.cellLinearRgb, rgb);
+    // Reading them does not overwrite the luminance raster the render is working on.
+    assert.deepEqual(again.luma.data, luma);
+    assert.deepEqual(later.cellLinearRgb, rgb);
+  });
+
   it('gives the same raster from aligned and unaligned pixel bytes', () => {
     const aligned = new Uint8Array(src.data);
     const shifted = new Uint8Array(aligned.length + 1).subarray(1);

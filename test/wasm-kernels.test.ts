@@ -224,6 +224,10 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         const want = refResample(img, cols, rows, 4, 8, ground);
         same(gotLuma, want.luma.data, `resample luma ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
         same(got.cellLinearRgb, want.cellLinearRgb, `resample colour ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
+        // Colours later (video): the same luminance without the RGB pass, the same RGB on read.
+        const later = resampleImage(img, cols, rows, 4, 8, ground, undefined, 'later');
+        same(later.luma.data, want.luma.data, `resample luma, colours later ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
+        same(later.cellLinearRgb, want.cellLinearRgb, `resample colour, read later ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
       }
     }
   });

@@ -122,11 +122,15 @@ export interface Prepared {
   readonly cellLuma: Float32Array;
 }
 
-/** Resamples the source. The returned raster is scratch memory: valid until the next prepare(). */
-export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number): Prepared {
+/**
+ * Resamples the source. The returned raster is scratch memory: valid until the next prepare().
+ * `colors: 'later'`: the cells' RGB is resampled from `image` only if something reads it (the
+ * Director, colour art, json's chroma), so `image`'s pixels must not change until then.
+ */
+export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number, colors: 'now' | 'later' = 'now'): Prepared {
   const rows = gridRows(image.width, image.height, columns, cellAspect);
   const cellLuma = new Float32Array(columns * rows);
-  return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma), cellLuma };
+  return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma, colors), cellLuma };
 }
 
 export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
@@ -284,11 +288,12 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
     // Not for edges (line art), invert (dark ink on light) or the round-trip rubric (its chroma
     // must decode to the source's colours).
     const inkOnly = p.color && !p.edges && !p.invert && p.qualityTarget !== 'round-trip';
-    const linear = prep.resampled.cellLinearRgb, toneOfColors = tone;
-    const computeColors = () => cellColors(linear, colorTransform(p.saturation, toneOfColors), new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
+    const resampled = prep.resampled, toneOfColors = tone;
+    const computeColors = () => cellColors(resampled.cellLinearRgb, colorTransform(p.saturation, toneOfColors), new Uint8Array(cols * rows * 3), inkOnly ? { coverage: table.coverage, cells } : undefined);
     // Mono art shows no colour: its colours (a tone table, then OKLab with a gamut search per
     // cell: about a tenth of a warm render) wait until something reads them (json's chroma, the
-    // report's round-trip metric). `linear` is the resampler's own copy, never reused.
+    // report's round-trip metric). The cells' linear RGB is the resampler's own copy, never
+    // reused (or, for a video frame, resampled from the frame when first read: prepare()).
     if (p.color) colors = computeColors(); else deferredColors = computeColors;
   }
 

@@ -1,5 +1,6 @@
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
+import { gridRows } from './pipeline/geometry.js';
 import { prepare, renderPrepared } from './render.js';
 import { SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
 import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
@@ -14,6 +15,9 @@ import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
  * more than SHIFT_DELTA (a fade). Absolute, so a noise estimate still settling (the first frames)
  * or reading low cannot pass a still noisy scene for a cut at any column count.
  * `retune()` starts afresh (a new source, or the caller changed parameters).
+ * Mono frames on a kept tuning compute their cells' colours only when something reads them (json's
+ * chroma, the report's round-trip metric), from the frame's pixels: keep a frame's pixels as they
+ * are until its result's colours are read, or read them before reusing the buffer.
  */
 /** Share of cells in motion, and of cells whose mean changed, that counts as a scene cut. */
 const SCENE_CUT = 0.6;
@@ -46,21 +50,27 @@ export class FrameRenderer {
   }
 
   render(frame: RgbaImage): RenderResult {
-    const prep = prepare(frame, this.requested.columns, this.requested.invert, this.requested.cellAspect);
-    if (!this.filter || this.filter.rows !== prep.rows || this.filter.columns !== prep.columns) {
-      this.filter = new TemporalFilter({ columns: prep.columns, rows: prep.rows });
-      this.previous = null;
-    } else {
-      const stats = this.filter.stats;
+    const { columns, invert, cellAspect } = this.requested;
+    const rows = gridRows(frame.width, frame.height, columns, cellAspect);
+    const resized = !this.filter || this.filter.rows !== rows || this.filter.columns !== columns;
+    if (!resized) {
+      const stats = this.filter!.stats;
       if (stats.frames > 1 && stats.motionShare > SCENE_CUT && (stats.changedShare > SCENE_CUT || Math.abs(stats.meanShift) > SHIFT_DELTA)) {
         this.tuned = null;
         this.codebook = null;
       }
     }
+    // The cells' RGB feeds the Director and colour art; a mono frame on a kept tuning may never
+    // need it (about a fifth of the resample at 200 columns): resampled on first read then.
+    const prep = prepare(frame, columns, invert, cellAspect, this.tuned && !this.requested.color ? 'later' : 'now');
+    if (resized) {
+      this.filter = new TemporalFilter({ columns, rows });
+      this.previous = null;
+    }
     const raster = prep.resampled.luma;
-    this.filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
+    this.filter!.setUpsampled(raster.width > frame.width || raster.height > frame.height);
     const result = renderPrepared(prep, this.requested, this.explicit, frame, {
-      temporal: this.filter,
+      temporal: this.filter!,
       previous: this.previous ?? undefined,
       tuned: this.tuned ?? undefined,
       codebook: this.codebook ?? undefined,

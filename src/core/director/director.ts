@@ -313,8 +313,8 @@ export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], c
   const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
   // What json-compact decodes to: with two colours per cell, ink and background mixed.
-  const linear = prep.resampled.cellLinearRgb;
-  const roundTrip = () => roundTripMetric(result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors, linear);
+  const resampled = prep.resampled;
+  const roundTrip = () => roundTripMetric(result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors, resampled.cellLinearRgb);
   const rubric = RUBRICS[report.rubric];
   // Scored only where the rubric weighs it; else measured when the report is read (it reads the
   // colours, which mono art computes on first read: render.ts).

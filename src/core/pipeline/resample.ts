@@ -1,3 +1,4 @@
+import { lazyProperty } from '../lazy.js';
 import type { RgbaImage } from '../types.js';
 import { frame } from '../wasm/kernels.js';
 import { encLut, SRGB8_TO_LINEAR } from './linear.js';
@@ -66,8 +67,21 @@ export interface Resampled {
  * the ground that renders as a blank cell. One streaming pass over the source: a horizontal pass
  * per source row (cached while consecutive output rows share it), then vertical accumulation.
  * With `cellLuma` (cols * rows), also each cell's mean luminance (cellMeans() of the raster).
+ * `colors: 'later'` (video frames whose colours may go unread) skips the per-pixel RGB work:
+ * `cellLinearRgb` is then resampled from `img` when first read, the same values, so `img`'s
+ * pixels must stay as they are until then. At 200 columns of a 640 x 480 frame the RGB is about a
+ * fifth of the resample.
  */
-export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, cellLuma?: Float32Array): Resampled {
+export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, cellLuma?: Float32Array, colors: 'now' | 'later' = 'now'): Resampled {
+  const later = colors === 'later';
+  const r = resampleInto(img, cols, rows, subX, subY, groundLinear, !later, true, cellLuma);
+  const resampled = { luma: r.luma!, cellLinearRgb: r.cellLinearRgb! };
+  if (later) lazyProperty(resampled, 'cellLinearRgb', () => resampleInto(img, cols, rows, subX, subY, groundLinear, true, false).cellLinearRgb!);
+  return resampled;
+}
+
+/** resampleImage()'s kernel run: the luma raster (into scratch) and the cell RGB, each if asked for. */
+function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, wantLuma: boolean, cellLuma?: Float32Array): { luma?: Raster; cellLinearRgb?: Float32Array } {
   const W = cols * subX;
   const H = rows * subY;
   const sw = img.width;
@@ -95,7 +109,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(enc.length);
   const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
-  const pLuma = f.f32(W * H), pRgb = f.f32(cols * rows * 3), pMeans = cellLuma ? f.f32(cols * rows) : 0;
+  const pLuma = f.f32(W * H), pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = cellLuma ? f.f32(cols * rows) : 0;
   const k = f.ready();
   f.viewI32(pTaps, 12).set(tapPtrs);
   taps.forEach((t, j) => {
@@ -110,8 +124,11 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   for (let b = 0; b < bands.length; b += 4) {
     const [ya, yb, s0, end] = [bands[b]!, bands[b + 1]!, bands[b + 2]!, bands[b + 3]!];
     window.set(img.data.subarray(s0 * sw * 4, end * sw * 4));
-    k.resample(pPx, s0, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb, ya, yb);
+    k.resample(pPx, s0, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb, rgb ? 1 : 0, ya, yb);
   }
+  const cellLinearRgb = rgb ? f.viewF32(pRgb, cols * rows * 3).slice() : undefined;
+  // The colours alone (read later): the scratch raster of the render that is using it stays.
+  if (!wantLuma) return { cellLinearRgb };
   const luma = scratch('resample.luma', W * H);
   luma.set(f.viewF32(pLuma, W * H));
   // raster.ts cellMeans() of the luminance while it is in the module's memory (one copy less).
@@ -119,7 +136,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
     k.cellMeans(pLuma, W, cols, rows, subX, subY, pMeans);
     cellLuma.set(f.viewF32(pMeans, cols * rows));
   }
-  return { luma: { width: W, height: H, data: luma }, cellLinearRgb: f.viewF32(pRgb, cols * rows * 3).slice() };
+  return { luma: { width: W, height: H, data: luma }, cellLinearRgb };
 }
 
 /** At least this many calls, so V8 can tier the kernel up between them on a first render. */
