@@ -358,7 +358,7 @@ const REC709_B: f64 = 0.0722;
  * luminance is three loads and two adds (the same products, summed in the same order); opaque
  * pairs two at a time (f64x2), any pair with alpha through the scalar form.
  */
-function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize, rgb: bool): void {
+function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize, withLuma: bool, rgb: bool): void {
   const tr = wt, tg = wt + 2048, tb = wt + 4096;
   let x = 0;
   for (; x + 1 < sw; x += 2) {
@@ -371,10 +371,12 @@ function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, li
     }
     const r0 = <usize>(v0 & 255) << 3, g0 = <usize>((v0 >>> 8) & 255) << 3, b0 = <usize>((v0 >>> 16) & 255) << 3;
     const r1 = <usize>(v1 & 255) << 3, g1 = <usize>((v1 >>> 8) & 255) << 3, b1 = <usize>((v1 >>> 16) & 255) << 3;
-    const yr = v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1);
-    const yg = v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1);
-    const yb = v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1);
-    st2(linY, x, f64x2.add(f64x2.add(yr, yg), yb));
+    if (withLuma) {
+      const yr = v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1);
+      const yg = v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1);
+      const yb = v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1);
+      st2(linY, x, f64x2.add(f64x2.add(yr, yg), yb));
+    }
     if (!rgb) continue;
     // The linear values themselves are table entries: copied as f32.
     const q = lin + (<usize>(x * 3) << 2);
@@ -456,11 +458,12 @@ let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
  * the source rows a band needs are in memory. `px` holds source rows from `pxRow0` on. `taps`: 12
  * pointers (start, count, offset, weight) for x at sample width, x at cell width, y; `work`:
  * scratch of (sw * 4 + W * 3 + 1 + cols * 6 + 1536) f32, kept between bands. Writes luma (W x H f32,
- * perceptual) and, when `rgb`, cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0). Without
- * it (a video frame whose colours nothing reads) the per-pixel RGB work is skipped; luma is the same.
+ * perceptual) when `withLuma`, and cellRgb (cols x rows x 3 f32, linear; zeroed when y0 = 0) when
+ * `rgb`. Either alone skips the other's per-pixel work with the same results: a video frame whose
+ * colours nothing reads yet, then those colours alone when something does.
  */
 export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, subX: i32, subY: i32, ground: f64,
-  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize, rgb: bool, y0: i32, y1: i32): void {
+  taps: usize, lut: usize, enc: usize, work: usize, luma: usize, cellRgb: usize, withLuma: bool, rgb: bool, y0: i32, y1: i32): void {
   const W = cols * subX, C3 = cols * 3;
   const xs = load<usize>(taps), xn = load<usize>(taps, 4), xo = load<usize>(taps, 8), xw = load<usize>(taps, 12);
   const cs = load<usize>(taps, 16), cn = load<usize>(taps, 20), co = load<usize>(taps, 24), cw = load<usize>(taps, 28);
@@ -496,15 +499,17 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
         // One source pixel per sample: the luminance goes straight into the slot.
-        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin, rgb);
-        if (!identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
+        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin, withLuma, rgb);
+        if (withLuma && !identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
         if (rgb) tapRgb(lin, cs, cn, co, cw, cols, oc);
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
       // Element-wise over the row: two values at a time (f64x2), the odd one out scalar.
       const w2 = f64x2.splat(w);
       let i = 0;
-      if (n == 1) {
+      if (!withLuma) {
+        // Colours alone.
+      } else if (n == 1) {
         for (; i + 1 < W; i += 2) st2(luma, base + i, encodeLinear2(enc, f64x2.mul(w2, ld2(ry, i)), size, last, one));
         for (; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
       } else if (k == 0) {
@@ -520,7 +525,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
       for (; i + 1 < C3; i += 2) st2(cellRgb, cbase + i, f64x2.add(ld2(cellRgb, cbase + i), f64x2.mul(wc2, ld2(rc, i))));
       for (; i < C3; i++) st(cellRgb, cbase + i, ld(cellRgb, cbase + i) + wc * ld(rc, i));
     }
-    if (n > 1) {
+    if (withLuma && n > 1) {
       let x = 0;
       for (; x + 1 < W; x += 2) st2(luma, base + x, encodeLinear2(enc, ld2(accY, x), size, last, one));
       for (; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));

@@ -80,7 +80,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   return resampled;
 }
 
-/** resampleImage()'s kernel run: the luma raster (into scratch) and the cell RGB, each if asked for. */
+/** resampleImage()'s kernel run: the luma raster (into scratch) and the cell RGB, each only if asked for. */
 function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, wantLuma: boolean, cellLuma?: Float32Array): { luma?: Raster; cellLinearRgb?: Float32Array } {
   const W = cols * subX;
   const H = rows * subY;
@@ -109,7 +109,7 @@ function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, 
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(enc.length);
   const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
-  const pLuma = f.f32(W * H), pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = cellLuma ? f.f32(cols * rows) : 0;
+  const pLuma = wantLuma ? f.f32(W * H) : 0, pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = cellLuma && wantLuma ? f.f32(cols * rows) : 0;
   const k = f.ready();
   f.viewI32(pTaps, 12).set(tapPtrs);
   taps.forEach((t, j) => {
@@ -124,7 +124,7 @@ function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, 
   for (let b = 0; b < bands.length; b += 4) {
     const [ya, yb, s0, end] = [bands[b]!, bands[b + 1]!, bands[b + 2]!, bands[b + 3]!];
     window.set(img.data.subarray(s0 * sw * 4, end * sw * 4));
-    k.resample(pPx, s0, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb, rgb ? 1 : 0, ya, yb);
+    k.resample(pPx, s0, sw, cols, rows, subX, subY, groundLinear, pTaps, pLut, pEnc, pWork, pLuma, pRgb, wantLuma ? 1 : 0, rgb ? 1 : 0, ya, yb);
   }
   const cellLinearRgb = rgb ? f.viewF32(pRgb, cols * rows * 3).slice() : undefined;
   // The colours alone (read later): the scratch raster of the render that is using it stays.
