@@ -52,9 +52,10 @@ export class FrameRenderer {
   render(frame: RgbaImage): RenderResult {
     const { columns, invert, cellAspect } = this.requested;
     const rows = gridRows(frame.width, frame.height, columns, cellAspect);
-    const resized = !this.filter || this.filter.rows !== rows || this.filter.columns !== columns;
-    if (!resized) {
-      const stats = this.filter!.stats;
+    // The filter of the same grid goes on; a new grid starts a new one (after the resample).
+    const kept = this.filter && this.filter.rows === rows && this.filter.columns === columns ? this.filter : null;
+    if (kept) {
+      const stats = kept.stats;
       if (stats.frames > 1 && stats.motionShare > SCENE_CUT && (stats.changedShare > SCENE_CUT || Math.abs(stats.meanShift) > SHIFT_DELTA)) {
         this.tuned = null;
         this.codebook = null;
@@ -63,14 +64,12 @@ export class FrameRenderer {
     // The cells' RGB feeds the Director and colour art; a mono frame on a kept tuning may never
     // need it (about a fifth of the resample at 200 columns): resampled on first read then.
     const prep = prepare(frame, columns, invert, cellAspect, this.tuned && !this.requested.color ? 'later' : 'now');
-    if (resized) {
-      this.filter = new TemporalFilter({ columns, rows });
-      this.previous = null;
-    }
+    const filter = kept ?? (this.filter = new TemporalFilter({ columns, rows }));
+    if (!kept) this.previous = null;
     const raster = prep.resampled.luma;
-    this.filter!.setUpsampled(raster.width > frame.width || raster.height > frame.height);
+    filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
     const result = renderPrepared(prep, this.requested, this.explicit, frame, {
-      temporal: this.filter!,
+      temporal: filter,
       previous: this.previous ?? undefined,
       tuned: this.tuned ?? undefined,
       codebook: this.codebook ?? undefined,
