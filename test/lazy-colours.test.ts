@@ -55,4 +55,23 @@ describe('mono art computes its colours on first read', () => {
     assert.deepEqual(b.colors, a.colors);
     assert.equal(typeof a.director.metrics.roundTrip, 'number');
   });
+
+  it("a video frame's colours, read after later frames, are its own: resampled from its kept pixels", () => {
+    const [f1, f2, f3] = [scene(320, 240, 7), scene(320, 240, 8), scene(320, 240, 9)];
+    const early = new FrameRenderer({ columns: 48 });
+    early.render(f1);
+    const e2 = early.render(f2);
+    const atOnce = Uint8Array.from(e2.colors);
+    const roundTrip = e2.director.metrics.roundTrip;
+    const late = new FrameRenderer({ columns: 48 });
+    late.render(f1);
+    const l2 = late.render(f2);
+    assert.equal(deferred(l2, 'colors'), true, 'a mono frame on a kept tuning defers its colours');
+    // Later frames reuse the resampler's scratch raster and the WebAssembly memory.
+    const l3 = late.render(f3);
+    late.render(f1);
+    assert.deepEqual(l2.colors, atOnce);
+    assert.equal(l2.director.metrics.roundTrip, roundTrip);
+    assert.notDeepEqual(Uint8Array.from(l3.colors), atOnce, 'the frames differ in colour');
+  });
 });
