@@ -74,4 +74,21 @@ describe('mono art computes its colours on first read', () => {
     assert.equal(l2.director.metrics.roundTrip, roundTrip);
     assert.notDeepEqual(Uint8Array.from(l3.colors), atOnce, 'the frames differ in colour');
   });
+
+  it("a video frame's report, scored on first read after later frames, is the one scored at once", () => {
+    const [f1, f2, f3] = [scene(320, 240, 7), scene(320, 240, 8), scene(320, 240, 9)];
+    const early = new FrameRenderer({ columns: 48 });
+    const e1 = early.render(f1);
+    assert.equal(deferred(e1, 'director'), false, 'the first frame is tuned and scored at once');
+    const atOnce = structuredClone(early.render(f2).director);
+    const late = new FrameRenderer({ columns: 48 });
+    late.render(f1);
+    const l2 = late.render(f2);
+    assert.equal(deferred(l2, 'director'), true, 'a frame on a kept tuning scores its report when read');
+    const l3 = late.render(f3);
+    late.render(f1);
+    assert.deepEqual(structuredClone(l2.director), atOnce);
+    assert.deepEqual(Object.keys(l2), Object.keys(e1), 'the report keeps its place in the key order');
+    assert.notDeepEqual(structuredClone(l3.director.metrics), atOnce.metrics, 'the frames score differently');
+  });
 });

@@ -325,7 +325,12 @@ export function renderPrepared(prep: Prepared, requested: RenderParams, explicit
   };
   if (deferredColors) lazyProperty(result, 'colors', deferredColors);
   // Not a spread: that would read (and compute) deferred colours.
-  (result as { director: DirectorReport }).director = scoreResult(result, prep, table.coverage, table.scale, tuned.report);
+  const scored = () => scoreResult(result, prep, table.coverage, table.scale, tuned.report);
+  // A video frame on a kept tuning re-scores its report when something reads it (a viewer shows
+  // it a few times a second; about 2 % of a 200-column frame). Its inputs are the frame's own:
+  // cells, cell tones and colours (read later from the frame's pixels, as above).
+  if (options.temporal && options.tuned) lazyProperty(result, 'director', scored);
+  else (result as { director: DirectorReport }).director = scored();
   return result;
 }
 

@@ -164,15 +164,18 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
  * (measured: the page's style and layout then took a core's third on 2 cores).
  */
 const REPORT_MS = 500;
-let report: { shown: Pick<DirectorReport, 'status' | 'score' | 'metrics'>; at: number; key: readonly unknown[] } | null = null;
+let report: { full: DirectorReport; shown: Pick<DirectorReport, 'status' | 'score' | 'metrics'>; at: number; key: readonly unknown[] } | null = null;
 
 function frameReport(result: RenderResult, now: number): DirectorReport {
   const key = [frames, frames?.codebookChoices, params];
-  const d = result.director;
   if (!report || now - report.at >= REPORT_MS || key.some((k, i) => k !== report!.key[i])) {
-    report = { shown: { status: d.status, score: d.score, metrics: { ...d.metrics } }, at: now, key };
+    const d = result.director;
+    report = { full: d, shown: { status: d.status, score: d.score, metrics: { ...d.metrics } }, at: now, key };
   }
-  return { ...d, ...report.shown };
+  // In between, a filtered frame shows the last measured report whole: its tuning is kept, so
+  // the rest is the same, and reading its own would score it (FrameRenderer scores on read). An
+  // unfiltered frame is tuned anew: its own report, with the measured verdict.
+  return { ...(temporal ? report.full : result.director), ...report.shown };
 }
 
 function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
