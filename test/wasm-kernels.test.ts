@@ -22,7 +22,8 @@ import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { chooseCodebook } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
 import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
-import { kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
+import { fromBase64, kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
+import { KERNELS_WASM_BASE64 } from '../src/core/wasm/kernels.generated.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
 import { sobelInk as refSobel } from './reference/edges.js';
@@ -68,7 +69,24 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
     assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
-    assert.equal(kernelBytes()[0], 0);
+    assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
+  });
+
+  it('the embedded base64 decodes alike through Buffer and through atob (a browser without Uint8Array.fromBase64)', () => {
+    const g = globalThis as unknown as { Buffer: unknown };
+    const viaBuffer = fromBase64(KERNELS_WASM_BASE64);
+    const buffer = g.Buffer;
+    let viaAtob: Uint8Array;
+    try {
+      g.Buffer = undefined;
+      viaAtob = fromBase64(KERNELS_WASM_BASE64);
+    } finally {
+      g.Buffer = buffer;
+    }
+    assert.ok(!(viaAtob instanceof (buffer as typeof Buffer)), 'the atob path ran');
+    assert.deepEqual([...viaAtob], [...viaBuffer]);
+    assert.equal(viaBuffer.length, Math.floor((KERNELS_WASM_BASE64.replace(/=+$/, '').length * 3) / 4));
+    assert.deepEqual([...fromBase64('AAEC/w==')], [0, 1, 2, 255]);
   });
 
   it('bilateral denoise (1 and 2 passes)', () => {

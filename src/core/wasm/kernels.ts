@@ -11,7 +11,7 @@
  * has its own instance, so one arena per thread is enough; views into it are valid only until the
  * next `frame()`, since growing the memory detaches them.
  */
-import { KERNELS_WASM } from './kernels.generated.js';
+import { KERNELS_WASM_BASE64 } from './kernels.generated.js';
 
 type Ptr = number;
 
@@ -72,9 +72,28 @@ export function kernelModule(): object {
   return compiled;
 }
 
-/** The module's bytes (e.g. for an asynchronous WebAssembly.compile). */
+let bytes: Uint8Array | null = null;
+
+/** The module's bytes (e.g. for an asynchronous WebAssembly.compile), decoded on first use. */
 export function kernelBytes(): Uint8Array {
-  return KERNELS_WASM;
+  bytes ??= fromBase64(KERNELS_WASM_BASE64);
+  return bytes;
+}
+
+/**
+ * Base64 to bytes with the runtime's native decoder where it has one (`Uint8Array.fromBase64`;
+ * Node's Buffer), else atob: the module's 34 KB of base64 on a cold start, where a decoder in
+ * JavaScript would run interpreted.
+ */
+export function fromBase64(b64: string): Uint8Array {
+  const native = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64;
+  if (native) return native(b64);
+  const g = globalThis as unknown as { Buffer?: { from(s: string, encoding: 'base64'): Uint8Array }; atob(s: string): string };
+  if (g.Buffer) return g.Buffer.from(b64, 'base64');
+  const bin = g.atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
 }
 
 function kernels(): KernelExports {
