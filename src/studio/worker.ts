@@ -167,7 +167,7 @@ const REPORT_MS = 500;
 let report: { full: DirectorReport; shown: Pick<DirectorReport, 'status' | 'score' | 'metrics'>; at: number; key: readonly unknown[] } | null = null;
 
 function frameReport(result: RenderResult, now: number): DirectorReport {
-  const key = [frames, frames?.codebookChoices, params];
+  const key = [temporal, frames, frames?.codebookChoices, params];
   if (!report || now - report.at >= REPORT_MS || key.some((k, i) => k !== report!.key[i])) {
     const d = result.director;
     report = { full: d, shown: { status: d.status, score: d.score, metrics: { ...d.metrics } }, at: now, key };
