@@ -4,6 +4,7 @@ import { render } from '../src/core/render.js';
 import { formatResult } from '../src/core/format/index.js';
 import { FrameRenderer } from '../src/core/video.js';
 import { scene } from './helpers/images.js';
+import type { RenderResult } from '../src/core/types.js';
 
 /** True while the result's colours are still a getter (not yet computed). */
 const deferred = (o: object, key: string) => typeof Object.getOwnPropertyDescriptor(o, key)?.get === 'function';
@@ -56,39 +57,44 @@ describe('mono art computes its colours on first read', () => {
     assert.equal(typeof a.director.metrics.roundTrip, 'number');
   });
 
+  /** Three frames of a scene that changes colour and tone from one to the next. */
+  const [f1, f2, f3] = [scene(320, 240, 7), scene(320, 240, 8), scene(320, 240, 9)];
+
+  /**
+   * Frames 1 and 2 through a fresh FrameRenderer, then frames 3 and 1 again, which reuse the
+   * resampler's scratch raster and the WebAssembly memory: frame 2 (handed to `unread` before
+   * the later frames, while nothing of it has been read) and frame 3.
+   */
+  function readAfterLaterFrames(unread: (second: RenderResult) => void): { second: RenderResult; third: RenderResult } {
+    const frames = new FrameRenderer({ columns: 48 });
+    frames.render(f1);
+    const second = frames.render(f2);
+    unread(second);
+    const third = frames.render(f3);
+    frames.render(f1);
+    return { second, third };
+  }
+
   it("a video frame's colours, read after later frames, are its own: resampled from its kept pixels", () => {
-    const [f1, f2, f3] = [scene(320, 240, 7), scene(320, 240, 8), scene(320, 240, 9)];
     const early = new FrameRenderer({ columns: 48 });
     early.render(f1);
     const e2 = early.render(f2);
     const atOnce = Uint8Array.from(e2.colors);
     const roundTrip = e2.director.metrics.roundTrip;
-    const late = new FrameRenderer({ columns: 48 });
-    late.render(f1);
-    const l2 = late.render(f2);
-    assert.equal(deferred(l2, 'colors'), true, 'a mono frame on a kept tuning defers its colours');
-    // Later frames reuse the resampler's scratch raster and the WebAssembly memory.
-    const l3 = late.render(f3);
-    late.render(f1);
-    assert.deepEqual(l2.colors, atOnce);
-    assert.equal(l2.director.metrics.roundTrip, roundTrip);
-    assert.notDeepEqual(Uint8Array.from(l3.colors), atOnce, 'the frames differ in colour');
+    const { second, third } = readAfterLaterFrames((l2) => assert.equal(deferred(l2, 'colors'), true, 'a mono frame on a kept tuning defers its colours'));
+    assert.deepEqual(second.colors, atOnce);
+    assert.equal(second.director.metrics.roundTrip, roundTrip);
+    assert.notDeepEqual(Uint8Array.from(third.colors), atOnce, 'the frames differ in colour');
   });
 
   it("a video frame's report, scored on first read after later frames, is the one scored at once", () => {
-    const [f1, f2, f3] = [scene(320, 240, 7), scene(320, 240, 8), scene(320, 240, 9)];
     const early = new FrameRenderer({ columns: 48 });
     const e1 = early.render(f1);
     assert.equal(deferred(e1, 'director'), false, 'the first frame is tuned and scored at once');
     const atOnce = structuredClone(early.render(f2).director);
-    const late = new FrameRenderer({ columns: 48 });
-    late.render(f1);
-    const l2 = late.render(f2);
-    assert.equal(deferred(l2, 'director'), true, 'a frame on a kept tuning scores its report when read');
-    const l3 = late.render(f3);
-    late.render(f1);
-    assert.deepEqual(structuredClone(l2.director), atOnce);
-    assert.deepEqual(Object.keys(l2), Object.keys(e1), 'the report keeps its place in the key order');
-    assert.notDeepEqual(structuredClone(l3.director.metrics), atOnce.metrics, 'the frames score differently');
+    const { second, third } = readAfterLaterFrames((l2) => assert.equal(deferred(l2, 'director'), true, 'a frame on a kept tuning scores its report when read'));
+    assert.deepEqual(structuredClone(second.director), atOnce);
+    assert.deepEqual(Object.keys(second), Object.keys(e1), 'the report keeps its place in the key order');
+    assert.notDeepEqual(structuredClone(third.director.metrics), atOnce.metrics, 'the frames score differently');
   });
 });
