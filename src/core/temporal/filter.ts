@@ -272,7 +272,6 @@ export class TemporalFilter {
           sumZ = sumZ + z0 + z1 + z2 + z3;
           const h1 = z0 - 2 * z1 + z2, h2 = z1 - 2 * z2 + z3;
           sumH = sumH + h1 * h1 + h2 * h2;
-          prev[i] = z0; prev[i + 1] = z1; prev[i + 2] = z2; prev[i + 3] = z3;
         }
         const p = variance[c]!;
         const s = p + qStatic + r;
@@ -331,6 +330,9 @@ export class TemporalFilter {
       }
     }
 
+    // The raw frame for the next frame's difference: one block copy, not a store per sample in
+    // pass 1 (each sample of prev is read there before this; step 3.49 -> 3.35 ms at 200 columns).
+    prev.set(raster);
     this.lastGain = gainSum / this.cells;
     this.lastMotionShare = moving / this.cells;
     this.lastChangedShare = changed / this.cells;
