@@ -7,6 +7,7 @@
 // may differ in the last bit between engines.
 
 import { ENC_SIZE, encodeLinear } from './srgb';
+import { cellTensor, tensorAt } from './tensor';
 
 /** First free byte after the module's static data: the JS side lays its arrays out from here. */
 export function heapBase(): usize {
@@ -562,12 +563,6 @@ export function cellMeans(d: usize, w: i32, cols: i32, rows: i32, cellW: i32, ce
 
 // --- Structure tensor (pipeline/structure.ts) ----------------------------------------------------
 
-const DIR_HORIZONTAL: u8 = 0;
-const DIR_DIAGONAL_UP: u8 = 1;
-const DIR_VERTICAL: u8 = 2;
-const DIR_DIAGONAL_DOWN: u8 = 3;
-const ENERGY_HALF: f64 = 0.004;
-
 /**
  * cellStructure(): direction (u8, zeroed here) and strength (f32, zeroed here) per cell. Cells
  * away from the left and right border go two at a time, one per f64x2 lane, so each cell's sums
@@ -601,28 +596,7 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
         cx++; c++;
         continue;
       }
-      let a: f64 = 0, b: f64 = 0, d: f64 = 0;
-      const x1 = x0 + subX;
-      const inner = x0 > 0 && x1 < w;
-      for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
-        const r = y * w;
-        const up = (y > 0 ? y - 1 : 0) * w;
-        const dn = (y < h - 1 ? y + 1 : h - 1) * w;
-        if (inner) {
-          for (let x = x0; x < x1; x++) {
-            const gx = (ld(src, r + x + 1) - ld(src, r + x - 1)) * 0.5;
-            const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
-            a += gx * gx; b += gy * gy; d += gx * gy;
-          }
-        } else {
-          for (let x = x0; x < x1; x++) {
-            const gx = (ld(src, r + (x < w - 1 ? x + 1 : x)) - ld(src, r + (x > 0 ? x - 1 : x))) * 0.5;
-            const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
-            a += gx * gx; b += gy * gy; d += gx * gy;
-          }
-        }
-      }
-      cellTensor(a, b, d, inv, tan225, c, direction, strength);
+      tensorAt(src, w, h, subX, subY, cx, cy, inv, tan225, c, direction, strength);
     }
   }
 }
@@ -631,24 +605,6 @@ export function structure(src: usize, w: i32, h: i32, subX: i32, subY: i32, tan2
 @inline function pair(src: usize, i: i32, off: usize): v128 {
   const p = src + (<usize>i << 2);
   return f64x2.promote_low_f32x4(v128.load32_lane(p + off, v128.load32_zero(p), 1));
-}
-
-/** Orientation class and strength of cell c from its summed tensor (a = Jxx, b = Jyy, d = Jxy). */
-function cellTensor(a: f64, b: f64, d: f64, inv: f64, tan225: f64, c: i32, direction: usize, strength: usize): void {
-  const tr = a + b;
-  if (tr <= 1e-12) return;
-  const coherence = Math.sqrt((a - b) * (a - b) + 4 * d * d) / tr;
-  const energy = tr * inv;
-  st(strength, c, coherence * (energy / (energy + ENERGY_HALF)));
-  const l1 = 0.5 * (tr + Math.sqrt((a - b) * (a - b) + 4 * d * d));
-  let vx: f64, vy: f64;
-  if (Math.abs(d) > 1e-12) { vx = l1 - b; vy = d; } else if (a >= b) { vx = 1; vy = 0; } else { vx = 0; vy = 1; }
-  const ax = Math.abs(vx), ay = Math.abs(vy);
-  let dir: u8;
-  if (ay <= ax * tan225) dir = DIR_VERTICAL;
-  else if (ax <= ay * tan225) dir = DIR_HORIZONTAL;
-  else dir = vx * vy > 0 ? DIR_DIAGONAL_UP : DIR_DIAGONAL_DOWN;
-  store<u8>(direction + <usize>c, dir);
 }
 
 // --- Sobel line art (pipeline/edges.ts) ------------------------------------------------------------

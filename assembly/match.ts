@@ -18,6 +18,8 @@ const ROW64: usize = <usize>SAMPLES << 3;
   store<f32>(p + (<usize>i << 2), <f32>v);
 }
 
+import { tensorAt } from './tensor';
+
 // --- Viewing blur (pipeline/view-blur.ts) -------------------------------------------------------
 
 /** The four f32 lanes of v as two f64x2: lo4 the low pair, hi4 the high pair. */
@@ -96,11 +98,15 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
  * NEIGHBOUR_CALM), 0 for none. Writes out (u16 per cell) for cell
  * rows y0..y1 (exclusive): called band by band, y0 = 0 first, with the same `work` kept. `work`:
  * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32; 16-byte aligned.
+ * `tensorSrc` (the unblurred target, or 0): direction and strength are not given but taken here, by
+ * tensorAt(), in a cell only when a directional glyph could still beat its best (both are then
+ * scratch of one u8 and one f32 per cell); the same glyphs as with the whole raster's tensor.
  */
 export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   templates: usize, g2: usize, gm: usize, spread: usize, count: i32, coverage: usize, ncov: i32, scale: f64,
   cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
-  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
+  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32,
+  tensorSrc: usize, tan225: f64): void {
   // Templates as f64 (the TS multiplies them promoted), the cell's samples; per candidate (in
   // codebook order) its mean with -Inf and +Inf sentinels at both ends, and its spread.
   const tf = work;
@@ -124,6 +130,9 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   const toneW = toneWeight * <f64>SAMPLES;
   const bound = <f64>SAMPLES + toneW;
   const hysteresis = previous != 0 && hyst > 0;
+  // The most a contour can take off a directional glyph's error: strength stays below 1 + rounding.
+  const keep = 1 - sAmt * 1.001;
+  const height = rows * SUB_Y, inv = 1 / <f64>SAMPLES;
 
   for (let cy = y0; cy < y1; cy++) {
     const ltr = (cy & 1) == 0 || !dither;
@@ -175,6 +184,21 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
         if (e2 < bestE) { bestE = e2; best = g; lim = bestE + 1e-5; }
       }
       if (sAmt > 0) {
+        if (tensorSrc != 0) {
+          store<f32>(strength + (<usize>cell << 2), 0);
+          store<u8>(direction + <usize>cell, 0);
+          // Its error is at least the search's bound (tone and spread, with the search's slack
+          // for rounding) for each direction: where even the largest discount leaves the nearest
+          // of the four above the best, no contour can win and the tensor is not needed.
+          let lb = Infinity;
+          for (let d = 0; d < 4; d++) {
+            const g = load<i32>(directional + (<usize>d << 2));
+            const dm = want - ld(gm, g), ds = spreadT - ld(spread, g);
+            const e = bound * dm * dm + ds * ds;
+            if (e < lb) lb = e;
+          }
+          if (!((lb - 1e-5) * keep >= bestE)) tensorAt(tensorSrc, width, height, SUB_X, SUB_Y, cx, cy, inv, tan225, cell, direction, strength);
+        }
         const s = ld(strength, cell) * sAmt;
         if (s > 0.05) {
           const g = load<i32>(directional + (<usize>load<u8>(direction + <usize>cell) << 2));

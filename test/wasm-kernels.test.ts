@@ -323,7 +323,9 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         const books = [order, order.filter((_, i) => i % 2 === 0 || i === order.length - 1)];
         for (const candidates of books) {
           for (const dither of [false, true]) {
-            for (const [st, amount] of [[null, 0], [structure, 0.6], [structure, 1]] as const) {
+            // 'target': the kernel takes the tensor itself, lazily (at 0.06, as the Director's 0.055,
+            // most cells skip it; at 1 none can).
+            for (const [st, amount] of [[null, 0], [structure, 0.6], [structure, 1], ['target', 0.06], ['target', 0.6], ['target', 1]] as const) {
               for (const [prev, stab, hyst, calm] of [[null, null, 0, undefined], [null, null, 0, 0], [null, null, 0, 0.3], [previous, null, 0.35, undefined], [previous, stable, 0.35, 0], [previous, stable, 1, 0.3]] as const) {
                 const o: MatchOptions = { scale, candidates, directional: dir, structure: st, structureAmount: amount, dither, previous: prev, stable: stab, hysteresis: hyst, ...(calm === undefined ? {} : { calm }) };
                 const what = `match ${name} ${cols}x${rows} book ${candidates.length} dither ${dither} structure ${amount} previous ${prev ? 'yes' : 'no'} stable ${stab ? 'yes' : 'no'} hysteresis ${hyst} calm ${calm ?? 'default'}`;
@@ -331,8 +333,10 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
                 same(matchGlyphs(target, W, cols, rows, table, o, new Uint16Array(n)), want, what);
                 // Blurred in the kernel's frame = the reference blur, then the reference match.
                 const seen = refViewBlur(target, W, H, new Float32Array(W * H), new Float32Array(W * H));
+                // 'target' with the blur: the contours of the unblurred target, as render.ts wants them.
+                const seenO = st === 'target' ? { ...o, structure: refStructure(target, W, H, 4, 8) } : o;
                 same(matchGlyphs(target, W, cols, rows, table, { ...o, blur: true }, new Uint16Array(n)),
-                  refMatch(seen, W, cols, rows, table, o, new Uint16Array(n)), `${what} blur`);
+                  refMatch(seen, W, cols, rows, table, seenO, new Uint16Array(n)), `${what} blur`);
               }
             }
           }
