@@ -3,6 +3,8 @@
 // rounded to f32 exactly where it stored into a Float32Array, so the glyph choices are
 // bit-identical to the scalar reference (test/reference/match.ts, view-blur.ts).
 
+import { tensorAt } from './tensor';
+
 /** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
 const SUB_X: i32 = 4;
 const SUB_Y: i32 = 8;
@@ -17,8 +19,6 @@ const ROW64: usize = <usize>SAMPLES << 3;
 @inline function st(p: usize, i: i32, v: f64): void {
   store<f32>(p + (<usize>i << 2), <f32>v);
 }
-
-import { tensorAt } from './tensor';
 
 // --- Viewing blur (pipeline/view-blur.ts) -------------------------------------------------------
 

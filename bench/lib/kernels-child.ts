@@ -46,7 +46,8 @@ const denoised = refDenoise(luma, 0.35, new Float32Array(n), new Float32Array(n)
 const tone = toneLut({ lo: 0.04, hi: 0.96, contrast: 1.15, brightness: 0, gamma: 1, invert: false });
 const toned = refUnsharp(denoised, W, H, 0.35, new Float32Array(n), new Float32Array(n), tone).slice();
 const out = new Float32Array(n), tmp = new Float32Array(n), cells = new Uint16Array(columns * rows);
-// Glyph matching as render.ts runs it at defaults: detailed ramp, every glyph a candidate, structure 0.55.
+// Glyph matching: detailed ramp, every glyph a candidate, the contract's default structure 0.55 from a
+// given tensor; and as render.ts runs it at defaults, the tensor taken from the target at the Director's 0.055.
 const set = getGlyphSet('detailed');
 const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
 const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
@@ -57,6 +58,7 @@ const match: MatchOptions = {
   structureAmount: 0.55, dither: false,
 };
 const dithered: MatchOptions = { ...match, dither: true };
+const directed: MatchOptions = { ...match, structure: 'target', structureAmount: 0.055 };
 
 type Fn = () => unknown;
 const kernels: [string, Fn, Fn][] = [
@@ -71,6 +73,7 @@ const kernels: [string, Fn, Fn][] = [
   ['Braille', () => refBraille(toned, W, columns, rows, false, cells), () => matchBraille(toned, W, columns, rows, false, cells)],
   ['view blur', () => refViewBlur(toned, W, H, out, tmp), () => viewBlur(toned, W, H, out)],
   ['glyph match', () => refMatch(seen, W, columns, rows, table, match, cells), () => matchGlyphs(seen, W, columns, rows, table, match, cells)],
+  ['glyph match, tensor from the target at 0.055', () => refMatch(seen, W, columns, rows, table, directed, cells), () => matchGlyphs(seen, W, columns, rows, table, directed, cells)],
   ['glyph match + Floyd-Steinberg', () => refMatch(seen, W, columns, rows, table, dithered, cells), () => matchGlyphs(seen, W, columns, rows, table, dithered, cells)],
   ['view blur + glyph match (one frame)', () => refMatch(refViewBlur(toned, W, H, out, tmp), W, columns, rows, table, match, cells),
     () => matchGlyphs(toned, W, columns, rows, table, { ...match, blur: true }, cells)],
