@@ -1,9 +1,144 @@
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { gridRows } from './pipeline/geometry.js';
-import { prepare, renderPrepared } from './render.js';
+import { detailStage, glyphStage, prepare, type Detailed } from './render.js';
+import { SUB_X, SUB_Y } from './glyphs/types.js';
+import { laterCellRgb } from './pipeline/resample.js';
 import { SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
 import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
+
+/** Share of cells in motion, and of cells whose mean changed, that counts as a scene cut. */
+const SCENE_CUT = 0.6;
+
+/**
+ * What FrameFront hands FrameBack for one frame: plain data and typed arrays, so the two halves
+ * may run on two threads (structured clone; see `detachHandoff` for the transfer list).
+ */
+export interface FrameHandoff {
+  readonly columns: number;
+  readonly rows: number;
+  /** The parameter names the caller set (the result's `explicit`). */
+  readonly explicit: readonly string[];
+  readonly detailed: Detailed;
+  /** Mean perceptual luminance per cell (the report's scores read it). */
+  readonly cellLuma: Float32Array;
+  /** Mean linear RGB per cell, or null: resampled from the frame's pixels when first read. */
+  readonly cellLinearRgb: Float32Array | null;
+  /** Tuned on this frame (the first, a scene cut, a retune): the back chooses a new codebook. */
+  readonly tunedHere: boolean;
+  /** The temporal filter started afresh (a new grid): the previous frame's cells no longer apply. */
+  readonly restarted: boolean;
+}
+
+/**
+ * The first half of FrameRenderer: resample, scene cuts, the Auto Director's tuning, the temporal
+ * filter, denoise, tone and sharpening. Its handoffs go, in order, to one FrameBack.
+ */
+export class FrameFront {
+  private readonly requested: RenderParams;
+  private readonly explicit: readonly string[];
+  private filter: TemporalFilter | null = null;
+  private tuned: { params: RenderParams; report: DirectorReport } | null = null;
+
+  constructor(params: Readonly<Record<string, unknown>> = {}) {
+    const explicit = parseParamsOrThrow(params, 'json');
+    this.requested = withDefaults(explicit);
+    this.explicit = Object.keys(explicit);
+  }
+
+  /** Starts afresh (with FrameBack.retune() on its back). */
+  retune(): void {
+    this.filter?.reset();
+    this.tuned = null;
+  }
+
+  /**
+   * The frame's handoff. Its arrays are this front's scratch and the filter's state, valid until
+   * the next call: pass it to the back at once, or `detachHandoff` it.
+   */
+  render(frame: RgbaImage): FrameHandoff {
+    const { columns, invert, cellAspect } = this.requested;
+    const rows = gridRows(frame.width, frame.height, columns, cellAspect);
+    // The filter of the same grid goes on; a new grid starts a new one (after the resample).
+    const kept = this.filter && this.filter.rows === rows && this.filter.columns === columns ? this.filter : null;
+    if (kept) {
+      const stats = kept.stats;
+      if (stats.frames > 1 && stats.motionShare > SCENE_CUT && (stats.changedShare > SCENE_CUT || Math.abs(stats.meanShift) > SHIFT_DELTA)) {
+        this.tuned = null;
+      }
+    }
+    // The cells' RGB feeds the Director and colour art; a mono frame on a kept tuning may never
+    // need it (about a fifth of the resample at 200 columns): resampled on first read then.
+    const later = this.tuned !== null && !this.requested.color;
+    const prep = prepare(frame, columns, invert, cellAspect, later ? 'later' : 'now');
+    const filter = kept ?? (this.filter = new TemporalFilter({ columns, rows }));
+    const raster = prep.resampled.luma;
+    filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
+    const tunedHere = this.tuned === null;
+    const detailed = detailStage(prep, this.requested, this.explicit, { temporal: filter, tuned: this.tuned ?? undefined });
+    this.tuned ??= { params: detailed.params, report: detailed.report };
+    return {
+      columns, rows, explicit: this.explicit, detailed, cellLuma: prep.cellLuma,
+      cellLinearRgb: later ? null : prep.resampled.cellLinearRgb, tunedHere, restarted: !kept,
+    };
+  }
+}
+
+/**
+ * A handoff that owns its arrays (the shared ones copied), and the buffers to transfer with it to
+ * another thread.
+ */
+export function detachHandoff(h: FrameHandoff): { handoff: FrameHandoff; transfer: ArrayBuffer[] } {
+  const d = h.detailed;
+  const detailed: Detailed = { ...d, toned: d.toned.slice(0, d.width * d.height), stable: d.stable && d.stable.slice(), filtered: d.filtered && d.filtered.slice() };
+  const handoff: FrameHandoff = { ...h, detailed };
+  const transfer = [detailed.toned.buffer, detailed.stable?.buffer, detailed.filtered?.buffer, h.cellLuma.buffer, h.cellLinearRgb?.buffer];
+  return { handoff, transfer: [...new Set(transfer.filter((b): b is ArrayBuffer => b instanceof ArrayBuffer))] };
+}
+
+/**
+ * The second half of FrameRenderer: glyphs with hysteresis against the previous frame, the
+ * codebook chosen on a new tuning and kept, colours, the result. Takes the handoffs of one
+ * FrameFront in order, each with the frame it came from.
+ */
+export class FrameBack {
+  private previous: Uint16Array | null = null;
+  private codebook: Int32Array | null = null;
+  private choices = 0;
+
+  /** Starts afresh (with FrameFront.retune() on its front). */
+  retune(): void {
+    this.previous = null;
+    this.codebook = null;
+  }
+
+  get codebookChoices(): number {
+    return this.choices;
+  }
+
+  /** `frame`: the pixels `h` was made from (colours read later come from them: keep them as they are until then). */
+  render(frame: RgbaImage, h: FrameHandoff): RenderResult {
+    if (h.restarted) this.previous = null;
+    if (h.tunedHere) this.codebook = null;
+    const p = h.detailed.params;
+    const source = {
+      image: frame, columns: h.columns, rows: h.rows, cellLuma: h.cellLuma,
+      resampled: h.cellLinearRgb ? { cellLinearRgb: h.cellLinearRgb } : laterCellRgb(frame, h.columns, h.rows, SUB_X, SUB_Y, p.invert ? 1 : 0),
+    };
+    const result = glyphStage(source, h.detailed, h.explicit, frame, {
+      previous: this.previous ?? undefined,
+      codebook: this.codebook ?? undefined,
+      video: true,
+      keptTuning: !h.tunedHere,
+    });
+    if (!this.codebook) {
+      this.choices++;
+      this.codebook = Int32Array.from([...result.codebook.glyphs], (ch) => result.glyphs.indexOf(ch));
+    }
+    this.previous = result.cells;
+    return result;
+  }
+}
 
 /**
  * Renders a stream of frames (webcam, video, animated GIF) without flicker: the Bayesian temporal
@@ -18,68 +153,27 @@ import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
  * Mono frames on a kept tuning compute their cells' colours only when something reads them (json's
  * chroma, the report's round-trip metric), from the frame's pixels: keep a frame's pixels as they
  * are until its result's colours are read, or read them before reusing the buffer.
+ * It is FrameFront then FrameBack on one thread; the studio runs the two halves on two.
  */
-/** Share of cells in motion, and of cells whose mean changed, that counts as a scene cut. */
-const SCENE_CUT = 0.6;
-
 export class FrameRenderer {
-  private readonly requested: RenderParams;
-  private readonly explicit: readonly string[];
-  private filter: TemporalFilter | null = null;
-  private previous: Uint16Array | null = null;
-  private tuned: { params: RenderParams; report: DirectorReport } | null = null;
-  private codebook: Int32Array | null = null;
-  private choices = 0;
+  private readonly front: FrameFront;
+  private readonly back = new FrameBack();
 
   constructor(params: Readonly<Record<string, unknown>> = {}) {
-    const explicit = parseParamsOrThrow(params, 'json');
-    this.requested = withDefaults(explicit);
-    this.explicit = Object.keys(explicit);
+    this.front = new FrameFront(params);
   }
 
   retune(): void {
-    this.filter?.reset();
-    this.previous = null;
-    this.tuned = null;
-    this.codebook = null;
+    this.front.retune();
+    this.back.retune();
   }
 
   /** How many times the tuning and the codebook were chosen: 1 after the first frame, +1 per scene cut or retune. */
   get codebookChoices(): number {
-    return this.choices;
+    return this.back.codebookChoices;
   }
 
   render(frame: RgbaImage): RenderResult {
-    const { columns, invert, cellAspect } = this.requested;
-    const rows = gridRows(frame.width, frame.height, columns, cellAspect);
-    // The filter of the same grid goes on; a new grid starts a new one (after the resample).
-    const kept = this.filter && this.filter.rows === rows && this.filter.columns === columns ? this.filter : null;
-    if (kept) {
-      const stats = kept.stats;
-      if (stats.frames > 1 && stats.motionShare > SCENE_CUT && (stats.changedShare > SCENE_CUT || Math.abs(stats.meanShift) > SHIFT_DELTA)) {
-        this.tuned = null;
-        this.codebook = null;
-      }
-    }
-    // The cells' RGB feeds the Director and colour art; a mono frame on a kept tuning may never
-    // need it (about a fifth of the resample at 200 columns): resampled on first read then.
-    const prep = prepare(frame, columns, invert, cellAspect, this.tuned && !this.requested.color ? 'later' : 'now');
-    const filter = kept ?? (this.filter = new TemporalFilter({ columns, rows }));
-    if (!kept) this.previous = null;
-    const raster = prep.resampled.luma;
-    filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
-    const result = renderPrepared(prep, this.requested, this.explicit, frame, {
-      temporal: filter,
-      previous: this.previous ?? undefined,
-      tuned: this.tuned ?? undefined,
-      codebook: this.codebook ?? undefined,
-    });
-    if (!this.tuned) this.tuned = { params: result.params, report: result.director };
-    if (!this.codebook) {
-      this.choices++;
-      this.codebook = Int32Array.from([...result.codebook.glyphs], (ch) => result.glyphs.indexOf(ch));
-    }
-    this.previous = result.cells;
-    return result;
+    return this.back.render(frame, this.front.render(frame));
   }
 }

@@ -300,7 +300,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
  * the source cells, and the real chroma for round-trip. Stability stays the Director's prediction
  * (it needs a second frame to measure).
  */
-export function scoreResult(result: RenderResult, prep: DirectorInput['prep'], coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
+export function scoreResult(result: RenderResult, prep: { readonly cellLuma: Float32Array; readonly resampled: { readonly cellLinearRgb: Float32Array } }, coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
   // Locals, not result.cells in the loop: reads of the result object are slow in a hot loop.
   const cells = result.cells;
   const n = cells.length;

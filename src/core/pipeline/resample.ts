@@ -76,8 +76,23 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const later = colors === 'later';
   const r = resampleInto(img, cols, rows, subX, subY, groundLinear, !later, true, cellLuma);
   const resampled = { luma: r.luma!, cellLinearRgb: r.cellLinearRgb! };
-  if (later) lazyProperty(resampled, 'cellLinearRgb', () => resampleInto(img, cols, rows, subX, subY, groundLinear, true, false).cellLinearRgb!);
+  if (later) lazyProperty(resampled, 'cellLinearRgb', () => cellRgbOf(img, cols, rows, subX, subY, groundLinear));
   return resampled;
+}
+
+/**
+ * resampleImage()'s `cellLinearRgb` alone, computed when first read (the same values): a video
+ * frame's colours on a thread other than the one that resampled its luminance. `img`'s pixels
+ * must stay as they are until then.
+ */
+export function laterCellRgb(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): { readonly cellLinearRgb: Float32Array } {
+  const o = {} as { cellLinearRgb: Float32Array };
+  lazyProperty(o, 'cellLinearRgb', () => cellRgbOf(img, cols, rows, subX, subY, groundLinear));
+  return o;
+}
+
+function cellRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): Float32Array {
+  return resampleInto(img, cols, rows, subX, subY, groundLinear, true, false).cellLinearRgb!;
 }
 
 /** resampleImage()'s kernel run: the luma raster (into scratch) and the cell RGB, each only if asked for. */
