@@ -136,14 +136,13 @@ describe('FrameRenderer in two halves (FrameFront, FrameBack), as the studio run
     front.render(frame);
     const h = front.render(frame);
     const { handoff, transfer } = detachHandoff(h);
-    assert.notEqual(handoff.detailed.toned.buffer, h.detailed.toned.buffer);
-    assert.notEqual(handoff.detailed.stable!.buffer, h.detailed.stable!.buffer);
-    assert.notEqual(handoff.detailed.filtered!.buffer, h.detailed.filtered!.buffer);
-    assert.ok(transfer.includes(handoff.detailed.toned.buffer as ArrayBuffer));
-    assert.ok(!transfer.includes(h.detailed.toned.buffer as ArrayBuffer));
+    assert.notEqual(handoff.tuned.luma.buffer, h.tuned.luma.buffer);
+    assert.notEqual(handoff.tuned.stable!.buffer, h.tuned.stable!.buffer);
+    assert.ok(transfer.includes(handoff.tuned.luma.buffer as ArrayBuffer));
+    assert.ok(!transfer.includes(h.tuned.luma.buffer as ArrayBuffer));
     structuredClone(handoff, { transfer });
-    assert.equal(handoff.detailed.toned.length, 0, 'transferred away');
-    // The front's scratch and filter state were not transferred: the next frame still renders.
-    assert.ok(front.render(frame).detailed.toned.length > 0);
+    assert.equal(handoff.tuned.luma.length, 0, 'transferred away');
+    // The filter's estimate and state were not transferred: the next frame still renders.
+    assert.ok(front.render(frame).tuned.luma.length > 0);
   });
 });

@@ -9,7 +9,7 @@ import type { RenderResult, RgbaImage } from './types.js';
 export * from './params/index.js';
 export * from './types.js';
 export type { RenderOptions } from './render.js';
-export { FrameRenderer } from './video.js';
+export { FrameRenderer, FrameFront, FrameBack, detachHandoff, type FrameHandoff } from './video.js';
 export { TemporalFilter } from './temporal/filter.js';
 export { getGlyphSet } from './glyphs/charsets.js';
 export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/geometry.js';

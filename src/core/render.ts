@@ -206,53 +206,49 @@ export function tune(prep: Prepared, requested: RenderParams, explicit: readonly
 }
 
 export function renderPrepared(prep: Prepared, requested: RenderParams, explicit: readonly string[], image: { width: number; height: number }, options: RenderOptions = {}): RenderResult {
-  const detailed = detailStage(prep, requested, explicit, options);
-  return glyphStage(prep, detailed, explicit, image, {
+  const source = sourceStage(prep, requested, explicit, options);
+  return glyphStage(prep, source, explicit, image, {
     previous: options.previous,
     codebook: options.codebook,
-    video: options.temporal !== undefined,
     keptTuning: options.tuned !== undefined,
   });
 }
 
 /**
- * What the detail stage of a render hands to the glyph stage: the tuning, the tone, and the toned
- * samples. Typed arrays and plain objects only, so a video frame's stages can run on two threads
- * (FrameFront, FrameBack in video.ts); the arrays are the stage's scratch or the filter's own
- * (copy them before handing them to another thread).
+ * What the source stage of a render hands to the glyph stage: the tuning and the luminance to
+ * draw (temporally filtered for video). Typed arrays and plain objects only, so a video frame's
+ * stages can run on two threads (FrameFront, FrameBack in video.ts); the arrays are the
+ * resampler's scratch or the filter's own (copy them before handing them to another thread).
  */
-export interface Detailed {
+export interface TunedSource {
   /** The parameters after the Auto Director, and its report. */
   readonly params: RenderParams;
   readonly report: DirectorReport;
-  readonly tone: ToneSettings;
-  /** The samples after denoise, tone and sharpening (width x height): the target before `edges` and `invert`. */
-  readonly toned: Float32Array;
+  /** Perceptual luminance, width x height samples (SUB_X x SUB_Y per cell). */
+  readonly luma: Float32Array;
   readonly width: number;
   readonly height: number;
-  /** Video: the temporal filter's per-cell stability (hysteresis is allowed on 1), else null. */
+  /** A video frame: `luma` is the temporal filter's estimate. */
+  readonly video: boolean;
+  /** Video: the filter's per-cell stability (glyph hysteresis is allowed on 1), else null. */
   readonly stable: Uint8Array | null;
-  /** Video: the filter's estimate of the frame (Braille with two colours splits its dots on it), else null. */
-  readonly filtered: Float32Array | null;
 }
 
-/** The first stage of renderPrepared(): the Director (unless `options.tuned`), the temporal filter, denoise, tone and sharpening. */
-export function detailStage(prep: Prepared, requested: RenderParams, explicit: readonly string[], options: Pick<RenderOptions, 'temporal' | 'tuned'> = {}): Detailed {
+/** The first stage of renderPrepared(): the Auto Director (unless `options.tuned`), then for video the temporal filter. */
+export function sourceStage(prep: Prepared, requested: RenderParams, explicit: readonly string[], options: Pick<RenderOptions, 'temporal' | 'tuned'> = {}): TunedSource {
   const tuned = options.tuned ?? tune(prep, requested, explicit);
   const p = tuned.params;
   const luma = prep.resampled.luma;
-  const W = luma.width, H = luma.height;
   // Video: the temporal filter sees the resampled luminance, where sensor noise is the same
   // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
   // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
-  const source = options.temporal ? { width: W, height: H, data: options.temporal.step(luma.data, p.motionSensitivity, prep.columns) } : luma;
-  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
-  let tone!: ToneSettings;
-  const toned = denoiseToneSharpen(source, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))), scratch('render.b', W * H));
+  const t = options.temporal;
   return {
-    params: p, report: tuned.report, tone, toned, width: W, height: H,
-    stable: options.temporal ? options.temporal.cellStable : null,
-    filtered: options.temporal ? source.data : null,
+    params: p, report: tuned.report,
+    luma: t ? t.step(luma.data, p.motionSensitivity, prep.columns) : luma.data,
+    width: luma.width, height: luma.height,
+    video: t !== undefined,
+    stable: t ? t.cellStable : null,
   };
 }
 
@@ -271,26 +267,29 @@ export interface GlyphStageOptions {
   readonly previous?: Uint16Array;
   /** Video: reuse this codebook (glyph indices) instead of choosing one. */
   readonly codebook?: Int32Array;
-  /** A video frame (`detailed` came from a temporal filter). */
-  readonly video?: boolean;
   /** The tuning was kept from an earlier frame (a video frame then scores its report when read). */
   readonly keptTuning?: boolean;
 }
 
 /**
- * The second stage of renderPrepared(): the glyphs (and colours) of the cells from `detailed`'s
- * toned samples, and the result. `detailed.toned` is changed in place (`invert`).
+ * The second stage of renderPrepared(): denoise, tone and sharpening of `tuned`'s luminance, the
+ * glyphs (and colours) of the cells, and the result.
  */
-export function glyphStage(prep: GlyphSource, detailed: Detailed, explicit: readonly string[], image: { width: number; height: number }, options: GlyphStageOptions = {}): RenderResult {
-  const p = detailed.params;
+export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: readonly string[], image: { width: number; height: number }, options: GlyphStageOptions = {}): RenderResult {
+  const p = tuned.params;
   const table = glyphTable(glyphSetOf(p));
   const { columns: cols, rows } = prep;
-  const { toned, tone, width: W, height: H } = detailed;
+  const { width: W, height: H } = tuned;
   const n = W * H;
+  const a = scratch('render.a', n);
+  const b = scratch('render.b', n);
+  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
+  let tone!: ToneSettings;
+  const toned = denoiseToneSharpen({ width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))), b);
 
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
-  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, scratch('render.a', n)) : toned;
+  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : toned;
   if (p.invert) for (let i = 0; i < n; i++) target[i] = 1 - target[i]!;
 
   const cells = new Uint16Array(cols * rows);
@@ -302,7 +301,7 @@ export function glyphStage(prep: GlyphSource, detailed: Detailed, explicit: read
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
     : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse);
-  const stable = detailed.stable;
+  const stable = tuned.stable;
 
   let colors: Uint8Array | null = null;
   /** Set instead of `colors` where they are computed on first read. */
@@ -316,7 +315,7 @@ export function glyphStage(prep: GlyphSource, detailed: Detailed, explicit: read
     // wider margin, and dots split on the temporally filtered luminance).
     const prev = options.previous ?? null;
     if (table.set.kind === 'braille') {
-      matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin, prev, stable, prev ? 0.6 : 0, detailed.filtered);
+      matchBrailleTwoColor(rgb, cols * SUB_X, cols, rows, table.set.templates, !p.invert, cells, fgLin, bgLin, prev, stable, prev ? 0.6 : 0, tuned.video ? tuned.luma : null);
     } else {
       matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin, prev, stable, prev ? 0.35 : 0);
     }
@@ -382,17 +381,17 @@ export function glyphStage(prep: GlyphSource, detailed: Detailed, explicit: read
       maxRmse: p.maxGlyphRmse,
       bitsPerCell: round(entropyBits(cells, table.glyphs.length), 4),
     },
-    director: detailed.report,
+    director: tuned.report,
     source: { width: image.width, height: image.height },
     cellAspect: p.cellAspect,
   };
   if (deferredColors) lazyProperty(result, 'colors', deferredColors);
   // Not a spread: that would read (and compute) deferred colours.
-  const scored = () => scoreResult(result, prep, table.coverage, table.scale, detailed.report);
+  const scored = () => scoreResult(result, prep, table.coverage, table.scale, tuned.report);
   // A video frame on a kept tuning re-scores its report when something reads it (a viewer shows
   // it a few times a second; about 2 % of a 200-column frame). Its inputs are the frame's own:
   // cells, cell tones and colours (read later from the frame's pixels, as above).
-  if (options.video && options.keptTuning) lazyProperty(result, 'director', scored);
+  if (tuned.video && options.keptTuning) lazyProperty(result, 'director', scored);
   else (result as { director: DirectorReport }).director = scored();
   return result;
 }

@@ -1,7 +1,7 @@
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { gridRows } from './pipeline/geometry.js';
-import { detailStage, glyphStage, prepare, type Detailed } from './render.js';
+import { glyphStage, prepare, sourceStage, type TunedSource } from './render.js';
 import { SUB_X, SUB_Y } from './glyphs/types.js';
 import { laterCellRgb } from './pipeline/resample.js';
 import { SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
@@ -19,7 +19,7 @@ export interface FrameHandoff {
   readonly rows: number;
   /** The parameter names the caller set (the result's `explicit`). */
   readonly explicit: readonly string[];
-  readonly detailed: Detailed;
+  readonly tuned: TunedSource;
   /** Mean perceptual luminance per cell (the report's scores read it). */
   readonly cellLuma: Float32Array;
   /** Mean linear RGB per cell, or null: resampled from the frame's pixels when first read. */
@@ -31,8 +31,8 @@ export interface FrameHandoff {
 }
 
 /**
- * The first half of FrameRenderer: resample, scene cuts, the Auto Director's tuning, the temporal
- * filter, denoise, tone and sharpening. Its handoffs go, in order, to one FrameBack.
+ * The first half of FrameRenderer: resample, scene cuts, the Auto Director's tuning and the
+ * temporal filter. Its handoffs go, in order, to one FrameBack.
  */
 export class FrameFront {
   private readonly requested: RenderParams;
@@ -75,10 +75,10 @@ export class FrameFront {
     const raster = prep.resampled.luma;
     filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
     const tunedHere = this.tuned === null;
-    const detailed = detailStage(prep, this.requested, this.explicit, { temporal: filter, tuned: this.tuned ?? undefined });
-    this.tuned ??= { params: detailed.params, report: detailed.report };
+    const tuned = sourceStage(prep, this.requested, this.explicit, { temporal: filter, tuned: this.tuned ?? undefined });
+    this.tuned ??= { params: tuned.params, report: tuned.report };
     return {
-      columns, rows, explicit: this.explicit, detailed, cellLuma: prep.cellLuma,
+      columns, rows, explicit: this.explicit, tuned, cellLuma: prep.cellLuma,
       cellLinearRgb: later ? null : prep.resampled.cellLinearRgb, tunedHere, restarted: !kept,
     };
   }
@@ -89,16 +89,16 @@ export class FrameFront {
  * another thread.
  */
 export function detachHandoff(h: FrameHandoff): { handoff: FrameHandoff; transfer: ArrayBuffer[] } {
-  const d = h.detailed;
-  const detailed: Detailed = { ...d, toned: d.toned.slice(0, d.width * d.height), stable: d.stable && d.stable.slice(), filtered: d.filtered && d.filtered.slice() };
-  const handoff: FrameHandoff = { ...h, detailed };
-  const transfer = [detailed.toned.buffer, detailed.stable?.buffer, detailed.filtered?.buffer, h.cellLuma.buffer, h.cellLinearRgb?.buffer];
+  const t = h.tuned;
+  const tuned: TunedSource = { ...t, luma: t.luma.slice(0, t.width * t.height), stable: t.stable && t.stable.slice() };
+  const handoff: FrameHandoff = { ...h, tuned };
+  const transfer = [tuned.luma.buffer, tuned.stable?.buffer, h.cellLuma.buffer, h.cellLinearRgb?.buffer];
   return { handoff, transfer: [...new Set(transfer.filter((b): b is ArrayBuffer => b instanceof ArrayBuffer))] };
 }
 
 /**
- * The second half of FrameRenderer: glyphs with hysteresis against the previous frame, the
- * codebook chosen on a new tuning and kept, colours, the result. Takes the handoffs of one
+ * The second half of FrameRenderer: denoise, tone and sharpening, glyphs with hysteresis against
+ * the previous frame, the codebook chosen on a new tuning and kept, colours, the result. Takes the handoffs of one
  * FrameFront in order, each with the frame it came from.
  */
 export class FrameBack {
@@ -120,15 +120,14 @@ export class FrameBack {
   render(frame: RgbaImage, h: FrameHandoff): RenderResult {
     if (h.restarted) this.previous = null;
     if (h.tunedHere) this.codebook = null;
-    const p = h.detailed.params;
+    const p = h.tuned.params;
     const source = {
       image: frame, columns: h.columns, rows: h.rows, cellLuma: h.cellLuma,
       resampled: h.cellLinearRgb ? { cellLinearRgb: h.cellLinearRgb } : laterCellRgb(frame, h.columns, h.rows, SUB_X, SUB_Y, p.invert ? 1 : 0),
     };
-    const result = glyphStage(source, h.detailed, h.explicit, frame, {
+    const result = glyphStage(source, h.tuned, h.explicit, frame, {
       previous: this.previous ?? undefined,
       codebook: this.codebook ?? undefined,
-      video: true,
       keptTuning: !h.tunedHere,
     });
     if (!this.codebook) {

@@ -138,6 +138,7 @@ function onResult(r: ResultInfo): void {
   if (r.kind === 'frame') {
     s.sumRenderMs += r.renderMs;
     s.sumDrawMs += r.drawMs;
+    s.sumFrontMs += r.frontMs ?? 0;
     meterFrame(r.flicker, r.codebookChoices);
     if (s.frames % 6 === 0) {
       fpsEl.textContent = num(s.fps, 1);

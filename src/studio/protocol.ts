@@ -59,6 +59,8 @@ export interface ResultInfo {
   readonly codebook: CodebookReport;
   /** Milliseconds the core took (decode excluded), and the drawing. */
   readonly renderMs: number;
+  /** Live frames on two threads: the part of renderMs the front thread took (at the same time as the frame before's back half). */
+  readonly frontMs?: number;
   readonly drawMs: number;
   /** Share of cells whose glyph changed since the previous frame (frames only). */
   readonly flicker: number | null;

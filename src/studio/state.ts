@@ -29,6 +29,8 @@ export interface StudioStats {
   /** Sums over the stream's frames (means: divide by frames). */
   sumRenderMs: number;
   sumDrawMs: number;
+  /** The part of sumRenderMs on the front thread (live frames on two threads; 0 on one). */
+  sumFrontMs: number;
   /** Streams: temporal filter on. */
   temporal: boolean;
   /** Share of glyphs changed in the last frame, and its mean over the last second. */
@@ -72,7 +74,7 @@ export const state = {
   /** Image hosts the server fetches image URLs from (empty: the URL box is hidden). */
   imageUrlHosts: [] as readonly string[],
   stats: {
-    source: 'none', results: 0, frames: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, temporal: true,
+    source: 'none', results: 0, frames: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, sumFrontMs: 0, temporal: true,
     flicker: null, meanFlicker: null, codebookChoices: null, columns: 0, rows: 0, kind: null, error: null,
     handoff: { state: 'idle', sent: 0, traceId: null, handoff: null },
   } as StudioStats,

@@ -90,6 +90,7 @@ function resetMeters(): void {
   s.frames = 0;
   s.sumRenderMs = 0;
   s.sumDrawMs = 0;
+  s.sumFrontMs = 0;
   s.flicker = null;
   s.meanFlicker = null;
   s.codebookChoices = null;

@@ -7,12 +7,13 @@
  * into the page's canvas, transferred here as an OffscreenCanvas.
  */
 import {
-  DEFAULTS, FrameRenderer, buildCompact, formatResult, type DirectorReport, type Format, type RenderResult, type RgbaImage,
+  DEFAULTS, FrameBack, FrameRenderer, buildCompact, formatResult, type DirectorReport, type Format, type RenderResult, type RgbaImage,
 } from '../core/index.js';
 // The untyped entry: parameters arrive from the page as plain objects and are validated inside.
 import { render } from '../core/render.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
+import type { FromFront, ToFront } from './front-protocol.js';
 import { decodeWidth } from './decode-width.js';
 import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
 import { gridRows } from '../core/pipeline/geometry.js';
@@ -34,6 +35,10 @@ let goodParams: ExplicitParams = {};
 let shownKind: 'none' | 'still' | 'frame' | 'remote' = 'none';
 let streaming = false;
 let frames: FrameRenderer | null = null;
+/** A live stream's back half, while its front half runs on the front thread (see frontThread). */
+let back: FrameBack | null = null;
+/** Counts resets of the frame state (parameters, source, filter switch): older frames in flight are dropped. */
+let gen = 0;
 let lastFrame: RgbaImage | null = null;
 let previousCells: Uint16Array | null = null;
 let last: { grid: PaintGrid; color: boolean; monoColor: string } | null = null;
@@ -167,7 +172,7 @@ const REPORT_MS = 500;
 let report: { full: DirectorReport; shown: Pick<DirectorReport, 'status' | 'score' | 'metrics'>; at: number; key: readonly unknown[] } | null = null;
 
 function frameReport(result: RenderResult, now: number): DirectorReport {
-  const key = [temporal, frames, frames?.codebookChoices, params];
+  const key = [temporal, gen, frameChoices(), params];
   if (!report || now - report.at >= REPORT_MS || key.some((k, i) => k !== report!.key[i])) {
     const d = result.director;
     report = { full: d, shown: { status: d.status, score: d.score, metrics: { ...d.metrics } }, at: now, key };
@@ -178,42 +183,135 @@ function frameReport(result: RenderResult, now: number): DirectorReport {
   return { ...(temporal ? report.full : result.director), ...report.shown };
 }
 
+/** How many times the stream's tuning and codebook were chosen (with the temporal filter), else null. */
+function frameChoices(): number | null {
+  return back ? back.codebookChoices : frames ? frames.codebookChoices : null;
+}
+
+/** Forgets the stream's frame state: the next frame starts afresh, frames in flight are dropped. */
+function resetFrames(): void {
+  frames = null;
+  back = null;
+  gen++;
+}
+
 function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
   try {
     const image = 'data' in bitmap ? bitmap : framePixels(bitmap);
-    lastFrame = image;
-    const t0 = performance.now();
-    let result: RenderResult;
-    if (temporal) {
+    showFrame(image, 0, () => {
+      if (!temporal) return render(image, params);
       frames ??= new FrameRenderer(params);
-      result = frames.render(image);
-    } else {
-      result = render(image, params);
-    }
-    // Timed with the render: a fresh report measures its metrics here.
-    const director = frameReport(result, t0);
-    const renderMs = performance.now() - t0;
-    let flicker: number | null = null;
-    if (previousCells && previousCells.length === result.cells.length) {
-      let changed = 0;
-      for (let i = 0; i < result.cells.length; i++) if (result.cells[i] !== previousCells[i]) changed++;
-      flicker = changed / result.cells.length;
-    }
-    previousCells = result.cells;
-    shownKind = 'frame';
-    lastResult = result;
-    last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
-    const drawMs = paint();
-    const out: ResultInfo = {
-      ...info(result, 'frame', renderMs, drawMs, flicker, director),
-      codebookChoices: temporal && frames ? frames.codebookChoices : null,
-      ...(wants.compact ? { compact: buildCompact(result) } : {}),
-      ...(wants.compactLine ? { compactLine: formatResult(result, 'json-compact').body } : {}),
-    };
-    post({ t: 'result', result: out });
+      return frames.render(image);
+    });
   } catch (err) {
     post({ t: 'error', during: 'frame', message: errorText(err) });
   }
+}
+
+/**
+ * Shows a stream frame: `renderIt` renders `image` (`frontMs`: what its front half already took
+ * on the front thread), then the report, flicker, painting and the result message.
+ */
+function showFrame(image: RgbaImage, frontMs: number, renderIt: () => RenderResult): void {
+  const t0 = performance.now();
+  const result = renderIt();
+  const shown = lastFrame;
+  lastFrame = image;
+  if (shown) recycle(shown.data);
+  // Timed with the render: a fresh report measures its metrics here.
+  const director = frameReport(result, t0);
+  const renderMs = frontMs + performance.now() - t0;
+  let flicker: number | null = null;
+  if (previousCells && previousCells.length === result.cells.length) {
+    let changed = 0;
+    for (let i = 0; i < result.cells.length; i++) if (result.cells[i] !== previousCells[i]) changed++;
+    flicker = changed / result.cells.length;
+  }
+  previousCells = result.cells;
+  shownKind = 'frame';
+  lastResult = result;
+  last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
+  const drawMs = paint();
+  const out: ResultInfo = {
+    ...info(result, 'frame', renderMs, drawMs, flicker, director),
+    ...(frontMs > 0 ? { frontMs } : {}),
+    codebookChoices: temporal ? frameChoices() : null,
+    ...(wants.compact ? { compact: buildCompact(result) } : {}),
+    ...(wants.compactLine ? { compactLine: formatResult(result, 'json-compact').body } : {}),
+  };
+  post({ t: 'result', result: out });
+}
+
+/**
+ * The front thread (front-worker.ts) of live streams with the temporal filter: it runs each
+ * frame's FrameFront while this thread runs the frame before through FrameBack and paints, at
+ * most FRONT_IN_FLIGHT frames ahead. Started on the first such frame; null where this browser
+ * cannot start a worker from a worker, or on one core, or after it failed: then FrameRenderer here.
+ */
+let front: { readonly worker: Worker; gen: number; inFlight: number; wake: (() => void) | null } | null | undefined;
+const FRONT_IN_FLIGHT = 2;
+
+function frontThread(): NonNullable<typeof front> | null {
+  if (front !== undefined) return front;
+  front = null;
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
+  if (cores < 2 || typeof Worker === 'undefined') return null;
+  try {
+    const worker = new Worker(new URL('./front-worker.ts', import.meta.url), { type: 'module', name: 'v2a-front' });
+    const f = { worker, gen: -1, inFlight: 0, wake: null as (() => void) | null };
+    worker.addEventListener('message', (event: MessageEvent<FromFront>) => onFront(f, event.data));
+    // A thread that cannot start (or dies) hands the stream back to this one.
+    worker.addEventListener('error', () => {
+      worker.terminate();
+      front = null;
+      f.inFlight = 0;
+      f.wake?.();
+    });
+    front = f;
+  } catch {
+    front = null;
+  }
+  return front;
+}
+
+function sendFront(f: NonNullable<typeof front>, m: ToFront, transfer: Transferable[] = []): void {
+  f.worker.postMessage(m, transfer);
+}
+
+/** Sends a frame to the front thread (its pixels go there and come back with the handoff). */
+function submitFrame(f: NonNullable<typeof front>, image: RgbaImage): void {
+  if (f.gen !== gen) {
+    sendFront(f, { t: 'params', gen, params });
+    f.gen = gen;
+  }
+  f.inFlight++;
+  sendFront(f, { t: 'frame', gen, image }, [image.data.buffer as ArrayBuffer]);
+}
+
+function onFront(f: NonNullable<typeof front>, m: FromFront): void {
+  f.inFlight = Math.max(0, f.inFlight - 1);
+  const wake = f.wake;
+  f.wake = null;
+  wake?.();
+  if (m.t === 'stale' || m.gen !== gen || !streaming || !temporal) {
+    recycle(m.image.data);
+    return;
+  }
+  if (m.t === 'error') {
+    recycle(m.image.data);
+    post({ t: 'error', during: 'frame', message: m.message });
+    return;
+  }
+  try {
+    showFrame(m.image, m.ms, () => (back ??= new FrameBack()).render(m.image, m.handoff));
+  } catch (err) {
+    post({ t: 'error', during: 'frame', message: errorText(err) });
+  }
+}
+
+/** Waits while the front thread has FRONT_IN_FLIGHT frames (the stream's processor drops frames meanwhile). */
+async function frontRoom(f: NonNullable<typeof front>): Promise<void> {
+  while (front === f && f.inFlight >= FRONT_IN_FLIGHT) await new Promise<void>((resolve) => (f.wake = resolve));
 }
 
 /**
@@ -254,21 +352,24 @@ function gridSize(vw: number, vh: number): { w: number; h: number } | null {
 }
 
 /**
- * Buffers the frames are copied into, in turn. copyTo does its work inside the call, on this
+ * Buffers the frames are copied into, reused. copyTo does its work inside the call, on this
  * thread: into a fresh 1.2 MB array (zeroed, its pages touched for the first time) a 640x480 frame
  * took 3-5 ms at 200 columns in headless Chromium on 2 cores, a sixth of the frame; into a reused
- * one, about 0.5 ms in an idle page against 1.3 ms fresh. The buffer the last frame shows is never
- * reused: it stays what a snapshot, a still and the lazily computed colours read.
+ * one, about 0.5 ms in an idle page against 1.3 ms fresh. A buffer comes back here once its frame
+ * is no longer shown (the shown one stays what a snapshot, a still and the lazily computed colours
+ * read), or when its frame was dropped; buffers sent to the front thread return with their frame.
  */
-const frameBuffers: Uint8ClampedArray[] = [];
+const freeBuffers: Uint8ClampedArray[] = [];
+const MAX_FREE = 3;
 function frameBuffer(size: number): Uint8ClampedArray {
-  let b = frameBuffers.find((x) => x.length === size && x !== lastFrame?.data);
-  if (!b) {
-    b = new Uint8ClampedArray(size);
-    frameBuffers.push(b);
-    if (frameBuffers.length > 2) frameBuffers.shift();
-  }
-  return b;
+  const i = freeBuffers.findIndex((x) => x.length === size);
+  return i >= 0 ? freeBuffers.splice(i, 1)[0]! : new Uint8ClampedArray(size);
+}
+
+function recycle(data: RgbaImage['data']): void {
+  if (!(data instanceof Uint8ClampedArray) || data.length === 0 || data === lastFrame?.data || freeBuffers.includes(data)) return;
+  freeBuffers.push(data);
+  if (freeBuffers.length > MAX_FREE) freeBuffers.shift();
 }
 
 /**
@@ -306,6 +407,8 @@ async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
   streamReader = reader;
   try {
     while (streamReader === reader) {
+      const f = temporal ? frontThread() : null;
+      if (f) await frontRoom(f);
       const { value: frame, done } = await reader.read();
       if (done || !frame) break;
       if (streamReader !== reader || paused || !streaming) {
@@ -319,8 +422,14 @@ async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
         frame.close();
       }
       // The copy is asynchronous: the stream may have stopped or paused meanwhile.
-      if (streamReader !== reader || paused || !streaming) continue;
-      renderFrame(image);
+      if (streamReader !== reader || paused || !streaming) {
+        recycle(image.data);
+        continue;
+      }
+      // The front thread, unless the filter was switched off or the thread failed meanwhile.
+      const now = temporal ? frontThread() : null;
+      if (now) submitFrame(now, image);
+      else renderFrame(image);
     }
   } catch (err) {
     if (streamReader === reader) post({ t: 'error', during: 'frame', message: errorText(err) });
@@ -397,7 +506,7 @@ scope.addEventListener('message', (event) => {
       break;
     case 'params':
       params = m.params;
-      if (streaming) frames = null;
+      if (streaming) resetFrames();
       else if (still && shownKind === 'still') void renderStill();
       break;
     case 'image':
@@ -414,14 +523,14 @@ scope.addEventListener('message', (event) => {
         params = m.params;
         stopStreamLoop();
         streaming = false;
-        frames = null;
+        resetFrames();
         post({ t: 'loaded', id: m.id, width: full.width, height: full.height });
         await renderStill({ full, sized: new Map() }, m.id);
       })();
       break;
     case 'stream':
       streaming = m.on;
-      frames = null;
+      resetFrames();
       previousCells = null;
       stopStreamLoop();
       if (m.on && m.readable) void streamLoop(m.readable);
@@ -431,7 +540,7 @@ scope.addEventListener('message', (event) => {
       break;
     case 'temporal':
       temporal = m.on;
-      frames = null;
+      resetFrames();
       break;
     case 'frame':
       if (streaming) renderFrame(m.bitmap);
@@ -442,7 +551,7 @@ scope.addEventListener('message', (event) => {
         const f = lastFrame;
         const seq = ++sourceSeq;
         streaming = false;
-        frames = null;
+        resetFrames();
         stopStreamLoop();
         void createImageBitmap(new ImageData(new Uint8ClampedArray(f.data), f.width, f.height)).then((full) => {
           // A source opened meanwhile wins.
