@@ -712,3 +712,4 @@ export { measure, roundTripError } from './measure';
 export { cellColors } from './colors';
 export { toneSums, quantizeTable, simTones, unstable, cellsRange, cellsBands } from './metrics';
 export { codebookDp } from './codebook';
+export { encTable } from './srgb';

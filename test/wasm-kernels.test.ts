@@ -34,6 +34,8 @@ import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
+import { linearToSrgb as refLinearToSrgb } from './reference/linear.js';
+import { encLut } from '../src/core/pipeline/linear.js';
 import { cellColors as refCellColors } from './reference/colors.js';
 import { chooseCodebook as refChooseCodebook } from './reference/codebook.js';
 import { measureSource as refMeasureSource } from './reference/measure.js';
@@ -68,7 +70,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simTones', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -87,6 +89,14 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     assert.deepEqual([...viaAtob], [...viaBuffer]);
     assert.equal(viaBuffer.length, Math.floor((KERNELS_WASM_BASE64.replace(/=+$/, '').length * 3) / 4));
     assert.deepEqual([...fromBase64('AAEC/w==')], [0, 1, 2, 255]);
+  });
+
+  it('the sRGB encoding table, every entry (WebAssembly\'s pow rounded to f32 against Math.pow\'s)', () => {
+    const t = encLut();
+    assert.equal(t.length, 16385);
+    for (let i = 0; i < t.length; i++) {
+      if (t[i] !== Math.fround(refLinearToSrgb(i / 16384))) assert.fail(`entry ${i}: ${t[i]} vs ${Math.fround(refLinearToSrgb(i / 16384))}`);
+    }
   });
 
   it('bilateral denoise (1 and 2 passes)', () => {

@@ -3,15 +3,10 @@
  * sampling of light is only correct there) and does tone work on the perceptual (sRGB-encoded)
  * value, where equal steps look equal.
  */
+import { frame } from '../wasm/kernels.js';
 
 export function srgbToLinear(v: number): number {
   return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
-}
-
-export function linearToSrgb(v: number): number {
-  if (v <= 0) return 0;
-  if (v >= 1) return 1;
-  return v <= 0.0031308 ? v * 12.92 : 1.055 * Math.pow(v, 1 / 2.4) - 0.055;
 }
 
 /** 8-bit sRGB code -> linear light. */
@@ -24,15 +19,18 @@ export const SRGB8_TO_LINEAR: Float32Array = (() => {
 const ENC_SIZE = 16384;
 let encTable: Float32Array | undefined;
 /**
- * Perceptual value at i / ENC_SIZE of linear light (encodeLinear() interpolates it). Built on first
- * use, not at import: 16385 pows in still-interpreted code (~2 ms) that the CLI's paths without a
- * render (help, errors, decode) and the library's importers need not pay.
+ * Perceptual value at i / ENC_SIZE of linear light (encodeLinear() interpolates it): the sRGB
+ * curve, 1.055 v^(1/2.4) - 0.055 above its linear toe. Built on first use, not at import, by a
+ * kernel (assembly/srgb.ts encTable): its 16385 pows took 4-6 ms of a cold start in JavaScript,
+ * still interpreted then, against under 1 ms there. It starts a kernel frame: call it before
+ * a frame's allocations, never while another frame's views are in use.
  */
 export function encLut(): Float32Array {
   if (!encTable) {
-    const t = new Float32Array(ENC_SIZE + 1);
-    for (let i = 0; i <= ENC_SIZE; i++) t[i] = linearToSrgb(i / ENC_SIZE);
-    encTable = t;
+    const f = frame();
+    const p = f.f32(ENC_SIZE + 1);
+    f.ready().encTable(p);
+    encTable = f.viewF32(p, ENC_SIZE + 1).slice();
   }
   return encTable;
 }

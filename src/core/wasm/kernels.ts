@@ -45,6 +45,7 @@ export interface KernelExports {
   cellsBands(values: Ptr, n: number, q25: number, q75: number, mean: number, band: Ptr): number;
   roundTripError(colors: Ptr, lin: Ptr, n: number, enc: Ptr): number;
   codebookDp(sums: Ptr, levels: Ptr, n: number, budget: number, parents: Ptr, work: Ptr): number;
+  encTable(out: Ptr): void;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
