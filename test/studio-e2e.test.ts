@@ -430,6 +430,12 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.ok(webm.length > 1000, `webm of ${webm.length} bytes`);
     await page.setInputFiles('#video-file', { name: 'clip.webm', mimeType: 'video/webm', buffer: webm });
     await page.waitForFunction(() => window.__v2aStats.source === 'video' && window.__v2aStats.frames >= 8, undefined, { timeout: 20_000 });
+    // New parameters in quick succession while frames are in flight (on two cores, at the worker's
+    // front thread): frames the worker drops are counted off, so the page keeps sending (the clip loops).
+    for (const columns of [72, 88, 64]) await page.fill('#p-columns-n', String(columns));
+    await page.waitForFunction(() => window.__v2aStats.columns === 64, undefined, { timeout: 20_000 });
+    const shown = await page.evaluate(() => window.__v2aStats.frames);
+    await page.waitForFunction((f) => window.__v2aStats.frames >= f + 6 && window.__v2aStats.columns === 64, shown, { timeout: 20_000 });
     assert.equal(await page.inputValue('#handoff-mode'), 'video-stream');
     const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
     await popup.waitForFunction(() => window.__got.filter((m: any) => m.data?.type === 'frame').length >= 3, undefined, { timeout: 20_000 });

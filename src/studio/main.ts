@@ -192,6 +192,10 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
     case 'stream-ended':
       if (isLive()) say('The stream ended.');
       break;
+    case 'frame-dropped':
+      state.frameInFlight = Math.max(0, state.frameInFlight - 1);
+      pump();
+      break;
     case 'error':
       if (m.during === 'frame') {
         state.frameInFlight = Math.max(0, state.frameInFlight - 1);

@@ -82,6 +82,8 @@ export type FromWorker =
   | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string | Uint8Array; readonly extension: string; readonly contentType: string }
   /** The worker's stream reader ended (the track stopped). */
   | { readonly t: 'stream-ended' }
+  /** A `frame` the page sent was not rendered: new parameters or a new source replaced it in flight. */
+  | { readonly t: 'frame-dropped' }
   /** `decode`: the browser could not decode the image (the page asks the server); `image`: it
    * decoded but did not render. Either way the last good image stays. */
   | { readonly t: 'error'; readonly id?: number; readonly during: 'decode' | 'image' | 'render' | 'frame' | 'export'; readonly message: string };

@@ -3,8 +3,10 @@
  * page's main thread. Still images are decoded here (createImageBitmap without colour conversion
  * or premultiplication, so a PNG's RGBA equals sharp's decode of it). Live sources arrive as a
  * stream of VideoFrames read here (streamLoop), video files as transferred ImageBitmaps; both go
- * through FrameRenderer (the temporal filter). The art is painted
- * into the page's canvas, transferred here as an OffscreenCanvas.
+ * through the temporal filter: each frame's front half (FrameFront) on a second worker started
+ * from here (front-worker.ts), its back half (FrameBack) here, or FrameRenderer here where there
+ * is no second thread. The art is painted into the page's canvas, transferred here as an
+ * OffscreenCanvas.
  */
 import {
   DEFAULTS, FrameBack, FrameRenderer, buildCompact, formatResult, type DirectorReport, type Format, type RenderResult, type RgbaImage,
@@ -195,9 +197,15 @@ function resetFrames(): void {
   gen++;
 }
 
-function renderFrame(bitmap: ImageBitmap | RgbaImage): void {
+function renderFrame(bitmap: ImageBitmap | RgbaImage, from: FrameOrigin): void {
   try {
     const image = 'data' in bitmap ? bitmap : framePixels(bitmap);
+    // The front thread, unless the filter is off or the thread could not start.
+    const f = temporal ? frontThread() : null;
+    if (f) {
+      submitFrame(f, image, from);
+      return;
+    }
     showFrame(image, 0, () => {
       if (!temporal) return render(image, params);
       frames ??= new FrameRenderer(params);
@@ -248,23 +256,34 @@ function showFrame(image: RgbaImage, frontMs: number, renderIt: () => RenderResu
  * most FRONT_IN_FLIGHT frames ahead. Started on the first such frame; null where this browser
  * cannot start a worker from a worker, or on one core, or after it failed: then FrameRenderer here.
  */
-let front: { readonly worker: Worker; gen: number; inFlight: number; wake: (() => void) | null } | null | undefined;
+let front: FrontThread | null | undefined;
 const FRONT_IN_FLIGHT = 2;
+/** Where a frame came from: the worker's own stream reader, or a `frame` message of the page (which counts them). */
+type FrameOrigin = 'stream' | 'page';
+interface FrontThread {
+  readonly worker: Worker;
+  /** The generation whose parameters it has. */
+  gen: number;
+  /** Origins of the frames sent and not yet back, in order (it answers in order). */
+  readonly origins: FrameOrigin[];
+  wake: (() => void) | null;
+}
 
-function frontThread(): NonNullable<typeof front> | null {
+function frontThread(): FrontThread | null {
   if (front !== undefined) return front;
   front = null;
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
   if (cores < 2 || typeof Worker === 'undefined') return null;
   try {
     const worker = new Worker(new URL('./front-worker.ts', import.meta.url), { type: 'module', name: 'v2a-front' });
-    const f = { worker, gen: -1, inFlight: 0, wake: null as (() => void) | null };
+    const f: FrontThread = { worker, gen: -1, origins: [], wake: null };
     worker.addEventListener('message', (event: MessageEvent<FromFront>) => onFront(f, event.data));
-    // A thread that cannot start (or dies) hands the stream back to this one.
+    // A thread that cannot start (or dies) hands the stream back to this one; the page's frames
+    // it held are counted off.
     worker.addEventListener('error', () => {
       worker.terminate();
       front = null;
-      f.inFlight = 0;
+      for (const from of f.origins.splice(0)) if (from === 'page') post({ t: 'frame-dropped' });
       f.wake?.();
     });
     front = f;
@@ -274,27 +293,28 @@ function frontThread(): NonNullable<typeof front> | null {
   return front;
 }
 
-function sendFront(f: NonNullable<typeof front>, m: ToFront, transfer: Transferable[] = []): void {
+function sendFront(f: FrontThread, m: ToFront, transfer: Transferable[] = []): void {
   f.worker.postMessage(m, transfer);
 }
 
 /** Sends a frame to the front thread (its pixels go there and come back with the handoff). */
-function submitFrame(f: NonNullable<typeof front>, image: RgbaImage): void {
+function submitFrame(f: FrontThread, image: RgbaImage, from: FrameOrigin): void {
   if (f.gen !== gen) {
     sendFront(f, { t: 'params', gen, params });
     f.gen = gen;
   }
-  f.inFlight++;
+  f.origins.push(from);
   sendFront(f, { t: 'frame', gen, image }, [image.data.buffer as ArrayBuffer]);
 }
 
-function onFront(f: NonNullable<typeof front>, m: FromFront): void {
-  f.inFlight = Math.max(0, f.inFlight - 1);
+function onFront(f: FrontThread, m: FromFront): void {
+  const from = f.origins.shift();
   const wake = f.wake;
   f.wake = null;
   wake?.();
   if (m.t === 'stale' || m.gen !== gen || !streaming || !temporal) {
     recycle(m.image.data);
+    if (from === 'page') post({ t: 'frame-dropped' });
     return;
   }
   if (m.t === 'error') {
@@ -310,14 +330,15 @@ function onFront(f: NonNullable<typeof front>, m: FromFront): void {
 }
 
 /** Waits while the front thread has FRONT_IN_FLIGHT frames (the stream's processor drops frames meanwhile). */
-async function frontRoom(f: NonNullable<typeof front>): Promise<void> {
-  while (front === f && f.inFlight >= FRONT_IN_FLIGHT) await new Promise<void>((resolve) => (f.wake = resolve));
+async function frontRoom(f: FrontThread): Promise<void> {
+  while (front === f && f.origins.length >= FRONT_IN_FLIGHT) await new Promise<void>((resolve) => (f.wake = resolve));
 }
 
 /**
  * Camera and other MediaStream sources: the page hands over the track's frames as a stream
  * (MediaStreamTrackProcessor), and this loop renders them as fast as they come and the core
- * allows, one at a time (the processor drops frames while one renders). It needs no timer and no
+ * allows: at most FRONT_IN_FLIGHT ahead on the front thread, else one at a time (the processor
+ * drops frames meanwhile). It needs no timer and no
  * requestAnimationFrame of the page, so it keeps its rate when the page is hidden (the a2v
  * receiver window in front).
  */
@@ -426,10 +447,7 @@ async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
         recycle(image.data);
         continue;
       }
-      // The front thread, unless the filter was switched off or the thread failed meanwhile.
-      const now = temporal ? frontThread() : null;
-      if (now) submitFrame(now, image);
-      else renderFrame(image);
+      renderFrame(image, 'stream');
     }
   } catch (err) {
     if (streamReader === reader) post({ t: 'error', during: 'frame', message: errorText(err) });
@@ -543,8 +561,11 @@ scope.addEventListener('message', (event) => {
       resetFrames();
       break;
     case 'frame':
-      if (streaming) renderFrame(m.bitmap);
-      else m.bitmap.close();
+      if (streaming) renderFrame(m.bitmap, 'page');
+      else {
+        m.bitmap.close();
+        post({ t: 'frame-dropped' });
+      }
       break;
     case 'snapshot':
       if (lastFrame) {
