@@ -710,6 +710,6 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
 export { viewBlur, matchGlyphs } from './match';
 export { measure, roundTripError } from './measure';
 export { cellColors } from './colors';
-export { toneSums, quantizeTable, simTones, unstable, cellsRange, cellsBands } from './metrics';
+export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, cellsBands } from './metrics';
 export { codebookDp } from './codebook';
 export { encTable } from './srgb';

@@ -81,11 +81,86 @@ export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLe
   }
 }
 
-/** Each cell's simulated tone: levelOf (f64 per tone-table entry) at the cell's entry lutAt (u16), into rendered (f32). */
-export function simTones(levelOf: usize, lutAt: usize, n: i32, rendered: usize): void {
+/**
+ * What simSums needs of the cells per simulation-table entry, counted once for all the
+ * candidates: six planes of `entries` u32 at out (zeroed here): the cells at each entry, those of
+ * them with source luminance above 0.3 and below 0.7 (the clipping test), and those in the dark,
+ * mid and light bands.
+ */
+export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entries: i32, out: usize): void {
+  const plane = <usize>entries << 2;
+  memory.fill(out, 0, plane * 6);
   for (let i = 0; i < n; i++) {
-    store<f32>(rendered + (<usize>i << 2), <f32>load<f64>(levelOf + (<usize>load<u16>(lutAt + (<usize>i << 1)) << 3)));
+    const e = out + (<usize>load<u16>(lutAt + (<usize>i << 1)) << 2);
+    const s = ldf(src, i);
+    const f = load<u8>(band + <usize>i);
+    store<u32>(e, load<u32>(e) + 1);
+    if (s > 0.3) store<u32>(e + plane, load<u32>(e + plane) + 1);
+    if (s < 0.7) store<u32>(e + plane * 2, load<u32>(e + plane * 2) + 1);
+    if (f & DARK) store<u32>(e + plane * 3, load<u32>(e + plane * 3) + 1);
+    if (f & MID) store<u32>(e + plane * 4, load<u32>(e + plane * 4) + 1);
+    if (f & LIGHT) store<u32>(e + plane * 5, load<u32>(e + plane * 5) + 1);
   }
+}
+
+/**
+ * toneSums() of the cells' simulated tones (each cell's tone is levelOf, f64 per entry, at its
+ * entry lutAt, rounded to f32 as the TypeScript stored it), with the same results: the three f64 sums over the cells in cell order,
+ * and the counts (histograms, clipped cells, bands), which are integers and so the same in any
+ * order, per entry from..to from entryCounts' planes (`entries` u32 each) instead of per cell.
+ * Every cell's entry must lie in from..to.
+ */
+export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f64, counts: usize, entries: i32, from: i32, to: i32, out: usize, qHist: usize): void {
+  memory.fill(out, 0, (7 + 4 * BINS) << 3);
+  memory.fill(qHist, 0, Q_BINS << 2);
+  let sr: f64 = 0;
+  for (let i = 0; i < n; i++) sr += simTone(levelOf, load<u16>(lutAt + (<usize>i << 1)));
+  const mr = sr / <f64>n;
+  let cov: f64 = 0, vr: f64 = 0;
+  for (let i = 0; i < n; i++) {
+    const dr = simTone(levelOf, load<u16>(lutAt + (<usize>i << 1))) - mr, ds = ldf(src, i) - ms;
+    cov += dr * ds; vr += dr * dr;
+  }
+  const plane = <usize>entries << 2;
+  let clipped: f64 = 0, nDark: f64 = 0, nMid: f64 = 0, nLight: f64 = 0;
+  const all = out + 56, dark = all + (BINS << 3), mid = dark + (BINS << 3), light = mid + (BINS << 3);
+  for (let k = from; k <= to; k++) {
+    const e = counts + (<usize>k << 2);
+    const c = load<u32>(e);
+    if (c == 0) continue;
+    const r = simTone(levelOf, k);
+    let q = <i32>(r * <f64>Q_BINS);
+    q = q < 0 ? 0 : q > Q_BINS - 1 ? Q_BINS - 1 : q;
+    const qp = qHist + (<usize>q << 2);
+    store<u32>(qp, load<u32>(qp) + c);
+    if (r <= 0.001) clipped += <f64>load<u32>(e + plane);
+    else if (r >= 0.999) clipped += <f64>load<u32>(e + plane * 2);
+    let b = <i32>(r * <f64>BINS);
+    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
+    const cd = <f64>load<u32>(e + plane * 3), cm = <f64>load<u32>(e + plane * 4), cl = <f64>load<u32>(e + plane * 5);
+    add(all, b, <f64>c);
+    add(dark, b, cd);
+    add(mid, b, cm);
+    add(light, b, cl);
+    nDark += cd; nMid += cm; nLight += cl;
+  }
+  store<f64>(out, sr);
+  store<f64>(out + 8, cov);
+  store<f64>(out + 16, vr);
+  store<f64>(out + 24, clipped);
+  store<f64>(out + 32, nDark);
+  store<f64>(out + 40, nMid);
+  store<f64>(out + 48, nLight);
+}
+
+/** The simulated tone of entry k: the level rounded to f32 (the TypeScript's Float32Array), read back as f64. */
+@inline function simTone(levelOf: usize, k: i32): f64 {
+  return <f64><f32>load<f64>(levelOf + (<usize>k << 3));
+}
+
+@inline function add(p: usize, b: i32, v: f64): void {
+  const q = p + (<usize>b << 3);
+  store<f64>(q, load<f64>(q) + v);
 }
 
 /** lutIndex() of director.ts: the simulation table's entry of tone v. */

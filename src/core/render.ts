@@ -283,6 +283,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   const n = W * H;
   const a = scratch('render.a', n);
   const b = scratch('render.b', n);
+  // Detail: denoise first (noise must not be sharpened), then recover detail.
   // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
   let tone!: ToneSettings;
   const toned = denoiseToneSharpen({ width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))), b);

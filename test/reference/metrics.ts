@@ -1,6 +1,6 @@
 /**
  * Scalar oracle of the Director's tone metrics (assembly/metrics.ts toneSums) and of its candidate
- * simulation's loops (quantizeTable, simTones, unstable), as the TypeScript had them. sourceCells and
+ * simulation's loops (quantizeTable, each cell's simulated tone and the sums over them: simSums, unstable), as the TypeScript had them. sourceCells and
  * the metric formulas on the sums are still TypeScript in src/core/director/metrics.ts.
  */
 import { entropy, quantilesOf, type SourceCells } from '../../src/core/director/metrics.js';

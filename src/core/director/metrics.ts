@@ -76,21 +76,33 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
  */
 export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
   const n = lutAt.length;
-  // In WebAssembly (assembly/metrics.ts).
+  const entries = lut.length;
+  // In WebAssembly (assembly/metrics.ts): the sums toneMetrics takes, over the cells' simulated
+  // tones (simSums), with its counts (histograms, clipped cells) taken per table entry, since a
+  // candidate renders all the cells of an entry alike. The cells per entry are counted once per `lutAt`.
+  const known = entryCache.get(lutAt);
+  const counts = known && known.source === source && known.counts.length === 6 * entries ? known.counts : null;
   const f = frame();
   const c = cellsIn(f, source), pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
-  const pa = f.bytes(2 * n), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const pa = f.bytes(2 * n), pc = f.f32(6 * entries), po = f.f32(2 * SUMS), pq = f.f32(1024);
   const k = f.ready();
   copyCells(f, c, source);
   f.viewF32(pt, lut.length).set(lut);
   f.viewF64(pv, levels.length).set(levels);
   f.viewU16(pa, n).set(lutAt);
+  if (counts) f.viewU32(pc, counts.length).set(counts);
+  else {
+    k.entryCounts(pa, c.src, c.band, n, entries, pc);
+    entryCache.set(lutAt, { source, counts: f.viewU32(pc, 6 * entries).slice() });
+  }
   k.quantizeTable(pt, from, to, pv, levels.length, invert, pl);
-  k.simTones(pl, pa, n, pr);
-  k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
+  k.simSums(pl, pa, n, c.src, source.mean, pc, entries, from, to, po, pq);
   const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
   return { metrics: metricsOf(f, n, po, pq, source.vs), unstable };
 }
+
+/** simulatedMetrics' cells per table entry (entryCounts), by the candidates' shared `lutAt`. */
+const entryCache = new WeakMap<Uint16Array, { readonly source: SourceCells; readonly counts: Uint32Array }>();
 
 /** f64 results of toneSums: 7 sums, then four 16-bin histograms. */
 const SUMS = 7 + 4 * BINS;
