@@ -52,6 +52,11 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
     if (f & MID) { bump(mid, b); nMid++; }
     if (f & LIGHT) { bump(light, b); nLight++; }
   }
+  storeSums(out, sr, cov, vr, clipped, nDark, nMid, nLight);
+}
+
+/** The seven sums at the head of toneSums' and simSums' output. */
+@inline function storeSums(out: usize, sr: f64, cov: f64, vr: f64, clipped: f64, nDark: f64, nMid: f64, nLight: f64): void {
   store<f64>(out, sr);
   store<f64>(out + 8, cov);
   store<f64>(out + 16, vr);
@@ -144,13 +149,7 @@ export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f6
     add(light, b, cl);
     nDark += cd; nMid += cm; nLight += cl;
   }
-  store<f64>(out, sr);
-  store<f64>(out + 8, cov);
-  store<f64>(out + 16, vr);
-  store<f64>(out + 24, clipped);
-  store<f64>(out + 32, nDark);
-  store<f64>(out + 40, nMid);
-  store<f64>(out + 48, nLight);
+  storeSums(out, sr, cov, vr, clipped, nDark, nMid, nLight);
 }
 
 /** The simulated tone of entry k: the level rounded to f32 (the TypeScript's Float32Array), read back as f64. */
