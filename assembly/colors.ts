@@ -1,7 +1,7 @@
 // AssemblyScript: every cell's colour through the tone curve and saturation (pipeline/colors.ts).
 // Same rules as kernels.ts: the f64 operations of the TypeScript it replaced, in its order, so the
 // bytes are identical (test/wasm-kernels.test.ts against test/reference/colors.ts). The tone table
-// (a pow per entry) and the sRGB encoding table come from TS.
+// (a pow per entry) comes from TS; the sRGB encoding table is passed in (built once by srgb.ts encTable).
 
 import { encodeLinear, ldf } from './srgb';
 

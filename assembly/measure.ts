@@ -1,7 +1,7 @@
 // AssemblyScript: the Director's measurements of the source (director/measure.ts, metrics.ts
 // roundTripMetric). Same rules as kernels.ts: the f64 operations of the TypeScript they replaced,
 // in its order, so the results are bit-identical (test/wasm-kernels.test.ts checks them against
-// test/reference/). The sRGB encoding table (a pow per entry) comes from TS.
+// test/reference/). The sRGB encoding table is passed in (built once by srgb.ts encTable).
 
 import { encodeLinear, ld2, ldf } from './srgb';
 

@@ -1,7 +1,8 @@
 // AssemblyScript: the Director's tone metrics (director/metrics.ts toneMetrics) and the per-cell
 // part of its candidate simulation (director/director.ts simulate), which run some twenty times a
-// render. The f64 sums of the TypeScript they replaced, in cell order: bit-identical results
-// (test/wasm-kernels.test.ts against test/reference/metrics.ts).
+// render. The f64 sums of the TypeScript they replaced, in cell order, and its counts (integers,
+// taken per table entry for a candidate): bit-identical results (test/wasm-kernels.test.ts
+// against test/reference/metrics.ts).
 
 const BINS: i32 = 16;
 const Q_BINS: i32 = 1024;
@@ -110,9 +111,10 @@ export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entri
 
 /**
  * toneSums() of the cells' simulated tones (each cell's tone is levelOf, f64 per entry, at its
- * entry lutAt, rounded to f32 as the TypeScript stored it), with the same results: the three f64 sums over the cells in cell order,
- * and the counts (histograms, clipped cells, bands), which are integers and so the same in any
- * order, per entry from..to from entryCounts' planes (`entries` u32 each) instead of per cell.
+ * entry lutAt, rounded to f32 as the TypeScript stored it), with the same results: the three f64
+ * sums over the cells in cell order, and the counts (histograms, clipped cells, bands), which are
+ * integers and so the same in any order, per entry from..to from entryCounts' planes (`entries`
+ * u32 each) instead of per cell.
  * Every cell's entry must lie in from..to.
  */
 export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f64, counts: usize, entries: i32, from: i32, to: i32, out: usize, qHist: usize): void {

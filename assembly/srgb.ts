@@ -24,7 +24,6 @@ export const ENC_SIZE: i32 = 16384;
   return a + (ldf(enc, k + 1) - a) * f;
 }
 
-
 /** linearToSrgb() (the test oracle's, test/reference/linear.ts): the sRGB curve, clamped to 0..1. */
 function linearToSrgb(v: f64): f64 {
   if (v <= 0) return 0;
