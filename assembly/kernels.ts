@@ -713,3 +713,4 @@ export { cellColors } from './colors';
 export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, cellsBands } from './metrics';
 export { codebookDp } from './codebook';
 export { encTable } from './srgb';
+export { temporalStep } from './temporal';

@@ -18,6 +18,7 @@ const { resampleImage } = await import('../src/core/pipeline/resample.js');
 const { unsharpMask } = await import('../src/core/pipeline/sharpen.js');
 const { cellStructure } = await import('../src/core/pipeline/structure.js');
 const { applyLut, histogram, toneLut } = await import('../src/core/pipeline/tone.js');
+const { TemporalFilter } = await import('../src/core/temporal/filter.js');
 const ref = {
   denoise: (await import('./reference/denoise.js')).bilateralDenoise,
   sobel: (await import('./reference/edges.js')).sobelInk,
@@ -26,6 +27,7 @@ const ref = {
   unsharp: (await import('./reference/sharpen.js')).unsharpMask,
   structure: (await import('./reference/structure.js')).cellStructure,
   tone: await import('./reference/tone.js'),
+  TemporalFilter: (await import('./reference/temporal-filter.js')).TemporalFilter,
 };
 const { image, rng, scene, withNoise } = await import('./helpers/images.js');
 
@@ -78,6 +80,22 @@ describe('wasm kernels in optimised code match the scalar reference bit for bit'
         const want = ref.resample(img, cols, rows, 4, 8, ground);
         same(luma, want.luma.data, `resample luma ${cols}x${rows}`);
         same(got.cellLinearRgb, want.cellLinearRgb, `resample colour ${cols}x${rows}`);
+      }
+    }
+  });
+  it('temporal step: odd and even columns, noise, motion and a cut', () => {
+    for (const [cols, rows] of [[37, 11], [40, 9]] as const) {
+      const r = rng(cols), n = cols * rows * 32, w = cols * 4;
+      const fast = new TemporalFilter({ columns: cols, rows }), slow = new ref.TemporalFilter({ columns: cols, rows });
+      for (let f = 0; f < 8; f++) {
+        const d = new Float32Array(n);
+        for (let i = 0; i < n; i++) {
+          const x = i % w, moving = f > 2 && x >= f * 9 && x < f * 9 + 30;
+          d[i] = Math.min(1, Math.max(0, (f === 6 ? 0.8 : 0.2) + 0.5 * (x / w) + (moving ? 0.3 : 0) + (r() - 0.5) * 0.03));
+        }
+        same(fast.step(d, 0.7, cols), slow.step(d, 0.7, cols), `temporal ${cols}x${rows} frame ${f}`);
+        same(fast.cellMotion, slow.cellMotion, `temporal motion ${cols}x${rows} frame ${f}`);
+        assert.deepEqual(fast.stats, slow.stats, `temporal stats ${cols}x${rows} frame ${f}`);
       }
     }
   });

@@ -70,7 +70,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 

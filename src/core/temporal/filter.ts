@@ -8,11 +8,13 @@
  * - process noise Q adapted per cell from a motion likelihood computed on the cell's normalised
  *   innovation energy: Q = Q_static + motion * Q_motion.
  *
- * Pure TypeScript, no Node or DOM types. Hot loops run on typed arrays without per-sample closures
- * or allocation; after the first frame `step` allocates nothing.
+ * No Node or DOM types. The per-sample pass is a WebAssembly kernel (assembly/temporal.ts) working
+ * in a kernel instance of the filter's own, where its state lives between frames; the decisions
+ * (noise estimate, statistics, resets) are here. After the first frame `step` allocates nothing.
  */
 
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import { ownKernels, type KernelExports } from '../wasm/kernels.js';
 
 // Exported (as are the other constants) for the test oracle's slow twin of step().
 // Snapshot the cell geometry into module constants: hot loops then read plain locals, never an
@@ -20,8 +22,8 @@ import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 export const CELL_W = SUB_X;
 export const CELL_H = SUB_Y;
 export const CELL_N = SAMPLES;
-// step() unrolls the 4-sample rows of a cell.
-if (CELL_W !== 4) throw new Error(`temporal filter: cells ${CELL_W} samples wide, step() is written for 4`);
+// The kernel is written for 4 x 8-sample cells.
+if (CELL_W !== 4 || CELL_H !== 8) throw new Error(`temporal filter: cells of ${CELL_W}x${CELL_H} samples, step() is written for 4x8`);
 
 /** Prior measurement noise variance before anything is measured: sigma = 3/255. */
 export const R_PRIOR = (3 / 255) ** 2;
@@ -129,8 +131,12 @@ export class TemporalFilter {
   protected rowsN = 0;
   protected width = 0;
   protected cells = 0;
+  /** The kernel instance whose memory holds every array below (views, valid until resize). */
+  protected mem: { readonly k: KernelExports; readonly base: number } | null = null;
   protected est = new Float32Array(0);
   protected prev = new Float32Array(0);
+  /** The frame being filtered, copied into the kernel's memory. */
+  protected input = new Float32Array(0);
   /** Posterior variance per cell. Q is per cell and R global, so all 32 samples of a cell share
    * one variance exactly; storing it once per cell is the same filter, 32x cheaper. */
   protected variance = new Float32Array(0);
@@ -139,6 +145,17 @@ export class TemporalFilter {
   protected scratchSpatial = new Float32Array(0);
   protected motion = new Float32Array(0);
   protected stable = new Uint8Array(0);
+  /** The kernel's frame sums: gains, mean innovations, changed cells, moving cells. */
+  protected sums = new Float64Array(4);
+  protected pInput = 0;
+  protected pEst = 0;
+  protected pPrev = 0;
+  protected pVariance = 0;
+  protected pScratch = 0;
+  protected pScratchSpatial = 0;
+  protected pMotion = 0;
+  protected pStable = 0;
+  protected pSums = 0;
   protected r = R_PRIOR;
   protected rUpdates = 0;
   protected frameCount = 0;
@@ -197,7 +214,8 @@ export class TemporalFilter {
   /**
    * Filter one frame. Returns the filter's own estimate, overwritten by the next step: read it, do
    * not keep it across steps (copy it if needed) and never write to it, since it is the state the
-   * next frame is filtered against. (A separate output copy cost ~2 % of a 200-column studio
+   * next frame is filtered against. It is a view into the filter's kernel memory: its buffer
+   * cannot be transferred. (A separate output copy cost ~2 % of a 200-column studio
    * frame: one more store per sample.) The first frame after construction,
    * reset or a size change passes through unchanged. If `raster.length` no longer matches, the
    * filter resets and re-sizes: with `columns` given that is the new column count, otherwise the
@@ -230,113 +248,19 @@ export class TemporalFilter {
       return est;
     }
 
-    const width = this.width;
-    const cols = this.cols;
-    const rowsN = this.rowsN;
-    const variance = this.variance;
-    const motion = this.motion;
-    const stable = this.stable;
-    const scratch = this.scratch;
-    const scratchSpatial = this.scratchSpatial;
+    // The per-sample pass in WebAssembly (assembly/temporal.ts), in the same f64 operations and
+    // order as the loops it replaced, two cells at a time: the same bits
+    // (test/temporal-equivalence.test.ts). It also copies this frame into prev.
+    const m = this.mem!;
+    this.input.set(raster);
     const r = this.r;
-    const qStatic = Q_STATIC_RATIO * r;
-    const t = motionThreshold(motionSensitivity);
-    let gainSum = 0;
-    let moving = 0;
-    let changed = 0;
-    let shift = 0;
-    let eligible = 0;
-
-    // One cell at a time, its 4-sample rows unrolled (CELL_W === 4, checked at load): the cell's
-    // samples stay in L1 across the passes. Every sum adds the same f64 terms in the same order as
-    // the plain per-sample loops did (test/reference/temporal-filter.ts), so the result is the same
-    // to the bit (test/temporal-equivalence.test.ts).
-    const rowStride = CELL_H * width;
-    for (let cy = 0, c = 0; cy < rowsN; cy++) {
-      for (let cx = 0, base = cy * rowStride; cx < cols; cx++, c++, base += CELL_W) {
-        // Pass 1: innovation energy against the prediction, raw frame difference for the noise
-        // estimate (independent of the filter state, so a wrong R cannot confirm itself), and the
-        // horizontal spatial second differences (summed first, as the spatial energy wants them).
-        let sumNu = 0;
-        let sumNu2 = 0;
-        let sumD2 = 0;
-        let sumZ = 0;
-        let sumH = 0;
-        for (let sy = 0, i = base; sy < CELL_H; sy++, i += width) {
-          const z0 = raster[i]!, z1 = raster[i + 1]!, z2 = raster[i + 2]!, z3 = raster[i + 3]!;
-          const nu0 = z0 - est[i]!, nu1 = z1 - est[i + 1]!, nu2 = z2 - est[i + 2]!, nu3 = z3 - est[i + 3]!;
-          const d0 = z0 - prev[i]!, d1 = z1 - prev[i + 1]!, d2 = z2 - prev[i + 2]!, d3 = z3 - prev[i + 3]!;
-          sumNu = sumNu + nu0 + nu1 + nu2 + nu3;
-          sumNu2 = sumNu2 + nu0 * nu0 + nu1 * nu1 + nu2 * nu2 + nu3 * nu3;
-          sumD2 = sumD2 + d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
-          sumZ = sumZ + z0 + z1 + z2 + z3;
-          const h1 = z0 - 2 * z1 + z2, h2 = z1 - 2 * z2 + z3;
-          sumH = sumH + h1 * h1 + h2 * h2;
-        }
-        const p = variance[c]!;
-        const s = p + qStatic + r;
-        const meanNu2 = sumNu2 / CELL_N;
-        const meanNu = sumNu / CELL_N;
-        shift += meanNu;
-        if (meanNu > CUT_DELTA || meanNu < -CUT_DELTA) changed++;
-        const e = meanNu2 / s;
-        let m = 0;
-        if (e > 0) {
-          const q = t / e;
-          const q2 = q * q;
-          const q4 = q2 * q2;
-          // Motion likelihood m = 1 / (1 + (t/e)^8): steep, so that noise (e near 1) is not motion.
-          m = 1 / (1 + q4 * q4);
-        }
-        // Unexplained innovation power becomes process noise: gain -> 1 for changes >> noise.
-        const excess = meanNu2 - s;
-        const pm = p + qStatic + (excess > 0 ? m * excess : 0);
-        const k = pm / (pm + r);
-        variance[c] = k * r; // (1 - K) * P- == K * R
-        gainSum += k;
-        motion[c] = m;
-        const isStable = m < STABLE_BELOW ? 1 : 0;
-        stable[c] = isStable;
-        moving += 1 - isStable;
-
-        // Pass 2: the update, and the vertical second differences of rows 1..CELL_H-2 (added
-        // after the horizontal ones; white noise: variance 6 R each; linear gradients cancel) from
-        // a sliding window of the rows it loads anyway. Their add chain overlaps the update's work.
-        let sumS2 = sumH;
-        let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        let b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-        for (let sy = 0, i = base; sy < CELL_H; sy++, i += width) {
-          const z0 = raster[i]!, z1 = raster[i + 1]!, z2 = raster[i + 2]!, z3 = raster[i + 3]!;
-          const e0 = est[i]!, e1 = est[i + 1]!, e2 = est[i + 2]!, e3 = est[i + 3]!;
-          const x0 = e0 + k * (z0 - e0);
-          const x1 = e1 + k * (z1 - e1);
-          const x2 = e2 + k * (z2 - e2);
-          const x3 = e3 + k * (z3 - e3);
-          est[i] = x0; est[i + 1] = x1; est[i + 2] = x2; est[i + 3] = x3;
-          if (sy >= 2) {
-            const v0 = a0 - 2 * b0 + z0, v1 = a1 - 2 * b1 + z1, v2 = a2 - 2 * b2 + z2, v3 = a3 - 2 * b3 + z3;
-            sumS2 = sumS2 + v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
-          }
-          a0 = b0; a1 = b1; a2 = b2; a3 = b3;
-          b0 = z0; b1 = z1; b2 = z2; b3 = z3;
-        }
-
-        const mean = sumZ / CELL_N;
-        // Cells near black or white are clipped, their noise understated: not measured.
-        if (mean > CLIP_MARGIN && mean < 1 - CLIP_MARGIN) {
-          scratch[eligible] = sumD2 / (2 * CELL_N);
-          scratchSpatial[eligible++] = sumS2 / (6 * SPATIAL_TERMS);
-        }
-      }
-    }
-
-    // The raw frame for the next frame's difference: one block copy, not a store per sample in
-    // pass 1 (each sample of prev is read there before this; step 3.49 -> 3.35 ms at 200 columns).
-    prev.set(raster);
-    this.lastGain = gainSum / this.cells;
-    this.lastMotionShare = moving / this.cells;
-    this.lastChangedShare = changed / this.cells;
-    this.lastMeanShift = shift / this.cells;
+    const eligible = m.k.temporalStep(this.pInput, this.pEst, this.pPrev, this.width, this.cols, this.rowsN, this.pVariance,
+      this.pMotion, this.pStable, this.pScratch, this.pScratchSpatial, r, Q_STATIC_RATIO * r, motionThreshold(motionSensitivity), STABLE_BELOW, CUT_DELTA, CLIP_MARGIN, this.pSums);
+    const sums = this.sums;
+    this.lastGain = sums[0]! / this.cells;
+    this.lastMotionShare = sums[3]! / this.cells;
+    this.lastChangedShare = sums[2]! / this.cells;
+    this.lastMeanShift = sums[1]! / this.cells;
     if (eligible >= R_MIN_CELLS) this.updateNoise(eligible);
     this.frameCount++;
     return est;
@@ -372,13 +296,35 @@ export class TemporalFilter {
     this.width = columns * CELL_W;
     this.cells = columns * rows;
     const n = this.cells * CELL_N;
-    this.est = new Float32Array(n);
-    this.prev = new Float32Array(n);
-    this.variance = new Float32Array(this.cells);
-    this.scratch = new Float32Array(this.cells);
-    this.scratchSpatial = new Float32Array(this.cells);
-    this.motion = new Float32Array(this.cells);
-    this.stable = new Uint8Array(this.cells);
+    // Laid out in the kernel instance's memory, each array 16-byte aligned.
+    let size = 0;
+    const take = (bytes: number): number => {
+      const at = size;
+      size += (bytes + 15) & ~15;
+      return at;
+    };
+    const input = take(n * 4), est = take(n * 4), prev = take(n * 4), variance = take(this.cells * 4), scratch = take(this.cells * 4);
+    const scratchSpatial = take(this.cells * 4), motion = take(this.cells * 4), stable = take(this.cells), sums = take(32);
+    const mem = (this.mem = ownKernels(size));
+    this.pInput = mem.base + input;
+    this.pEst = mem.base + est;
+    this.pPrev = mem.base + prev;
+    this.pVariance = mem.base + variance;
+    this.pScratch = mem.base + scratch;
+    this.pScratchSpatial = mem.base + scratchSpatial;
+    this.pMotion = mem.base + motion;
+    this.pStable = mem.base + stable;
+    this.pSums = mem.base + sums;
+    const buf = mem.k.memory.buffer;
+    this.input = new Float32Array(buf, this.pInput, n);
+    this.est = new Float32Array(buf, this.pEst, n);
+    this.prev = new Float32Array(buf, this.pPrev, n);
+    this.variance = new Float32Array(buf, this.pVariance, this.cells);
+    this.scratch = new Float32Array(buf, this.pScratch, this.cells);
+    this.scratchSpatial = new Float32Array(buf, this.pScratchSpatial, this.cells);
+    this.motion = new Float32Array(buf, this.pMotion, this.cells);
+    this.stable = new Uint8Array(buf, this.pStable, this.cells);
+    this.sums = new Float64Array(buf, this.pSums, 4);
     this.reset();
   }
 }

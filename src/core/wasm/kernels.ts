@@ -47,6 +47,8 @@ export interface KernelExports {
   roundTripError(colors: Ptr, lin: Ptr, n: number, enc: Ptr): number;
   codebookDp(sums: Ptr, levels: Ptr, n: number, budget: number, parents: Ptr, work: Ptr): number;
   encTable(out: Ptr): void;
+  temporalStep(raster: Ptr, est: Ptr, prev: Ptr, width: number, cols: number, rows: number, variance: Ptr, motion: Ptr, stable: Ptr,
+    scratch: Ptr, scratchSpatial: Ptr, r: number, qStatic: number, t: number, stableBelow: number, cutDelta: number, clipMargin: number, out: Ptr): number;
 }
 
 /** The slice of the WebAssembly JS API used here (the core's type check has no DOM or Node types). */
@@ -105,6 +107,19 @@ function kernels(): KernelExports {
     base = (instance.heapBase() + 15) & ~15;
   }
   return instance;
+}
+
+/**
+ * A kernel instance with a memory of its own, at least `bytes` long from the returned `base`
+ * (16-byte aligned): for state that outlives a frame (the temporal filter's estimate), which the
+ * shared arena would overwrite. Its memory never grows after this, so views into it stay valid.
+ */
+export function ownKernels(bytes: number): { readonly k: KernelExports; readonly base: Ptr } {
+  const k = new WASM.Instance(kernelModule(), {}).exports as KernelExports;
+  const start = (k.heapBase() + 15) & ~15;
+  const have = k.memory.buffer.byteLength;
+  if (start + bytes > have) k.memory.grow(Math.ceil((start + bytes - have) / PAGE));
+  return { k, base: start };
 }
 
 /** One kernel call's memory: allocate, then `ready()` grows the memory and gives the exports. */
