@@ -46,7 +46,9 @@ export function temporalStep(raster: usize, est: usize, prev: usize, width: i32,
       const c1 = pair ? c0 + 1 : c0;
       const b0 = cy * rowStride + cx * CELL_W, b1 = pair ? b0 + CELL_W : b0;
 
-      // Pass 1: innovation and frame-difference energies, the mean, horizontal second differences.
+      // Pass 1: the innovation energy against the prediction; the raw frame difference for the
+      // noise estimate (independent of the filter state, so a wrong R cannot confirm itself); the
+      // mean; the horizontal spatial second differences (summed first, as the spatial energy wants).
       let sNu = zero, sNu2 = zero, sD2 = zero, sZ = zero, sH = zero;
       for (let sy = 0; sy < CELL_H; sy++) {
         const o0 = <usize>(b0 + sy * width) << 2, o1 = <usize>(b1 + sy * width) << 2;
@@ -72,13 +74,17 @@ export function temporalStep(raster: usize, est: usize, prev: usize, width: i32,
       const meanNu2 = f64x2.div(sNu2, n32), meanNu = f64x2.div(sNu, n32);
       const e = f64x2.div(meanNu2, s);
       const q = f64x2.div(vt, e), q2 = sq(q), q4 = sq(q2);
-      // Motion likelihood 1 / (1 + (t/e)^8), 0 where e <= 0 (as the TypeScript's branch).
+      // Motion likelihood 1 / (1 + (t/e)^8), steep so that noise (e near 1) is not motion; 0
+      // where e <= 0 (the TypeScript's branch; the masked lanes add +0 as it did).
       const m = v128.and(f64x2.div(one, f64x2.add(one, sq(q4))), f64x2.gt(e, zero));
+      // Unexplained innovation power becomes process noise: gain -> 1 for changes >> noise.
       const excess = f64x2.sub(meanNu2, s);
       const pm = f64x2.add(pq, v128.and(f64x2.mul(m, excess), f64x2.gt(excess, zero)));
       const k = f64x2.div(pm, f64x2.add(pm, vr));
 
-      // Pass 2: the update, and the vertical second differences (after the horizontal ones).
+      // Pass 2: the update, and the vertical second differences of rows 1..CELL_H-2 (added after
+      // the horizontal ones; white noise: variance 6 R each; linear gradients cancel) from a
+      // sliding window of the rows it loads anyway.
       let sS2 = sH;
       let ra0 = zero, ra1 = zero, ra2 = zero, ra3 = zero, rb0 = zero, rb1 = zero, rb2 = zero, rb3 = zero;
       for (let sy = 0; sy < CELL_H; sy++) {
@@ -115,13 +121,14 @@ export function temporalStep(raster: usize, est: usize, prev: usize, width: i32,
         const mn = lane ? f64x2.extract_lane(meanNu, 1) : f64x2.extract_lane(meanNu, 0);
         shift += mn;
         if (mn > cutDelta || mn < -cutDelta) changed++;
-        store<f32>(variance + (<usize>c << 2), <f32>(kk * r));
+        store<f32>(variance + (<usize>c << 2), <f32>(kk * r)); // (1 - K) * P- == K * R
         gainSum += kk;
         store<f32>(motion + (<usize>c << 2), <f32>mm);
         const isStable = mm < stableBelow;
         store<u8>(stable + <usize>c, isStable ? 1 : 0);
         if (!isStable) moving++;
         const mu = lane ? f64x2.extract_lane(mean, 1) : f64x2.extract_lane(mean, 0);
+        // Cells near black or white are clipped, their noise understated: not measured.
         if (mu > clipMargin && mu < 1 - clipMargin) {
           store<f32>(scratch + (<usize>eligible << 2), <f32>(lane ? f64x2.extract_lane(dn, 1) : f64x2.extract_lane(dn, 0)));
           store<f32>(scratchSpatial + (<usize>eligible << 2), <f32>(lane ? f64x2.extract_lane(sp, 1) : f64x2.extract_lane(sp, 0)));

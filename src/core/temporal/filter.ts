@@ -16,9 +16,7 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 import { ownKernels, type KernelExports } from '../wasm/kernels.js';
 
-// Exported (as are the other constants) for the test oracle's slow twin of step().
-// Snapshot the cell geometry into module constants: hot loops then read plain locals, never an
-// imported binding (some loaders compile those to getter calls, ~3x slower here).
+// The cell geometry, exported (as are the other constants) for the test oracle's slow twin of step().
 export const CELL_W = SUB_X;
 export const CELL_H = SUB_Y;
 export const CELL_N = SAMPLES;
