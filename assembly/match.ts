@@ -89,6 +89,55 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
 }
 
 /**
+ * The samples of cell row cy (each + 0, as the dithering form adds a zero error) into rowT as f64,
+ * cell after cell, with each cell's sum and sum of squares in sample order into rowS. Two
+ * neighbouring cells at a time, one per f64x2 lane, each lane adding its own cell's terms in the
+ * scalar order (the same bits); an odd last cell alone.
+ */
+function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, rowS: usize): void {
+  const zero = f64x2.splat(0);
+  const row0 = cy * SUB_Y * width;
+  let cx = 0;
+  for (; cx + 1 < cols; cx += 2) {
+    let s = zero, q = zero;
+    const ta = rowT + <usize>cx * ROW64;
+    for (let sy = 0, p = row0 + cx * SUB_X; sy < SUB_Y; sy++, p += width) {
+      const a = v128.load(target + (<usize>p << 2)), b = v128.load(target + (<usize>p << 2), 16);
+      const l = v128.shuffle<f32>(a, b, 0, 4, 1, 5), h = v128.shuffle<f32>(a, b, 2, 6, 3, 7);
+      const v0 = f64x2.add(lo4(l), zero), v1 = f64x2.add(hi4(l), zero);
+      const v2 = f64x2.add(lo4(h), zero), v3 = f64x2.add(hi4(h), zero);
+      s = f64x2.add(f64x2.add(f64x2.add(f64x2.add(s, v0), v1), v2), v3);
+      q = f64x2.add(f64x2.add(f64x2.add(f64x2.add(q, f64x2.mul(v0, v0)), f64x2.mul(v1, v1)), f64x2.mul(v2, v2)), f64x2.mul(v3, v3));
+      const o = ta + (<usize>sy << 5);
+      v128.store64_lane(o, v0, 0); v128.store64_lane(o + ROW64, v0, 1);
+      v128.store64_lane(o, v1, 0, 8); v128.store64_lane(o + ROW64, v1, 1, 8);
+      v128.store64_lane(o, v2, 0, 16); v128.store64_lane(o + ROW64, v2, 1, 16);
+      v128.store64_lane(o, v3, 0, 24); v128.store64_lane(o + ROW64, v3, 1, 24);
+    }
+    const so = rowS + (<usize>cx << 4);
+    store<f64>(so, f64x2.extract_lane(s, 0));
+    store<f64>(so, f64x2.extract_lane(q, 0), 8);
+    store<f64>(so, f64x2.extract_lane(s, 1), 16);
+    store<f64>(so, f64x2.extract_lane(q, 1), 24);
+  }
+  if (cx < cols) {
+    let sum: f64 = 0, sq: f64 = 0;
+    const tc = rowT + <usize>cx * ROW64;
+    let p = row0 + cx * SUB_X;
+    for (let sy = 0, i = 0; sy < SUB_Y; sy++, p += width) {
+      for (let sx = 0; sx < SUB_X; sx++, i++) {
+        const v = ld(target, p + sx) + 0;
+        store<f64>(tc + (<usize>i << 3), v);
+        sum += v;
+        sq += v * v;
+      }
+    }
+    store<f64>(rowS + (<usize>cx << 4), sum);
+    store<f64>(rowS + (<usize>cx << 4), sq, 8);
+  }
+}
+
+/**
  * matchGlyphs(): per cell, the tone-nearest codebook candidates outwards with the Cauchy-Schwarz
  * bound, then the structure substitution and hysteresis, then serpentine Floyd-Steinberg of the
  * cell-mean error. Arrays: templates (count x SAMPLES f32) with their g2, gm, spread (count f32);
@@ -97,7 +146,8 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
  * per cell, or 0), used when previous != 0 and hyst > 0; calm: the neighbour margin (pipeline/match.ts
  * NEIGHBOUR_CALM), 0 for none. Writes out (u16 per cell) for cell
  * rows y0..y1 (exclusive): called band by band, y0 = 0 first, with the same `work` kept. `work`:
- * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32; 16-byte aligned.
+ * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32, then (16-byte aligned)
+ * cols * (SAMPLES + 2) f64 for loadRow(); 16-byte aligned.
  * `tensorSrc` (the unblurred target, or 0): direction and strength are not given but taken here, by
  * tensorAt(), in a cell only when a directional glyph could still beat its best (both are then
  * scratch of one u8 and one f32 per cell); the same glyphs as with the whole raster's tensor.
@@ -115,6 +165,10 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   const cs = cc + (<usize>(nc + 1) << 3);
   const errCur = cs + (<usize>nc << 3);
   const errNext = errCur + (<usize>(cols + 2) << 2);
+  // Without dithering a cell's samples do not depend on its neighbours' choices: a row's are
+  // loaded ahead, two cells at a time (rowT: cols x SAMPLES f64, rowS: their sums and sums of squares).
+  const rowT = (errNext + (<usize>(cols + 2) << 2) + 15) & ~(<usize>15);
+  const rowS = rowT + <usize>cols * ROW64;
   if (y0 == 0) {
     for (let i = 0, m = count * SAMPLES; i < m; i++) store<f64>(tf + (<usize>i << 3), ld(templates, i));
     for (let k = 0; k < nc; k++) {
@@ -136,18 +190,25 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
 
   for (let cy = y0; cy < y1; cy++) {
     const ltr = (cy & 1) == 0 || !dither;
+    if (!dither) loadRow(target, width, cols, cy, rowT, rowS);
     for (let step = 0; step < cols; step++) {
       const cx = ltr ? step : cols - 1 - step;
       const cell = cy * cols + cx;
-      const e: f64 = dither ? ld(errCur, cx + 1) : 0;
-      let sum: f64 = 0, sq: f64 = 0;
-      let p = cy * SUB_Y * width + cx * SUB_X;
-      for (let sy = 0, i = 0; sy < SUB_Y; sy++, p += width) {
-        for (let sx = 0; sx < SUB_X; sx++, i++) {
-          const v = ld(target, p + sx) + e;
-          store<f64>(t + (<usize>i << 3), <f64><f32>v);
-          sum += v;
-          sq += v * v;
+      let tc = t, sum: f64 = 0, sq: f64 = 0;
+      if (!dither) {
+        tc = rowT + <usize>cx * ROW64;
+        sum = load<f64>(rowS + (<usize>cx << 4));
+        sq = load<f64>(rowS + (<usize>cx << 4), 8);
+      } else {
+        const e = ld(errCur, cx + 1);
+        let p = cy * SUB_Y * width + cx * SUB_X;
+        for (let sy = 0, i = 0; sy < SUB_Y; sy++, p += width) {
+          for (let sx = 0; sx < SUB_X; sx++, i++) {
+            const v = ld(target, p + sx) + e;
+            store<f64>(t + (<usize>i << 3), <f64><f32>v);
+            sum += v;
+            sq += v * v;
+          }
         }
       }
       const mean = sum / <f64>SAMPLES;
@@ -180,7 +241,7 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
         const ds = spreadT - load<f64>(cs + (<usize>k << 3));
         if (tone + ds * ds > lim) continue;
         const g = load<i32>(cand + (<usize>k << 2));
-        const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW);
+        const e2 = glyphError(tc, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW);
         if (e2 < bestE) { bestE = e2; best = g; lim = bestE + 1e-5; }
       }
       if (sAmt > 0) {
@@ -202,14 +263,14 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
         const s = ld(strength, cell) * sAmt;
         if (s > 0.05) {
           const g = load<i32>(directional + (<usize>load<u8>(direction + <usize>cell) << 2));
-          const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - s);
+          const e2 = glyphError(tc, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - s);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }
       if (hysteresis && (!stable || load<u8>(stable + <usize>cell) == 1)) {
         const g = <i32>load<u16>(previous + (<usize>cell << 1));
         if (g != best && g < ncov) {
-          const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - hyst);
+          const e2 = glyphError(tc, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - hyst);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }
@@ -218,7 +279,7 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       if (calm > 0 && !dither && cx > 0) {
         const g = <i32>load<u16>(out + (<usize>(cell - 1) << 1));
         if (g != best && g < ncov) {
-          const e2 = glyphError(t, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - calm);
+          const e2 = glyphError(tc, tf, g, ld(g2, g), ld(gm, g), c, base, want, toneW) * (1 - calm);
           if (e2 < bestE) { bestE = e2; best = g; }
         }
       }

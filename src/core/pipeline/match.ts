@@ -76,7 +76,8 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const pdn = sAmt > 0 ? f.bytes(n) : 0, pst = sAmt > 0 ? f.f32(n) : 0;
   const pprev = prev ? f.bytes(n * 2) : 0, pstable = prev && stable ? f.bytes(n) : 0;
   const pout = f.bytes(n * 2);
-  const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8);
+  // The kernel's scratch, then a row of cells' samples and sums loaded ahead (without dithering).
+  const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8 + 16 + cols * (N + 2) * 8);
   const k = f.ready();
   f.viewF32(pt, samples).set(target.subarray(0, samples));
   f.viewF32(ptpl, count * N).set(templates.subarray(0, count * N));
