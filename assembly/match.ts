@@ -89,10 +89,10 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
 }
 
 /**
- * The samples of cell row cy (each + 0, as the dithering form adds a zero error) into rowT as f64,
- * cell after cell, with each cell's sum and sum of squares in sample order into rowS. Two
- * neighbouring cells at a time, one per f64x2 lane, each lane adding its own cell's terms in the
- * scalar order (the same bits); an odd last cell alone.
+ * The samples of cell row cy into rowT as f64, cell after cell, each + 0 (the error the per-cell
+ * loop adds when it does not dither), with each cell's sum and sum of squares in sample order into
+ * rowS. Two neighbouring cells at a time, one per f64x2 lane, each lane adding its own cell's terms
+ * in the scalar order (the same bits); an odd last cell alone.
  */
 function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, rowS: usize): void {
   const zero = f64x2.splat(0);
