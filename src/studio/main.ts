@@ -18,7 +18,7 @@ import { renderCodebook, renderDirector } from './reports.js';
 import { allowedImageHosts } from './server-api.js';
 import { initSources, pendingFailed, pendingRendered, rerenderOnServer, showUrlBox, wireSources } from './sources.js';
 import { isLive, state, type StudioStats } from './state.js';
-import { initStream, meterFrame, pump, setStreamUi } from './stream.js';
+import { frameDone, initStream, meterFrame, pump, setStreamUi } from './stream.js';
 import { send, settleExport, worker } from './worker-link.js';
 
 declare global {
@@ -182,7 +182,7 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
           send({ t: 'params', params: controls.values() });
         }
       }
-      if (m.result.kind === 'frame') state.frameInFlight = Math.max(0, state.frameInFlight - 1);
+      if (m.result.kind === 'frame') frameDone();
       onResult(m.result);
       if (m.result.kind === 'frame') pump();
       break;
@@ -193,12 +193,12 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       if (isLive()) say('The stream ended.');
       break;
     case 'frame-dropped':
-      state.frameInFlight = Math.max(0, state.frameInFlight - 1);
+      frameDone();
       pump();
       break;
     case 'error':
       if (m.during === 'frame') {
-        state.frameInFlight = Math.max(0, state.frameInFlight - 1);
+        frameDone();
         showError(`A frame failed: ${m.message}`);
         return;
       }

@@ -182,6 +182,12 @@ function onVideoFrame(): void {
  * working resolution (SUB_X x SUB_Y samples per cell) when the video is larger.
  */
 const MAX_IN_FLIGHT = 2;
+
+/** A page frame came back from the worker (rendered, failed or dropped): room for the next. */
+export function frameDone(): void {
+  state.frameInFlight = Math.max(0, state.frameInFlight - 1);
+}
+
 export function pump(): void {
   if (!isLive() || state.paused || state.frameInFlight >= MAX_IN_FLIGHT || !state.newFrame) return;
   const video = el.video;

@@ -129,8 +129,9 @@ export class TemporalFilter {
   protected rowsN = 0;
   protected width = 0;
   protected cells = 0;
-  /** The kernel instance whose memory holds every array below (views, valid until resize). */
-  protected mem: { readonly k: KernelExports; readonly base: number } | null = null;
+  /** The kernel instance whose memory holds every array below (views, valid until resize; the
+   * kernel takes their byte offsets). */
+  protected kernels: KernelExports | null = null;
   protected est = new Float32Array(0);
   protected prev = new Float32Array(0);
   /** The frame being filtered, copied into the kernel's memory. */
@@ -145,15 +146,6 @@ export class TemporalFilter {
   protected stable = new Uint8Array(0);
   /** The kernel's frame sums: gains, mean innovations, changed cells, moving cells. */
   protected sums = new Float64Array(4);
-  protected pInput = 0;
-  protected pEst = 0;
-  protected pPrev = 0;
-  protected pVariance = 0;
-  protected pScratch = 0;
-  protected pScratchSpatial = 0;
-  protected pMotion = 0;
-  protected pStable = 0;
-  protected pSums = 0;
   protected r = R_PRIOR;
   protected rUpdates = 0;
   protected frameCount = 0;
@@ -249,11 +241,11 @@ export class TemporalFilter {
     // The per-sample pass in WebAssembly (assembly/temporal.ts), in the same f64 operations and
     // order as the loops it replaced, two cells at a time: the same bits
     // (test/temporal-equivalence.test.ts). It also copies this frame into prev.
-    const m = this.mem!;
     this.input.set(raster);
     const r = this.r;
-    const eligible = m.k.temporalStep(this.pInput, this.pEst, this.pPrev, this.width, this.cols, this.rowsN, this.pVariance,
-      this.pMotion, this.pStable, this.pScratch, this.pScratchSpatial, r, Q_STATIC_RATIO * r, motionThreshold(motionSensitivity), STABLE_BELOW, CUT_DELTA, CLIP_MARGIN, this.pSums);
+    const eligible = this.kernels!.temporalStep(this.input.byteOffset, this.est.byteOffset, this.prev.byteOffset, this.width, this.cols, this.rowsN,
+      this.variance.byteOffset, this.motion.byteOffset, this.stable.byteOffset, this.scratch.byteOffset, this.scratchSpatial.byteOffset,
+      r, Q_STATIC_RATIO * r, motionThreshold(motionSensitivity), STABLE_BELOW, CUT_DELTA, CLIP_MARGIN, this.sums.byteOffset);
     const sums = this.sums;
     this.lastGain = sums[0]! / this.cells;
     this.lastMotionShare = sums[3]! / this.cells;
@@ -303,26 +295,18 @@ export class TemporalFilter {
     };
     const input = take(n * 4), est = take(n * 4), prev = take(n * 4), variance = take(this.cells * 4), scratch = take(this.cells * 4);
     const scratchSpatial = take(this.cells * 4), motion = take(this.cells * 4), stable = take(this.cells), sums = take(32);
-    const mem = (this.mem = ownKernels(size));
-    this.pInput = mem.base + input;
-    this.pEst = mem.base + est;
-    this.pPrev = mem.base + prev;
-    this.pVariance = mem.base + variance;
-    this.pScratch = mem.base + scratch;
-    this.pScratchSpatial = mem.base + scratchSpatial;
-    this.pMotion = mem.base + motion;
-    this.pStable = mem.base + stable;
-    this.pSums = mem.base + sums;
-    const buf = mem.k.memory.buffer;
-    this.input = new Float32Array(buf, this.pInput, n);
-    this.est = new Float32Array(buf, this.pEst, n);
-    this.prev = new Float32Array(buf, this.pPrev, n);
-    this.variance = new Float32Array(buf, this.pVariance, this.cells);
-    this.scratch = new Float32Array(buf, this.pScratch, this.cells);
-    this.scratchSpatial = new Float32Array(buf, this.pScratchSpatial, this.cells);
-    this.motion = new Float32Array(buf, this.pMotion, this.cells);
-    this.stable = new Uint8Array(buf, this.pStable, this.cells);
-    this.sums = new Float64Array(buf, this.pSums, 4);
+    const { k, base } = ownKernels(size);
+    this.kernels = k;
+    const buf = k.memory.buffer;
+    this.input = new Float32Array(buf, base + input, n);
+    this.est = new Float32Array(buf, base + est, n);
+    this.prev = new Float32Array(buf, base + prev, n);
+    this.variance = new Float32Array(buf, base + variance, this.cells);
+    this.scratch = new Float32Array(buf, base + scratch, this.cells);
+    this.scratchSpatial = new Float32Array(buf, base + scratchSpatial, this.cells);
+    this.motion = new Float32Array(buf, base + motion, this.cells);
+    this.stable = new Uint8Array(buf, base + stable, this.cells);
+    this.sums = new Float64Array(buf, base + sums, 4);
     this.reset();
   }
 }

@@ -102,17 +102,15 @@ export function fromBase64(b64: string): Uint8Array {
 }
 
 function kernels(): KernelExports {
-  if (!instance) {
-    instance = new WASM.Instance(kernelModule(), {}).exports as KernelExports;
-    base = (instance.heapBase() + 15) & ~15;
-  }
+  if (!instance) ({ k: instance, base } = ownKernels(0));
   return instance;
 }
 
 /**
  * A kernel instance with a memory of its own, at least `bytes` long from the returned `base`
- * (16-byte aligned): for state that outlives a frame (the temporal filter's estimate), which the
- * shared arena would overwrite. Its memory never grows after this, so views into it stay valid.
+ * (16-byte aligned, above the module's static data): the thread's shared arena (kernels()), and
+ * state that outlives a frame (the temporal filter's), which the arena would overwrite. Only the
+ * arena grows its memory later; a filter's views into its own stay valid.
  */
 export function ownKernels(bytes: number): { readonly k: KernelExports; readonly base: Ptr } {
   const k = new WASM.Instance(kernelModule(), {}).exports as KernelExports;
