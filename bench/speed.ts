@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: speed of v2a against chafa and jp2a.
  *
- * 1. Builds the project (`npm run build`) so the CLI is measured as shipped (dist/cli/main.js).
+ * 1. Builds the project (`npm run build`) so the CLI is measured as shipped (dist/cli/main.cjs).
  * 2. Core: `render(img, { columns: 160 })` of dist/ in process on a 640x480 photo at defaults (and with
  *    autoOptimize 0): warm-up 10, median of 50; ms per render and µs per cell. Targets (issue 16):
  *    <= 0.6 µs per cell warm on one thread; the first render in a fresh process <= 3x a warm one.
@@ -12,7 +12,7 @@
  *    (median of 15), minus their startup on a 1x1 image into a 1x1 grid (median of 15), divided
  *    by the cells. This includes their PNG decode and scaling, which v2a's core figure does not.
  * 4. CLI whole process, output to /dev/null: a 0.3 MP JPEG (512x600) at 80 columns and a 12 MP
- *    JPEG (4000x3000) at 120 columns: v2a (`node dist/cli/main.js render`) vs chafa vs jp2a, and
+ *    JPEG (4000x3000) at 120 columns: v2a (`node dist/cli/main.cjs render`) vs chafa vs jp2a, and
  *    the platform floor `node -e "require('sharp')"` (and `node -e 0`), all interleaved in one
  *    loop, median of 11; peak RSS of each on 12 MP. Targets (issue 16), as ratios to the floor
  *    measured in the same run: 0.3 MP <= 1.5x, 12 MP <= 2x.
@@ -32,7 +32,7 @@ import { buildProject } from './lib/build.js';
 import { buildSync } from 'esbuild';
 
 const ROOT = join(BENCH_DIR, '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const log = (s: string) => console.log(s);
 const rel = (p: string) => p.replaceAll(ROOT + '/', '');
 const progress = (s: string) => process.stderr.write(s + '\n');
@@ -212,14 +212,15 @@ async function main(): Promise<void> {
     { key: 'small', label: '0.3 MP', file: small.file, width: 512, height: 600, columns: 80, target: 1.5 },
     { key: 'big', label: '12 MP', file: big.file, width: 4000, height: 3000, columns: 120, target: 2 },
   ];
-  // Node >= 22.8 has module.enableCompileCache, which the CLI turns on: the runs below (after a
-  // warm-up run) read the CLI's compiled code from the cache, as every use after the first does.
-  // The same command with NODE_DISABLE_COMPILE_CACHE=1 shows what the cache saves.
-  const compileCache = typeof (await import('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+  // The CLI runs its bundle with a code cache of its own (src/cli/code-cache.ts, every Node) and
+  // turns on Node's module compile cache (Node >= 22.8, for sharp): the runs below (after a
+  // warm-up run) read compiled code from them, as every use after the first does. The same
+  // command with NODE_DISABLE_COMPILE_CACHE=1 (both off) shows what the caches save.
+  const nodeCompileCache = typeof (await import('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function';
   const toolSpecs: CliSpec[] = [
     { label: 'v2a CLI', cmd: process.execPath, args: (f, c) => [CLI, 'render', f, '--columns', String(c)] },
+    { label: 'v2a CLI, no compile cache', cmd: process.execPath, args: (f, c) => [CLI, 'render', f, '--columns', String(c)], env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: '1' } },
   ];
-  if (compileCache) toolSpecs.push({ label: 'v2a CLI, no compile cache', cmd: process.execPath, args: (f, c) => [CLI, 'render', f, '--columns', String(c)], env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: '1' } });
   if (programs.has('chafa')) toolSpecs.push({ label: 'chafa', cmd: 'chafa', args: (f, c, r) => chafaArgs(f, c, r) });
   if (programs.has('jp2a')) toolSpecs.push({ label: 'jp2a', cmd: 'jp2a', args: (f, c) => [`--width=${c}`, f] });
   // The platform's own floor, with no v2a code at all: node starting, then node loading sharp (libvips).
@@ -309,8 +310,7 @@ async function main(): Promise<void> {
     ], { leftAlign: [c.key === 'big' ? 5 : 4] }));
   }
   console.log(`platform floor (no v2a code; median of ${CLI_RUNS}, interleaved): ${floor.map((f) => `${f.label} ${fix(f.msMedian, 1)} ms`).join(', ')}`);
-  if (compileCache) console.log(`(the CLI turns on Node's compile cache, kept in ${process.env.NODE_COMPILE_CACHE ? '$NODE_COMPILE_CACHE' : '<os.tmpdir()>/node-compile-cache'}: warm after the warm-up run; "no compile cache" is NODE_DISABLE_COMPILE_CACHE=1)`);
-  else console.log(`(node ${process.version} has no module.enableCompileCache: the CLI runs without a compile cache)`);
+  console.log(`(the CLI's code cache${nodeCompileCache ? " and Node's compile cache" : ` (node ${process.version} has no module compile cache for sharp)`}, kept in ${process.env.NODE_COMPILE_CACHE ? '$NODE_COMPILE_CACHE' : '<os.tmpdir()>/node-compile-cache'}: warm after the warm-up run; "no compile cache" is NODE_DISABLE_COMPILE_CACHE=1)`);
   for (const c of cli) {
     const v = v2aOf(c);
     const jp2a = peerOf(c, 'jp2a');
@@ -342,7 +342,8 @@ async function main(): Promise<void> {
     peersPerCell: { columns: COLS, rows, cells, results: peerCells },
     cli: {
       runs: CLI_RUNS,
-      compileCache,
+      codeCache: true,
+      nodeCompileCache,
       platformFloor: floor,
       cases: cli.map((c) => ({
         ...c,

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -83,7 +83,7 @@ describe('npm pack', () => {
 
   test('the tarball: LICENSE and README, no source map without its source, no sources or tests', () => {
     const paths = new Set(packed.files.map((f) => f.path));
-    for (const needed of ['LICENSE', 'README.md', 'package.json', 'dist/core/index.js', 'dist/core/index.d.ts', 'dist/node/index.d.ts', 'dist/cli/main.js', 'dist/server/main.js', 'dist/studio/index.html']) {
+    for (const needed of ['LICENSE', 'README.md', 'package.json', 'dist/core/index.js', 'dist/core/index.d.ts', 'dist/node/index.d.ts', 'dist/cli/main.cjs', 'dist/cli/cli.cjs', 'dist/server/main.js', 'dist/studio/index.html']) {
       assert.ok(paths.has(needed), `${needed} packed`);
     }
     const license = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
@@ -119,7 +119,16 @@ describe('installed from the tarball in a fresh directory', () => {
     const data = Buffer.alloc(w * h * 3);
     for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) data.fill(Math.round((x / (w - 1)) * 255), (y * w + x) * 3, (y * w + x) * 3 + 3);
     await sharp(data, { raw: { width: w, height: h, channels: 3 } }).png().toFile(png);
-    const out = ok(run('npx', ['--no', '--', 'v2a', 'render', png, '--columns', '24', '--charset', 'standard'], consumer, 60_000), 'npx v2a render');
+    // The installed bin runs its bundle with a code cache (src/cli/code-cache.ts): the first run
+    // writes it, the second reads it and prints the same.
+    const cache = join(work, 'compile-cache');
+    const env: NodeJS.ProcessEnv = { ...npmEnv, NODE_COMPILE_CACHE: cache };
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    const args = ['--no', '--', 'v2a', 'render', png, '--columns', '24', '--charset', 'standard'];
+    const out = ok(run('npx', args, consumer, 60_000, env), 'npx v2a render');
+    const cached = readdirSync(join(cache, 'v2a')).filter((f) => f.endsWith('-render.bin'));
+    assert.equal(cached.length, 1, `one code cache for render: ${cached.join(', ')}`);
+    assert.equal(ok(run('npx', args, consumer, 60_000, env), 'npx v2a render, from the code cache'), out);
     const lines = out.replace(/\n$/, '').split('\n');
     assert.ok(lines.length >= 4, `rows: ${lines.length}`);
     for (const line of lines) assert.equal(line.length, 24, JSON.stringify(line));

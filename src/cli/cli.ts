@@ -1,9 +1,11 @@
 /**
- * The `v2a` command line, loaded by main.ts. Kept minimal: commander and the command declarations
- * load at start-up; sharp and the renderer load only inside the command that needs them.
+ * The `v2a` command line, started by main.ts. Kept minimal: commander and the command declarations
+ * load at start-up; sharp and the renderer load only inside the command that needs them. No side
+ * effect on import: the built CLI compiles this module (bundled as cli.cjs) before it runs it.
  */
 import { registerCompletion } from './completion-command.js';
 import { registerDecode } from './decode-command.js';
+import { setModuleImporter } from './import-module.js';
 import { registerMcp } from './mcp-command.js';
 import { registerPlay } from './play-command.js';
 import { run, type CommandRegistrar } from './program.js';
@@ -13,8 +15,13 @@ import { exitQuietlyOnEpipe } from './terminal.js';
 
 const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe, registerMcp, registerCompletion];
 
-exitQuietlyOnEpipe();
-const code = await run(process.argv, COMMANDS);
-// Exit now rather than wait for libvips' thread pool to wind down; output has been flushed
-// (every write is awaited) and stderr is synchronous.
-process.exit(code);
+/**
+ * Runs the command line `argv` (as process.argv) and resolves to the exit code. `importer`: how to
+ * import the modules the CLI does not bundle (see import-module.ts), when not by this module's own
+ * import().
+ */
+export async function main(argv: readonly string[], importer?: (specifier: string) => Promise<unknown>): Promise<number> {
+  if (importer) setModuleImporter(importer);
+  exitQuietlyOnEpipe();
+  return run(argv, COMMANDS);
+}

@@ -7,6 +7,7 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
 import { V2aError } from '../core/errors.js';
+import { importModule } from './import-module.js';
 import { readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
@@ -74,7 +75,7 @@ async function decodeAction(file: string, cmd: Command): Promise<void> {
   if (opts.output === undefined && stdoutIsTty()) {
     throw usageError('refusing to write PNG data to a terminal: give -o <file.png> or redirect standard output');
   }
-  const sharpModule = import('sharp');
+  const sharpModule = importModule<typeof import('sharp')>('sharp');
   sharpModule.catch(() => undefined);
   const input = await readInput(file);
   const docs = parseDocuments(input.toString('utf8'));

@@ -1,12 +1,41 @@
 #!/usr/bin/env node
 /**
- * The `v2a` executable. Turns on Node's module compile cache (Node >= 22.8; absent on Node 20)
- * before anything else loads, so that from the second run on the CLI's own code and sharp's are
- * read as compiled code instead of being parsed again. Node keeps the cache in
- * `$NODE_COMPILE_CACHE`, else `<os.tmpdir()>/node-compile-cache`; `NODE_DISABLE_COMPILE_CACHE=1`
- * turns it off. The CLI itself is cli.ts, imported only after the cache is on.
+ * The `v2a` executable. Built (`npm run build`), the command line is one CommonJS bundle beside
+ * this file, cli.cjs, which runs with a code cache (code-cache.ts): from the second run of a
+ * command on, its code is read compiled instead of parsed and compiled again. Node's own module
+ * compile cache (Node >= 22.8) is turned on first, for what the bundle loads from node_modules
+ * (sharp). Both keep their files under `$NODE_COMPILE_CACHE`, else
+ * `<os.tmpdir()>/node-compile-cache`; `NODE_DISABLE_COMPILE_CACHE=1` turns both off. Run from
+ * source (tsx) or from tsc's output alone, there is no bundle and cli.ts is imported as it is.
  */
+import { existsSync } from 'node:fs';
 import module from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { codeCacheDir, requireWithCodeCache } from './code-cache.js';
 
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-await import('./cli.js');
+
+type Cli = typeof import('./cli.js');
+
+/** Which cache a run uses: one per command, since each compiles different code. */
+function commandOf(argv: readonly string[]): string {
+  const first = argv[2] ?? '';
+  if (first.startsWith('-')) return 'options';
+  return /^[a-z]+$/.test(first) ? first : 'render';
+}
+
+const bundle = fileURLToPath(new URL('./cli.cjs', import.meta.url));
+
+async function start(): Promise<number> {
+  if (!existsSync(bundle)) return (await import('./cli.js')).main(process.argv);
+  const cli = requireWithCodeCache<Cli>(bundle, codeCacheDir(), commandOf(process.argv));
+  // What the bundle imports (the server's modules, sharp) resolves from here, its directory.
+  const code = await cli.exports.main(process.argv, (specifier) => import(specifier));
+  cli.save();
+  return code;
+}
+
+// Exit now rather than wait for libvips' thread pool to wind down; output has been flushed
+// (every write is awaited) and stderr is synchronous. (No top-level await: built, this file is
+// CommonJS, which Node starts without its ES module loader.)
+void start().then((code) => process.exit(code));

@@ -5,6 +5,7 @@
  * no HTTP server, no telemetry (src/server/mcp/stdio.ts is imported when the command runs).
  */
 import type { Command } from 'commander';
+import { importModule } from './import-module.js';
 import { readLimits, usageError } from './terminal.js';
 
 interface McpOpts {
@@ -25,7 +26,10 @@ async function mcpAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<McpOpts>();
   const limits = readLimits();
   const maxChars = parseMaxChars(opts.maxChars, '--max-chars') ?? parseMaxChars(process.env.V2A_MCP_MAX_CHARS, 'V2A_MCP_MAX_CHARS') ?? DEFAULT_MAX_CHARS;
-  const [{ serveStdio }, { Roots, realFolder }] = await Promise.all([import('../server/mcp/stdio.js'), import('../server/mcp/roots.js')]);
+  const [{ serveStdio }, { Roots, realFolder }] = await Promise.all([
+    importModule<typeof import('../server/mcp/stdio.js')>('../server/mcp/stdio.js'),
+    importModule<typeof import('../server/mcp/roots.js')>('../server/mcp/roots.js'),
+  ]);
   const dirs = opts.root && opts.root.length ? opts.root : [process.cwd()];
   const real: Awaited<ReturnType<typeof realFolder>>[] = [];
   for (const dir of dirs) {

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { V2aError } from '../core/errors.js';
+import { importModule } from './import-module.js';
 import { usageError } from './terminal.js';
 
 interface ServeOpts {
@@ -16,7 +17,7 @@ interface ServeOpts {
 
 async function serveAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<ServeOpts>();
-  const { ConfigError, describeConfig, loadConfig } = await import('../server/config.js');
+  const { ConfigError, describeConfig, loadConfig } = await importModule<typeof import('../server/config.js')>('../server/config.js');
   if (opts.settings) {
     const rows = describeConfig().map((c) => `  ${c.name}\n      default: ${c.default}\n      ${c.meaning}`);
     process.stdout.write(`Settings of v2a serve (environment variables):\n\n${rows.join('\n')}\n`);
@@ -35,7 +36,7 @@ async function serveAction(cmd: Command): Promise<void> {
     if (err instanceof ConfigError) throw usageError(err.problems.join('\nv2a: '));
     throw err;
   }
-  const { startServer } = await import('../server/start.js');
+  const { startServer } = await importModule<typeof import('../server/start.js')>('../server/start.js');
   let server;
   try {
     server = await startServer(config);

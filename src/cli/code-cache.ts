@@ -1,0 +1,102 @@
+/**
+ * A CommonJS file run with a V8 code cache: the built CLI (dist/cli/cli.cjs, one bundle) is
+ * compiled from its cached code when the cache matches, else from source, and after a run the
+ * code V8 compiled meanwhile is saved. Saved after the run, not after the compile (as Node's own
+ * compile cache and v8-compile-cache do), so the cache also holds every function the command
+ * compiled lazily while it ran: the next run neither parses nor compiles them. Works on Node 20,
+ * which has no module compile cache, and on later versions, whose cache does not reach code
+ * compiled through `vm`.
+ *
+ * A cache file is bytecode the process will run, so it is read only from a directory of the
+ * current user that no one else may write to (checked on POSIX), and it is named by a checksum of
+ * the source (V8's own check compares the source's length only), the V8 version and the
+ * architecture; V8 still rejects data made under other flags, and the file is then written again.
+ * Files of another source (an older v2a) are removed when a new one is written. Every failure to
+ * read or write the cache is ignored: the program runs the same without it.
+ */
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Script } from 'node:vm';
+import { crc32 } from 'node:zlib';
+
+export interface CachedModule<T> {
+  /** The file's `module.exports`. */
+  readonly exports: T;
+  /** Whether the run started from cached code (V8 accepted the cache file). */
+  readonly fromCache: boolean;
+  /** Writes the code compiled so far to the cache, unless it was read from there. Never throws. */
+  save(): void;
+}
+
+/**
+ * The directory for the cache, as Node's compile cache takes it (`NODE_COMPILE_CACHE`, else
+ * `<os.tmpdir()>/node-compile-cache`), in a `v2a` folder of its own; undefined when
+ * `NODE_DISABLE_COMPILE_CACHE` is set.
+ */
+export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  return join(env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache'), 'v2a');
+}
+
+/** Owned by this process's user (always true where there are no user ids). */
+function mine(uid: number): boolean {
+  return typeof process.getuid !== 'function' || uid === process.getuid();
+}
+
+/** Only a directory of this user that others cannot write to may hold code this process runs. */
+function trusted(dir: string): boolean {
+  const st = lstatSync(dir);
+  return st.isDirectory() && mine(st.uid) && (typeof process.getuid !== 'function' || (st.mode & 0o022) === 0);
+}
+
+/**
+ * Runs the CommonJS `file` with a code cache in `dir` (none when undefined); `variant` names one
+ * cache of several for the same file (the CLI keeps one per command: each compiles other code).
+ * The file must not call `import()` itself (Node 20 runs a script's import() only behind a flag):
+ * its caller can pass it an importer of its own.
+ */
+export function requireWithCodeCache<T>(file: string, dir: string | undefined, variant: string): CachedModule<T> {
+  const bytes = readFileSync(file);
+  const sum = crc32(bytes).toString(16).padStart(8, '0');
+  const cacheFile = dir === undefined ? undefined : join(dir, `${sum}-${process.versions.v8}-${process.arch}-${variant.replace(/[^\w-]/g, '_')}.bin`);
+  let cachedData: Buffer | undefined;
+  if (cacheFile !== undefined) {
+    try {
+      if (trusted(dir!) && mine(statSync(cacheFile).uid)) cachedData = readFileSync(cacheFile);
+    } catch {
+      /* no cache yet, or not ours to read */
+    }
+  }
+  // Module.wrap's function, so that the file runs as node runs a CommonJS module.
+  const source = `(function (exports, require, module, __filename, __dirname) { ${bytes.toString('utf8')}\n});`;
+  const script = new Script(source, {
+    filename: file,
+    ...(cachedData ? { cachedData } : {}),
+  });
+  const fromCache = cachedData !== undefined && !script.cachedDataRejected;
+  const mod = { exports: {} as T };
+  (script.runInThisContext() as (e: unknown, r: NodeJS.Require, m: unknown, f: string, d: string) => void)(mod.exports, createRequire(file), mod, file, dirname(file));
+  return {
+    exports: mod.exports,
+    fromCache,
+    save() {
+      if (cacheFile === undefined || fromCache) return;
+      try {
+        mkdirSync(dir!, { recursive: true, mode: 0o700 });
+        if (!trusted(dir!)) return;
+        const data = script.createCachedData();
+        // Written aside and renamed: a concurrent run reads the old file or the new, never half of one.
+        const partial = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(partial, data, { mode: 0o600 });
+        renameSync(partial, cacheFile);
+        for (const name of readdirSync(dir!)) {
+          if (name.endsWith('.bin') && !name.startsWith(`${sum}-`)) rmSync(join(dir!, name), { force: true });
+        }
+      } catch {
+        /* a read-only or full disk: the next run compiles from source again */
+      }
+    },
+  };
+}

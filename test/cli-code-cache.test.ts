@@ -1,0 +1,99 @@
+/**
+ * The built CLI's code cache (src/cli/code-cache.ts) on real files: written after a run, read by
+ * the next, never trusted across a change of source (even one of the same length, which V8's own
+ * check lets through), never read from or written to a directory others may write to, off when
+ * NODE_DISABLE_COMPILE_CACHE is set. The packed CLI's use of it: test/package.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { codeCacheDir, requireWithCodeCache } from '../src/cli/code-cache.js';
+
+const root = mkdtempSync(join(tmpdir(), 'v2a-code-cache-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+interface Mod { answer(): number; lazy(n: number): number }
+
+/** A CommonJS module whose `lazy` is compiled only when called (after the module ran). */
+function moduleSource(k: number): string {
+  return `'use strict';\nexports.answer = () => ${k};\nexports.lazy = function lazy(n) { let s = 0; for (let i = 0; i < n; i++) s += i * ${k}; return s; };\n`;
+}
+
+function fresh(name: string): { dir: string; file: string } {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  const file = join(dir, 'm.cjs');
+  writeFileSync(file, moduleSource(41));
+  return { dir, file };
+}
+
+test('the first run writes the cache after running; the next run starts from it', () => {
+  const { dir, file } = fresh('roundtrip');
+  const cache = join(dir, 'cache');
+  const first = requireWithCodeCache<Mod>(file, cache, 'render');
+  assert.equal(first.fromCache, false);
+  assert.equal(first.exports.lazy(10), 45 * 41);
+  first.save();
+  const files = readdirSync(cache);
+  assert.equal(files.length, 1);
+  assert.match(files[0]!, /^[0-9a-f]{8}-.+-render\.bin$/);
+  assert.equal(statSync(cache).mode & 0o777, 0o700);
+  assert.equal(statSync(join(cache, files[0]!)).mode & 0o777, 0o600);
+  const second = requireWithCodeCache<Mod>(file, cache, 'render');
+  assert.equal(second.fromCache, true, 'V8 accepted the cached code');
+  assert.equal(second.exports.answer(), 41);
+  assert.equal(second.exports.lazy(10), 45 * 41);
+  second.save(); // read from the cache: nothing to write
+  assert.deepEqual(readdirSync(cache), files);
+  // Another variant has a cache of its own.
+  assert.equal(requireWithCodeCache<Mod>(file, cache, 'options').fromCache, false);
+});
+
+test('a changed source of the same length runs as changed and replaces the old cache', () => {
+  const { dir, file } = fresh('changed');
+  const cache = join(dir, 'cache');
+  const a = requireWithCodeCache<Mod>(file, cache, 'render');
+  a.exports.lazy(3);
+  a.save();
+  const before = readdirSync(cache);
+  writeFileSync(file, moduleSource(42)); // same length, other code
+  const b = requireWithCodeCache<Mod>(file, cache, 'render');
+  assert.equal(b.fromCache, false);
+  assert.equal(b.exports.answer(), 42);
+  assert.equal(b.exports.lazy(10), 45 * 42);
+  b.save();
+  const now = readdirSync(cache);
+  assert.equal(now.length, 1);
+  assert.notDeepEqual(now, before, "the older source's cache is removed");
+});
+
+test('no directory: nothing cached; a directory others may write to is neither read nor written', { skip: typeof process.getuid !== 'function' && 'no user ids here' }, () => {
+  const { dir, file } = fresh('untrusted');
+  const none = requireWithCodeCache<Mod>(file, undefined, 'render');
+  assert.equal(none.exports.answer(), 41);
+  none.save();
+  assert.deepEqual(readdirSync(dir), ['m.cjs']);
+
+  const cache = join(dir, 'cache');
+  const a = requireWithCodeCache<Mod>(file, cache, 'render');
+  a.save();
+  assert.equal(readdirSync(cache).length, 1);
+  chmodSync(cache, 0o777);
+  const b = requireWithCodeCache<Mod>(file, cache, 'render');
+  assert.equal(b.fromCache, false, 'a world-writable directory is not trusted');
+  assert.equal(b.exports.answer(), 41);
+  const other = join(dir, 'open');
+  mkdirSync(other, { mode: 0o777 });
+  chmodSync(other, 0o777);
+  requireWithCodeCache<Mod>(file, other, 'render').save();
+  assert.deepEqual(readdirSync(other), [], 'nothing written there');
+});
+
+test("codeCacheDir follows Node's compile cache variables", () => {
+  assert.equal(codeCacheDir({ NODE_COMPILE_CACHE: '/x/y' }), join('/x/y', 'v2a'));
+  assert.equal(codeCacheDir({}), join(tmpdir(), 'node-compile-cache', 'v2a'));
+  assert.equal(codeCacheDir({ NODE_COMPILE_CACHE: '/x/y', NODE_DISABLE_COMPILE_CACHE: '1' }), undefined);
+  assert.ok(!existsSync(join(root, 'v2a')));
+});
