@@ -5,11 +5,11 @@
  * NODE_DISABLE_COMPILE_CACHE is set. The packed CLI's use of it: test/package.test.ts.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { codeCacheDir, requireWithCodeCache } from '../src/cli/code-cache.js';
+import { codeCacheDir, KEEP_FILES, requireWithCodeCache } from '../src/cli/code-cache.js';
 
 const root = mkdtempSync(join(tmpdir(), 'v2a-code-cache-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -51,7 +51,7 @@ test('the first run writes the cache after running; the next run starts from it'
   assert.equal(requireWithCodeCache<Mod>(file, cache, 'options').fromCache, false);
 });
 
-test('a changed source of the same length runs as changed and replaces the old cache', () => {
+test('a changed source of the same length runs as changed, with a cache of its own', () => {
   const { dir, file } = fresh('changed');
   const cache = join(dir, 'cache');
   const a = requireWithCodeCache<Mod>(file, cache, 'render');
@@ -65,8 +65,26 @@ test('a changed source of the same length runs as changed and replaces the old c
   assert.equal(b.exports.lazy(10), 45 * 42);
   b.save();
   const now = readdirSync(cache);
-  assert.equal(now.length, 1);
-  assert.notDeepEqual(now, before, "the older source's cache is removed");
+  assert.equal(now.length, 2, 'both kept (two installed versions do not evict each other)');
+  assert.ok(before.every((f) => now.includes(f)));
+});
+
+test(`a write keeps the ${KEEP_FILES} most recently written cache files`, () => {
+  const { dir, file } = fresh('bounded');
+  const cache = join(dir, 'cache');
+  const t0 = Date.now() / 1000 - 1000;
+  const order: string[] = [];
+  for (let i = 0; i < KEEP_FILES + 2; i++) {
+    writeFileSync(file, moduleSource(100 + i));
+    requireWithCodeCache<Mod>(file, cache, 'render').save();
+    const written = readdirSync(cache).find((n) => !order.includes(n))!;
+    order.push(written);
+    // Distinct write times, oldest first, whatever the file system's resolution.
+    utimesSync(join(cache, written), t0 + i, t0 + i);
+  }
+  const left = readdirSync(cache).sort();
+  assert.equal(left.length, KEEP_FILES);
+  assert.deepEqual(left, order.slice(-KEEP_FILES).sort(), 'the two oldest went');
 });
 
 test('no directory: nothing cached; a directory others may write to is neither read nor written', { skip: typeof process.getuid !== 'function' && 'no user ids here' }, () => {

@@ -11,8 +11,9 @@
  * current user that no one else may write to (checked on POSIX), and it is named by a checksum of
  * the source (V8's own check compares the source's length only), the V8 version and the
  * architecture; V8 still rejects data made under other flags, and the file is then written again.
- * Files of another source (an older v2a) are removed when a new one is written. Every failure to
- * read or write the cache is ignored: the program runs the same without it.
+ * Writing a file removes all but the KEEP_FILES most recently written (older versions of v2a, two
+ * installs side by side keep theirs). Every failure to read or write the cache is ignored: the
+ * program runs the same without it.
  */
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,6 +21,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { crc32 } from 'node:zlib';
+
+/** Cache files kept in the directory: a few commands of a few installed versions. */
+export const KEEP_FILES = 12;
 
 export interface CachedModule<T> {
   /** The file's `module.exports`. */
@@ -91,9 +95,9 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
         const partial = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(partial, data, { mode: 0o600 });
         renameSync(partial, cacheFile);
-        for (const name of readdirSync(dir!)) {
-          if (name.endsWith('.bin') && !name.startsWith(`${sum}-`)) rmSync(join(dir!, name), { force: true });
-        }
+        const files = readdirSync(dir!).filter((name) => name.endsWith('.bin')).map((name) => ({ name, t: statSync(join(dir!, name)).mtimeMs }));
+        files.sort((a, b) => b.t - a.t);
+        for (const { name } of files.slice(KEEP_FILES)) rmSync(join(dir!, name), { force: true });
       } catch {
         /* a read-only or full disk: the next run compiles from source again */
       }
