@@ -1,11 +1,11 @@
 /**
  * The built CLI's code cache (src/cli/code-cache.ts) on real files: written after a run, read by
  * the next, never trusted across a change of source (even one of the same length, which V8's own
- * check lets through), never read from or written to a directory others may write to, off when
+ * check lets through) nor when damaged, never read from or written to a directory others may write to, off when
  * NODE_DISABLE_COMPILE_CACHE is set. The packed CLI's use of it: test/package.test.ts.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -67,6 +67,26 @@ test('a changed source of the same length runs as changed, with a cache of its o
   const now = readdirSync(cache);
   assert.equal(now.length, 2, 'both kept (two installed versions do not evict each other)');
   assert.ok(before.every((f) => now.includes(f)));
+});
+
+test('a damaged cache file is not used, and the run writes it again', () => {
+  const { dir, file } = fresh('damaged');
+  const cache = join(dir, 'cache');
+  const a = requireWithCodeCache<Mod>(file, cache, 'render');
+  a.exports.lazy(3);
+  a.save();
+  const path = join(cache, readdirSync(cache)[0]!);
+  const good = readFileSync(path);
+  const bad = Buffer.from(good);
+  for (let i = bad.length >> 1; i < (bad.length >> 1) + 16; i++) bad[i]! ^= 0x5a;
+  writeFileSync(path, bad);
+  const b = requireWithCodeCache<Mod>(file, cache, 'render');
+  assert.equal(b.fromCache, false);
+  assert.equal(b.exports.lazy(10), 45 * 41);
+  b.save();
+  assert.equal(requireWithCodeCache<Mod>(file, cache, 'render').fromCache, true, 'written again');
+  writeFileSync(path, good.subarray(0, 3));
+  assert.equal(requireWithCodeCache<Mod>(file, cache, 'render').fromCache, false, 'a truncated file');
 });
 
 test(`a write keeps the ${KEEP_FILES} most recently written cache files`, () => {

@@ -11,6 +11,8 @@
  * current user that no one else may write to (checked on POSIX), and it is named by a checksum of
  * the source (V8's own check compares the source's length only), the V8 version and the
  * architecture; V8 still rejects data made under other flags, and the file is then written again.
+ * V8 does not verify a cache's payload (a file with flipped bytes was run, and failed on every run
+ * after), so each file starts with a crc32 of its data and one that does not match is not used.
  * Writing a file removes all but the KEEP_FILES most recently written (older versions of v2a, two
  * installs side by side keep theirs). Every failure to read or write the cache is ignored: the
  * program runs the same without it.
@@ -68,7 +70,10 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
   let cachedData: Buffer | undefined;
   if (cacheFile !== undefined) {
     try {
-      if (trusted(dir!) && mine(statSync(cacheFile).uid)) cachedData = readFileSync(cacheFile);
+      if (trusted(dir!) && mine(statSync(cacheFile).uid)) {
+        const stored = readFileSync(cacheFile);
+        if (stored.length > 4 && stored.readUInt32LE(0) === crc32(stored.subarray(4))) cachedData = stored.subarray(4);
+      }
     } catch {
       /* no cache yet, or not ours to read */
     }
@@ -91,9 +96,11 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
         mkdirSync(dir!, { recursive: true, mode: 0o700 });
         if (!trusted(dir!)) return;
         const data = script.createCachedData();
+        const header = Buffer.alloc(4);
+        header.writeUInt32LE(crc32(data));
         // Written aside and renamed: a concurrent run reads the old file or the new, never half of one.
         const partial = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(partial, data, { mode: 0o600 });
+        writeFileSync(partial, Buffer.concat([header, data]), { mode: 0o600 });
         renameSync(partial, cacheFile);
         const files = readdirSync(dir!).filter((name) => name.endsWith('.bin')).map((name) => ({ name, t: statSync(join(dir!, name)).mtimeMs }));
         files.sort((a, b) => b.t - a.t);
