@@ -3,7 +3,7 @@
  * `serve` and `mcp`). Relative specifiers are relative to src/cli (dist/cli), where every caller
  * and this module live. The built CLI runs as a `vm.Script` (see code-cache.ts), whose own
  * `import()` Node 20 allows only behind a flag or with an experimental-feature warning, so its
- * launcher, an ES module beside it, passes its own `import()` here instead.
+ * launcher (main.ts, built as dist/cli/main.cjs beside it) passes its own `import()` here instead.
  */
 type Importer = (specifier: string) => Promise<unknown>;
 

@@ -37,5 +37,12 @@ async function start(): Promise<number> {
 
 // Exit now rather than wait for libvips' thread pool to wind down; output has been flushed
 // (every write is awaited) and stderr is synchronous. (No top-level await: built, this file is
-// CommonJS, which Node starts without its ES module loader.)
-void start().then((code) => process.exit(code));
+// CommonJS, which Node starts without its ES module loader.) The command line reports its own
+// errors; what fails before it runs (a broken install) gets one line too, and exit code 1.
+start().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`v2a: internal error: ${err instanceof Error ? err.message : String(err)}${process.env.V2A_DEBUG === '1' && err instanceof Error ? `\n${err.stack}` : ''}\n`);
+    process.exit(1);
+  },
+);

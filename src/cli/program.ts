@@ -5,7 +5,7 @@
  * lazily inside its action, so that `v2a --help` and every other command stay fast to start.
  *
  * To add a command (e.g. `v2a serve`): write `src/cli/serve-command.ts` exporting
- * `registerServe: CommandRegistrar`, and add it to the list in `main.ts`.
+ * `registerServe: CommandRegistrar`, and add it to the list in `cli.ts`.
  */
 import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
