@@ -105,6 +105,14 @@ test(`a write keeps the ${KEEP_FILES} most recently written cache files`, () => 
   const left = readdirSync(cache).sort();
   assert.equal(left.length, KEEP_FILES);
   assert.deepEqual(left, order.slice(-KEEP_FILES).sort(), 'the two oldest went');
+  // A partial file of a run that died while writing goes after an hour, a fresh one stays.
+  writeFileSync(join(cache, 'old.bin.1.tmp'), 'x');
+  utimesSync(join(cache, 'old.bin.1.tmp'), t0 - 7200, t0 - 7200);
+  writeFileSync(join(cache, 'new.bin.2.tmp'), 'x');
+  writeFileSync(file, moduleSource(999));
+  requireWithCodeCache<Mod>(file, cache, 'render').save();
+  const after = readdirSync(cache);
+  assert.ok(!after.includes('old.bin.1.tmp') && after.includes('new.bin.2.tmp'), after.join(', '));
 });
 
 test('no directory: nothing cached; a directory others may write to is neither read nor written', { skip: typeof process.getuid !== 'function' && 'no user ids here' }, () => {

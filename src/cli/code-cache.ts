@@ -14,8 +14,8 @@
  * V8 does not verify a cache's payload (a file with flipped bytes was run, and failed on every run
  * after), so each file starts with a crc32 of its data and one that does not match is not used.
  * Writing a file removes all but the KEEP_FILES most recently written (older versions of v2a, two
- * installs side by side keep theirs). Every failure to read or write the cache is ignored: the
- * program runs the same without it.
+ * installs side by side keep theirs) and partial files an hour old. Every failure to read or
+ * write the cache is ignored: the program runs the same without it.
  */
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +26,8 @@ import { crc32 } from 'node:zlib';
 
 /** Cache files kept in the directory: a few commands of a few installed versions. */
 export const KEEP_FILES = 12;
+/** A partial file (`*.tmp`) older than this was left by a run that died while writing it. */
+const STALE_PARTIAL_MS = 3_600_000;
 
 export interface CachedModule<T> {
   /** The file's `module.exports`. */
@@ -102,9 +104,11 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
         const partial = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(partial, Buffer.concat([header, data]), { mode: 0o600 });
         renameSync(partial, cacheFile);
-        const files = readdirSync(dir!).filter((name) => name.endsWith('.bin')).map((name) => ({ name, t: statSync(join(dir!, name)).mtimeMs }));
-        files.sort((a, b) => b.t - a.t);
-        for (const { name } of files.slice(KEEP_FILES)) rmSync(join(dir!, name), { force: true });
+        const files = readdirSync(dir!).map((name) => ({ name, t: statSync(join(dir!, name)).mtimeMs }));
+        const caches = files.filter((f) => f.name.endsWith('.bin')).sort((a, b) => b.t - a.t);
+        for (const { name } of caches.slice(KEEP_FILES)) rmSync(join(dir!, name), { force: true });
+        // A run killed between write and rename leaves its partial file: gone after an hour.
+        for (const { name, t } of files) if (name.endsWith('.tmp') && Date.now() - t > STALE_PARTIAL_MS) rmSync(join(dir!, name), { force: true });
       } catch {
         /* a read-only or full disk: the next run compiles from source again */
       }
