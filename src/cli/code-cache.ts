@@ -1,9 +1,9 @@
 /**
  * A CommonJS file run with a V8 code cache: the built CLI (dist/cli/cli.cjs, one bundle) is
  * compiled from its cached code when the cache matches, else from source, and after a run the
- * code V8 compiled meanwhile is saved. Saved after the run, not after the compile (as Node's own
- * compile cache and v8-compile-cache do), so the cache also holds every function the command
- * compiled lazily while it ran: the next run neither parses nor compiles them. Works on Node 20,
+ * code V8 compiled meanwhile is saved. Saved after the run, not right after the compile (as
+ * v8-compile-cache does), so the cache also holds every function the command compiled lazily
+ * while it ran: the next run neither parses nor compiles them. Works on Node 20,
  * which has no module compile cache, and on later versions, whose cache does not reach code
  * compiled through `vm`.
  *
