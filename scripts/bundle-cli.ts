@@ -31,27 +31,14 @@ const external = [...Object.keys(pkg.dependencies).filter((name) => name !== 'co
 
 // The chunks of earlier builds (an ES module entry split at each import()) are gone for good.
 for (const name of readdirSync(OUT_DIR)) if (CHUNK.test(name)) rmSync(`${OUT_DIR}/${name}`);
-const common = { bundle: true, platform: 'node', target: 'node20', legalComments: 'none', logLevel: 'warning' } as const;
-const result = await build({
-  ...common,
-  entryPoints: [`${ROOT}src/cli/cli.ts`],
-  outfile: `${OUT_DIR}/cli.cjs`,
-  format: 'cjs',
-  external,
-  // decode.ts finds sharp with createRequire(import.meta.url), which CommonJS spells with __filename.
+const common = {
+  bundle: true, platform: 'node', target: 'node20', format: 'cjs', legalComments: 'none', logLevel: 'warning',
+  // import.meta.url (decode.ts finds sharp with createRequire of it; main.ts finds cli.cjs) spelt in CommonJS.
   define: { 'import.meta.url': '__v2aModuleUrl' },
   banner: { js: "const __v2aModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  metafile: true,
-});
-await build({
-  ...common,
-  entryPoints: [`${ROOT}src/cli/main.ts`],
-  outfile: `${OUT_DIR}/main.cjs`,
-  format: 'cjs',
-  external: ['./cli.js'],
-  define: { 'import.meta.url': '__v2aModuleUrl' },
-  banner: { js: "const __v2aModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-});
+} as const;
+const result = await build({ ...common, entryPoints: [`${ROOT}src/cli/cli.ts`], outfile: `${OUT_DIR}/cli.cjs`, external, metafile: true });
+await build({ ...common, entryPoints: [`${ROOT}src/cli/main.ts`], outfile: `${OUT_DIR}/main.cjs`, external: ['./cli.js'] });
 
 const inputs = Object.keys(result.metafile.inputs);
 const leaked = inputs.filter((p) => /(^|\/)(src|dist)\/server\/|node_modules\/(fastify|@opentelemetry|piscina|sharp)\//.test(p));
