@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { codeCacheDir, KEEP_FILES, requireWithCodeCache } from '../src/cli/code-cache.js';
+import { codeCacheDir, commandVariant, KEEP_FILES, requireWithCodeCache } from '../src/cli/code-cache.js';
 
 const root = mkdtempSync(join(tmpdir(), 'v2a-code-cache-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -135,6 +135,20 @@ test('no directory: nothing cached; a directory others may write to is neither r
   chmodSync(other, 0o777);
   requireWithCodeCache<Mod>(file, other, 'render').save();
   assert.deepEqual(readdirSync(other), [], 'nothing written there');
+});
+
+test('the CLI keeps one cache per command', () => {
+  const v = (...args: string[]) => commandVariant(['node', 'main.cjs', ...args]);
+  assert.equal(v('photo.jpg'), 'render');
+  assert.equal(v('-', '--columns', '80'), 'render');
+  assert.equal(v('--columns', '80', 'photo.jpg'), 'render');
+  assert.equal(v('render', 'photo.jpg'), 'render');
+  assert.equal(v('mcp'), 'mcp');
+  assert.equal(v('decode', 'a.json', '-o', 'a.png'), 'decode');
+  assert.equal(v('--help'), 'options');
+  assert.equal(v('render', '--help'), 'options');
+  assert.equal(v('-V'), 'options');
+  assert.equal(v(), 'options');
 });
 
 test("codeCacheDir follows Node's compile cache variables", () => {

@@ -48,6 +48,17 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | und
   return join(env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache'), 'v2a');
 }
 
+/**
+ * The cache a CLI run uses (`argv` as process.argv): one per command, since each compiles other
+ * code. Help and version anywhere: `options`; a lowercase word first: that command; else the
+ * default command, `render` (`v2a photo.jpg`, `v2a - < x.png`, `v2a --columns 80 x.png`).
+ */
+export function commandVariant(argv: readonly string[]): string {
+  const args = argv.slice(2);
+  if (args.length === 0 || args.some((a) => /^(-h|--help|-V|--version)$/.test(a))) return 'options';
+  return /^[a-z]+$/.test(args[0]!) ? args[0]! : 'render';
+}
+
 /** Owned by this process's user (always true where there are no user ids). */
 function mine(uid: number): boolean {
   return typeof process.getuid !== 'function' || uid === process.getuid();

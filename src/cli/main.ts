@@ -11,24 +11,17 @@
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { codeCacheDir, requireWithCodeCache } from './code-cache.js';
+import { codeCacheDir, commandVariant, requireWithCodeCache } from './code-cache.js';
 
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 type Cli = typeof import('./cli.js');
 
-/** Which cache a run uses: one per command, since each compiles different code. */
-function commandOf(argv: readonly string[]): string {
-  const first = argv[2] ?? '';
-  if (first.startsWith('-')) return 'options';
-  return /^[a-z]+$/.test(first) ? first : 'render';
-}
-
 const bundle = fileURLToPath(new URL('./cli.cjs', import.meta.url));
 
 async function start(): Promise<number> {
   if (!existsSync(bundle)) return (await import('./cli.js')).main(process.argv);
-  const cli = requireWithCodeCache<Cli>(bundle, codeCacheDir(), commandOf(process.argv));
+  const cli = requireWithCodeCache<Cli>(bundle, codeCacheDir(), commandVariant(process.argv));
   // What the bundle imports (the server's modules, sharp) resolves from here, its directory.
   const code = await cli.exports.main(process.argv, (specifier) => import(specifier));
   cli.save();
