@@ -14,7 +14,7 @@
  */
 
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
-import { ownKernels, type KernelExports } from '../wasm/kernels.js';
+import { layout, ownKernels, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 // The cell geometry, exported (as are the other constants) for the test oracle's slow twin of step().
 export const CELL_W = SUB_X;
@@ -287,14 +287,9 @@ export class TemporalFilter {
     this.cells = columns * rows;
     const n = this.cells * CELL_N;
     // Laid out in the kernel instance's memory, each array 16-byte aligned.
-    let size = 0;
-    const take = (bytes: number): number => {
-      const at = size;
-      size += (bytes + 15) & ~15;
-      return at;
-    };
-    const input = take(n * 4), est = take(n * 4), prev = take(n * 4), variance = take(this.cells * 4), scratch = take(this.cells * 4);
-    const scratchSpatial = take(this.cells * 4), motion = take(this.cells * 4), stable = take(this.cells), sums = take(32);
+    const c4 = this.cells * 4;
+    const { at, size } = layout([n * 4, n * 4, n * 4, c4, c4, c4, c4, this.cells, 32]);
+    const [input, est, prev, variance, scratch, scratchSpatial, motion, stable, sums] = at as [Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr];
     const { k, base } = ownKernels(size);
     this.kernels = k;
     const buf = k.memory.buffer;

@@ -13,7 +13,7 @@
  */
 import { KERNELS_WASM_BASE64 } from './kernels.generated.js';
 
-type Ptr = number;
+export type Ptr = number;
 
 /** The exports of assembly/kernels.ts. */
 export interface KernelExports {
@@ -114,10 +114,27 @@ function kernels(): KernelExports {
  */
 export function ownKernels(bytes: number): { readonly k: KernelExports; readonly base: Ptr } {
   const k = new WASM.Instance(kernelModule(), {}).exports as KernelExports;
-  const start = (k.heapBase() + 15) & ~15;
+  const start = aligned(k.heapBase());
   const have = k.memory.buffer.byteLength;
   if (start + bytes > have) k.memory.grow(Math.ceil((start + bytes - have) / PAGE));
   return { k, base: start };
+}
+
+/** n bytes rounded up to a whole number of 16-byte blocks: every array in kernel memory starts aligned. */
+const aligned = (n: number): number => (n + 15) & ~15;
+
+/**
+ * Byte offsets (from 0) of consecutive blocks of these sizes in bytes, each 16-byte aligned, and
+ * the bytes they take together: the layout of state kept in an ownKernels() memory.
+ */
+export function layout(sizes: readonly number[]): { readonly at: readonly Ptr[]; readonly size: number } {
+  const at: Ptr[] = [];
+  let size = 0;
+  for (const n of sizes) {
+    at.push(size);
+    size += aligned(n);
+  }
+  return { at, size };
 }
 
 /** One kernel call's memory: allocate, then `ready()` grows the memory and gives the exports. */
@@ -141,7 +158,7 @@ const frameApi: Frame = {
   f32: (n) => frameApi.bytes(n * 4),
   bytes(n) {
     const p = top;
-    top = p + ((n + 15) & ~15);
+    top = p + aligned(n);
     return p;
   },
   ready() {
