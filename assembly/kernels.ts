@@ -714,3 +714,4 @@ export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, ce
 export { codebookDp } from './codebook';
 export { encTable } from './srgb';
 export { temporalStep } from './temporal';
+export { refineGlyphs } from './refine';

@@ -23,7 +23,7 @@ const text = (r: RenderResult) => formatResult(r, 'text').body;
 describe('parameter definitions', () => {
   it('list the extensions beyond the contract after it, each documented as one', () => {
     const ext = PARAMS.filter((d) => (d as ParamDef).extension);
-    assert.deepEqual(ext.map((d) => [d.name, d.default]), [['glyphs', ''], ['cellAspect', 0.5], ['colorDepth', 'truecolor'], ['colorDither', false], ['cellColors', 'auto']]);
+    assert.deepEqual(ext.map((d) => [d.name, d.default]), [['glyphs', ''], ['cellAspect', 0.5], ['colorDepth', 'truecolor'], ['colorDither', false], ['cellColors', 'auto'], ['fineShapes', false]]);
     for (const d of ext) assert.match(d.description, /^Extension \(beyond the contract\)/, d.name);
     assert.ok(PARAMS.findIndex((d) => (d as ParamDef).extension) === PARAMS.length - ext.length, 'appended after the contract parameters');
   });

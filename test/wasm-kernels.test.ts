@@ -5,7 +5,7 @@
  * values outside 0..1 (sharpening overshoot) and NaN-free edge cases.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { DIRECTIONAL_CHARS, customGlyphSet, getGlyphSet, glyphShape } from '../src/core/glyphs/charsets.js';
 import { SAMPLES } from '../src/core/glyphs/types.js';
 import { matchBraille } from '../src/core/pipeline/braille.js';
@@ -16,7 +16,7 @@ import { resampleImage } from '../src/core/pipeline/resample.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
-import { matchGlyphs, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
+import { matchGlyphs, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
 import { viewBlur, viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { chooseCodebook } from '../src/core/pipeline/codebook.js';
@@ -33,6 +33,8 @@ import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
+import { refineGlyphs as refRefine } from './reference/refine.js';
+import { fineTable, loadFineShapes, refineGlyphs } from '../src/core/pipeline/refine.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
 import { linearToSrgb as refLinearToSrgb } from './reference/linear.js';
 import { encLut } from '../src/core/pipeline/linear.js';
@@ -67,10 +69,11 @@ function raster(w: number, h: number, seed: number, over = 0): Float32Array {
 const SIZES: readonly [number, number][] = [[1, 1], [3, 2], [4, 8], [5, 9], [7, 16], [33, 24], [160, 96], [321, 77]];
 
 describe('wasm kernels match the scalar reference bit for bit', () => {
+  before(loadFineShapes);
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -352,6 +355,56 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
           }
         }
       }
+    }
+  });
+
+  it('fine re-ranking: charsets, custom ramps, codebooks, calm, cells outside the codebook, odd sizes, against brute force', () => {
+    const r = rng(29);
+    for (const [name, set] of [
+      ['detailed', getGlyphSet('detailed')],
+      ['standard', getGlyphSet('standard')],
+      ['custom " .:-=+*#%@"', customGlyphSet('detailed', ' .:-=+*#%@')],
+    ] as const) {
+      // The ramp and a directional glyph after it, as render.ts appends them (outside the codebook).
+      const glyphs = [...set.glyphs, ...['/'].filter((ch) => !set.glyphs.includes(ch))];
+      const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+      const scale = Math.max(...set.coverage);
+      for (const passes of [2, 3]) {
+        const fine = fineTable(glyphs, passes);
+        for (const [cols, rows] of [[1, 1], [2, 1], [3, 2], [17, 9], [61, 23]] as const) {
+          const W = cols * 4 + (cols % 3), n = cols * rows;
+          const target = raster(W, rows * 8, cols * 7 + rows + name.length + passes, 0.4);
+          for (const candidates of [order, order.filter((_, i) => i % 2 === 0 || i === order.length - 1)]) {
+            // Some cells hold a glyph outside the codebook: those stay as they are.
+            const start = Uint16Array.from({ length: n }, () => (r() < 0.15 ? Math.floor(r() * glyphs.length) : candidates[Math.floor(r() * candidates.length)]!));
+            for (const calm of [0, 0.05, 0.3]) {
+              const want = refRefine(target, W, cols, rows, fine, candidates, scale, start, calm);
+              // Random cells are far from their best: the twin must move many of them.
+              if (n > 100) assert.ok(want.filter((g, i) => g !== start[i]).length > n / 4, 'the refinement changes cells');
+              same(refineGlyphs(target, W, cols, rows, fine, { candidates, scale, toneWeight: TONE_WEIGHT, calm }, start), want,
+                `refine ${name} passes ${passes} ${cols}x${rows} book ${candidates.length} calm ${calm}`);
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it('glyph matching with the fine re-ranking in its frame = the reference match, then the twin', () => {
+    const cols = 57, rows = 21, W = cols * 4 + 1, H = rows * 8, n = cols * rows;
+    const target = raster(W, H, 31, 0.3);
+    const set = getGlyphSet('detailed');
+    const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
+    const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+    const scale = Math.max(...set.coverage);
+    const fine = fineTable(set.glyphs);
+    const seen = refViewBlur(target, W, H, new Float32Array(W * H), new Float32Array(W * H));
+    const books = [order, order.filter((_, i) => i % 3 === 0 || i === order.length - 1)];
+    for (const candidates of books) {
+      const o: MatchOptions = { scale, candidates, directional: null, structure: null, structureAmount: 0, dither: false };
+      const coarse = refMatch(seen, W, cols, rows, table, o, new Uint16Array(n));
+      same(matchGlyphs(target, W, cols, rows, table, { ...o, blur: true, refine: { table: fine } }, new Uint16Array(n)),
+        refRefine(target, W, cols, rows, fine, candidates, scale, coarse), `match then refine, book ${candidates.length}`);
     }
   });
 

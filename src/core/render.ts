@@ -13,6 +13,7 @@ import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
+import { fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
@@ -42,6 +43,8 @@ interface Table extends GlyphTable {
   readonly scale: number;
   /** Ramp glyph indices sorted by coverage (the directional extras are not part of the ramp). */
   readonly order: Int32Array;
+  /** The glyphs' fine shapes (pipeline/refine.ts), made on first use. */
+  fine?: FineTable;
 }
 
 /** Keyed by GlyphSet.key; bounded, since custom ramps (`glyphs`) are arbitrary. */
@@ -174,7 +177,8 @@ export function warmUp(params: RenderParams): void {
       return;
     }
     primed = true;
-    const p = { ...params, columns: PRIMER_COLUMNS };
+    // Without fineShapes, whose bitmaps load asynchronously (the job loads them before its render).
+    const p = { ...params, columns: PRIMER_COLUMNS, fineShapes: false };
     const image = primer();
     renderPrepared(prepare(image, PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], image);
   } catch {
@@ -333,7 +337,13 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       // smaller amount no glyph can change, so the tensor is not computed.
       const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
+      // fineShapes: a still image's ramp glyphs are chosen again on the 8 x 16 raster (the ASCII
+      // ramps, which bench:quality measured it on; not dithering or video, whose error diffusion
+      // and hysteresis work on the 4 x 8 choice: see MatchOptions.refine).
+      const refine = p.fineShapes && table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous
+        ? { table: (table.fine ??= fineTable(table.glyphs)) } : null;
       matchGlyphs(target, W, cols, rows, table, {
+        refine,
         blur: true,
         scale: table.scale,
         candidates: book.indices,

@@ -13,6 +13,7 @@ import {
 } from '../core/index.js';
 // The untyped entry: parameters arrive from the page as plain objects and are validated inside.
 import { render } from '../core/render.js';
+import { loadFineShapes } from '../core/pipeline/refine.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
 import type { FromFront, ToFront } from './front-protocol.js';
@@ -129,6 +130,11 @@ function inkShare(g: { glyphs: readonly string[]; cells: Uint16Array }): number 
 
 let stillJob = 0;
 /**
+ * The fineShapes bitmaps, loaded as the worker starts: stills and exports wait for them; a stream's
+ * frames, which render synchronously, come long after they have loaded.
+ */
+const fineShapesReady = loadFineShapes();
+/**
  * Renders `candidate` (a newly opened still) or the current still with the current parameters.
  * Nothing changes unless it succeeds: a failed new still is dropped and the last good one, its
  * parameters and its painting stay, so exports keep matching what is shown.
@@ -140,6 +146,7 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
   const p = params;
   try {
     const image = await stillImage(source, columnsOf(p));
+    await fineShapesReady;
     if (job !== stillJob) {
       if (candidate && candidate !== still) candidate.full.close();
       return;
@@ -493,6 +500,7 @@ async function exportFormat(id: number, format: Format): Promise<void> {
     // `format` last, as the studio's API equivalent (and the tests' API call) sends it.
     const { format: _, ...rest } = goodParams;
     const withFormat = { ...rest, format };
+    await fineShapesReady;
     if (shownKind === 'still' && still) result = render(await stillImage(still, columnsOf(goodParams)), withFormat);
     else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
     else throw new Error('nothing to export yet: open an image, the webcam or a video');

@@ -16,7 +16,7 @@
  * output, never the whole raster. No ancillary chunks (no time stamp), so equal grids give equal bytes.
  */
 import { Deflate } from 'pako';
-import { BITMAP_CELL, GLYPH_BITMAPS } from '../glyphs/bitmaps.generated.js';
+import { BITMAP_CELL, GLYPH_BITMAPS, glyphBitmap } from '../glyphs/bitmaps.js';
 import type { CellGrid, RenderResult } from '../types.js';
 import { groundFor, parseHexColor } from './color.js';
 import type { DecodedCompact } from './compact.js';
@@ -50,16 +50,11 @@ let fullSize: Map<number, Uint8Array> | undefined;
 const scaled = new Map<PngScale, Map<number, Uint8Array>>();
 const LEVELS = BITMAP_CELL.levels;
 
-/** Coverage level 0..15 per pixel of each glyph at scale 1, decoded once from the generated hex digits. */
+/** Coverage level 0..15 per pixel of each glyph at scale 1. */
 function fullBitmaps(): Map<number, Uint8Array> {
   if (fullSize) return fullSize;
   const map = new Map<number, Uint8Array>();
-  for (const [cp, hex] of GLYPH_BITMAPS) {
-    const digits = hex.replace(/ /g, '');
-    const bmp = new Uint8Array(PNG_CELL_WIDTH * PNG_CELL_HEIGHT);
-    for (let i = 0; i < bmp.length; i++) bmp[i] = parseInt(digits[i]!, 16);
-    map.set(cp, bmp);
-  }
+  for (const [cp] of GLYPH_BITMAPS) map.set(cp, glyphBitmap(cp)!);
   return (fullSize = map);
 }
 

@@ -1,5 +1,6 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 import { frame } from '../wasm/kernels.js';
+import { refineInFrame, refineLayout, type FineTable } from './refine.js';
 import { TAN_22_5, type CellStructure } from './structure.js';
 
 /**
@@ -47,6 +48,12 @@ export interface MatchOptions {
   readonly blur?: boolean;
   /** Neighbour margin (default NEIGHBOUR_CALM; 0: each cell's own best). */
   readonly calm?: number;
+  /**
+   * Then choose each cell's glyph again on the fine raster (pipeline/refine.ts), from the fine
+   * shapes of the table's glyphs. For still images without dithering (the error diffusion and a
+   * video's hysteresis decide at 4 x 8).
+   */
+  readonly refine?: { readonly table: FineTable } | null;
 }
 
 /**
@@ -78,6 +85,8 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const pout = f.bytes(n * 2);
   // The kernel's scratch, then a row of cells' samples and sums loaded ahead (without dithering).
   const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8 + 16 + cols * (N + 2) * 8);
+  const fine = o.refine ?? null;
+  const fineAt = fine ? refineLayout(f, count, nc, width) : null;
   const k = f.ready();
   f.viewF32(pt, samples).set(target.subarray(0, samples));
   f.viewF32(ptpl, count * N).set(templates.subarray(0, count * N));
@@ -103,6 +112,11 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
     k.matchGlyphs(o.blur ? pb : pt, width, cols, rows, ptpl, pg2, pgm, psp, count, pcov, ncov, o.scale,
       pcand, nc, pdir, pdn, pst, sAmt, o.dither ? 1 : 0, pprev, pstable, o.hysteresis ?? 0, TONE_WEIGHT, o.calm ?? NEIGHBOUR_CALM, pout, pwork, y, Math.min(rows, y + BAND),
       sAmt > 0 && st === 'target' ? pt : 0, TAN_22_5);
+  }
+  // The fine re-ranking reads the unblurred target (it blurs on its own raster) and rewrites pout.
+  if (fine) {
+    refineInFrame(f, k, fineAt!, fine.table, pt, width, cols, rows,
+      { candidates: o.candidates, scale: o.scale, toneWeight: TONE_WEIGHT, calm: o.calm ?? NEIGHBOUR_CALM }, pout, BAND);
   }
   out.set(f.viewU16(pout, n));
   return out;

@@ -1,0 +1,199 @@
+import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
+
+/**
+ * fineShapes (an extension parameter): the matcher's 4 x 8 samples per cell are too coarse for
+ * the strokes of a glyph (a sample is a quarter of the cell's width), so its choice between glyphs
+ * of near-equal tone is partly blind to where their strokes lie. This stage chooses each cell's
+ * glyph again, from the same codebook, on an 8 x 16 raster: the matcher's target upsampled
+ * (bilinear, 2x) and blurred by FINE_BLUR_PASSES [1 2 1] passes at that scale, against the glyphs'
+ * 8 x 16 bitmaps (the ones the png format draws) through the same blur; least squares plus the
+ * matcher's tone term, then its neighbour calm. Upsampling the target, not resampling the source,
+ * keeps every tone stage at 4 x 8 and works for edges and invert alike; on bench:quality (80
+ * columns, 13 images) it scored as a fresh 8 x 16 resample of the source did.
+ * In WebAssembly (assembly/refine.ts), in matchGlyphs()'s frame; test/reference/refine.ts is its
+ * brute-force twin.
+ */
+export const FINE_X = 8;
+export const FINE_Y = 16;
+export const FINE_SAMPLES = FINE_X * FINE_Y;
+
+type Bitmaps = typeof import('../glyphs/bitmaps.js');
+let bitmaps: Bitmaps | null = null;
+
+/**
+ * Loads the glyph bitmaps fineShapes compares with (glyphs/bitmaps.generated.ts, 64 KB: a render
+ * that does not ask for them, such as a CLI call to the terminal, never loads them). A caller of
+ * render() with fineShapes awaits this once first; the render job does.
+ */
+export async function loadFineShapes(): Promise<void> {
+  bitmaps ??= await import('../glyphs/bitmaps.js');
+}
+
+/**
+ * Passes of the [1 2 1] viewing blur on the fine raster: 4 are the matcher's blur (one pass at
+ * 4 x 8); fewer see strokes more sharply. See bench/README for the measurements.
+ */
+export const FINE_BLUR_PASSES = 3;
+
+/** Coarse samples each side a fine sample reads (assembly/refine.ts RADIUS). */
+const RADIUS = 2;
+const TAPS = 2 * RADIUS + 1;
+
+export interface FineTable {
+  /** Blurred 8 x 16 templates, FINE_SAMPLES f32 per glyph (the glyph table's order). */
+  readonly templates: Float32Array;
+  /** Sum of squares, mean and zero-mean norm of each blurred template. */
+  readonly g2: Float64Array;
+  readonly gm: Float64Array;
+  readonly spread: Float64Array;
+  /** The polyphase upsample-and-blur filter: 2 phases x TAPS f32. */
+  readonly taps: Float32Array;
+}
+
+/** The fine table of a glyph table's glyphs (one per glyph list: callers cache it with their table). */
+export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES): FineTable {
+  const n = glyphs.length;
+  const templates = new Float32Array(n * FINE_SAMPLES);
+  const g2 = new Float64Array(n), gm = new Float64Array(n), spread = new Float64Array(n);
+  const tmp = new Float32Array(FINE_SAMPLES);
+  if (!bitmaps) throw new Error('fineShapes: await loadFineShapes() before rendering with it');
+  const { BITMAP_CELL, glyphBitmap } = bitmaps;
+  if (BITMAP_CELL.width !== FINE_X || BITMAP_CELL.height !== FINE_Y) throw new Error('fineShapes: the bitmaps are not 8 x 16');
+  const top = BITMAP_CELL.levels - 1;
+  for (let g = 0; g < n; g++) {
+    const bmp = glyphBitmap(glyphs[g]!.codePointAt(0)!);
+    if (!bmp) throw new Error(`no bitmap for ${glyphs[g]}`);
+    const t = templates.subarray(g * FINE_SAMPLES, (g + 1) * FINE_SAMPLES);
+    for (let i = 0; i < FINE_SAMPLES; i++) t[i] = bmp[i]! / top;
+    for (let p = 0; p < passes; p++) blurCell(t, tmp);
+    let s = 0, m = 0;
+    for (let i = 0; i < FINE_SAMPLES; i++) { s += t[i]! * t[i]!; m += t[i]!; }
+    const mean = m / FINE_SAMPLES;
+    let v = 0;
+    for (let i = 0; i < FINE_SAMPLES; i++) v += (t[i]! - mean) ** 2;
+    g2[g] = s;
+    gm[g] = mean;
+    spread[g] = Math.sqrt(v);
+  }
+  return { templates, g2, gm, spread, taps: fineTaps(passes) };
+}
+
+/** One [1 2 1]/4 pass in both axes within a cell, edges clamped (as viewBlur() within a template). */
+function blurCell(t: Float32Array, tmp: Float32Array): void {
+  for (let y = 0; y < FINE_Y; y++) {
+    for (let x = 0; x < FINE_X; x++) {
+      const r = y * FINE_X;
+      tmp[r + x] = (t[r + Math.max(0, x - 1)]! + 2 * t[r + x]! + t[r + Math.min(FINE_X - 1, x + 1)]!) * 0.25;
+    }
+  }
+  for (let y = 0; y < FINE_Y; y++) {
+    const u = Math.max(0, y - 1) * FINE_X, r = y * FINE_X, d = Math.min(FINE_Y - 1, y + 1) * FINE_X;
+    for (let x = 0; x < FINE_X; x++) t[r + x] = (tmp[u + x]! + 2 * tmp[r + x]! + tmp[d + x]!) * 0.25;
+  }
+}
+
+/**
+ * The filter from a coarse axis to the fine one: fine X = 2x + phase is the bilinear 2x upsample
+ * (u[2x] = t[x - 1] / 4 + 3 t[x] / 4, u[2x + 1] = 3 t[x] / 4 + t[x + 1] / 4) blurred by `passes`
+ * [1 2 1]/4 passes, written as weights on t[x - RADIUS .. x + RADIUS] for each phase.
+ */
+export function fineTaps(passes: number): Float32Array {
+  let blur = [1];
+  for (let p = 0; p < passes; p++) {
+    const next = new Array<number>(blur.length + 2).fill(0);
+    blur.forEach((v, i) => { next[i]! += v * 0.25; next[i + 1]! += v * 0.5; next[i + 2]! += v * 0.25; });
+    blur = next;
+  }
+  const half = passes;
+  const taps = new Array<number>(2 * TAPS).fill(0);
+  for (let phase = 0; phase < 2; phase++) {
+    for (let j = 0; j < blur.length; j++) {
+      // u at fine index phase + j - half, as coarse weights relative to x.
+      const X = phase + j - half;
+      const x = Math.floor(X / 2), odd = X - 2 * x;
+      const pairs: [number, number][] = odd ? [[x, 0.75], [x + 1, 0.25]] : [[x - 1, 0.25], [x, 0.75]];
+      for (const [at, w] of pairs) {
+        if (Math.abs(at) > RADIUS) throw new Error(`fine blur of ${passes} passes reaches past ${RADIUS} samples`);
+        taps[phase * TAPS + at + RADIUS]! += blur[j]! * w;
+      }
+    }
+  }
+  return Float32Array.from(taps);
+}
+
+/** Where refineGlyphs()'s inputs live in a kernel frame (laid out by refineLayout()). */
+export interface RefineLayout {
+  readonly taps: Ptr;
+  readonly templates: Ptr;
+  readonly g2: Ptr;
+  readonly gm: Ptr;
+  readonly inBook: Ptr;
+  readonly cand: Ptr;
+  readonly cgm: Ptr;
+  readonly csp: Ptr;
+  readonly work: Ptr;
+}
+
+/** Room in frame `f` for the fine table of `count` glyphs, `nc` candidates and the kernel's scratch (before f.ready()). */
+export function refineLayout(f: Frame, count: number, nc: number, width: number): RefineLayout {
+  return {
+    taps: f.f32(2 * TAPS), templates: f.f32(count * FINE_SAMPLES), g2: f.bytes(count * 8), gm: f.bytes(count * 8), inBook: f.bytes(count),
+    cand: f.f32(nc), cgm: f.bytes(nc * 8), csp: f.bytes(nc * 8),
+    // assembly/refine.ts: 12 upsampled coarse rows and the cell row's 16 fine rows, 2 x width each.
+    work: f.f32((8 + 2 * RADIUS + FINE_Y) * 2 * width),
+  };
+}
+
+/** A refinement's codebook (glyph indices, any order), the ramp's scale and the matcher's weights. */
+export interface RefineRun {
+  readonly candidates: Int32Array;
+  readonly scale: number;
+  readonly toneWeight: number;
+  readonly calm: number;
+}
+
+/**
+ * Runs the kernel over the cells at `out` (u16, cols x rows, rewritten) of the target at `target`
+ * (width x rows * 8 f32), both already in frame `f`, in bands of `band` cell rows.
+ */
+export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine: FineTable, target: Ptr, width: number, cols: number, rows: number,
+  run: RefineRun, out: Ptr, band: number): void {
+  const count = fine.g2.length, nc = run.candidates.length;
+  f.viewF32(at.taps, fine.taps.length).set(fine.taps);
+  f.viewF32(at.templates, count * FINE_SAMPLES).set(fine.templates);
+  f.viewF64(at.g2, count).set(fine.g2);
+  f.viewF64(at.gm, count).set(fine.gm);
+  const inBook = f.viewU8(at.inBook, count).fill(0);
+  // The search walks the candidates by their fine means (ties by glyph index).
+  const sorted = Int32Array.from(run.candidates).sort((a, b) => fine.gm[a]! - fine.gm[b]! || a - b);
+  f.viewI32(at.cand, nc).set(sorted);
+  const cgm = f.viewF64(at.cgm, nc), csp = f.viewF64(at.csp, nc);
+  for (let i = 0; i < nc; i++) {
+    const g = sorted[i]!;
+    inBook[g] = 1;
+    cgm[i] = fine.gm[g]!;
+    csp[i] = fine.spread[g]!;
+  }
+  for (let y = 0; y < rows; y += band) {
+    k.refineGlyphs(target, width, cols, rows, at.taps, at.templates, at.g2, at.gm, count, at.inBook, at.cand, at.cgm, at.csp, nc,
+      run.scale, run.toneWeight * FINE_SAMPLES, run.calm, out, at.work, y, Math.min(rows, y + band));
+  }
+}
+
+/**
+ * The refinement alone, in a frame of its own: `cells` (glyph indices into `fine`'s table, as the
+ * matcher chose them) chosen again on the fine raster of `target` (width x rows * 8, unblurred).
+ * matchGlyphs({ refine }) runs the same in its own frame.
+ */
+export function refineGlyphs(target: Float32Array, width: number, cols: number, rows: number, fine: FineTable,
+  o: RefineRun, cells: Uint16Array): Uint16Array {
+  const n = cols * rows, samples = width * rows * 8;
+  const f = frame();
+  const pt = f.f32(samples), po = f.bytes(n * 2);
+  const at = refineLayout(f, fine.g2.length, o.candidates.length, width);
+  const k = f.ready();
+  f.viewF32(pt, samples).set(target.subarray(0, samples));
+  f.viewU16(po, n).set(cells.subarray(0, n));
+  refineInFrame(f, k, at, fine, pt, width, cols, rows, o, po, 2);
+  return f.viewU16(po, n).slice();
+}

@@ -1,0 +1,115 @@
+/**
+ * `fineShapes` (extension): glyphs chosen again on an 8 x 16 raster per cell. What it promises,
+ * measured as bench:quality measures it (on the glyphs' own 8 x 16 bitmaps, the png format's):
+ * the art's contours correlate better with the source's up close; what it leaves alone stays
+ * byte for byte.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { glyphBitmap, BITMAP_CELL } from '../src/core/glyphs/bitmaps.js';
+import { loadFineShapes } from '../src/core/pipeline/refine.js';
+import { render } from '../src/core/render.js';
+import type { RenderResult, RgbaImage } from '../src/core/types.js';
+import { lines, scene, withNoise } from './helpers/images.js';
+
+const CW = BITMAP_CELL.width, CH = BITMAP_CELL.height;
+
+/** The art's ink, CW x CH px per cell, from the glyph bitmaps. */
+function ink(r: RenderResult): Float32Array {
+  const W = r.columns * CW, out = new Float32Array(W * r.rows * CH);
+  for (let cy = 0; cy < r.rows; cy++) {
+    for (let cx = 0; cx < r.columns; cx++) {
+      const bmp = glyphBitmap(r.glyphs[r.cells[cy * r.columns + cx]!]!.codePointAt(0)!)!;
+      for (let y = 0; y < CH; y++) for (let x = 0; x < CW; x++) out[(cy * CH + y) * W + cx * CW + x] = bmp[y * CW + x]! / (BITMAP_CELL.levels - 1);
+    }
+  }
+  return out;
+}
+
+/** The source's luminance (box average) on the same raster. */
+function sourceRaster(img: RgbaImage, w: number, h: number): Float32Array {
+  const out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const sx0 = Math.floor((x * img.width) / w), sx1 = Math.max(sx0 + 1, Math.floor(((x + 1) * img.width) / w));
+      const sy0 = Math.floor((y * img.height) / h), sy1 = Math.max(sy0 + 1, Math.floor(((y + 1) * img.height) / h));
+      let s = 0, n = 0;
+      for (let yy = sy0; yy < sy1; yy++) {
+        for (let xx = sx0; xx < sx1; xx++) {
+          const i = (yy * img.width + xx) * 4;
+          s += 0.2126 * img.data[i]! + 0.7152 * img.data[i + 1]! + 0.0722 * img.data[i + 2]!;
+          n++;
+        }
+      }
+      out[y * w + x] = s / n / 255;
+    }
+  }
+  return out;
+}
+
+/** Box blur of radius r (twice: close to a Gaussian), edges clamped. */
+function blur(d: Float32Array, w: number, h: number, r: number): Float32Array {
+  let a = d;
+  for (let pass = 0; pass < 2; pass++) {
+    const t = new Float32Array(w * h), o = new Float32Array(w * h);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) { let s = 0; for (let k = -r; k <= r; k++) s += a[y * w + Math.min(w - 1, Math.max(0, x + k))]!; t[y * w + x] = s / (2 * r + 1); }
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) { let s = 0; for (let k = -r; k <= r; k++) s += t[Math.min(h - 1, Math.max(0, y + k)) * w + x]!; o[y * w + x] = s / (2 * r + 1); }
+    a = o;
+  }
+  return a;
+}
+
+function correlation(a: Float32Array, b: Float32Array): number {
+  let ma = 0, mb = 0;
+  for (let i = 0; i < a.length; i++) { ma += a[i]!; mb += b[i]!; }
+  ma /= a.length; mb /= b.length;
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) { const x = a[i]! - ma, y = b[i]! - mb; ab += x * y; aa += x * x; bb += y * y; }
+  return ab / Math.sqrt(aa * bb);
+}
+
+/** Contour correlation: source and art blurred by about 0.08 cell heights. */
+function contour(img: RgbaImage, r: RenderResult): number {
+  const w = r.columns * CW, h = r.rows * CH;
+  return correlation(blur(sourceRaster(img, w, h), w, h, 1), blur(ink(r), w, h, 1));
+}
+
+describe('fineShapes', () => {
+  before(loadFineShapes);
+  const photo = withNoise(scene(480, 360, 5), 4, 2);
+  const art = lines(320, 320);
+
+  it('draws contours closer to the source up close, on a scene and on thin lines', () => {
+    for (const [name, img, columns] of [['scene', photo, 60], ['lines', art, 48]] as const) {
+      const base = render(img, { columns });
+      const fine = render(img, { columns, fineShapes: true });
+      const changed = fine.cells.filter((g, i) => fine.glyphs[g] !== base.glyphs[base.cells[i]!]).length;
+      assert.ok(changed > base.cells.length / 20, `${name}: ${changed} cells changed`);
+      const [a, b] = [contour(img, base), contour(img, fine)];
+      assert.ok(b > a, `${name}: contour r ${b.toFixed(4)} with fineShapes, ${a.toFixed(4)} without`);
+    }
+  });
+
+  it('leaves blocks, dots and dithered art as they are', () => {
+    for (const p of [{ charset: 'blocks' }, { charset: 'dots' }, { dither: true }, { charset: 'blocks', color: true }]) {
+      const a = render(photo, { columns: 40, ...p }), b = render(photo, { columns: 40, ...p, fineShapes: true });
+      assert.deepEqual(b.cells, a.cells, JSON.stringify(p));
+    }
+  });
+
+  it('a render before loadFineShapes() says what is missing (the render job loads it)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const code = "import { render } from './src/core/render.ts'; try { render({ width: 8, height: 8, data: new Uint8Array(256).fill(128) }, { columns: 8, fineShapes: true }); } catch (e) { console.log(e.message); }";
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+    assert.match(out.stdout, /await loadFineShapes\(\) before rendering/);
+  });
+
+  it('works on every ASCII ramp, a custom ramp, edges and invert', () => {
+    for (const p of [{ charset: 'standard' }, { charset: 'minimal' }, { charset: 'binary' }, { glyphs: ' .:-=+*#%@' }, { edges: true }, { invert: true }]) {
+      const r = render(photo, { columns: 40, ...p, fineShapes: true });
+      assert.equal(r.cells.length, r.columns * r.rows, JSON.stringify(p));
+      assert.ok(r.cells.every((g) => g < r.glyphs.length), JSON.stringify(p));
+      assert.equal(r.params.fineShapes, true);
+    }
+  });
+});

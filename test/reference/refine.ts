@@ -1,0 +1,86 @@
+import { FINE_SAMPLES, FINE_X, FINE_Y, type FineTable } from '../../src/core/pipeline/refine.js';
+import { NEIGHBOUR_CALM, TONE_WEIGHT } from '../../src/core/pipeline/match.js';
+
+/**
+ * The scalar twin of assembly/refine.ts (pipeline/refine.ts): the fine raster of the whole target
+ * first, then every candidate of every cell by brute force (the kernel prunes its search with
+ * bounds). f32 sums with Math.fround in the kernel's order (lane by lane), so the glyphs are the
+ * same bit for bit. Not optimised: the specification.
+ */
+export function refineGlyphs(target: Float32Array, width: number, cols: number, rows: number, fine: FineTable,
+  candidates: Int32Array, scale: number, cells: Uint16Array, calm = NEIGHBOUR_CALM): Uint16Array {
+  const f = Math.fround;
+  const { taps, templates, g2, gm } = fine;
+  const T = taps.length / 2, R = (T - 1) / 2;
+  const height = rows * 8, fw = 2 * width, fh = 2 * height;
+  // Along x: every coarse row to 2 x width fine samples; then along y.
+  const across = new Float32Array(height * fw);
+  for (let y = 0; y < height; y++) {
+    for (let X = 0; X < fw; X++) {
+      const x = X >> 1, ph = X & 1;
+      let acc = 0;
+      for (let k = 0; k < T; k++) acc = f(acc + f(taps[ph * T + k]! * target[y * width + clamp(x - R + k, width)]!));
+      across[y * fw + X] = acc;
+    }
+  }
+  const raster = new Float32Array(fh * fw);
+  for (let Y = 0; Y < fh; Y++) {
+    const y = Y >> 1, ph = Y & 1;
+    for (let X = 0; X < fw; X++) {
+      let acc = 0;
+      for (let k = 0; k < T; k++) acc = f(acc + f(taps[ph * T + k]! * across[clamp(y - R + k, height) * fw + X]!));
+      raster[Y * fw + X] = acc;
+    }
+  }
+  const inBook = new Uint8Array(g2.length);
+  candidates.forEach((g) => { inBook[g] = 1; });
+  const toneW = TONE_WEIGHT * FINE_SAMPLES, c = scale;
+  const out = cells.slice();
+  const error = (cx: number, cy: number, g: number, base: number, want: number): number => {
+    const lanes = [0, 0, 0, 0];
+    for (let Y = 0; Y < FINE_Y; Y++) {
+      for (let X = 0; X < FINE_X; X++) {
+        const v = raster[(cy * FINE_Y + Y) * fw + cx * FINE_X + X]!, t = templates[g * FINE_SAMPLES + Y * FINE_X + X]!;
+        lanes[X & 3] = f(lanes[X & 3]! + f(v * t));
+      }
+    }
+    const dot = (lanes[0]! + lanes[1]!) + (lanes[2]! + lanes[3]!);
+    const dm = want - gm[g]!;
+    return base - 2 * c * dot + g2[g]! + toneW * dm * dm;
+  };
+  for (let cy = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++) {
+      const cell = cy * cols + cx;
+      if (!inBook[out[cell]!]) continue;
+      let sum = 0, sq = 0;
+      for (let Y = 0; Y < FINE_Y; Y++) {
+        for (let X = 0; X < FINE_X; X++) {
+          const v = raster[(cy * FINE_Y + Y) * fw + cx * FINE_X + X]!;
+          sum += v;
+          sq += v * v;
+        }
+      }
+      const want = c * sum / FINE_SAMPLES, base = c * c * sq;
+      // The least error; ties to the lower glyph index.
+      let best = -1, bestE = Infinity;
+      for (const g of candidates) {
+        const e = error(cx, cy, g, base, want);
+        if (e < bestE || (e === bestE && g < best)) { bestE = e; best = g; }
+      }
+      if (best < 0) continue;
+      if (calm > 0 && cx > 0) {
+        const g = out[cell - 1]!;
+        if (g !== best && g < g2.length) {
+          const e = error(cx, cy, g, base, want) * (1 - calm);
+          if (e < bestE) { bestE = e; best = g; }
+        }
+      }
+      out[cell] = best;
+    }
+  }
+  return out;
+}
+
+function clamp(i: number, n: number): number {
+  return i < 0 ? 0 : i >= n ? n - 1 : i;
+}
