@@ -11,6 +11,7 @@ import { loadFineShapes } from '../src/core/pipeline/refine.js';
 import { render } from '../src/core/render.js';
 import type { RenderResult, RgbaImage } from '../src/core/types.js';
 import { lines, scene, withNoise } from './helpers/images.js';
+import { photo as photoPng, startTestServer } from './server-helpers.js';
 
 const CW = BITMAP_CELL.width, CH = BITMAP_CELL.height;
 
@@ -110,6 +111,23 @@ describe('fineShapes', () => {
       assert.equal(r.cells.length, r.columns * r.rows, JSON.stringify(p));
       assert.ok(r.cells.every((g) => g < r.glyphs.length), JSON.stringify(p));
       assert.equal(r.params.fineShapes, true);
+    }
+  });
+
+  it('over HTTP: the server\'s render workers draw it (200, and other art than without it)', async () => {
+    const server = await startTestServer();
+    try {
+      const png = (await photoPng(200, 150)).toString('base64');
+      const body = async (extra: Record<string, unknown>) => {
+        const res = await fetch(`${server.base}/api/v1/render`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ imageBase64: png, columns: 50, ...extra }) });
+        assert.equal(res.status, 200, JSON.stringify(extra));
+        return res.text();
+      };
+      assert.notEqual(await body({ fineShapes: true }), await body({}));
+      const json = JSON.parse(await body({ fineShapes: true, format: 'json' })) as { params: Record<string, unknown> };
+      assert.equal(json.params.fineShapes, true);
+    } finally {
+      await server.close();
     }
   });
 });

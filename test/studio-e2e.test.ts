@@ -163,7 +163,7 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.deepEqual(studio.problems, []);
   });
 
-  test('downloads in every format equal the API\'s replies for the same PNG and parameters', async () => {
+  test('downloads in every format equal the API\'s replies for the same PNG and parameters (fineShapes on)', async () => {
     const { page } = studio;
     let n = await results(page);
     await page.fill('#p-columns-n', '64');
@@ -171,8 +171,12 @@ describe('studio in headless Chromium', { skip }, () => {
     n = await results(page);
     await page.click('#ink-color');
     await waitResults(page, 1, n);
+    // fineShapes loads its glyph bitmaps (a chunk of their own) in the worker when first asked for.
+    n = await results(page);
+    await page.check('#p-fineShapes');
+    await waitResults(page, 1, n);
     const explicit = await page.evaluate(() => window.__v2aStudio.explicit());
-    assert.deepEqual(explicit, { columns: 64, color: true });
+    assert.deepEqual(explicit, { columns: 64, color: true, fineShapes: true });
     for (const format of FORMATS) {
       const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#downloads [data-format="${format}"]`)]);
       const name = download.suggestedFilename();
@@ -197,6 +201,11 @@ describe('studio in headless Chromium', { skip }, () => {
     })).text();
     assert.equal(clip, text);
     await page.screenshot({ path: shot('studio-image-colour.png') });
+    // Back to the default for the tests that follow (they compare with { columns: 64, color: true }).
+    n = await results(page);
+    await page.click('[data-param=fineShapes] .reset');
+    await waitResults(page, 1, n);
+    assert.deepEqual(await page.evaluate(() => window.__v2aStudio.explicit()), { columns: 64, color: true });
   });
 
   test('a repaint that draws only the cells that changed shows what a full paint does, in colour and in mono', async () => {

@@ -219,8 +219,10 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect);
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
-  if (requested.fineShapes) await loadFineShapes();
-  const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));
+  const result = await stages.run('render', async () => {
+    if (requested.fineShapes) await loadFineShapes();
+    return renderPrepared(prep, requested, names, image, { tuned });
+  });
   const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
   return { result, output, image: facts };
 }

@@ -29,6 +29,11 @@ export async function loadFineShapes(): Promise<void> {
   bitmaps ??= await import('../glyphs/bitmaps.js');
 }
 
+/** The same, for a caller that imports the bitmaps module itself (the server's render worker, which has them for png). */
+export function provideFineShapes(module: Bitmaps): void {
+  bitmaps ??= module;
+}
+
 /**
  * Passes of the [1 2 1] viewing blur on the fine raster: 4 are the matcher's blur (one pass at
  * 4 x 8); fewer see strokes more sharply. See bench/README for the measurements.
