@@ -3,6 +3,7 @@
 // rounded to f32 exactly where it stored into a Float32Array, so the glyph choices are
 // bit-identical to the scalar reference (test/reference/match.ts, view-blur.ts).
 
+import { lowerBound } from './search';
 import { tensorAt } from './tensor';
 
 /** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
@@ -221,11 +222,7 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by
       // Cauchy-Schwarz is at least (|t'| - |g'|)^2. Once (N + toneW) * dm^2 exceeds the best
       // error nothing further out can win; the full bound skips single candidates.
-      let lo = 0, hi = nc;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (load<f64>(cc + (<usize>mid << 3)) < want) lo = mid + 1; else hi = mid;
-      }
+      const lo = lowerBound(cc, nc, want);
       let best = -1;
       let bestE = Infinity, lim = Infinity;
       let up = lo, down = lo - 1;

@@ -2,6 +2,8 @@
 // assembly/kernels.ts. f32 arithmetic in a fixed order (lane by lane), so the scalar twin
 // (test/reference/refine.ts) reproduces every choice bit for bit with Math.fround.
 
+import { lowerBound } from './search';
+
 /** The fine grid: 8 x 16 samples per cell, twice the matcher's 4 x 8 in each axis. */
 const FX: i32 = 8;
 const FY: i32 = 16;
@@ -108,11 +110,7 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       const mean = sum / <f64>FN, want = c * mean, base = c2 * sq;
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
-      let lo = 0, hi = nc;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (load<f64>(cgm + (<usize>mid << 3)) < want) lo = mid + 1; else hi = mid;
-      }
+      const lo = lowerBound(cgm, nc, want);
       let best = -1, bestE = Infinity;
       let up = lo, down = lo - 1;
       while (up < nc || down >= 0) {
