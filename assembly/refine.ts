@@ -25,15 +25,18 @@ const WIN: i32 = 8 + 2 * RADIUS;
 function upRow(src: usize, w: i32, taps: usize, dst: usize): void {
   let x = 0;
   for (; x < w && x < RADIUS; x++) upScalar(src, w, taps, dst, x);
-  // x .. x + 3 read src[x - RADIUS .. x + 3 + RADIUS], all inside.
+  // x .. x + 3 read src[x - RADIUS .. x + 3 + RADIUS], all inside. The taps (TAPS = 5) held in
+  // registers, the sums in k order from 0 as upScalar() adds them.
+  const zero = f32x4.splat(0);
+  const e0 = f32x4.splat(load<f32>(taps)), e1 = f32x4.splat(load<f32>(taps, 4)), e2 = f32x4.splat(load<f32>(taps, 8));
+  const e3 = f32x4.splat(load<f32>(taps, 12)), e4 = f32x4.splat(load<f32>(taps, 16));
+  const o0 = f32x4.splat(load<f32>(taps, 20)), o1 = f32x4.splat(load<f32>(taps, 24)), o2 = f32x4.splat(load<f32>(taps, 28));
+  const o3 = f32x4.splat(load<f32>(taps, 32)), o4 = f32x4.splat(load<f32>(taps, 36));
   for (; x + 3 + RADIUS < w; x += 4) {
-    let e = f32x4.splat(0), o = f32x4.splat(0);
     const p = src + (<usize>(x - RADIUS) << 2);
-    for (let k = 0; k < TAPS; k++) {
-      const v = v128.load(p + (<usize>k << 2));
-      e = f32x4.add(e, f32x4.mul(f32x4.splat(load<f32>(taps + (<usize>k << 2))), v));
-      o = f32x4.add(o, f32x4.mul(f32x4.splat(load<f32>(taps + (<usize>(TAPS + k) << 2))), v));
-    }
+    const v0 = v128.load(p), v1 = v128.load(p, 4), v2 = v128.load(p, 8), v3 = v128.load(p, 12), v4 = v128.load(p, 16);
+    const e = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(e0, v0)), f32x4.mul(e1, v1)), f32x4.mul(e2, v2)), f32x4.mul(e3, v3)), f32x4.mul(e4, v4));
+    const o = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(o0, v0)), f32x4.mul(o1, v1)), f32x4.mul(o2, v2)), f32x4.mul(o3, v3)), f32x4.mul(o4, v4));
     const d = dst + (<usize>(2 * x) << 2);
     v128.store(d, i32x4.shuffle(e, o, 0, 4, 1, 5));
     v128.store(d, i32x4.shuffle(e, o, 2, 6, 3, 7), 16);
@@ -83,30 +86,36 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
     }
     // Along y: fine row Y = 2y + phase reads local rows (Y >> 1) + k.
     for (let Y = 0; Y < FY; Y++) {
-      const ph = Y & 1, base = Y >> 1;
+      const tp = taps + (<usize>((Y & 1) * TAPS) << 2), r0 = rowsUp + (<usize>((Y >> 1) * fw) << 2), row = <usize>fw << 2;
+      const w0 = f32x4.splat(load<f32>(tp)), w1 = f32x4.splat(load<f32>(tp, 4)), w2 = f32x4.splat(load<f32>(tp, 8));
+      const w3 = f32x4.splat(load<f32>(tp, 12)), w4 = f32x4.splat(load<f32>(tp, 16)), zero = f32x4.splat(0);
       const d = fine + (<usize>(Y * fw) << 2);
-      for (let X = 0; X < fw; X += 4) {
-        let acc = f32x4.splat(0);
-        for (let t = 0; t < TAPS; t++) {
-          const v = v128.load(rowsUp + (<usize>((base + t) * fw + X) << 2));
-          acc = f32x4.add(acc, f32x4.mul(f32x4.splat(load<f32>(taps + (<usize>(ph * TAPS + t) << 2))), v));
-        }
-        v128.store(d + (<usize>X << 2), acc);
+      for (let X: usize = 0, end = <usize>fw << 2; X < end; X += 16) {
+        const q = r0 + X;
+        const acc = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(w0, v128.load(q))), f32x4.mul(w1, v128.load(q + row))),
+          f32x4.mul(w2, v128.load(q + 2 * row))), f32x4.mul(w3, v128.load(q + 3 * row))), f32x4.mul(w4, v128.load(q + 4 * row)));
+        v128.store(d + X, acc);
       }
     }
     for (let cx = 0; cx < cols; cx++) {
       const cell = cy * cols + cx;
       if (load<u8>(inBook + <usize>load<u16>(out + (<usize>cell << 1))) == 0) continue;
       const p = fine + (<usize>(cx * FX) << 2);
-      let sum: f64 = 0, sq: f64 = 0;
+      // Sum and sum of squares in f64 lanes: lane X mod 4, rows in order, X before X + 4; then
+      // (l0 + l1) + (l2 + l3), as the twin adds them.
+      let s0 = f64x2.splat(0), s1 = f64x2.splat(0), q0 = f64x2.splat(0), q1 = f64x2.splat(0);
       for (let Y = 0; Y < FY; Y++) {
         const q = p + (<usize>(Y * fw) << 2);
-        for (let X = 0; X < FX; X++) {
-          const v = <f64>load<f32>(q + (<usize>X << 2));
-          sum += v;
-          sq += v * v;
-        }
+        const a = v128.load(q), b = v128.load(q, 16);
+        const al = f64x2.promote_low_f32x4(a), ah = f64x2.promote_low_f32x4(i32x4.shuffle(a, a, 2, 3, 0, 1));
+        const bl = f64x2.promote_low_f32x4(b), bh = f64x2.promote_low_f32x4(i32x4.shuffle(b, b, 2, 3, 0, 1));
+        s0 = f64x2.add(f64x2.add(s0, al), bl);
+        s1 = f64x2.add(f64x2.add(s1, ah), bh);
+        q0 = f64x2.add(f64x2.add(q0, f64x2.mul(al, al)), f64x2.mul(bl, bl));
+        q1 = f64x2.add(f64x2.add(q1, f64x2.mul(ah, ah)), f64x2.mul(bh, bh));
       }
+      const sum = (f64x2.extract_lane(s0, 0) + f64x2.extract_lane(s0, 1)) + (f64x2.extract_lane(s1, 0) + f64x2.extract_lane(s1, 1));
+      const sq = (f64x2.extract_lane(q0, 0) + f64x2.extract_lane(q0, 1)) + (f64x2.extract_lane(q1, 0) + f64x2.extract_lane(q1, 1));
       const mean = sum / <f64>FN, want = c * mean, base = c2 * sq;
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;

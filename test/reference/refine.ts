@@ -52,14 +52,16 @@ export function refineGlyphs(target: Float32Array, width: number, cols: number, 
     for (let cx = 0; cx < cols; cx++) {
       const cell = cy * cols + cx;
       if (!inBook[out[cell]!]) continue;
-      let sum = 0, sq = 0;
+      // In four lanes (X mod 4: rows in order, X before X + 4), then (l0 + l1) + (l2 + l3).
+      const ls = [0, 0, 0, 0], lq = [0, 0, 0, 0];
       for (let Y = 0; Y < FINE_Y; Y++) {
         for (let X = 0; X < FINE_X; X++) {
           const v = raster[(cy * FINE_Y + Y) * fw + cx * FINE_X + X]!;
-          sum += v;
-          sq += v * v;
+          ls[X & 3]! += v;
+          lq[X & 3]! += v * v;
         }
       }
+      const sum = (ls[0]! + ls[1]!) + (ls[2]! + ls[3]!), sq = (lq[0]! + lq[1]!) + (lq[2]! + lq[3]!);
       const want = c * sum / FINE_SAMPLES, base = c * c * sq;
       // The least error; ties to the lower glyph index.
       let best = -1, bestE = Infinity;
