@@ -120,7 +120,9 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
       const lo = lowerBound(cgm, nc, want);
-      let best = -1, bestE = Infinity;
+      // The matcher's choice first: usually near the best, its error prunes most of the rest.
+      const g0 = <i32>load<u16>(out + (<usize>cell << 1));
+      let best = g0, bestE = cellError(p, fw, tpl, g0, base, c, want, g2, gm, toneW);
       let up = lo, down = lo - 1;
       while (up < nc || down >= 0) {
         const du = up < nc ? load<f64>(cgm + (<usize>up << 3)) - want : Infinity;
@@ -132,11 +134,10 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
         const ds = spreadT - load<f64>(csp + (<usize>k << 3));
         if (tone + ds * ds > bestE + SLACK) continue;
         const g = load<i32>(cand + (<usize>k << 2));
+        if (g == g0) continue;
         const e = cellError(p, fw, tpl, g, base, c, want, g2, gm, toneW);
         if (e < bestE || (e == bestE && g < best)) { bestE = e; best = g; }
       }
-      // No candidate (a NaN target): the matcher's choice stays.
-      if (best < 0) continue;
       if (calm > 0 && cx > 0) {
         const g = <i32>load<u16>(out + (<usize>(cell - 1) << 1));
         if (g != best && g < count) {
@@ -153,17 +154,22 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
 const SLACK: f64 = 1e-3;
 
 /**
- * base - 2 c <fine, template g> + g2[g] + toneW (want - gm[g])^2. The dot product in f32 lanes:
- * lane l sums the samples i = l mod 4 of each row in order, then (l0 + l1) + (l2 + l3) in f64.
+ * base - 2 c <fine, template g> + g2[g] + toneW (want - gm[g])^2. The dot product in four f32x4
+ * accumulators, so the additions do not wait on each other: even rows' first and second halves
+ * (a, b), odd rows' (c, d), each in row order; lane l then (a + c) + (b + d), and (l0 + l1) +
+ * (l2 + l3) in f64.
  */
 @inline function cellError(p: usize, fw: i32, tpl: usize, g: i32, base: f64, c: f64, want: f64, g2: usize, gm: usize, toneW: f64): f64 {
-  const o = tpl + (<usize>(g * FN) << 2);
-  let acc = f32x4.splat(0);
-  for (let Y = 0; Y < FY; Y++) {
-    const q = p + (<usize>(Y * fw) << 2), t = o + (<usize>(Y * FX) << 2);
-    acc = f32x4.add(acc, f32x4.mul(v128.load(q), v128.load(t)));
-    acc = f32x4.add(acc, f32x4.mul(v128.load(q, 16), v128.load(t, 16)));
+  const o = tpl + (<usize>(g * FN) << 2), row = <usize>fw << 2;
+  let a = f32x4.splat(0), b = f32x4.splat(0), cc = f32x4.splat(0), d = f32x4.splat(0);
+  for (let Y = 0; Y < FY; Y += 2) {
+    const q = p + <usize>Y * row, t = o + (<usize>(Y * FX) << 2);
+    a = f32x4.add(a, f32x4.mul(v128.load(q), v128.load(t)));
+    b = f32x4.add(b, f32x4.mul(v128.load(q, 16), v128.load(t, 16)));
+    cc = f32x4.add(cc, f32x4.mul(v128.load(q + row), v128.load(t, 32)));
+    d = f32x4.add(d, f32x4.mul(v128.load(q + row, 16), v128.load(t, 48)));
   }
+  const acc = f32x4.add(f32x4.add(a, cc), f32x4.add(b, d));
   const dot = (<f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1)) + (<f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3));
   const dm = want - load<f64>(gm + (<usize>g << 3));
   return base - 2 * c * dot + load<f64>(g2 + (<usize>g << 3)) + toneW * dm * dm;

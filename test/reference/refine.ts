@@ -37,14 +37,18 @@ export function refineGlyphs(target: Float32Array, width: number, cols: number, 
   const toneW = TONE_WEIGHT * FINE_SAMPLES, c = scale;
   const out = cells.slice();
   const error = (cx: number, cy: number, g: number, base: number, want: number): number => {
-    const lanes = [0, 0, 0, 0];
+    // Sixteen f32 sums: by row parity, row half and lane (X mod 4), each in row order; then per
+    // lane (even first half + odd first half) + (even second half + odd second half).
+    const part = new Array<number>(16).fill(0);
     for (let Y = 0; Y < FINE_Y; Y++) {
       for (let X = 0; X < FINE_X; X++) {
         const v = raster[(cy * FINE_Y + Y) * fw + cx * FINE_X + X]!, t = templates[g * FINE_SAMPLES + Y * FINE_X + X]!;
-        lanes[X & 3] = f(lanes[X & 3]! + f(v * t));
+        const k = (Y & 1) * 8 + (X >> 2) * 4 + (X & 3);
+        part[k] = f(part[k]! + f(v * t));
       }
     }
-    const dot = (lanes[0]! + lanes[1]!) + (lanes[2]! + lanes[3]!);
+    const lane = (l: number) => f(f(part[l]! + part[8 + l]!) + f(part[4 + l]! + part[12 + l]!));
+    const dot = (lane(0) + lane(1)) + (lane(2) + lane(3));
     const dm = want - gm[g]!;
     return base - 2 * c * dot + g2[g]! + toneW * dm * dm;
   };
