@@ -29,6 +29,16 @@ function fresh(name: string): { dir: string; file: string } {
   return { dir, file };
 }
 
+/** fresh(), then one run that compiled `lazy` and saved its cache into `cache`. */
+function savedOnce(name: string): { dir: string; file: string; cache: string } {
+  const { dir, file } = fresh(name);
+  const cache = join(dir, 'cache');
+  const a = requireWithCodeCache<Mod>(file, cache, 'render');
+  a.exports.lazy(3);
+  a.save();
+  return { dir, file, cache };
+}
+
 test('the first run writes the cache after running; the next run starts from it', () => {
   const { dir, file } = fresh('roundtrip');
   const cache = join(dir, 'cache');
@@ -52,11 +62,7 @@ test('the first run writes the cache after running; the next run starts from it'
 });
 
 test('a changed source of the same length runs as changed, with a cache of its own', () => {
-  const { dir, file } = fresh('changed');
-  const cache = join(dir, 'cache');
-  const a = requireWithCodeCache<Mod>(file, cache, 'render');
-  a.exports.lazy(3);
-  a.save();
+  const { file, cache } = savedOnce('changed');
   const before = readdirSync(cache);
   writeFileSync(file, moduleSource(42)); // same length, other code
   const b = requireWithCodeCache<Mod>(file, cache, 'render');
@@ -70,11 +76,7 @@ test('a changed source of the same length runs as changed, with a cache of its o
 });
 
 test('a damaged cache file is not used, and the run writes it again', () => {
-  const { dir, file } = fresh('damaged');
-  const cache = join(dir, 'cache');
-  const a = requireWithCodeCache<Mod>(file, cache, 'render');
-  a.exports.lazy(3);
-  a.save();
+  const { file, cache } = savedOnce('damaged');
   const path = join(cache, readdirSync(cache)[0]!);
   const good = readFileSync(path);
   const bad = Buffer.from(good);

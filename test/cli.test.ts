@@ -132,6 +132,14 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.ok([...r.text].some((ch) => ch.codePointAt(0)! > 0x7f), 'blocks output has non-ASCII glyphs');
   });
 
+  test('--fine-shapes (extension) draws other glyphs on the same grid', async () => {
+    const [plain, fine] = await Promise.all([v2a(['render', png, '--columns', '40']), v2a(['render', png, '--columns', '40', '--fine-shapes'])]);
+    assert.equal(fine.code, 0, fine.stderr);
+    assert.equal(fine.stderr, '');
+    assertGrid(fine.text, 40, 10);
+    assert.notEqual(fine.text, plain.text);
+  });
+
   test('-o out.svg writes SVG and nothing to stdout', async () => {
     const out = join(dir, 'out.svg');
     const r = await v2a(['render', png, '--columns', '40', '-o', out]);

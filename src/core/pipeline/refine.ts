@@ -1,4 +1,5 @@
 import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
+import { viewBlurTemplates } from './view-blur.js';
 
 /**
  * fineShapes (an extension parameter): the matcher's 4 x 8 samples per cell are too coarse for
@@ -60,19 +61,21 @@ export interface FineTable {
 /** The fine table of a glyph table's glyphs (one per glyph list: callers cache it with their table). */
 export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES): FineTable {
   const n = glyphs.length;
-  const templates = new Float32Array(n * FINE_SAMPLES);
-  const g2 = new Float64Array(n), gm = new Float64Array(n), spread = new Float64Array(n);
-  const tmp = new Float32Array(FINE_SAMPLES);
   if (!bitmaps) throw new Error('fineShapes: await loadFineShapes() before rendering with it');
   const { BITMAP_CELL, glyphBitmap } = bitmaps;
   if (BITMAP_CELL.width !== FINE_X || BITMAP_CELL.height !== FINE_Y) throw new Error('fineShapes: the bitmaps are not 8 x 16');
+  const raw = new Float32Array(n * FINE_SAMPLES);
   const top = BITMAP_CELL.levels - 1;
   for (let g = 0; g < n; g++) {
     const bmp = glyphBitmap(glyphs[g]!.codePointAt(0)!);
     if (!bmp) throw new Error(`no bitmap for ${glyphs[g]}`);
+    for (let i = 0; i < FINE_SAMPLES; i++) raw[g * FINE_SAMPLES + i] = bmp[i]! / top;
+  }
+  // The matcher's viewing blur (pipeline/view-blur.ts), `passes` times within each 8 x 16 cell.
+  const templates = viewBlurTemplates(raw, FINE_X, FINE_Y, passes);
+  const g2 = new Float64Array(n), gm = new Float64Array(n), spread = new Float64Array(n);
+  for (let g = 0; g < n; g++) {
     const t = templates.subarray(g * FINE_SAMPLES, (g + 1) * FINE_SAMPLES);
-    for (let i = 0; i < FINE_SAMPLES; i++) t[i] = bmp[i]! / top;
-    for (let p = 0; p < passes; p++) blurCell(t, tmp);
     let s = 0, m = 0;
     for (let i = 0; i < FINE_SAMPLES; i++) { s += t[i]! * t[i]!; m += t[i]!; }
     const mean = m / FINE_SAMPLES;
@@ -83,20 +86,6 @@ export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES):
     spread[g] = Math.sqrt(v);
   }
   return { templates, g2, gm, spread, taps: fineTaps(passes) };
-}
-
-/** One [1 2 1]/4 pass in both axes within a cell, edges clamped (as viewBlur() within a template). */
-function blurCell(t: Float32Array, tmp: Float32Array): void {
-  for (let y = 0; y < FINE_Y; y++) {
-    for (let x = 0; x < FINE_X; x++) {
-      const r = y * FINE_X;
-      tmp[r + x] = (t[r + Math.max(0, x - 1)]! + 2 * t[r + x]! + t[r + Math.min(FINE_X - 1, x + 1)]!) * 0.25;
-    }
-  }
-  for (let y = 0; y < FINE_Y; y++) {
-    const u = Math.max(0, y - 1) * FINE_X, r = y * FINE_X, d = Math.min(FINE_Y - 1, y + 1) * FINE_X;
-    for (let x = 0; x < FINE_X; x++) t[r + x] = (tmp[u + x]! + 2 * tmp[r + x]! + tmp[d + x]!) * 0.25;
-  }
 }
 
 /**

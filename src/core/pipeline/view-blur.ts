@@ -19,14 +19,21 @@ export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Ar
   return out;
 }
 
-/** The same blur over each glyph's SUB_X x SUB_Y template, edges clamped within the cell. */
-export function viewBlurTemplates(templates: Float32Array): Float32Array {
-  const n = SUB_X * SUB_Y;
+/**
+ * The same blur over each glyph's w x h template (SUB_X x SUB_Y by default; fineShapes' 8 x 16),
+ * edges clamped within the cell, `passes` times.
+ */
+export function viewBlurTemplates(templates: Float32Array, w = SUB_X, h = SUB_Y, passes = 1): Float32Array {
+  const n = w * h;
   const count = templates.length / n;
   const f = frame();
   const ps = f.f32(count * n), po = f.f32(count * n), pt = f.f32(n);
   const k = f.ready();
   f.viewF32(ps, count * n).set(templates.subarray(0, count * n));
-  for (let g = 0; g < count; g++) k.viewBlur(ps + g * n * 4, SUB_X, SUB_Y, po + g * n * 4, pt);
-  return f.viewF32(po, count * n).slice();
+  let from = ps, to = po;
+  for (let p = 0; p < passes; p++) {
+    for (let g = 0; g < count; g++) k.viewBlur(from + g * n * 4, w, h, to + g * n * 4, pt);
+    [from, to] = [to, from];
+  }
+  return f.viewF32(from, count * n).slice();
 }
