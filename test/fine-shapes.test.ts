@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { glyphBitmap, BITMAP_CELL } from '../src/core/glyphs/bitmaps.js';
-import { loadFineShapes } from '../src/core/pipeline/refine.js';
+import { chooseCodebook, groupLevels, SAME_LEVEL } from '../src/core/pipeline/codebook.js';
+import { FINE_SAME_LEVEL, loadFineShapes } from '../src/core/pipeline/refine.js';
 import { render } from '../src/core/render.js';
 import type { RenderResult, RgbaImage } from '../src/core/types.js';
 import { lines, scene, withNoise } from './helpers/images.js';
@@ -89,6 +90,28 @@ describe('fineShapes', () => {
       const [a, b] = [contour(img, base), contour(img, fine)];
       assert.ok(b > a, `${name}: contour r ${b.toFixed(4)} with fineShapes, ${a.toFixed(4)} without`);
     }
+  });
+
+  it('chooses from a codebook whose levels bring the glyphs up to FINE_SAME_LEVEL above them', () => {
+    const levels = Float64Array.from({ length: 40 }, (_, i) => (i * i) / 1521);
+    const order = Int32Array.from(levels.keys());
+    const targets = Float32Array.from({ length: 500 }, (_, i) => ((i * 37) % 500) / 500);
+    const narrow = chooseCodebook(levels, order, targets, 'adaptive', 0.03);
+    const wide = chooseCodebook(levels, order, targets, 'adaptive', 0.03, FINE_SAME_LEVEL);
+    assert.ok(wide.indices.length > narrow.indices.length, `${wide.indices.length} vs ${narrow.indices.length} glyphs`);
+    // Whole groups: with any glyph of a group, every glyph of it (those within the span of its first).
+    const groups = groupLevels(levels, order, FINE_SAME_LEVEL);
+    const inBook = new Set(wide.indices);
+    for (const m of groups.members) {
+      assert.ok(m.every((g) => inBook.has(g)) || m.every((g) => !inBook.has(g)), JSON.stringify(m));
+      assert.ok(levels[m[m.length - 1]!]! - levels[m[0]!]! < FINE_SAME_LEVEL);
+    }
+    assert.equal(groupLevels(levels, order).members.length, groupLevels(levels, order, SAME_LEVEL).members.length);
+    // In a render: the report's codebook is the one the cells were chosen from, and it is wider.
+    const base = render(photo, { columns: 60 }), fine = render(photo, { columns: 60, fineShapes: true });
+    assert.ok(fine.codebook.glyphs.length > base.codebook.glyphs.length, `${fine.codebook.glyphs} vs ${base.codebook.glyphs}`);
+    const book = new Set(fine.codebook.glyphs);
+    assert.ok(fine.cells.every((g) => book.has(fine.glyphs[g]!)));
   });
 
   it('leaves blocks, dots and dithered art as they are', () => {

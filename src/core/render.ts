@@ -3,7 +3,7 @@ import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { matchBraille } from './pipeline/braille.js';
-import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
+import { chooseCodebook, entropyBits, SAME_LEVEL } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { resampleRgb } from './pipeline/color-raster.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
@@ -13,7 +13,7 @@ import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
-import { fineTable, type FineTable } from './pipeline/refine.js';
+import { FINE_SAME_LEVEL, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
@@ -302,10 +302,15 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   const levelsOf = new Float32Array(table.set.coverage.length);
   for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
   const twoColor = usesTwoColors(p);
+  // fineShapes: a still image's ramp glyphs are chosen again on the 8 x 16 raster (the ASCII
+  // ramps, which bench:quality measured it on; not dithering or video, whose error diffusion and
+  // hysteresis work on the 4 x 8 choice: see MatchOptions.refine), from a codebook whose levels
+  // each bring the glyphs up to FINE_SAME_LEVEL above them.
+  const fine = p.fineShapes && table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
   // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
-    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse);
+    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse, fine ? FINE_SAME_LEVEL : SAME_LEVEL);
   const stable = tuned.stable;
 
   let colors: Uint8Array | null = null;
@@ -337,11 +342,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       // smaller amount no glyph can change, so the tensor is not computed.
       const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
-      // fineShapes: a still image's ramp glyphs are chosen again on the 8 x 16 raster (the ASCII
-      // ramps, which bench:quality measured it on; not dithering or video, whose error diffusion
-      // and hysteresis work on the 4 x 8 choice: see MatchOptions.refine).
-      const refine = p.fineShapes && table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous
-        ? { table: (table.fine ??= fineTable(table.glyphs)) } : null;
+      const refine = fine ? { table: (table.fine ??= fineTable(table.glyphs)) } : null;
       matchGlyphs(target, W, cols, rows, table, {
         refine,
         blur: true,

@@ -5,7 +5,7 @@ import { histogram } from './tone.js';
 /** Histogram bins of the cell targets (exported with the binning for the test oracle). */
 export const BINS = 256;
 /** Glyphs whose normalised levels differ by less than this are one code (e.g. the 2x2 quadrants). */
-const SAME_LEVEL = 0.004;
+export const SAME_LEVEL = 0.004;
 
 export interface Codebook {
   /** Glyph indices (into the set) of the codebook, ascending by level. */
@@ -19,13 +19,14 @@ export interface Groups {
   readonly members: number[][];
 }
 
-export function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Groups {
+/** `sameLevel`: how far above a group's first level a glyph still joins it. */
+export function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>, sameLevel = SAME_LEVEL): Groups {
   const lv: number[] = [];
   const members: number[][] = [];
   for (let k = 0; k < order.length; k++) {
     const g = order[k]!;
     const l = levels[g]!;
-    if (lv.length && l - lv[lv.length - 1]! < SAME_LEVEL) members[members.length - 1]!.push(g);
+    if (lv.length && l - lv[lv.length - 1]! < sameLevel) members[members.length - 1]!.push(g);
     else { lv.push(l); members.push([g]); }
   }
   return { level: Float64Array.from(lv), members };
@@ -80,8 +81,8 @@ export interface CodebookProblem {
 }
 
 /** The setup chooseCodebook() searches on; the tests' scalar oracle of the search shares it. */
-export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array): CodebookProblem {
-  const groups = groupLevels(levels, order);
+export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, sameLevel = SAME_LEVEL): CodebookProblem {
+  const groups = groupLevels(levels, order, sameLevel);
   const L = groups.level;
   const n = L.length;
   const sums = new BinSums(targets);
@@ -109,10 +110,12 @@ export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<numb
  * `order` the glyph indices sorted by level, `targets` the cells' target ink (0..1).
  * adaptive: the fewest levels whose quantization RMSE over this image's cells is <= maxRmse,
  * chosen optimally by dynamic programming over the sorted levels (O(k n^2) with O(1) interval
- * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
+ * costs from prefix sums). fixed: every level. Glyphs that share a level come together: those
+ * less than `sameLevel` above a group's first (a wider span gives a later stage, fineShapes, shapes
+ * to choose between at each level; the levels are then the groups' first ones).
  */
-export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
-  const { L, n, sums, total, pick } = codebookProblem(levels, order, targets);
+export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number, sameLevel = SAME_LEVEL): Codebook {
+  const { L, n, sums, total, pick } = codebookProblem(levels, order, targets, sameLevel);
   if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
 
   const budget = maxRmse * maxRmse * total;
