@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { glyphBitmap, BITMAP_CELL } from '../src/core/glyphs/bitmaps.js';
 import { chooseCodebook, groupLevels, SAME_LEVEL } from '../src/core/pipeline/codebook.js';
-import { FINE_SAME_LEVEL, loadFineShapes } from '../src/core/pipeline/refine.js';
+import { FINE_SAME_LEVEL, fineTable, loadFineShapes } from '../src/core/pipeline/refine.js';
+import { matchGlyphs } from '../src/core/pipeline/match.js';
+import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
+import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { render } from '../src/core/render.js';
 import type { RenderResult, RgbaImage } from '../src/core/types.js';
 import { lines, scene, withNoise } from './helpers/images.js';
@@ -112,6 +115,26 @@ describe('fineShapes', () => {
     assert.ok(fine.codebook.glyphs.length > base.codebook.glyphs.length, `${fine.codebook.glyphs} vs ${base.codebook.glyphs}`);
     const book = new Set(fine.codebook.glyphs);
     assert.ok(fine.cells.every((g) => book.has(fine.glyphs[g]!)));
+  });
+
+  it('searches its codebook exactly: a 4 x 8 start from a subset of it gives the same cells', () => {
+    const cols = 40, rows = 20, W = cols * 4, H = rows * 8;
+    const t = new Float32Array(W * H);
+    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) t[y * W + x] = 0.5 + 0.3 * Math.sin(x * 0.07 + Math.sin(y * 0.05) * 3) * Math.cos(y * 0.04) + 0.15 * Math.sin(x * 0.9 + y * 0.3);
+    const set = getGlyphSet('detailed');
+    const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+    const scale = Math.max(...set.coverage);
+    const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
+    const refine = { table: fineTable(set.glyphs), candidates: order };
+    const o = { scale, directional: null, structure: null, structureAmount: 0, dither: false, blur: true, refine } as const;
+    const whole = matchGlyphs(t, W, cols, rows, table, { ...o, candidates: order }, new Uint16Array(cols * rows));
+    for (const step of [3, 9, 40]) {
+      const starts = order.filter((_, i) => i % step === 0);
+      const unrefined = matchGlyphs(t, W, cols, rows, table, { ...o, refine: null, candidates: starts }, new Uint16Array(cols * rows));
+      const cells = matchGlyphs(t, W, cols, rows, table, { ...o, candidates: starts }, new Uint16Array(cols * rows));
+      assert.deepEqual(cells, whole, `every ${step}th glyph as the start`);
+      assert.ok(cells.some((g, i) => g !== unrefined[i]), 'the fine stage chose outside the starts');
+    }
   });
 
   it('leaves blocks, dots and dithered art as they are', () => {

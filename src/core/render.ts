@@ -238,6 +238,13 @@ export interface TunedSource {
   readonly stable: Uint8Array | null;
 }
 
+/** The glyphs of `narrow` that are in `wide` (ascending, as codebooks are), or `wide` when none are. */
+function fineStarts(wide: Int32Array, narrow: Int32Array): Int32Array {
+  const inWide = new Set(wide);
+  const starts = narrow.filter((g) => inWide.has(g));
+  return starts.length ? starts : wide;
+}
+
 /** The first stage of renderPrepared(): the Auto Director (unless `options.tuned`), then for video the temporal filter. */
 export function sourceStage(prep: Prepared, requested: RenderParams, explicit: readonly string[], options: Pick<RenderOptions, 'temporal' | 'tuned'> = {}): TunedSource {
   const tuned = options.tuned ?? tune(prep, requested, explicit);
@@ -342,12 +349,19 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       // smaller amount no glyph can change, so the tensor is not computed.
       const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
-      const refine = fine ? { table: (table.fine ??= fineTable(table.glyphs)) } : null;
+      // fineShapes searches its wide codebook exactly, so the 4 x 8 match only gives each cell a
+      // start: from the glyphs of the usual codebook that are in it, a fraction of the cost. Not
+      // where a directional glyph outside the codebook may be substituted (refine keeps those
+      // cells): a smaller 4 x 8 choice would let more of them through.
+      const refine = fine ? { table: (table.fine ??= fineTable(table.glyphs)), candidates: book.indices } : null;
+      const starts = fine && (!useStructure || table.directional!.every((g) => book.indices.includes(g)))
+        ? fineStarts(book.indices, chooseCodebook(levelsOf, table.order, targetMeans, p.glyphStrategy, p.maxGlyphRmse).indices)
+        : book.indices;
       matchGlyphs(target, W, cols, rows, table, {
         refine,
         blur: true,
         scale: table.scale,
-        candidates: book.indices,
+        candidates: starts,
         directional: table.directional,
         // The tensor of `target` (toned is target when there are no edges), in the matcher's frame.
         structure: useStructure ? 'target' : null,

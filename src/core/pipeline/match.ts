@@ -51,9 +51,11 @@ export interface MatchOptions {
   /**
    * Then choose each cell's glyph again on the fine raster (pipeline/refine.ts), from the fine
    * shapes of the table's glyphs. For still images without dithering (the error diffusion and a
-   * video's hysteresis decide at 4 x 8).
+   * video's hysteresis decide at 4 x 8). `candidates`: the fine stage's codebook, when it is not
+   * `candidates` above; its search is exact, so the 4 x 8 choice (from a subset of them) only
+   * gives each cell a starting point that prunes the rest.
    */
-  readonly refine?: { readonly table: FineTable } | null;
+  readonly refine?: { readonly table: FineTable; readonly candidates?: Int32Array } | null;
 }
 
 /**
@@ -86,7 +88,8 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   // The kernel's scratch, then a row of cells' samples and sums loaded ahead (without dithering).
   const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8 + 16 + cols * (N + 2) * 8);
   const fine = o.refine ?? null;
-  const fineAt = fine ? refineLayout(f, count, nc, width) : null;
+  const fineBook = fine?.candidates ?? o.candidates;
+  const fineAt = fine ? refineLayout(f, count, fineBook.length, width) : null;
   const k = f.ready();
   f.viewF32(pt, samples).set(target.subarray(0, samples));
   f.viewF32(ptpl, count * N).set(templates.subarray(0, count * N));
@@ -116,7 +119,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   // The fine re-ranking reads the unblurred target (it blurs on its own raster) and rewrites pout.
   if (fine) {
     refineInFrame(f, k, fineAt!, fine.table, pt, width, cols, rows,
-      { candidates: o.candidates, scale: o.scale, toneWeight: TONE_WEIGHT, calm: o.calm ?? NEIGHBOUR_CALM }, pout, BAND);
+      { candidates: fineBook, scale: o.scale, toneWeight: TONE_WEIGHT, calm: o.calm ?? NEIGHBOUR_CALM }, pout, BAND);
   }
   out.set(f.viewU16(pout, n));
   return out;

@@ -51,7 +51,8 @@ export const FINE_BLUR_PASSES = 3;
  * the images whose codebook is not already the whole ramp): 80 columns 0.623 / 0.875 -> 0.633 /
  * 0.884 (0.01: 0.628 / 0.878; 0.02: 0.630 / 0.881; 0.08: 0.636 / 0.885); over all 26 cases the
  * contour score rises 0.612 -> 0.639 against the defaults with the tone score where it was. It
- * costs the search: a larger codebook (bench/README.md). Without fineShapes the same span traded
+ * costs the search: a larger codebook (bench/README.md; render.ts gives the search its start from
+ * the usual codebook's glyphs, which the exact search makes a matter of speed only). Without fineShapes the same span traded
  * between images (the 4 x 8 matcher cannot see the strokes it chooses between): not used there.
  */
 export const FINE_SAME_LEVEL = 0.04;
