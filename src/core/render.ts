@@ -13,7 +13,7 @@ import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
-import { FINE_SAME_LEVEL, fineTable, type FineTable } from './pipeline/refine.js';
+import { FINE_SAME_LEVEL, fineStarts, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
@@ -236,13 +236,6 @@ export interface TunedSource {
   readonly video: boolean;
   /** Video: the filter's per-cell stability (glyph hysteresis is allowed on 1), else null. */
   readonly stable: Uint8Array | null;
-}
-
-/** The glyphs of `narrow` that are in `wide` (ascending, as codebooks are), or `wide` when none are. */
-function fineStarts(wide: Int32Array, narrow: Int32Array): Int32Array {
-  const inWide = new Set(wide);
-  const starts = narrow.filter((g) => inWide.has(g));
-  return starts.length ? starts : wide;
 }
 
 /** The first stage of renderPrepared(): the Auto Director (unless `options.tuned`), then for video the temporal filter. */

@@ -57,6 +57,17 @@ export const FINE_BLUR_PASSES = 3;
  */
 export const FINE_SAME_LEVEL = 0.04;
 
+/**
+ * The 4 x 8 match's candidates under fineShapes: the glyphs of the usual codebook (`narrow`) that
+ * are in the fine stage's (`wide`), in their order (ascending, as codebooks are), or `wide` when
+ * none are. The fine search is exact, so they only give it a start.
+ */
+export function fineStarts(wide: Int32Array, narrow: Int32Array): Int32Array {
+  const inWide = new Set(wide);
+  const starts = narrow.filter((g) => inWide.has(g));
+  return starts.length ? starts : wide;
+}
+
 /** Coarse samples each side a fine sample reads (assembly/refine.ts RADIUS). */
 const RADIUS = 2;
 const TAPS = 2 * RADIUS + 1;
