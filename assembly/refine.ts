@@ -12,6 +12,8 @@ const FN: i32 = FX * FY;
 const RADIUS: i32 = 2;
 const TAPS: i32 = 2 * RADIUS + 1;
 const WIN: i32 = 8 + 2 * RADIUS;
+/** A cell's 2 x 2 blocks of the fine raster: 4 x 8. */
+const BLOCKS: i32 = (FX / 2) * (FY / 2);
 
 @inline function clampi(v: i32, lo: i32, hi: i32): i32 {
   return v < lo ? lo : v > hi ? hi : v;
@@ -66,17 +68,21 @@ function upScalar(src: usize, w: i32, taps: usize, dst: usize, x: i32): void {
  *   FN f32) plus toneW x (scale x mean - the template's mean)^2, ties to the lower glyph index;
  *   then the left neighbour's glyph when within `calm` of it.
  * The search: candidates by mean (cand: nc i32 sorted by cgm, their means cgm and zero-mean norms
- * csp as f64), from the mean nearest the cell's outwards, skipping those whose lower bound
- * (FN + toneW) dm^2 + (|t'| - |g'|)^2 (Cauchy-Schwarz) exceeds the best by more than SLACK,
- * stopping where the tone part alone does: the brute force's choice (test/reference/refine.ts).
- * `work`: WIN x 2 x width f32 (the rows pass), then FY x 2 x width f32 (the fine cell row).
+ * csp as f64; blocks and stats: pipeline/refine.ts FineTable's, by glyph). From the matcher's
+ * glyph's error, those in the window of means where the tone part of the bound alone is within
+ * it, then those whose lower bound (FN + toneW) dm^2 + (|t'| - |g'|)^2 (Cauchy-Schwarz) is, the
+ * least bound first, then blockBound(): a candidate is evaluated only where no bound exceeds the
+ * best so far by more than SLACK: the brute force's choice (test/reference/refine.ts).
+ * `work`: WIN x 2 x width f32 (the rows pass), then FY x 2 x width f32 (the fine cell row), then
+ * BLOCKS f32 (the cell's block means) and nc i32 (its list of candidates).
  */
 export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, taps: usize,
   tpl: usize, g2: usize, gm: usize, count: i32, inBook: usize, cand: usize, cgm: usize, csp: usize, nc: i32,
-  scale: f64, toneW: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
+  blocks: usize, stats: usize, scale: f64, toneW: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
   const fw = 2 * width, height = rows * 8;
   const rowsUp = work;
   const fine = rowsUp + (<usize>(WIN * fw) << 2);
+  const blk = fine + (<usize>(FY * fw) << 2), list = blk + (<usize>BLOCKS << 2);
   const c = scale, c2 = scale * scale, bound = <f64>FN + toneW;
   for (let cy = y0; cy < y1; cy++) {
     // Coarse rows 8cy - RADIUS .. 8cy + 7 + RADIUS (clamped), each upsampled along x.
@@ -119,22 +125,43 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       const mean = sum / <f64>FN, want = c * mean, base = c2 * sq;
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
-      const lo = lowerBound(cgm, nc, want);
       // The matcher's choice first: usually near the best, its error prunes most of the rest.
       const g0 = <i32>load<u16>(out + (<usize>cell << 1));
       let best = g0, bestE = cellError(p, fw, tpl, g0, base, c, want, g2, gm, toneW);
-      let up = lo, down = lo - 1;
-      while (up < nc || down >= 0) {
-        const du = up < nc ? load<f64>(cgm + (<usize>up << 3)) - want : Infinity;
-        const dd = down >= 0 ? want - load<f64>(cgm + (<usize>down << 3)) : Infinity;
-        let k: i32, dm: f64;
-        if (du <= dd) { k = up++; dm = du; } else { k = down--; dm = dd; }
-        const tone = bound * dm * dm;
-        if (tone > bestE + SLACK) break;
-        const ds = spreadT - load<f64>(csp + (<usize>k << 3));
-        if (tone + ds * ds > bestE + SLACK) continue;
-        const g = load<i32>(cand + (<usize>k << 2));
+      // The window of means whose tone part alone, bound x dm^2, is within bestE (widened a
+      // little for the rounding of the square root), then its candidates whose tone and spread
+      // bound is, listed without a branch: a walk outwards from the cell's mean, bound by bound,
+      // cost more in mispredicted branches than the few errors it saved (a wide codebook puts
+      // dozens of glyphs in the window).
+      const r = Math.sqrt((bestE + SLACK) / bound) * (1 + 1e-9) + 1e-12;
+      const hi = lowerBound(cgm, nc, want + r), thr = bestE + SLACK;
+      let n = 0, least = Infinity, first = 0;
+      for (let k = lowerBound(cgm, nc, want - r); k < hi; k++) {
+        const dm = load<f64>(cgm + (<usize>k << 3)) - want, ds = spreadT - load<f64>(csp + (<usize>k << 3));
+        const lb = bound * dm * dm + ds * ds, lower = lb < least;
+        store<i32>(list + (<usize>n << 2), k);
+        least = select(lb, least, lower);
+        first = select(n, first, lower);
+        n += <i32>(lb <= thr);
+      }
+      // The least bound first: most often the best, whose error then prunes the rest.
+      if (first > 0 && first < n) {
+        const a = load<i32>(list + (<usize>first << 2));
+        store<i32>(list + (<usize>first << 2), load<i32>(list));
+        store<i32>(list, a);
+      }
+      // The cell's block means and what they leave (blockBound()), once a candidate needs them.
+      let sq2: f64 = -1, r2: f64 = 0;
+      for (let j = 0; j < n; j++) {
+        const k = load<i32>(list + (<usize>j << 2)), g = load<i32>(cand + (<usize>k << 2));
         if (g == g0) continue;
+        const dm = load<f64>(cgm + (<usize>k << 3)) - want, ds = spreadT - load<f64>(csp + (<usize>k << 3));
+        if (bound * dm * dm + ds * ds > bestE + SLACK) continue;
+        if (sq2 < 0) {
+          sq2 = c2 * 4 * cellBlocks(p, fw, blk);
+          r2 = c * Math.sqrt(cellResidual(p, fw, blk));
+        }
+        if (blockBound(blk, blocks + (<usize>(g * BLOCKS) << 2), stats + (<usize>g << 4), c, sq2, r2) + toneW * dm * dm > bestE + SLACK) continue;
         const e = cellError(p, fw, tpl, g, base, c, want, g2, gm, toneW);
         if (e < bestE || (e == bestE && g < best)) { bestE = e; best = g; }
       }
@@ -148,6 +175,55 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       store<u16>(out + (<usize>cell << 1), <u16>best);
     }
   }
+}
+
+/**
+ * The cell's 2 x 2 block means of the fine raster at p into blk (BLOCKS f32, 4 x 8 blocks row by
+ * row, as pipeline/refine.ts takes a template's); returns their sum of squares.
+ */
+@inline function cellBlocks(p: usize, fw: i32, blk: usize): f64 {
+  const row = <usize>fw << 2, quarter = f32x4.splat(0.25);
+  let q = f32x4.splat(0);
+  for (let by = 0; by < FY / 2; by++) {
+    const r = p + <usize>(2 * by) * row;
+    const a = f32x4.add(v128.load(r), v128.load(r + row)), b = f32x4.add(v128.load(r, 16), v128.load(r + row, 16));
+    const m = f32x4.mul(f32x4.add(i32x4.shuffle(a, b, 0, 2, 4, 6), i32x4.shuffle(a, b, 1, 3, 5, 7)), quarter);
+    v128.store(blk + (<usize>by << 4), m);
+    q = f32x4.add(q, f32x4.mul(m, m));
+  }
+  return (<f64>f32x4.extract_lane(q, 0) + <f64>f32x4.extract_lane(q, 1)) + (<f64>f32x4.extract_lane(q, 2) + <f64>f32x4.extract_lane(q, 3));
+}
+
+/** The squared norm of the fine raster at p less its 2 x 2 block means (blk, from cellBlocks()). */
+@inline function cellResidual(p: usize, fw: i32, blk: usize): f64 {
+  const row = <usize>fw << 2;
+  let q = f32x4.splat(0);
+  for (let Y = 0; Y < FY; Y++) {
+    const r = p + <usize>Y * row, m = v128.load(blk + (<usize>(Y >> 1) << 4));
+    const a = f32x4.sub(v128.load(r), i32x4.shuffle(m, m, 0, 0, 1, 1)), b = f32x4.sub(v128.load(r, 16), i32x4.shuffle(m, m, 2, 2, 3, 3));
+    q = f32x4.add(q, f32x4.add(f32x4.mul(a, a), f32x4.mul(b, b)));
+  }
+  return (<f64>f32x4.extract_lane(q, 0) + <f64>f32x4.extract_lane(q, 1)) + (<f64>f32x4.extract_lane(q, 2) + <f64>f32x4.extract_lane(q, 3));
+}
+
+/**
+ * A lower bound on |c t - g|^2 from the 2 x 2 block means (bt the cell's, bg the glyph's), a
+ * quarter of cellError()'s work: the squared distance splits exactly into the part on
+ * piecewise-constant blocks, 4 x the means' squared distance (csq = 4 c^2 |bt|^2, less
+ * 8 c <bt, bg>, plus st[0] = 4 |bg|^2), and the rest, at least (|c t's rest| - |g's rest|)^2 =
+ * (cr - st[1])^2 (Cauchy-Schwarz). The blurred templates are smooth: most of the distance is in
+ * the first part.
+ */
+@inline function blockBound(bt: usize, bg: usize, st: usize, c: f64, csq: f64, cr: f64): f64 {
+  let a = f32x4.splat(0), b = f32x4.splat(0);
+  for (let i = 0; i < BLOCKS * 4; i += 32) {
+    a = f32x4.add(a, f32x4.mul(v128.load(bt + i), v128.load(bg + i)));
+    b = f32x4.add(b, f32x4.mul(v128.load(bt + i, 16), v128.load(bg + i, 16)));
+  }
+  const acc = f32x4.add(a, b);
+  const dot = (<f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1)) + (<f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3));
+  const dr = cr - load<f64>(st, 8);
+  return csq - 8 * c * dot + load<f64>(st) + dr * dr;
 }
 
 /** Margin on the pruning bounds for the rounding of the f32 dot products. */

@@ -81,7 +81,18 @@ export interface FineTable {
   readonly spread: Float64Array;
   /** The polyphase upsample-and-blur filter: 2 phases x TAPS f32. */
   readonly taps: Float32Array;
+  /**
+   * The search's tighter bound: each blurred template's 2 x 2 block means (BLOCKS f32 per glyph,
+   * 4 x 8 blocks row by row), and 2 f64 per glyph: the squared norm of the template's projection
+   * on piecewise-constant blocks (4 x the means' sum of squares) and the norm of what the
+   * projection leaves.
+   */
+  readonly blocks: Float32Array;
+  readonly blockStats: Float64Array;
 }
+
+/** A cell's 2 x 2 block means (assembly/refine.ts takes a cell's the same way). */
+export const BLOCKS = (FINE_X / 2) * (FINE_Y / 2);
 
 /** The fine table of a glyph table's glyphs (one per glyph list: callers cache it with their table). */
 export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES): FineTable {
@@ -110,7 +121,26 @@ export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES):
     gm[g] = mean;
     spread[g] = Math.sqrt(v);
   }
-  return { templates, g2, gm, spread, taps: fineTaps(passes) };
+  return { templates, g2, gm, spread, taps: fineTaps(passes), ...blockParts(templates, n) };
+}
+
+/** FineTable's block means and their statistics for `n` templates. */
+function blockParts(templates: Float32Array, n: number): Pick<FineTable, 'blocks' | 'blockStats'> {
+  const blocks = new Float32Array(n * BLOCKS), blockStats = new Float64Array(n * 2);
+  const bx = FINE_X / 2;
+  for (let g = 0; g < n; g++) {
+    const t = templates.subarray(g * FINE_SAMPLES, (g + 1) * FINE_SAMPLES), b = blocks.subarray(g * BLOCKS, (g + 1) * BLOCKS);
+    for (let i = 0; i < BLOCKS; i++) {
+      const at = 2 * Math.floor(i / bx) * FINE_X + 2 * (i % bx);
+      b[i] = (t[at]! + t[at + 1]! + t[at + FINE_X]! + t[at + FINE_X + 1]!) / 4;
+    }
+    let q = 0, r = 0;
+    for (let i = 0; i < BLOCKS; i++) q += b[i]! * b[i]!;
+    for (let i = 0; i < FINE_SAMPLES; i++) r += (t[i]! - b[Math.floor(i / FINE_X / 2) * bx + Math.floor((i % FINE_X) / 2)]!) ** 2;
+    blockStats[2 * g] = 4 * q;
+    blockStats[2 * g + 1] = Math.sqrt(r);
+  }
+  return { blocks, blockStats };
 }
 
 /**
@@ -152,6 +182,8 @@ export interface RefineLayout {
   readonly cand: Ptr;
   readonly cgm: Ptr;
   readonly csp: Ptr;
+  readonly blocks: Ptr;
+  readonly blockStats: Ptr;
   readonly work: Ptr;
 }
 
@@ -160,8 +192,10 @@ export function refineLayout(f: Frame, count: number, nc: number, width: number)
   return {
     taps: f.f32(2 * TAPS), templates: f.f32(count * FINE_SAMPLES), g2: f.bytes(count * 8), gm: f.bytes(count * 8), inBook: f.bytes(count),
     cand: f.f32(nc), cgm: f.bytes(nc * 8), csp: f.bytes(nc * 8),
-    // assembly/refine.ts: 12 upsampled coarse rows and the cell row's 16 fine rows, 2 x width each.
-    work: f.f32((8 + 2 * RADIUS + FINE_Y) * 2 * width),
+    blocks: f.f32(count * BLOCKS), blockStats: f.bytes(count * 2 * 8),
+    // assembly/refine.ts: 12 upsampled coarse rows and the cell row's 16 fine rows, 2 x width
+    // each, then a cell's block means and its list of candidates.
+    work: f.f32((8 + 2 * RADIUS + FINE_Y) * 2 * width + BLOCKS + nc),
   };
 }
 
@@ -184,6 +218,8 @@ export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine
   f.viewF32(at.templates, count * FINE_SAMPLES).set(fine.templates);
   f.viewF64(at.g2, count).set(fine.g2);
   f.viewF64(at.gm, count).set(fine.gm);
+  f.viewF32(at.blocks, count * BLOCKS).set(fine.blocks);
+  f.viewF64(at.blockStats, count * 2).set(fine.blockStats);
   const inBook = f.viewU8(at.inBook, count).fill(0);
   // The search walks the candidates by their fine means (ties by glyph index).
   const sorted = Int32Array.from(run.candidates).sort((a, b) => fine.gm[a]! - fine.gm[b]! || a - b);
@@ -197,7 +233,7 @@ export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine
   }
   for (let y = 0; y < rows; y += band) {
     k.refineGlyphs(target, width, cols, rows, at.taps, at.templates, at.g2, at.gm, count, at.inBook, at.cand, at.cgm, at.csp, nc,
-      run.scale, run.toneWeight * FINE_SAMPLES, run.calm, out, at.work, y, Math.min(rows, y + band));
+      at.blocks, at.blockStats, run.scale, run.toneWeight * FINE_SAMPLES, run.calm, out, at.work, y, Math.min(rows, y + band));
   }
 }
 

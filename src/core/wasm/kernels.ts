@@ -36,7 +36,7 @@ export interface KernelExports {
     dither: number, previous: Ptr, stable: Ptr, hysteresis: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number,
     tensorSrc: Ptr, tan225: number): void;
   refineGlyphs(target: Ptr, width: number, cols: number, rows: number, taps: Ptr, templates: Ptr, g2: Ptr, gm: Ptr, count: number,
-    inBook: Ptr, cand: Ptr, cgm: Ptr, csp: Ptr, nc: number, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
+    inBook: Ptr, cand: Ptr, cgm: Ptr, csp: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
