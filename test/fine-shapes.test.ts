@@ -137,6 +137,30 @@ describe('fineShapes', () => {
     }
   });
 
+  it('the search\'s block bound: each template splits exactly into its 2 x 2 block means and what they leave', () => {
+    // assembly/refine.ts blockBound() prunes on |P(c t - g)|^2 + (|c t's rest| - |g's rest|)^2:
+    // a lower bound only if blocks, blockStats and the templates agree.
+    const fine = fineTable(getGlyphSet('detailed').glyphs);
+    const n = fine.g2.length, bx = CW / 2;
+    for (let g = 0; g < n; g++) {
+      const t = fine.templates.subarray(g * CW * CH, (g + 1) * CW * CH);
+      let blockPart = 0, rest = 0;
+      for (let y = 0; y < CH; y++) {
+        for (let x = 0; x < CW; x++) {
+          const b = fine.blocks[g * (CW / 2) * (CH / 2) + (y >> 1) * bx + (x >> 1)]!;
+          const mean = (t[(y & ~1) * CW + (x & ~1)]! + t[(y & ~1) * CW + (x | 1)]! + t[(y | 1) * CW + (x & ~1)]! + t[(y | 1) * CW + (x | 1)]!) / 4;
+          assert.ok(Math.abs(b - mean) < 1e-6, `glyph ${g} block mean at ${x},${y}`);
+          blockPart += b * b;
+          rest += (t[y * CW + x]! - b) ** 2;
+        }
+      }
+      assert.ok(Math.abs(fine.blockStats[2 * g]! - blockPart) < 1e-5, `glyph ${g} block part`);
+      assert.ok(Math.abs(fine.blockStats[2 * g + 1]! - Math.sqrt(rest)) < 1e-5, `glyph ${g} rest`);
+      // Pythagoras: the two parts make the template's whole squared norm.
+      assert.ok(Math.abs(fine.blockStats[2 * g]! + fine.blockStats[2 * g + 1]! ** 2 - fine.g2[g]!) < 1e-4, `glyph ${g} split`);
+    }
+  });
+
   it('leaves blocks, dots and dithered art as they are', () => {
     for (const p of [{ charset: 'blocks' }, { charset: 'dots' }, { dither: true }, { charset: 'blocks', color: true }]) {
       const a = render(photo, { columns: 40, ...p }), b = render(photo, { columns: 40, ...p, fineShapes: true });
