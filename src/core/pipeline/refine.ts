@@ -45,17 +45,19 @@ export const FINE_BLUR_PASSES = 3;
 
 /**
  * The codebook's glyphs that share a level (pipeline/codebook.ts SAME_LEVEL: 0.004 of the ramp)
- * under fineShapes: every glyph up to 0.04 above a chosen level comes with it, so that the fine
+ * under fineShapes: every glyph up to 0.08 above a chosen level comes with it, so that the fine
  * stage has shapes to choose between at each tone (the codebook's levels are the groups' first).
  * Measured with fineShapes (bench:quality, 13 images, contour r / tone r means; it changes only
  * the images whose codebook is not already the whole ramp): 80 columns 0.623 / 0.875 -> 0.633 /
  * 0.884 (0.01: 0.628 / 0.878; 0.02: 0.630 / 0.881; 0.08: 0.636 / 0.885); over all 26 cases the
- * contour score rises 0.612 -> 0.639 against the defaults with the tone score where it was. It
- * costs the search: a larger codebook (bench/README.md; render.ts gives the search its start from
- * the usual codebook's glyphs, which the exact search makes a matter of speed only). Without fineShapes the same span traded
- * between images (the 4 x 8 matcher cannot see the strokes it chooses between): not used there.
+ * contour score rises 0.612 -> 0.639 against the defaults with the tone score where it was (0.04),
+ * and to 0.641 with 0.887 (0.08, no case lower on either score, once the search's bounds had made
+ * the larger codebook cost no more). It costs the search a larger codebook (bench/README.md;
+ * render.ts gives the search its start from the usual codebook's glyphs, which the exact search
+ * makes a matter of speed only). Without fineShapes the same span traded between images (the
+ * 4 x 8 matcher cannot see the strokes it chooses between): not used there.
  */
-export const FINE_SAME_LEVEL = 0.04;
+export const FINE_SAME_LEVEL = 0.08;
 
 /**
  * The 4 x 8 match's candidates under fineShapes: the glyphs of the usual codebook (`narrow`) that
