@@ -107,18 +107,18 @@ export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES):
   for (let g = 0; g < n; g++) {
     const bmp = glyphBitmap(glyphs[g]!.codePointAt(0)!);
     if (!bmp) throw new Error(`no bitmap for ${glyphs[g]}`);
-    for (let i = 0; i < FINE_SAMPLES; i++) raw[g * FINE_SAMPLES + i] = bmp[i]! / top;
+    for (let i = 0, at = g * FINE_SAMPLES; i < FINE_SAMPLES; i++) raw[at + i] = bmp[i]! / top;
   }
   // The matcher's viewing blur (pipeline/view-blur.ts), `passes` times within each 8 x 16 cell.
   const templates = viewBlurTemplates(raw, FINE_X, FINE_Y, passes);
   const g2 = new Float64Array(n), gm = new Float64Array(n), spread = new Float64Array(n);
   for (let g = 0; g < n; g++) {
-    const t = templates.subarray(g * FINE_SAMPLES, (g + 1) * FINE_SAMPLES);
+    const t0 = g * FINE_SAMPLES, t1 = t0 + FINE_SAMPLES;
     let s = 0, m = 0;
-    for (let i = 0; i < FINE_SAMPLES; i++) { s += t[i]! * t[i]!; m += t[i]!; }
+    for (let i = t0; i < t1; i++) { const t = templates[i]!; s += t * t; m += t; }
     const mean = m / FINE_SAMPLES;
     let v = 0;
-    for (let i = 0; i < FINE_SAMPLES; i++) v += (t[i]! - mean) ** 2;
+    for (let i = t0; i < t1; i++) { const d = templates[i]! - mean; v += d * d; }
     g2[g] = s;
     gm[g] = mean;
     spread[g] = Math.sqrt(v);
@@ -126,19 +126,28 @@ export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES):
   return { templates, g2, gm, spread, taps: fineTaps(passes), ...blockParts(templates, n) };
 }
 
-/** FineTable's block means and their statistics for `n` templates. */
+/** FineTable's block means and their statistics for `n` templates (plain index loops: run once, mostly before the JIT has optimised them). */
 function blockParts(templates: Float32Array, n: number): Pick<FineTable, 'blocks' | 'blockStats'> {
   const blocks = new Float32Array(n * BLOCKS), blockStats = new Float64Array(n * 2);
   const bx = FINE_X / 2;
   for (let g = 0; g < n; g++) {
-    const t = templates.subarray(g * FINE_SAMPLES, (g + 1) * FINE_SAMPLES), b = blocks.subarray(g * BLOCKS, (g + 1) * BLOCKS);
-    for (let i = 0; i < BLOCKS; i++) {
-      const at = 2 * Math.floor(i / bx) * FINE_X + 2 * (i % bx);
-      b[i] = (t[at]! + t[at + 1]! + t[at + FINE_X]! + t[at + FINE_X + 1]!) / 4;
+    const t0 = g * FINE_SAMPLES, b0 = g * BLOCKS;
+    let q = 0;
+    for (let by = 0; by < FINE_Y / 2; by++) {
+      for (let x = 0; x < bx; x++) {
+        const at = t0 + 2 * by * FINE_X + 2 * x;
+        blocks[b0 + by * bx + x] = (templates[at]! + templates[at + 1]! + templates[at + FINE_X]! + templates[at + FINE_X + 1]!) / 4;
+        const b = blocks[b0 + by * bx + x]!;
+        q += b * b;
+      }
     }
-    let q = 0, r = 0;
-    for (let i = 0; i < BLOCKS; i++) q += b[i]! * b[i]!;
-    for (let i = 0; i < FINE_SAMPLES; i++) r += (t[i]! - b[Math.floor(i / FINE_X / 2) * bx + Math.floor((i % FINE_X) / 2)]!) ** 2;
+    let r = 0;
+    for (let y = 0; y < FINE_Y; y++) {
+      for (let x = 0; x < FINE_X; x++) {
+        const d = templates[t0 + y * FINE_X + x]! - blocks[b0 + (y >> 1) * bx + (x >> 1)]!;
+        r += d * d;
+      }
+    }
     blockStats[2 * g] = 4 * q;
     blockStats[2 * g + 1] = Math.sqrt(r);
   }
