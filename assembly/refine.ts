@@ -191,7 +191,7 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
     v128.store(blk + (<usize>by << 4), m);
     q = f32x4.add(q, f32x4.mul(m, m));
   }
-  return (<f64>f32x4.extract_lane(q, 0) + <f64>f32x4.extract_lane(q, 1)) + (<f64>f32x4.extract_lane(q, 2) + <f64>f32x4.extract_lane(q, 3));
+  return laneSum(q);
 }
 
 /** The squared norm of the fine raster at p less its 2 x 2 block means (blk, from cellBlocks()). */
@@ -203,7 +203,7 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
     const a = f32x4.sub(v128.load(r), i32x4.shuffle(m, m, 0, 0, 1, 1)), b = f32x4.sub(v128.load(r, 16), i32x4.shuffle(m, m, 2, 2, 3, 3));
     q = f32x4.add(q, f32x4.add(f32x4.mul(a, a), f32x4.mul(b, b)));
   }
-  return (<f64>f32x4.extract_lane(q, 0) + <f64>f32x4.extract_lane(q, 1)) + (<f64>f32x4.extract_lane(q, 2) + <f64>f32x4.extract_lane(q, 3));
+  return laneSum(q);
 }
 
 /**
@@ -221,9 +221,14 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
     b = f32x4.add(b, f32x4.mul(v128.load(bt + i, 16), v128.load(bg + i, 16)));
   }
   const acc = f32x4.add(a, b);
-  const dot = (<f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1)) + (<f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3));
+  const dot = laneSum(acc);
   const dr = cr - load<f64>(st, 8);
   return csq - 8 * c * dot + load<f64>(st) + dr * dr;
+}
+
+/** A f32x4's lanes as (l0 + l1) + (l2 + l3) in f64: the order the twin adds them in. */
+@inline function laneSum(v: v128): f64 {
+  return (<f64>f32x4.extract_lane(v, 0) + <f64>f32x4.extract_lane(v, 1)) + (<f64>f32x4.extract_lane(v, 2) + <f64>f32x4.extract_lane(v, 3));
 }
 
 /** Margin on the pruning bounds for the rounding of the f32 dot products. */
@@ -246,7 +251,7 @@ const SLACK: f64 = 1e-3;
     d = f32x4.add(d, f32x4.mul(v128.load(q + row, 16), v128.load(t, 48)));
   }
   const acc = f32x4.add(f32x4.add(a, cc), f32x4.add(b, d));
-  const dot = (<f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1)) + (<f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3));
+  const dot = laneSum(acc);
   const dm = want - load<f64>(gm + (<usize>g << 3));
   return base - 2 * c * dot + load<f64>(g2 + (<usize>g << 3)) + toneW * dm * dm;
 }
