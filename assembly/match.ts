@@ -41,6 +41,15 @@ const ROW64: usize = <usize>SAMPLES << 3;
 }
 
 /**
+ * viewBlur() over `count` cells of w x h samples each (src and out: count x w x h f32, tmp: w x h),
+ * each cell on its own (edges clamped within it): a glyph table's templates in one call.
+ */
+export function viewBlurCells(src: usize, count: i32, w: i32, h: i32, out: usize, tmp: usize): void {
+  const size = <usize>(w * h) << 2;
+  for (let g = 0; g < count; g++) viewBlur(src + <usize>g * size, w, h, out + <usize>g * size, tmp);
+}
+
+/**
  * viewBlur(): [1 2 1]/4 along x (edges clamped) from src into tmp, then along y into out.
  * Four samples at a time (each computed in f64 as the scalar form, then rounded to f32).
  */

@@ -20,42 +20,35 @@ const BLOCKS: i32 = (FX / 2) * (FY / 2);
 }
 
 /**
- * One coarse row (w samples from src) into 2w fine samples at dst: fine X = 2x + phase is
- * sum over k of taps[phase * TAPS + k] * src[clamp(x - RADIUS + k)], accumulated in f32 from 0
- * in k order. Four x at a time where no index clamps, interleaving the two phases.
+ * One cell's 4 coarse samples of a row (src, w samples; the cell's from x0) into its 8 fine
+ * samples at dst: fine X = 2x + phase is sum over k of taps[phase * TAPS + k] x
+ * src[clamp(x - RADIUS + k)], accumulated in f32 from 0 in k order. The taps are held in e0..o4
+ * (phase 0 and 1); the four x at once where no index clamps, interleaving the two phases.
  */
-function upRow(src: usize, w: i32, taps: usize, dst: usize): void {
-  let x = 0;
-  for (; x < w && x < RADIUS; x++) upScalar(src, w, taps, dst, x);
-  // x .. x + 3 read src[x - RADIUS .. x + 3 + RADIUS], all inside. The taps (TAPS = 5) held in
-  // registers, the sums in k order from 0 as upScalar() adds them.
-  const zero = f32x4.splat(0);
-  const e0 = f32x4.splat(load<f32>(taps)), e1 = f32x4.splat(load<f32>(taps, 4)), e2 = f32x4.splat(load<f32>(taps, 8));
-  const e3 = f32x4.splat(load<f32>(taps, 12)), e4 = f32x4.splat(load<f32>(taps, 16));
-  const o0 = f32x4.splat(load<f32>(taps, 20)), o1 = f32x4.splat(load<f32>(taps, 24)), o2 = f32x4.splat(load<f32>(taps, 28));
-  const o3 = f32x4.splat(load<f32>(taps, 32)), o4 = f32x4.splat(load<f32>(taps, 36));
-  for (; x + 3 + RADIUS < w; x += 4) {
-    const p = src + (<usize>(x - RADIUS) << 2);
+@inline function upCell(src: usize, w: i32, taps: usize, x0: i32, dst: usize,
+  e0: v128, e1: v128, e2: v128, e3: v128, e4: v128, o0: v128, o1: v128, o2: v128, o3: v128, o4: v128): void {
+  if (x0 >= RADIUS && x0 + 3 + RADIUS < w) {
+    const p = src + (<usize>(x0 - RADIUS) << 2), zero = f32x4.splat(0);
     const v0 = v128.load(p), v1 = v128.load(p, 4), v2 = v128.load(p, 8), v3 = v128.load(p, 12), v4 = v128.load(p, 16);
     const e = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(e0, v0)), f32x4.mul(e1, v1)), f32x4.mul(e2, v2)), f32x4.mul(e3, v3)), f32x4.mul(e4, v4));
     const o = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(o0, v0)), f32x4.mul(o1, v1)), f32x4.mul(o2, v2)), f32x4.mul(o3, v3)), f32x4.mul(o4, v4));
-    const d = dst + (<usize>(2 * x) << 2);
-    v128.store(d, i32x4.shuffle(e, o, 0, 4, 1, 5));
-    v128.store(d, i32x4.shuffle(e, o, 2, 6, 3, 7), 16);
+    v128.store(dst, i32x4.shuffle(e, o, 0, 4, 1, 5));
+    v128.store(dst, i32x4.shuffle(e, o, 2, 6, 3, 7), 16);
+  } else {
+    for (let x = 0; x < 4; x++) upScalar(src, w, taps, x0 + x, dst + (<usize>(2 * x) << 2));
   }
-  for (; x < w; x++) upScalar(src, w, taps, dst, x);
 }
 
-/** upRow() at one x, indices clamped: the same sums lane for lane. */
-function upScalar(src: usize, w: i32, taps: usize, dst: usize, x: i32): void {
+/** upCell() at one x, indices clamped, into dst[0] (phase 0) and dst[1]: the same sums lane for lane. */
+function upScalar(src: usize, w: i32, taps: usize, x: i32, dst: usize): void {
   let e: f32 = 0, o: f32 = 0;
   for (let k = 0; k < TAPS; k++) {
     const v = load<f32>(src + (<usize>clampi(x - RADIUS + k, 0, w - 1) << 2));
     e = e + load<f32>(taps + (<usize>k << 2)) * v;
     o = o + load<f32>(taps + (<usize>(TAPS + k) << 2)) * v;
   }
-  store<f32>(dst + (<usize>(2 * x) << 2), e);
-  store<f32>(dst + (<usize>(2 * x + 1) << 2), o);
+  store<f32>(dst, e);
+  store<f32>(dst, o, 4);
 }
 
 /**
@@ -73,40 +66,46 @@ function upScalar(src: usize, w: i32, taps: usize, dst: usize, x: i32): void {
  * it, then those whose lower bound (FN + toneW) dm^2 + (|t'| - |g'|)^2 (Cauchy-Schwarz) is, the
  * least bound first, then blockBound(): a candidate is evaluated only where no bound exceeds the
  * best so far by more than SLACK: the brute force's choice (test/reference/refine.ts).
- * `work`: WIN x 2 x width f32 (the rows pass), then FY x 2 x width f32 (the fine cell row), then
- * BLOCKS f32 (the cell's block means) and nc i32 (its list of candidates).
+ * `work`: WIN x FX f32 (the cell's rows upsampled along x), FN f32 (its fine raster), BLOCKS f32
+ * (its block means) and nc i32 (its list of candidates).
  */
 export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, taps: usize,
   tpl: usize, g2: usize, gm: usize, count: i32, inBook: usize, cand: usize, cgm: usize, csp: usize, nc: i32,
-  blocks: usize, stats: usize, scale: f64, toneW: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
-  const fw = 2 * width, height = rows * 8;
-  const rowsUp = work;
-  const fine = rowsUp + (<usize>(WIN * fw) << 2);
-  const blk = fine + (<usize>(FY * fw) << 2), list = blk + (<usize>BLOCKS << 2);
+  blocks: usize, stats: usize, minVar: f64, scale: f64, toneW: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
+  // The cell's fine raster is FX wide: its rows FX apart.
+  const fw = FX, height = rows * 8;
+  const cellUp = work, fine = cellUp + (<usize>(WIN * FX) << 2);
+  const blk = fine + (<usize>FN << 2), list = blk + (<usize>BLOCKS << 2);
   const c = scale, c2 = scale * scale, bound = <f64>FN + toneW;
+  const e0 = f32x4.splat(load<f32>(taps)), e1 = f32x4.splat(load<f32>(taps, 4)), e2 = f32x4.splat(load<f32>(taps, 8));
+  const e3 = f32x4.splat(load<f32>(taps, 12)), e4 = f32x4.splat(load<f32>(taps, 16));
+  const o0 = f32x4.splat(load<f32>(taps, 20)), o1 = f32x4.splat(load<f32>(taps, 24)), o2 = f32x4.splat(load<f32>(taps, 28));
+  const o3 = f32x4.splat(load<f32>(taps, 32)), o4 = f32x4.splat(load<f32>(taps, 36));
   for (let cy = y0; cy < y1; cy++) {
-    // Coarse rows 8cy - RADIUS .. 8cy + 7 + RADIUS (clamped), each upsampled along x.
-    for (let r = 0; r < WIN; r++) {
-      const yy = clampi(cy * 8 - RADIUS + r, 0, height - 1);
-      upRow(target + (<usize>(yy * width) << 2), width, taps, rowsUp + (<usize>(r * fw) << 2));
-    }
-    // Along y: fine row Y = 2y + phase reads local rows (Y >> 1) + k.
-    for (let Y = 0; Y < FY; Y++) {
-      const tp = taps + (<usize>((Y & 1) * TAPS) << 2), r0 = rowsUp + (<usize>((Y >> 1) * fw) << 2), row = <usize>fw << 2;
-      const w0 = f32x4.splat(load<f32>(tp)), w1 = f32x4.splat(load<f32>(tp, 4)), w2 = f32x4.splat(load<f32>(tp, 8));
-      const w3 = f32x4.splat(load<f32>(tp, 12)), w4 = f32x4.splat(load<f32>(tp, 16)), zero = f32x4.splat(0);
-      const d = fine + (<usize>(Y * fw) << 2);
-      for (let X: usize = 0, end = <usize>fw << 2; X < end; X += 16) {
-        const q = r0 + X;
-        const acc = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(w0, v128.load(q))), f32x4.mul(w1, v128.load(q + row))),
-          f32x4.mul(w2, v128.load(q + 2 * row))), f32x4.mul(w3, v128.load(q + 3 * row))), f32x4.mul(w4, v128.load(q + 4 * row)));
-        v128.store(d + X, acc);
-      }
-    }
     for (let cx = 0; cx < cols; cx++) {
       const cell = cy * cols + cx;
       if (load<u8>(inBook + <usize>load<u16>(out + (<usize>cell << 1))) == 0) continue;
-      const p = fine + (<usize>(cx * FX) << 2);
+      if (minVar > 0 && coarseVar(target + (<usize>(cy * 8 * width + cx * 4) << 2), width) < minVar) continue;
+      // The cell's fine raster: coarse rows 8cy - RADIUS .. 8cy + 7 + RADIUS (clamped), each
+      // upsampled along x over the cell's 4 columns, then along y (fine row Y = 2y + phase reads
+      // local rows (Y >> 1) + k).
+      for (let r = 0; r < WIN; r++) {
+        const yy = clampi(cy * 8 - RADIUS + r, 0, height - 1);
+        upCell(target + (<usize>(yy * width) << 2), width, taps, cx * 4, cellUp + (<usize>(r * FX) << 2), e0, e1, e2, e3, e4, o0, o1, o2, o3, o4);
+      }
+      for (let Y = 0; Y < FY; Y++) {
+        const tp = taps + (<usize>((Y & 1) * TAPS) << 2), r0 = cellUp + (<usize>((Y >> 1) * FX) << 2), row = <usize>FX << 2;
+        const w0 = f32x4.splat(load<f32>(tp)), w1 = f32x4.splat(load<f32>(tp, 4)), w2 = f32x4.splat(load<f32>(tp, 8));
+        const w3 = f32x4.splat(load<f32>(tp, 12)), w4 = f32x4.splat(load<f32>(tp, 16)), zero = f32x4.splat(0);
+        const d = fine + (<usize>(Y * FX) << 2);
+        for (let X: usize = 0; X < 32; X += 16) {
+          const q = r0 + X;
+          const acc = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(w0, v128.load(q))), f32x4.mul(w1, v128.load(q + row))),
+            f32x4.mul(w2, v128.load(q + 2 * row))), f32x4.mul(w3, v128.load(q + 3 * row))), f32x4.mul(w4, v128.load(q + 4 * row)));
+          v128.store(d + X, acc);
+        }
+      }
+      const p = fine;
       // Sum and sum of squares in f64 lanes: lane X mod 4, rows in order, X before X + 4; then
       // (l0 + l1) + (l2 + l3), as the twin adds them.
       let s0 = f64x2.splat(0), s1 = f64x2.splat(0), q0 = f64x2.splat(0), q1 = f64x2.splat(0);
@@ -224,6 +223,86 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
   const dot = laneSum(acc);
   const dr = cr - load<f64>(st, 8);
   return csq - 8 * c * dot + load<f64>(st) + dr * dr;
+}
+
+/**
+ * The variance of a cell's 4 x 8 coarse samples (at q, rows w apart): f32 sums per column in row
+ * order, then (c0 + c1) + (c2 + c3) in f64, as the twin takes it.
+ */
+@inline function coarseVar(q: usize, w: i32): f64 {
+  const row = <usize>w << 2;
+  let a = f32x4.splat(0), b = f32x4.splat(0);
+  for (let r = 0; r < 8; r++) {
+    const v = v128.load(q + <usize>r * row);
+    a = f32x4.add(a, v);
+    b = f32x4.add(b, f32x4.mul(v, v));
+  }
+  const m = laneSum(a) / 32;
+  return laneSum(b) / 32 - m * m;
+}
+
+/**
+ * hexLevels(): glyph bitmaps as glyphs/bitmaps.generated.ts writes them (src, n bytes: one hex
+ * digit per pixel, '0'-'9' and 'a'-'f', spaces between rows skipped) to f32 at dst through lut
+ * (16 f32: a level's coverage); returns the pixels written. A ramp's bitmaps on a first render,
+ * where a loop in JavaScript would run interpreted.
+ */
+export function hexLevels(src: usize, n: i32, lut: usize, dst: usize): i32 {
+  let o = 0;
+  for (let j = 0; j < n; j++) {
+    const c = <i32>load<u8>(src + <usize>j);
+    if (c == 32) continue;
+    store<f32>(dst + (<usize>o << 2), load<f32>(lut + (<usize>((c <= 57 ? c - 48 : (c | 32) - 87) & 15) << 2)));
+    o++;
+  }
+  return o;
+}
+
+/**
+ * fineStats(): pipeline/refine.ts FineTable's statistics of `count` blurred templates (tpl, FN
+ * f32 each): per glyph its sum of squares (g2), mean (gm) and zero-mean norm (spread), f64; its
+ * 2 x 2 block means (blocks, BLOCKS f32, 4 x 8 blocks row by row, each (a + b + c + d) / 4 in
+ * f64 rounded to f32) and 2 f64 (stats): 4 x the means' sum of squares and the norm of what they
+ * leave. Scalar f64 in index order: run once per glyph table, where JavaScript would run it
+ * interpreted (test/fine-shapes.test.ts checks it against the definitions).
+ */
+export function fineStats(tpl: usize, count: i32, g2: usize, gm: usize, spread: usize, blocks: usize, stats: usize): void {
+  for (let g = 0; g < count; g++) {
+    const t = tpl + (<usize>(g * FN) << 2), b0 = blocks + (<usize>(g * BLOCKS) << 2);
+    let s: f64 = 0, m: f64 = 0;
+    for (let i = 0; i < FN; i++) {
+      const v = <f64>load<f32>(t + (<usize>i << 2));
+      s += v * v;
+      m += v;
+    }
+    const mean = m / <f64>FN;
+    let v2: f64 = 0;
+    for (let i = 0; i < FN; i++) {
+      const d = <f64>load<f32>(t + (<usize>i << 2)) - mean;
+      v2 += d * d;
+    }
+    store<f64>(g2 + (<usize>g << 3), s);
+    store<f64>(gm + (<usize>g << 3), mean);
+    store<f64>(spread + (<usize>g << 3), Math.sqrt(v2));
+    let q: f64 = 0;
+    for (let by = 0; by < FY / 2; by++) {
+      for (let x = 0; x < FX / 2; x++) {
+        const at = t + (<usize>(2 * by * FX + 2 * x) << 2);
+        const mb = <f32>((((<f64>load<f32>(at) + <f64>load<f32>(at, 4)) + <f64>load<f32>(at + (<usize>FX << 2))) + <f64>load<f32>(at + (<usize>FX << 2), 4)) / 4);
+        store<f32>(b0 + (<usize>(by * (FX / 2) + x) << 2), mb);
+        q += <f64>mb * <f64>mb;
+      }
+    }
+    let r: f64 = 0;
+    for (let y = 0; y < FY; y++) {
+      for (let x = 0; x < FX; x++) {
+        const d = <f64>load<f32>(t + (<usize>(y * FX + x) << 2)) - <f64>load<f32>(b0 + (<usize>((y >> 1) * (FX / 2) + (x >> 1)) << 2));
+        r += d * d;
+      }
+    }
+    store<f64>(stats + (<usize>g << 4), 4 * q);
+    store<f64>(stats + (<usize>g << 4), Math.sqrt(r), 8);
+  }
 }
 
 /** A f32x4's lanes as (l0 + l1) + (l2 + l3) in f64: the order the twin adds them in. */

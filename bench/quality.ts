@@ -32,7 +32,6 @@ import sharp from 'sharp';
 import { mkdirSync } from 'node:fs';
 import { formatResult } from '../src/core/format/index.js';
 import { render } from '../src/core/render.js';
-import { loadFineShapes } from '../src/core/pipeline/refine.js';
 import { VERSION, CELL_ASPECT, type RenderResult } from '../src/core/types.js';
 import { OUT_DIR, loadBenchImages, squarePattern, decodeRgba, type BenchImage } from './lib/images.js';
 import { SCALES, areaResize, cellMeans, gaussianBlur, inkPlane, lumaPlane, pearson, plane, prepareReference, scoreInk, type Plane } from './lib/metrics.js';
@@ -273,7 +272,6 @@ async function main(): Promise<void> {
   const log = (s: string) => console.log(s);
   const progress = (s: string) => process.stderr.write(s + '\n');
   const programs = await ensurePeers(log);
-  await loadFineShapes(); // for --params '{"fineShapes":true}'
   const images = await loadBenchImages(args.images, log);
   if (!images.length) throw new Error('no images to run on');
   const hasChafa = programs.has('chafa');

@@ -1,7 +1,7 @@
 /**
  * CLI start-up: `v2a render` (and `v2a --help`) load nothing they do not use — no server module,
- * no Fastify, OpenTelemetry or piscina; no png encoder (pako, the glyph bitmaps) unless the
- * output is png; no animation or ffmpeg code for a still image — checked by recording every
+ * no Fastify, OpenTelemetry or piscina; no png encoder (pako) unless the output is png (the glyph
+ * bitmaps it draws with are loaded by every ASCII render: its fine stage reads them); no animation or ffmpeg code for a still image — checked by recording every
  * module the process loads. The time itself is measured by `npm run bench`, never here.
  */
 import assert from 'node:assert/strict';
@@ -45,7 +45,7 @@ function loaded(args: readonly string[]): string[] {
 
 const SERVER = /\/src\/server\/|\/node_modules\/(fastify|@fastify|@opentelemetry|piscina|undici)\//;
 /** What only png output needs. */
-const PNG = /\/node_modules\/pako\/|\/src\/core\/format\/png\.ts|\/src\/core\/glyphs\/bitmaps\.generated\.ts/;
+const PNG = /\/node_modules\/pako\/|\/src\/core\/format\/png\.ts/;
 /** What only animation and video need, and the commands render does not run. */
 const OTHER_COMMANDS = /\/src\/cli\/(animate|video-source)\.ts|\/node_modules\/@modelcontextprotocol\//;
 
@@ -55,7 +55,7 @@ test('v2a render loads no server module, Fastify, OpenTelemetry or piscina', () 
   assert.deepEqual(urls.filter((u) => SERVER.test(u)), []);
 });
 
-test('v2a render to text loads neither the png encoder nor the glyph bitmaps, nor animation or ffmpeg code', () => {
+test('v2a render to text loads neither the png encoder nor animation or ffmpeg code', () => {
   const urls = loaded([image, '-w', '20']);
   assert.deepEqual(urls.filter((u) => PNG.test(u) || OTHER_COMMANDS.test(u)), []);
 });

@@ -5,10 +5,10 @@
  * byte for byte.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { glyphBitmap, BITMAP_CELL } from '../src/core/glyphs/bitmaps.js';
 import { chooseCodebook, groupLevels, SAME_LEVEL } from '../src/core/pipeline/codebook.js';
-import { FINE_SAME_LEVEL, fineTable, loadFineShapes } from '../src/core/pipeline/refine.js';
+import { FINE_BLUR_PASSES, FINE_SAME_LEVEL, fineTable } from '../src/core/pipeline/refine.js';
 import { matchGlyphs } from '../src/core/pipeline/match.js';
 import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { getGlyphSet } from '../src/core/glyphs/charsets.js';
@@ -80,7 +80,6 @@ function contour(img: RgbaImage, r: RenderResult): number {
 }
 
 describe('fineShapes', () => {
-  before(loadFineShapes);
   const photo = withNoise(scene(480, 360, 5), 4, 2);
   const art = lines(320, 320);
 
@@ -125,7 +124,7 @@ describe('fineShapes', () => {
     const order = Int32Array.from(set.glyphs.keys()).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
     const scale = Math.max(...set.coverage);
     const table = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
-    const refine = { table: fineTable(set.glyphs), candidates: order };
+    const refine = { table: fineTable(set.glyphs), candidates: order, minSpread: 0 };
     const o = { scale, directional: null, structure: null, structureAmount: 0, dither: false, blur: true, refine } as const;
     const whole = matchGlyphs(t, W, cols, rows, table, { ...o, candidates: order }, new Uint16Array(cols * rows));
     for (const step of [3, 9, 40]) {
@@ -168,11 +167,39 @@ describe('fineShapes', () => {
     }
   });
 
-  it('a render before loadFineShapes() says what is missing (the render job loads it)', async () => {
-    const { spawnSync } = await import('node:child_process');
-    const code = "import { render } from './src/core/render.ts'; try { render({ width: 8, height: 8, data: new Uint8Array(256).fill(128) }, { columns: 8, fineShapes: true }); } catch (e) { console.log(e.message); }";
-    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
-    assert.match(out.stdout, /await loadFineShapes\(\) before rendering/);
+  it('the fine table (decoded and computed in WebAssembly) is its definition, bit for bit', () => {
+    for (const set of ['detailed', 'minimal'] as const) {
+      const glyphs = getGlyphSet(set).glyphs;
+      const fine = fineTable(glyphs);
+      const n = fine.g2.length, N = CW * CH, B = (CW / 2) * (CH / 2);
+      // The png format's bitmaps, levels / 15, through the viewing blur.
+      const raw = new Float32Array(n * N);
+      glyphs.forEach((ch, g) => glyphBitmap(ch.codePointAt(0)!)!.forEach((v, i) => { raw[g * N + i] = v / (BITMAP_CELL.levels - 1); }));
+      assert.deepEqual(fine.templates, viewBlurTemplates(raw, CW, CH, FINE_BLUR_PASSES), `${set} templates`);
+      for (let g = 0; g < n; g++) {
+        const t = fine.templates.subarray(g * N, (g + 1) * N);
+        let s = 0, m = 0;
+        for (let i = 0; i < N; i++) { s += t[i]! * t[i]!; m += t[i]!; }
+        const mean = m / N;
+        let v = 0;
+        for (let i = 0; i < N; i++) v += (t[i]! - mean) ** 2;
+        assert.equal(fine.g2[g], s, `${set} glyph ${g} g2`);
+        assert.equal(fine.gm[g], mean, `${set} glyph ${g} mean`);
+        assert.equal(fine.spread[g], Math.sqrt(v), `${set} glyph ${g} spread`);
+        let q = 0, r = 0;
+        for (let by = 0; by < CH / 2; by++) {
+          for (let x = 0; x < CW / 2; x++) {
+            const at = 2 * by * CW + 2 * x;
+            const b = Math.fround((t[at]! + t[at + 1]! + t[at + CW]! + t[at + CW + 1]!) / 4);
+            assert.equal(fine.blocks[g * B + by * (CW / 2) + x], b, `${set} glyph ${g} block ${x},${by}`);
+            q += b * b;
+          }
+        }
+        for (let y = 0; y < CH; y++) for (let x = 0; x < CW; x++) r += (t[y * CW + x]! - fine.blocks[g * B + (y >> 1) * (CW / 2) + (x >> 1)]!) ** 2;
+        assert.equal(fine.blockStats[2 * g], 4 * q, `${set} glyph ${g} block part`);
+        assert.equal(fine.blockStats[2 * g + 1], Math.sqrt(r), `${set} glyph ${g} rest`);
+      }
+    }
   });
 
   it('works on every ASCII ramp, a custom ramp, edges and invert', () => {

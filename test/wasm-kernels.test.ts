@@ -5,7 +5,7 @@
  * values outside 0..1 (sharpening overshoot) and NaN-free edge cases.
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DIRECTIONAL_CHARS, customGlyphSet, getGlyphSet, glyphShape } from '../src/core/glyphs/charsets.js';
 import { SAMPLES } from '../src/core/glyphs/types.js';
 import { matchBraille } from '../src/core/pipeline/braille.js';
@@ -34,7 +34,7 @@ import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
 import { refineGlyphs as refRefine } from './reference/refine.js';
-import { fineTable, loadFineShapes, refineGlyphs } from '../src/core/pipeline/refine.js';
+import { FINE_MIN_SPREAD, fineTable, refineGlyphs } from '../src/core/pipeline/refine.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
 import { linearToSrgb as refLinearToSrgb } from './reference/linear.js';
 import { encLut } from '../src/core/pipeline/linear.js';
@@ -69,11 +69,10 @@ function raster(w: number, h: number, seed: number, over = 0): Float32Array {
 const SIZES: readonly [number, number][] = [[1, 1], [3, 2], [4, 8], [5, 9], [7, 16], [33, 24], [160, 96], [321, 77]];
 
 describe('wasm kernels match the scalar reference bit for bit', () => {
-  before(loadFineShapes);
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'heapBase', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -374,6 +373,16 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         for (const [cols, rows] of [[1, 1], [2, 1], [3, 2], [17, 9], [61, 23]] as const) {
           const W = cols * 4 + (cols % 3), n = cols * rows;
           const target = raster(W, rows * 8, cols * 7 + rows + name.length + passes, 0.4);
+          // Half its cells flattened to their mean with some noise left (std 0.006 to 0.15, about the cutoff).
+          const calmer = target.slice();
+          for (let cy = 0; cy < rows; cy++) {
+            for (let cx = (cy & 1); cx < cols; cx += 2) {
+              let m = 0;
+              for (let y = 0; y < 8; y++) for (let x = 0; x < 4; x++) m += target[(cy * 8 + y) * W + cx * 4 + x]!;
+              const amp = 0.02 + 0.5 * r();
+              for (let y = 0; y < 8; y++) for (let x = 0; x < 4; x++) calmer[(cy * 8 + y) * W + cx * 4 + x] = m / 32 + (r() - 0.5) * amp;
+            }
+          }
           for (const candidates of [order, order.filter((_, i) => i % 2 === 0 || i === order.length - 1)]) {
             // Some cells hold a glyph outside the codebook: those stay as they are.
             const start = Uint16Array.from({ length: n }, () => (r() < 0.15 ? Math.floor(r() * glyphs.length) : candidates[Math.floor(r() * candidates.length)]!));
@@ -381,8 +390,16 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
               const want = refRefine(target, W, cols, rows, fine, candidates, scale, start, calm);
               // Random cells are far from their best: the twin must move many of them.
               if (n > 100) assert.ok(want.filter((g, i) => g !== start[i]).length > n / 4, 'the refinement changes cells');
-              same(refineGlyphs(target, W, cols, rows, fine, { candidates, scale, toneWeight: TONE_WEIGHT, calm }, start), want,
+              same(refineGlyphs(target, W, cols, rows, fine, { candidates, scale, toneWeight: TONE_WEIGHT, calm, minSpread: 0 }, start), want,
                 `refine ${name} passes ${passes} ${cols}x${rows} book ${candidates.length} calm ${calm}`);
+              // Only the cells with structure: every other cell of `calmer` is nearly flat and keeps its start.
+              const some = refRefine(calmer, W, cols, rows, fine, candidates, scale, start, calm, FINE_MIN_SPREAD);
+              if (n > 100) {
+                const kept = some.filter((g, i) => g === start[i]).length, moved = n - kept;
+                assert.ok(kept > n / 5 && moved > n / 4, `cells kept ${kept}, moved ${moved}`);
+              }
+              same(refineGlyphs(calmer, W, cols, rows, fine, { candidates, scale, toneWeight: TONE_WEIGHT, calm, minSpread: FINE_MIN_SPREAD }, start), some,
+                `refine ${name} passes ${passes} ${cols}x${rows} book ${candidates.length} calm ${calm} min spread`);
             }
           }
         }
@@ -403,7 +420,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     for (const candidates of books) {
       const o: MatchOptions = { scale, candidates, directional: null, structure: null, structureAmount: 0, dither: false };
       const coarse = refMatch(seen, W, cols, rows, table, o, new Uint16Array(n));
-      same(matchGlyphs(target, W, cols, rows, table, { ...o, blur: true, refine: { table: fine } }, new Uint16Array(n)),
+      same(matchGlyphs(target, W, cols, rows, table, { ...o, blur: true, refine: { table: fine, minSpread: 0 } }, new Uint16Array(n)),
         refRefine(target, W, cols, rows, fine, candidates, scale, coarse), `match then refine, book ${candidates.length}`);
     }
   });

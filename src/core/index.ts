@@ -12,7 +12,6 @@ export type { RenderOptions } from './render.js';
 export { FrameRenderer, FrameFront, FrameBack, detachHandoff, type FrameHandoff } from './video.js';
 export { TemporalFilter } from './temporal/filter.js';
 export { getGlyphSet } from './glyphs/charsets.js';
-export { loadFineShapes } from './pipeline/refine.js';
 export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/geometry.js';
 export * from './format/index.js';
 

@@ -17,7 +17,6 @@ import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
 import { prepare, renderPrepared, tune, warmUp } from './render.js';
-import { loadFineShapes } from './pipeline/refine.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
 
@@ -219,10 +218,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect);
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
-  const result = await stages.run('render', async () => {
-    if (requested.fineShapes) await loadFineShapes();
-    return renderPrepared(prep, requested, names, image, { tuned });
-  });
+  const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));
   const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
   return { result, output, image: facts };
 }

@@ -13,7 +13,7 @@ import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
-import { FINE_SAME_LEVEL, fineStarts, fineTable, type FineTable } from './pipeline/refine.js';
+import { FINE_MIN_SPREAD, FINE_SAME_LEVEL, fineStarts, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
@@ -159,10 +159,10 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
  * (DecodeRequest.whileDecoding).
  * - The first time in a process: a render of a tiny built-in image with these parameters. It
  *   builds the tables every render needs (the WebAssembly kernels, the sRGB encoding table, the
- *   charset's glyph table) and compiles the JavaScript of every stage and the kernels, which are
+ *   charset's glyph table and its fine shapes) and compiles the JavaScript of every stage and the kernels, which are
  *   compiled lazily, on first use: a first 640x480 render then takes ~30 ms instead of ~40, for
  *   8-12 ms here.
- * - Later: the tables of these parameters (another charset's glyph table).
+ * - Later: the tables of these parameters (another charset's glyph table and fine shapes).
  * Measured in Node 20 on 2 cores, CLI medians of 25 interleaved runs: 0.3 MP JPEG at 80 columns
  * 194 -> 185 ms; 12 MP at 120 columns 240 -> 226 ms (21 runs, with the priming render as a second
  * step after the tables; one call measured the same, 232 vs 233 ms). A render's output does not
@@ -173,12 +173,12 @@ export function warmUp(params: RenderParams): void {
   try {
     if (primed) {
       encLut();
-      glyphTable(glyphSetOf(params));
+      const table = glyphTable(glyphSetOf(params));
+      if (table.set.kind === 'ramp') table.fine ??= fineTable(table.glyphs);
       return;
     }
     primed = true;
-    // Without fineShapes, whose bitmaps load asynchronously (the job loads them before its render).
-    const p = { ...params, columns: PRIMER_COLUMNS, fineShapes: false };
+    const p = { ...params, columns: PRIMER_COLUMNS };
     const image = primer();
     renderPrepared(prepare(image, PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], image);
   } catch {
@@ -302,10 +302,11 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   const levelsOf = new Float32Array(table.set.coverage.length);
   for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
   const twoColor = usesTwoColors(p);
-  // fineShapes: a still image's ramp glyphs are chosen again on the 8 x 16 raster (the ASCII
-  // ramps, which bench:quality measured it on; not dithering or video, whose error diffusion and
-  // hysteresis work on the 4 x 8 choice: see MatchOptions.refine), from a codebook whose levels
-  // each bring the glyphs up to FINE_SAME_LEVEL above them.
+  // The fine stage (pipeline/refine.ts): a still image's ramp glyphs are chosen again on the
+  // 8 x 16 raster (the ASCII ramps, which bench:quality measured it on; not dithering or video,
+  // whose error diffusion and hysteresis work on the 4 x 8 choice: see MatchOptions.refine), the
+  // cells with structure (FINE_MIN_SPREAD) or, with fineShapes, every cell, from a codebook whose
+  // levels each bring the glyphs up to FINE_SAME_LEVEL above them.
   const fine = p.fineShapes && table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
   // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
@@ -342,11 +343,12 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       // smaller amount no glyph can change, so the tensor is not computed.
       const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
-      // fineShapes searches its wide codebook exactly, so the 4 x 8 match only gives each cell a
-      // start: from the glyphs of the usual codebook that are in it, a fraction of the cost. Not
+      // The fine stage searches its wide codebook exactly, so the 4 x 8 match gives the cells it
+      // chooses again only a start, and the others their glyph: from the glyphs of the usual
+      // codebook that are in it, a fraction of the cost (measured as it is, FINE_MIN_SPREAD). Not
       // where a directional glyph outside the codebook may be substituted (refine keeps those
       // cells): a smaller 4 x 8 choice would let more of them through.
-      const refine = fine ? { table: (table.fine ??= fineTable(table.glyphs)), candidates: book.indices } : null;
+      const refine = fine ? { table: (table.fine ??= fineTable(table.glyphs)), candidates: book.indices, minSpread: p.fineShapes ? 0 : FINE_MIN_SPREAD } : null;
       const starts = fine && (!useStructure || table.directional!.every((g) => book.indices.includes(g)))
         ? fineStarts(book.indices, chooseCodebook(levelsOf, table.order, targetMeans, p.glyphStrategy, p.maxGlyphRmse).indices)
         : book.indices;

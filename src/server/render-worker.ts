@@ -11,8 +11,6 @@
 import type { V2aError } from '../core/errors.js';
 import { formatResult } from '../core/format/index.js';
 import { runJob, type JobStage } from '../core/job.js';
-import * as glyphBitmaps from '../core/glyphs/bitmaps.js';
-import { provideFineShapes } from '../core/pipeline/refine.js';
 import { buildToolReply } from './mcp/reply.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
@@ -35,9 +33,6 @@ function joined(chunks: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
-
-// fineShapes' bitmaps: loaded here anyway (png, MCP previews), so no job waits to import them.
-provideFineShapes(glyphBitmaps);
 
 export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
   const startedAt = now();

@@ -13,7 +13,6 @@ import {
 } from '../core/index.js';
 // The untyped entry: parameters arrive from the page as plain objects and are validated inside.
 import { render } from '../core/render.js';
-import { loadFineShapes } from '../core/pipeline/refine.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
 import type { FromFront, ToFront } from './front-protocol.js';
@@ -130,17 +129,6 @@ function inkShare(g: { glyphs: readonly string[]; cells: Uint16Array }): number 
 
 let stillJob = 0;
 /**
- * fineShapes' glyph bitmaps (a chunk of their own), loaded when parameters first ask for them:
- * stills and exports wait for them; a stream's frames, which render synchronously, are skipped
- * until they have loaded (a few milliseconds after the parameter changed).
- */
-let fineShapesReady: Promise<void> | null = null;
-let fineShapesLoaded = false;
-function fineShapesFor(p: ExplicitParams): Promise<void> | undefined {
-  if (p.fineShapes !== true) return undefined;
-  return (fineShapesReady ??= loadFineShapes().then(() => { fineShapesLoaded = true; }));
-}
-/**
  * Renders `candidate` (a newly opened still) or the current still with the current parameters.
  * Nothing changes unless it succeeds: a failed new still is dropped and the last good one, its
  * parameters and its painting stay, so exports keep matching what is shown.
@@ -152,7 +140,6 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
   const p = params;
   try {
     const image = await stillImage(source, columnsOf(p));
-    await fineShapesFor(p);
     if (job !== stillJob) {
       if (candidate && candidate !== still) candidate.full.close();
       return;
@@ -211,12 +198,6 @@ function resetFrames(): void {
 }
 
 function renderFrame(bitmap: ImageBitmap | RgbaImage, from: FrameOrigin): void {
-  // Frames without the temporal filter render as stills: with fineShapes, not before its bitmaps.
-  if (!temporal && params.fineShapes === true && !fineShapesLoaded) {
-    if ('data' in bitmap) recycle(bitmap.data); else bitmap.close();
-    if (from === 'page') post({ t: 'frame-dropped' });
-    return;
-  }
   try {
     const image = 'data' in bitmap ? bitmap : framePixels(bitmap);
     // The front thread, unless the filter is off or the thread could not start.
@@ -512,7 +493,6 @@ async function exportFormat(id: number, format: Format): Promise<void> {
     // `format` last, as the studio's API equivalent (and the tests' API call) sends it.
     const { format: _, ...rest } = goodParams;
     const withFormat = { ...rest, format };
-    await fineShapesFor(withFormat);
     if (shownKind === 'still' && still) result = render(await stillImage(still, columnsOf(goodParams)), withFormat);
     else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
     else throw new Error('nothing to export yet: open an image, the webcam or a video');
@@ -544,7 +524,6 @@ scope.addEventListener('message', (event) => {
       break;
     case 'params':
       params = m.params;
-      void fineShapesFor(params)?.catch(() => { /* the render reports it */ });
       if (streaming) resetFrames();
       else if (still && shownKind === 'still') void renderStill();
       break;

@@ -5,10 +5,11 @@ import { NEIGHBOUR_CALM, TONE_WEIGHT } from '../../src/core/pipeline/match.js';
  * The scalar twin of assembly/refine.ts (pipeline/refine.ts): the fine raster of the whole target
  * first, then every candidate of every cell by brute force (the kernel prunes its search with
  * bounds). f32 sums with Math.fround in the kernel's order (lane by lane), so the glyphs are the
- * same bit for bit. Not optimised: the specification.
+ * same bit for bit. Not optimised: the specification. A cell whose 4 x 8 target samples' standard
+ * deviation is below `minSpread` keeps its glyph.
  */
 export function refineGlyphs(target: Float32Array, width: number, cols: number, rows: number, fine: FineTable,
-  candidates: Int32Array, scale: number, cells: Uint16Array, calm = NEIGHBOUR_CALM): Uint16Array {
+  candidates: Int32Array, scale: number, cells: Uint16Array, calm = NEIGHBOUR_CALM, minSpread = 0): Uint16Array {
   const f = Math.fround;
   const { taps, templates, g2, gm } = fine;
   const T = taps.length / 2, R = (T - 1) / 2;
@@ -56,6 +57,7 @@ export function refineGlyphs(target: Float32Array, width: number, cols: number, 
     for (let cx = 0; cx < cols; cx++) {
       const cell = cy * cols + cx;
       if (!inBook[out[cell]!]) continue;
+      if (minSpread > 0 && coarseVariance(target, width, cx, cy) < minSpread * minSpread) continue;
       // In four lanes (X mod 4: rows in order, X before X + 4), then (l0 + l1) + (l2 + l3).
       const ls = [0, 0, 0, 0], lq = [0, 0, 0, 0];
       for (let Y = 0; Y < FINE_Y; Y++) {
@@ -85,6 +87,23 @@ export function refineGlyphs(target: Float32Array, width: number, cols: number, 
     }
   }
   return out;
+}
+
+/**
+ * The variance of the cell's 4 x 8 target samples: f32 sums per column (lane) in row order, then
+ * (l0 + l1) + (l2 + l3) in f64, as the kernel takes it.
+ */
+function coarseVariance(target: Float32Array, width: number, cx: number, cy: number): number {
+  const f = Math.fround, s = [0, 0, 0, 0], q = [0, 0, 0, 0];
+  for (let y = 0; y < 8; y++) {
+    for (let x = 0; x < 4; x++) {
+      const v = target[(cy * 8 + y) * width + cx * 4 + x]!;
+      s[x] = f(s[x]! + v);
+      q[x] = f(q[x]! + f(v * v));
+    }
+  }
+  const m = ((s[0]! + s[1]!) + (s[2]! + s[3]!)) / 32;
+  return ((q[0]! + q[1]!) + (q[2]! + q[3]!)) / 32 - m * m;
 }
 
 function clamp(i: number, n: number): number {

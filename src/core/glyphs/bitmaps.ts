@@ -13,12 +13,21 @@ const decoded = new Map<number, Uint8Array>();
 export function glyphBitmap(codePoint: number): Uint8Array | undefined {
   const hit = decoded.get(codePoint);
   if (hit) return hit;
-  hexOf ??= new Map(GLYPH_BITMAPS);
-  const hex = hexOf.get(codePoint);
+  const hex = glyphHex(codePoint);
   if (hex === undefined) return undefined;
   const digits = hex.replace(/ /g, '');
   const bmp = new Uint8Array(BITMAP_CELL.width * BITMAP_CELL.height);
   for (let i = 0; i < bmp.length; i++) bmp[i] = parseInt(digits[i]!, 16);
   decoded.set(codePoint, bmp);
   return bmp;
+}
+
+/**
+ * A measured glyph's bitmap as generated: BITMAP_CELL.height space-separated rows of
+ * BITMAP_CELL.width hex digits (its levels), for a decoder of its own (pipeline/refine.ts decodes
+ * a ramp's in WebAssembly). Undefined for a code point the reference font was not measured for.
+ */
+export function glyphHex(codePoint: number): string | undefined {
+  hexOf ??= new Map(GLYPH_BITMAPS);
+  return hexOf.get(codePoint);
 }

@@ -1,5 +1,5 @@
 import { SUB_X, SUB_Y } from '../glyphs/types.js';
-import { frame } from '../wasm/kernels.js';
+import { frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 /**
  * The viewing model of glyph matching: a [1 2 1]/4 blur in both axes (about half a cell width),
@@ -30,10 +30,18 @@ export function viewBlurTemplates(templates: Float32Array, w = SUB_X, h = SUB_Y,
   const ps = f.f32(count * n), po = f.f32(count * n), pt = f.f32(n);
   const k = f.ready();
   f.viewF32(ps, count * n).set(templates.subarray(0, count * n));
-  let from = ps, to = po;
+  return f.viewF32(blurCellsInFrame(k, ps, po, pt, count, w, h, passes), count * n).slice();
+}
+
+/**
+ * viewBlurTemplates() on templates already in a kernel frame: `passes` blurs between `a` and `b`
+ * (count x w x h f32 each; `tmp` w x h); returns where the result is (a or b).
+ */
+export function blurCellsInFrame(k: KernelExports, a: Ptr, b: Ptr, tmp: Ptr, count: number, w: number, h: number, passes: number): Ptr {
+  let from = a, to = b;
   for (let p = 0; p < passes; p++) {
-    for (let g = 0; g < count; g++) k.viewBlur(from + g * n * 4, w, h, to + g * n * 4, pt);
+    k.viewBlurCells(from, count, w, h, to, tmp);
     [from, to] = [to, from];
   }
-  return f.viewF32(from, count * n).slice();
+  return from;
 }

@@ -31,12 +31,15 @@ export interface KernelExports {
   braille(target: Ptr, width: number, cols: number, rows: number, hx: number, hy: number, dither: number,
     out: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, dots: Ptr): void;
   viewBlur(src: Ptr, w: number, h: number, out: Ptr, tmp: Ptr): void;
+  viewBlurCells(src: Ptr, count: number, w: number, h: number, out: Ptr, tmp: Ptr): void;
   matchGlyphs(target: Ptr, width: number, cols: number, rows: number, templates: Ptr, g2: Ptr, gm: Ptr, spread: Ptr, count: number,
     coverage: Ptr, ncov: number, scale: number, cand: Ptr, nc: number, directional: Ptr, direction: Ptr, strength: Ptr, sAmt: number,
     dither: number, previous: Ptr, stable: Ptr, hysteresis: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number,
     tensorSrc: Ptr, tan225: number): void;
+  hexLevels(src: Ptr, n: number, lut: Ptr, dst: Ptr): number;
+  fineStats(templates: Ptr, count: number, g2: Ptr, gm: Ptr, spread: Ptr, blocks: Ptr, blockStats: Ptr): void;
   refineGlyphs(target: Ptr, width: number, cols: number, rows: number, taps: Ptr, templates: Ptr, g2: Ptr, gm: Ptr, count: number,
-    inBook: Ptr, cand: Ptr, cgm: Ptr, csp: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
+    inBook: Ptr, cand: Ptr, cgm: Ptr, csp: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, minVar: number, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
