@@ -56,7 +56,8 @@ function upScalar(src: usize, w: i32, taps: usize, x: i32, dst: usize): void {
  * rows y0..y1 (exclusive) of the target (width x rows * 8, the matcher's unblurred 4 x 8 raster):
  * - the fine raster of the cell row: each axis upsampled by `taps` (2 phases x TAPS f32, the
  *   polyphase form of a 2x bilinear upsample and the fine viewing blur), rows first;
- * - per cell whose glyph out[cell] is a candidate (inBook[g] = 1): the candidate of least error,
+ * - per cell whose glyph out[cell] is to be chosen again (inBook[g] = 1: the candidates, less
+ *   those whose cells stay) and whose 4 x 8 samples' variance is at least minVar: the candidate of least error,
  *   the squared distance of scale x its fine samples to the glyph's fine template (tpl: count x
  *   FN f32) plus toneW x (scale x mean - the template's mean)^2, ties to the lower glyph index;
  *   then the left neighbour's glyph when within `calm` of it.

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { glyphBitmap, BITMAP_CELL } from '../src/core/glyphs/bitmaps.js';
-import { chooseCodebook, groupLevels, SAME_LEVEL } from '../src/core/pipeline/codebook.js';
+import { chooseCodebook } from '../src/core/pipeline/codebook.js';
 import { FINE_BLUR_PASSES, FINE_SAME_LEVEL, fineTable } from '../src/core/pipeline/refine.js';
 import { matchGlyphs } from '../src/core/pipeline/match.js';
 import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
@@ -83,14 +83,18 @@ describe('fineShapes', () => {
   const photo = withNoise(scene(480, 360, 5), 4, 2);
   const art = lines(320, 320);
 
-  it('draws contours closer to the source up close, on a scene and on thin lines', () => {
-    for (const [name, img, columns] of [['scene', photo, 60], ['lines', art, 48]] as const) {
-      const base = render(img, { columns });
-      const fine = render(img, { columns, fineShapes: true });
-      const changed = fine.cells.filter((g, i) => fine.glyphs[g] !== base.glyphs[base.cells[i]!]).length;
-      assert.ok(changed > base.cells.length / 20, `${name}: ${changed} cells changed`);
-      const [a, b] = [contour(img, base), contour(img, fine)];
-      assert.ok(b > a, `${name}: contour r ${b.toFixed(4)} with fineShapes, ${a.toFixed(4)} without`);
+  it('draws contours closer to the source up close than the default, which chooses again only the cells with structure', () => {
+    const base = render(photo, { columns: 60 });
+    const fine = render(photo, { columns: 60, fineShapes: true });
+    const changed = fine.cells.filter((g, i) => fine.glyphs[g] !== base.glyphs[base.cells[i]!]).length;
+    assert.ok(changed > base.cells.length / 20, `scene: ${changed} cells changed`);
+    const [a, b] = [contour(photo, base), contour(photo, fine)];
+    assert.ok(b > a, `scene: contour r ${b.toFixed(4)} with fineShapes, ${a.toFixed(4)} without`);
+    // Thin lines with edges (line art): the structure's contour glyphs stay, with and without it.
+    for (const fineShapes of [false, true]) {
+      const r = render(lines(160, 160), { columns: 24, edges: true, fineShapes });
+      const drawn = r.cells.filter((g) => '/\\|'.includes(r.glyphs[g]!)).length;
+      assert.ok(drawn > 40, `fineShapes ${fineShapes}: ${drawn} contour glyphs`);
     }
   });
 
@@ -98,19 +102,28 @@ describe('fineShapes', () => {
     const levels = Float64Array.from({ length: 40 }, (_, i) => (i * i) / 1521);
     const order = Int32Array.from(levels.keys());
     const targets = Float32Array.from({ length: 500 }, (_, i) => ((i * 37) % 500) / 500);
-    const narrow = chooseCodebook(levels, order, targets, 'adaptive', 0.03);
-    const wide = chooseCodebook(levels, order, targets, 'adaptive', 0.03, FINE_SAME_LEVEL);
-    assert.ok(wide.indices.length > narrow.indices.length, `${wide.indices.length} vs ${narrow.indices.length} glyphs`);
-    // Whole groups: with any glyph of a group, every glyph of it (those within the span of its first).
-    const groups = groupLevels(levels, order, FINE_SAME_LEVEL);
-    const inBook = new Set(wide.indices);
-    for (const m of groups.members) {
-      assert.ok(m.every((g) => inBook.has(g)) || m.every((g) => !inBook.has(g)), JSON.stringify(m));
-      assert.ok(levels[m[m.length - 1]!]! - levels[m[0]!]! < FINE_SAME_LEVEL);
+    for (const maxRmse of [0.005, 0.03, 0.08]) {
+      const narrow = chooseCodebook(levels, order, targets, 'adaptive', maxRmse);
+      const wide = chooseCodebook(levels, order, targets, 'adaptive', maxRmse, FINE_SAME_LEVEL);
+      // The levels are the adaptive codebook's, chosen under the bound; the shapes come on top.
+      assert.deepEqual(wide.base, narrow.indices);
+      if (narrow.indices.length < order.length) assert.ok(wide.indices.length > narrow.indices.length, `${wide.indices.length} vs ${narrow.indices.length} glyphs`);
+      const chosen = [...narrow.indices].map((g) => levels[g]!);
+      for (const g of order) {
+        const inWide = wide.indices.includes(g), near = chosen.some((l) => levels[g]! >= l && levels[g]! - l < FINE_SAME_LEVEL);
+        assert.equal(inWide, near, `glyph ${g} (level ${levels[g]!.toFixed(3)}), max RMSE ${maxRmse}`);
+      }
+      // Its RMSE is measured over all its glyphs' levels: at most the chosen levels' alone.
+      assert.ok(wide.rmse <= narrow.rmse, `${wide.rmse} <= ${narrow.rmse}`);
+      if (narrow.indices.length < order.length) assert.ok(narrow.rmse <= maxRmse, `${narrow.rmse} <= ${maxRmse}`);
+      let e = 0;
+      const ls = [...wide.indices].map((g) => levels[g]!);
+      for (const t of targets) e += Math.min(...ls.map((l) => (t - l) ** 2));
+      assert.ok(Math.abs(wide.rmse - Math.sqrt(e / targets.length)) < 0.003, `rmse ${wide.rmse} against ${Math.sqrt(e / targets.length)}`);
     }
-    assert.equal(groupLevels(levels, order).members.length, groupLevels(levels, order, SAME_LEVEL).members.length);
-    // In a render: the report's codebook is the one the cells were chosen from, and it is wider.
-    const base = render(photo, { columns: 60 }), fine = render(photo, { columns: 60, fineShapes: true });
+    // In a render: the report's codebook is the one the cells were chosen from, wider than where
+    // the fine stage does not run (dither decides at 4 x 8).
+    const base = render(photo, { columns: 60, dither: true }), fine = render(photo, { columns: 60 });
     assert.ok(fine.codebook.glyphs.length > base.codebook.glyphs.length, `${fine.codebook.glyphs} vs ${base.codebook.glyphs}`);
     const book = new Set(fine.codebook.glyphs);
     assert.ok(fine.cells.every((g) => book.has(fine.glyphs[g]!)));

@@ -400,6 +400,12 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
               }
               same(refineGlyphs(calmer, W, cols, rows, fine, { candidates, scale, toneWeight: TONE_WEIGHT, calm, minSpread: FINE_MIN_SPREAD }, start), some,
                 `refine ${name} passes ${passes} ${cols}x${rows} book ${candidates.length} calm ${calm} min spread`);
+              // Cells holding a kept glyph (a third of the codebook) stay, the rest as before.
+              const keep = candidates.filter((_, i) => i % 3 === 1);
+              const kept = refRefine(target, W, cols, rows, fine, candidates, scale, start, calm, 0, [...keep]);
+              if (n > 100) assert.ok(start.every((g, i) => !keep.includes(g) || kept[i] === g) && kept.some((g, i) => g !== start[i]), 'kept cells stay, others move');
+              same(refineGlyphs(target, W, cols, rows, fine, { candidates, scale, toneWeight: TONE_WEIGHT, calm, minSpread: 0, keep }, start), kept,
+                `refine ${name} passes ${passes} ${cols}x${rows} book ${candidates.length} calm ${calm} keep`);
             }
           }
         }

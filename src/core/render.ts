@@ -3,7 +3,7 @@ import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { matchBraille } from './pipeline/braille.js';
-import { chooseCodebook, entropyBits, SAME_LEVEL } from './pipeline/codebook.js';
+import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { resampleRgb } from './pipeline/color-raster.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
@@ -13,7 +13,7 @@ import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
-import { FINE_MIN_SPREAD, FINE_SAME_LEVEL, fineStarts, fineTable, type FineTable } from './pipeline/refine.js';
+import { FINE_MIN_SPREAD, FINE_SAME_LEVEL, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
@@ -307,11 +307,11 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // whose error diffusion and hysteresis work on the 4 x 8 choice: see MatchOptions.refine), the
   // cells with structure (FINE_MIN_SPREAD) or, with fineShapes, every cell, from a codebook whose
   // levels each bring the glyphs up to FINE_SAME_LEVEL above them.
-  const fine = p.fineShapes && table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
+  const fine = table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
   // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
-    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse, fine ? FINE_SAME_LEVEL : SAME_LEVEL);
+    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse, fine ? FINE_SAME_LEVEL : 0);
   const stable = tuned.stable;
 
   let colors: Uint8Array | null = null;
@@ -343,14 +343,17 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       // smaller amount no glyph can change, so the tensor is not computed.
       const useStructure = table.directional !== null && structureAmount * 1.001 > 0.05;
       // Glyphs are matched as they are seen: target and templates through the same small blur.
-      // The fine stage searches its wide codebook exactly, so the 4 x 8 match gives the cells it
-      // chooses again only a start, and the others their glyph: from the glyphs of the usual
-      // codebook that are in it, a fraction of the cost (measured as it is, FINE_MIN_SPREAD). Not
-      // where a directional glyph outside the codebook may be substituted (refine keeps those
-      // cells): a smaller 4 x 8 choice would let more of them through.
-      const refine = fine ? { table: (table.fine ??= fineTable(table.glyphs)), candidates: book.indices, minSpread: p.fineShapes ? 0 : FINE_MIN_SPREAD } : null;
-      const starts = fine && (!useStructure || table.directional!.every((g) => book.indices.includes(g)))
-        ? fineStarts(book.indices, chooseCodebook(levelsOf, table.order, targetMeans, p.glyphStrategy, p.maxGlyphRmse).indices)
+      // The 4 x 8 match chooses from the chosen levels' own glyphs (book.base): the cells the fine
+      // stage leaves (flat ones, FINE_MIN_SPREAD) keep that choice, since the 4 x 8 matcher cannot
+      // see the strokes of the shapes added at each level; for the others it is only a start,
+      // since the fine search is exact. With fineShapes, which chooses every cell again, from the
+      // whole codebook where a directional glyph outside it may be substituted (the fine stage
+      // keeps those cells): a smaller 4 x 8 choice would let more of them through.
+      const refine = fine
+        ? { table: (table.fine ??= fineTable(table.glyphs)), candidates: book.indices, minSpread: p.fineShapes ? 0 : FINE_MIN_SPREAD, keep: useStructure ? table.directional : null }
+        : null;
+      const starts = fine && (!p.fineShapes || !useStructure || table.directional!.every((g) => book.indices.includes(g)))
+        ? book.base ?? book.indices
         : book.indices;
       matchGlyphs(target, W, cols, rows, table, {
         refine,

@@ -6,10 +6,10 @@ import { NEIGHBOUR_CALM, TONE_WEIGHT } from '../../src/core/pipeline/match.js';
  * first, then every candidate of every cell by brute force (the kernel prunes its search with
  * bounds). f32 sums with Math.fround in the kernel's order (lane by lane), so the glyphs are the
  * same bit for bit. Not optimised: the specification. A cell whose 4 x 8 target samples' standard
- * deviation is below `minSpread` keeps its glyph.
+ * deviation is below `minSpread`, or whose glyph is one of `keep`, keeps its glyph.
  */
 export function refineGlyphs(target: Float32Array, width: number, cols: number, rows: number, fine: FineTable,
-  candidates: Int32Array, scale: number, cells: Uint16Array, calm = NEIGHBOUR_CALM, minSpread = 0): Uint16Array {
+  candidates: Int32Array, scale: number, cells: Uint16Array, calm = NEIGHBOUR_CALM, minSpread = 0, keep: readonly number[] = []): Uint16Array {
   const f = Math.fround;
   const { taps, templates, g2, gm } = fine;
   const T = taps.length / 2, R = (T - 1) / 2;
@@ -35,6 +35,7 @@ export function refineGlyphs(target: Float32Array, width: number, cols: number, 
   }
   const inBook = new Uint8Array(g2.length);
   candidates.forEach((g) => { inBook[g] = 1; });
+  keep.forEach((g) => { inBook[g] = 0; });
   const toneW = TONE_WEIGHT * FINE_SAMPLES, c = scale;
   const out = cells.slice();
   const error = (cx: number, cy: number, g: number, base: number, want: number): number => {

@@ -12,6 +12,8 @@ export interface Codebook {
   readonly indices: Int32Array;
   /** Measured RMSE of quantizing the cell targets to the codebook's levels. */
   readonly rmse: number;
+  /** With shapes (chooseCodebook's `shapeSpan`): the chosen levels' own glyphs, a subset of `indices`. */
+  readonly base?: Int32Array;
 }
 
 export interface Groups {
@@ -19,14 +21,14 @@ export interface Groups {
   readonly members: number[][];
 }
 
-/** `sameLevel`: how far above a group's first level a glyph still joins it. */
-export function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>, sameLevel = SAME_LEVEL): Groups {
+/** Glyphs less than SAME_LEVEL above a group's first level join it. */
+export function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>): Groups {
   const lv: number[] = [];
   const members: number[][] = [];
   for (let k = 0; k < order.length; k++) {
     const g = order[k]!;
     const l = levels[g]!;
-    if (lv.length && l - lv[lv.length - 1]! < sameLevel) members[members.length - 1]!.push(g);
+    if (lv.length && l - lv[lv.length - 1]! < SAME_LEVEL) members[members.length - 1]!.push(g);
     else { lv.push(l); members.push([g]); }
   }
   return { level: Float64Array.from(lv), members };
@@ -78,11 +80,13 @@ export interface CodebookProblem {
   readonly after: (j: number) => number;
   /** The codebook of the chosen levels (ascending level indices), with its RMSE. */
   readonly pick: (chosen: number[]) => Codebook;
+  /** The RMSE of quantizing the targets to the nearest of these levels (ascending, distinct). */
+  readonly rmseOf: (levels: readonly number[]) => number;
 }
 
 /** The setup chooseCodebook() searches on; the tests' scalar oracle of the search shares it. */
-export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, sameLevel = SAME_LEVEL): CodebookProblem {
-  const groups = groupLevels(levels, order, sameLevel);
+export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array): CodebookProblem {
+  const groups = groupLevels(levels, order);
   const L = groups.level;
   const n = L.length;
   const sums = new BinSums(targets);
@@ -97,12 +101,19 @@ export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<numb
   const pick = (chosen: number[]): Codebook => {
     const idx: number[] = [];
     for (const gi of chosen) idx.push(...groups.members[gi]!);
-    let e = sums.err(0, lb[chosen[0]!]!, L[chosen[0]!]!);
-    for (let k = 1; k < chosen.length; k++) e += between(chosen[k - 1]!, chosen[k]!);
-    e += after(chosen[chosen.length - 1]!);
-    return { indices: Int32Array.from(idx), rmse: Math.sqrt(e / total) };
+    return { indices: Int32Array.from(idx), rmse: rmseOf(chosen.map((j) => L[j]!)) };
   };
-  return { L, n, sums, total, lb, between, after, pick };
+  /** The RMSE of quantizing the targets to the nearest of these levels (ascending, distinct). */
+  const rmseOf = (ls: readonly number[]): number => {
+    let e = sums.err(0, BinSums.bin(ls[0]!), ls[0]!);
+    for (let k = 1; k < ls.length; k++) {
+      const a = ls[k - 1]!, b = ls[k]!, mid = BinSums.bin((a + b) / 2);
+      e += sums.err(BinSums.bin(a), mid, a) + sums.err(mid, BinSums.bin(b), b);
+    }
+    e += sums.err(BinSums.bin(ls[ls.length - 1]!), BINS, ls[ls.length - 1]!);
+    return Math.sqrt(e / total);
+  };
+  return { L, n, sums, total, lb, between, after, pick, rmseOf };
 }
 
 /**
@@ -110,14 +121,21 @@ export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<numb
  * `order` the glyph indices sorted by level, `targets` the cells' target ink (0..1).
  * adaptive: the fewest levels whose quantization RMSE over this image's cells is <= maxRmse,
  * chosen optimally by dynamic programming over the sorted levels (O(k n^2) with O(1) interval
- * costs from prefix sums). fixed: every level. Glyphs that share a level come together: those
- * less than `sameLevel` above a group's first (a wider span gives a later stage, fineShapes, shapes
- * to choose between at each level; the levels are then the groups' first ones).
+ * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
+ * `shapeSpan` > 0: then every glyph up to that far above a chosen level joins the codebook too,
+ * so that a later stage (the fine stage, pipeline/refine.ts) has shapes to choose between at each
+ * level; the RMSE is then measured over all their levels (at most the chosen levels' alone), and
+ * `base` keeps the chosen levels' own glyphs.
  */
-export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number, sameLevel = SAME_LEVEL): Codebook {
-  const { L, n, sums, total, pick } = codebookProblem(levels, order, targets, sameLevel);
-  if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
+export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number, shapeSpan = 0): Codebook {
+  const problem = codebookProblem(levels, order, targets);
+  const chosen = strategy === 'fixed' || problem.n <= 1 ? Array.from({ length: problem.n }, (_, i) => i) : chooseLevels(problem, maxRmse);
+  const book = problem.pick(chosen);
+  return shapeSpan > 0 ? withShapes(problem, levels, order, chosen, shapeSpan, book.indices) : book;
+}
 
+/** The adaptive codebook's levels (ascending level indices). */
+function chooseLevels({ L, n, sums, total }: CodebookProblem, maxRmse: number): number[] {
   const budget = maxRmse * maxRmse * total;
   // The dynamic programme in WebAssembly (assembly/codebook.ts): the cost of two adjacent levels
   // tabulated once, then per added level the best predecessor of each level.
@@ -134,7 +152,22 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
     chosen.push(j);
     j = parents[layer * n + j]!;
   }
-  return pick(chosen.reverse());
+  return chosen.reverse();
+}
+
+/** chooseCodebook()'s codebook with every glyph of `order` up to `span` above one of its chosen levels. */
+function withShapes(problem: CodebookProblem, levels: ArrayLike<number>, order: ArrayLike<number>, chosen: readonly number[], span: number, base: Int32Array): Codebook {
+  const idx: number[] = [], ls: number[] = [];
+  for (let k = 0, c = 0; k < order.length; k++) {
+    const g = order[k]!, l = levels[g]!;
+    // The highest chosen level at or below l (order ascends, so c only moves up).
+    while (c + 1 < chosen.length && problem.L[chosen[c + 1]!]! <= l) c++;
+    const from = problem.L[chosen[c]!]!;
+    if (l < from || l - from >= span) continue;
+    idx.push(g);
+    if (ls[ls.length - 1] !== l) ls.push(l);
+  }
+  return { indices: Int32Array.from(idx), rmse: problem.rmseOf(ls), base };
 }
 
 /** Shannon entropy (bits per cell) of a glyph-index histogram. */

@@ -55,7 +55,7 @@ export interface MatchOptions {
    * `candidates` above; its search is exact, so the 4 x 8 choice (from a subset of them) only
    * gives each cell a starting point that prunes the rest.
    */
-  readonly refine?: { readonly table: FineTable; readonly candidates?: Int32Array; readonly minSpread: number } | null;
+  readonly refine?: { readonly table: FineTable; readonly candidates?: Int32Array; readonly minSpread: number; readonly keep?: Int32Array | null } | null;
 }
 
 /**
@@ -119,7 +119,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   // The fine re-ranking reads the unblurred target (it blurs on its own raster) and rewrites pout.
   if (fine) {
     refineInFrame(f, k, fineAt!, fine.table, pt, width, cols, rows,
-      { candidates: fineBook, scale: o.scale, toneWeight: TONE_WEIGHT, calm: o.calm ?? NEIGHBOUR_CALM, minSpread: fine.minSpread }, pout, BAND);
+      { candidates: fineBook, scale: o.scale, toneWeight: TONE_WEIGHT, calm: o.calm ?? NEIGHBOUR_CALM, minSpread: fine.minSpread, keep: fine.keep ?? null }, pout, BAND);
   }
   out.set(f.viewU16(pout, n));
   return out;

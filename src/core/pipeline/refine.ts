@@ -28,18 +28,14 @@ export const FINE_SAMPLES = FINE_X * FINE_Y;
 export const FINE_BLUR_PASSES = 3;
 
 /**
- * The codebook's glyphs that share a level (pipeline/codebook.ts SAME_LEVEL: 0.004 of the ramp)
- * under fineShapes: every glyph up to 0.08 above a chosen level comes with it, so that the fine
- * stage has shapes to choose between at each tone (the codebook's levels are the groups' first).
- * Measured with fineShapes (bench:quality, 13 images, contour r / tone r means; it changes only
- * the images whose codebook is not already the whole ramp): 80 columns 0.623 / 0.875 -> 0.633 /
- * 0.884 (0.01: 0.628 / 0.878; 0.02: 0.630 / 0.881; 0.08: 0.636 / 0.885); over all 26 cases the
- * contour score rises 0.612 -> 0.639 against the defaults with the tone score where it was (0.04),
- * and to 0.641 with 0.887 (0.08, no case lower on either score, once the search's bounds had made
- * the larger codebook cost no more). It costs the search a larger codebook (bench/README.md;
- * render.ts gives the search its start from the usual codebook's glyphs, which the exact search
- * makes a matter of speed only). Without fineShapes the same span traded between images (the
- * 4 x 8 matcher cannot see the strokes it chooses between): not used there.
+ * The fine stage's shapes at each tone: the codebook (pipeline/codebook.ts chooseCodebook(), its
+ * levels chosen under maxGlyphRmse as ever) brings with each of its levels every glyph up to this
+ * far above it (of the ramp), so that the fine stage has shapes to choose between at each tone;
+ * its RMSE is then measured over all their levels. First measured with fineShapes, levels grouped
+ * by this span (bench:quality, 13 images, contour r / tone r means): 80 columns 0.623 / 0.875 ->
+ * 0.633 / 0.884 (0.01: 0.628 / 0.878; 0.02: 0.630 / 0.881; 0.08: 0.636 / 0.885); over all 26
+ * cases 0.641 / 0.887 at 0.08 (bench/README.md). The 4 x 8 matcher cannot see the strokes of the
+ * shapes added: it chooses from the levels' own glyphs (render.ts).
  */
 export const FINE_SAME_LEVEL = 0.08;
 
@@ -47,26 +43,13 @@ export const FINE_SAME_LEVEL = 0.08;
  * Without fineShapes (the default), the fine stage chooses again only the cells whose 4 x 8 target
  * samples have at least this standard deviation (an edge, a stroke, texture); flat cells, where the
  * 4 x 8 choice is already the tone, keep it. Measured over bench:quality's 26 cases (13 images at
- * 80 and 160 columns, with the wide codebook of FINE_SAME_LEVEL), contour r / tone r / cell r
- * against the 4 x 8 choice's 0.612 / 0.885 / 0.958: 0.630 / 0.889 / 0.958, no case lower on
- * contour, 16 cases at least chafa's on both scores instead of 13; the usual codebook instead of
- * the wide one: 0.621 / 0.884 / 0.955, 15 (hubble's cell r fell below 0.93). Every cell
- * (fineShapes) is crisper still (0.641) but less even in tone (cell r 0.953). Screened on 13
- * images at 80 columns (codebook span 0.04): 0.03 0.628 / 0.886, 0.06 0.626 / 0.887, 0.1 0.623 /
- * 0.888, 0.15 0.620 / 0.889 (bench/README.md).
+ * 80 and 160 columns), contour r / tone r / cell r against the 4 x 8 choice's 0.612 / 0.885 /
+ * 0.958: 0.629 / 0.888 / 0.958, contour up in every case, 16 cases at least chafa's on both scores
+ * instead of 13 (without the shapes FINE_SAME_LEVEL adds: 0.621 / 0.884 / 0.955, 15). Screened on
+ * 13 images at 80 columns (every cell refined: 0.633 / 0.884 / 0.952): 0.03 0.628 / 0.886,
+ * 0.06 0.626 / 0.887, 0.1 0.623 / 0.888, 0.15 0.620 / 0.889 (bench/README.md).
  */
 export const FINE_MIN_SPREAD = 0.1;
-
-/**
- * The 4 x 8 match's candidates under fineShapes: the glyphs of the usual codebook (`narrow`) that
- * are in the fine stage's (`wide`), in their order (ascending, as codebooks are), or `wide` when
- * none are. The fine search is exact, so they only give it a start.
- */
-export function fineStarts(wide: Int32Array, narrow: Int32Array): Int32Array {
-  const inWide = new Set(wide);
-  const starts = narrow.filter((g) => inWide.has(g));
-  return starts.length ? starts : wide;
-}
 
 /** Coarse samples each side a fine sample reads (assembly/refine.ts RADIUS). */
 const RADIUS = 2;
@@ -197,6 +180,11 @@ export interface RefineRun {
    * again (0: every cell); the others keep the matcher's glyph.
    */
   readonly minSpread: number;
+  /**
+   * Glyphs whose cells keep the matcher's choice though they are candidates: the directional
+   * glyphs where `structure` substitutes them (a coherent contour's glyph is its decision).
+   */
+  readonly keep?: Int32Array | null;
 }
 
 /**
@@ -223,6 +211,7 @@ export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine
     cgm[i] = fine.gm[g]!;
     csp[i] = fine.spread[g]!;
   }
+  if (run.keep) for (const g of run.keep) inBook[g] = 0;
   for (let y = 0; y < rows; y += band) {
     k.refineGlyphs(target, width, cols, rows, at.taps, at.templates, at.g2, at.gm, count, at.inBook, at.cand, at.cgm, at.csp, nc,
       at.blocks, at.blockStats, run.minSpread * run.minSpread, run.scale, run.toneWeight * FINE_SAMPLES, run.calm, out, at.work, y, Math.min(rows, y + band));
