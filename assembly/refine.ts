@@ -73,8 +73,7 @@ function upScalar(src: usize, w: i32, taps: usize, x: i32, dst: usize): void {
 export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, taps: usize,
   tpl: usize, g2: usize, gm: usize, count: i32, inBook: usize, cand: usize, cgm: usize, csp: usize, nc: i32,
   blocks: usize, stats: usize, minVar: f64, scale: f64, toneW: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
-  // The cell's fine raster is FX wide: its rows FX apart.
-  const fw = FX, height = rows * 8;
+  const height = rows * 8;
   const cellUp = work, fine = cellUp + (<usize>(WIN * FX) << 2);
   const blk = fine + (<usize>FN << 2), list = blk + (<usize>BLOCKS << 2);
   const c = scale, c2 = scale * scale, bound = <f64>FN + toneW;
@@ -106,12 +105,11 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
           v128.store(d + X, acc);
         }
       }
-      const p = fine;
       // Sum and sum of squares in f64 lanes: lane X mod 4, rows in order, X before X + 4; then
       // (l0 + l1) + (l2 + l3), as the twin adds them.
       let s0 = f64x2.splat(0), s1 = f64x2.splat(0), q0 = f64x2.splat(0), q1 = f64x2.splat(0);
       for (let Y = 0; Y < FY; Y++) {
-        const q = p + (<usize>(Y * fw) << 2);
+        const q = fine + (<usize>(Y * FX) << 2);
         const a = v128.load(q), b = v128.load(q, 16);
         const al = f64x2.promote_low_f32x4(a), ah = f64x2.promote_low_f32x4(i32x4.shuffle(a, a, 2, 3, 0, 1));
         const bl = f64x2.promote_low_f32x4(b), bh = f64x2.promote_low_f32x4(i32x4.shuffle(b, b, 2, 3, 0, 1));
@@ -127,7 +125,7 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
       // The matcher's choice first: usually near the best, its error prunes most of the rest.
       const g0 = <i32>load<u16>(out + (<usize>cell << 1));
-      let best = g0, bestE = cellError(p, fw, tpl, g0, base, c, want, g2, gm, toneW);
+      let best = g0, bestE = cellError(fine, tpl, g0, base, c, want, g2, gm, toneW);
       // The window of means whose tone part alone, bound x dm^2, is within bestE (widened a
       // little for the rounding of the square root), then its candidates whose tone and spread
       // bound is, listed without a branch: a walk outwards from the cell's mean, bound by bound,
@@ -158,17 +156,17 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
         const dm = load<f64>(cgm + (<usize>k << 3)) - want, ds = spreadT - load<f64>(csp + (<usize>k << 3));
         if (bound * dm * dm + ds * ds > bestE + SLACK) continue;
         if (sq2 < 0) {
-          sq2 = c2 * 4 * cellBlocks(p, fw, blk);
-          r2 = c * Math.sqrt(cellResidual(p, fw, blk));
+          sq2 = c2 * 4 * cellBlocks(fine, blk);
+          r2 = c * Math.sqrt(cellResidual(fine, blk));
         }
         if (blockBound(blk, blocks + (<usize>(g * BLOCKS) << 2), stats + (<usize>g << 4), c, sq2, r2) + toneW * dm * dm > bestE + SLACK) continue;
-        const e = cellError(p, fw, tpl, g, base, c, want, g2, gm, toneW);
+        const e = cellError(fine, tpl, g, base, c, want, g2, gm, toneW);
         if (e < bestE || (e == bestE && g < best)) { bestE = e; best = g; }
       }
       if (calm > 0 && cx > 0) {
         const g = <i32>load<u16>(out + (<usize>(cell - 1) << 1));
         if (g != best && g < count) {
-          const e = cellError(p, fw, tpl, g, base, c, want, g2, gm, toneW) * (1 - calm);
+          const e = cellError(fine, tpl, g, base, c, want, g2, gm, toneW) * (1 - calm);
           if (e < bestE) { bestE = e; best = g; }
         }
       }
@@ -181,8 +179,8 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
  * The cell's 2 x 2 block means of the fine raster at p into blk (BLOCKS f32, 4 x 8 blocks row by
  * row, as pipeline/refine.ts takes a template's); returns their sum of squares.
  */
-@inline function cellBlocks(p: usize, fw: i32, blk: usize): f64 {
-  const row = <usize>fw << 2, quarter = f32x4.splat(0.25);
+@inline function cellBlocks(p: usize, blk: usize): f64 {
+  const row = <usize>FX << 2, quarter = f32x4.splat(0.25);
   let q = f32x4.splat(0);
   for (let by = 0; by < FY / 2; by++) {
     const r = p + <usize>(2 * by) * row;
@@ -195,8 +193,8 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
 }
 
 /** The squared norm of the fine raster at p less its 2 x 2 block means (blk, from cellBlocks()). */
-@inline function cellResidual(p: usize, fw: i32, blk: usize): f64 {
-  const row = <usize>fw << 2;
+@inline function cellResidual(p: usize, blk: usize): f64 {
+  const row = <usize>FX << 2;
   let q = f32x4.splat(0);
   for (let Y = 0; Y < FY; Y++) {
     const r = p + <usize>Y * row, m = v128.load(blk + (<usize>(Y >> 1) << 4));
@@ -320,8 +318,8 @@ const SLACK: f64 = 1e-3;
  * (a, b), odd rows' (c, d), each in row order; lane l then (a + c) + (b + d), and (l0 + l1) +
  * (l2 + l3) in f64.
  */
-@inline function cellError(p: usize, fw: i32, tpl: usize, g: i32, base: f64, c: f64, want: f64, g2: usize, gm: usize, toneW: f64): f64 {
-  const o = tpl + (<usize>(g * FN) << 2), row = <usize>fw << 2;
+@inline function cellError(p: usize, tpl: usize, g: i32, base: f64, c: f64, want: f64, g2: usize, gm: usize, toneW: f64): f64 {
+  const o = tpl + (<usize>(g * FN) << 2), row = <usize>FX << 2;
   let a = f32x4.splat(0), b = f32x4.splat(0), cc = f32x4.splat(0), d = f32x4.splat(0);
   for (let Y = 0; Y < FY; Y += 2) {
     const q = p + <usize>Y * row, t = o + (<usize>(Y * FX) << 2);

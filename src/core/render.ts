@@ -159,9 +159,9 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
  * (DecodeRequest.whileDecoding).
  * - The first time in a process: a render of a tiny built-in image with these parameters. It
  *   builds the tables every render needs (the WebAssembly kernels, the sRGB encoding table, the
- *   charset's glyph table and its fine shapes) and compiles the JavaScript of every stage and the kernels, which are
- *   compiled lazily, on first use: a first 640x480 render then takes ~30 ms instead of ~40, for
- *   8-12 ms here.
+ *   charset's glyph table and its fine shapes) and compiles the JavaScript of every stage and the
+ *   kernels, which are compiled lazily, on first use: a first 640x480 render then takes ~30 ms
+ *   instead of ~40, for 8-12 ms here.
  * - Later: the tables of these parameters (another charset's glyph table and fine shapes).
  * Measured in Node 20 on 2 cores, CLI medians of 25 interleaved runs: 0.3 MP JPEG at 80 columns
  * 194 -> 185 ms; 12 MP at 120 columns 240 -> 226 ms (21 runs, with the priming render as a second

@@ -49,11 +49,13 @@ export interface MatchOptions {
   /** Neighbour margin (default NEIGHBOUR_CALM; 0: each cell's own best). */
   readonly calm?: number;
   /**
-   * Then choose each cell's glyph again on the fine raster (pipeline/refine.ts), from the fine
-   * shapes of the table's glyphs. For still images without dithering (the error diffusion and a
-   * video's hysteresis decide at 4 x 8). `candidates`: the fine stage's codebook, when it is not
-   * `candidates` above; its search is exact, so the 4 x 8 choice (from a subset of them) only
-   * gives each cell a starting point that prunes the rest.
+   * Then choose the glyph again on the fine raster (pipeline/refine.ts), from the fine shapes of
+   * the table's glyphs, in the cells whose 4 x 8 samples' standard deviation is at least
+   * `minSpread` (0: every cell) and whose glyph is not one of `keep`; the others keep the 4 x 8
+   * choice. For still images without dithering (the error diffusion and a video's hysteresis
+   * decide at 4 x 8). `candidates`: the fine stage's codebook, when it is not `candidates` above;
+   * its search is exact, so in the cells it chooses again the 4 x 8 choice (from a subset of
+   * them) only gives a starting point that prunes the rest.
    */
   readonly refine?: { readonly table: FineTable; readonly candidates?: Int32Array; readonly minSpread: number; readonly keep?: Int32Array | null } | null;
 }
@@ -89,7 +91,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8 + 16 + cols * (N + 2) * 8);
   const fine = o.refine ?? null;
   const fineBook = fine?.candidates ?? o.candidates;
-  const fineAt = fine ? refineLayout(f, count, fineBook.length, width) : null;
+  const fineAt = fine ? refineLayout(f, count, fineBook.length) : null;
   const k = f.ready();
   f.viewF32(pt, samples).set(target.subarray(0, samples));
   f.viewF32(ptpl, count * N).set(templates.subarray(0, count * N));

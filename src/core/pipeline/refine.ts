@@ -158,7 +158,7 @@ export interface RefineLayout {
 }
 
 /** Room in frame `f` for the fine table of `count` glyphs, `nc` candidates and the kernel's scratch (before f.ready()). */
-export function refineLayout(f: Frame, count: number, nc: number, width: number): RefineLayout {
+export function refineLayout(f: Frame, count: number, nc: number): RefineLayout {
   return {
     taps: f.f32(2 * TAPS), templates: f.f32(count * FINE_SAMPLES), g2: f.bytes(count * 8), gm: f.bytes(count * 8), inBook: f.bytes(count),
     cand: f.f32(nc), cgm: f.bytes(nc * 8), csp: f.bytes(nc * 8),
@@ -228,7 +228,7 @@ export function refineGlyphs(target: Float32Array, width: number, cols: number, 
   const n = cols * rows, samples = width * rows * 8;
   const f = frame();
   const pt = f.f32(samples), po = f.bytes(n * 2);
-  const at = refineLayout(f, fine.g2.length, o.candidates.length, width);
+  const at = refineLayout(f, fine.g2.length, o.candidates.length);
   const k = f.ready();
   f.viewF32(pt, samples).set(target.subarray(0, samples));
   f.viewU16(po, n).set(cells.subarray(0, n));
