@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { glyphBitmap, BITMAP_CELL } from '../src/core/glyphs/bitmaps.js';
 import { chooseCodebook } from '../src/core/pipeline/codebook.js';
-import { FINE_BLUR_PASSES, FINE_SAME_LEVEL, fineTable } from '../src/core/pipeline/refine.js';
+import { FINE_BLUR_PASSES, FINE_SHAPE_SPAN, fineTable } from '../src/core/pipeline/refine.js';
 import { matchGlyphs } from '../src/core/pipeline/match.js';
 import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { getGlyphSet } from '../src/core/glyphs/charsets.js';
@@ -98,19 +98,19 @@ describe('fineShapes', () => {
     }
   });
 
-  it('chooses from a codebook whose levels bring the glyphs up to FINE_SAME_LEVEL above them', () => {
+  it('chooses from a codebook whose levels bring the glyphs up to FINE_SHAPE_SPAN above them', () => {
     const levels = Float64Array.from({ length: 40 }, (_, i) => (i * i) / 1521);
     const order = Int32Array.from(levels.keys());
     const targets = Float32Array.from({ length: 500 }, (_, i) => ((i * 37) % 500) / 500);
     for (const maxRmse of [0.005, 0.03, 0.08]) {
       const narrow = chooseCodebook(levels, order, targets, 'adaptive', maxRmse);
-      const wide = chooseCodebook(levels, order, targets, 'adaptive', maxRmse, FINE_SAME_LEVEL);
+      const wide = chooseCodebook(levels, order, targets, 'adaptive', maxRmse, FINE_SHAPE_SPAN);
       // The levels are the adaptive codebook's, chosen under the bound; the shapes come on top.
       assert.deepEqual(wide.base, narrow.indices);
       if (narrow.indices.length < order.length) assert.ok(wide.indices.length > narrow.indices.length, `${wide.indices.length} vs ${narrow.indices.length} glyphs`);
       const chosen = [...narrow.indices].map((g) => levels[g]!);
       for (const g of order) {
-        const inWide = wide.indices.includes(g), near = chosen.some((l) => levels[g]! >= l && levels[g]! - l < FINE_SAME_LEVEL);
+        const inWide = wide.indices.includes(g), near = chosen.some((l) => levels[g]! >= l && levels[g]! - l < FINE_SHAPE_SPAN);
         assert.equal(inWide, near, `glyph ${g} (level ${levels[g]!.toFixed(3)}), max RMSE ${maxRmse}`);
       }
       // Its RMSE is measured over all its glyphs' levels: at most the chosen levels' alone.

@@ -13,7 +13,7 @@ import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
-import { FINE_MIN_SPREAD, FINE_SAME_LEVEL, fineTable, type FineTable } from './pipeline/refine.js';
+import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
@@ -306,12 +306,12 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // 8 x 16 raster (the ASCII ramps, which bench:quality measured it on; not dithering or video,
   // whose error diffusion and hysteresis work on the 4 x 8 choice: see MatchOptions.refine), the
   // cells with structure (FINE_MIN_SPREAD) or, with fineShapes, every cell, from a codebook whose
-  // levels each bring the glyphs up to FINE_SAME_LEVEL above them.
+  // levels each bring the glyphs up to FINE_SHAPE_SPAN above them.
   const fine = table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
   // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
-    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse, fine ? FINE_SAME_LEVEL : 0);
+    : chooseCodebook(levelsOf, table.order, targetMeans, table.set.kind === 'braille' || twoColor ? 'fixed' : p.glyphStrategy, p.maxGlyphRmse, fine ? FINE_SHAPE_SPAN : 0);
   const stable = tuned.stable;
 
   let colors: Uint8Array | null = null;

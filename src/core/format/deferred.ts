@@ -1,7 +1,7 @@
 /**
  * Formatting as the render job does it: the text formats synchronously, png through a dynamic
- * import. A process that never writes png (a CLI run to the terminal) never loads pako or the
- * glyph bitmaps. Kept out of index.ts, so that bundles of the library (the studio) do not meet
+ * import. A process that never writes png (a CLI run to the terminal) never loads pako (the glyph
+ * bitmaps load with the renderer: its fine stage reads them). Kept out of index.ts, so that bundles of the library (the studio) do not meet
  * a dynamic import of a module they already hold.
  */
 import type { Format } from '../params/definitions.js';

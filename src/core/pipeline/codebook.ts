@@ -93,25 +93,24 @@ export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<numb
   const total = Math.max(1, sums.total);
   const lb = new Int32Array(n);
   for (let j = 0; j < n; j++) lb[j] = BinSums.bin(L[j]!);
-  const between = (i: number, j: number): number => {
-    const mid = BinSums.bin((L[i]! + L[j]!) / 2);
-    return sums.err(lb[i]!, mid, L[i]!) + sums.err(mid, lb[j]!, L[j]!);
+  // Squared errors by level value: the cells between two adjacent levels (each to the nearer),
+  // below the first and above the last.
+  const gap = (a: number, b: number): number => {
+    const mid = BinSums.bin((a + b) / 2);
+    return sums.err(BinSums.bin(a), mid, a) + sums.err(mid, BinSums.bin(b), b);
   };
-  const after = (j: number) => sums.err(lb[j]!, BINS, L[j]!);
+  const tail = (a: number): number => sums.err(BinSums.bin(a), BINS, a);
+  const between = (i: number, j: number): number => gap(L[i]!, L[j]!);
+  const after = (j: number) => tail(L[j]!);
+  const rmseOf = (ls: readonly number[]): number => {
+    let e = sums.err(0, BinSums.bin(ls[0]!), ls[0]!);
+    for (let k = 1; k < ls.length; k++) e += gap(ls[k - 1]!, ls[k]!);
+    return Math.sqrt((e + tail(ls[ls.length - 1]!)) / total);
+  };
   const pick = (chosen: number[]): Codebook => {
     const idx: number[] = [];
     for (const gi of chosen) idx.push(...groups.members[gi]!);
     return { indices: Int32Array.from(idx), rmse: rmseOf(chosen.map((j) => L[j]!)) };
-  };
-  /** The RMSE of quantizing the targets to the nearest of these levels (ascending, distinct). */
-  const rmseOf = (ls: readonly number[]): number => {
-    let e = sums.err(0, BinSums.bin(ls[0]!), ls[0]!);
-    for (let k = 1; k < ls.length; k++) {
-      const a = ls[k - 1]!, b = ls[k]!, mid = BinSums.bin((a + b) / 2);
-      e += sums.err(BinSums.bin(a), mid, a) + sums.err(mid, BinSums.bin(b), b);
-    }
-    e += sums.err(BinSums.bin(ls[ls.length - 1]!), BINS, ls[ls.length - 1]!);
-    return Math.sqrt(e / total);
   };
   return { L, n, sums, total, lb, between, after, pick, rmseOf };
 }

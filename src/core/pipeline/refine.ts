@@ -37,7 +37,7 @@ export const FINE_BLUR_PASSES = 3;
  * cases 0.641 / 0.887 at 0.08 (bench/README.md). The 4 x 8 matcher cannot see the strokes of the
  * shapes added: it chooses from the levels' own glyphs (render.ts).
  */
-export const FINE_SAME_LEVEL = 0.08;
+export const FINE_SHAPE_SPAN = 0.08;
 
 /**
  * Without fineShapes (the default), the fine stage chooses again only the cells whose 4 x 8 target
@@ -45,7 +45,7 @@ export const FINE_SAME_LEVEL = 0.08;
  * 4 x 8 choice is already the tone, keep it. Measured over bench:quality's 26 cases (13 images at
  * 80 and 160 columns), contour r / tone r / cell r against the 4 x 8 choice's 0.612 / 0.885 /
  * 0.958: 0.629 / 0.888 / 0.958, contour up in every case, 16 cases at least chafa's on both scores
- * instead of 13 (without the shapes FINE_SAME_LEVEL adds: 0.621 / 0.884 / 0.955, 15). Screened on
+ * instead of 13 (without the shapes FINE_SHAPE_SPAN adds: 0.621 / 0.884 / 0.955, 15). Screened on
  * 13 images at 80 columns (every cell refined: 0.633 / 0.884 / 0.952): 0.03 0.628 / 0.886,
  * 0.06 0.626 / 0.887, 0.1 0.623 / 0.888, 0.15 0.620 / 0.889 (bench/README.md).
  */
