@@ -88,6 +88,16 @@ async function waitResults(page: Page, more: number, from: number): Promise<void
   await page.waitForFunction(([f, m]) => window.__v2aStats.results >= f + m, [from, more] as const, { timeout: 20_000 });
 }
 
+/**
+ * Waits for `more` results and then for the still to settle: the result counted may be an earlier
+ * render's (a change that came while one was in flight is rendered after it, and a video frame
+ * posted before the stream stopped arrives after), so a screenshot or handoff taken on the count
+ * alone can catch the picture before the last change (seen under a loaded full test run).
+ */
+async function waitSettled(page: Page, more: number, from: number): Promise<void> {
+  await page.waitForFunction(([f, m]) => window.__v2aStats.results >= f + m && window.__v2aStudio.settled(), [from, more] as const, { timeout: 20_000 });
+}
+
 describe('studio in headless Chromium', { skip }, () => {
   let png: Buffer;
   let context: BrowserContext;
@@ -214,7 +224,7 @@ describe('studio in headless Chromium', { skip }, () => {
     const step = async (act: () => Promise<void>) => {
       const n = await results(page);
       await act();
-      await waitResults(page, 1, n);
+      await waitSettled(page, 1, n);
     };
     const button = { colour: '#ink-color', mono: '#ink-mono' } as const;
     for (const [mode, other] of [['colour', 'mono'], ['mono', 'colour']] as const) {
@@ -454,12 +464,12 @@ describe('studio in headless Chromium', { skip }, () => {
 
     const n = await results(page);
     await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: png });
-    await waitResults(page, 1, n);
-    // A frame of the video still in flight may be the result counted: wait for the still itself.
-    await page.waitForFunction(() => window.__v2aStats.source === 'image', undefined, { timeout: 20_000 });
-    // The mode follows the shown source once its result is drawn (a moment after the source is
-    // set: under a loaded machine the still's render may still be in flight here).
-    await page.waitForFunction(() => (document.getElementById('handoff-mode') as unknown as { value: string }).value === 'latest-frame', undefined, { timeout: 20_000 });
+    // A frame of the video posted before the stream stopped may be the result counted: wait for the still itself.
+    await waitSettled(page, 1, n);
+    assert.equal(await page.evaluate(() => window.__v2aStats.kind), 'still');
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
+    // The mode follows the shown source once its result is drawn.
+    assert.equal(await page.inputValue('#handoff-mode'), 'latest-frame');
     const [still] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
     await still.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'end'), undefined, { timeout: 20_000 });
     const got = (await still.evaluate(() => window.__got)).map((m: any) => m.data);

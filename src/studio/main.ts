@@ -24,14 +24,16 @@ import { send, settleExport, worker } from './worker-link.js';
 declare global {
   interface Window {
     __v2aStats: StudioStats;
-    __v2aStudio: { useStream(stream: MediaStream, kind?: 'webcam' | 'video'): Promise<void>; explicit(): ExplicitParams };
+    __v2aStudio: { useStream(stream: MediaStream, kind?: 'webcam' | 'video'): Promise<void>; explicit(): ExplicitParams; settled(): boolean };
   }
 }
 
 window.__v2aStats = state.stats;
 
 const controls = new ParamControls($('#controls'), $('#presets'));
-window.__v2aStudio = { useStream: async () => {}, explicit: () => controls.values() };
+// settled(): no still opening, rendering or queued, so the last result is what the controls ask for
+// (a result counted alone may be an earlier render's, when changes came while one was in flight).
+window.__v2aStudio = { useStream: async () => {}, explicit: () => controls.values(), settled: () => !state.pending && !state.stillBusy && !state.stillDirty };
 
 const offscreen = el.canvas.transferControlToOffscreen();
 send({ t: 'canvas', canvas: offscreen, view: initialView() }, [offscreen]);
