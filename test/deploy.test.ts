@@ -728,6 +728,15 @@ describe('container lifecycle', () => {
     }
     assert.ok(up, `server came up (stderr: ${stderr})`);
 
+    // Readiness: 503 `warming` while the worker warms up (V2A_WARM_UP, on by default), then 200.
+    const warmBy = Date.now() + 30_000;
+    for (;;) {
+      const res = await fetch(`${base}${container.readinessProbe.httpGet.path}`);
+      if (res.status === 200 || Date.now() > warmBy) break;
+      assert.equal(res.status, 503);
+      assert.equal(((await res.json()) as { status: string }).status, 'warming');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     for (const kind of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
       const res = await fetch(`${base}${container[kind].httpGet.path}`);
       assert.equal(res.status, 200, `${kind} ${container[kind].httpGet.path}`);
@@ -741,6 +750,9 @@ describe('container lifecycle', () => {
     assert.equal(effective.config.V2A_MAX_IMAGE_BYTES, Number(configData.V2A_MAX_IMAGE_BYTES));
     assert.equal(effective.config.V2A_METRICS, true);
     assert.equal(effective.config.PLATFORM_API_KEY, '(unset)');
+    assert.equal(effective.config.V2A_WARM_UP, true);
+    const warm = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj).find((l) => l.msg === 'render workers warm');
+    assert.ok(warm && (warm.warmUpMs as number) > 0 && warm.workers === 1, 'the warm-up is logged once every worker is warm');
 
     // The Dockerfile's HEALTHCHECK, as Docker would run it inside the container.
     const hc = healthcheckCommand();

@@ -127,6 +127,7 @@ class WatchedPool extends EventEmitter implements RenderPool {
   }
   stats() { return this.inner.stats(); }
   retryAfterSeconds() { return this.inner.retryAfterSeconds(); }
+  warm() { return this.inner.warm(); }
   close() { return this.inner.close(); }
 }
 

@@ -66,6 +66,7 @@ describe('render hand-off', () => {
       run: async (j) => { seen.push(j.source); return refusal; },
       stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 1, completed: 0 }),
       retryAfterSeconds: () => 1,
+      warm: () => true,
       close: async () => undefined,
     };
     const service = createRenderService({ config: loadConfig({}), pool });

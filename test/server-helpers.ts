@@ -25,6 +25,8 @@ const TEST_ENV: Record<string, string> = {
   LOG_LEVEL: 'silent',
   V2A_WORKERS: '2',
   V2A_RATE_LIMIT: '0',
+  // Off for speed (every test file starts servers); the warm-up has tests of its own.
+  V2A_WARM_UP: 'false',
   PORT: '0',
   HOST: '127.0.0.1',
 };

@@ -161,6 +161,41 @@ describe('health', () => {
     assertProblem(del, 405, 'method-not-allowed');
     assert.equal(del.headers.get('allow'), 'GET, HEAD');
   });
+
+  test('V2A_WARM_UP (the default): readiness is 503 `warming` until every worker has warmed up, then 200; renders wait for it', { timeout: 90_000 }, async () => {
+    assert.equal(loadConfig({}).warmUp, true);
+    assert.equal(loadConfig({ V2A_WARM_UP: 'false' }).warmUp, false);
+    assert.throws(() => loadConfig({ V2A_WARM_UP: 'soon' }), /V2A_WARM_UP/);
+    const warm: number[] = [];
+    const pool = createRenderPool({ workers: 2, queueLimit: 2, timeoutMs: 60_000, warmUp: true, onWarm: (ms) => warm.push(ms) });
+    const warming = await startTestServer({ V2A_WARM_UP: 'true', V2A_WORKERS: '2' }, { pool });
+    try {
+      // Starting a worker thread and rendering the warm-up's four jobs takes far longer than this.
+      const first = await call(`${warming.base}/api/v1/health/ready`);
+      assert.equal(first.status, 503);
+      assert.equal(first.json.status, 'warming');
+      assert.equal(pool.warm(), false);
+      // A render sent now waits for a warm worker, and succeeds.
+      const r = await postJson(`${warming.base}${RENDER}`, { imageBase64: tinyB64, columns: 8 });
+      assert.equal(r.status, 200, r.text);
+      let ready = first;
+      const deadline = performance.now() + 60_000;
+      while (ready.status !== 200 && performance.now() < deadline) {
+        await new Promise((res) => setTimeout(res, 50));
+        ready = await call(`${warming.base}/api/v1/health/ready`);
+      }
+      assert.equal(ready.status, 200);
+      assert.equal(ready.json.status, 'ready');
+      assert.equal(warm.length, 1, 'told once, when the last worker is warm');
+      assert.ok(warm[0]! > 0);
+    } finally {
+      await warming.close();
+    }
+    // Off: ready from the start.
+    const cold = createRenderPool({ workers: 1, queueLimit: 0, timeoutMs: 1000, warmUp: false });
+    assert.equal(cold.warm(), true);
+    await cold.close();
+  });
 });
 
 describe('trace context', () => {
@@ -450,6 +485,7 @@ describe('render: bad input', () => {
         run: async () => { throw new Error(SECRET); },
         stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 0, completed: 0 }),
         retryAfterSeconds: () => 1,
+        warm: () => true,
         close: async () => {},
       },
     });

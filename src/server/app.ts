@@ -111,6 +111,8 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     workers: config.workers,
     queueLimit: config.queueLimit,
     timeoutMs: config.renderTimeoutMs,
+    warmUp: config.warmUp,
+    onWarm: (ms) => app.log.info({ workers: config.workers, warmUpMs: ms }, 'render workers warm'),
     onError: (err) => app.log.error({ err }, 'render worker error'),
   });
   const startedAt = performance.now();

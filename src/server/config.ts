@@ -30,6 +30,8 @@ export interface ServerConfig {
   /** Renders that may wait for a worker beyond the ones running; more -> 503. */
   readonly queueLimit: number;
   readonly renderTimeoutMs: number;
+  /** Each render worker warms up before its first request, and readiness waits for it. */
+  readonly warmUp: boolean;
   /** Longest wait for the request line and headers (Node's headersTimeout). */
   readonly headersTimeoutMs: number;
   /** Longest silence while a request body is arriving. */
@@ -219,6 +221,12 @@ const SETTINGS: readonly Setting[] = [
     meaning: 'Longest a render may wait and run in the pool, in milliseconds; over it the render is stopped and answered 503.',
     apply: (raw, d) => { d.renderTimeoutMs = unset(raw) ? 30_000 : integer(raw, 100, 3_600_000); },
     value: (c) => c.renderTimeoutMs,
+  },
+  {
+    name: 'V2A_WARM_UP', default: 'true',
+    meaning: 'Each render worker renders a built-in image a few times before its first request (about half a second of CPU per worker at start), and /api/v1/health/ready answers 503 `warming` until all have: a new instance\'s first requests then run at warm speed. false: take requests at once, cold (the first ones several times slower).',
+    apply: (raw, d) => { d.warmUp = unset(raw) ? true : boolean(raw); },
+    value: (c) => c.warmUp,
   },
   {
     name: 'V2A_HEADERS_TIMEOUT_MS', default: '10000',

@@ -30,12 +30,17 @@ import { Piscina } from 'piscina';
 import 'sharp';
 import { HttpProblem } from './problem.js';
 import type { RenderJob, RenderOutcome } from './render-task.js';
+import { warmUpMs } from './warm-up.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export interface RenderPoolOptions {
   workers: number;
   queueLimit: number;
   timeoutMs: number;
+  /** Each worker warms up before its first task (warm-up.ts); `warm()` is false until all have. */
+  warmUp?: boolean;
+  /** Told once every worker started up front has warmed up, with the slowest one's milliseconds. */
+  onWarm?: (ms: number) => void;
   /** Told about worker errors not tied to a task (a crashed thread). */
   onError?: (err: unknown) => void;
 }
@@ -65,6 +70,8 @@ export interface RenderPool {
   stats(): PoolStats;
   /** Seconds a refused caller should wait before retrying. */
   retryAfterSeconds(): number;
+  /** Every worker started up front has warmed up (always true without warm-up): readiness. */
+  warm(): boolean;
   close(): Promise<void>;
 }
 
@@ -138,9 +145,23 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     idleTimeout: Infinity,
     concurrentTasksPerWorker: 1,
     recordTiming: false,
+    workerData: { warmUp: opts.warmUp === true },
+    // An idle worker waits for tasks on its event loop, not in a blocking Atomics.wait (piscina's
+    // default), which would stall a warm-up still in progress once the worker reports ready.
+    atomics: 'disabled',
     ...(execArgv ? { execArgv } : {}),
   });
   piscina.on('error', (err: unknown) => opts.onError?.(err));
+  // Warm-up reports; a worker started later (one replaced after a timeout) reports again, and
+  // readiness never goes back: its tasks wait for it in piscina as they would for a cold start.
+  let warmWorkers = opts.warmUp === true ? 0 : opts.workers;
+  let slowestWarmUp = 0;
+  piscina.on('message', (m: unknown) => {
+    const ms = warmUpMs(m);
+    if (ms === null || warmWorkers >= opts.workers) return;
+    slowestWarmUp = Math.max(slowestWarmUp, ms);
+    if (++warmWorkers === opts.workers) opts.onWarm?.(slowestWarmUp);
+  });
 
   const capacity = opts.workers + opts.queueLimit;
   /** Renders handed to piscina (at most `workers`: piscina's own queue stays empty). */
@@ -245,6 +266,7 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       queueLimit: opts.queueLimit,
       completed,
     }),
+    warm: () => warmWorkers >= opts.workers,
     async close() {
       if (closing) return;
       closing = true;

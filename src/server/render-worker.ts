@@ -8,12 +8,14 @@
  * Every outcome carries the start and end of each stage the job reported, so that the main
  * thread can record them as spans and metrics: spans are never created in a worker.
  */
+import { parentPort, workerData } from 'node:worker_threads';
 import type { V2aError } from '../core/errors.js';
 import { formatResult } from '../core/format/index.js';
 import { runJob, type JobStage } from '../core/job.js';
 import { buildToolReply } from './mcp/reply.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
+import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
 
@@ -34,7 +36,28 @@ function joined(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * The warm-up (warm-up.ts, when the pool asks for it), started as this module loads; tasks wait
+ * for it. Not a top-level await: under tsx (the tests) piscina then cannot load this module.
+ */
+const warmedUp: Promise<void> | null = (workerData as { warmUp?: boolean } | undefined)?.warmUp ? warmUp() : null;
+
+async function warmUp(): Promise<void> {
+  const t0 = performance.now();
+  try {
+    for (const job of await warmUpJobs()) await renderJob(job);
+  } catch {
+    /* a warm-up that fails leaves the worker cold, not broken: its tasks report their own errors */
+  }
+  parentPort?.postMessage({ [WARM_UP_MESSAGE]: Math.round(performance.now() - t0) });
+}
+
 export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
+  if (warmedUp) await warmedUp;
+  return renderJob(job);
+}
+
+async function renderJob(job: RenderJob): Promise<RenderOutcome> {
   const startedAt = now();
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;

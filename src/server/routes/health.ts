@@ -19,7 +19,7 @@ import { TRACE_ID_SCHEMA } from '../trace-context.js';
 export const ENVELOPE_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
 /** Kubernetes liveness: 200 while the process answers, draining included (a restart would cut it short). */
 export const LIVENESS_PATH = '/api/v1/health/live';
-/** Kubernetes readiness: 200 while the pool takes work; 503 `draining` once shutdown began. */
+/** Kubernetes readiness: 200 while the pool takes work; 503 `warming` until its workers have warmed up, `draining` once shutdown began. */
 export const READINESS_PATH = '/api/v1/health/ready';
 /** Every health path: answered during shutdown, never traced. */
 export const HEALTH_PATHS = [...ENVELOPE_PATHS, LIVENESS_PATH, READINESS_PATH] as const;
@@ -82,9 +82,10 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.get(LIVENESS_PATH, async (_request, reply) =>
     reply.header('cache-control', 'no-store').send({ status: 'alive', uptimeSeconds: Math.round((performance.now() - opts.ctx.startedAt) / 100) / 10 }));
   // A full queue does not make a pod unready: the pool answers 503 + Retry-After itself, and
-  // pulling every busy pod out of the Service at once would turn load into an outage.
+  // pulling every busy pod out of the Service at once would turn load into an outage. Until the
+  // workers have warmed up (V2A_WARM_UP), 503 `warming`: a new pod's first requests then run warm.
   app.get(READINESS_PATH, async (_request, reply) => {
-    const ready = !opts.ctx.closing;
-    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store').send({ status: ready ? 'ready' : 'draining', pool: opts.ctx.pool.stats() });
+    const status = opts.ctx.closing ? 'draining' : opts.ctx.pool.warm() ? 'ready' : 'warming';
+    return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, pool: opts.ctx.pool.stats() });
   });
 }
