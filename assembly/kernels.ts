@@ -715,3 +715,4 @@ export { codebookDp } from './codebook';
 export { encTable } from './srgb';
 export { temporalStep } from './temporal';
 export { fineStats, hexLevels, refineGlyphs } from './refine';
+export { matchTwoColor } from './two-color';

@@ -33,6 +33,8 @@ import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
+import { matchTwoColor as refTwoColor } from './reference/two-color.js';
+import { complements, matchTwoColor, type TwoColorGlyphs } from '../src/core/pipeline/two-color.js';
 import { refineGlyphs as refRefine } from './reference/refine.js';
 import { FINE_MIN_SPREAD, fineTable, refineGlyphs } from '../src/core/pipeline/refine.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
@@ -72,7 +74,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchGlyphs', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -459,6 +461,54 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     for (const dither of [false, true]) {
       const o: MatchOptions = { scale: Math.max(...coverage), candidates: order, directional: null, structure: null, structureAmount: 0, dither };
       same(matchGlyphs(target, W, cols, rows, table, o, new Uint16Array(cols * rows)), refMatch(target, W, cols, rows, table, o, new Uint16Array(cols * rows)), `NaN dither ${dither}`);
+    }
+  });
+  it('two colours per cell: blocks, a custom set, complements, flat cells, hysteresis with stable cells, odd sizes', () => {
+    const sets: TwoColorGlyphs[] = [];
+    for (const glyphs of [getGlyphSet('blocks'), customGlyphSet('blocks', ' .:-=+*#%@\u2580\u2584\u2588')]) {
+      const blank = glyphs.glyphs.indexOf(' '), full = glyphs.glyphs.indexOf('\u2588');
+      const candidates = Int32Array.from(glyphs.glyphs.map((_, i) => i).filter((i) => i !== blank && i !== full));
+      sets.push({ templates: glyphs.templates, candidates, complement: complements(glyphs.templates, candidates, glyphs.glyphs.length),
+        blank: Math.max(0, blank), full: full >= 0 ? full : Math.max(0, blank) });
+    }
+    for (const [cols, rows, seed] of [[7, 3, 1], [16, 5, 2], [1, 1, 3], [33, 9, 4]] as const) {
+      const n = cols * rows, W = cols * 4, H = rows * 8;
+      const r = rng(seed);
+      // Smooth colour with edges, noise, flat patches (cells below the variance floor) and exact 0 and 1.
+      const rgb = new Float32Array(W * H * 3);
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          const flat = ((x >> 2) + (y >> 3)) % 5 === 0;
+          for (let c = 0; c < 3; c++) {
+            const v = flat ? 0.3 + 0.1 * c : (x * (c + 1)) / W * 0.7 + (y > H / 2 ? 0.3 : 0) + (r() - 0.5) * 0.2;
+            rgb[(y * W + x) * 3 + c] = v < 0 ? 0 : v > 1 ? 1 : v;
+          }
+        }
+      }
+      for (const set of sets) {
+        for (const lightInk of [true, false]) {
+          const run = (fn: typeof matchTwoColor, previous: Uint16Array | null, stable: Uint8Array | null, hysteresis: number) => {
+            const cells = new Uint16Array(n), fg = new Float32Array(n * 3), bg = new Float32Array(n * 3);
+            fn(rgb, W, cols, rows, set, lightInk, cells, fg, bg, previous, stable, hysteresis);
+            return { cells, fg, bg };
+          };
+          const a = run(matchTwoColor, null, null, 0), b = run(refTwoColor, null, null, 0);
+          const what = `${cols}x${rows} ${set.candidates.length} glyphs lightInk ${lightInk}`;
+          same(a.cells, b.cells, `${what}: cells`);
+          same(a.fg, b.fg, `${what}: fg`);
+          same(a.bg, b.bg, `${what}: bg`);
+          // Video: the previous cells shuffled, half the cells still.
+          const previous = a.cells.map((g, i) => (i % 3 === 0 ? set.blank : i % 3 === 1 ? a.cells[(i * 7) % n]! : g));
+          const stable = Uint8Array.from({ length: n }, (_, i) => (i * 5) % 2);
+          for (const st of [null, stable]) {
+            const va = run(matchTwoColor, previous, st, 0.35), vb = run(refTwoColor, previous, st, 0.35);
+            same(va.cells, vb.cells, `${what} video: cells`);
+            same(va.fg, vb.fg, `${what} video: fg`);
+            same(va.bg, vb.bg, `${what} video: bg`);
+          }
+          if (n > 20) assert.ok(a.cells.some((g) => g !== set.blank && g !== set.full) && a.cells.some((g) => g === set.blank || g === set.full), `${what}: shaped and flat cells`);
+        }
+      }
     }
   });
 });

@@ -40,6 +40,9 @@ export interface KernelExports {
   fineStats(templates: Ptr, count: number, g2: Ptr, gm: Ptr, spread: Ptr, blocks: Ptr, blockStats: Ptr): void;
   refineGlyphs(target: Ptr, width: number, cols: number, rows: number, taps: Ptr, templates: Ptr, g2: Ptr, gm: Ptr, count: number,
     inBook: Ptr, cand: Ptr, cgm: Ptr, csp: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, minVar: number, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
+  matchTwoColor(rgb: Ptr, width: number, cols: number, rows: number, cbrt: Ptr, centred: Ptr, invSmm: Ptr, mean: Ptr, cand: Ptr,
+    complement: Ptr, candidateOf: Ptr, glyphs: number, pairs: Ptr, pairInv: Ptr, pairK: Ptr, np: number, blank: number, full: number,
+    lightInk: number, cells: Ptr, fg: Ptr, bg: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, work: Ptr): void;
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;

@@ -1,0 +1,205 @@
+import { SAMPLES, SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
+import { REC709_B, REC709_G, REC709_R } from '../../src/core/pipeline/linear.js';
+import type { TwoColorGlyphs } from '../../src/core/pipeline/two-color.js';
+
+/**
+ * The scalar twin of assembly/two-color.ts (pipeline/two-color.ts matchTwoColor), as it was in
+ * TypeScript: every candidate of every cell one at a time. Not optimised: the specification.
+ */
+interface MaskStats {
+  /** Centred masks (m_i - mean m), SAMPLES per candidate, in candidate order. */
+  readonly centred: Float32Array;
+  readonly invSmm: Float32Array;
+  readonly mean: Float32Array;
+  /** Per glyph of the set: its candidate index, or -1 (the blank, the full block). */
+  readonly candidateOf: Int32Array;
+  /** 1 for the candidates scored (one of each complementary pair). */
+  readonly scored: Uint8Array;
+}
+
+const statsCache = new WeakMap<Int32Array, MaskStats>();
+
+/** Cube root on 0..1 by table (linear between 4096 steps): glyph choice needs no more, Math.cbrt costs 3 per sample. */
+const CBRT_STEPS = 4096;
+const CBRT = (() => {
+  const t = new Float32Array(CBRT_STEPS + 2);
+  for (let i = 0; i <= CBRT_STEPS + 1; i++) t[i] = Math.cbrt(Math.min(1, i / CBRT_STEPS));
+  return t;
+})();
+function cbrt01(v: number): number {
+  const f = (v <= 0 ? 0 : v >= 1 ? 1 : v) * CBRT_STEPS;
+  const i = f | 0;
+  return CBRT[i]! + (f - i) * (CBRT[i + 1]! - CBRT[i]!);
+}
+
+function maskStats(set: TwoColorGlyphs): MaskStats {
+  const hit = statsCache.get(set.candidates);
+  if (hit) return hit;
+  const n = set.candidates.length;
+  const centred = new Float32Array(n * SAMPLES), invSmm = new Float32Array(n), mean = new Float32Array(n);
+  for (let k = 0; k < n; k++) {
+    const o = set.candidates[k]! * SAMPLES;
+    let m = 0;
+    for (let i = 0; i < SAMPLES; i++) m += set.templates[o + i]!;
+    m /= SAMPLES;
+    let s = 0;
+    for (let i = 0; i < SAMPLES; i++) {
+      const d = set.templates[o + i]! - m;
+      centred[k * SAMPLES + i] = d;
+      s += d * d;
+    }
+    mean[k] = m;
+    invSmm[k] = s > 1e-4 ? 1 / s : 0; // a uniform mask (shade glyph) draws no shape
+  }
+  // A glyph and its complement (1 - m) explain a cell equally well (same |S_xm|^2 / S_mm): only
+  // the first of each pair is scored, the orientation is chosen after.
+  const scored = new Uint8Array(n).fill(1);
+  for (let k = 0; k < n; k++) {
+    const c = set.complement[set.candidates[k]!]!;
+    for (let j = 0; j < k; j++) if (scored[j] && set.candidates[j] === c) scored[k] = 0;
+  }
+  const candidateOf = new Int32Array(set.complement.length).fill(-1);
+  for (let k = 0; k < n; k++) candidateOf[set.candidates[k]!] = k;
+  const stats = { centred, invSmm, mean, candidateOf, scored };
+  statsCache.set(set.candidates, stats);
+  return stats;
+}
+
+/**
+ * Chooses each cell's glyph and its ink and background colours (linear light, 3 floats per cell)
+ * from the cell's SUB_X x SUB_Y linear RGB samples (`rgb`, row-major, `width` samples per row).
+ * `lightInk`: of two complementary glyphs giving the same picture, take the one whose ink is the
+ * lighter colour (light ink on a dark ground, as the text formats read); false: the darker.
+ *
+ * Video (`previous` cells, `stable` per cell or null for all, `hysteresis` 0..1): a still cell
+ * keeps its previous glyph, or its previous flat look, unless the best one leaves less than
+ * (1 - hysteresis) of its residual error; a glyph and its complement count as the same shape.
+ */
+export function matchTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
+  cells: Uint16Array, fg: Float32Array, bg: Float32Array,
+  previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0): void {
+  const { centred, invSmm, mean, candidateOf, scored } = maskStats(set);
+  const cand = set.candidates;
+  const nc = cand.length;
+  // Perceptual (x) and linear (l) samples of the cell.
+  const xr = new Float32Array(SAMPLES), xg = new Float32Array(SAMPLES), xb = new Float32Array(SAMPLES);
+  const lr = new Float32Array(SAMPLES), lg = new Float32Array(SAMPLES), lb = new Float32Array(SAMPLES);
+  for (let cy = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++) {
+      const cell = cy * cols + cx;
+      let mr = 0, mg = 0, mb = 0, qr = 0, qg = 0, qb = 0;
+      for (let sy = 0, i = 0; sy < SUB_Y; sy++) {
+        let p = ((cy * SUB_Y + sy) * width + cx * SUB_X) * 3;
+        for (let sx = 0; sx < SUB_X; sx++, i++, p += 3) {
+          const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
+          lr[i] = r; lg[i] = g; lb[i] = b;
+          mr += r; mg += g; mb += b;
+          const pr = cbrt01(r), pg = cbrt01(g), pb = cbrt01(b);
+          xr[i] = pr; xg[i] = pg; xb[i] = pb;
+          qr += pr; qg += pg; qb += pb;
+        }
+      }
+      mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
+      qr /= SAMPLES; qg /= SAMPLES; qb /= SAMPLES;
+      let ss = 0, ssLin = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const dr = xr[i]! - qr, dg = xg[i]! - qg, db = xb[i]! - qb;
+        ss += dr * dr + dg * dg + db * db;
+        const er = lr[i]! - mr, eg = lg[i]! - mg, eb = lb[i]! - mb;
+        ssLin += er * er + eg * eg + eb * eb;
+      }
+      let best = -1, bestGain = 0;
+      // Nothing to draw below a variance floor (in linear light: the cube root would magnify
+      // the noise of black), or below 2 % of the cell's variance: a flat cell.
+      if (ssLin > 1e-6) {
+        for (let k = 0; k < nc; k++) {
+          const inv = invSmm[k]!;
+          if (inv === 0 || scored[k] === 0) continue;
+          let ar = 0, ag = 0, ab = 0;
+          for (let i = 0, o = k * SAMPLES; i < SAMPLES; i++, o++) {
+            const d = centred[o]!;
+            ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
+          }
+          const gain = (ar * ar + ag * ag + ab * ab) * inv;
+          if (gain > bestGain) { bestGain = gain; best = k; }
+        }
+      }
+      // Residual error ss - gain: the previous choice stays while within the hysteresis margin.
+      let keep = -1;
+      let flat = best < 0 || bestGain < 0.02 * ss;
+      if (previous && hysteresis > 0 && (!stable || stable[cell] === 1)) {
+        const pg = previous[cell]!;
+        const pk = pg < candidateOf.length ? candidateOf[pg]! : -1;
+        const bestE = flat ? ss : ss - bestGain;
+        if (pk < 0) {
+          // Previously flat (blank or full block): stays flat unless a shape clearly pays.
+          if (pg === set.blank || pg === set.full) flat = flat || ss * (1 - hysteresis) <= bestE;
+        } else if (!flat || ssLin > 1e-6) {
+          let ar = 0, ag = 0, ab = 0;
+          for (let i = 0, o = pk * SAMPLES; i < SAMPLES; i++, o++) {
+            const d = centred[o]!;
+            ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
+          }
+          const e = ss - (ar * ar + ag * ag + ab * ab) * invSmm[pk]!;
+          if (invSmm[pk]! > 0 && e * (1 - hysteresis) <= bestE) { best = pk; flat = false; keep = pg; }
+        }
+      }
+      const o3 = cell * 3;
+      if (flat) {
+        // Flat: ink and ground alike; the glyph only matters to text readers: a light cell is a
+        // full block under light ink (0.214 = mid-grey in linear light), else the blank.
+        const light = REC709_R * mr + REC709_G * mg + REC709_B * mb > 0.214;
+        cells[cell] = light === lightInk ? set.full : set.blank;
+        // Video: a flat cell looks the same either way, so it keeps its previous flat glyph.
+        if (previous && hysteresis > 0 && (previous[cell] === set.blank || previous[cell] === set.full)) cells[cell] = previous[cell]!;
+        fg[o3] = bg[o3] = mr; fg[o3 + 1] = bg[o3 + 1] = mg; fg[o3 + 2] = bg[o3 + 2] = mb;
+        continue;
+      }
+      // The chosen mask's colours, by least squares on the linear samples.
+      let sr = 0, sg = 0, sb = 0;
+      for (let i = 0, o = best * SAMPLES; i < SAMPLES; i++, o++) {
+        const d = centred[o]!;
+        sr += d * lr[i]!; sg += d * lg[i]!; sb += d * lb[i]!;
+      }
+      const inv = invSmm[best]!;
+      sr *= inv; sg *= inv; sb *= inv;
+      const m = mean[best]!;
+      let g = cand[best]!;
+      let br = mr - sr * m, bgc = mg - sg * m, bb = mb - sb * m;
+      let fr = br + sr, fgc = bgc + sg, fb = bb + sb;
+      const inkLighter = REC709_R * sr + REC709_G * sg + REC709_B * sb > 0;
+      const comp = set.complement[g]!;
+      // A kept glyph keeps its orientation (the complement draws the same picture).
+      if (keep >= 0 ? keep !== g : inkLighter !== lightInk && comp >= 0) {
+        g = comp;
+        [fr, br] = [br, fr];
+        [fgc, bgc] = [bgc, fgc];
+        [fb, bb] = [bb, fb];
+      }
+      cells[cell] = g;
+      const mk = g === cand[best]! ? m : 1 - m;
+      fitClamped(fr, br, mr, mk, fg, bg, o3);
+      fitClamped(fgc, bgc, mg, mk, fg, bg, o3 + 1);
+      fitClamped(fb, bb, mb, mk, fg, bg, o3 + 2);
+    }
+  }
+}
+
+const clamp01 = (v: number) => (v < 0 ? 0 : v > 1 ? 1 : v);
+
+/**
+ * One channel of ink f and ground b into 0..1 keeping the cell's mean (b + m (f - b) = mean, m the
+ * mask's mean coverage): the least-squares pair can overshoot (a thin mask extrapolates its ink).
+ */
+function fitClamped(f: number, b: number, mean: number, m: number, fg: Float32Array, bg: Float32Array, o: number): void {
+  if (f < 0 || f > 1) {
+    f = clamp01(f);
+    if (m < 1) b = (mean - m * f) / (1 - m);
+  }
+  if (b < 0 || b > 1) {
+    b = clamp01(b);
+    if (m > 0) f = clamp01((mean - (1 - m) * b) / m);
+  }
+  fg[o] = f;
+  bg[o] = b;
+}
