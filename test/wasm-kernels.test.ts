@@ -12,7 +12,8 @@ import { matchBraille } from '../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
 import { sobelInk } from '../src/core/pipeline/edges.js';
 import { cellMeans } from '../src/core/pipeline/raster.js';
-import { resampleImage } from '../src/core/pipeline/resample.js';
+import { resampleImage, resampleRgb } from '../src/core/pipeline/resample.js';
+import { resampleRgb as refResampleRgb } from './reference/color-raster.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
@@ -260,6 +261,8 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         const later = resampleImage(img, cols, rows, 4, 8, ground, undefined, 'later');
         same(later.luma.data, want.luma.data, `resample luma, colours later ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
         same(later.cellLinearRgb, want.cellLinearRgb, `resample colour, read later ${img.width}x${img.height} -> ${cols}x${rows} ground ${ground}`);
+        // Colour below cell resolution (two colours per cell): the kernel's colour pass per sample.
+        same(resampleRgb(img, cols * 4, rows * 8, ground), refResampleRgb(img, cols * 4, rows * 8, ground), `resampleRgb ${img.width}x${img.height} -> ${cols * 4}x${rows * 8} ground ${ground}`);
       }
     }
   });

@@ -91,6 +91,17 @@ export function laterCellRgb(img: RgbaImage, cols: number, rows: number, subX: n
   return o;
 }
 
+/**
+ * Linear-light RGB of the source at `W x H` samples (3 floats per sample, row-major), area
+ * averaged, alpha composited over `groundLinear`: colour below cell resolution, for two colours
+ * per cell. The kernel's colour pass with one sample per cell (the same taps and sums the
+ * TypeScript pass had: test/reference/color-raster.ts); in JavaScript it ran interpreted on a
+ * process's first such render (about 20 ms of a CLI call at 80 columns).
+ */
+export function resampleRgb(img: RgbaImage, W: number, H: number, groundLinear: number): Float32Array {
+  return cellRgbOf(img, W, H, 1, 1, groundLinear);
+}
+
 function cellRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): Float32Array {
   return resampleInto(img, cols, rows, subX, subY, groundLinear, true, false).cellLinearRgb!;
 }

@@ -1,9 +1,14 @@
-import type { RgbaImage } from '../types.js';
-import { SRGB8_TO_LINEAR } from './linear.js';
-import { boxTaps } from './resample.js';
-import { scratch } from './scratch.js';
+import type { RgbaImage } from '../../src/core/types.js';
+import { SRGB8_TO_LINEAR } from '../../src/core/pipeline/linear.js';
+import { boxTaps } from '../../src/core/pipeline/resample.js';
+
+/** A fresh zeroed Float32Array (the pipeline's took scratch memory). */
+const scratch = (_name: string, n: number) => new Float32Array(n);
 
 /**
+ * The scalar twin of pipeline/resample.ts resampleRgb() (which runs the resample kernel's colour
+ * pass with one sample per cell), as it was in TypeScript. Not optimised: the specification.
+ *
  * Linear-light RGB of the source at `W x H` samples (3 floats per sample, row-major), area
  * averaged; alpha composited over `groundLinear`. Only colour output with two colours per cell
  * needs colour below cell resolution, so this is its own pass (the luminance resampler stays lean).
