@@ -3,7 +3,7 @@
  *
  * 1. `npm run build`, then the real server from dist (`node dist/server/main.js`) in a child
  *    process on 127.0.0.1 (PORT=0: a free port), V2A_WORKERS = cores, V2A_RATE_LIMIT=0, a queue
- *    larger than the load can fill; ready when /api/health answers.
+ *    larger than the load can fill; ready when /api/v1/health/ready answers 200 (workers warm).
  * 2. Inputs: a 1-megapixel (1155x866) and a 12-megapixel (4000x3000) JPEG, quality 90.
  * 3. Where a render's time goes, in process on one thread (the dist build, sharp with one thread
  *    as in a worker): decode, render, format, and the whole worker job.

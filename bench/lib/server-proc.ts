@@ -1,8 +1,8 @@
 /**
  * The v2a server as a child process for the server bench: `node [nodeArgs] dist/server/main.js`
  * on 127.0.0.1 with PORT=0 (the kernel picks a free port; it is read from the server's own
- * "Server listening at" log line, so there is no race for the port), ready once /api/health
- * answers 200. Its JSON log goes to a file (never a pipe the bench would have to drain).
+ * "Server listening at" log line, so there is no race for the port), ready once /api/v1/health/ready
+ * answers 200 (after the render workers' warm-up, as a load balancer would send traffic). Its JSON log goes to a file (never a pipe the bench would have to drain).
  *
  * Every child started here is stopped with SIGTERM (graceful shutdown), then SIGKILL after a
  * grace period, by `stop()`, by `stopAllServers()`, and as a last resort on process exit.
@@ -182,17 +182,17 @@ export async function startServerProcess(opts: StartServerOptions): Promise<Serv
       }
       if (!url) await sleep(50);
     }
-    // 2. Ready: /api/health answers 200.
+    // 2. Ready: /api/v1/health/ready answers 200 (503 `warming` until the workers have warmed up).
     for (;;) {
       if (state.exit) throw new Error(`the server (${opts.label}) exited during start-up:\n${tail(opts.logFile)}`);
       try {
-        const r = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) });
+        const r = await fetch(`${url}/api/v1/health/ready`, { signal: AbortSignal.timeout(2000) });
         await r.arrayBuffer();
         if (r.status === 200) break;
       } catch {
         // not yet
       }
-      if (Date.now() > deadline) throw new Error(`the server (${opts.label}) did not answer /api/health with 200 in time:\n${tail(opts.logFile)}`);
+      if (Date.now() > deadline) throw new Error(`the server (${opts.label}) did not answer /api/v1/health/ready with 200 in time:\n${tail(opts.logFile)}`);
       await sleep(100);
     }
     const pid = child.pid!;

@@ -6,8 +6,8 @@
  * and readiness waits for all of them.
  *
  * Measured on 2 cores (a fresh server of 2 workers from dist/, a 1 MP JPEG at 120 columns, two
- * requests at a time right after readiness): without it the first two took 400-540 ms against
- * 60-95 ms once warm.
+ * requests at a time as soon as readiness answers): the first two took 305-343 ms without it and
+ * 74-115 ms with it (bench/README.md); the warm-up takes about half a second per worker.
  */
 import sharp from 'sharp';
 import type { RenderJob } from './render-task.js';
