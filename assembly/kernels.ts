@@ -715,4 +715,4 @@ export { codebookDp } from './codebook';
 export { encTable } from './srgb';
 export { temporalStep } from './temporal';
 export { fineStats, hexLevels, refineGlyphs } from './refine';
-export { matchTwoColor } from './two-color';
+export { matchBrailleTwoColor, matchTwoColor } from './two-color';

@@ -177,3 +177,110 @@ export function matchTwoColor(rgb: usize, width: i32, cols: i32, rows: i32, cbrt
     }
   }
 }
+
+/** Braille dot bits: dot (dx, dy) at index dy * 2 + dx. */
+@inline function dotBit(i: i32): i32 {
+  return <i32>load<u8>(DOT_BITS + <usize>i);
+}
+const DOT_BITS = memory.data<u8>([0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]);
+
+/**
+ * matchBrailleTwoColor() of pipeline/two-color.ts over every cell: `templates` (256 x SAMPLES f32),
+ * `lumaLin` (one f64 per sample, the filtered luminance in linear light, or 0: luminance from
+ * `rgb`), `previous`/`stable` as matchTwoColor. `work`: 3 x SAMPLES f64, 8 f32 and 8 i32, whose
+ * dot order carries from cell to cell as the TypeScript's array does (its sort is stable).
+ */
+export function matchBrailleTwoColor(rgb: usize, width: i32, cols: i32, rows: i32, templates: usize, lightInk: bool,
+  cells: usize, fg: usize, bg: usize, previous: usize, stable: usize, hysteresis: f64, lumaLin: usize, work: usize): void {
+  const xr = work, xg = xr + (<usize>SAMPLES << 3), xb = xg + (<usize>SAMPLES << 3);
+  const dotY = xb + (<usize>SAMPLES << 3), order = dotY + 32;
+  for (let i = 0; i < 8; i++) store<i32>(order + (<usize>i << 2), i);
+  const hx = SUB_X / 2, hy = SUB_Y / 4;
+  for (let cy = 0; cy < rows; cy++) {
+    for (let cx = 0; cx < cols; cx++) {
+      const cell = cy * cols + cx;
+      let mr: f64 = 0, mg: f64 = 0, mb: f64 = 0;
+      for (let i = 0; i < 8; i++) store<f32>(dotY + (<usize>i << 2), 0);
+      for (let sy = 0, i = 0; sy < SUB_Y; sy++) {
+        let p = ((cy * SUB_Y + sy) * width + cx * SUB_X) * 3;
+        for (let sx = 0; sx < SUB_X; sx++, i++, p += 3) {
+          const r = ld(rgb, p), g = ld(rgb, p + 1), b = ld(rgb, p + 2);
+          const o = <usize>i << 3;
+          store<f64>(xr + o, r); store<f64>(xg + o, g); store<f64>(xb + o, b);
+          mr += r; mg += g; mb += b;
+          const d = dotY + (<usize>((sy / hy) * 2 + sx / hx) << 2);
+          const y = lumaLin != 0 ? load<f64>(lumaLin + (<usize>(p / 3) << 3)) : REC709_R * r + REC709_G * g + REC709_B * b;
+          store<f32>(d, <f32>(<f64>load<f32>(d) + y));
+        }
+      }
+      mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
+      // Insertion sort by dot value, stable, from the last cell's order (as Array#sort on 8).
+      for (let i = 1; i < 8; i++) {
+        const k = ldi(order, i);
+        const v = ld(dotY, k);
+        let j = i - 1;
+        while (j >= 0 && ld(dotY, ldi(order, j)) - v > 0) {
+          store<i32>(order + (<usize>(j + 1) << 2), ldi(order, j));
+          j--;
+        }
+        store<i32>(order + (<usize>(j + 1) << 2), k);
+      }
+      // Otsu: split point maximising between-group variance of the sorted dot values.
+      let total: f64 = 0;
+      for (let i = 0; i < 8; i++) total += ld(dotY, i);
+      let bestSplit = 0;
+      let bestVar: f64 = 0, acc: f64 = 0;
+      for (let s = 1; s < 8; s++) {
+        acc += ld(dotY, ldi(order, s - 1));
+        const m0 = acc / <f64>s, m1 = (total - acc) / <f64>(8 - s);
+        const v = <f64>(s * (8 - s)) * (m0 - m1) * (m0 - m1);
+        if (v > bestVar) { bestVar = v; bestSplit = s; }
+      }
+      const spread = (ld(dotY, ldi(order, 7)) - ld(dotY, ldi(order, 0))) / <f64>(hx * hy);
+      const o3 = cell * 3;
+      let pattern = 0;
+      if (spread > 0.01 && bestSplit > 0) {
+        const from = lightInk ? bestSplit : 0, to = lightInk ? 8 : bestSplit;
+        for (let k = from; k < to; k++) pattern |= dotBit(ldi(order, k));
+      }
+      if (previous != 0 && hysteresis > 0 && (stable == 0 || load<u8>(stable + <usize>cell) == 1)) {
+        // Within-group sums of squares of the dot values: total minus between-group.
+        let sq: f64 = 0;
+        for (let i = 0; i < 8; i++) sq += ld(dotY, i) * ld(dotY, i);
+        const totalSS = sq - (total * total) / 8;
+        const bestSS = pattern != 0 ? totalSS - bestVar / 8 : totalSS;
+        const prev = <i32>load<u16>(previous + (<usize>cell << 1)) & 0xff;
+        let n1 = 0;
+        let s1: f64 = 0;
+        for (let i = 0; i < 8; i++) if ((prev & dotBit(i)) != 0) { n1++; s1 += ld(dotY, i); }
+        const m1: f64 = n1 != 0 ? s1 / <f64>n1 : 0, m0: f64 = n1 < 8 ? (total - s1) / <f64>(8 - n1) : 0;
+        const prevSS = prev != 0 && n1 < 8 && spread > 0.005 ? totalSS - (<f64>(n1 * (8 - n1)) * (m1 - m0) * (m1 - m0)) / 8 : totalSS;
+        // A flat cell also stays flat until its spread clears the flat threshold by the margin.
+        if (prev == 0 ? spread <= 0.01 / (1 - hysteresis) || prevSS * (1 - hysteresis) <= bestSS : spread > 0.005 && prevSS * (1 - hysteresis) <= bestSS) pattern = prev;
+      }
+      store<u16>(cells + (<usize>cell << 1), <u16>pattern);
+      if (pattern == 0) {
+        st(fg, o3, mr); st(bg, o3, mr);
+        st(fg, o3 + 1, mg); st(bg, o3 + 1, mg);
+        st(fg, o3 + 2, mb); st(bg, o3 + 2, mb);
+        continue;
+      }
+      const o = pattern * SAMPLES;
+      let mm: f64 = 0;
+      for (let i = 0; i < SAMPLES; i++) mm += ld(templates, o + i);
+      mm /= SAMPLES;
+      let smm: f64 = 0, ar: f64 = 0, ag: f64 = 0, ab: f64 = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const d = ld(templates, o + i) - mm;
+        smm += d * d;
+        ar += d * ld64(xr, i); ag += d * ld64(xg, i); ab += d * ld64(xb, i);
+      }
+      const inv: f64 = smm > 1e-6 ? 1 / smm : 0;
+      const sr = ar * inv, sg = ag * inv, sb = ab * inv;
+      const br = mr - sr * mm, bgc = mg - sg * mm, bb = mb - sb * mm;
+      fitClamped(br + sr, br, mr, mm, fg, bg, o3);
+      fitClamped(bgc + sg, bgc, mg, mm, fg, bg, o3 + 1);
+      fitClamped(bb + sb, bb, mb, mm, fg, bg, o3 + 2);
+    }
+  }
+}

@@ -34,8 +34,8 @@ import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
-import { matchTwoColor as refTwoColor } from './reference/two-color.js';
-import { complements, matchTwoColor, type TwoColorGlyphs } from '../src/core/pipeline/two-color.js';
+import { matchBrailleTwoColor as refBrailleTwoColor, matchTwoColor as refTwoColor } from './reference/two-color.js';
+import { complements, matchBrailleTwoColor, matchTwoColor, type TwoColorGlyphs } from '../src/core/pipeline/two-color.js';
 import { refineGlyphs as refRefine } from './reference/refine.js';
 import { FINE_MIN_SPREAD, fineTable, refineGlyphs } from '../src/core/pipeline/refine.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -510,6 +510,47 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
             same(va.bg, vb.bg, `${what} video: bg`);
           }
           if (n > 20) assert.ok(a.cells.some((g) => g !== set.blank && g !== set.full) && a.cells.some((g) => g === set.blank || g === set.full), `${what}: shaped and flat cells`);
+        }
+      }
+    }
+  });
+  it('Braille with two colours: both ink sides, ties between dots, flat cells, hysteresis, the filtered luminance, odd sizes', () => {
+    const { templates } = getGlyphSet('dots');
+    for (const [cols, rows, seed] of [[7, 3, 11], [16, 5, 12], [1, 1, 13], [33, 9, 14]] as const) {
+      const n = cols * rows, W = cols * 4, H = rows * 8;
+      const r = rng(seed);
+      const rgb = new Float32Array(W * H * 3);
+      const luma = new Float32Array(W * H);
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          // Flat patches, equal dots (steps of 2 samples: ties for the sort to keep in order), noise.
+          const kind = ((x >> 2) + (y >> 3)) % 4;
+          for (let c = 0; c < 3; c++) {
+            const v = kind === 0 ? 0.2 + 0.2 * c : kind === 1 ? ((x >> 1) + (y >> 1)) % 2 * 0.6 + 0.1 * c : (x / W) * 0.8 + (r() - 0.5) * 0.3;
+            rgb[(y * W + x) * 3 + c] = v < 0 ? 0 : v > 1 ? 1 : v;
+          }
+          luma[y * W + x] = r();
+        }
+      }
+      for (const lightInk of [true, false]) {
+        const run = (fn: typeof matchBrailleTwoColor, previous: Uint16Array | null, stable: Uint8Array | null, hysteresis: number, filtered: Float32Array | null) => {
+          const cells = new Uint16Array(n), fg = new Float32Array(n * 3), bg = new Float32Array(n * 3);
+          fn(rgb, W, cols, rows, templates, lightInk, cells, fg, bg, previous, stable, hysteresis, filtered);
+          return { cells, fg, bg };
+        };
+        const a = run(matchBrailleTwoColor, null, null, 0, null), b = run(refBrailleTwoColor, null, null, 0, null);
+        const what = `${cols}x${rows} lightInk ${lightInk}`;
+        same(a.cells, b.cells, `${what}: cells`);
+        same(a.fg, b.fg, `${what}: fg`);
+        same(a.bg, b.bg, `${what}: bg`);
+        if (n > 20) assert.ok(a.cells.some((g) => g !== 0) && a.cells.some((g) => g === 0), `${what}: dotted and flat cells`);
+        const previous = a.cells.map((g, i) => (i % 3 === 0 ? 0 : i % 3 === 1 ? a.cells[(i * 7) % n]! : g ^ 0x11));
+        const stable = Uint8Array.from({ length: n }, (_, i) => (i * 5) % 2);
+        for (const [st, filtered] of [[null, null], [stable, null], [stable, luma]] as const) {
+          const va = run(matchBrailleTwoColor, previous, st, 0.6, filtered), vb = run(refBrailleTwoColor, previous, st, 0.6, filtered);
+          same(va.cells, vb.cells, `${what} video${filtered ? ', filtered luminance' : ''}: cells`);
+          same(va.fg, vb.fg, `${what} video: fg`);
+          same(va.bg, vb.bg, `${what} video: bg`);
         }
       }
     }

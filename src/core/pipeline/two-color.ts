@@ -1,7 +1,7 @@
-import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import { SAMPLES } from '../glyphs/types.js';
 import type { RenderParams } from '../params/definitions.js';
 import { frame } from '../wasm/kernels.js';
-import { REC709_B, REC709_G, REC709_R, srgbToLinear } from './linear.js';
+import { srgbToLinear } from './linear.js';
 
 /**
  * Two colours per cell (chafa's principle, our own code). A cell drawn with glyph mask m (ink
@@ -166,25 +166,6 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
   bg.set(f.viewF32(pBg, n * 3));
 }
 
-const clamp01 = (v: number) => (v < 0 ? 0 : v > 1 ? 1 : v);
-
-/**
- * One channel of ink f and ground b into 0..1 keeping the cell's mean (b + m (f - b) = mean, m the
- * mask's mean coverage): the least-squares pair can overshoot (a thin mask extrapolates its ink).
- */
-function fitClamped(f: number, b: number, mean: number, m: number, fg: Float32Array, bg: Float32Array, o: number): void {
-  if (f < 0 || f > 1) {
-    f = clamp01(f);
-    if (m < 1) b = (mean - m * f) / (1 - m);
-  }
-  if (b < 0 || b > 1) {
-    b = clamp01(b);
-    if (m > 0) f = clamp01((mean - (1 - m) * b) / m);
-  }
-  fg[o] = f;
-  bg[o] = b;
-}
-
 /**
  * Braille with two colours: the 2x4 dots of a cell split by luminance into two groups (the split
  * of the 8 dot values with the least within-group variance: Otsu on 8 values), the lighter group
@@ -194,85 +175,32 @@ function fitClamped(f: number, b: number, mean: number, m: number, fg: Float32Ar
  * pattern while that split's within-group variance is within the hysteresis margin of the best,
  * and the dots are split on `filteredLuma` (the temporal filter's sRGB-encoded luminance, same
  * sample grid) instead of the raw frame, whose sensor noise reorders near-equal dots every frame.
+ * In WebAssembly (assembly/two-color.ts; the scalar twin is test/reference/two-color.ts).
  */
 export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, templates: Float32Array, lightInk: boolean,
   cells: Uint16Array, fg: Float32Array, bg: Float32Array,
   previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0, filteredLuma: Float32Array | null = null): void {
-  const BIT = [0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]; // dot (dx, dy) at index dy * 2 + dx
-  const dotY = new Float32Array(8);
-  const order = [0, 1, 2, 3, 4, 5, 6, 7];
-  const xr = new Float32Array(SAMPLES), xg = new Float32Array(SAMPLES), xb = new Float32Array(SAMPLES);
-  const hx = SUB_X / 2, hy = SUB_Y / 4;
-  for (let cy = 0; cy < rows; cy++) {
-    for (let cx = 0; cx < cols; cx++) {
-      const cell = cy * cols + cx;
-      let mr = 0, mg = 0, mb = 0;
-      dotY.fill(0);
-      for (let sy = 0, i = 0; sy < SUB_Y; sy++) {
-        let p = ((cy * SUB_Y + sy) * width + cx * SUB_X) * 3;
-        for (let sx = 0; sx < SUB_X; sx++, i++, p += 3) {
-          const r = rgb[p]!, g = rgb[p + 1]!, b = rgb[p + 2]!;
-          xr[i] = r; xg[i] = g; xb[i] = b;
-          mr += r; mg += g; mb += b;
-          dotY[((sy / hy) | 0) * 2 + ((sx / hx) | 0)]! += filteredLuma ? srgbToLinear(filteredLuma[p / 3]!) : REC709_R * r + REC709_G * g + REC709_B * b;
-        }
-      }
-      mr /= SAMPLES; mg /= SAMPLES; mb /= SAMPLES;
-      order.sort((a, b) => dotY[a]! - dotY[b]!);
-      // Otsu: split point maximising between-group variance of the sorted dot values.
-      let total = 0;
-      for (let i = 0; i < 8; i++) total += dotY[i]!;
-      let bestSplit = 0, bestVar = 0, acc = 0;
-      for (let s = 1; s < 8; s++) {
-        acc += dotY[order[s - 1]!]!;
-        const m0 = acc / s, m1 = (total - acc) / (8 - s);
-        const v = s * (8 - s) * (m0 - m1) * (m0 - m1);
-        if (v > bestVar) { bestVar = v; bestSplit = s; }
-      }
-      const spread = (dotY[order[7]!]! - dotY[order[0]!]!) / (hx * hy);
-      const o3 = cell * 3;
-      let pattern = 0;
-      if (spread > 0.01 && bestSplit > 0) {
-        const from = lightInk ? bestSplit : 0, to = lightInk ? 8 : bestSplit;
-        for (let k = from; k < to; k++) pattern |= BIT[order[k]!]!;
-      }
-      if (previous && hysteresis > 0 && (!stable || stable[cell] === 1)) {
-        // Within-group sums of squares of the dot values: total minus between-group.
-        let sq = 0;
-        for (let i = 0; i < 8; i++) sq += dotY[i]! * dotY[i]!;
-        const totalSS = sq - (total * total) / 8;
-        const bestSS = pattern ? totalSS - bestVar / 8 : totalSS;
-        const prev = previous[cell]! & 0xff;
-        let n1 = 0, s1 = 0;
-        for (let i = 0; i < 8; i++) if (prev & BIT[i]!) { n1++; s1 += dotY[i]!; }
-        const m1 = n1 ? s1 / n1 : 0, m0 = n1 < 8 ? (total - s1) / (8 - n1) : 0;
-        const prevSS = prev && n1 < 8 && spread > 0.005 ? totalSS - (n1 * (8 - n1) * (m1 - m0) * (m1 - m0)) / 8 : totalSS;
-        // A flat cell also stays flat until its spread clears the flat threshold by the margin.
-        if (prev === 0 ? spread <= 0.01 / (1 - hysteresis) || prevSS * (1 - hysteresis) <= bestSS : spread > 0.005 && prevSS * (1 - hysteresis) <= bestSS) pattern = prev;
-      }
-      cells[cell] = pattern;
-      if (pattern === 0) {
-        fg[o3] = bg[o3] = mr; fg[o3 + 1] = bg[o3 + 1] = mg; fg[o3 + 2] = bg[o3 + 2] = mb;
-        continue;
-      }
-      const o = pattern * SAMPLES;
-      let mm = 0;
-      for (let i = 0; i < SAMPLES; i++) mm += templates[o + i]!;
-      mm /= SAMPLES;
-      let smm = 0, ar = 0, ag = 0, ab = 0;
-      for (let i = 0; i < SAMPLES; i++) {
-        const d = templates[o + i]! - mm;
-        smm += d * d;
-        ar += d * xr[i]!; ag += d * xg[i]!; ab += d * xb[i]!;
-      }
-      const inv = smm > 1e-6 ? 1 / smm : 0;
-      const sr = ar * inv, sg = ag * inv, sb = ab * inv;
-      const br = mr - sr * mm, bgc = mg - sg * mm, bb = mb - sb * mm;
-      fitClamped(br + sr, br, mr, mm, fg, bg, o3);
-      fitClamped(bgc + sg, bgc, mg, mm, fg, bg, o3 + 1);
-      fitClamped(bb + sb, bb, mb, mm, fg, bg, o3 + 2);
-    }
+  const n = cols * rows, samples = n * SAMPLES;
+  const f = frame();
+  const pRgb = f.f32(samples * 3), pT = f.f32(templates.length);
+  const pCells = f.bytes(n * 2), pFg = f.f32(n * 3), pBg = f.f32(n * 3);
+  const pPrev = previous ? f.bytes(n * 2) : 0, pStable = previous && stable ? f.bytes(n) : 0;
+  // The filtered luminance in linear light, here: the kernel's pow would not be V8's to the bit.
+  const pLuma = filteredLuma ? f.bytes(samples * 8) : 0;
+  const pWork = f.bytes(3 * SAMPLES * 8 + 64);
+  const k = f.ready();
+  f.viewF32(pRgb, samples * 3).set(rgb.subarray(0, samples * 3));
+  f.viewF32(pT, templates.length).set(templates);
+  if (previous) f.viewU16(pPrev, n).set(previous.subarray(0, n));
+  if (previous && stable) f.viewU8(pStable, n).set(stable.subarray(0, n));
+  if (filteredLuma) {
+    const lin = f.viewF64(pLuma, samples);
+    for (let i = 0; i < samples; i++) lin[i] = srgbToLinear(filteredLuma[i]!);
   }
+  k.matchBrailleTwoColor(pRgb, width, cols, rows, pT, lightInk ? 1 : 0, pCells, pFg, pBg, pPrev, pStable, hysteresis, pLuma, pWork);
+  cells.set(f.viewU16(pCells, n));
+  fg.set(f.viewF32(pFg, n * 3));
+  bg.set(f.viewF32(pBg, n * 3));
 }
 
 /**
