@@ -146,6 +146,9 @@ describe('studio in headless Chromium', { skip }, () => {
   test('an uploaded image renders; a parameter change re-renders', async () => {
     const { page } = studio;
     const n0 = await results(page);
+    // The worker's warm-up (started with it, long done by now) renders without posting or painting.
+    assert.equal(n0, 0, 'no result before an image');
+    assert.equal(await page.evaluate(() => window.__v2aStats.kind), null);
     await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: png });
     await waitResults(page, 1, n0);
     const stats = await page.evaluate(() => window.__v2aStats);

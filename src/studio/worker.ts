@@ -13,6 +13,7 @@ import {
 } from '../core/index.js';
 // The untyped entry: parameters arrive from the page as plain objects and are validated inside.
 import { render } from '../core/render.js';
+import { WARM_UP_RENDERS, warmUpScene } from '../core/warm-up-scene.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
 import type { FromFront, ToFront } from './front-protocol.js';
@@ -599,3 +600,15 @@ scope.addEventListener('message', (event) => {
       break;
   }
 });
+
+// A warm-up while the page waits for its first image: the core's warm-up renders of its scene,
+// nothing painted or posted, so that the first still runs on warmed-up code (a message that
+// comes meanwhile waits for it; measured in headless Chromium on 2 cores: see bench/README).
+setTimeout(() => {
+  try {
+    const scene = warmUpScene();
+    for (const p of WARM_UP_RENDERS) render(scene, p);
+  } catch {
+    /* a failed warm-up leaves the worker cold, not broken: real renders report their own errors */
+  }
+}, 0);
