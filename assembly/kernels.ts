@@ -8,32 +8,11 @@
 
 import { ENC_SIZE, encodeLinear } from './srgb';
 import { cellTensor, tensorAt } from './tensor';
+import { ld, ld2, ldi, st, st2 } from './mem';
 
 /** First free byte after the module's static data: the JS side lays its arrays out from here. */
 export function heapBase(): usize {
   return __heap_base;
-}
-
-@inline function ld(p: usize, i: i32): f64 {
-  return <f64>load<f32>(p + (<usize>i << 2));
-}
-
-@inline function st(p: usize, i: i32, v: f64): void {
-  store<f32>(p + (<usize>i << 2), <f32>v);
-}
-
-@inline function ldi(p: usize, i: i32): i32 {
-  return load<i32>(p + (<usize>i << 2));
-}
-
-/** Two consecutive f32 at p + 4i as an f64x2. */
-@inline function ld2(p: usize, i: i32): v128 {
-  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
-}
-
-/** An f64x2 rounded to two f32 at p + 4i. */
-@inline function st2(p: usize, i: i32, v: v128): void {
-  v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
 }
 
 /** Table sizes: range weights (denoise.ts), tone curve (tone.ts), sRGB encoding (linear.ts). */

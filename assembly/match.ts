@@ -5,6 +5,7 @@
 
 import { lowerBound } from './search';
 import { tensorAt } from './tensor';
+import { ld, st } from './mem';
 
 /** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
 const SUB_X: i32 = 4;
@@ -12,14 +13,6 @@ const SUB_Y: i32 = 8;
 const SAMPLES: i32 = SUB_X * SUB_Y;
 /** Bytes of one template (or cell target) as f64. */
 const ROW64: usize = <usize>SAMPLES << 3;
-
-@inline function ld(p: usize, i: i32): f64 {
-  return <f64>load<f32>(p + (<usize>i << 2));
-}
-
-@inline function st(p: usize, i: i32, v: f64): void {
-  store<f32>(p + (<usize>i << 2), <f32>v);
-}
 
 // --- Viewing blur (pipeline/view-blur.ts) -------------------------------------------------------
 

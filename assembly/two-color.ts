@@ -4,6 +4,8 @@
 // (test/reference/two-color.ts). The glyph search scores two candidates at a time, one per
 // f64x2 lane, each lane's sums in the scalar order.
 
+import { ld, ld64, ldi, st } from './mem';
+
 const SUB_X: i32 = 4;
 const SUB_Y: i32 = 8;
 const SAMPLES: i32 = SUB_X * SUB_Y;
@@ -11,22 +13,6 @@ const CBRT_STEPS: f64 = 4096;
 const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;
-
-@inline function ld(p: usize, i: i32): f64 {
-  return <f64>load<f32>(p + (<usize>i << 2));
-}
-
-@inline function st(p: usize, i: i32, v: f64): void {
-  store<f32>(p + (<usize>i << 2), <f32>v);
-}
-
-@inline function ldi(p: usize, i: i32): i32 {
-  return load<i32>(p + (<usize>i << 2));
-}
-
-@inline function ld64(p: usize, i: i32): f64 {
-  return load<f64>(p + (<usize>i << 3));
-}
 
 /** The cube root on 0..1 by the table at `cbrt` (CBRT_STEPS + 2 f32), as cbrt01(). */
 @inline function cbrt01(cbrt: usize, v: f64): f64 {

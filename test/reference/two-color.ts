@@ -1,25 +1,13 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
 import { REC709_B, REC709_G, REC709_R, srgbToLinear } from '../../src/core/pipeline/linear.js';
-import type { TwoColorGlyphs } from '../../src/core/pipeline/two-color.js';
+import { maskStats, type TwoColorGlyphs } from '../../src/core/pipeline/two-color.js';
 
 /**
  * The scalar twins of assembly/two-color.ts (pipeline/two-color.ts matchTwoColor and
  * matchBrailleTwoColor), as they were in TypeScript: every candidate of every cell one at a
- * time. Not optimised: the specification.
+ * time. Not optimised: the specification. The glyph set's mask statistics are the pipeline's
+ * (computed once per set in TypeScript, inputs of the kernel, not part of it).
  */
-interface MaskStats {
-  /** Centred masks (m_i - mean m), SAMPLES per candidate, in candidate order. */
-  readonly centred: Float32Array;
-  readonly invSmm: Float32Array;
-  readonly mean: Float32Array;
-  /** Per glyph of the set: its candidate index, or -1 (the blank, the full block). */
-  readonly candidateOf: Int32Array;
-  /** 1 for the candidates scored (one of each complementary pair). */
-  readonly scored: Uint8Array;
-}
-
-const statsCache = new WeakMap<Int32Array, MaskStats>();
-
 /** Cube root on 0..1 by table (linear between 4096 steps): glyph choice needs no more, Math.cbrt costs 3 per sample. */
 const CBRT_STEPS = 4096;
 const CBRT = (() => {
@@ -31,39 +19,6 @@ function cbrt01(v: number): number {
   const f = (v <= 0 ? 0 : v >= 1 ? 1 : v) * CBRT_STEPS;
   const i = f | 0;
   return CBRT[i]! + (f - i) * (CBRT[i + 1]! - CBRT[i]!);
-}
-
-function maskStats(set: TwoColorGlyphs): MaskStats {
-  const hit = statsCache.get(set.candidates);
-  if (hit) return hit;
-  const n = set.candidates.length;
-  const centred = new Float32Array(n * SAMPLES), invSmm = new Float32Array(n), mean = new Float32Array(n);
-  for (let k = 0; k < n; k++) {
-    const o = set.candidates[k]! * SAMPLES;
-    let m = 0;
-    for (let i = 0; i < SAMPLES; i++) m += set.templates[o + i]!;
-    m /= SAMPLES;
-    let s = 0;
-    for (let i = 0; i < SAMPLES; i++) {
-      const d = set.templates[o + i]! - m;
-      centred[k * SAMPLES + i] = d;
-      s += d * d;
-    }
-    mean[k] = m;
-    invSmm[k] = s > 1e-4 ? 1 / s : 0; // a uniform mask (shade glyph) draws no shape
-  }
-  // A glyph and its complement (1 - m) explain a cell equally well (same |S_xm|^2 / S_mm): only
-  // the first of each pair is scored, the orientation is chosen after.
-  const scored = new Uint8Array(n).fill(1);
-  for (let k = 0; k < n; k++) {
-    const c = set.complement[set.candidates[k]!]!;
-    for (let j = 0; j < k; j++) if (scored[j] && set.candidates[j] === c) scored[k] = 0;
-  }
-  const candidateOf = new Int32Array(set.complement.length).fill(-1);
-  for (let k = 0; k < n; k++) candidateOf[set.candidates[k]!] = k;
-  const stats = { centred, invSmm, mean, candidateOf, scored };
-  statsCache.set(set.candidates, stats);
-  return stats;
 }
 
 /**
@@ -79,7 +34,10 @@ function maskStats(set: TwoColorGlyphs): MaskStats {
 export function matchTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
   cells: Uint16Array, fg: Float32Array, bg: Float32Array,
   previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0): void {
-  const { centred, invSmm, mean, candidateOf, scored } = maskStats(set);
+  const { centred, invSmm, mean, candidateOf, pairK } = maskStats(set);
+  // The candidates scored (a uniform mask scores nothing; of a complementary pair, the first).
+  const scored = new Uint8Array(set.candidates.length);
+  for (const k of pairK) if (k >= 0) scored[k] = 1;
   const cand = set.candidates;
   const nc = cand.length;
   // Perceptual (x) and linear (l) samples of the cell.

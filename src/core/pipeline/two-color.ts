@@ -30,7 +30,7 @@ export interface TwoColorGlyphs {
   readonly full: number;
 }
 
-interface MaskStats {
+export interface MaskStats {
   /** Centred masks (m_i - mean m), SAMPLES per candidate, in candidate order. */
   readonly centred: Float32Array;
   readonly invSmm: Float32Array;
@@ -57,7 +57,8 @@ const CBRT = (() => {
   return t;
 })();
 
-function maskStats(set: TwoColorGlyphs): MaskStats {
+/** A glyph set's mask statistics and the kernel's lane-pair layout of them, computed once per set. */
+export function maskStats(set: TwoColorGlyphs): MaskStats {
   const hit = statsCache.get(set.candidates);
   if (hit) return hit;
   const n = set.candidates.length;

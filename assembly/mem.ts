@@ -1,0 +1,32 @@
+// AssemblyScript: loads and stores of the kernels' arrays, by element index. Values are f32 in
+// memory and f64 in the arithmetic (the TypeScript's Float32Array reads and writes).
+
+/** The f32 at p + 4i, as f64. */
+@inline export function ld(p: usize, i: i32): f64 {
+  return <f64>load<f32>(p + (<usize>i << 2));
+}
+
+/** v rounded to f32 at p + 4i. */
+@inline export function st(p: usize, i: i32, v: f64): void {
+  store<f32>(p + (<usize>i << 2), <f32>v);
+}
+
+/** The i32 at p + 4i. */
+@inline export function ldi(p: usize, i: i32): i32 {
+  return load<i32>(p + (<usize>i << 2));
+}
+
+/** The f64 at p + 8i. */
+@inline export function ld64(p: usize, i: i32): f64 {
+  return load<f64>(p + (<usize>i << 3));
+}
+
+/** Two consecutive f32 at p + 4i as an f64x2. */
+@inline export function ld2(p: usize, i: i32): v128 {
+  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
+}
+
+/** An f64x2 rounded to two f32 at p + 4i. */
+@inline export function st2(p: usize, i: i32, v: v128): void {
+  v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
+}
