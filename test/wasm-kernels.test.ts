@@ -490,7 +490,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       }
       for (const set of sets) {
         for (const lightInk of [true, false]) {
-          const run = (fn: typeof matchTwoColor, previous: Uint16Array | null, stable: Uint8Array | null, hysteresis: number) => {
+          const run = (fn: typeof refTwoColor, previous: Uint16Array | null, stable: Uint8Array | null, hysteresis: number) => {
             const cells = new Uint16Array(n), fg = new Float32Array(n * 3), bg = new Float32Array(n * 3);
             fn(rgb, W, cols, rows, set, lightInk, cells, fg, bg, previous, stable, hysteresis);
             return { cells, fg, bg };
@@ -514,6 +514,30 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       }
     }
   });
+  it('two colours per cell from the image itself (resampled in the kernel\'s memory) = from its colour raster', () => {
+    const img = withNoise(scene(320, 240, 21), 6, 3);
+    const blocks = getGlyphSet('blocks');
+    const blank = blocks.glyphs.indexOf(' '), full = blocks.glyphs.indexOf('\u2588');
+    const candidates = Int32Array.from(blocks.glyphs.map((_, i) => i).filter((i) => i !== blank && i !== full));
+    const set: TwoColorGlyphs = { templates: blocks.templates, candidates, complement: complements(blocks.templates, candidates, blocks.glyphs.length), blank, full };
+    const dots = getGlyphSet('dots').templates;
+    for (const [cols, rows] of [[40, 15], [33, 7]] as const) {
+      for (const ground of [0, 1]) {
+        const n = cols * rows, raster = resampleRgb(img, cols * 4, rows * 8, ground);
+        for (const braille of [false, true]) {
+          const out = (rgb: Float32Array | { image: typeof img; ground: number }) => {
+            const cells = new Uint16Array(n), fg = new Float32Array(n * 3), bg = new Float32Array(n * 3);
+            if (braille) matchBrailleTwoColor(rgb, cols * 4, cols, rows, dots, true, cells, fg, bg);
+            else matchTwoColor(rgb, cols * 4, cols, rows, set, true, cells, fg, bg);
+            return [cells, fg, bg] as const;
+          };
+          const a = out({ image: img, ground }), b = out(raster);
+          for (let i = 0; i < 3; i++) same(a[i]!, b[i]!, `${braille ? 'braille' : 'blocks'} ${cols}x${rows} ground ${ground}: ${['cells', 'fg', 'bg'][i]}`);
+        }
+      }
+    }
+  });
+
   it('Braille with two colours: both ink sides, ties between dots, flat cells, hysteresis, the filtered luminance, odd sizes', () => {
     const { templates } = getGlyphSet('dots');
     for (const [cols, rows, seed] of [[7, 3, 11], [16, 5, 12], [1, 1, 13], [33, 9, 14]] as const) {
@@ -533,7 +557,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         }
       }
       for (const lightInk of [true, false]) {
-        const run = (fn: typeof matchBrailleTwoColor, previous: Uint16Array | null, stable: Uint8Array | null, hysteresis: number, filtered: Float32Array | null) => {
+        const run = (fn: typeof refBrailleTwoColor, previous: Uint16Array | null, stable: Uint8Array | null, hysteresis: number, filtered: Float32Array | null) => {
           const cells = new Uint16Array(n), fg = new Float32Array(n * 3), bg = new Float32Array(n * 3);
           fn(rgb, W, cols, rows, templates, lightInk, cells, fg, bg, previous, stable, hysteresis, filtered);
           return { cells, fg, bg };

@@ -13,7 +13,7 @@ import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
 import { cellMeans } from './pipeline/raster.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
-import { resampleImage, resampleRgb, type Resampled } from './pipeline/resample.js';
+import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
@@ -319,7 +319,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   let background: Uint8Array | undefined;
   if (twoColor) {
     const nc = cols * rows;
-    const rgb = resampleRgb(prep.image, cols * SUB_X, rows * SUB_Y, p.invert ? 1 : 0);
+    const rgb = { image: prep.image, ground: p.invert ? 1 : 0 };
     const fgLin = new Float32Array(nc * 3), bgLin = new Float32Array(nc * 3);
     // Video: glyph hysteresis on still cells (Braille's 8-value split is the touchier one: a
     // wider margin, and dots split on the temporally filtered luminance).

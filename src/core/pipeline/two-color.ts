@@ -1,7 +1,9 @@
-import { SAMPLES } from '../glyphs/types.js';
+import { SAMPLES, SUB_Y } from '../glyphs/types.js';
 import type { RenderParams } from '../params/definitions.js';
-import { frame } from '../wasm/kernels.js';
+import type { RgbaImage } from '../types.js';
+import { frame, type Frame, type Ptr } from '../wasm/kernels.js';
 import { srgbToLinear } from './linear.js';
+import { resampleRgbInFrame } from './resample.js';
 
 /**
  * Two colours per cell (chafa's principle, our own code). A cell drawn with glyph mask m (ink
@@ -121,6 +123,24 @@ export function complements(templates: Float32Array, candidates: Int32Array, gly
 }
 
 /**
+ * A matcher's colour samples: the SUB_X x SUB_Y linear RGB raster of the cells (`width` samples
+ * per row), or the image it is resampled from (resample.ts resampleRgb(), alpha over `ground`),
+ * which then goes straight into the kernel's memory: no copy of the raster out and back in (3.7
+ * MB at 160 columns: 1.7 ms measured alone, and an allocation per render or video frame).
+ */
+export type ColorSamples = Float32Array | { readonly image: RgbaImage; readonly ground: number };
+
+/** The samples in frame `f`, after whatever it holds: their offset there (f.ready() called). */
+function samplesInFrame(f: Frame, rgb: ColorSamples, width: number, rows: number): Ptr {
+  if (!(rgb instanceof Float32Array)) return resampleRgbInFrame(f, rgb.image, width, rows * SUB_Y, rgb.ground);
+  const n = width * rows * SUB_Y * 3;
+  const p = f.f32(n);
+  f.ready();
+  f.viewF32(p, n).set(rgb.subarray(0, n));
+  return p;
+}
+
+/**
  * Chooses each cell's glyph and its ink and background colours (linear light, 3 floats per cell)
  * from the cell's SUB_X x SUB_Y linear RGB samples (`rgb`, row-major, `width` samples per row).
  * `lightInk`: of two complementary glyphs giving the same picture, take the one whose ink is the
@@ -134,20 +154,20 @@ export function complements(templates: Float32Array, candidates: Int32Array, gly
  * JavaScript call over every cell it ran interpreted on a process's first render, 250 ms of a
  * 0.9 s `v2a render --color --charset blocks` at 80 columns.
  */
-export function matchTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
+export function matchTwoColor(rgb: ColorSamples, width: number, cols: number, rows: number, set: TwoColorGlyphs, lightInk: boolean,
   cells: Uint16Array, fg: Float32Array, bg: Float32Array,
   previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0): void {
   const s = maskStats(set);
   const n = cols * rows, nc = set.candidates.length, glyphs = set.complement.length, np = s.pairInv.length / 2;
   const f = frame();
-  const pRgb = f.f32(n * SAMPLES * 3), pCbrt = f.f32(CBRT.length);
+  const pRgb = samplesInFrame(f, rgb, width, rows);
+  const pCbrt = f.f32(CBRT.length);
   const pCentred = f.f32(nc * SAMPLES), pInv = f.f32(nc), pMean = f.f32(nc), pCand = f.f32(nc);
   const pComp = f.f32(glyphs), pOf = f.f32(glyphs), pPairs = f.f32(np * 2 * SAMPLES), pPairInv = f.f32(np * 2), pPairK = f.f32(np * 2);
   const pCells = f.bytes(n * 2), pFg = f.f32(n * 3), pBg = f.f32(n * 3);
   const pPrev = previous ? f.bytes(n * 2) : 0, pStable = previous && stable ? f.bytes(n) : 0;
   const pWork = f.bytes(6 * SAMPLES * 8);
   const k = f.ready();
-  f.viewF32(pRgb, n * SAMPLES * 3).set(rgb.subarray(0, n * SAMPLES * 3));
   f.viewF32(pCbrt, CBRT.length).set(CBRT);
   f.viewF32(pCentred, nc * SAMPLES).set(s.centred);
   f.viewF32(pInv, nc).set(s.invSmm);
@@ -178,19 +198,19 @@ export function matchTwoColor(rgb: Float32Array, width: number, cols: number, ro
  * sample grid) instead of the raw frame, whose sensor noise reorders near-equal dots every frame.
  * In WebAssembly (assembly/two-color.ts; the scalar twin is test/reference/two-color.ts).
  */
-export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: number, rows: number, templates: Float32Array, lightInk: boolean,
+export function matchBrailleTwoColor(rgb: ColorSamples, width: number, cols: number, rows: number, templates: Float32Array, lightInk: boolean,
   cells: Uint16Array, fg: Float32Array, bg: Float32Array,
   previous: Uint16Array | null = null, stable: Uint8Array | null = null, hysteresis = 0, filteredLuma: Float32Array | null = null): void {
   const n = cols * rows, samples = n * SAMPLES;
   const f = frame();
-  const pRgb = f.f32(samples * 3), pT = f.f32(templates.length);
+  const pRgb = samplesInFrame(f, rgb, width, rows);
+  const pT = f.f32(templates.length);
   const pCells = f.bytes(n * 2), pFg = f.f32(n * 3), pBg = f.f32(n * 3);
   const pPrev = previous ? f.bytes(n * 2) : 0, pStable = previous && stable ? f.bytes(n) : 0;
   // The filtered luminance in linear light, here: the kernel's pow would not be V8's to the bit.
   const pLuma = filteredLuma ? f.bytes(samples * 8) : 0;
   const pWork = f.bytes(3 * SAMPLES * 8 + 64);
   const k = f.ready();
-  f.viewF32(pRgb, samples * 3).set(rgb.subarray(0, samples * 3));
   f.viewF32(pT, templates.length).set(templates);
   if (previous) f.viewU16(pPrev, n).set(previous.subarray(0, n));
   if (previous && stable) f.viewU8(pStable, n).set(stable.subarray(0, n));
