@@ -15,6 +15,7 @@ import { cellMeans } from './pipeline/raster.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
+import { warmUpScene } from './warm-up-scene.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
@@ -178,7 +179,7 @@ export function warmUp(params: RenderParams): void {
     }
     primed = true;
     const p = { ...params, columns: PRIMER_COLUMNS };
-    const image = primer();
+    const image = warmUpScene(32, 24);
     renderPrepared(prepare(image, PRIMER_COLUMNS, p.invert, p.cellAspect), p, [], image);
   } catch {
     /* reported by the render */
@@ -188,19 +189,6 @@ export function warmUp(params: RenderParams): void {
 let primed = false;
 const PRIMER_COLUMNS = 8;
 
-/** warmUp()'s tiny image: 32 x 24, a gradient with a pattern, so every tone stage has work. */
-function primer(): RgbaImage {
-  const w = 32, h = 24, data = new Uint8Array(w * h * 4);
-  for (let y = 0, i = 0; y < h; y++) {
-    for (let x = 0; x < w; x++, i += 4) {
-      data[i] = (x * 8) & 255;
-      data[i + 1] = (y * 10 + ((x ^ y) & 3) * 20) & 255;
-      data[i + 2] = ((x + y) * 5) & 255;
-      data[i + 3] = 255;
-    }
-  }
-  return { width: w, height: h, data };
-}
 
 /** The Auto Director's tuning of the parameters the caller did not set (`explicit`), for this source. */
 export function tune(prep: Prepared, requested: RenderParams, explicit: readonly string[]): { params: RenderParams; report: DirectorReport } {

@@ -1,8 +1,8 @@
 import type { RgbaImage } from './types.js';
 
 /**
- * The image a long-lived thread renders to warm up before its first real render (the server's
- * workers, the studio's worker): a sky gradient, a lit disc, a dark block with straight edges and
+ * The image a thread renders to warm up before its first real render (the server's workers and
+ * the studio's worker at 640 x 480; the render job's primer, render.ts warmUp(), at 32 x 24): a sky gradient, a lit disc, a dark block with straight edges and
  * a fine deterministic grain, in colour, so that every stage has work (the Director's measures,
  * the structure and fine-shape cells, both colour paths). Opaque RGBA.
  */
