@@ -2,13 +2,14 @@
  * The published package, as a consumer gets it: `npm pack` (its `prepack` build) in a copy of the
  * sources, the tarball's contents checked (LICENSE, no source map without its source, no sources
  * or tests, size printed), then the tarball installed in a fresh directory the way a user installs
- * it: `npx v2a render` runs, a typed `import { render } from 'v2a'` compiles with tsc and a wrong
+ * it: `npx v2a render` runs (sharp from the CLI's bundle of it, or from node_modules when the
+ * installed sharp is another version), a typed `import { render } from 'v2a'` compiles with tsc and a wrong
  * parameter type does not, the OpenTelemetry SDK is not installed, and the server started with
  * PLATFORM_API_KEY says which packages to add. One pack and one install serve every test here.
  */
 import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -126,9 +127,25 @@ describe('installed from the tarball in a fresh directory', () => {
     delete env.NODE_DISABLE_COMPILE_CACHE;
     const args = ['--no', '--', 'v2a', 'render', png, '--columns', '24', '--charset', 'standard'];
     const out = ok(run('npx', args, consumer, 60_000, env), 'npx v2a render');
-    const cached = readdirSync(join(cache, 'v2a')).filter((f) => f.endsWith('-render.bin'));
-    assert.equal(cached.length, 1, `one code cache for render: ${cached.join(', ')}`);
+    const cached = (suffix: string) => readdirSync(join(cache, 'v2a')).filter((f) => f.endsWith(suffix));
+    assert.equal(cached('-render.bin').length, 1, `one code cache for render: ${cached('-render.bin').join(', ')}`);
+    // sharp ran from the CLI's bundle of it (src/cli/bundled-sharp.ts), with a cache of its own.
+    assert.equal(cached('-sharp.bin').length, 1, `one code cache for sharp: ${readdirSync(join(cache, 'v2a')).join(', ')}`);
     assert.equal(ok(run('npx', args, consumer, 60_000, env), 'npx v2a render, from the code cache'), out);
+    // An installed sharp of another version than the bundle's: the bundle is not used, sharp loads
+    // from node_modules as it would without it, and the art is the same.
+    const installedSharp = (JSON.parse(readFileSync(join(consumer, 'node_modules', 'sharp', 'package.json'), 'utf8')) as { version: string }).version;
+    const bundle = join(consumer, 'node_modules', 'v2a', 'dist', 'cli', `sharp-${installedSharp}.cjs`);
+    assert.ok(existsSync(bundle), `the bundle is for the sharp installed beside it (${installedSharp})`);
+    rmSync(join(cache, 'v2a'), { recursive: true });
+    const aside = `${bundle}.aside`;
+    renameSync(bundle, aside);
+    try {
+      assert.equal(ok(run('npx', args, consumer, 60_000, env), 'npx v2a render, no sharp bundle'), out);
+      assert.deepEqual(cached('-sharp.bin'), [], 'no sharp bundle, no cache for it');
+    } finally {
+      renameSync(aside, bundle);
+    }
     const lines = out.replace(/\n$/, '').split('\n');
     assert.ok(lines.length >= 4, `rows: ${lines.length}`);
     for (const line of lines) assert.equal(line.length, 24, JSON.stringify(line));

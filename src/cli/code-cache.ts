@@ -74,9 +74,11 @@ function trusted(dir: string): boolean {
  * Runs the CommonJS `file` with a code cache in `dir` (none when undefined); `variant` names one
  * cache of several for the same file (the CLI keeps one per command: each compiles other code).
  * The file must not call `import()` itself (Node 20 runs a script's import() only behind a flag):
- * its caller can pass it an importer of its own.
+ * its caller can pass it an importer of its own. Its `require` resolves from `requireFrom` (a
+ * file's path; default: `file` itself), as a bundle of another package's code needs (that
+ * package's native parts are found from its own directory).
  */
-export function requireWithCodeCache<T>(file: string, dir: string | undefined, variant: string): CachedModule<T> {
+export function requireWithCodeCache<T>(file: string, dir: string | undefined, variant: string, requireFrom: string = file): CachedModule<T> {
   const bytes = readFileSync(file);
   const sum = crc32(bytes).toString(16).padStart(8, '0');
   const cacheFile = dir === undefined ? undefined : join(dir, `${sum}-${process.versions.v8}-${process.arch}-${variant.replace(/[^\w-]/g, '_')}.bin`);
@@ -99,7 +101,7 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
   });
   const fromCache = cachedData !== undefined && !script.cachedDataRejected;
   const mod = { exports: {} as T };
-  (script.runInThisContext() as (e: unknown, r: NodeJS.Require, m: unknown, f: string, d: string) => void)(mod.exports, createRequire(file), mod, file, dirname(file));
+  (script.runInThisContext() as (e: unknown, r: NodeJS.Require, m: unknown, f: string, d: string) => void)(mod.exports, createRequire(requireFrom), mod, file, dirname(file));
   return {
     exports: mod.exports,
     fromCache,

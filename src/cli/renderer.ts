@@ -3,5 +3,8 @@
  * imports this module lazily, once, so a render runs it (and loads sharp) after the command line
  * is parsed, and `v2a --help` never does.
  */
+// First, so that decode.ts's require('sharp') gets the CLI's bundled copy where there is one.
+import './load-bundled-sharp.js';
+
 export { runJob, runFrameJob } from '../core/job.js';
 export { decodeImage, decodeFrames } from '../node/index.js';
