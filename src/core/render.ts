@@ -1,4 +1,4 @@
-import { DIRECTIONAL_CHARS, glyphSetOf, glyphShape } from './glyphs/charsets.js';
+import { DIRECTIONAL_CHARS, glyphSetOf, glyphShape, glyphTextures } from './glyphs/charsets.js';
 import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
@@ -45,6 +45,8 @@ interface Table extends GlyphTable {
   readonly order: Int32Array;
   /** The glyphs' fine shapes (pipeline/refine.ts), made on first use. */
   fine?: FineTable;
+  /** The glyphs' texture up close (glyphs/texture.ts), measured on first use. */
+  texture?: Float32Array;
 }
 
 /** Keyed by GlyphSet.key; bounded, since custom ramps (`glyphs`) are arbitrary. */
@@ -193,7 +195,7 @@ const PRIMER_COLUMNS = 8;
 /** The Auto Director's tuning of the parameters the caller did not set (`explicit`), for this source. */
 export function tune(prep: Prepared, requested: RenderParams, explicit: readonly string[]): { params: RenderParams; report: DirectorReport } {
   const table = glyphTable(glyphSetOf(requested));
-  return direct(prep, requested, explicit, { coverage: table.set.coverage, scale: table.scale, order: table.order });
+  return direct(prep, requested, explicit, { coverage: table.set.coverage, texture: table.texture ??= glyphTextures(table.glyphs), scale: table.scale, order: table.order });
 }
 
 export function renderPrepared(prep: Prepared, requested: RenderParams, explicit: readonly string[], image: { width: number; height: number }, options: RenderOptions = {}): RenderResult {

@@ -18,6 +18,8 @@ export interface DirectorInput {
   };
   /** Ink per glyph of the ramp and its densest ink. */
   readonly coverage: Float32Array;
+  /** Texture up close per glyph (glyphs/texture.ts), in ink units. */
+  readonly texture: Float32Array;
   readonly scale: number;
   readonly order: Int32Array;
 }
@@ -45,7 +47,7 @@ function inRange(name: Tunable, v: number): number {
 }
 
 /** A first guess from the measurements alone, per rubric. */
-function propose(p: RenderParams, s: SourceStats, crisp?: Crisp): Partial<Record<Tunable, number>> {
+function propose(p: RenderParams, s: SourceStats, crisp?: { readonly contrast: number; readonly sharpen: number }): Partial<Record<Tunable, number>> {
   const r = p.qualityTarget;
   const sigma255 = s.noise * 255;
   if (usesTwoColors(p)) {
@@ -91,19 +93,42 @@ function propose(p: RenderParams, s: SourceStats, crisp?: Crisp): Partial<Record
 }
 
 /**
- * Where a rubric wants shapes that read: a contrast, and how much truer (cell fidelity) or less
- * crushed (clipping) the freely searched settings must be to replace it. The simulation sees cell
- * tones only, never a glyph's contour, so its search prefers 1.3-1.7; on bench:quality's mono
- * cases 2.2 raised the contour score while gamma and a finer codebook (0.007 in the grid below)
- * held the tone score. The guards keep the free search where 2.2 crushes a region (the rocket's
- * dark sky went blank: cell r 0.97 -> 0.89). At that contrast edges are steep already: unsharp's
- * overshoot then costs both scores (sharpen aimed at 0 instead of the measured proposal, mono:
- * contour r 0.610 -> 0.613, tone r 0.885 -> 0.886, 10 -> 13 of 26 cases at least chafa's on both).
+ * Where a rubric wants shapes that read: crisp contrasts, and how much truer (cell fidelity) or
+ * less crushed (clipping) the freely searched settings must be to replace one. The simulation's
+ * tone metrics see cell tones only, so its free search prefers 1.3-1.7; on bench:quality's mono
+ * cases a crisp 2.2 raised the contour score while gamma and a finer codebook (0.007 in the grid
+ * below) held the tone score. The guards keep the free search where a crisp contrast crushes a
+ * region (the rocket's dark sky went blank at 2.2: cell r 0.97 -> 0.89). At such contrasts edges
+ * are steep already: unsharp's overshoot then costs both scores (sharpen aimed at 0 instead of the
+ * measured proposal, mono: contour r 0.610 -> 0.613, tone r 0.885 -> 0.886, 10 -> 13 of 26 cases at
+ * least chafa's on both). Of the crisp contrasts that pass the guards, the search keeps the one
+ * with the best contour metric (metrics.ts: the cells' tones against their glyphs' texture up
+ * close). Against 2.2 alone (a later session, mono, 26 cases): contour r 0.628 -> 0.634, tone r
+ * 0.888 -> 0.887, 15 -> 19 cases; the highest contrast that passes instead of the best contour:
+ * 0.633 / 0.887, 18 cases (the horse at 80 columns lost, contour 0.710 -> 0.682).
  */
-interface Crisp { readonly contrast: number; readonly sharpen: number; readonly fidelity: number; readonly clipping: number }
+interface Crisp { readonly contrasts: readonly number[]; readonly sharpen: number; readonly fidelity: number; readonly clipping: number }
 const CRISP: Partial<Readonly<Record<QualityTarget, Crisp>>> = {
-  balanced: { contrast: 2.2, sharpen: 0, fidelity: 0.05, clipping: 0.1 },
+  balanced: { contrasts: [2.2, 2.4, 2.6, 2.8], sharpen: 0, fidelity: 0.05, clipping: 0.1 },
 };
+/**
+ * Of the crisp searches' results, the one with the best contour metric among those that may
+ * replace the free search's (`searched`): not clearly less true (fidelity lower by more than
+ * `guards.fidelity`) nor clearly more crushed (clipping lower by more than `guards.clipping`).
+ * Ties keep the earlier (lower) contrast; undefined when none may.
+ */
+export function crispest<T extends { readonly sim: { readonly metrics: Readonly<Record<string, number>> } }>(searched: T, crisps: readonly T[], guards: { readonly fidelity: number; readonly clipping: number }): T | undefined {
+  const free = searched.sim.metrics;
+  let best: T | undefined;
+  for (const c of crisps) {
+    const m = c.sim.metrics;
+    const truer = free.fidelity! > m.fidelity! + guards.fidelity;
+    const fewerCrushed = free.clipping! > m.clipping! + guards.clipping;
+    if (!truer && !fewerCrushed && (!best || m.contour! > best.sim.metrics.contour!)) best = c;
+  }
+  return best;
+}
+
 const NONE: ReadonlySet<Tunable> = new Set();
 const CONTRAST: ReadonlySet<Tunable> = new Set(['contrast']);
 
@@ -124,7 +149,7 @@ const TONE_SEARCH = new Set<Tunable>(TONE_GRID.map(([n]) => n));
 interface Sim { readonly metrics: Record<string, number>; readonly score: number }
 
 /** Renders the cells' tones through the candidate's tone curve and ramp levels, and scores it. */
-function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Float64Array, colors: Uint8Array): Sim {
+function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Float64Array, colors: Uint8Array, contour = false): Sim {
   const rampLevels = simulatedLevels(p, ramp);
   const src = input.prep.cellLuma;
   const n = src.length;
@@ -138,7 +163,7 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   let lut = input.luts.get(key);
   if (!lut) input.luts.set(key, (lut = toneLut(tone, SIM_LUT_SIZE, from, to)));
   // Cells that share a table entry render alike: each entry is quantized once, not each cell.
-  const { metrics, unstable } = simulatedMetrics(lut, from, to, rampLevels, p.invert, input.lutAt, input.cells, stable ? sigma : undefined);
+  const { metrics, unstable } = simulatedMetrics(lut, from, to, rampLevels, p.invert, input.lutAt, input.cells, stable ? sigma : undefined, contour ? levelTextures(input, rampLevels, ramp) : undefined, 1 / (input.scale * input.scale));
   // A level crossing within +-sigma flips on roughly half of the frames.
   if (stable) metrics.stability = Math.max(0, 1 - unstable / n);
   if ('roundTrip' in rubric.weights) {
@@ -147,6 +172,38 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   }
   return { metrics, score: rubricScore(rubric, metrics) };
 }
+
+/**
+ * The texture of each simulated level (tone units: ink over the ramp's densest, squared): a ramp
+ * level's glyph's own; a uniform level's (an adaptive codebook's, see simulatedLevels) the mean
+ * of the ramp glyphs within half a step of it, else the nearest one's.
+ */
+function levelTextures(input: SimInput, levels: Float64Array, ramp: Float64Array): Float64Array {
+  // By the glyph table's texture array and the levels (the ramp's, or one of the shared uniform ones).
+  let known = levelTextureCache.get(input.texture);
+  if (!known) levelTextureCache.set(input.texture, (known = new Map()));
+  const key = levels === ramp ? 'ramp' : levels;
+  let t = known.get(key);
+  if (t) return t;
+  const unit = 1 / (input.scale * input.scale);
+  const texOf = (j: number) => input.texture[input.order[j]!]! * unit;
+  if (levels === ramp) t = Float64Array.from(levels, (_, j) => texOf(j));
+  else {
+    const half = 0.5 / (levels.length - 1);
+    t = Float64Array.from(levels, (v) => {
+      let sum = 0, count = 0, nearest = 0;
+      for (let j = 0; j < ramp.length; j++) {
+        if (Math.abs(ramp[j]! - v) <= half) { sum += texOf(j); count++; }
+        if (Math.abs(ramp[j]! - v) < Math.abs(ramp[nearest]! - v)) nearest = j;
+      }
+      return count ? sum / count : texOf(nearest);
+    });
+  }
+  known.set(key, t);
+  return t;
+}
+
+const levelTextureCache = new WeakMap<Float32Array, Map<Float64Array | 'ramp', Float64Array>>();
 
 /** The simulation's tone table is coarser than the renderer's: cell means need no finer. */
 const SIM_LUT_SIZE = 1024;
@@ -172,6 +229,11 @@ function simulatedLevels(p: RenderParams, ramp: Float64Array): Float64Array {
 
 /** n uniform levels over 0..1 by n (at most the largest ramp's length): shared, read only. */
 const uniformLevels = new Map<number, Float64Array>();
+
+function withoutContour(m: Record<string, number>): Record<string, number> {
+  const { contour: _, ...rest } = m;
+  return rest;
+}
 
 function roundMetrics(m: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
@@ -203,13 +265,13 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
  * of candidates around the proposal on a cell-level rendering, and applies the best one scaled by
  * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
  */
-export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
+export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; texture: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
   const sampled = sampleCells(prep);
   const m = sampled.cellLuma.length;
   const lutAt = new Uint16Array(m);
   for (let i = 0; i < m; i++) lutAt[i] = lutIndex(sampled.cellLuma[i]!);
   const input: SimInput = {
-    prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, scale: ramp.scale, order: ramp.order,
+    prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, texture: ramp.texture, scale: ramp.scale, order: ramp.order,
     lutAt, luts: new Map(),
   };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
@@ -230,11 +292,11 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     // best so far.
     // With two colours per cell the colours carry the tone: no search on glyph tone.
     const twoColor = usesTwoColors(requested);
-    const search = (guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>): { best: RenderParams; sim: Sim } => {
+    const search = (guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>, contour = false): { best: RenderParams; sim: Sim } => {
       const start: RenderParams = { ...requested };
       for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t) || fixed.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
       let best = start;
-      let bestSim = simulate(input, stats, start, rampLevels, colors);
+      let bestSim = simulate(input, stats, start, rampLevels, colors, contour);
       for (const [name, values] of twoColor ? [] : TONE_GRID) {
         if (!free.has(name) || fixed.has(name)) continue;
         const around = best;
@@ -246,7 +308,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
           if (r === around[name] || tried.includes(r)) continue;
           tried.push(r);
           const cand: RenderParams = { ...around, [name]: r };
-          const sim = simulate(input, stats, cand, rampLevels, colors);
+          const sim = simulate(input, stats, cand, rampLevels, colors, contour);
           if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
         }
       }
@@ -255,12 +317,12 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     let found = search(propose(requested, stats), NONE);
     const crisp = CRISP[requested.qualityTarget];
     if (crisp && !twoColor && free.has('contrast')) {
-      // The same search at the crisp contrast: kept unless it draws the cells' tones clearly
-      // less truly, or crushes clearly more of them to blank or full, than the free search.
-      const c = search(propose(requested, stats, crisp), CONTRAST);
-      const truer = found.sim.metrics.fidelity! > c.sim.metrics.fidelity! + crisp.fidelity;
-      const fewerCrushed = found.sim.metrics.clipping! > c.sim.metrics.clipping! + crisp.clipping;
-      if (!truer && !fewerCrushed) found = c;
+      // The same search at each crisp contrast. One counts unless it draws the cells' tones
+      // clearly less truly, or crushes clearly more of them to blank or full, than the free
+      // search; of those that count, the one whose shapes should read best up close (the
+      // contour metric) replaces the free search's result.
+      const crisps = crisp.contrasts.map((contrast) => search(propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST, true));
+      found = crispest(found, crisps, crisp) ?? found;
     }
     best = found.best;
     bestSim = found.sim;
@@ -285,7 +347,8 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     score: Math.round(bestSim.score * 10000) / 10000,
     threshold: rubric.threshold,
     strength,
-    metrics: roundMetrics(bestSim.metrics),
+    // The contour metric chose among crisp contrasts; the report keeps the rubric's metrics.
+    metrics: roundMetrics(withoutContour(bestSim.metrics)),
     source: roundMetrics({
       median: stats.p50, dynamicRange: stats.dynamicRange, noise: stats.noise, edgeDensity: stats.edgeDensity,
       shadowShare: stats.shadowShare, highlightShare: stats.highlightShare, colorfulness: stats.colorfulness,

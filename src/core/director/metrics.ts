@@ -74,7 +74,7 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
  * `sigma` the cells whose tone differs between luminance + sigma and - sigma (from..to must cover
  * those entries too).
  */
-export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number): { metrics: Record<string, number>; unstable: number } {
+export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number, levelTexture?: Float64Array, textureScale = 1): { metrics: Record<string, number>; unstable: number } {
   const n = lutAt.length;
   const entries = lut.length;
   // In WebAssembly (assembly/metrics.ts): the sums toneMetrics takes, over the cells' simulated
@@ -98,7 +98,39 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   k.quantizeTable(pt, from, to, pv, levels.length, invert, pl);
   k.simSums(pl, pa, n, c.src, source.mean, pc, entries, from, to, po, pq);
   const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
-  return { metrics: metricsOf(f, n, po, pq, source.vs), unstable };
+  const metrics = metricsOf(f, n, po, pq, source.vs);
+  if (levelTexture) {
+    // Mean texture of the cells' glyphs: the level each entry quantizes to, by the cells at it.
+    const cells = entryCache.get(lutAt)!.counts;
+    let t = 0;
+    for (let e = from; e <= to; e++) {
+      const c = cells[e]!;
+      if (c === 0) continue;
+      const v = lut[e]!;
+      const ink = invert ? 1 - v : v;
+      let lo = 0, hi = levels.length - 1;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (levels[mid]! < ink) lo = mid; else hi = mid;
+      }
+      t += c * levelTexture[ink - levels[lo]! <= levels[hi]! - ink ? lo : hi]!;
+    }
+    const o = f.viewF64(po, 3);
+    metrics.contour = contourOf(o[1]!, o[2]!, source.vs, n, (t / n) * textureScale);
+  }
+  return { metrics, unstable };
+}
+
+/**
+ * The contour metric: the correlation of source and art predicted up close, from the cells' tones
+ * (covariance sum `cov`, rendered sum of squares `vr`, source `vs`, over n cells) and the mean
+ * texture of their glyphs (glyphs/texture.ts, in tone units): the glyphs' strokes add variance
+ * to the art that the source's cells do not share. Flat regions in mid-density glyphs score low;
+ * regions drawn apart, towards blank and full, high.
+ */
+export function contourOf(cov: number, vr: number, vs: number, n: number, texture: number): number {
+  const v = vr + n * texture;
+  return v > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(v * vs)) : 0;
 }
 
 /** simulatedMetrics' cells per table entry (entryCounts), by the candidates' shared `lutAt`. */

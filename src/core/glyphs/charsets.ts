@@ -40,7 +40,7 @@ export interface GlyphShape {
 
 interface Decoded { readonly coverage: number; readonly template: Float32Array }
 /** Raw rows by glyph; each template is decoded on first use (a start-up needs about a quarter of them). */
-let raw: Map<string, readonly [codePoint: number, coverage: number, template: string]> | undefined;
+let raw: Map<string, readonly [codePoint: number, coverage: number, template: string, texture: number]> | undefined;
 const decoded = new Map<string, Decoded>();
 
 /** A hex digit's value, or -1. */
@@ -66,7 +66,7 @@ function decodeTemplate(hex: string, cp: number): Float32Array {
   return t;
 }
 
-function rows(): Map<string, readonly [number, number, string]> {
+function rows(): Map<string, readonly [number, number, string, number]> {
   if (!raw) {
     if (MEASURE_CELL.subX !== SUB_X || MEASURE_CELL.subY !== SUB_Y) {
       throw new Error('font-data.generated.ts was measured for another template grid; run `npm run glyphs`');
@@ -90,6 +90,15 @@ function lookup(ch: string): Decoded | undefined {
 /** Coverage of a measured glyph without decoding its template, or undefined. */
 function coverageOf(ch: string): number | undefined {
   return rows().get(ch)?.[1];
+}
+
+/**
+ * Each glyph's texture up close (font-data.generated.ts: the variance of its ink blurred by
+ * NEAR_BLUR over a field of the same glyph), 0 for one not measured: a flat region drawn in `Q`s
+ * (0.021) or `M`s (0.039) reads as noise up close, in blanks (0) as flat.
+ */
+export function glyphTextures(glyphs: readonly string[]): Float32Array {
+  return Float32Array.from(glyphs, (ch) => rows().get(ch)?.[3] ?? 0);
 }
 
 function shapeOf(ch: string): Decoded {

@@ -6,6 +6,13 @@ export const SUB_Y = 8;
 export const SAMPLES = SUB_X * SUB_Y;
 
 /**
+ * The close viewing distance, as a blur in cell heights: bench:quality's contour score blurs
+ * source and art by this much (issue 11's glyph scale), and at it a glyph's strokes still show.
+ * Each glyph's texture (font-data.generated.ts) is measured at it.
+ */
+export const NEAR_BLUR = 0.08;
+
+/**
  * A glyph ramp with measured shapes. Everything here is derived from the reference font by
  * scripts/measure-glyphs.ts; nothing is hand-typed.
  */

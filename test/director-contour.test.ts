@@ -1,0 +1,78 @@
+/**
+ * The Director's glyph-scale term: each glyph's measured texture up close (font-data.generated.ts),
+ * the contour metric built from it (director/metrics.ts contourOf), and how it chooses among the
+ * crisp contrasts (director/director.ts crispest) on a real render.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { getGlyphSet, glyphTextures } from '../src/core/glyphs/charsets.js';
+import { GLYPH_DATA } from '../src/core/glyphs/font-data.generated.js';
+import { crispest } from '../src/core/director/director.js';
+import { contourOf } from '../src/core/director/metrics.js';
+import { render } from '../src/core/render.js';
+import { DEFAULTS } from '../src/core/params/definitions.js';
+import { scene } from './helpers/images.js';
+
+describe('glyph texture up close', () => {
+  it('is a variance of ink the glyph has: 0 when blank or solid, at most coverage x (1 - coverage)', () => {
+    for (const [cp, coverage, , texture] of GLYPH_DATA) {
+      const ch = String.fromCodePoint(cp);
+      assert.ok(texture >= 0, `${ch}: ${texture}`);
+      assert.ok(texture <= coverage * (1 - coverage) + 1e-6, `${ch}: ${texture} > c(1 - c) for c = ${coverage}`);
+      if (coverage > 0.01 && coverage < 0.99) assert.ok(texture > 0, `${ch} has strokes`);
+    }
+    const [blank, full] = glyphTextures([' ', '\u2588']);
+    assert.equal(blank, 0);
+    assert.ok(full! < 1e-4, `full block ${full}`);
+  });
+
+  it('is larger for glyphs of thin separate strokes than for even ones of the same ink', () => {
+    // M and @ carry almost the same ink; M's four strokes vary far more up close.
+    const [m, at] = glyphTextures(['M', '@']);
+    assert.ok(m! > 1.5 * at!, `M ${m} vs @ ${at}`);
+    // The ramp's glyphs in order; an unmeasured glyph counts as flat.
+    const set = getGlyphSet('standard');
+    assert.deepEqual([...glyphTextures(set.glyphs)], set.glyphs.map((g) => GLYPH_DATA.find(([cp]) => cp === g.codePointAt(0))![3]).map(Math.fround));
+    assert.deepEqual([...glyphTextures(['\u{1F600}'])], [0]);
+  });
+});
+
+describe('contour metric', () => {
+  it('is the tone correlation when glyphs are flat, and falls as their texture rises', () => {
+    const cov = 3, vr = 4, vs = 9, n = 10;
+    assert.equal(contourOf(cov, vr, vs, n, 0), cov / Math.sqrt(vr * vs));
+    const a = contourOf(cov, vr, vs, n, 0.1), b = contourOf(cov, vr, vs, n, 0.3);
+    assert.ok(a < cov / Math.sqrt(vr * vs) && b < a, `${a} ${b}`);
+    // Spread tones outweigh the same texture: more variance of rendered tone, same texture.
+    assert.ok(contourOf(2 * cov, 4 * vr, vs, n, 0.3) > b);
+    assert.equal(contourOf(0, 0, vs, n, 0), 0, 'a flat rendering');
+    assert.equal(contourOf(cov, vr, 0, n, 0.1), 0, 'a flat source');
+  });
+});
+
+describe('crisp contrasts', () => {
+  const sim = (fidelity: number, clipping: number, contour: number) => ({ sim: { metrics: { fidelity, clipping, contour } } });
+  const guards = { fidelity: 0.05, clipping: 0.1 };
+
+  it('keeps the best contour among the crisp results the guards let through', () => {
+    const searched = sim(0.95, 0.9, 0.5);
+    const a = sim(0.94, 0.9, 0.55), b = sim(0.92, 0.85, 0.6), clearlyLessTrue = sim(0.89, 0.9, 0.9), clearlyCrushed = sim(0.95, 0.79, 0.9);
+    assert.equal(crispest(searched, [a, b, clearlyLessTrue, clearlyCrushed], guards), b);
+    assert.equal(crispest(searched, [a, clearlyLessTrue], guards), a);
+    assert.equal(crispest(searched, [clearlyLessTrue, clearlyCrushed], guards), undefined);
+    // Ties keep the first (the lower contrast).
+    const tie = sim(0.93, 0.9, 0.55);
+    assert.equal(crispest(searched, [a, tie], guards), a);
+  });
+
+  it('a balanced render takes one of the crisp contrasts where they pass, and reports the rubric\'s metrics only', () => {
+    const r = render(scene(320, 240, 7), { columns: 80 });
+    const to = r.director.adjustments.contrast?.to;
+    const scaled = [2.2, 2.4, 2.6, 2.8].map((c) => Math.round((DEFAULTS.contrast + DEFAULTS.autoOptimize * (c - DEFAULTS.contrast)) * 1000) / 1000);
+    assert.ok(to !== undefined && scaled.includes(to), `contrast ${to} (crisp: ${scaled.join(', ')})`);
+    assert.ok(!('contour' in r.director.metrics), Object.keys(r.director.metrics).join(', '));
+    // Other rubrics do not search crisp contrasts.
+    const p = render(scene(320, 240, 7), { columns: 80, qualityTarget: 'portrait' });
+    assert.ok(!scaled.includes(p.params.contrast), `portrait contrast ${p.params.contrast}`);
+  });
+});
