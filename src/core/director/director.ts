@@ -186,18 +186,26 @@ function levelTextures(input: SimInput, levels: Float64Array, ramp: Float64Array
   let t = known.get(key);
   if (t) return t;
   const unit = 1 / (input.scale * input.scale);
-  const texOf = (j: number) => input.texture[input.order[j]!]! * unit;
-  if (levels === ramp) t = Float64Array.from(levels, (_, j) => texOf(j));
+  const { texture, order } = input;
+  t = new Float64Array(levels.length);
+  if (levels === ramp) for (let j = 0; j < levels.length; j++) t[j] = texture[order[j]!]! * unit;
   else {
+    // Both ascending: the ramp glyphs within half a step of each level lie in a window that
+    // only moves up.
     const half = 0.5 / (levels.length - 1);
-    t = Float64Array.from(levels, (v) => {
-      let sum = 0, count = 0, nearest = 0;
-      for (let j = 0; j < ramp.length; j++) {
-        if (Math.abs(ramp[j]! - v) <= half) { sum += texOf(j); count++; }
-        if (Math.abs(ramp[j]! - v) < Math.abs(ramp[nearest]! - v)) nearest = j;
+    let lo = 0;
+    for (let i = 0; i < levels.length; i++) {
+      const v = levels[i]!;
+      while (lo < ramp.length - 1 && ramp[lo]! < v - half) lo++;
+      let sum = 0, count = 0;
+      for (let j = lo; j < ramp.length && ramp[j]! <= v + half; j++) { sum += texture[order[j]!]!; count++; }
+      if (count) t[i] = (sum / count) * unit;
+      else {
+        // None within: the nearest (lo is the first at or above v - half; lo - 1 is below).
+        const j = lo > 0 && v - ramp[lo - 1]! < ramp[lo]! - v ? lo - 1 : lo;
+        t[i] = texture[order[j]!]! * unit;
       }
-      return count ? sum / count : texOf(nearest);
-    });
+    }
   }
   known.set(key, t);
   return t;
@@ -321,7 +329,14 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
       // clearly less truly, or crushes clearly more of them to blank or full, than the free
       // search; of those that count, the one whose shapes should read best up close (the
       // contour metric) replaces the free search's result.
-      const crisps = crisp.contrasts.map((contrast) => search(propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST, true));
+      // Ascending: a contrast the guards turn down crushes more, or draws less truly, than the
+      // next lower one, so the higher ones are not searched.
+      const crisps: (typeof found)[] = [];
+      for (const contrast of crisp.contrasts) {
+        const c = search(propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST, true);
+        crisps.push(c);
+        if (!crispest(found, [c], crisp)) break;
+      }
       found = crispest(found, crisps, crisp) ?? found;
     }
     best = found.best;
