@@ -300,11 +300,11 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     // best so far.
     // With two colours per cell the colours carry the tone: no search on glyph tone.
     const twoColor = usesTwoColors(requested);
-    const search = (guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>, contour = false): { best: RenderParams; sim: Sim } => {
+    const search = (guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>): { best: RenderParams; sim: Sim } => {
       const start: RenderParams = { ...requested };
       for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t) || fixed.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
       let best = start;
-      let bestSim = simulate(input, stats, start, rampLevels, colors, contour);
+      let bestSim = simulate(input, stats, start, rampLevels, colors);
       for (const [name, values] of twoColor ? [] : TONE_GRID) {
         if (!free.has(name) || fixed.has(name)) continue;
         const around = best;
@@ -316,7 +316,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
           if (r === around[name] || tried.includes(r)) continue;
           tried.push(r);
           const cand: RenderParams = { ...around, [name]: r };
-          const sim = simulate(input, stats, cand, rampLevels, colors, contour);
+          const sim = simulate(input, stats, cand, rampLevels, colors);
           if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
         }
       }
@@ -333,7 +333,9 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
       // next lower one, so the higher ones are not searched.
       const crisps: (typeof found)[] = [];
       for (const contrast of crisp.contrasts) {
-        const c = search(propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST, true);
+        const c = search(propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST);
+        // The contour metric of the search's result only (the rubric does not weigh it).
+        c.sim = simulate(input, stats, c.best, rampLevels, colors, true);
         crisps.push(c);
         if (!crispest(found, [c], crisp)) break;
       }
