@@ -45,7 +45,7 @@ interface Table extends GlyphTable {
   readonly order: Int32Array;
   /** The glyphs' fine shapes (pipeline/refine.ts), made on first use. */
   fine?: FineTable;
-  /** The glyphs' texture up close (glyphs/texture.ts), measured on first use. */
+  /** The glyphs' texture up close (charsets.ts glyphTextures), looked up on first use. */
   texture?: Float32Array;
 }
 

@@ -18,7 +18,7 @@ export interface DirectorInput {
   };
   /** Ink per glyph of the ramp and its densest ink. */
   readonly coverage: Float32Array;
-  /** Texture up close per glyph (glyphs/texture.ts), in ink units. */
+  /** Texture up close per glyph (charsets.ts glyphTextures), in ink units. */
   readonly texture: Float32Array;
   readonly scale: number;
   readonly order: Int32Array;

@@ -100,7 +100,8 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
   const metrics = metricsOf(f, n, po, pq, source.vs);
   if (levelTexture) {
-    // Mean texture of the cells' glyphs: the level each entry quantizes to, by the cells at it.
+    // Mean texture of the cells' glyphs: the level each entry quantizes to (quantizeTable's
+    // choice, found again here by its index), weighted by the cells at that entry.
     const cells = entryCache.get(lutAt)!.counts;
     let t = 0;
     for (let e = from; e <= to; e++) {
@@ -124,7 +125,7 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
 /**
  * The contour metric: the correlation of source and art predicted up close, from the cells' tones
  * (covariance sum `cov`, rendered sum of squares `vr`, source `vs`, over n cells) and the mean
- * texture of their glyphs (glyphs/texture.ts, in tone units): the glyphs' strokes add variance
+ * texture of their glyphs (charsets.ts glyphTextures, in tone units): the glyphs' strokes add variance
  * to the art that the source's cells do not share. Flat regions in mid-density glyphs score low;
  * regions drawn apart, towards blank and full, high.
  */
