@@ -29,6 +29,7 @@ import { build, type Plugin } from 'esbuild';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { bundledSharpFile } from '../src/cli/bundled-sharp.js';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -55,7 +56,7 @@ await build({ ...common, entryPoints: [`${ROOT}src/cli/main.ts`], outfile: `${OU
 // sharp: its entry as installed here, bundled with everything but its native packages.
 const sharpEntry = createRequire(`${ROOT}package.json`).resolve('sharp');
 const sharpVersion = (JSON.parse(readFileSync(join(dirname(sharpEntry), '..', 'package.json'), 'utf8')) as { version: string }).version;
-const sharpFile = `sharp-${sharpVersion}.cjs`;
+const sharpFile = bundledSharpFile(sharpVersion);
 // sharp tries a binding built from source first, by a template literal esbuild would glob (and
 // fail to find): left a run-time require, relative to sharp's own dist/ (the CLI's require for it).
 const fromSourceBinding: Plugin = {

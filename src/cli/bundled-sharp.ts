@@ -44,7 +44,6 @@ export function useBundledSharp(): boolean {
     const loaded = requireWithCodeCache<unknown>(file, codeCacheDir(), 'sharp', entry);
     const mod = new Module(entry);
     mod.filename = entry;
-    mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(entry));
     mod.exports = loaded.exports;
     mod.loaded = true;
     req.cache[entry] = mod;
