@@ -213,7 +213,8 @@ async function main(): Promise<void> {
     { key: 'big', label: '12 MP', file: big.file, width: 4000, height: 3000, columns: 120, target: 2 },
   ];
   // The CLI runs its bundle with a code cache of its own (src/cli/code-cache.ts, every Node) and
-  // turns on Node's module compile cache (Node >= 22.8, for sharp): the runs below (after a
+  // sharp's bundled JavaScript, and turns on Node's module compile cache (Node >= 22.8, for what
+  // still loads from node_modules): the runs below (after a
   // warm-up run) read compiled code from them, as every use after the first does. The same
   // command with NODE_DISABLE_COMPILE_CACHE=1 (both off) shows what the caches save.
   const nodeCompileCache = typeof (await import('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function';
@@ -310,7 +311,7 @@ async function main(): Promise<void> {
     ], { leftAlign: [c.key === 'big' ? 5 : 4] }));
   }
   console.log(`platform floor (no v2a code; median of ${CLI_RUNS}, interleaved): ${floor.map((f) => `${f.label} ${fix(f.msMedian, 1)} ms`).join(', ')}`);
-  console.log(`(the CLI's code cache${nodeCompileCache ? " and Node's compile cache" : ` (node ${process.version} has no module compile cache for sharp)`}, kept in ${process.env.NODE_COMPILE_CACHE ? '$NODE_COMPILE_CACHE' : '<os.tmpdir()>/node-compile-cache'}: warm after the warm-up run; "no compile cache" is NODE_DISABLE_COMPILE_CACHE=1)`);
+  console.log(`(the CLI's code cache${nodeCompileCache ? " and Node's compile cache" : ` (node ${process.version} has no module compile cache)`}, kept in ${process.env.NODE_COMPILE_CACHE ? '$NODE_COMPILE_CACHE' : '<os.tmpdir()>/node-compile-cache'}: warm after the warm-up run; "no compile cache" is NODE_DISABLE_COMPILE_CACHE=1)`);
   for (const c of cli) {
     const v = v2aOf(c);
     const jp2a = peerOf(c, 'jp2a');

@@ -2,9 +2,10 @@
 /**
  * The `v2a` executable. Built (`npm run build`), the command line is one CommonJS bundle beside
  * this file, cli.cjs, which runs with a code cache (code-cache.ts): from the second run of a
- * command on, its code is read compiled instead of parsed and compiled again. Node's own module
- * compile cache (Node >= 22.8) is turned on first, for what the bundle loads from node_modules
- * (sharp). Both keep their files under `$NODE_COMPILE_CACHE`, else
+ * command on, its code is read compiled instead of parsed and compiled again; so is sharp's
+ * JavaScript, bundled beside it (bundled-sharp.ts). Node's own module compile cache (Node >= 22.8)
+ * is turned on first, for what the bundle still loads from node_modules (sharp, when the installed
+ * one is not the bundled version). Both keep their files under `$NODE_COMPILE_CACHE`, else
  * `<os.tmpdir()>/node-compile-cache`; `NODE_DISABLE_COMPILE_CACHE=1` turns both off. Run from
  * source (tsx) or from tsc's output alone, there is no bundle and cli.ts is imported as it is.
  */

@@ -38,7 +38,7 @@ export const CLI_ENV: readonly { readonly name: string; readonly default: string
   {
     name: 'NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE',
     default: '(unset)',
-    meaning: 'v2a keeps the code each command compiled in a code cache (and on Node >= 22.8 turns on Node\'s compile cache for sharp), in NODE_COMPILE_CACHE or else <os.tmpdir()>/node-compile-cache, so later runs start faster; NODE_DISABLE_COMPILE_CACHE=1 turns both off.',
+    meaning: 'v2a keeps the code each command compiled (and its bundle of sharp\'s) in a code cache (and on Node >= 22.8 turns on Node\'s compile cache for what it loads from node_modules), in NODE_COMPILE_CACHE or else <os.tmpdir()>/node-compile-cache, so later runs start faster; NODE_DISABLE_COMPILE_CACHE=1 turns both off.',
   },
 ];
 

@@ -191,7 +191,6 @@ export function warmUp(params: RenderParams): void {
 let primed = false;
 const PRIMER_COLUMNS = 8;
 
-
 /** The Auto Director's tuning of the parameters the caller did not set (`explicit`), for this source. */
 export function tune(prep: Prepared, requested: RenderParams, explicit: readonly string[]): { params: RenderParams; report: DirectorReport } {
   const table = glyphTable(glyphSetOf(requested));
