@@ -695,3 +695,4 @@ export { encTable } from './srgb';
 export { temporalStep } from './temporal';
 export { fineStats, hexLevels, refineGlyphs } from './refine';
 export { matchBrailleTwoColor, matchTwoColor } from './two-color';
+export { toneTable, colorToneTable } from './tone';

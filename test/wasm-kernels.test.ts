@@ -16,14 +16,14 @@ import { resampleImage, resampleRgb } from '../src/core/pipeline/resample.js';
 import { resampleRgb as refResampleRgb } from './reference/color-raster.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
-import { applyLut, histogram, toneLut } from '../src/core/pipeline/tone.js';
+import { applyLut, histogram, toneLut, type ToneSettings } from '../src/core/pipeline/tone.js';
 import { matchGlyphs, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
 import { viewBlur, viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { chooseCodebook } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
 import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
-import { fromBase64, kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
+import { frame, fromBase64, kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { KERNELS_WASM_BASE64 } from '../src/core/wasm/kernels.generated.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -32,7 +32,7 @@ import { cellMeans as refCellMeans } from './reference/raster.js';
 import { resampleImage as refResample } from './reference/resample.js';
 import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
-import { applyLut as refApplyLut, histogram as refHistogram } from './reference/tone.js';
+import { applyLut as refApplyLut, colorToneTable as refColorToneTable, histogram as refHistogram, toneTable as refToneTable } from './reference/tone.js';
 import { matchGlyphs as refMatch } from './reference/match.js';
 import { matchBrailleTwoColor as refBrailleTwoColor, matchTwoColor as refTwoColor } from './reference/two-color.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, type TwoColorGlyphs } from '../src/core/pipeline/two-color.js';
@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -102,6 +102,35 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     for (let i = 0; i < t.length; i++) {
       if (t[i] !== Math.fround(refLinearToSrgb(i / 16384))) assert.fail(`entry ${i}: ${t[i]} vs ${Math.fround(refLinearToSrgb(i / 16384))}`);
     }
+  });
+
+  it('the tone tables (toneLut, colorTransform\'s), over random settings and ranges, and nested in an open frame', () => {
+    const next = rng(20261127);
+    const settings: ToneSettings[] = [
+      { lo: 0, hi: 1, contrast: 1, brightness: 0, gamma: 1, invert: false },
+      { lo: 0.05, hi: 0.93, contrast: 1.15, brightness: 7, gamma: 1.3, invert: true },
+      { lo: 0.3, hi: 0.4, contrast: 4, brightness: -150, gamma: 0.2, invert: false },
+    ];
+    for (let k = 0; k < 200; k++) {
+      const lo = next() * 0.5;
+      settings.push({ lo, hi: lo + 0.1 + next() * (1 - lo - 0.1), contrast: 0.2 + next() * 3.8, brightness: Math.round(next() * 300 - 150), gamma: k % 5 === 0 ? 1 : 0.2 + next() * 2.8, invert: k % 3 === 0 });
+    }
+    for (const [k, s] of settings.entries()) {
+      same(toneLut(s), refToneTable(s, 4096), `toneLut ${JSON.stringify(s)}`);
+      const from = Math.floor(next() * 600) - 50, to = from + Math.floor(next() * 600);
+      same(toneLut(s, 1024, from, to), refToneTable(s, 1024, from, to), `toneLut 1024 ${from}..${to} ${JSON.stringify(s)}`);
+      if (k % 4 === 0) same(colorTransform(1, s).lut, refColorToneTable(s, 1024), `colorTransform ${JSON.stringify(s)}`);
+    }
+    // Asked for between the kernels of an open frame (pipeline/detail.ts): that frame's memory stays.
+    const f = frame();
+    const p = f.f32(1000);
+    f.ready();
+    const mark = Float32Array.from({ length: 1000 }, (_, i) => i * 0.5);
+    f.viewF32(p, 1000).set(mark);
+    const s = { lo: 0.01, hi: 0.99, contrast: 1.7, brightness: 3, gamma: 0.77, invert: false };
+    same(toneLut(s, 2048), refToneTable(s, 2048), 'toneLut nested');
+    same(colorTransform(1.4, s).lut, refColorToneTable(s, 1024), 'colorTransform nested');
+    same(f.viewF32(p, 1000), mark, 'the open frame\'s memory');
   });
 
   it('bilateral denoise (1 and 2 passes)', () => {

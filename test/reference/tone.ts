@@ -1,10 +1,25 @@
 /**
- * Scalar oracles of the tone kernels that run in WebAssembly (the histogram and the LUT pass), as
- * the TypeScript had them. The tone curve itself (levels, toneValue, toneLut, lutValue) is still
- * TypeScript in src/core/pipeline/tone.ts and is imported from there, not copied.
+ * Scalar oracles of the tone kernels that run in WebAssembly (the histogram, the LUT pass and the
+ * tone tables), as the TypeScript had them. The tone curve itself (levels, toneValue, lutValue) is
+ * still TypeScript in src/core/pipeline/tone.ts and is imported from there, not copied.
  */
-import { lutValue } from '../../src/core/pipeline/tone.js';
+import { srgbToLinear } from '../../src/core/pipeline/linear.js';
+import { lutValue, toneValue, type ToneSettings } from '../../src/core/pipeline/tone.js';
 import type { Raster } from './raster.js';
+
+/** toneLut()'s table (assembly/tone.ts toneTable): toneValue() of each entry's input over -0.5..1.5, 0 outside from..to. */
+export function toneTable(s: ToneSettings, size: number, from = 0, to = size): Float32Array {
+  const lut = new Float32Array(size + 1);
+  for (let i = Math.max(0, from); i <= Math.min(size, to); i++) lut[i] = toneValue(-0.5 + (2 * i) / size, s);
+  return lut;
+}
+
+/** colorTransform()'s table (assembly/tone.ts colorToneTable): the curve of i / size, not inverted, back to linear light. */
+export function colorToneTable(s: ToneSettings, size: number): Float32Array {
+  const lut = new Float32Array(size + 1);
+  for (let i = 0; i <= size; i++) lut[i] = srgbToLinear(toneValue(i / size, { ...s, invert: false }));
+  return lut;
+}
 
 export function histogram(r: Raster, bins = 1024): Uint32Array {
   const h = new Uint32Array(bins);

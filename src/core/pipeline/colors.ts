@@ -1,4 +1,4 @@
-import { frame } from '../wasm/kernels.js';
+import { frame, nestedFrame } from '../wasm/kernels.js';
 import { encLut } from './linear.js';
 import type { ToneSettings } from './tone.js';
 
@@ -16,18 +16,13 @@ export function colorTransform(saturation: number, tone: ToneSettings): ColorTra
   const key = `${tone.lo} ${tone.hi} ${tone.contrast} ${tone.brightness} ${tone.gamma}`;
   let lut = luts.get(key);
   if (!lut) {
-    lut = new Float32Array(LUT_SIZE + 1);
-    // srgbToLinear(toneValue(i / LUT_SIZE, tone)) inlined with the same arithmetic (equal bits), as
-    // in toneLut(): the Director builds one of these per candidate in still-interpreted code.
-    const lo = tone.lo, span = tone.hi - tone.lo, contrast = tone.contrast, lift = tone.brightness / 255;
-    const curved = tone.gamma !== 1, inv = 1 / tone.gamma;
-    for (let i = 0; i <= LUT_SIZE; i++) {
-      let u = (i / LUT_SIZE - lo) / span;
-      u = (u - 0.5) * contrast + 0.5 + lift;
-      u = u < 0 ? 0 : u > 1 ? 1 : u;
-      if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
-      lut[i] = u <= 0.04045 ? u / 12.92 : Math.pow((u + 0.055) / 1.055, 2.4);
-    }
+    // In WebAssembly (assembly/tone.ts colorToneTable): srgbToLinear(toneValue(i / LUT_SIZE, tone)),
+    // the same arithmetic in the same order; nested, like toneLut(), in any open frame.
+    lut = nestedFrame((f) => {
+      const p = f.f32(LUT_SIZE + 1);
+      f.ready().colorToneTable(p, LUT_SIZE, tone.lo, tone.hi - tone.lo, tone.contrast, tone.brightness / 255, 1 / tone.gamma, tone.gamma !== 1);
+      return f.viewF32(p, LUT_SIZE + 1).slice();
+    });
     if (luts.size >= MAX_LUTS) luts.delete(luts.keys().next().value!);
     luts.set(key, lut);
   }

@@ -8,7 +8,8 @@ import { HIST_BINS } from './tone.js';
  * the tone histogram() of the result, the tone table `toneOf` makes from that histogram, then
  * unsharpMask() by `sharpen` through the table into `out`. The same kernels on the same data as
  * those three calls, bit for bit; the denoised raster is never copied out of the module and back in.
- * `toneOf` runs between the kernels: it must not call one itself (it would reset the frame).
+ * `toneOf` runs between the kernels: a kernel it calls must run in nestedFrame() (toneLut's does),
+ * since frame() would reset this one.
  */
 export function denoiseToneSharpen(src: Raster, denoise: number, sharpen: number, toneOf: (hist: Uint32Array) => Float32Array, out: Float32Array): Float32Array {
   const { width: w, height: h } = src;

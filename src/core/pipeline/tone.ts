@@ -1,4 +1,4 @@
-import { frame } from '../wasm/kernels.js';
+import { frame, nestedFrame } from '../wasm/kernels.js';
 import type { Raster } from './raster.js';
 
 /** Bins of the tone histogram over 0..1. */
@@ -97,20 +97,15 @@ export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE, from = 0, to = si
   const key = `${s.lo} ${s.hi} ${s.contrast} ${s.brightness} ${s.gamma} ${s.invert} ${size} ${from} ${to}`;
   let lut = toneLuts.get(key);
   if (!lut) {
-    lut = new Float32Array(size + 1);
-    // toneValue() inlined, with the same arithmetic in the same order (equal bits): a first render
-    // builds ~20 of these tables in still-interpreted code, where a call and four property loads
-    // per entry cost more than the curve. Clamped entries (0 or 1) need no pow: pow(0, y > 0) = 0
-    // and pow(1, y) = 1 exactly.
-    const lo = s.lo, span = s.hi - s.lo, contrast = s.contrast, lift = s.brightness / 255;
-    const curved = s.gamma !== 1, inv = 1 / s.gamma, invert = s.invert;
-    for (let i = Math.max(0, from); i <= Math.min(size, to); i++) {
-      let u = (-0.5 + (2 * i) / size - lo) / span;
-      u = (u - 0.5) * contrast + 0.5 + lift;
-      u = u < 0 ? 0 : u > 1 ? 1 : u;
-      if (curved && u !== 1 && (u !== 0 || !(inv > 0))) u = Math.pow(u, inv);
-      lut[i] = invert ? 1 - u : u;
-    }
+    // In WebAssembly (assembly/tone.ts toneTable): toneValue() of each entry's input, the same
+    // arithmetic in the same order. In a frame of its own nested in any open one: detail.ts asks
+    // for the render's table between its kernels.
+    const n = size + 1;
+    lut = nestedFrame((f) => {
+      const p = f.f32(n);
+      f.ready().toneTable(p, size, from, to, s.lo, s.hi - s.lo, s.contrast, s.brightness / 255, 1 / s.gamma, s.gamma !== 1, s.invert);
+      return f.viewF32(p, n).slice();
+    });
     if (toneLuts.size >= MAX_TONE_LUTS) toneLuts.delete(toneLuts.keys().next().value!);
     toneLuts.set(key, lut);
   }

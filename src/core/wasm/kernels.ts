@@ -57,6 +57,8 @@ export interface KernelExports {
   roundTripError(colors: Ptr, lin: Ptr, n: number, enc: Ptr): number;
   codebookDp(sums: Ptr, levels: Ptr, n: number, budget: number, parents: Ptr, work: Ptr): number;
   encTable(out: Ptr): void;
+  toneTable(out: Ptr, size: number, from: number, to: number, lo: number, span: number, contrast: number, lift: number, inv: number, curved: boolean, invert: boolean): void;
+  colorToneTable(out: Ptr, size: number, lo: number, span: number, contrast: number, lift: number, inv: number, curved: boolean): void;
   temporalStep(raster: Ptr, est: Ptr, prev: Ptr, width: number, cols: number, rows: number, variance: Ptr, motion: Ptr, stable: Ptr,
     scratch: Ptr, scratchSpatial: Ptr, r: number, qStatic: number, t: number, stableBelow: number, cutDelta: number, clipMargin: number, out: Ptr): number;
 }
@@ -190,4 +192,19 @@ export function frame(): Frame {
   kernels();
   top = base;
   return frameApi;
+}
+
+/**
+ * A kernel call inside whatever frame is open (a tone table asked for between the kernels of
+ * pipeline/detail.ts): its room is allocated above the frame's and given back after `use`, so the
+ * open frame's pointers keep their contents (its views may detach if the memory grows).
+ */
+export function nestedFrame<T>(use: (f: Frame) => T): T {
+  kernels();
+  const saved = top;
+  try {
+    return use(frameApi);
+  } finally {
+    top = saved;
+  }
 }
