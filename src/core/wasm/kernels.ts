@@ -202,6 +202,8 @@ export function frame(): Frame {
 export function nestedFrame<T>(use: (f: Frame) => T): T {
   kernels();
   const saved = top;
+  // Before any frame(), top is 0: below base lies the module's static data.
+  if (top < base) top = base;
   try {
     return use(frameApi);
   } finally {
