@@ -171,7 +171,9 @@ function withShapes(problem: CodebookProblem, levels: ArrayLike<number>, order: 
 
 /** Shannon entropy (bits per cell) of a glyph-index histogram. */
 export function entropyBits(cells: Uint16Array, glyphCount: number): number {
-  const h = new Float64Array(glyphCount);
+  // Integer counts: the same values as in doubles, without a boxed double per cell while a first
+  // render runs this interpreted.
+  const h = new Uint32Array(glyphCount);
   for (let i = 0; i < cells.length; i++) h[cells[i]!]!++;
   let e = 0;
   for (let g = 0; g < glyphCount; g++) {
