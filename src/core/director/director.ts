@@ -138,8 +138,12 @@ const TONE_GRID: readonly (readonly [Tunable, readonly number[]])[] = [
   // Contrast first: it decides how far regions are drawn apart, gamma then places the midtones.
   ['contrast', [1, 1.3, 1.7, 2.2, 2.6]],
   // Midtones deepened rather than lifted: faces and regions separate (on the quality bench a
-  // lifted gamma above 1 drew flat, low-contrast texture).
-  ['gamma', [0.55, 0.7, 0.85, 1]],
+  // lifted gamma above 1 drew flat, low-contrast texture). 0.4 is taken only by the
+  // low-contrast scans of the bench (text, moon), whose strokes and spots a mid-grey field of
+  // `2`s and `Z`s had swallowed: text at 80 / 160 columns contour r 0.410 / 0.473 -> 0.455 /
+  // 0.492 and tone r 0.799 / 0.815 -> 0.812 / 0.831 (cell r stays >= 0.93); 0.3 drew text's
+  // cells less truly than that (cell r 0.918).
+  ['gamma', [0.4, 0.55, 0.7, 0.85, 1]],
   ['autoLevels', [0.6, 0.9, 1]],
   // The codebook's error budget: the rubric weighs finer tone against the rate of more glyphs.
   ['maxGlyphRmse', [0.007, 0.01, 0.02, 0.03]],
