@@ -11,7 +11,7 @@ import { crispest } from '../src/core/director/director.js';
 import { contourOf } from '../src/core/director/metrics.js';
 import { render } from '../src/core/render.js';
 import { DEFAULTS } from '../src/core/params/definitions.js';
-import { scene } from './helpers/images.js';
+import { image, rng, scene } from './helpers/images.js';
 
 describe('glyph texture up close', () => {
   it('is a variance of ink the glyph has: 0 when blank or solid, at most coverage x (1 - coverage)', () => {
@@ -74,5 +74,20 @@ describe('crisp contrasts', () => {
     // Other rubrics do not search crisp contrasts.
     const p = render(scene(320, 240, 7), { columns: 80, qualityTarget: 'portrait' });
     assert.ok(!scaled.includes(p.params.contrast), `portrait contrast ${p.params.contrast}`);
+  });
+});
+
+describe('the tone grid', () => {
+  it('a low-contrast scan (dark strokes on a paper gradient) takes its deepest gamma, 0.4; a photo-like scene does not', () => {
+    const r = rng(7);
+    const strokes = Array.from({ length: 40 }, () => [r() * 320, r() * 240, (r() - 0.5) * 3, 8 + r() * 30] as const);
+    const scan = image(320, 240, (x, y) => {
+      let v = 140 + (35 * x) / 320 + (r() - 0.5) * 6;
+      for (const [sx, sy, slope, len] of strokes) if (x >= sx && x - sx < len && Math.abs(y - (sy + slope * (x - sx))) < 1.2) v = 90;
+      return [v, v, v];
+    });
+    const deepest = Math.round((DEFAULTS.gamma + DEFAULTS.autoOptimize * (0.4 - DEFAULTS.gamma)) * 1000) / 1000;
+    for (const columns of [80, 160]) assert.equal(render(scan, { columns }).director.adjustments.gamma?.to, deepest, `${columns} columns`);
+    assert.notEqual(render(scene(), { columns: 80 }).params.gamma, deepest);
   });
 });
