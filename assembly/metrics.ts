@@ -70,9 +70,10 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
 /**
  * quantize() of director.ts for the simulation table's entries from..to: each entry's tone (lut,
  * f32) to the nearest of nLevels ascending ramp levels (f64), as displayed tone (`invert`: dark
- * ink on light), into levelOf (f64, same index).
+ * ink on light), into levelOf (f64, same index); with `levelIndex` (non-zero), also which level
+ * (i32, same index), for the contour metric's glyph textures.
  */
-export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLevels: i32, invert: bool, levelOf: usize): void {
+export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLevels: i32, invert: bool, levelOf: usize, levelIndex: usize): void {
   for (let k = from; k <= to; k++) {
     const v = ldf(lut, k);
     const ink = invert ? 1 - v : v;
@@ -82,8 +83,10 @@ export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLe
       if (load<f64>(levels + (<usize>mid << 3)) < ink) lo = mid; else hi = mid;
     }
     const l = load<f64>(levels + (<usize>lo << 3)), h = load<f64>(levels + (<usize>hi << 3));
-    const q = ink - l <= h - ink ? l : h;
+    const low = ink - l <= h - ink;
+    const q = low ? l : h;
     store<f64>(levelOf + (<usize>k << 3), invert ? 1 - q : q);
+    if (levelIndex != 0) store<i32>(levelIndex + (<usize>k << 2), low ? lo : hi);
   }
 }
 

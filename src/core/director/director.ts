@@ -280,7 +280,7 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
  * of candidates around the proposal on a cell-level rendering, and applies the best one scaled by
  * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
  */
-export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: { coverage: Float32Array; texture: Float32Array; scale: number; order: Int32Array }): { params: RenderParams; report: DirectorReport } {
+export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: Omit<DirectorInput, 'prep'>): { params: RenderParams; report: DirectorReport } {
   const sampled = sampleCells(prep);
   const m = sampled.cellLuma.length;
   const lutAt = new Uint16Array(m);

@@ -85,6 +85,7 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   const f = frame();
   const c = cellsIn(f, source), pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
   const pa = f.bytes(2 * n), pc = f.f32(6 * entries), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const pi = levelTexture ? f.f32(entries) : 0;
   const k = f.ready();
   copyCells(f, c, source);
   f.viewF32(pt, lut.length).set(lut);
@@ -95,27 +96,16 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
     k.entryCounts(pa, c.src, c.band, n, entries, pc);
     entryCache.set(lutAt, { source, counts: f.viewU32(pc, 6 * entries).slice() });
   }
-  k.quantizeTable(pt, from, to, pv, levels.length, invert, pl);
+  k.quantizeTable(pt, from, to, pv, levels.length, invert, pl, pi);
   k.simSums(pl, pa, n, c.src, source.mean, pc, entries, from, to, po, pq);
   const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
   const metrics = metricsOf(f, n, po, pq, source.vs);
   if (levelTexture) {
     // Mean texture of the cells' glyphs: the level each entry quantizes to (quantizeTable's
-    // choice, found again here by its index), weighted by the cells at that entry.
-    const cells = entryCache.get(lutAt)!.counts;
+    // choice, by index), weighted by the cells at that entry.
+    const cells = entryCache.get(lutAt)!.counts, level = f.viewI32(pi, entries);
     let t = 0;
-    for (let e = from; e <= to; e++) {
-      const c = cells[e]!;
-      if (c === 0) continue;
-      const v = lut[e]!;
-      const ink = invert ? 1 - v : v;
-      let lo = 0, hi = levels.length - 1;
-      while (hi - lo > 1) {
-        const mid = (lo + hi) >> 1;
-        if (levels[mid]! < ink) lo = mid; else hi = mid;
-      }
-      t += c * levelTexture[ink - levels[lo]! <= levels[hi]! - ink ? lo : hi]!;
-    }
+    for (let e = from; e <= to; e++) if (cells[e]! > 0) t += cells[e]! * levelTexture[level[e]!]!;
     const o = f.viewF64(po, 3);
     metrics.contour = contourOf(o[1]!, o[2]!, source.vs, n, (t / n) * textureScale);
   }
