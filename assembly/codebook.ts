@@ -73,3 +73,15 @@ export function codebookDp(sums: usize, L: usize, n: i32, budget: f64, parents: 
   }
   return unreachable();
 }
+
+/** entropyBits() of pipeline/codebook.ts: how many of the n cells (u16 glyph indices) hold each glyph, into counts (u32, zeroed here). */
+export function glyphCounts(cells: usize, n: i32, glyphs: i32, counts: usize): void {
+  memory.fill(counts, 0, <usize>glyphs << 2);
+  for (let i = 0; i < n; i++) {
+    const g = <i32>load<u16>(cells + (<usize>i << 1));
+    // An index past the table is not counted (as a typed array's store past its end is not).
+    if (g >= glyphs) continue;
+    const p = counts + (<usize>g << 2);
+    store<u32>(p, load<u32>(p) + 1);
+  }
+}

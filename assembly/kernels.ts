@@ -686,11 +686,11 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
 }
 
 // --- Glyph matching and its viewing blur (assembly/match.ts) ------------------------------------
-export { viewBlur, viewBlurCells, matchGlyphs } from './match';
+export { viewBlur, viewBlurCells, matchGlyphs, templateStats } from './match';
 export { measure, roundTripError } from './measure';
 export { cellColors } from './colors';
-export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, cellsBands } from './metrics';
-export { codebookDp } from './codebook';
+export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, cellsBands, quantileBin, coverageTones, lutIndices, gather } from './metrics';
+export { codebookDp, glyphCounts } from './codebook';
 export { encTable } from './srgb';
 export { temporalStep } from './temporal';
 export { fineStats, hexLevels, refineGlyphs } from './refine';

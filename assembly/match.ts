@@ -306,3 +306,25 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
     }
   }
 }
+
+/**
+ * templateStats() of pipeline/match.ts: for each of `count` templates (SAMPLES f32 each), the sum
+ * of squares (g2), the mean (gm) and the zero-mean norm (spread), f32 each; f64 sums in sample
+ * order, as the TypeScript took them (a first render ran that loop interpreted, a boxed double
+ * per operation).
+ */
+export function templateStats(templates: usize, count: i32, g2: usize, gm: usize, spread: usize): void {
+  for (let g = 0; g < count; g++) {
+    let s: f64 = 0, m: f64 = 0;
+    const t = templates + (<usize>(g * SAMPLES) << 2);
+    for (let i = 0; i < SAMPLES; i++) {
+      const v = <f64>load<f32>(t + (<usize>i << 2));
+      s += v * v;
+      m += v;
+    }
+    const o = <usize>g << 2;
+    store<f32>(g2 + o, <f32>s);
+    store<f32>(gm + o, <f32>(m / <f64>SAMPLES));
+    store<f32>(spread + o, <f32>Math.sqrt(Math.max(0, s - m * m / <f64>SAMPLES)));
+  }
+}

@@ -216,3 +216,42 @@ export function cellsBands(values: usize, n: i32, q25: f64, q75: f64, mean: f64,
   }
   return vs;
 }
+
+/**
+ * quantilesOf() of director/metrics.ts for one share: the first of `bins` bins (u32 counts at h)
+ * whose running count reaches `want` (the share times the values counted), or -1 if none does.
+ * A first render ran the walk interpreted, twice for each of the Director's ~60 candidates.
+ */
+export function quantileBin(h: usize, bins: i32, want: f64): i32 {
+  let acc: f64 = 0;
+  for (let b = 0; b < bins; b++) {
+    acc += <f64>load<u32>(h + (<usize>b << 2));
+    if (acc >= want) return b;
+  }
+  return -1;
+}
+
+/**
+ * The displayed tone of n cells (director.ts scoreResult): each cell's glyph (u16 at cells) by its
+ * coverage (f32) over scale, at most 1, inverted (1 - t) when asked; f32 into out.
+ */
+export function coverageTones(cells: usize, n: i32, coverage: usize, scale: f64, invert: bool, out: usize): void {
+  for (let i = 0; i < n; i++) {
+    const t = Math.min(1, ldf(coverage, <i32>load<u16>(cells + (<usize>i << 1))) / scale);
+    store<f32>(out + (<usize>i << 2), <f32>(invert ? 1 - t : t));
+  }
+}
+
+/** lutIndex() of each of n tones (f32 at src) into out (u16): the Director's table entry per cell. */
+export function lutIndices(src: usize, n: i32, out: usize): void {
+  for (let i = 0; i < n; i++) store<u16>(out + (<usize>i << 1), <u16>lutIndex(ldf(src, i)));
+}
+
+/**
+ * Every stride-th group of `width` f32 of src, m groups, packed into dst (director.ts
+ * sampleCells(): the cells the candidate simulation looks at).
+ */
+export function gather(src: usize, stride: i32, m: i32, width: i32, dst: usize): void {
+  const step = <usize>(stride * width) << 2, size = <usize>width << 2;
+  for (let k = 0; k < m; k++) memory.copy(dst + <usize>k * size, src + <usize>k * step, size);
+}

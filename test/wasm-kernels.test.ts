@@ -17,12 +17,12 @@ import { resampleRgb as refResampleRgb } from './reference/color-raster.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
 import { applyLut, histogram, toneLut, type ToneSettings } from '../src/core/pipeline/tone.js';
-import { matchGlyphs, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
+import { matchGlyphs, templateStats, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../src/core/pipeline/match.js';
 import { viewBlur, viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
-import { chooseCodebook } from '../src/core/pipeline/codebook.js';
+import { chooseCodebook, entropyBits } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
-import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics } from '../src/core/director/metrics.js';
+import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells } from '../src/core/director/metrics.js';
 import { frame, fromBase64, kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
 import { KERNELS_WASM_BASE64 } from '../src/core/wasm/kernels.generated.js';
 import { matchBraille as refBraille } from './reference/braille.js';
@@ -33,7 +33,7 @@ import { resampleImage as refResample } from './reference/resample.js';
 import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, colorToneTable as refColorToneTable, histogram as refHistogram, toneTable as refToneTable } from './reference/tone.js';
-import { matchGlyphs as refMatch } from './reference/match.js';
+import { matchGlyphs as refMatch, templateStats as refTemplateStats } from './reference/match.js';
 import { matchBrailleTwoColor as refBrailleTwoColor, matchTwoColor as refTwoColor } from './reference/two-color.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, type TwoColorGlyphs } from '../src/core/pipeline/two-color.js';
 import { refineGlyphs as refRefine } from './reference/refine.js';
@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'heapBase', 'hexLevels', 'histogram', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -200,8 +200,11 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       const bytes = Uint8Array.from(lin, (v) => Math.max(0, Math.min(255, Math.round(Math.sqrt(Math.max(0, v)) * 255 + (r() - 0.5) * 20))));
       assert.equal(roundTripMetric(bytes, lin), refRoundTrip(bytes, lin), `roundTrip n ${n}`);
       for (const levels of [2, 9, 70]) {
-        const rendered = Float32Array.from({ length: n }, () => Math.round(r() * (levels - 1)) / (levels - 1));
-        assert.deepEqual(toneMetrics(rendered, source), refToneMetrics(rendered, source), `toneMetrics n ${n} levels ${levels}`);
+        // Cells on `levels` glyphs whose coverages are the levels themselves (scale 1): those tones.
+        const coverage = Float32Array.from({ length: levels }, (_, g) => g / (levels - 1));
+        const cells = Uint16Array.from({ length: n }, () => Math.round(r() * (levels - 1)));
+        const rendered = Float32Array.from(cells, (g) => coverage[g]!);
+        assert.deepEqual(glyphToneMetrics(cells, coverage, 1, false, source), refToneMetrics(rendered, source), `toneMetrics n ${n} levels ${levels}`);
         // A tone table over -0.5..1.5 (zero outside from..to, as toneLut leaves it), the ramp's levels.
         const ramp = Float64Array.from({ length: levels }, (_, i) => (i / (levels - 1)) ** 1.1);
         // The entries the cells and their +-sigma probes look up (director.ts lutIndex).
@@ -216,6 +219,55 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         }
       }
     }
+  });
+
+  it('the Director\'s cell-level helpers: glyph tones, table entries, sampled cells, glyph counts, template statistics', () => {
+    const r = rng(43);
+    for (const n of [0, 1, 5, 300, 9600]) {
+      const values = Float32Array.from({ length: n }, () => (r() < 0.05 ? r() * 1.4 - 0.2 : r()));
+      const source = sourceCells(values);
+      for (const glyphs of [2, 33, 95, 256]) {
+        // Coverages past the scale (tones clipped at 1), zero and tiny ones.
+        const coverage = Float32Array.from({ length: glyphs }, (_, g) => (g === 0 ? 0 : r() < 0.1 ? 1e-7 : r() * 0.7));
+        const scale = 0.35 + r() * 0.2;
+        const cells = Uint16Array.from({ length: n }, () => Math.floor(r() * glyphs));
+        for (const invert of [false, true]) {
+          // The loop scoreResult ran in TypeScript, then toneMetrics' oracle.
+          const rendered = new Float32Array(n);
+          for (let i = 0; i < n; i++) { const t = Math.min(1, coverage[cells[i]!]! / scale); rendered[i] = invert ? 1 - t : t; }
+          assert.deepEqual(glyphToneMetrics(cells, coverage, scale, invert, source), refToneMetrics(rendered, source), `glyph tones n ${n} glyphs ${glyphs} invert ${invert}`);
+        }
+        // entropyBits: counts in the kernel; an index past the table is not counted, as a typed array's store past its end is not.
+        const odd = Uint16Array.from(cells, (g) => (r() < 0.01 ? glyphs + 3 : g));
+        for (const c of [cells, odd]) {
+          const h = new Uint32Array(glyphs);
+          for (let i = 0; i < c.length; i++) h[c[i]!]!++;
+          let e = 0;
+          for (let g = 0; g < glyphs; g++) if (h[g]! > 0) { const p = h[g]! / c.length; e -= p * Math.log2(p); }
+          assert.equal(entropyBits(c, glyphs), e, `entropyBits n ${n} glyphs ${glyphs}`);
+        }
+      }
+      // director.ts lutIndex() of each tone, and sampleCells()' strided copy (1 and 3 values per cell).
+      const f = frame();
+      const pv = f.f32(n), pi = f.bytes(2 * n), pr = f.f32(3 * n), pg = f.f32(3 * n);
+      const k = f.ready();
+      f.viewF32(pv, n).set(values);
+      k.lutIndices(pv, n, pi);
+      assert.deepEqual(f.viewU16(pi, n).slice(), Uint16Array.from(values, (v) => { const x = (v + 0.5) * 512; return x <= 0 ? 0 : x >= 1024 ? 1024 : x | 0; }), `lutIndices n ${n}`);
+      const rgb = Float32Array.from({ length: 3 * n }, () => r());
+      f.viewF32(pr, 3 * n).set(rgb);
+      for (const stride of [1, 2, 4, 7]) {
+        const m = Math.floor(n / stride);
+        k.gather(pv, stride, m, 1, pg);
+        assert.deepEqual(f.viewF32(pg, m).slice(), Float32Array.from({ length: m }, (_, j) => values[j * stride]!), `gather 1 n ${n} stride ${stride}`);
+        k.gather(pr, stride, m, 3, pg);
+        assert.deepEqual(f.viewF32(pg, 3 * m).slice(), Float32Array.from({ length: 3 * m }, (_, j) => rgb[Math.floor(j / 3) * stride * 3 + (j % 3)]!), `gather 3 n ${n} stride ${stride}`);
+      }
+    }
+    // The matcher's per-template sums: the charsets' templates and random ones, f32 results bit for bit.
+    const tables = [...(['detailed', 'standard', 'blocks', 'dots'] as const).map((c) => getGlyphSet(c).templates),
+      Float32Array.from({ length: 40 * SAMPLES }, () => (r() < 0.2 ? 0 : r() < 0.1 ? 1 : r()))];
+    for (const t of tables) assert.deepEqual(templateStats(t), refTemplateStats(t), `templateStats of ${t.length / SAMPLES} templates`);
   });
 
   it('the codebook\'s dynamic programme', () => {

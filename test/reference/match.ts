@@ -1,8 +1,23 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
-import { NEIGHBOUR_CALM, TONE_WEIGHT, templateStats, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
+import { NEIGHBOUR_CALM, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
 import { cellStructure } from './structure.js';
 
 export type { GlyphTable, MatchOptions };
+
+/** pipeline/match.ts templateStats() as the TypeScript it was (the kernel's oracle): per template, f64 sums in sample order. */
+export function templateStats(templates: Float32Array): { g2: Float32Array; gm: Float32Array; spread: Float32Array } {
+  const N = SAMPLES;
+  const count = templates.length / N;
+  const g2 = new Float32Array(count), gm = new Float32Array(count), spread = new Float32Array(count);
+  for (let g = 0; g < count; g++) {
+    let s = 0, m = 0;
+    for (let i = 0; i < N; i++) { const v = templates[g * N + i]!; s += v * v; m += v; }
+    g2[g] = s;
+    gm[g] = m / N;
+    spread[g] = Math.sqrt(Math.max(0, s - m * m / N));
+  }
+  return { g2, gm, spread };
+}
 
 /**
  * Chooses each cell's glyph by shape: least squares between the cell's SUB_X x SUB_Y target ink

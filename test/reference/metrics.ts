@@ -3,7 +3,17 @@
  * simulation's loops (quantizeTable, each cell's simulated tone and the sums over them: simSums, unstable), as the TypeScript had them. sourceCells and
  * the metric formulas on the sums are still TypeScript in src/core/director/metrics.ts.
  */
-import { entropy, quantilesOf, type SourceCells } from '../../src/core/director/metrics.js';
+import { entropy, type SourceCells } from '../../src/core/director/metrics.js';
+
+/** The value below which each share `qs` of the n values counted in `h` (1024 bins over 0..1) lie (assembly/metrics.ts quantileBin's twin). */
+export function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
+  return qs.map((q) => {
+    const want = q * n;
+    let acc = 0;
+    for (let b = 0; b < 1024; b++) { acc += h[b]!; if (acc >= want) return (b + 0.5) / 1024; }
+    return 1;
+  });
+}
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 
 const BINS = 16;

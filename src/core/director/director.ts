@@ -7,8 +7,9 @@ import { gridLines } from '../format/grid.js';
 import { lazyProperty } from '../lazy.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
-import { roundTripMetric, simulatedMetrics, sourceCells, toneMetrics, type SourceCells } from './metrics.js';
+import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells, type SourceCells } from './metrics.js';
 import { RUBRICS, rubricScore } from './rubrics.js';
+import { frame } from '../wasm/kernels.js';
 
 /** What the Director needs of the pipeline's prepared source and the glyph ramp. */
 export interface DirectorInput {
@@ -263,16 +264,27 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
   const stride = Math.max(1, Math.floor(n / SIM_CELLS));
   if (stride === 1) return prep;
   const m = Math.floor(n / stride);
-  const luma = new Float32Array(m);
-  const rgb = new Float32Array(m * 3);
-  const srcLuma = prep.cellLuma, srcRgb = prep.resampled.cellLinearRgb;
-  for (let k = 0, i = 0; k < m; k++, i += stride) {
-    luma[k] = srcLuma[i]!;
-    rgb[k * 3] = srcRgb[i * 3]!;
-    rgb[k * 3 + 1] = srcRgb[i * 3 + 1]!;
-    rgb[k * 3 + 2] = srcRgb[i * 3 + 2]!;
-  }
-  return { cellLuma: luma, resampled: { luma: prep.resampled.luma, cellLinearRgb: rgb } };
+  // In WebAssembly (assembly/metrics.ts gather): a first render copied these interpreted, a boxed
+  // double per value.
+  const f = frame();
+  const pl = f.f32(n), pr = f.f32(n * 3), ql = f.f32(m), qr = f.f32(m * 3);
+  const k = f.ready();
+  f.viewF32(pl, n).set(prep.cellLuma);
+  f.viewF32(pr, n * 3).set(prep.resampled.cellLinearRgb.subarray(0, n * 3));
+  k.gather(pl, stride, m, 1, ql);
+  k.gather(pr, stride, m, 3, qr);
+  return { cellLuma: f.viewF32(ql, m).slice(), resampled: { luma: prep.resampled.luma, cellLinearRgb: f.viewF32(qr, m * 3).slice() } };
+}
+
+/** lutIndex() of each cell's tone, in WebAssembly (assembly/metrics.ts lutIndices). */
+function lutIndices(cellLuma: Float32Array): Uint16Array {
+  const m = cellLuma.length;
+  const f = frame();
+  const pl = f.f32(m), po = f.bytes(2 * m);
+  const k = f.ready();
+  f.viewF32(pl, m).set(cellLuma);
+  k.lutIndices(pl, m, po);
+  return f.viewU16(po, m).slice();
 }
 
 /**
@@ -282,9 +294,7 @@ function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: Omit<DirectorInput, 'prep'>): { params: RenderParams; report: DirectorReport } {
   const sampled = sampleCells(prep);
-  const m = sampled.cellLuma.length;
-  const lutAt = new Uint16Array(m);
-  for (let i = 0; i < m; i++) lutAt[i] = lutIndex(sampled.cellLuma[i]!);
+  const lutAt = lutIndices(sampled.cellLuma);
   const input: SimInput = {
     prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, texture: ramp.texture, scale: ramp.scale, order: ramp.order,
     lutAt, luts: new Map(),
@@ -388,16 +398,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
  * (it needs a second frame to measure).
  */
 export function scoreResult(result: RenderResult, prep: { readonly cellLuma: Float32Array; readonly resampled: { readonly cellLinearRgb: Float32Array } }, coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
-  // Locals, not result.cells in the loop: reads of the result object are slow in a hot loop.
-  const cells = result.cells;
-  const n = cells.length;
-  const rendered = new Float32Array(n);
-  const inv = result.params.invert;
-  for (let i = 0; i < n; i++) {
-    const t = Math.min(1, coverage[cells[i]!]! / scale);
-    rendered[i] = inv ? 1 - t : t;
-  }
-  const metrics: Record<string, number> = toneMetrics(rendered, sourceCells(prep.cellLuma));
+  const metrics: Record<string, number> = glyphToneMetrics(result.cells, coverage, scale, result.params.invert, sourceCells(prep.cellLuma));
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
   // What json-compact decodes to: with two colours per cell, ink and background mixed.
   const resampled = prep.resampled;

@@ -1,5 +1,5 @@
 import { encLut } from '../pipeline/linear.js';
-import { frame, type Frame } from '../wasm/kernels.js';
+import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 const BINS = 16;
 
@@ -11,17 +11,17 @@ export function entropy(h: Float64Array, n: number): number {
   return e / Math.log2(BINS);
 }
 
-/** The value below which each share `qs` of the n values counted in `h` (1024 bins over 0..1) lie. */
-export function quantilesOf(h: Uint32Array, n: number, qs: readonly number[]): number[] {
-  return qs.map((q) => {
-    const want = q * n;
-    let acc = 0;
-    for (let b = 0; b < 1024; b++) { acc += h[b]!; if (acc >= want) return (b + 0.5) / 1024; }
-    return 1;
-  });
+/**
+ * The value below which the share q of the n values counted in the histogram at h (1024 u32 bins
+ * over 0..1, in kernel memory) lie: the walk in WebAssembly (assembly/metrics.ts quantileBin;
+ * test/reference/metrics.ts quantilesOf is its twin).
+ */
+function quantileIn(k: KernelExports, h: Ptr, n: number, q: number): number {
+  const b = k.quantileBin(h, 1024, q * n);
+  return b < 0 ? 1 : (b + 0.5) / 1024;
 }
 
-/** What toneMetrics needs of the source cells, computed once for the Director's many candidates. */
+/** What glyphToneMetrics and simulatedMetrics need of the source cells, computed once for the Director's many candidates. */
 export interface SourceCells {
   /** Perceptual luminance per cell. */
   readonly values: Float32Array;
@@ -44,7 +44,7 @@ export function sourceCells(values: Float32Array): SourceCells {
   k.cellsRange(pv, n, po, pq);
   const o = f.viewF64(po, 3);
   const ss = o[0]!, min = o[1]!, max = o[2]!;
-  const [q25, q75] = quantilesOf(f.viewU32(pq, 1024), n, [0.25, 0.75]) as [number, number];
+  const q25 = quantileIn(k, pq, n, 0.25), q75 = quantileIn(k, pq, n, 0.75);
   const mean = n ? ss / n : 0;
   const vs = k.cellsBands(pv, n, q25, q75, mean, pb);
   const band = f.viewU8(pb, n).slice();
@@ -52,19 +52,24 @@ export function sourceCells(values: Float32Array): SourceCells {
 }
 
 /**
- * Tone metrics of a rendering: `rendered` is each cell's displayed tone (0..1, in the source's
- * orientation), `source` its perceptual luminance. See rubrics.ts for what each one means.
+ * Tone metrics of a rendered grid against `source`, its cells' perceptual luminance (see
+ * rubrics.ts for what each one means). Each cell's displayed tone (0..1, in the source's
+ * orientation) is its glyph's (`cells`, indices into `coverage`) coverage over `scale`, at most 1,
+ * inverted (1 - t) for `invert`. In WebAssembly (assembly/metrics.ts coverageTones, toneSums; the
+ * oracle is test/reference/metrics.ts toneMetrics of those tones): a first render ran the tones'
+ * loop interpreted, a boxed double per cell.
  */
-export function toneMetrics(rendered: Float32Array, source: SourceCells): Record<string, number> {
-  const n = rendered.length;
-  // In WebAssembly (assembly/metrics.ts): the Director calls this for each candidate.
+export function glyphToneMetrics(cells: Uint16Array, coverage: Float32Array, scale: number, invert: boolean, source: SourceCells): Record<string, number> {
+  const n = cells.length;
   const f = frame();
-  const c = cellsIn(f, source), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const c = cellsIn(f, source), pg = f.bytes(2 * n), pv = f.f32(coverage.length), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
   const k = f.ready();
   copyCells(f, c, source);
-  f.viewF32(pr, n).set(rendered);
+  f.viewU16(pg, n).set(cells);
+  f.viewF32(pv, coverage.length).set(coverage);
+  k.coverageTones(pg, n, pv, scale, invert, pr);
   k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
-  return metricsOf(f, n, po, pq, source.vs);
+  return metricsOf(f, k, n, po, pq, source.vs);
 }
 
 /**
@@ -77,7 +82,7 @@ export function toneMetrics(rendered: Float32Array, source: SourceCells): Record
 export function simulatedMetrics(lut: Float32Array, from: number, to: number, levels: Float64Array, invert: boolean, lutAt: Uint16Array, source: SourceCells, sigma?: number, levelTexture?: Float64Array, textureScale = 1): { metrics: Record<string, number>; unstable: number } {
   const n = lutAt.length;
   const entries = lut.length;
-  // In WebAssembly (assembly/metrics.ts): the sums toneMetrics takes, over the cells' simulated
+  // In WebAssembly (assembly/metrics.ts): the sums glyphToneMetrics takes, over the cells' simulated
   // tones (simSums), with its counts (histograms, clipped cells) taken per table entry, since a
   // candidate renders all the cells of an entry alike. The cells per entry are counted once per `lutAt`.
   const known = entryCache.get(lutAt);
@@ -99,7 +104,7 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   k.quantizeTable(pt, from, to, pv, levels.length, invert, pl, pi);
   k.simSums(pl, pa, n, c.src, source.mean, pc, entries, from, to, po, pq);
   const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
-  const metrics = metricsOf(f, n, po, pq, source.vs);
+  const metrics = metricsOf(f, k, n, po, pq, source.vs);
   if (levelTexture) {
     // Mean texture of the cells' glyphs: the level each entry quantizes to (quantizeTable's
     // choice, by index), weighted by the cells at that entry.
@@ -139,11 +144,11 @@ function copyCells(f: Frame, c: { src: number; band: number }, source: SourceCel
   f.viewU8(c.band, source.band.length).set(source.band);
 }
 
-function metricsOf(f: Frame, n: number, po: number, pq: number, vs: number): Record<string, number> {
+function metricsOf(f: Frame, k: KernelExports, n: number, po: number, pq: number, vs: number): Record<string, number> {
   const o = f.viewF64(po, SUMS);
   const cov = o[1]!, vr = o[2]!, clipped = o[3]!, nDark = o[4]!, nMid = o[5]!, nLight = o[6]!;
   const hist = (i: number) => o.subarray(7 + i * BINS, 7 + (i + 1) * BINS);
-  const [rLo, rHi] = quantilesOf(f.viewU32(pq, 1024), n, [0.05, 0.95]) as [number, number];
+  const rLo = quantileIn(k, pq, n, 0.05), rHi = quantileIn(k, pq, n, 0.95);
   const fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
   // A detail metric saturates at 3 bits of 4: a quarter of the image rarely spans all 16 tones.
   return {

@@ -171,10 +171,15 @@ function withShapes(problem: CodebookProblem, levels: ArrayLike<number>, order: 
 
 /** Shannon entropy (bits per cell) of a glyph-index histogram. */
 export function entropyBits(cells: Uint16Array, glyphCount: number): number {
-  // Integer counts: the same values as in doubles, without a boxed double per cell while a first
-  // render runs this interpreted.
-  const h = new Uint32Array(glyphCount);
-  for (let i = 0; i < cells.length; i++) h[cells[i]!]!++;
+  // The counts in WebAssembly (assembly/codebook.ts glyphCounts): a first render ran the loop over
+  // the cells interpreted.
+  const n = cells.length;
+  const f = frame();
+  const pc = f.bytes(2 * n), ph = f.f32(glyphCount);
+  const k = f.ready();
+  f.viewU16(pc, n).set(cells);
+  k.glyphCounts(pc, n, glyphCount, ph);
+  const h = f.viewU32(ph, glyphCount);
   let e = 0;
   for (let g = 0; g < glyphCount; g++) {
     if (h[g]! > 0) {

@@ -151,17 +151,14 @@ export function templateStats(templates: Float32Array): TemplateStats {
   const hit = statsCache.get(templates);
   if (hit) return hit;
   const count = templates.length / N;
-  const g2 = new Float32Array(count);
-  const gm = new Float32Array(count);
-  const spread = new Float32Array(count);
-  for (let g = 0; g < count; g++) {
-    let s = 0, m = 0;
-    for (let i = 0; i < N; i++) { const v = templates[g * N + i]!; s += v * v; m += v; }
-    g2[g] = s;
-    gm[g] = m / N;
-    spread[g] = Math.sqrt(Math.max(0, s - m * m / N));
-  }
-  const stats = { g2, gm, spread };
+  // In WebAssembly (assembly/match.ts templateStats; test/reference/match.ts is its twin): a
+  // first render ran the loop interpreted, a boxed double per operation.
+  const f = frame();
+  const pt = f.f32(count * N), pg2 = f.f32(count), pgm = f.f32(count), psp = f.f32(count);
+  const k = f.ready();
+  f.viewF32(pt, count * N).set(templates.subarray(0, count * N));
+  k.templateStats(pt, count, pg2, pgm, psp);
+  const stats = { g2: f.viewF32(pg2, count).slice(), gm: f.viewF32(pgm, count).slice(), spread: f.viewF32(psp, count).slice() };
   statsCache.set(templates, stats);
   return stats;
 }

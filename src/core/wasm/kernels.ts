@@ -54,6 +54,12 @@ export interface KernelExports {
   unstable(levelOf: Ptr, src: Ptr, n: number, sigma: number): number;
   cellsRange(values: Ptr, n: number, out: Ptr, qHist: Ptr): void;
   cellsBands(values: Ptr, n: number, q25: number, q75: number, mean: number, band: Ptr): number;
+  quantileBin(h: Ptr, bins: number, want: number): number;
+  coverageTones(cells: Ptr, n: number, coverage: Ptr, scale: number, invert: boolean, out: Ptr): void;
+  lutIndices(src: Ptr, n: number, out: Ptr): void;
+  gather(src: Ptr, stride: number, m: number, width: number, dst: Ptr): void;
+  templateStats(templates: Ptr, count: number, g2: Ptr, gm: Ptr, spread: Ptr): void;
+  glyphCounts(cells: Ptr, n: number, glyphs: number, counts: Ptr): void;
   roundTripError(colors: Ptr, lin: Ptr, n: number, enc: Ptr): number;
   codebookDp(sums: Ptr, levels: Ptr, n: number, budget: number, parents: Ptr, work: Ptr): number;
   encTable(out: Ptr): void;
