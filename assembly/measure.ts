@@ -97,3 +97,44 @@ export function roundTripError(colors: usize, lin: usize, n: i32, enc: usize): f
   }
   return e;
 }
+
+// --- Statistics of the histograms (director/measure.ts; test/reference/measure.ts statsFrom) ----
+
+/**
+ * Over `bins` bins (u32 counts at h, bin b centred on (b + 0.5) / bins): out (f64) [0] the sum of
+ * count x centre, [1] the counts of centres below 0.2, [2] above 0.8. In bin order, as the
+ * TypeScript summed them.
+ */
+export function histShares(h: usize, bins: i32, out: usize): void {
+  let mean: f64 = 0, shadows: f64 = 0, highlights: f64 = 0;
+  for (let b = 0; b < bins; b++) {
+    const c = <f64>load<u32>(h + (<usize>b << 2));
+    const v = (<f64>b + 0.5) / <f64>bins;
+    mean += c * v;
+    if (v < 0.2) shadows += c;
+    else if (v > 0.8) highlights += c;
+  }
+  store<f64>(out, mean);
+  store<f64>(out + 8, shadows);
+  store<f64>(out + 16, highlights);
+}
+
+/**
+ * pipeline/tone.ts percentiles(): for each of the np ascending shares at ps (f64), the histogram's
+ * value at it, interpolated within its bin, into out (f64; 1 where the counts never reach it), in
+ * one walk with the same arithmetic.
+ */
+export function histPercentiles(h: usize, bins: i32, ps: usize, np: i32, out: usize): void {
+  let total: f64 = 0;
+  for (let i = 0; i < bins; i++) total += <f64>load<u32>(h + (<usize>i << 2));
+  for (let j = 0; j < np; j++) store<f64>(out + (<usize>j << 3), 1);
+  let j = 0, acc: f64 = 0;
+  for (let i = 0; i < bins && j < np; i++) {
+    const c = <f64>load<u32>(h + (<usize>i << 2));
+    const next = acc + c;
+    for (; j < np && c > 0 && next >= load<f64>(ps + (<usize>j << 3)) * total; j++) {
+      store<f64>(out + (<usize>j << 3), (<f64>i + (load<f64>(ps + (<usize>j << 3)) * total - acc) / c) / <f64>bins);
+    }
+    acc = next;
+  }
+}

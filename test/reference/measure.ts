@@ -1,11 +1,11 @@
 /**
- * Scalar oracle of measureSource's pixel loops (assembly/measure.ts, measure), as the TypeScript
- * had them; the histogram and the statistics from the sums (statsFrom) are imported from src.
+ * Scalar oracle of measureSource (assembly/measure.ts: measure, histShares, histPercentiles), as
+ * the TypeScript had it; the histogram and the percentiles are src's (tone.ts).
  */
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 import type { Raster } from '../../src/core/pipeline/raster.js';
-import { histogram } from '../../src/core/pipeline/tone.js';
-import { statsFrom, type SourceStats } from '../../src/core/director/measure.js';
+import { histogram, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile, percentiles } from '../../src/core/pipeline/tone.js';
+import type { SourceStats } from '../../src/core/director/measure.js';
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
   const hist = histogram(luma);
@@ -50,4 +50,37 @@ function gradientRow(d: Float32Array, r: number, w: number, acc: Float64Array, m
   }
   acc[0]! += lap;
   acc[1]! += edges;
+}
+
+/** The statistics from the measured sums: |Laplacian| sum, edge samples, chroma sum, the luminance and gradient histograms. */
+export function statsFrom(hist: Uint32Array, magHist: Uint32Array, lap: number, edges: number, chroma: number, w: number, h: number, cells: number): SourceStats {
+  const n = w * h;
+  let mean = 0, shadows = 0, highlights = 0;
+  const bins = hist.length;
+  for (let b = 0; b < bins; b++) {
+    const c = hist[b]!;
+    const v = (b + 0.5) / bins;
+    mean += c * v;
+    if (v < 0.2) shadows += c;
+    else if (v > 0.8) highlights += c;
+  }
+  mean /= n;
+  let lapN = 0;
+  for (let y = 1; y < h - 1; y += 4) lapN += Math.max(0, w - 2);
+  const gradN = lapN;
+  const noise = lapN ? (Math.sqrt(Math.PI / 2) * lap) / (6 * lapN) : 0;
+  const [levelsLow, p01, p50, p99, levelsHigh] = percentiles(hist, [LEVELS_LOW_PERCENTILE, 0.01, 0.5, 0.99, LEVELS_HIGH_PERCENTILE]) as [number, number, number, number, number];
+  return {
+    p01, p50, p99, mean,
+    dynamicRange: p99 - p01,
+    shadowShare: shadows / n,
+    highlightShare: highlights / n,
+    noise,
+    edgeDensity: gradN ? edges / gradN : 0,
+    edgeP90: gradN ? percentile(magHist, 0.9) : 0,
+    colorfulness: cells ? chroma / cells : 0,
+    hist,
+    levelsLow,
+    levelsHigh,
+  };
 }

@@ -46,6 +46,8 @@ export interface KernelExports {
   matchBrailleTwoColor(rgb: Ptr, width: number, cols: number, rows: number, templates: Ptr, lightInk: number,
     cells: Ptr, fg: Ptr, bg: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, lumaLin: Ptr, work: Ptr): void;
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
+  histShares(h: Ptr, bins: number, out: Ptr): void;
+  histPercentiles(h: Ptr, bins: number, ps: Ptr, np: number, out: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
   quantizeTable(lut: Ptr, from: number, to: number, levels: Ptr, nLevels: number, invert: boolean, levelOf: Ptr, levelIndex: Ptr): void;
