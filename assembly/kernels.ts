@@ -316,6 +316,34 @@ export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp
 
 // --- Resample in linear light (pipeline/resample.ts) ----------------------------------------------
 
+/**
+ * pipeline/resample.ts boxTaps(): the box filter from an axis of `src` samples onto `dst`, each
+ * output's source samples (start, count: i32 each) and their area weights (offset: i32 into
+ * weight, f32), normalised to sum 1; returns the number of weights. The f64 operations of the
+ * TypeScript it replaced, in its order (a first render built three sets interpreted).
+ */
+export function boxTaps(src: i32, dst: i32, start: usize, count: usize, offset: usize, weight: usize): i32 {
+  const scale = <f64>src / <f64>dst;
+  let n = 0;
+  for (let i = 0; i < dst; i++) {
+    const a = <f64>i * scale;
+    const b = Math.min(<f64>src, <f64>(i + 1) * scale);
+    const i0 = <i32>Math.min(<f64>(src - 1), Math.floor(a));
+    const i1 = max(i0, <i32>Math.min(<f64>(src - 1), Math.ceil(b) - 1));
+    const o = <usize>i << 2;
+    store<i32>(start + o, i0);
+    store<i32>(count + o, i1 - i0 + 1);
+    store<i32>(offset + o, n);
+    let sum: f64 = 0;
+    for (let k = i0; k <= i1; k++) sum += Math.max(0, Math.min(b, <f64>(k + 1)) - Math.max(a, <f64>k));
+    for (let k = i0; k <= i1; k++, n++) {
+      const w = Math.max(0, Math.min(b, <f64>(k + 1)) - Math.max(a, <f64>k));
+      store<f32>(weight + (<usize>n << 2), <f32>(sum > 0 ? w / sum : 1 / <f64>(i1 - i0 + 1)));
+    }
+  }
+  return n;
+}
+
 const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;

@@ -12,7 +12,7 @@ import { matchBraille } from '../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
 import { sobelInk } from '../src/core/pipeline/edges.js';
 import { cellMeans } from '../src/core/pipeline/raster.js';
-import { resampleImage, resampleRgb } from '../src/core/pipeline/resample.js';
+import { boxTaps, resampleImage, resampleRgb } from '../src/core/pipeline/resample.js';
 import { resampleRgb as refResampleRgb } from './reference/color-raster.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../src/core/pipeline/structure.js';
@@ -29,7 +29,7 @@ import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
 import { sobelInk as refSobel } from './reference/edges.js';
 import { cellMeans as refCellMeans } from './reference/raster.js';
-import { resampleImage as refResample } from './reference/resample.js';
+import { boxTaps as refBoxTaps, resampleImage as refResample } from './reference/resample.js';
 import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, colorToneTable as refColorToneTable, histogram as refHistogram, toneTable as refToneTable } from './reference/tone.js';
@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -324,6 +324,10 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   });
 
   it('resample in linear light: down, up, identity, odd sizes, alpha over either ground', () => {
+    // The box taps themselves: down, up, identity, coprime and extreme ratios.
+    for (const [src, dst] of [[640, 640], [640, 160], [480, 480], [1, 1], [1, 7], [7, 1], [3, 2], [2, 3], [4000, 120], [120, 4000], [1155, 481], [97, 89], [512, 320], [600, 232]]) {
+      assert.deepEqual(boxTaps(src!, dst!), refBoxTaps(src!, dst!), `boxTaps ${src} -> ${dst}`);
+    }
     const r = rng(7);
     const alpha = image(97, 61, (x, y) => [(x * 5) % 256, (y * 9) % 256, (x * y) % 256, r() < 0.3 ? Math.floor(r() * 256) : 255]);
     const cases: [ReturnType<typeof scene>, number, number][] = [

@@ -3,7 +3,34 @@ import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from '../
 import type { Raster } from './raster.js';
 import { scratch } from '../../src/core/pipeline/scratch.js';
 // The taps stay TypeScript in the shipped resampler: the oracle uses the same ones.
-import { boxTaps, type Resampled, type Taps } from '../../src/core/pipeline/resample.js';
+import type { Resampled, Taps } from '../../src/core/pipeline/resample.js';
+
+/** pipeline/resample.ts boxTaps() as the TypeScript it was (assembly/kernels.ts boxTaps' oracle): exact area overlap, normalised. */
+export function boxTaps(src: number, dst: number): Taps {
+  const scale = src / dst;
+  const start = new Int32Array(dst);
+  const count = new Int32Array(dst);
+  const offset = new Int32Array(dst);
+  const weights: number[] = [];
+  for (let i = 0; i < dst; i++) {
+    const a = i * scale;
+    const b = Math.min(src, (i + 1) * scale);
+    const i0 = Math.min(src - 1, Math.floor(a));
+    const i1 = Math.max(i0, Math.min(src - 1, Math.ceil(b) - 1));
+    start[i] = i0;
+    count[i] = i1 - i0 + 1;
+    offset[i] = weights.length;
+    let sum = 0;
+    const first = weights.length;
+    for (let k = i0; k <= i1; k++) {
+      const w = Math.max(0, Math.min(b, k + 1) - Math.max(a, k));
+      weights.push(w);
+      sum += w;
+    }
+    for (let k = first; k < weights.length; k++) weights[k] = sum > 0 ? weights[k]! / sum : 1 / (i1 - i0 + 1);
+  }
+  return { start, count, offset, weight: Float32Array.from(weights) };
+}
 
 /**
  * One source row to linear light: luminance into `linY`, RGB (3 per pixel) into `lin`. Alpha is

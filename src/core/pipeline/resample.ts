@@ -28,30 +28,17 @@ export function boxTaps(src: number, dst: number): Taps {
 const tapsCache = new Map<string, Taps>();
 const MAX_TAPS = 32;
 
+/**
+ * In WebAssembly (assembly/kernels.ts boxTaps; test/reference/resample.ts boxTaps is its twin): a
+ * first render built its three sets interpreted, a boxed double per operation.
+ */
 function computeTaps(src: number, dst: number): Taps {
-  const scale = src / dst;
-  const start = new Int32Array(dst);
-  const count = new Int32Array(dst);
-  const offset = new Int32Array(dst);
-  const weights: number[] = [];
-  for (let i = 0; i < dst; i++) {
-    const a = i * scale;
-    const b = Math.min(src, (i + 1) * scale);
-    const i0 = Math.min(src - 1, Math.floor(a));
-    const i1 = Math.max(i0, Math.min(src - 1, Math.ceil(b) - 1));
-    start[i] = i0;
-    count[i] = i1 - i0 + 1;
-    offset[i] = weights.length;
-    let sum = 0;
-    const first = weights.length;
-    for (let k = i0; k <= i1; k++) {
-      const w = Math.max(0, Math.min(b, k + 1) - Math.max(a, k));
-      weights.push(w);
-      sum += w;
-    }
-    for (let k = first; k < weights.length; k++) weights[k] = sum > 0 ? weights[k]! / sum : 1 / (i1 - i0 + 1);
-  }
-  return { start, count, offset, weight: Float32Array.from(weights) };
+  // Each output reads at most ceil(src / dst) + 1 source samples.
+  const most = dst * (Math.ceil(src / dst) + 2);
+  const f = frame();
+  const ps = f.f32(dst), pc = f.f32(dst), po = f.f32(dst), pw = f.f32(most);
+  const n = f.ready().boxTaps(src, dst, ps, pc, po, pw);
+  return { start: f.viewI32(ps, dst).slice(), count: f.viewI32(pc, dst).slice(), offset: f.viewI32(po, dst).slice(), weight: f.viewF32(pw, n).slice() };
 }
 
 export interface Resampled {

@@ -25,6 +25,7 @@ export interface KernelExports {
   unsharp(src: Ptr, w: number, h: number, amount: number, out: Ptr, tmp: Ptr, tone: Ptr): void;
   resample(px: Ptr, pxRow0: number, sw: number, cols: number, rows: number, subX: number, subY: number, ground: number,
     taps: Ptr, lut: Ptr, enc: Ptr, work: Ptr, luma: Ptr, cellRgb: Ptr, withLuma: number, rgb: number, y0: number, y1: number): void;
+  boxTaps(src: number, dst: number, start: Ptr, count: Ptr, offset: Ptr, weight: Ptr): number;
   cellMeans(d: Ptr, w: number, cols: number, rows: number, cellW: number, cellH: number, out: Ptr): void;
   structure(src: Ptr, w: number, h: number, subX: number, subY: number, tan225: number, direction: Ptr, strength: Ptr): void;
   sobel(src: Ptr, w: number, h: number, edgeStrength: number, out: Ptr): void;
