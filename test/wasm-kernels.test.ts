@@ -11,7 +11,7 @@ import { SAMPLES } from '../src/core/glyphs/types.js';
 import { matchBraille } from '../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
 import { sobelInk } from '../src/core/pipeline/edges.js';
-import { cellMeans } from '../src/core/pipeline/raster.js';
+import { cellMeans, invertInPlace } from '../src/core/pipeline/raster.js';
 import { boxTaps, resampleImage, resampleRgb } from '../src/core/pipeline/resample.js';
 import { resampleRgb as refResampleRgb } from './reference/color-raster.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'oneMinus', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -156,6 +156,18 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         }
       }
       same(applyLut(src, tone, new Float32Array(w * h)), refApplyLut(src, tone, new Float32Array(w * h)), `applyLut ${w}x${h}`);
+    }
+  });
+
+  it('invert (1 - v rounded to f32), odd lengths, values outside 0..1, extremes and NaN', () => {
+    const r = rng(71);
+    for (const n of [0, 1, 2, 3, 640 * 480 + 1]) {
+      const special = [0, -0, 1, 0.5, 1e-30, -1e-30, 3e38, -3e38, 1.0000001, Number.NaN, Number.POSITIVE_INFINITY];
+      const data = Float32Array.from({ length: n }, (_, i) => (i < special.length ? special[i]! : r() * 1.4 - 0.2));
+      const expected = Float32Array.from(data, (v) => 1 - v);
+      const got = data.slice();
+      invertInPlace(got, n);
+      assert.deepEqual(got, expected, `invert n ${n}`);
     }
   });
 

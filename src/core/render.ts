@@ -11,7 +11,7 @@ import { sobelInk } from './pipeline/edges.js';
 import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
-import { cellMeans } from './pipeline/raster.js';
+import { cellMeans, invertInPlace } from './pipeline/raster.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
@@ -283,7 +283,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
   const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : toned;
-  if (p.invert) for (let i = 0; i < n; i++) target[i] = 1 - target[i]!;
+  if (p.invert) invertInPlace(target, n);
 
   const cells = new Uint16Array(cols * rows);
   const targetMeans = cellMeans({ width: W, height: H, data: target }, SUB_X, SUB_Y);

@@ -21,3 +21,18 @@ export function cellMeans(r: Raster, cellW: number, cellH: number, out?: Float32
   res.set(f.viewF32(po, cols * rows));
   return res;
 }
+
+/**
+ * 1 - v for each of the first n values, in place (render.ts: `invert`, dark ink on light). In
+ * WebAssembly (assembly/kernels.ts oneMinus, the same f64 subtraction rounded to f32): a first
+ * render ran the loop over every sample interpreted.
+ */
+export function invertInPlace(data: Float32Array, n: number): void {
+  const f = frame();
+  const p = f.f32(n);
+  const k = f.ready();
+  const view = f.viewF32(p, n);
+  view.set(data.subarray(0, n));
+  k.oneMinus(p, n);
+  data.set(view);
+}

@@ -22,6 +22,7 @@ export interface KernelExports {
   denoisePass(s: Ptr, o: Ptr, w: number, h: number, lut: Ptr, prev: Ptr, work: Ptr): void;
   histogram(d: Ptr, n: number, bins: number, hist: Ptr): void;
   applyLut(src: Ptr, n: number, lut: Ptr, out: Ptr): void;
+  oneMinus(p: Ptr, n: number): void;
   unsharp(src: Ptr, w: number, h: number, amount: number, out: Ptr, tmp: Ptr, tone: Ptr): void;
   resample(px: Ptr, pxRow0: number, sw: number, cols: number, rows: number, subX: number, subY: number, ground: number,
     taps: Ptr, lut: Ptr, enc: Ptr, work: Ptr, luma: Ptr, cellRgb: Ptr, withLuma: number, rgb: number, y0: number, y1: number): void;
