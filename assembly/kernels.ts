@@ -740,5 +740,5 @@ export { codebookDp, glyphCounts } from './codebook';
 export { encTable } from './srgb';
 export { temporalStep } from './temporal';
 export { fineStats, hexLevels, refineGlyphs } from './refine';
-export { matchBrailleTwoColor, matchTwoColor } from './two-color';
+export { matchBrailleTwoColor, matchTwoColor, complements } from './two-color';
 export { toneTable, colorToneTable } from './tone';

@@ -270,3 +270,30 @@ export function matchBrailleTwoColor(rgb: usize, width: i32, cols: i32, rows: i3
     }
   }
 }
+
+/**
+ * complements() of pipeline/two-color.ts: for each of the nc candidates (i32 glyph indices), the
+ * other candidate whose template (SAMPLES f32 per glyph) sums with its own to nearest 1 everywhere
+ * (squared error in f64, in sample order, under 0.05 per sample; the first of equals), into out
+ * at the candidate's index (i32; -1 when none). A set's pairs are found once, on its first
+ * two-colour render, which ran this interpreted (n^2 x 32 operations).
+ */
+export function complements(templates: usize, cand: usize, nc: i32, out: usize): void {
+  for (let j = 0; j < nc; j++) {
+    const a = load<i32>(cand + (<usize>j << 2));
+    const ta = templates + (<usize>(a * SAMPLES) << 2);
+    let best = -1, bestE: f64 = 0.05 * <f64>SAMPLES;
+    for (let m = 0; m < nc; m++) {
+      const b = load<i32>(cand + (<usize>m << 2));
+      if (a == b) continue;
+      const tb = templates + (<usize>(b * SAMPLES) << 2);
+      let e: f64 = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const d = <f64>load<f32>(ta + (<usize>i << 2)) + <f64>load<f32>(tb + (<usize>i << 2)) - 1;
+        e += d * d;
+      }
+      if (e < bestE) { bestE = e; best = b; }
+    }
+    store<i32>(out + (<usize>a << 2), best);
+  }
+}

@@ -34,7 +34,7 @@ import { unsharpMask as refUnsharp } from './reference/sharpen.js';
 import { cellStructure as refStructure } from './reference/structure.js';
 import { applyLut as refApplyLut, colorToneTable as refColorToneTable, histogram as refHistogram, toneTable as refToneTable } from './reference/tone.js';
 import { matchGlyphs as refMatch, templateStats as refTemplateStats } from './reference/match.js';
-import { matchBrailleTwoColor as refBrailleTwoColor, matchTwoColor as refTwoColor } from './reference/two-color.js';
+import { complements as refComplements, matchBrailleTwoColor as refBrailleTwoColor, matchTwoColor as refTwoColor } from './reference/two-color.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, type TwoColorGlyphs } from '../src/core/pipeline/two-color.js';
 import { refineGlyphs as refRefine } from './reference/refine.js';
 import { FINE_MIN_SPREAD, fineTable, refineGlyphs } from '../src/core/pipeline/refine.js';
@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'oneMinus', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'complements', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'oneMinus', 'quantileBin', 'quantizeTable', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -570,6 +570,14 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     }
   });
   it('two colours per cell: blocks, a custom set, complements, flat cells, hysteresis with stable cells, odd sizes', () => {
+    // The complementary pairs: blocks, the ASCII ramp, random masks with exact complements planted.
+    const rc = rng(83);
+    const randomTemplates = Float32Array.from({ length: 40 * SAMPLES }, () => (rc() < 0.5 ? 0 : rc() < 0.5 ? 1 : rc()));
+    for (let g = 20; g < 30; g++) for (let i = 0; i < SAMPLES; i++) randomTemplates[g * SAMPLES + i] = 1 - randomTemplates[(g - 20) * SAMPLES + i]!;
+    for (const [name, t, count] of [['blocks', getGlyphSet('blocks').templates, getGlyphSet('blocks').glyphs.length], ['detailed', getGlyphSet('detailed').templates, getGlyphSet('detailed').glyphs.length], ['random', randomTemplates, 40]] as const) {
+      const all = Int32Array.from({ length: count }, (_, i) => i);
+      for (const cand of [all, all.filter((i) => i % 3 !== 1)]) assert.deepEqual(complements(t, cand, count), refComplements(t, cand, count), `complements ${name} of ${cand.length}`);
+    }
     const sets: TwoColorGlyphs[] = [];
     for (const glyphs of [getGlyphSet('blocks'), customGlyphSet('blocks', ' .:-=+*#%@\u2580\u2584\u2588')]) {
       const blank = glyphs.glyphs.indexOf(' '), full = glyphs.glyphs.indexOf('\u2588');

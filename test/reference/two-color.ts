@@ -252,3 +252,22 @@ export function matchBrailleTwoColor(rgb: Float32Array, width: number, cols: num
     }
   }
 }
+
+/** pipeline/two-color.ts complements() as the TypeScript it was (assembly/two-color.ts complements' oracle). */
+export function complements(templates: Float32Array, candidates: Int32Array, glyphCount: number): Int32Array {
+  const out = new Int32Array(glyphCount).fill(-1);
+  for (const a of candidates) {
+    let best = -1, bestE = 0.05 * SAMPLES;
+    for (const b of candidates) {
+      if (a === b) continue;
+      let e = 0;
+      for (let i = 0; i < SAMPLES; i++) {
+        const d = templates[a * SAMPLES + i]! + templates[b * SAMPLES + i]! - 1;
+        e += d * d;
+      }
+      if (e < bestE) { bestE = e; best = b; }
+    }
+    out[a] = best;
+  }
+  return out;
+}

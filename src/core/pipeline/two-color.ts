@@ -103,23 +103,22 @@ export function maskStats(set: TwoColorGlyphs): MaskStats {
   return stats;
 }
 
-/** Complementary masks of a glyph set: pairs whose templates sum to about 1 everywhere. */
+/**
+ * Complementary masks of a glyph set: pairs whose templates sum to about 1 everywhere. In
+ * WebAssembly (assembly/two-color.ts complements; test/reference/two-color.ts has the TypeScript
+ * as its twin): once per set, but n^2 x 32 operations that a first render ran interpreted.
+ */
 export function complements(templates: Float32Array, candidates: Int32Array, glyphCount: number): Int32Array {
-  const out = new Int32Array(glyphCount).fill(-1);
-  for (const a of candidates) {
-    let best = -1, bestE = 0.05 * SAMPLES;
-    for (const b of candidates) {
-      if (a === b) continue;
-      let e = 0;
-      for (let i = 0; i < SAMPLES; i++) {
-        const d = templates[a * SAMPLES + i]! + templates[b * SAMPLES + i]! - 1;
-        e += d * d;
-      }
-      if (e < bestE) { bestE = e; best = b; }
-    }
-    out[a] = best;
-  }
-  return out;
+  const nc = candidates.length;
+  const f = frame();
+  const pt = f.f32(templates.length), pc = f.f32(nc), po = f.f32(glyphCount);
+  const k = f.ready();
+  f.viewF32(pt, templates.length).set(templates);
+  f.viewI32(pc, nc).set(candidates);
+  const out = f.viewI32(po, glyphCount);
+  out.fill(-1);
+  k.complements(pt, pc, nc, po);
+  return out.slice();
 }
 
 /**

@@ -45,6 +45,7 @@ export interface KernelExports {
   matchTwoColor(rgb: Ptr, width: number, cols: number, rows: number, cbrt: Ptr, centred: Ptr, invSmm: Ptr, mean: Ptr, cand: Ptr,
     complement: Ptr, candidateOf: Ptr, glyphs: number, pairs: Ptr, pairInv: Ptr, pairK: Ptr, np: number, blank: number, full: number,
     lightInk: number, cells: Ptr, fg: Ptr, bg: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, work: Ptr): void;
+  complements(templates: Ptr, cand: Ptr, nc: number, out: Ptr): void;
   matchBrailleTwoColor(rgb: Ptr, width: number, cols: number, rows: number, templates: Ptr, lightInk: number,
     cells: Ptr, fg: Ptr, bg: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, lumaLin: Ptr, work: Ptr): void;
   measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
