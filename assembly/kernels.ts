@@ -237,7 +237,6 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   return f64x2.add(a, f64x2.mul(f64x2.sub(b, a), f64x2.sub(x, f64x2.convert_low_i32x4_s(k))));
 }
 
-/** n values from src through the tone table into out (may be src). */
 /**
  * invert (render.ts): each of the n f32 values at p becomes 1 - v, taken in f64 and rounded to
  * f32 as the TypeScript loop stored it; two at a time. A first render ran that loop interpreted,
@@ -256,6 +255,7 @@ export function oneMinus(p: usize, n: i32): void {
   }
 }
 
+/** n values from src through the tone table into out (may be src). */
 export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
   const half = kf(K_HALF), scale = kf(K_TONE_HALF), top = kf(K_TONE_N), last = v128.load32_splat(KI);
   const first = f64x2.splat(ld(lut, 0)), end = f64x2.splat(ld(lut, TONE_LUT_SIZE));

@@ -53,7 +53,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const shares = f.viewF64(ps, 3);
   const mean = shares[0]! / n, shadows = shares[1]!, highlights = shares[2]!;
   // The shares' values in the luminance histogram, then the gradient's 90th percentile.
-  f.viewF64(pp, np + 1).set([...LEVEL_SHARES, 0.9]);
+  f.viewF64(pp, np + 1).set(SHARES);
   k.histPercentiles(pt, HIST_BINS, pp, np, pv);
   k.histPercentiles(ph, 256, pp + 8 * np, 1, pv + 8 * np);
   const v = f.viewF64(pv, np + 1);
@@ -78,3 +78,5 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
 
 /** The shares whose histogram values measureSource takes, ascending: the auto-levels points and p01, p50, p99. */
 const LEVEL_SHARES: readonly number[] = [LEVELS_LOW_PERCENTILE, 0.01, 0.5, 0.99, LEVELS_HIGH_PERCENTILE];
+/** LEVEL_SHARES, then the gradient histogram's share (its 90th percentile), as the kernel reads them. */
+const SHARES = Float64Array.of(...LEVEL_SHARES, 0.9);
