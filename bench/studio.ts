@@ -2,10 +2,11 @@
  * `npm run bench:studio`: the browser studio in headless Chromium (Debian's chromium, driven by
  * playwright-core; software rendering, --disable-gpu) on this machine.
  *
- * 1. Webcam fps at 120, 160 and 200 columns: Chromium's fake camera (640x480, asked for 60 fps, so the
- *    camera is not what caps the rate), the studio's own pipeline (frame grab, transfer to the
+ * 1. Webcam fps at 120, 160 and 200 columns: Chromium's fake camera (640x480 at 60 fps, its most:
+ *    asked for 90 or 120 it still gives 60), the studio's own pipeline (frame grab, transfer to the
  *    worker, FrameRenderer with the temporal filter, painting), measured over a window after a
- *    warm-up. "delivered" is frames rendered per second; "core" is the render's ms per frame on both
+ *    warm-up. "delivered" is frames rendered per second, between the window's first and last frame
+ *    arrivals (and over its wall time beside it); "core" is the render's ms per frame on both
  *    threads together (live frames with the filter run their front half, FrameFront, on the
  *    worker's front thread while the worker draws the frame before: "front" is that part);
  *    "capacity" is what the threads could do if frames came faster: 1000 / the busier thread's ms
@@ -63,7 +64,10 @@ await context.addInitScript('globalThis.__name = (f) => f;');
 interface Window {
   frames: number;
   seconds: number;
+  /** Frames per second between frame arrivals (see measure()). */
   fps: number;
+  /** Frames over the window's wall time. */
+  wallFps: number;
   coreMs: number;
   /** The part of coreMs on the front thread (0: one thread). */
   frontMs: number;
@@ -85,7 +89,7 @@ async function setColumns(page: Page, columns: number): Promise<void> {
 async function measure(page: Page, ms: number, choicesAt1s: number | null = null): Promise<Window> {
   return page.evaluate(async ([windowMs, c1]) => {
     const s = window.__v2aStats;
-    const f0 = s.frames, r0 = s.sumRenderMs, d0 = s.sumDrawMs, fr0 = s.sumFrontMs, t0 = performance.now();
+    const f0 = s.frames, a0 = s.lastFrameAt, r0 = s.sumRenderMs, d0 = s.sumDrawMs, fr0 = s.sumFrontMs, t0 = performance.now();
     const flick: number[] = [];
     let lastFrames = f0;
     await new Promise<void>((resolve) => {
@@ -99,12 +103,17 @@ async function measure(page: Page, ms: number, choicesAt1s: number | null = null
     });
     const frames = s.frames - f0;
     const seconds = (performance.now() - t0) / 1000;
+    // The rate between frames: the frames after the window's first arrival up to its last, over
+    // the time between those arrivals. Frames over the window's wall time would count the
+    // polling's lateness at the end (up to a tick) as time without frames: at a camera's 60 fps,
+    // 360 frames in a 6.003 s window read as 59.97 fps although none was missed.
+    const span = (s.lastFrameAt - a0) / 1000;
     const coreMs = frames ? (s.sumRenderMs - r0) / frames : 0;
     const paintMs = frames ? (s.sumDrawMs - d0) / frames : 0;
     const frontMs = frames ? (s.sumFrontMs - fr0) / frames : 0;
     const busiest = Math.max(frontMs, coreMs - frontMs + paintMs);
     return {
-      frames, seconds, fps: frames / seconds, coreMs, frontMs, paintMs,
+      frames, seconds, fps: frames && a0 > 0 && span > 0 ? frames / span : frames / seconds, wallFps: frames / seconds, coreMs, frontMs, paintMs,
       capacityFps: busiest > 0 ? 1000 / busiest : 0,
       meanFlicker: flick.length ? flick.reduce((a, b) => a + b, 0) / flick.length : null,
       columns: s.columns, rows: s.rows,
@@ -187,19 +196,24 @@ console.log(`window ${WINDOW_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up\n`
 
 const cams: Record<string, Window> = {};
 console.log('Webcam (Chromium fake camera, 640x480 asked at 60 fps), temporal filter on');
-console.log('columns  rows  delivered fps  core ms  front ms  paint ms  capacity fps  flicker  re-choices');
+console.log('columns  rows  delivered fps  (over the window)  core ms  front ms  paint ms  capacity fps  flicker  re-choices');
 for (const columns of [120, 160, 200]) {
   const w = await webcam(columns);
   cams[columns] = w;
-  console.log(`${String(columns).padStart(7)}  ${String(w.rows).padStart(4)}  ${f(w.fps).padStart(13)}  ${f(w.coreMs, 2).padStart(7)}  ${f(w.frontMs, 2).padStart(8)}  ${f(w.paintMs, 2).padStart(8)}  ${f(w.capacityFps).padStart(12)}  ${w.meanFlicker === null ? 'n/a' : `${f(w.meanFlicker * 100, 2)} %`.padStart(7)}  ${String(w.rechoices ?? 'n/a').padStart(10)}`);
+  console.log(`${String(columns).padStart(7)}  ${String(w.rows).padStart(4)}  ${f(w.fps, 2).padStart(13)}  ${f(w.wallFps, 2).padStart(17)}  ${f(w.coreMs, 2).padStart(7)}  ${f(w.frontMs, 2).padStart(8)}  ${f(w.paintMs, 2).padStart(8)}  ${f(w.capacityFps).padStart(12)}  ${w.meanFlicker === null ? 'n/a' : `${f(w.meanFlicker * 100, 2)} %`.padStart(7)}  ${String(w.rechoices ?? 'n/a').padStart(10)}`);
 }
-console.log('(the fake camera\'s picture moves: its flicker is real motion, shown for reference)');
+console.log('(delivered: frames over the time between the window\'s first and last frame arrivals; "over the window": over its wall time,');
+console.log(' which counts the end\'s polling tick as time without a frame. The fake camera\'s picture moves: its flicker is real motion, shown for reference)');
 const fpsMet = cams[120]!.fps >= 30;
 console.log(`target >= 30 fps at 120 columns: ${verdict(fpsMet)} (${f(cams[120]!.fps)} fps delivered)`);
-// Issue 16: 60 fps at 200 columns. The fake camera is asked for 60, so "delivered" can reach it;
-// capacity says what the two threads and the painting would allow with frames coming faster.
-const fps200Met = cams[200]!.fps >= 60;
-console.log(`target >= 60 fps at 200 columns: ${verdict(fps200Met)} (${f(cams[200]!.fps)} fps delivered, capacity ${f(cams[200]!.capacityFps)})\n`);
+// Issue 16: 60 fps at 200 columns. The fake camera gives 60 at most, so "delivered" can only
+// reach it, give or take the measurement's resolution: one frame in the window (its arrivals
+// jitter by a few ms on a busy host; 59.98 to 60.03 were read at 120-200 columns with every
+// frame rendered). So: within one frame of 60 fps over the window, and the capacity (what the two
+// threads and the painting would allow with frames coming faster) above 60.
+const oneFrame = 1 / (cams[200]!.seconds || 1);
+const fps200Met = cams[200]!.fps + oneFrame >= 60 && cams[200]!.capacityFps >= 60;
+console.log(`target >= 60 fps at 200 columns: ${verdict(fps200Met)} (${f(cams[200]!.fps, 2)} fps delivered from a 60 fps camera, within one frame of the window (${f(oneFrame, 2)} fps) counts; capacity ${f(cams[200]!.capacityFps)})\n`);
 
 const png = await photo(640, 480, 'png');
 console.log('Still scene + Gaussian noise (sigma 4/255) per frame, canvas stream at 30 fps, filter on');

@@ -23,6 +23,8 @@ export interface StudioStats {
   source: SourceKind;
   results: number;
   frames: number;
+  /** performance.now() when the last stream frame's result arrived (0: none yet). */
+  lastFrameAt: number;
   fps: number;
   renderMs: number;
   drawMs: number;
@@ -74,7 +76,7 @@ export const state = {
   /** Image hosts the server fetches image URLs from (empty: the URL box is hidden). */
   imageUrlHosts: [] as readonly string[],
   stats: {
-    source: 'none', results: 0, frames: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, sumFrontMs: 0, temporal: true,
+    source: 'none', results: 0, frames: 0, lastFrameAt: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, sumFrontMs: 0, temporal: true,
     flicker: null, meanFlicker: null, codebookChoices: null, columns: 0, rows: 0, kind: null, error: null,
     handoff: { state: 'idle', sent: 0, traceId: null, handoff: null },
   } as StudioStats,

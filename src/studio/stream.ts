@@ -231,6 +231,7 @@ export function meterFrame(flicker: number | null, choices: number | null | unde
   const s = state.stats;
   const now = performance.now();
   s.frames++;
+  s.lastFrameAt = now;
   frameTimes.push(now);
   while (frameTimes.length && frameTimes[0]! < now - 1000) frameTimes.shift();
   s.fps = frameTimes.length > 1 ? ((frameTimes.length - 1) * 1000) / (now - frameTimes[0]!) : 0;
