@@ -123,12 +123,30 @@ export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entri
 export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f64, counts: usize, entries: i32, from: i32, to: i32, out: usize, qHist: usize): void {
   memory.fill(out, 0, (7 + 4 * BINS) << 3);
   memory.fill(qHist, 0, Q_BINS << 2);
-  let sr: f64 = 0;
-  for (let i = 0; i < n; i++) sr += simTone(levelOf, load<u16>(lutAt + (<usize>i << 1)));
+  // The cell loops four cells per step, each cell's terms added in cell order as one at a time:
+  // a first render runs them as baseline (Liftoff) code, which pays a check on every back-edge.
+  let sr: f64 = 0, i = 0;
+  for (; i + 3 < n; i += 4) {
+    sr += simTone(levelOf, entryAt(lutAt, i));
+    sr += simTone(levelOf, entryAt(lutAt, i + 1));
+    sr += simTone(levelOf, entryAt(lutAt, i + 2));
+    sr += simTone(levelOf, entryAt(lutAt, i + 3));
+  }
+  for (; i < n; i++) sr += simTone(levelOf, entryAt(lutAt, i));
   const mr = sr / <f64>n;
   let cov: f64 = 0, vr: f64 = 0;
-  for (let i = 0; i < n; i++) {
-    const dr = simTone(levelOf, load<u16>(lutAt + (<usize>i << 1))) - mr, ds = ldf(src, i) - ms;
+  for (i = 0; i + 3 < n; i += 4) {
+    const d0 = simTone(levelOf, entryAt(lutAt, i)) - mr, s0 = ldf(src, i) - ms;
+    cov += d0 * s0; vr += d0 * d0;
+    const d1 = simTone(levelOf, entryAt(lutAt, i + 1)) - mr, s1 = ldf(src, i + 1) - ms;
+    cov += d1 * s1; vr += d1 * d1;
+    const d2 = simTone(levelOf, entryAt(lutAt, i + 2)) - mr, s2 = ldf(src, i + 2) - ms;
+    cov += d2 * s2; vr += d2 * d2;
+    const d3 = simTone(levelOf, entryAt(lutAt, i + 3)) - mr, s3 = ldf(src, i + 3) - ms;
+    cov += d3 * s3; vr += d3 * d3;
+  }
+  for (; i < n; i++) {
+    const dr = simTone(levelOf, entryAt(lutAt, i)) - mr, ds = ldf(src, i) - ms;
     cov += dr * ds; vr += dr * dr;
   }
   const plane = <usize>entries << 2;
@@ -155,6 +173,11 @@ export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f6
     nDark += cd; nMid += cm; nLight += cl;
   }
   storeSums(out, sr, cov, vr, clipped, nDark, nMid, nLight);
+}
+
+/** Cell i's simulation-table entry (u16 at lutAt). */
+@inline function entryAt(lutAt: usize, i: i32): i32 {
+  return <i32>load<u16>(lutAt + (<usize>i << 1));
 }
 
 /** The simulated tone of entry k: the level rounded to f32 (the TypeScript's Float32Array), read back as f64. */
@@ -223,8 +246,19 @@ export function cellsBands(values: usize, n: i32, q25: f64, q75: f64, mean: f64,
  * A first render ran the walk interpreted, twice for each of the Director's ~60 candidates.
  */
 export function quantileBin(h: usize, bins: i32, want: f64): i32 {
-  let acc: f64 = 0;
-  for (let b = 0; b < bins; b++) {
+  let acc: f64 = 0, b = 0;
+  // Four bins per step (baseline code pays a check on every loop back-edge), the same walk.
+  for (; b + 3 < bins; b += 4) {
+    acc += <f64>load<u32>(h + (<usize>b << 2));
+    if (acc >= want) return b;
+    acc += <f64>load<u32>(h + (<usize>b << 2), 4);
+    if (acc >= want) return b + 1;
+    acc += <f64>load<u32>(h + (<usize>b << 2), 8);
+    if (acc >= want) return b + 2;
+    acc += <f64>load<u32>(h + (<usize>b << 2), 12);
+    if (acc >= want) return b + 3;
+  }
+  for (; b < bins; b++) {
     acc += <f64>load<u32>(h + (<usize>b << 2));
     if (acc >= want) return b;
   }

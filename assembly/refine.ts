@@ -39,6 +39,12 @@ const BLOCKS: i32 = (FX / 2) * (FY / 2);
   }
 }
 
+/** Four fine samples of a column phase: sum over k of w_k x the four f32 at q + k rows, from 0 in k order. */
+@inline function tapY(q: usize, row: usize, zero: v128, w0: v128, w1: v128, w2: v128, w3: v128, w4: v128): v128 {
+  return f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(w0, v128.load(q))), f32x4.mul(w1, v128.load(q + row))),
+    f32x4.mul(w2, v128.load(q + 2 * row))), f32x4.mul(w3, v128.load(q + 3 * row))), f32x4.mul(w4, v128.load(q + 4 * row)));
+}
+
 /** upCell() at one x, indices clamped, into dst[0] (phase 0) and dst[1]: the same sums lane for lane. */
 function upScalar(src: usize, w: i32, taps: usize, x: i32, dst: usize): void {
   let e: f32 = 0, o: f32 = 0;
@@ -98,12 +104,8 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
         const w0 = f32x4.splat(load<f32>(tp)), w1 = f32x4.splat(load<f32>(tp, 4)), w2 = f32x4.splat(load<f32>(tp, 8));
         const w3 = f32x4.splat(load<f32>(tp, 12)), w4 = f32x4.splat(load<f32>(tp, 16)), zero = f32x4.splat(0);
         const d = fine + (<usize>(Y * FX) << 2);
-        for (let X: usize = 0; X < 32; X += 16) {
-          const q = r0 + X;
-          const acc = f32x4.add(f32x4.add(f32x4.add(f32x4.add(f32x4.add(zero, f32x4.mul(w0, v128.load(q))), f32x4.mul(w1, v128.load(q + row))),
-            f32x4.mul(w2, v128.load(q + 2 * row))), f32x4.mul(w3, v128.load(q + 3 * row))), f32x4.mul(w4, v128.load(q + 4 * row)));
-          v128.store(d + X, acc);
-        }
+        v128.store(d, tapY(r0, row, zero, w0, w1, w2, w3, w4));
+        v128.store(d + 16, tapY(r0 + 16, row, zero, w0, w1, w2, w3, w4));
       }
       // Sum and sum of squares in f64 lanes: lane X mod 4, rows in order, X before X + 4; then
       // (l0 + l1) + (l2 + l3), as the twin adds them.
@@ -214,10 +216,11 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
  */
 @inline function blockBound(bt: usize, bg: usize, st: usize, c: f64, csq: f64, cr: f64): f64 {
   let a = f32x4.splat(0), b = f32x4.splat(0);
-  for (let i = 0; i < BLOCKS * 4; i += 32) {
-    a = f32x4.add(a, f32x4.mul(v128.load(bt + i), v128.load(bg + i)));
-    b = f32x4.add(b, f32x4.mul(v128.load(bt + i, 16), v128.load(bg + i, 16)));
-  }
+  // BLOCKS = 32 f32: four steps of 32 bytes, written out (the same adds in the same order).
+  a = mac4(a, bt, bg); b = mac4(b, bt + 16, bg + 16);
+  a = mac4(a, bt + 32, bg + 32); b = mac4(b, bt + 48, bg + 48);
+  a = mac4(a, bt + 64, bg + 64); b = mac4(b, bt + 80, bg + 80);
+  a = mac4(a, bt + 96, bg + 96); b = mac4(b, bt + 112, bg + 112);
   const acc = f32x4.add(a, b);
   const dot = laneSum(acc);
   const dr = cr - load<f64>(st, 8);
@@ -231,10 +234,12 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
 @inline function coarseVar(q: usize, w: i32): f64 {
   const row = <usize>w << 2;
   let a = f32x4.splat(0), b = f32x4.splat(0);
-  for (let r = 0; r < 8; r++) {
-    const v = v128.load(q + <usize>r * row);
-    a = f32x4.add(a, v);
-    b = f32x4.add(b, f32x4.mul(v, v));
+  // Two rows per step (the same adds in the same order): half the loop's back-edges, which
+  // baseline (Liftoff) code pays a check on.
+  for (let r = 0; r < 8; r += 2) {
+    const v = v128.load(q + <usize>r * row), u = v128.load(q + <usize>(r + 1) * row);
+    a = f32x4.add(f32x4.add(a, v), u);
+    b = f32x4.add(f32x4.add(b, f32x4.mul(v, v)), f32x4.mul(u, u));
   }
   const m = laneSum(a) / 32;
   return laneSum(b) / 32 - m * m;
@@ -312,6 +317,11 @@ export function fineStats(tpl: usize, count: i32, g2: usize, gm: usize, spread: 
 /** Margin on the pruning bounds for the rounding of the f32 dot products. */
 const SLACK: f64 = 1e-3;
 
+/** acc + x * y, four f32 lanes loaded at x and y. */
+@inline function mac4(acc: v128, x: usize, y: usize): v128 {
+  return f32x4.add(acc, f32x4.mul(v128.load(x), v128.load(y)));
+}
+
 /**
  * base - 2 c <fine, template g> + g2[g] + toneW (want - gm[g])^2. The dot product in four f32x4
  * accumulators, so the additions do not wait on each other: even rows' first and second halves
@@ -319,14 +329,16 @@ const SLACK: f64 = 1e-3;
  * (l2 + l3) in f64.
  */
 @inline function cellError(p: usize, tpl: usize, g: i32, base: f64, c: f64, want: f64, g2: usize, gm: usize, toneW: f64): f64 {
-  const o = tpl + (<usize>(g * FN) << 2), row = <usize>FX << 2;
+  const o = tpl + (<usize>(g * FN) << 2);
   let a = f32x4.splat(0), b = f32x4.splat(0), cc = f32x4.splat(0), d = f32x4.splat(0);
-  for (let Y = 0; Y < FY; Y += 2) {
-    const q = p + <usize>Y * row, t = o + (<usize>(Y * FX) << 2);
-    a = f32x4.add(a, f32x4.mul(v128.load(q), v128.load(t)));
-    b = f32x4.add(b, f32x4.mul(v128.load(q, 16), v128.load(t, 16)));
-    cc = f32x4.add(cc, f32x4.mul(v128.load(q + row), v128.load(t, 32)));
-    d = f32x4.add(d, f32x4.mul(v128.load(q + row, 16), v128.load(t, 48)));
+  // The fine raster and the template are both FX = 8 f32 per row, contiguous: row pair Y, Y + 1
+  // is 64 bytes at Y * 32 in each. Written out (8 pairs), the same adds in the same order: a first
+  // render runs this as baseline (Liftoff) code, which pays a check on every loop back-edge.
+  for (let Y: usize = 0; Y < <usize>FN * 4; Y += 256) {
+    a = mac4(a, p + Y, o + Y); b = mac4(b, p + Y + 16, o + Y + 16); cc = mac4(cc, p + Y + 32, o + Y + 32); d = mac4(d, p + Y + 48, o + Y + 48);
+    a = mac4(a, p + Y + 64, o + Y + 64); b = mac4(b, p + Y + 80, o + Y + 80); cc = mac4(cc, p + Y + 96, o + Y + 96); d = mac4(d, p + Y + 112, o + Y + 112);
+    a = mac4(a, p + Y + 128, o + Y + 128); b = mac4(b, p + Y + 144, o + Y + 144); cc = mac4(cc, p + Y + 160, o + Y + 160); d = mac4(d, p + Y + 176, o + Y + 176);
+    a = mac4(a, p + Y + 192, o + Y + 192); b = mac4(b, p + Y + 208, o + Y + 208); cc = mac4(cc, p + Y + 224, o + Y + 224); d = mac4(d, p + Y + 240, o + Y + 240);
   }
   const acc = f32x4.add(f32x4.add(a, cc), f32x4.add(b, d));
   const dot = laneSum(acc);
