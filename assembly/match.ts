@@ -34,7 +34,7 @@ const ROW64: usize = <usize>SAMPLES << 3;
 }
 
 /**
- * viewBlur() over `count` cells of w x h samples each (src and out: count x w x h f32, tmp: w x h),
+ * viewBlur() over `count` cells of w x h samples each (src and out: count x w x h f32, tmp: 3 x w),
  * each cell on its own (edges clamped within it): a glyph table's templates in one call.
  */
 export function viewBlurCells(src: usize, count: i32, w: i32, h: i32, out: usize, tmp: usize): void {
@@ -43,33 +43,40 @@ export function viewBlurCells(src: usize, count: i32, w: i32, h: i32, out: usize
 }
 
 /**
- * viewBlur(): [1 2 1]/4 along x (edges clamped) from src into tmp, then along y into out.
- * Four samples at a time (each computed in f64 as the scalar form, then rounded to f32).
+ * viewBlur(): [1 2 1]/4 along x (edges clamped) from src into a ring of three rows at tmp (3 x w
+ * f32), then along y into out (not src). Four samples at a time (each computed in f64 as the
+ * scalar form, then rounded to f32). The ring holds the rows a row of out needs (above, itself,
+ * below): a whole raster of tmp would be 1.2 MB more memory for a 640 x 480 target, touched for
+ * the first time (page faults) in every fresh process.
  */
 export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): void {
+  const rowBytes = <usize>w << 2;
+  blurRowX(src, w, tmp);
   for (let y = 0; y < h; y++) {
-    const r = y * w;
-    if (w == 1) { st(tmp, r, ld(src, r)); continue; }
-    st(tmp, r, (3 * ld(src, r) + ld(src, r + 1)) * 0.25);
-    let i = r + 1;
-    const end = r + w - 1;
-    for (; i + 3 < end; i += 4) {
-      const p = src + (<usize>i << 2);
-      v128.store(tmp + (<usize>i << 2), tap121x4(v128.load(p - 4), v128.load(p), v128.load(p + 4)));
-    }
-    for (; i < end; i++) st(tmp, i, (ld(src, i - 1) + 2 * ld(src, i) + ld(src, i + 1)) * 0.25);
-    st(tmp, end, (ld(src, end - 1) + 3 * ld(src, end)) * 0.25);
-  }
-  for (let y = 0; y < h; y++) {
-    const u = (y > 0 ? y - 1 : y) * w, r = y * w, d = (y < h - 1 ? y + 1 : y) * w;
+    if (y + 1 < h) blurRowX(src + <usize>(y + 1) * rowBytes, w, tmp + <usize>((y + 1) % 3) * rowBytes);
+    const tu = tmp + <usize>((y > 0 ? y - 1 : y) % 3) * rowBytes, tr = tmp + <usize>(y % 3) * rowBytes;
+    const td = tmp + <usize>((y < h - 1 ? y + 1 : y) % 3) * rowBytes, o = out + <usize>y * rowBytes;
     let x = 0;
     for (; x + 3 < w; x += 4) {
-      const o = <usize>x << 2;
-      const a = v128.load(tmp + (<usize>u << 2) + o), b = v128.load(tmp + (<usize>r << 2) + o), c = v128.load(tmp + (<usize>d << 2) + o);
-      v128.store(out + (<usize>r << 2) + o, tap121x4(a, b, c));
+      const b = <usize>x << 2;
+      v128.store(o + b, tap121x4(v128.load(tu + b), v128.load(tr + b), v128.load(td + b)));
     }
-    for (; x < w; x++) st(out, r + x, (ld(tmp, u + x) + 2 * ld(tmp, r + x) + ld(tmp, d + x)) * 0.25);
+    for (; x < w; x++) st(o, x, (ld(tu, x) + 2 * ld(tr, x) + ld(td, x)) * 0.25);
   }
+}
+
+/** viewBlur()'s pass along x of one row (w samples at s) into t. */
+function blurRowX(s: usize, w: i32, t: usize): void {
+  if (w == 1) { st(t, 0, ld(s, 0)); return; }
+  st(t, 0, (3 * ld(s, 0) + ld(s, 1)) * 0.25);
+  let i = 1;
+  const end = w - 1;
+  for (; i + 3 < end; i += 4) {
+    const p = s + (<usize>i << 2);
+    v128.store(t + (<usize>i << 2), tap121x4(v128.load(p - 4), v128.load(p), v128.load(p + 4)));
+  }
+  for (; i < end; i++) st(t, i, (ld(s, i - 1) + 2 * ld(s, i) + ld(s, i + 1)) * 0.25);
+  st(t, end, (ld(s, end - 1) + 3 * ld(s, end)) * 0.25);
 }
 
 // --- Glyph matching (pipeline/match.ts) ---------------------------------------------------------

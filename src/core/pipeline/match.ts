@@ -81,7 +81,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   // the TypeScript's order and precision (test/reference/match.ts is the scalar original).
   const f = frame();
   const pt = f.f32(samples);
-  const pb = o.blur ? f.f32(samples) : 0, ptmp = o.blur ? f.f32(samples) : 0;
+  const pb = o.blur ? f.f32(samples) : 0, ptmp = o.blur ? f.f32(3 * width) : 0;
   const ptpl = f.f32(count * N), pg2 = f.f32(count), pgm = f.f32(count), psp = f.f32(count), pcov = f.f32(ncov);
   const pcand = f.f32(nc), pdir = f.f32(4);
   const pdn = sAmt > 0 ? f.bytes(n) : 0, pst = sAmt > 0 ? f.f32(n) : 0;

@@ -91,7 +91,7 @@ export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES):
   // per glyph table, on a first render, where loops in JavaScript would run interpreted (about
   // 11 ms for the statistics and 2 for the decoding there).
   const f = frame();
-  const ph = f.bytes(chars), plut = f.f32(BITMAP_CELL.levels), pa = f.f32(size), pb = f.f32(size), ptmp = f.f32(FINE_SAMPLES);
+  const ph = f.bytes(chars), plut = f.f32(BITMAP_CELL.levels), pa = f.f32(size), pb = f.f32(size), ptmp = f.f32(3 * FINE_X);
   const pg2 = f.bytes(n * 8), pgm = f.bytes(n * 8), psp = f.bytes(n * 8), pbl = f.f32(n * BLOCKS), pst = f.bytes(n * 16);
   const k = f.ready();
   const text = f.viewU8(ph, chars);

@@ -11,7 +11,7 @@ import { frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 export function viewBlur(src: Float32Array, w: number, h: number, out: Float32Array): Float32Array {
   const n = w * h;
   const f = frame();
-  const ps = f.f32(n), po = f.f32(n), pt = f.f32(n);
+  const ps = f.f32(n), po = f.f32(n), pt = f.f32(3 * w);
   const k = f.ready();
   f.viewF32(ps, n).set(src.subarray(0, n));
   k.viewBlur(ps, w, h, po, pt);
@@ -27,7 +27,7 @@ export function viewBlurTemplates(templates: Float32Array, w = SUB_X, h = SUB_Y,
   const n = w * h;
   const count = templates.length / n;
   const f = frame();
-  const ps = f.f32(count * n), po = f.f32(count * n), pt = f.f32(n);
+  const ps = f.f32(count * n), po = f.f32(count * n), pt = f.f32(3 * w);
   const k = f.ready();
   f.viewF32(ps, count * n).set(templates.subarray(0, count * n));
   return f.viewF32(blurCellsInFrame(k, ps, po, pt, count, w, h, passes), count * n).slice();
@@ -35,7 +35,7 @@ export function viewBlurTemplates(templates: Float32Array, w = SUB_X, h = SUB_Y,
 
 /**
  * viewBlurTemplates() on templates already in a kernel frame: `passes` blurs between `a` and `b`
- * (count x w x h f32 each; `tmp` w x h); returns where the result is (a or b).
+ * (count x w x h f32 each; `tmp` 3 x w, the blur's ring of rows); returns where the result is (a or b).
  */
 export function blurCellsInFrame(k: KernelExports, a: Ptr, b: Ptr, tmp: Ptr, count: number, w: number, h: number, passes: number): Ptr {
   let from = a, to = b;
