@@ -132,6 +132,15 @@ describe('installed from the tarball in a fresh directory', () => {
     // sharp ran from the CLI's bundle of it (src/cli/bundled-sharp.ts), with a cache of its own.
     assert.equal(cached('-sharp.bin').length, 1, `one code cache for sharp: ${readdirSync(join(cache, 'v2a')).join(', ')}`);
     assert.equal(ok(run('npx', args, consumer, 60_000, env), 'npx v2a render, from the code cache'), out);
+    // Node built-ins that the bundled commander and sharp require only on first use
+    // (scripts/bundle-cli.ts LAZY_BUILTINS): a render to text loads neither child_process nor crypto.
+    const probe = join(work, 'builtins.cjs');
+    writeFileSync(probe, "process.on('exit', () => require('node:fs').writeSync(2, '\\nbuilt-ins: ' + process.moduleLoadList.filter((m) => /^NativeModule (child_process|crypto)$/.test(m)).join(', ') + '\\n'));\n");
+    const bin = join(consumer, 'node_modules', 'v2a', 'dist', 'cli', 'main.cjs');
+    const probed = spawnSync(process.execPath, ['--require', probe, bin, ...args.slice(3)], { cwd: consumer, env, encoding: 'utf8' });
+    assert.equal(probed.status, 0, probed.stderr);
+    assert.equal(probed.stdout, out);
+    assert.match(probed.stderr, /^built-ins: $/m, `render to text loaded: ${probed.stderr}`);
     // An installed sharp of another version than the bundle's: the bundle is not used, sharp loads
     // from node_modules as it would without it, and the art is the same.
     const installedSharp = (JSON.parse(readFileSync(join(consumer, 'node_modules', 'sharp', 'package.json'), 'utf8')) as { version: string }).version;
