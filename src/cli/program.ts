@@ -59,9 +59,10 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
     });
   // Settings above are inherited by commands created from here on.
   for (const register of registrars) register(program);
+  // A function: the text is built only when help is shown, not on every run.
   program.addHelpText(
     'after',
-    `\nRender parameters (flags of v2a render and v2a play; see v2a render --help):\n${paramSummary([[COLORS_FLAG, COLORS_HELP], ['-w, --width <n>', 'the same as --columns'], ['-H, --height <n>', 'at most <n> rows, aspect kept'], ['--size <WxH>', 'fit in W columns by H rows, aspect kept']])}\n\nExamples:\n  v2a photo.jpg\n  v2a photo.jpg --size 80x24 --colors 256\n  v2a play clip.mp4\n  v2a completion bash > ~/.local/share/bash-completion/completions/v2a\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
+    () => `\nRender parameters (flags of v2a render and v2a play; see v2a render --help):\n${paramSummary([[COLORS_FLAG, COLORS_HELP], ['-w, --width <n>', 'the same as --columns'], ['-H, --height <n>', 'at most <n> rows, aspect kept'], ['--size <WxH>', 'fit in W columns by H rows, aspect kept']])}\n\nExamples:\n  v2a photo.jpg\n  v2a photo.jpg --size 80x24 --colors 256\n  v2a play clip.mp4\n  v2a completion bash > ~/.local/share/bash-completion/completions/v2a\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`,
   );
   return program;
 }
