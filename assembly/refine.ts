@@ -332,8 +332,9 @@ const SLACK: f64 = 1e-3;
   const o = tpl + (<usize>(g * FN) << 2);
   let a = f32x4.splat(0), b = f32x4.splat(0), cc = f32x4.splat(0), d = f32x4.splat(0);
   // The fine raster and the template are both FX = 8 f32 per row, contiguous: row pair Y, Y + 1
-  // is 64 bytes at Y * 32 in each. Written out (8 pairs), the same adds in the same order: a first
-  // render runs this as baseline (Liftoff) code, which pays a check on every loop back-edge.
+  // is 64 bytes at Y * 32 in each. Four pairs per step (two steps instead of eight), the same adds
+  // in the same order: a first render runs this as baseline (Liftoff) code, which pays a check on
+  // every loop back-edge.
   for (let Y: usize = 0; Y < <usize>FN * 4; Y += 256) {
     a = mac4(a, p + Y, o + Y); b = mac4(b, p + Y + 16, o + Y + 16); cc = mac4(cc, p + Y + 32, o + Y + 32); d = mac4(d, p + Y + 48, o + Y + 48);
     a = mac4(a, p + Y + 64, o + Y + 64); b = mac4(b, p + Y + 80, o + Y + 80); cc = mac4(cc, p + Y + 96, o + Y + 96); d = mac4(d, p + Y + 112, o + Y + 112);

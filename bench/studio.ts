@@ -103,8 +103,8 @@ async function measure(page: Page, ms: number, choicesAt1s: number | null = null
     });
     const frames = s.frames - f0;
     const seconds = (performance.now() - t0) / 1000;
-    // The rate between frames: the frames after the window's first arrival up to its last, over
-    // the time between those arrivals. Frames over the window's wall time would count the
+    // The rate between frames: the frames that arrived after the last arrival before the window,
+    // up to the last in it, over the time between those two arrivals. Frames over the window's wall time would count the
     // polling's lateness at the end (up to a tick) as time without frames: at a camera's 60 fps,
     // 360 frames in a 6.003 s window read as 59.97 fps although none was missed.
     const span = (s.lastFrameAt - a0) / 1000;
