@@ -51,7 +51,8 @@ function intFlag(flag: string, raw: string, min: number, max: number): number {
 
 /** `--size WxH`, `Wx`, `xH` or `W` (chafa's spelling). */
 function parseSize(raw: string): { columns?: number; rows?: number } {
-  const m = /^\s*(\d*)\s*(?:[xX×]\s*(\d*))?\s*$/.exec(raw);
+  // × as \u00d7: the CLI bundle stays ASCII (scripts/bundle-cli.ts).
+  const m = /^\s*(\d*)\s*(?:[xX\u00d7]\s*(\d*))?\s*$/.exec(raw);
   if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw usageError(`--size must be WxH, Wx or xH in characters, e.g. 80x24 (got ${JSON.stringify(raw)})`);
   return {
     columns: m[1] ? intFlag('--size width', m[1], COLUMNS_DEF.min, COLUMNS_DEF.max) : undefined,
