@@ -41,13 +41,21 @@ const build = () => buildProject(ROOT, CLI, progress);
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Fresh processes per first-render figure. One first render varies by about +-20 % on a shared
+ * 2-core host (29-43 ms in one series of 11), so 5 gave a median that moved by several ms from
+ * run to run; 11 cost about 4 s more per figure.
+ */
+const COLD_PROCESSES = 11;
+
 interface CoreResult { readonly label: string; readonly msMedian: number; readonly msMin: number; readonly usPerCell: number }
 
 /**
  * The core measured in a plain `node` child on the dist/ build, as the CLI and server run it. Not
  * in this process: tsx's loader hooks alone slow the same code by ~15%. The image goes in as raw
  * RGBA through a cache file, so no decoder is involved. `warm`: 10 renders of warm-up, then the
- * median of 50 in one process; `cold`: the first render() of a fresh process, median of 5.
+ * median of 50 in one process; `cold`: the first render() of a fresh process, median of
+ * COLD_PROCESSES.
  */
 async function coreInChild(img: Awaited<ReturnType<typeof decodeRgba>>, params: Record<string, unknown>, mode: 'warm' | 'cold', label: string, cells: number, nodeArgs: readonly string[] = []): Promise<CoreResult | null> {
   const renderJs = join(ROOT, 'dist/core/render.js');
@@ -55,7 +63,7 @@ async function coreInChild(img: Awaited<ReturnType<typeof decodeRgba>>, params: 
   mkdirSync(CACHE_DIR, { recursive: true });
   const raw = join(CACHE_DIR, `core-${img.width}x${img.height}.rgba`);
   if (!existsSync(raw) || statSync(raw).size !== img.data.length) writeFileSync(raw, img.data);
-  const [warmup, runs, procs] = mode === 'warm' ? [10, 50, 1] : [0, 1, 5];
+  const [warmup, runs, procs] = mode === 'warm' ? [10, 50, 1] : [0, 1, COLD_PROCESSES];
   const script = [
     `import { readFileSync } from 'node:fs';`,
     `import { render } from ${JSON.stringify(pathToFileURL(renderJs).href)};`,
