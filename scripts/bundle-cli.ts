@@ -86,7 +86,8 @@ function lazyBuiltins(source: string, path: string, lazies: readonly LazyBuiltin
 const lazyBuiltinsPlugin: Plugin = {
   name: 'lazy-node-builtins',
   setup(b) {
-    b.onLoad({ filter: /[\\/](commander[\\/]lib[\\/]command\.js|detect-libc[\\/]lib[\\/]detect-libc\.js|sharp[\\/]dist[\\/]libvips\.cjs)$/ }, (args) => {
+    // The files LAZY_BUILTINS names, and only those.
+    b.onLoad({ filter: new RegExp([...new Set(LAZY_BUILTINS.map((l) => l.file.source))].join('|')) }, (args) => {
       const lazies = LAZY_BUILTINS.filter((l) => l.file.test(args.path));
       return { contents: lazyBuiltins(readFileSync(args.path, 'utf8'), args.path, lazies), loader: 'js' };
     });

@@ -151,6 +151,15 @@ describe('v2a on a terminal', { skip: hasScript ? false : 'util-linux script is 
     const s = artRows((await inPty([wide, '--size', '50x5'], size, termEnv({ NO_COLOR: '1' }))).out);
     assert.ok(s.length <= 5 && Math.max(...s.map((l) => [...l].length)) <= 50);
   });
+
+  test('--size takes × as well as x (the regex spells it \\u00d7 to keep the CLI bundle ASCII)', async () => {
+    const x = await piped([wide, '--size', '50x5'], termEnv({ NO_COLOR: '1' }));
+    const times = await piped([wide, '--size', '50×5'], termEnv({ NO_COLOR: '1' }));
+    assert.equal(x.code, 0);
+    assert.equal(times.code, 0);
+    assert.ok(x.out.length > 0);
+    assert.equal(times.out, x.out);
+  });
 });
 
 describe('COLUMNS and LINES', () => {

@@ -4,7 +4,7 @@
  */
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 import type { Raster } from '../../src/core/pipeline/raster.js';
-import { histogram, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentile, percentiles } from '../../src/core/pipeline/tone.js';
+import { histogram, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentiles } from '../../src/core/pipeline/tone.js';
 import type { SourceStats } from '../../src/core/director/measure.js';
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
@@ -77,7 +77,7 @@ export function statsFrom(hist: Uint32Array, magHist: Uint32Array, lap: number, 
     highlightShare: highlights / n,
     noise,
     edgeDensity: gradN ? edges / gradN : 0,
-    edgeP90: gradN ? percentile(magHist, 0.9) : 0,
+    edgeP90: gradN ? percentiles(magHist, [0.9])[0]! : 0,
     colorfulness: cells ? chroma / cells : 0,
     hist,
     levelsLow,

@@ -31,14 +31,11 @@ export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
   return f.viewU32(ph, bins).slice();
 }
 
-/** Value below which `p` of the samples lie, from a histogram over 0..1. */
-export function percentile(h: Uint32Array, p: number): number {
-  return percentiles(h, [p])[0]!;
-}
-
 /**
- * percentile() of each of `ps` (ascending), in one walk over the histogram: the same arithmetic
- * per value, so the same results. A cold render runs this interpreted, where six separate walks
+ * The value below which each share of `ps` (ascending) of the samples lie, from a histogram over
+ * 0..1, in one walk over the histogram: the same arithmetic per value as a walk per value
+ * (test/reference/tone.ts percentile), so the same results; assembly/measure.ts histPercentiles
+ * is its twin for the Director's measurements. A cold render runs this interpreted, where six separate walks
  * of 1024 bins cost about a millisecond and a half.
  */
 export function percentiles(h: Uint32Array, ps: readonly number[]): number[] {
