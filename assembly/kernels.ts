@@ -24,11 +24,17 @@ const TONE_LUT_SIZE: i32 = 4096;
  * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
  * its uses, but not a load.
  */
-const KF = memory.data<f64>([0.5, <f64>(TONE_LUT_SIZE / 2), <f64>TONE_LUT_SIZE, 4, 6, 0.0625, 2, 1, <f64>RANGE_BINS, <f64>ENC_SIZE]);
-const KI = memory.data<i32>([TONE_LUT_SIZE - 1, ENC_SIZE - 1]);
-const K_HALF = 0, K_TONE_HALF = 1, K_TONE_N = 2, K_4 = 3, K_6 = 4, K_16TH = 5, K_2 = 6, K_1 = 7, K_BINS = 8, K_ENC = 9;
+const KF = memory.data<f64>([0.5, 2, 1, <f64>RANGE_BINS, <f64>ENC_SIZE]);
+const KI = memory.data<i32>([ENC_SIZE - 1, TONE_LUT_SIZE - 1]);
+const K_HALF = 0, K_2 = 1, K_1 = 2, K_BINS = 3, K_ENC = 4;
 @inline function kf(i: i32): v128 {
   return v128.load64_splat(KF + (<usize>i << 3));
+}
+/** The same for f32x4 lanes. */
+const KF32 = memory.data<f32>([0.5, <f32>(TONE_LUT_SIZE / 2), <f32>TONE_LUT_SIZE, 4, 6, 0.0625]);
+const K32_HALF = 0, K32_TONE_HALF = 1, K32_TONE_N = 2, K32_4 = 3, K32_6 = 4, K32_16TH = 5;
+@inline function kf32(i: i32): v128 {
+  return v128.load32_splat(KF32 + (<usize>i << 2));
 }
 
 // --- Bilateral denoise (pipeline/denoise.ts) -----------------------------------------------------
@@ -202,39 +208,34 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
 // --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
 
 
-/** lutValue() of tone.ts: v through the tone table, linearly interpolated. */
-@inline function lutValue(lut: usize, v: f64): f64 {
-  const n = TONE_LUT_SIZE;
-  const x = (v + 0.5) * <f64>(n / 2);
-  if (x <= 0) return ld(lut, 0);
-  if (x >= <f64>n) return ld(lut, n);
-  const k = <i32>x;
-  const a = ld(lut, k);
-  return a + (ld(lut, k + 1) - a) * (x - <f64>k);
-}
-
-
 /**
- * lutValue() of two samples (f64x2). Entries k and k + 1 are adjacent f32, so one 8-byte load per
- * lane fetches both ends of the interpolation; the ends of the table are selected per lane as the
- * scalar form's branches (NaN fails both tests and interpolates from entry 0, as there).
+ * The tone table at v, linearly interpolated, in f32 arithmetic (each operation rounded to f32,
+ * as four f32x4 lanes compute it): x = (v + 0.5) * N/2; the first entry at x <= 0, the last at
+ * x >= N, else a + (b - a) * (x - k) with k = trunc(x) and a, b the entries k and k + 1. f32
+ * rather than f64: half the lanes' work per sample; the rendered bench corpus came out the same
+ * (bench/render-diff.mjs: 770 renders, 0 differ).
  */
-@inline function lutValue2(lut: usize, v: v128, half: v128, scale: v128, top: v128, last: v128, first: v128, end: v128): v128 {
-  const x = f64x2.mul(f64x2.add(v, half), scale);
-  const lo = f64x2.le(x, v128.splat<i64>(0)), hi = f64x2.ge(x, top);
-  // Out-of-range lanes are replaced below; their index is only clamped to stay inside the table.
-  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f64x2_s_zero(x), v128.splat<i64>(0)), last);
-  const r = interp2(lut, k, x);
-  return v128.bitselect(end, v128.bitselect(first, r, lo), hi);
+@inline function lutValue32(lut: usize, v: f32): f32 {
+  const x: f32 = (v + <f32>0.5) * <f32>(TONE_LUT_SIZE / 2);
+  if (x <= 0) return load<f32>(lut);
+  if (x >= <f32>TONE_LUT_SIZE) return load<f32>(lut + (<usize>TONE_LUT_SIZE << 2));
+  // A NaN sample fails both tests and interpolates from entry 0 (trunc_sat gives 0), as the lanes do.
+  const k = i32x4.extract_lane(i32x4.trunc_sat_f32x4_s(f32x4.splat(x)), 0);
+  const a = load<f32>(lut + (<usize>k << 2)), b = load<f32>(lut + (<usize>k << 2), 4);
+  return a + (b - a) * (x - <f32>k);
 }
 
-/** a + (b - a) * (x - k) per lane, a and b the f32 at lut + 4k and the next, k from i32 lanes 0 and 1. */
-@inline function interp2(lut: usize, k: v128, x: v128): v128 {
-  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
-  const p = v128.load64_lane(lut + (<usize>k1 << 2), v128.load64_zero(lut + (<usize>k0 << 2)), 1);
-  const a = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 0, 2, 0, 2));
-  const b = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 1, 3, 1, 3));
-  return f64x2.add(a, f64x2.mul(f64x2.sub(b, a), f64x2.sub(x, f64x2.convert_low_i32x4_s(k))));
+/** lutValue32() of four samples (f32x4); entries k and k + 1 are adjacent, so one 8-byte load per lane fetches both. */
+@inline function lutValue32x4(lut: usize, v: v128, half: v128, scale: v128, top: v128, zero: v128, last: v128, first: v128, end: v128): v128 {
+  const x = f32x4.mul(f32x4.add(v, half), scale);
+  const lo = f32x4.le(x, zero), hi = f32x4.ge(x, top);
+  // Out-of-range lanes are replaced below; their index is only clamped to stay inside the table.
+  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(x), zero), last);
+  const p01 = v128.load64_lane(lut + (<usize>i32x4.extract_lane(k, 1) << 2), v128.load64_zero(lut + (<usize>i32x4.extract_lane(k, 0) << 2)), 1);
+  const p23 = v128.load64_lane(lut + (<usize>i32x4.extract_lane(k, 3) << 2), v128.load64_zero(lut + (<usize>i32x4.extract_lane(k, 2) << 2)), 1);
+  const a = v128.shuffle<u32>(p01, p23, 0, 2, 4, 6), b = v128.shuffle<u32>(p01, p23, 1, 3, 5, 7);
+  const r = f32x4.add(a, f32x4.mul(f32x4.sub(b, a), f32x4.sub(x, f32x4.convert_i32x4_s(k))));
+  return v128.bitselect(end, v128.bitselect(first, r, lo), hi);
 }
 
 /**
@@ -255,80 +256,86 @@ export function oneMinus(p: usize, n: i32): void {
   }
 }
 
-/** n values from src through the tone table into out (may be src). */
+/** n values from src through the tone table into out (may be src): lutValue32() of each, four at a time. */
 export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
-  const half = kf(K_HALF), scale = kf(K_TONE_HALF), top = kf(K_TONE_N), last = v128.load32_splat(KI);
-  const first = f64x2.splat(ld(lut, 0)), end = f64x2.splat(ld(lut, TONE_LUT_SIZE));
+  const first = v128.load32_splat(lut), end = v128.load32_splat(lut + (<usize>TONE_LUT_SIZE << 2));
+  const half = kf32(K32_HALF), scale = kf32(K32_TONE_HALF), top = kf32(K32_TONE_N), last = v128.load32_splat(KI + 4), zero = i32x4.splat(0);
   let i = 0;
-  for (; i + 1 < n; i += 2) st2(out, i, lutValue2(lut, ld2(src, i), half, scale, top, last, first, end));
-  for (; i < n; i++) st(out, i, lutValue(lut, ld(src, i)));
+  for (; i + 3 < n; i += 4) v128.store(out + (<usize>i << 2), lutValue32x4(lut, v128.load(src + (<usize>i << 2)), half, scale, top, zero, last, first, end));
+  for (; i < n; i++) store<f32>(out + (<usize>i << 2), lutValue32(lut, load<f32>(src + (<usize>i << 2))));
 }
 
-@inline function tap5(s: usize, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32): f64 {
-  return (ld(s, i0) + 4 * ld(s, i1) + 6 * ld(s, i2) + 4 * ld(s, i3) + ld(s, i4)) * 0.0625;
+/** (a + 4b + 6c + 4d + e) / 16, each operation rounded to f32, in that order. */
+@inline function tap5(a: f32, b: f32, c: f32, d: f32, e: f32): f32 {
+  return ((((a + <f32>4 * b) + <f32>6 * c) + <f32>4 * d) + e) * <f32>0.0625;
 }
 
-function clampedTap(s: usize, r: i32, w: i32, x: i32): f64 {
+/** tap5() of four samples at a time (f32x4): the same operations lane by lane. */
+@inline function tap5x4(a: v128, b: v128, c: v128, d: v128, e: v128, f4: v128, f6: v128, f16: v128): v128 {
+  let v = f32x4.add(a, f32x4.mul(f4, b));
+  v = f32x4.add(v, f32x4.mul(f6, c));
+  v = f32x4.add(v, f32x4.mul(f4, d));
+  return f32x4.mul(f32x4.add(v, e), f16);
+}
+
+@inline function ldf32(s: usize, i: i32): f32 {
+  return load<f32>(s + (<usize>i << 2));
+}
+
+/** tap5() along row r at x, the row's ends repeated outwards. */
+function clampedTap(s: usize, r: i32, w: i32, x: i32): f32 {
   const x1 = x > 0 ? x - 1 : 0, x2 = x > 1 ? x - 2 : 0;
   const x3 = x < w - 1 ? x + 1 : w - 1, x4 = x < w - 2 ? x + 2 : w - 1;
-  return tap5(s, r + x2, r + x1, r + x, r + x3, r + x4);
+  return tap5(ldf32(s, r + x2), ldf32(s, r + x1), ldf32(s, r + x), ldf32(s, r + x3), ldf32(s, r + x4));
 }
 
 /**
  * Unsharp mask of the w x h raster at src into out (may be src; tmp must not be): the separable
- * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) rounded to f32 into out (row r of
- * src is read only for row r of out), then that row through the tone table `tone` when non-zero.
- * f64x2 lanes: two samples at a time.
+ * [1 4 6 4 1]/16 blur into tmp, then v + amount * (v - blur) into out (row r of src is read only
+ * for row r of out), then that row through the tone table `tone` when non-zero. In f32 arithmetic,
+ * four samples at a time (f32x4; test/reference/sharpen.ts is its scalar twin): twice the lanes of
+ * the f64x2 form it replaced, whose results it matched on every render of the bench corpus.
  */
 export function unsharp(src: usize, w: i32, h: i32, amount: f64, out: usize, tmp: usize, tone: usize): void {
-  const f4 = kf(K_4), f6 = kf(K_6), f16 = kf(K_16TH);
+  const f4 = kf32(K32_4), f6 = kf32(K32_6), f16 = kf32(K32_16TH);
   for (let y = 0; y < h; y++) {
     const r = y * w;
     if (w < 5) {
-      for (let x = 0; x < w; x++) st(tmp, r + x, clampedTap(src, r, w, x));
+      for (let x = 0; x < w; x++) store<f32>(tmp + (<usize>(r + x) << 2), clampedTap(src, r, w, x));
       continue;
     }
-    st(tmp, r, clampedTap(src, r, w, 0));
-    st(tmp, r + 1, clampedTap(src, r, w, 1));
+    store<f32>(tmp + (<usize>r << 2), clampedTap(src, r, w, 0));
+    store<f32>(tmp + (<usize>(r + 1) << 2), clampedTap(src, r, w, 1));
     let i = r + 2;
     const end = r + w - 2;
-    // A sliding window of pairs: the next pair's first three taps are this pair's last three.
-    let p0 = ld2(src, i - 2), p1 = ld2(src, i - 1), p2 = ld2(src, i);
-    for (; i + 1 < end; i += 2) {
-      const p3 = ld2(src, i + 1), p4 = ld2(src, i + 2);
-      let v = f64x2.add(p0, f64x2.mul(f4, p1));
-      v = f64x2.add(v, f64x2.mul(f6, p2));
-      v = f64x2.add(v, f64x2.mul(f4, p3));
-      v = f64x2.add(v, p4);
-      st2(tmp, i, f64x2.mul(v, f16));
-      p0 = p2; p1 = p3; p2 = p4;
+    for (; i + 3 < end; i += 4) {
+      const p = src + (<usize>i << 2);
+      v128.store(tmp + (<usize>i << 2), tap5x4(v128.load(p - 8), v128.load(p - 4), v128.load(p), v128.load(p + 4), v128.load(p + 8), f4, f6, f16));
     }
-    for (; i < end; i++) st(tmp, i, tap5(src, i - 2, i - 1, i, i + 1, i + 2));
-    st(tmp, r + w - 2, clampedTap(src, r, w, w - 2));
-    st(tmp, r + w - 1, clampedTap(src, r, w, w - 1));
+    for (; i < end; i++) store<f32>(tmp + (<usize>i << 2), tap5(ldf32(src, i - 2), ldf32(src, i - 1), ldf32(src, i), ldf32(src, i + 1), ldf32(src, i + 2)));
+    store<f32>(tmp + (<usize>(r + w - 2) << 2), clampedTap(src, r, w, w - 2));
+    store<f32>(tmp + (<usize>(r + w - 1) << 2), clampedTap(src, r, w, w - 1));
   }
-  const am = f64x2.splat(amount);
+  const am = <f32>amount, am4 = f32x4.splat(am);
   for (let y = 0; y < h; y++) {
-    const y1 = (y > 0 ? y - 1 : 0) * w, y2 = (y > 1 ? y - 2 : 0) * w;
-    const y3 = (y < h - 1 ? y + 1 : h - 1) * w, y4 = (y < h - 2 ? y + 2 : h - 1) * w;
+    const t1 = tmp + (<usize>((y > 0 ? y - 1 : 0) * w) << 2), t2 = tmp + (<usize>((y > 1 ? y - 2 : 0) * w) << 2);
+    const t3 = tmp + (<usize>((y < h - 1 ? y + 1 : h - 1) * w) << 2), t4 = tmp + (<usize>((y < h - 2 ? y + 2 : h - 1) * w) << 2);
     const r = y * w;
+    const t0 = tmp + (<usize>r << 2), s0 = src + (<usize>r << 2), o0 = out + (<usize>r << 2);
     let x = 0;
-    for (; x + 1 < w; x += 2) {
-      let b = f64x2.add(ld2(tmp, y2 + x), f64x2.mul(f4, ld2(tmp, y1 + x)));
-      b = f64x2.add(b, f64x2.mul(f6, ld2(tmp, r + x)));
-      b = f64x2.add(b, f64x2.mul(f4, ld2(tmp, y3 + x)));
-      b = f64x2.mul(f64x2.add(b, ld2(tmp, y4 + x)), f16);
-      const v = ld2(src, r + x);
-      st2(out, r + x, f64x2.add(v, f64x2.mul(am, f64x2.sub(v, b))));
+    for (; x + 3 < w; x += 4) {
+      const o = <usize>x << 2;
+      const b = tap5x4(v128.load(t2 + o), v128.load(t1 + o), v128.load(t0 + o), v128.load(t3 + o), v128.load(t4 + o), f4, f6, f16);
+      const v = v128.load(s0 + o);
+      v128.store(o0 + o, f32x4.add(v, f32x4.mul(am4, f32x4.sub(v, b))));
     }
     for (; x < w; x++) {
-      const b = tap5(tmp, y2 + x, y1 + x, r + x, y3 + x, y4 + x);
-      const v = ld(src, r + x);
-      st(out, r + x, v + amount * (v - b));
+      const b = tap5(ldf32(t2, x), ldf32(t1, x), ldf32(t0, x), ldf32(t3, x), ldf32(t4, x));
+      const v = ldf32(s0, x);
+      store<f32>(o0 + (<usize>x << 2), v + am * (v - b));
     }
-    // The row through the tone table in place, while it is in cache (a separate loop: fused into
-    // the one above, the constants of both no longer fit in registers).
-    if (tone) applyLut(out + (<usize>r << 2), w, tone, out + (<usize>r << 2));
+    // The row through the tone table in place, while it is in cache.
+    if (tone) applyLut(o0, w, tone, o0);
   }
 }
 
@@ -366,8 +373,17 @@ const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;
 
+/** a + (b - a) * (x - k) per lane, a and b the f32 at lut + 4k and the next, k from i32 lanes 0 and 1. */
+@inline function interp2(lut: usize, k: v128, x: v128): v128 {
+  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
+  const p = v128.load64_lane(lut + (<usize>k1 << 2), v128.load64_zero(lut + (<usize>k0 << 2)), 1);
+  const a = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 0, 2, 0, 2));
+  const b = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 1, 3, 1, 3));
+  return f64x2.add(a, f64x2.mul(f64x2.sub(b, a), f64x2.sub(x, f64x2.convert_low_i32x4_s(k))));
+}
+
 /**
- * encodeLinear() of two values (f64x2): as lutValue2, with 0 and 1 beyond the table's ends
+ * encodeLinear() of two values (f64x2): interpolated as interp2() does, with 0 and 1 beyond the table's ends
  * (`!(i > 0)` also catches NaN, as the scalar form).
  */
 @inline function encodeLinear2(enc: usize, v: v128, size: v128, last: v128, one: v128): v128 {
@@ -523,7 +539,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
     if (rgb) memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
-  const size = kf(K_ENC), last = v128.load32_splat(KI + 4), one = kf(K_1);
+  const size = kf(K_ENC), last = v128.load32_splat(KI), one = kf(K_1);
   for (let y = y0; y < y1; y++) {
     const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
     const cbase = (y / subY) * C3;

@@ -17,7 +17,7 @@ export function unsharpMask(src: Float32Array, w: number, h: number, sharpen: nu
   const amount = 2 * sharpen;
   const n = w * h;
   // In WebAssembly (assembly/kernels.ts): the [1 4 6 4 1]/16 blur along x, then along y combined
-  // with the mask and the tone table; two samples at a time (f64x2).
+  // with the mask and the tone table; four samples at a time in f32 (f32x4).
   const f = frame();
   const ps = f.f32(n), pt = f.f32(n), pl = tone ? f.f32(tone.length) : 0;
   const k = f.ready();
