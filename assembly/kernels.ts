@@ -24,85 +24,90 @@ const TONE_LUT_SIZE: i32 = 4096;
  * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
  * its uses, but not a load.
  */
-const KF = memory.data<f64>([0.5, 2, 1, <f64>RANGE_BINS, <f64>ENC_SIZE]);
+const KF = memory.data<f64>([0.5, 2, 1, <f64>ENC_SIZE]);
 const KI = memory.data<i32>([ENC_SIZE - 1, TONE_LUT_SIZE - 1]);
-const K_HALF = 0, K_2 = 1, K_1 = 2, K_BINS = 3, K_ENC = 4;
+const K_HALF = 0, K_2 = 1, K_1 = 2, K_ENC = 3;
 @inline function kf(i: i32): v128 {
   return v128.load64_splat(KF + (<usize>i << 3));
 }
 /** The same for f32x4 lanes. */
-const KF32 = memory.data<f32>([0.5, <f32>(TONE_LUT_SIZE / 2), <f32>TONE_LUT_SIZE, 4, 6, 0.0625]);
-const K32_HALF = 0, K32_TONE_HALF = 1, K32_TONE_N = 2, K32_4 = 3, K32_6 = 4, K32_16TH = 5;
+const KF32 = memory.data<f32>([0.5, <f32>(TONE_LUT_SIZE / 2), <f32>TONE_LUT_SIZE, 4, 6, 0.0625, <f32>RANGE_BINS, 1]);
+const K32_HALF = 0, K32_TONE_HALF = 1, K32_TONE_N = 2, K32_4 = 3, K32_6 = 4, K32_16TH = 5, K32_BINS = 6, K32_1 = 7;
 @inline function kf32(i: i32): v128 {
   return v128.load32_splat(KF32 + (<usize>i << 2));
 }
 
 // --- Bilateral denoise (pipeline/denoise.ts) -----------------------------------------------------
+// In f32 arithmetic, four samples at a time (f32x4; test/reference/denoise.ts is the scalar twin,
+// each operation rounded to f32): twice the lanes of the f64x2 form it replaced, and a quarter of
+// its divisions' cost; the rendered bench corpus came out the same (bench/render-diff.mjs).
 
-
-@inline function rangeWeight(lut: usize, a: f64, c: f64): f64 {
-  const d = Math.abs(a - c) * <f64>RANGE_BINS;
-  return ld(lut, d < <f64>RANGE_BINS ? <i32>d : RANGE_BINS);
+/** The range weight of |a - c| (`lut`: RANGE_BINS + 1 f32), the last entry from RANGE_BINS on (and for NaN). */
+@inline function rangeWeight(lut: usize, a: f32, c: f32): f32 {
+  const d = Mathf.abs(a - c) * <f32>RANGE_BINS;
+  return load<f32>(lut + (<usize>(d < <f32>RANGE_BINS ? <i32>d : RANGE_BINS) << 2));
 }
 
-/**
- * Two range weights from the f64 copy of the table (`lut64`): rangeWeight() per lane of
- * |a - c| (f64x2), each lane's entry loaded straight into its lane (no gather in wasm SIMD).
- */
-@inline function rangeWeight2(lut64: usize, a: v128, c: v128, bins: v128): v128 {
+/** rangeWeight() of four lanes, each lane's entry loaded straight into its lane (no gather in wasm SIMD). */
+@inline function rangeWeight4(lut: usize, a: v128, c: v128, bins: v128): v128 {
   // pmin(top, d) = d < top ? d : top, and top for NaN, as the scalar form.
-  const d = f64x2.pmin(bins, f64x2.mul(f64x2.abs(f64x2.sub(a, c)), bins));
-  const k = i32x4.trunc_sat_f64x2_s_zero(d);
-  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
-  return f64x2.replace_lane(v128.load64_zero(lut64 + (<usize>k0 << 3)), 1, load<f64>(lut64 + (<usize>k1 << 3)));
+  const k = i32x4.trunc_sat_f32x4_s(f32x4.pmin(bins, f32x4.mul(f32x4.abs(f32x4.sub(a, c)), bins)));
+  let r = v128.load32_zero(lut + (<usize>i32x4.extract_lane(k, 0) << 2));
+  r = v128.load32_lane(lut + (<usize>i32x4.extract_lane(k, 1) << 2), r, 1);
+  r = v128.load32_lane(lut + (<usize>i32x4.extract_lane(k, 2) << 2), r, 2);
+  return v128.load32_lane(lut + (<usize>i32x4.extract_lane(k, 3) << 2), r, 3);
 }
 
-@inline function bilateral2(c: v128, a: v128, wa: v128, b: v128, wb: v128, one: v128): v128 {
-  const num = f64x2.add(f64x2.add(c, f64x2.mul(wa, a)), f64x2.mul(wb, b));
-  return f64x2.div(num, f64x2.add(f64x2.add(one, wa), wb));
+/** (c + wa * a + wb * b) / (1 + wa + wb), in that order. */
+@inline function bilateral(c: f32, a: f32, wa: f32, b: f32, wb: f32): f32 {
+  return (c + wa * a + wb * b) / (<f32>1 + wa + wb);
+}
+
+@inline function bilateral4(c: v128, a: v128, wa: v128, b: v128, wb: v128, one: v128): v128 {
+  const num = f32x4.add(f32x4.add(c, f32x4.mul(wa, a)), f32x4.mul(wb, b));
+  return f32x4.div(num, f32x4.add(f32x4.add(one, wa), wb));
 }
 
 /**
  * One separable bilateral pass: 3 taps along x from s into o, then along y in place on o (s and o
  * distinct).
  * `lut`: range weights times the neighbours' spatial weight (RANGE_BINS + 1 f32); `prev`: w f32;
- * `work`: (w + 1 + RANGE_BINS + 1) f64, 16-byte aligned. Two samples at a time (f64x2).
- * A range weight depends only on |a - c|, which is symmetric, so each pair of neighbours' weight is
- * looked up once and serves both: along x the right weight of x is the left weight of x + 1, along
- * y the weight below row y (kept in a row of f64) is the weight above row y + 1. Same values as
- * looking each up twice, half the lookups.
+ * `work`: w f32.
+ * A range weight depends only on |a - c|, which is symmetric (in f32 too: a - c is -(c - a)), so
+ * each pair of neighbours' weight is looked up once and serves both: along x the right weight of x
+ * is the left weight of x + 1, along y the weight below row y (kept in a row) is the weight above
+ * row y + 1. Same values as looking each up twice, half the lookups.
  */
 export function denoisePass(s: usize, o: usize, w: i32, h: i32, lut: usize, prev: usize, work: usize): void {
-  const wrow = work, lut64 = work + (<usize>(w + 1 & ~1) << 3);
-  for (let i = 0; i <= RANGE_BINS; i++) store<f64>(lut64 + (<usize>i << 3), ld(lut, i));
-  const bins = kf(K_BINS), one = kf(K_1);
-  denoiseRowX(s, o, 0, w, lut, lut64, bins, one);
+  const wrow = work;
+  const bins = kf32(K32_BINS), one = kf32(K32_1);
+  denoiseRowX(s, o, 0, w, lut, bins, one);
   memory.copy(prev, o, <usize>w << 2);
   // Row 0 is its own upper neighbour: weight of a zero difference.
-  const w0 = ld(lut, 0);
-  for (let x = 0; x < w; x++) store<f64>(wrow + (<usize>x << 3), w0);
+  const w0 = load<f32>(lut);
+  for (let x = 0; x < w; x++) store<f32>(wrow + (<usize>x << 2), w0);
   // Row by row, the pass along x one row ahead of the pass along y, which needs the row below:
   // each row is filtered both ways while it is in cache.
   for (let y = 0; y < h; y++) {
     const r = y * w;
-    if (y < h - 1) denoiseRowX(s, o, r + w, w, lut, lut64, bins, one);
-    denoiseRowY(o, prev, wrow, r, y < h - 1 ? r + w : r, w, lut, lut64, bins, one);
+    if (y < h - 1) denoiseRowX(s, o, r + w, w, lut, bins, one);
+    denoiseRowY(o, prev, wrow, r, y < h - 1 ? r + w : r, w, lut, bins, one);
   }
 }
 
 /** Along x, row r of s into o. */
-function denoiseRowX(s: usize, o: usize, r: i32, w: i32, lut: usize, lut64: usize, bins: v128, one: v128): void {
-  // x = 0 and x = w - 1 are their own outer neighbour; the interior in pairs. e holds the
-  // weights between (x - 2, x - 1) and (x - 1, x) in its lanes.
+function denoiseRowX(s: usize, o: usize, r: i32, w: i32, lut: usize, bins: v128, one: v128): void {
+  // x = 0 and x = w - 1 are their own outer neighbour; the interior four at a time. e's last lane
+  // holds the weight between x - 1 and x.
   denoiseX(s, o, r, w, 0, lut);
   let x = 1;
-  if (x + 2 < w) {
-    let e = f64x2.splat(rangeWeight(lut, ld(s, r + 1), ld(s, r)));
-    for (; x + 2 < w; x += 2) {
-      const i = r + x;
-      const c = ld2(s, i), l = ld2(s, i - 1), rt = ld2(s, i + 1);
-      const next = rangeWeight2(lut64, rt, c, bins);
-      st2(o, i, bilateral2(c, l, v128.shuffle<u64>(e, next, 1, 2), rt, next, one));
+  if (x + 4 < w) {
+    let e = f32x4.splat(rangeWeight(lut, load<f32>(s + (<usize>(r + 1) << 2)), load<f32>(s + (<usize>r << 2))));
+    for (; x + 4 < w; x += 4) {
+      const p = s + (<usize>(r + x) << 2);
+      const c = v128.load(p), l = v128.load(p - 4), rt = v128.load(p + 4);
+      const next = rangeWeight4(lut, rt, c, bins);
+      v128.store(o + (<usize>(r + x) << 2), bilateral4(c, l, v128.shuffle<u32>(e, next, 3, 4, 5, 6), rt, next, one));
       e = next;
     }
   }
@@ -110,46 +115,38 @@ function denoiseRowX(s: usize, o: usize, r: i32, w: i32, lut: usize, lut64: usiz
 }
 
 /** Along y, in place on row r of o: `prev` holds the row above before filtering, dn is the row below. */
-function denoiseRowY(o: usize, prev: usize, wrow: usize, r: i32, dn: i32, w: i32, lut: usize, lut64: usize, bins: v128, one: v128): void {
+function denoiseRowY(o: usize, prev: usize, wrow: usize, r: i32, dn: i32, w: i32, lut: usize, bins: v128, one: v128): void {
+  const oc = o + (<usize>r << 2), ob = o + (<usize>dn << 2);
   let x = 0;
-  for (; x + 1 < w; x += 2) {
-    const i = r + x;
-    const c32 = v128.load64_zero(o + (<usize>i << 2));
-    const c = f64x2.promote_low_f32x4(c32);
-    const u = ld2(prev, x);
-    const b = ld2(o, dn + x);
-    const pw = wrow + (<usize>x << 3);
-    const wb = rangeWeight2(lut64, b, c, bins);
-    v128.store64_lane(prev + (<usize>x << 2), c32, 0);
+  for (; x + 3 < w; x += 4) {
+    const q = <usize>x << 2;
+    const c = v128.load(oc + q), u = v128.load(prev + q), b = v128.load(ob + q);
+    const wb = rangeWeight4(lut, b, c, bins);
+    v128.store(prev + q, c);
     // Loaded before the store, as its own statement: written inside the call below, the
     // optimised code (after tier-up) read the stored value.
-    const wu = v128.load(pw);
-    v128.store(pw, wb);
-    st2(o, i, bilateral2(c, u, wu, b, wb, one));
+    const wu = v128.load(wrow + q);
+    v128.store(wrow + q, wb);
+    v128.store(oc + q, bilateral4(c, u, wu, b, wb, one));
   }
   for (; x < w; x++) {
-    const i = r + x;
-    const c = ld(o, i);
-    const u = ld(prev, x);
-    const b = ld(o, dn + x);
-    const pw = wrow + (<usize>x << 3);
-    const wu = load<f64>(pw);
+    const q = <usize>x << 2;
+    const c = load<f32>(oc + q), u = load<f32>(prev + q), b = load<f32>(ob + q);
+    const wu = load<f32>(wrow + q);
     const wb = rangeWeight(lut, b, c);
-    st(prev, x, c);
-    st(o, i, (c + wu * u + wb * b) / (1 + wu + wb));
-    store<f64>(pw, wb);
+    store<f32>(prev + q, c);
+    store<f32>(oc + q, bilateral(c, u, wu, b, wb));
+    store<f32>(wrow + q, wb);
   }
 }
 
 /** One sample of the pass along x, with the row's ends clamped. */
 function denoiseX(s: usize, o: usize, r: i32, w: i32, x: i32, lut: usize): void {
   const i = r + x;
-  const c = ld(s, i);
-  const l = x > 0 ? ld(s, i - 1) : c;
-  const rt = x < w - 1 ? ld(s, i + 1) : c;
-  const wl = rangeWeight(lut, l, c);
-  const wr = rangeWeight(lut, rt, c);
-  st(o, i, (c + wl * l + wr * rt) / (1 + wl + wr));
+  const c = load<f32>(s + (<usize>i << 2));
+  const l = x > 0 ? load<f32>(s + (<usize>(i - 1) << 2)) : c;
+  const rt = x < w - 1 ? load<f32>(s + (<usize>(i + 1) << 2)) : c;
+  store<f32>(o + (<usize>i << 2), bilateral(c, l, rangeWeight(lut, l, c), rt, rangeWeight(lut, rt, c)));
 }
 
 // --- Histogram (pipeline/tone.ts) ----------------------------------------------------------------

@@ -46,18 +46,25 @@ function pass(s: Float32Array, o: Float32Array, w: number, h: number, rangeLut: 
   for (let y = 0; y < h; y++) bilateralRowY(o, prev, y * w, y < h - 1 ? y * w + w : y * w, w, lut);
 }
 
+/** The range weight of |a - c|, the last entry from RANGE_BINS on (and for NaN). */
+function weight(lut: Float32Array, a: number, c: number): number {
+  const d = Math.abs(Math.fround(a - c)) * RANGE_BINS;
+  return lut[d < RANGE_BINS ? d | 0 : RANGE_BINS]!;
+}
+
+/** (c + wa * a + wb * b) / (1 + wa + wb), in that order, each operation rounded to f32. */
+function bilateral(c: number, a: number, wa: number, b: number, wb: number): number {
+  const f = Math.fround;
+  return f(f(f(c + f(wa * a)) + f(wb * b)) / f(f(1 + wa) + wb));
+}
+
 /** Along x: the first and last sample of a row are their own outer neighbour. */
 function bilateralRowX(s: Float32Array, o: Float32Array, r: number, w: number, lut: Float32Array): void {
-  const top = RANGE_BINS;
   let l = s[r]!, c = s[r]!;
   for (let x = 0; x < w; x++) {
     const i = r + x;
     const rt = x < w - 1 ? s[i + 1]! : c;
-    let d = Math.abs(l - c) * top;
-    const wl = lut[d < top ? d | 0 : top]!;
-    d = Math.abs(rt - c) * top;
-    const wr = lut[d < top ? d | 0 : top]!;
-    o[i] = (c + wl * l + wr * rt) / (1 + wl + wr);
+    o[i] = bilateral(c, l, weight(lut, l, c), rt, weight(lut, rt, c));
     l = c;
     c = rt;
   }
@@ -65,17 +72,12 @@ function bilateralRowX(s: Float32Array, o: Float32Array, r: number, w: number, l
 
 /** Along y, in place on row r: `prev` holds the row above before filtering, dn is the row below. */
 function bilateralRowY(o: Float32Array, prev: Float32Array, r: number, dn: number, w: number, lut: Float32Array): void {
-  const top = RANGE_BINS;
   for (let x = 0; x < w; x++) {
     const i = r + x;
     const c = o[i]!;
     const u = prev[x]!;
     const b = o[dn + x]!;
-    let d = Math.abs(u - c) * top;
-    const wu = lut[d < top ? d | 0 : top]!;
-    d = Math.abs(b - c) * top;
-    const wb = lut[d < top ? d | 0 : top]!;
     prev[x] = c;
-    o[i] = (c + wu * u + wb * b) / (1 + wu + wb);
+    o[i] = bilateral(c, u, weight(lut, u, c), b, weight(lut, b, c));
   }
 }

@@ -30,7 +30,7 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
   const n = w * h;
   // In WebAssembly (assembly/kernels.ts): both passes on one copy of the raster.
   const f = frame();
-  const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w), pw = f.f32(2 * (w + 1 + RANGE_BINS + 1));
+  const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w), pw = f.f32(w);
   const k = f.ready();
   f.viewF32(pa, n).set(src.data.subarray(0, n));
   // The spatial weight of the two neighbours folded into the table (rounded to f32 as before).

@@ -17,7 +17,7 @@ export function denoiseToneSharpen(src: Raster, denoise: number, sharpen: number
   const passes = denoise <= 0 ? 0 : denoise > 0.5 ? 2 : 1;
   const f = frame();
   const pa = f.f32(n), pb = f.f32(n), ph = f.f32(HIST_BINS * 5);
-  const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(2 * (w + 1 + RANGE_BINS + 1)) : 0;
+  const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(w) : 0;
   const k = f.ready();
   f.viewF32(pa, n).set(src.data.subarray(0, n));
   let from = pa, to = pb;
