@@ -6,7 +6,7 @@
 // Lookup tables built with Math.exp/pow/tan are built in TS and passed in, since libm results
 // may differ in the last bit between engines.
 
-import { ENC_SIZE, encodeLinear } from './srgb';
+import { ENC_SIZE } from './srgb';
 import { cellTensor, tensorAt } from './tensor';
 import { ld, ld2, ldi, st, st2 } from './mem';
 
@@ -24,15 +24,15 @@ const TONE_LUT_SIZE: i32 = 4096;
  * every iteration by V8 (several instructions each), and binaryen folds a constant local back into
  * its uses, but not a load.
  */
-const KF = memory.data<f64>([0.5, 2, 1, <f64>ENC_SIZE]);
+const KF = memory.data<f64>([0.5, 2, 1]);
 const KI = memory.data<i32>([ENC_SIZE - 1, TONE_LUT_SIZE - 1]);
-const K_HALF = 0, K_2 = 1, K_1 = 2, K_ENC = 3;
+const K_HALF = 0, K_2 = 1, K_1 = 2;
 @inline function kf(i: i32): v128 {
   return v128.load64_splat(KF + (<usize>i << 3));
 }
 /** The same for f32x4 lanes. */
-const KF32 = memory.data<f32>([0.5, <f32>(TONE_LUT_SIZE / 2), <f32>TONE_LUT_SIZE, 4, 6, 0.0625, <f32>RANGE_BINS, 1]);
-const K32_HALF = 0, K32_TONE_HALF = 1, K32_TONE_N = 2, K32_4 = 3, K32_6 = 4, K32_16TH = 5, K32_BINS = 6, K32_1 = 7;
+const KF32 = memory.data<f32>([0.5, <f32>(TONE_LUT_SIZE / 2), <f32>TONE_LUT_SIZE, 4, 6, 0.0625, <f32>RANGE_BINS, 1, <f32>ENC_SIZE]);
+const K32_HALF = 0, K32_TONE_HALF = 1, K32_TONE_N = 2, K32_4 = 3, K32_6 = 4, K32_16TH = 5, K32_BINS = 6, K32_1 = 7, K32_ENC = 8;
 @inline function kf32(i: i32): v128 {
   return v128.load32_splat(KF32 + (<usize>i << 2));
 }
@@ -370,24 +370,30 @@ const REC709_R: f64 = 0.2126;
 const REC709_G: f64 = 0.7152;
 const REC709_B: f64 = 0.0722;
 
-/** a + (b - a) * (x - k) per lane, a and b the f32 at lut + 4k and the next, k from i32 lanes 0 and 1. */
-@inline function interp2(lut: usize, k: v128, x: v128): v128 {
-  const k0 = i32x4.extract_lane(k, 0), k1 = i32x4.extract_lane(k, 1);
-  const p = v128.load64_lane(lut + (<usize>k1 << 2), v128.load64_zero(lut + (<usize>k0 << 2)), 1);
-  const a = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 0, 2, 0, 2));
-  const b = f64x2.promote_low_f32x4(v128.shuffle<u32>(p, p, 1, 3, 1, 3));
-  return f64x2.add(a, f64x2.mul(f64x2.sub(b, a), f64x2.sub(x, f64x2.convert_low_i32x4_s(k))));
+/**
+ * encodeLinear() of srgb.ts in f32 arithmetic (each operation rounded to f32): i = v * ENC_SIZE,
+ * 0 unless i > 0 (NaN too), 1 from ENC_SIZE on, else a + (b - a) * (i - k) with k = trunc(i) and
+ * a, b the table's entries k and k + 1. The resampled luminance only (a sample is an f32 anyway);
+ * colours keep the f64 form.
+ */
+@inline function encode32(enc: usize, v: f32): f32 {
+  const i = v * <f32>ENC_SIZE;
+  if (!(i > 0)) return 0;
+  if (i >= <f32>ENC_SIZE) return 1;
+  const k = <i32>i;
+  const a = load<f32>(enc + (<usize>k << 2)), b = load<f32>(enc + (<usize>k << 2), 4);
+  return a + (b - a) * (i - <f32>k);
 }
 
-/**
- * encodeLinear() of two values (f64x2): interpolated as interp2() does, with 0 and 1 beyond the table's ends
- * (`!(i > 0)` also catches NaN, as the scalar form).
- */
-@inline function encodeLinear2(enc: usize, v: v128, size: v128, last: v128, one: v128): v128 {
-  const i = f64x2.mul(v, size);
-  const pos = f64x2.gt(i, v128.splat<i64>(0)), top = f64x2.ge(i, size);
-  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f64x2_s_zero(i), v128.splat<i64>(0)), last);
-  const r = v128.and(interp2(enc, k, i), pos);
+/** encode32() of four lanes (f32x4); entries k and k + 1 are adjacent, so one 8-byte load per lane fetches both. */
+@inline function encode32x4(enc: usize, v: v128, size: v128, zero: v128, last: v128, one: v128): v128 {
+  const i = f32x4.mul(v, size);
+  const pos = f32x4.gt(i, zero), top = f32x4.ge(i, size);
+  const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(i), zero), last);
+  const p01 = v128.load64_lane(enc + (<usize>i32x4.extract_lane(k, 1) << 2), v128.load64_zero(enc + (<usize>i32x4.extract_lane(k, 0) << 2)), 1);
+  const p23 = v128.load64_lane(enc + (<usize>i32x4.extract_lane(k, 3) << 2), v128.load64_zero(enc + (<usize>i32x4.extract_lane(k, 2) << 2)), 1);
+  const a = v128.shuffle<u32>(p01, p23, 0, 2, 4, 6), b = v128.shuffle<u32>(p01, p23, 1, 3, 5, 7);
+  const r = v128.and(f32x4.add(a, f32x4.mul(f32x4.sub(b, a), f32x4.sub(i, f32x4.convert_i32x4_s(k)))), pos);
   return v128.bitselect(one, r, top);
 }
 
@@ -536,7 +542,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
     if (rgb) memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
-  const size = kf(K_ENC), last = v128.load32_splat(KI), one = kf(K_1);
+  const size = kf32(K32_ENC), last = v128.load32_splat(KI), one = kf32(K32_1), zero = i32x4.splat(0);
   for (let y = y0; y < y1; y++) {
     const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
     const cbase = (y / subY) * C3;
@@ -560,13 +566,14 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
       // Element-wise over the row: two values at a time (f64x2), the odd one out scalar.
-      const w2 = f64x2.splat(w);
+      const w2 = f64x2.splat(w), w4 = f32x4.splat(<f32>w);
       let i = 0;
       if (!withLuma) {
         // Colours alone.
       } else if (n == 1) {
-        for (; i + 1 < W; i += 2) st2(luma, base + i, encodeLinear2(enc, f64x2.mul(w2, ld2(ry, i)), size, last, one));
-        for (; i < W; i++) st(luma, base + i, encodeLinear(enc, w * ld(ry, i)));
+        // w * ry in f32 is the f64 product rounded to f32 (both factors are f32): as before.
+        for (; i + 3 < W; i += 4) v128.store(luma + (<usize>(base + i) << 2), encode32x4(enc, f32x4.mul(w4, v128.load(ry + (<usize>i << 2))), size, zero, last, one));
+        for (; i < W; i++) store<f32>(luma + (<usize>(base + i) << 2), encode32(enc, <f32>(w * ld(ry, i))));
       } else if (k == 0) {
         for (; i + 1 < W; i += 2) st2(accY, i, f64x2.mul(w2, ld2(ry, i)));
         for (; i < W; i++) st(accY, i, w * ld(ry, i));
@@ -582,8 +589,8 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
     }
     if (withLuma && n > 1) {
       let x = 0;
-      for (; x + 1 < W; x += 2) st2(luma, base + x, encodeLinear2(enc, ld2(accY, x), size, last, one));
-      for (; x < W; x++) st(luma, base + x, encodeLinear(enc, ld(accY, x)));
+      for (; x + 3 < W; x += 4) v128.store(luma + (<usize>(base + x) << 2), encode32x4(enc, v128.load(accY + (<usize>x << 2)), size, zero, last, one));
+      for (; x < W; x++) store<f32>(luma + (<usize>(base + x) << 2), encode32(enc, load<f32>(accY + (<usize>x << 2))));
     }
   }
 }

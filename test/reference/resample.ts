@@ -1,5 +1,5 @@
 import type { RgbaImage } from '../../src/core/types.js';
-import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encodeLinear } from '../../src/core/pipeline/linear.js';
+import { REC709_B, REC709_G, REC709_R, SRGB8_TO_LINEAR, encLut } from '../../src/core/pipeline/linear.js';
 import type { Raster } from './raster.js';
 import { scratch } from '../../src/core/pipeline/scratch.js';
 // The taps stay TypeScript in the shipped resampler: the oracle uses the same ones.
@@ -160,13 +160,26 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
       const w = yw[o + k]!;
       const slot = hpass(s + k);
       const ry = hy[slot]!, rc = hc[slot]!;
-      if (n === 1) for (let i = 0; i < W; i++) luma[base + i] = encodeLinear(w * ry[i]!);
+      if (n === 1) for (let i = 0; i < W; i++) luma[base + i] = encode32(w * ry[i]!);
       else if (k === 0) for (let i = 0; i < W; i++) accY[i] = w * ry[i]!;
       else for (let i = 0; i < W; i++) accY[i]! += w * ry[i]!;
       const wc = w * rowNorm;
       for (let i = 0; i < C3; i++) cellRgb[cbase + i]! += wc * rc[i]!;
     }
-    if (n > 1) for (let x = 0; x < W; x++) luma[base + x] = encodeLinear(accY[x]!);
+    if (n > 1) for (let x = 0; x < W; x++) luma[base + x] = encode32(accY[x]!);
   }
   return { luma: { width: W, height: H, data: luma }, cellLinearRgb: cellRgb };
+}
+
+/**
+ * The luminance's encoding to perceptual (the kernel's encode32): linear.ts encodeLinear() of v
+ * rounded to f32, each operation rounded to f32.
+ */
+function encode32(v: number): number {
+  const f = Math.fround, t = encLut(), ENC_SIZE = t.length - 1;
+  const i = f(v) * ENC_SIZE;
+  if (!(i > 0)) return 0;
+  if (i >= ENC_SIZE) return 1;
+  const k = i | 0;
+  return f(t[k]! + f(f(t[k + 1]! - t[k]!) * f(i - k)));
 }
