@@ -11,8 +11,6 @@ import { ld, st } from './mem';
 const SUB_X: i32 = 4;
 const SUB_Y: i32 = 8;
 const SAMPLES: i32 = SUB_X * SUB_Y;
-/** Bytes of one template (or cell target) as f64. */
-const ROW64: usize = <usize>SAMPLES << 3;
 
 // --- Viewing blur (pipeline/view-blur.ts) -------------------------------------------------------
 
@@ -81,46 +79,49 @@ function blurRowX(s: usize, w: i32, t: usize): void {
 
 // --- Glyph matching (pipeline/match.ts) ---------------------------------------------------------
 
-/** acc + x * y, two f64 lanes loaded at x and y. */
-@inline function mac2(acc: v128, x: usize, y: usize): v128 {
-  return f64x2.add(acc, f64x2.mul(v128.load(x), v128.load(y)));
+/** acc + x * y, four f32 lanes loaded at x and y. */
+@inline function mac4(acc: v128, x: usize, y: usize): v128 {
+  return f32x4.add(acc, f32x4.mul(v128.load(x), v128.load(y)));
 }
 
+/** Bytes of one template (or cell target): SAMPLES f32, a row of SUB_X = 4 per v128. */
+const ROW32: usize = <usize>SAMPLES << 2;
+
 /**
- * glyphError(): squared distance of the cell (t, SAMPLES f64) to template g (tf, SAMPLES f64 per
- * glyph) plus the tone term. The products of two f32 are exact in f64, so the four accumulators
- * d0..d3 of the TypeScript become the lanes of two f64x2 with the same sums in the same order.
+ * glyphError(): squared distance of the cell (t, SAMPLES f32) to template g (templates, SAMPLES
+ * f32 per glyph) plus the tone term. The dot product in f32 arithmetic: lane l sums column l's
+ * products, even rows in one accumulator and odd rows in another (each in row order), then the
+ * two; the lanes added (l0 + l1) + (l2 + l3) in f64 (test/reference/match.ts does the same with
+ * Math.fround). f32 rather than the f64 of exact products: half the loads and a quarter of the
+ * lane operations per candidate, and two short chains of additions instead of two long ones.
  */
-@inline function glyphError(t: usize, tf: usize, g: i32, g2: f64, cov: f64, c: f64, base: f64, want: f64, toneW: f64): f64 {
-  const o = tf + <usize>g * ROW64;
-  let a = f64x2.splat(0), b = f64x2.splat(0);
-  if (ROW64 == 256) {
-    // The loop below written out for the 4 x 8 grid: the same adds in the same order. A first
-    // render runs this as baseline (Liftoff) code, which pays a check on every loop back-edge.
-    a = mac2(a, t, o); b = mac2(b, t + 16, o + 16);
-    a = mac2(a, t + 32, o + 32); b = mac2(b, t + 48, o + 48);
-    a = mac2(a, t + 64, o + 64); b = mac2(b, t + 80, o + 80);
-    a = mac2(a, t + 96, o + 96); b = mac2(b, t + 112, o + 112);
-    a = mac2(a, t + 128, o + 128); b = mac2(b, t + 144, o + 144);
-    a = mac2(a, t + 160, o + 160); b = mac2(b, t + 176, o + 176);
-    a = mac2(a, t + 192, o + 192); b = mac2(b, t + 208, o + 208);
-    a = mac2(a, t + 224, o + 224); b = mac2(b, t + 240, o + 240);
+@inline function glyphError(t: usize, templates: usize, g: i32, g2: f64, cov: f64, c: f64, base: f64, want: f64, toneW: f64): f64 {
+  const o = templates + <usize>g * ROW32;
+  let a = f32x4.splat(0), b = f32x4.splat(0);
+  if (ROW32 == 128) {
+    // The 4 x 8 grid written out: a first render runs this as baseline (Liftoff) code, which
+    // pays a check on every loop back-edge.
+    a = mac4(a, t, o); b = mac4(b, t + 16, o + 16);
+    a = mac4(a, t + 32, o + 32); b = mac4(b, t + 48, o + 48);
+    a = mac4(a, t + 64, o + 64); b = mac4(b, t + 80, o + 80);
+    a = mac4(a, t + 96, o + 96); b = mac4(b, t + 112, o + 112);
   } else {
-    for (let i: usize = 0; i < ROW64; i += 32) {
-      a = mac2(a, t + i, o + i);
-      b = mac2(b, t + i + 16, o + i + 16);
+    for (let i: usize = 0; i < ROW32; i += 32) {
+      a = mac4(a, t + i, o + i);
+      b = mac4(b, t + i + 16, o + i + 16);
     }
   }
-  const dot = f64x2.extract_lane(a, 0) + f64x2.extract_lane(a, 1) + (f64x2.extract_lane(b, 0) + f64x2.extract_lane(b, 1));
+  const l = f32x4.add(a, b);
+  const dot = (<f64>f32x4.extract_lane(l, 0) + <f64>f32x4.extract_lane(l, 1)) + (<f64>f32x4.extract_lane(l, 2) + <f64>f32x4.extract_lane(l, 3));
   const dm = want - cov;
   return base - 2 * c * dot + g2 + toneW * dm * dm;
 }
 
 /**
- * The samples of cell row cy into rowT as f64, cell after cell, each + 0 (the error the per-cell
- * loop adds when it does not dither), with each cell's sum and sum of squares in sample order into
- * rowS. Two neighbouring cells at a time, one per f64x2 lane, each lane adding its own cell's terms
- * in the scalar order (the same bits); an odd last cell alone.
+ * The samples of cell row cy into rowT (f32, cell after cell, SUB_X per row), with each cell's
+ * sum and sum of squares (in f64, in sample order) into rowS. Two neighbouring cells at a time,
+ * one per f64x2 lane for the sums, each lane adding its own cell's terms in the scalar order (the
+ * same bits); an odd last cell alone.
  */
 function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, rowS: usize): void {
   const zero = f64x2.splat(0);
@@ -128,19 +129,17 @@ function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, row
   let cx = 0;
   for (; cx + 1 < cols; cx += 2) {
     let s = zero, q = zero;
-    const ta = rowT + <usize>cx * ROW64;
+    const ta = rowT + <usize>cx * ROW32;
     for (let sy = 0, p = row0 + cx * SUB_X; sy < SUB_Y; sy++, p += width) {
       const a = v128.load(target + (<usize>p << 2)), b = v128.load(target + (<usize>p << 2), 16);
+      const o = ta + (<usize>sy << 4);
+      v128.store(o, a);
+      v128.store(o + ROW32, b);
       const l = v128.shuffle<f32>(a, b, 0, 4, 1, 5), h = v128.shuffle<f32>(a, b, 2, 6, 3, 7);
       const v0 = f64x2.add(lo4(l), zero), v1 = f64x2.add(hi4(l), zero);
       const v2 = f64x2.add(lo4(h), zero), v3 = f64x2.add(hi4(h), zero);
       s = f64x2.add(f64x2.add(f64x2.add(f64x2.add(s, v0), v1), v2), v3);
       q = f64x2.add(f64x2.add(f64x2.add(f64x2.add(q, f64x2.mul(v0, v0)), f64x2.mul(v1, v1)), f64x2.mul(v2, v2)), f64x2.mul(v3, v3));
-      const o = ta + (<usize>sy << 5);
-      v128.store64_lane(o, v0, 0); v128.store64_lane(o + ROW64, v0, 1);
-      v128.store64_lane(o, v1, 0, 8); v128.store64_lane(o + ROW64, v1, 1, 8);
-      v128.store64_lane(o, v2, 0, 16); v128.store64_lane(o + ROW64, v2, 1, 16);
-      v128.store64_lane(o, v3, 0, 24); v128.store64_lane(o + ROW64, v3, 1, 24);
     }
     const so = rowS + (<usize>cx << 4);
     store<f64>(so, f64x2.extract_lane(s, 0));
@@ -150,12 +149,12 @@ function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, row
   }
   if (cx < cols) {
     let sum: f64 = 0, sq: f64 = 0;
-    const tc = rowT + <usize>cx * ROW64;
+    const tc = rowT + <usize>cx * ROW32;
     let p = row0 + cx * SUB_X;
     for (let sy = 0, i = 0; sy < SUB_Y; sy++, p += width) {
       for (let sx = 0; sx < SUB_X; sx++, i++) {
         const v = ld(target, p + sx) + 0;
-        store<f64>(tc + (<usize>i << 3), v);
+        store<f32>(tc + (<usize>i << 2), <f32>v);
         sum += v;
         sq += v * v;
       }
@@ -174,8 +173,8 @@ function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, row
  * per cell, or 0), used when previous != 0 and hyst > 0; calm: the neighbour margin (pipeline/match.ts
  * NEIGHBOUR_CALM), 0 for none. Writes out (u16 per cell) for cell
  * rows y0..y1 (exclusive): called band by band, y0 = 0 first, with the same `work` kept. `work`:
- * (count + 1) * SAMPLES + 2 * nc + 2 f64, then 2 * (cols + 2) f32, then (16-byte aligned)
- * cols * (SAMPLES + 2) f64 for loadRow(); 16-byte aligned.
+ * SAMPLES f32 and 8 bytes, 2 * nc + 1 f64, then 2 * (cols + 2) f32, then (16-byte aligned) cols *
+ * SAMPLES f32 and cols * 2 f64 for loadRow(); 16-byte aligned.
  * `tensorSrc` (the unblurred target, or 0): direction and strength are not given but taken here, by
  * tensorAt(), in a cell only when a directional glyph could still beat its best (both are then
  * scratch of one u8 and one f32 per cell); the same glyphs as with the whole raster's tensor.
@@ -185,20 +184,19 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
   dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32,
   tensorSrc: usize, tan225: f64): void {
-  // Templates as f64 (the TS multiplies them promoted), the cell's samples; per candidate (in
-  // codebook order) its mean with -Inf and +Inf sentinels at both ends, and its spread.
-  const tf = work;
-  const t = tf + <usize>count * ROW64;
-  const cc = t + ROW64 + 8;
+  // The cell's samples (f32, when dithering); per candidate (in codebook order) its mean with
+  // -Inf and +Inf sentinels at both ends, and its spread.
+  const tf = templates;
+  const t = work;
+  const cc = t + ROW32 + 8;
   const cs = cc + (<usize>(nc + 1) << 3);
   const errCur = cs + (<usize>nc << 3);
   const errNext = errCur + (<usize>(cols + 2) << 2);
   // Without dithering a cell's samples do not depend on its neighbours' choices: a row's are
   // loaded ahead, two cells at a time (rowT: cols x SAMPLES f64, rowS: their sums and sums of squares).
   const rowT = (errNext + (<usize>(cols + 2) << 2) + 15) & ~(<usize>15);
-  const rowS = rowT + <usize>cols * ROW64;
+  const rowS = rowT + <usize>cols * ROW32;
   if (y0 == 0) {
-    for (let i = 0, m = count * SAMPLES; i < m; i++) store<f64>(tf + (<usize>i << 3), ld(templates, i));
     for (let k = 0; k < nc; k++) {
       const g = load<i32>(cand + (<usize>k << 2));
       store<f64>(cc + (<usize>k << 3), ld(gm, g));
@@ -224,7 +222,7 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       const cell = cy * cols + cx;
       let tc = t, sum: f64 = 0, sq: f64 = 0;
       if (!dither) {
-        tc = rowT + <usize>cx * ROW64;
+        tc = rowT + <usize>cx * ROW32;
         sum = load<f64>(rowS + (<usize>cx << 4));
         sq = load<f64>(rowS + (<usize>cx << 4), 8);
       } else {
@@ -233,7 +231,7 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
         for (let sy = 0, i = 0; sy < SUB_Y; sy++, p += width) {
           for (let sx = 0; sx < SUB_X; sx++, i++) {
             const v = ld(target, p + sx) + e;
-            store<f64>(t + (<usize>i << 3), <f64><f32>v);
+            store<f32>(t + (<usize>i << 2), <f32>v);
             sum += v;
             sq += v * v;
           }

@@ -146,15 +146,19 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
 const N = SAMPLES;
 
 function glyphError(t: Float32Array, templates: Float32Array, g: number, g2: number, cov: number, c: number, base: number, want: number, toneW: number): number {
-  // Four accumulators: independent chains the CPU can overlap (N is a multiple of 4).
-  let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-  for (let i = 0, o = g * N; i < N; i += 4, o += 4) {
-    d0 += t[i]! * templates[o]!;
-    d1 += t[i + 1]! * templates[o + 1]!;
-    d2 += t[i + 2]! * templates[o + 2]!;
-    d3 += t[i + 3]! * templates[o + 3]!;
+  // In f32 (each operation rounded with Math.fround), as the kernel's f32x4 lanes: column l's
+  // products, even rows in one sum and odd rows in another (each in row order), then the two;
+  // the columns added (l0 + l1) + (l2 + l3).
+  const f = Math.fround, lane = [0, 0, 0, 0];
+  for (let l = 0; l < SUB_X; l++) {
+    let even = 0, odd = 0;
+    for (let y = 0; y < SUB_Y; y++) {
+      const p = f(t[y * SUB_X + l]! * templates[g * N + y * SUB_X + l]!);
+      if (y % 2 === 0) even = f(even + p); else odd = f(odd + p);
+    }
+    lane[l] = f(even + odd);
   }
-  const dot = d0 + d1 + (d2 + d3);
+  const dot = (lane[0]! + lane[1]!) + (lane[2]! + lane[3]!);
   const dm = want - cov;
   return base - 2 * c * dot + g2 + toneW * dm * dm;
 }

@@ -78,7 +78,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const sAmt = st && dir ? o.structureAmount : 0;
   const prev = o.previous ?? null, stable = o.stable ?? null;
   // In WebAssembly (assembly/match.ts): candidate search, substitutions and error diffusion in
-  // the TypeScript's order and precision (test/reference/match.ts is the scalar original).
+  // the TypeScript's order, the dot products in f32 (test/reference/match.ts is the scalar twin).
   const f = frame();
   const pt = f.f32(samples);
   const pb = o.blur ? f.f32(samples) : 0, ptmp = o.blur ? f.f32(3 * width) : 0;
@@ -88,7 +88,7 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const pprev = prev ? f.bytes(n * 2) : 0, pstable = prev && stable ? f.bytes(n) : 0;
   const pout = f.bytes(n * 2);
   // The kernel's scratch, then a row of cells' samples and sums loaded ahead (without dithering).
-  const pwork = f.bytes(((count + 1) * N + 2 * nc + 2) * 8 + (cols + 2) * 8 + 16 + cols * (N + 2) * 8);
+  const pwork = f.bytes(N * 4 + 8 + (2 * nc + 1) * 8 + (cols + 2) * 8 + 16 + cols * (N * 4 + 16));
   const fine = o.refine ?? null;
   const fineBook = fine?.candidates ?? o.candidates;
   const fineAt = fine ? refineLayout(f, count, fineBook.length) : null;
