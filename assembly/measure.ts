@@ -11,61 +11,62 @@ import { encodeLinear, ld2, ldf } from './srgb';
  * The noise and edge statistics of measureSource over every fourth interior row of the w x h
  * raster d, and the cells' mean chroma: out[0] = sum |Laplacian|, out[1] = samples with normalised
  * Sobel magnitude > 0.1, out[2] = sum of (max - min) of the cells' sRGB-encoded colours (f64 each);
- * magHist (256 u32, then 256 more as scratch; zeroed here) counts the magnitudes.
+ * magHist (256 u32, then 768 more as scratch; zeroed here) counts the magnitudes.
+ * The Laplacian and the gradient in f32 arithmetic, four samples at a time (f32x4): each lane sums
+ * its |Laplacian| along the row in f32, the row's sum is then (l0 + l1) + (l2 + l3) and the tail's
+ * samples in f64 (test/reference/measure.ts is the scalar twin, with Math.fround).
  */
 export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: usize, out: usize, magHist: usize): void {
-  // Two partial histograms (one per SIMD lane, the second at magHist + 1 KB) so that neighbours
-  // in the same bin do not wait on each other's store; summed at the end (exact: integers).
-  const part = magHist + 1024;
-  memory.fill(magHist, 0, 2048);
+  // Four partial histograms (one per lane, 1 KB apart) so that neighbours in the same bin do not
+  // wait on each other's store; summed at the end (exact: integers).
+  memory.fill(magHist, 0, 4096);
   let lapAll: f64 = 0, edgesAll: f64 = 0;
   if (w >= 3) {
+    const two = f32x4.splat(2), four = f32x4.splat(4), quarter = f32x4.splat(0.25), tenth = f32x4.splat(<f32>0.1);
+    const k255 = f32x4.splat(255), top = i32x4.splat(255);
     for (let y = 1; y < h - 1; y += 4) {
-      const u = (y - 1) * w, r = y * w, dn = (y + 1) * w;
-      let lap: f64 = 0, edges: f64 = 0;
+      const u = d + (<usize>((y - 1) * w) << 2), r = d + (<usize>(y * w) << 2), dn = d + (<usize>((y + 1) * w) << 2);
+      let lap4 = f32x4.splat(0), edges4 = i32x4.splat(0);
       let x = 1;
-      // Two samples at a time: every lane does the scalar form's f64 operations, and |v| is
-      // added to the row's sum lane 0 then lane 1, in the scalar order.
-      for (; x + 1 < w - 1; x += 2) {
-        const a = ld2(d, u + x - 1), b = ld2(d, u + x), c = ld2(d, u + x + 1);
-        const l = ld2(d, r + x - 1), m = ld2(d, r + x), rr = ld2(d, r + x + 1);
-        const g = ld2(d, dn + x - 1), hh = ld2(d, dn + x), i = ld2(d, dn + x + 1);
-        const two = f64x2.splat(2);
-        let v = f64x2.add(f64x2.sub(a, f64x2.mul(two, b)), c);
-        v = f64x2.sub(v, f64x2.mul(two, l));
-        v = f64x2.add(v, f64x2.mul(f64x2.splat(4), m));
-        v = f64x2.sub(v, f64x2.mul(two, rr));
-        v = f64x2.add(v, g);
-        v = f64x2.sub(v, f64x2.mul(two, hh));
-        v = f64x2.abs(f64x2.add(v, i));
-        lap += f64x2.extract_lane(v, 0);
-        lap += f64x2.extract_lane(v, 1);
-        const gx = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(c, f64x2.mul(two, rr)), i), a), f64x2.mul(two, l)), g);
-        const gy = f64x2.sub(f64x2.sub(f64x2.sub(f64x2.add(f64x2.add(g, f64x2.mul(two, hh)), i), a), f64x2.mul(two, b)), c);
-        // x * 0.25 is x / 4 exactly (a power of two), without the division.
-        const mag = f64x2.mul(f64x2.sqrt(f64x2.add(f64x2.mul(gx, gx), f64x2.mul(gy, gy))), f64x2.splat(0.25));
-        const m0 = f64x2.extract_lane(mag, 0), m1 = f64x2.extract_lane(mag, 1);
-        if (m0 > 0.1) edges++;
-        if (m1 > 0.1) edges++;
-        const k = i32x4.min_s(i32x4.trunc_sat_f64x2_s_zero(f64x2.mul(mag, f64x2.splat(255))), i32x4.splat(255));
-        const p0 = magHist + (<usize>i32x4.extract_lane(k, 0) << 2), p1 = part + (<usize>i32x4.extract_lane(k, 1) << 2);
-        store<u32>(p0, load<u32>(p0) + 1);
-        store<u32>(p1, load<u32>(p1) + 1);
+      for (; x + 3 < w - 1; x += 4) {
+        const o = <usize>(x - 1) << 2;
+        const a = v128.load(u + o), b = v128.load(u + o, 4), c = v128.load(u + o, 8);
+        const l = v128.load(r + o), m = v128.load(r + o, 4), rr = v128.load(r + o, 8);
+        const g = v128.load(dn + o), hh = v128.load(dn + o, 4), i = v128.load(dn + o, 8);
+        let v = f32x4.add(f32x4.sub(a, f32x4.mul(two, b)), c);
+        v = f32x4.sub(v, f32x4.mul(two, l));
+        v = f32x4.add(v, f32x4.mul(four, m));
+        v = f32x4.sub(v, f32x4.mul(two, rr));
+        v = f32x4.add(v, g);
+        v = f32x4.sub(v, f32x4.mul(two, hh));
+        lap4 = f32x4.add(lap4, f32x4.abs(f32x4.add(v, i)));
+        const gx = f32x4.sub(f32x4.sub(f32x4.sub(f32x4.add(f32x4.add(c, f32x4.mul(two, rr)), i), a), f32x4.mul(two, l)), g);
+        const gy = f32x4.sub(f32x4.sub(f32x4.sub(f32x4.add(f32x4.add(g, f32x4.mul(two, hh)), i), a), f32x4.mul(two, b)), c);
+        const mag = f32x4.mul(f32x4.sqrt(f32x4.add(f32x4.mul(gx, gx), f32x4.mul(gy, gy))), quarter);
+        // A true comparison is all ones (-1): subtracting counts it.
+        edges4 = i32x4.sub(edges4, f32x4.gt(mag, tenth));
+        const k = i32x4.min_s(i32x4.trunc_sat_f32x4_s(f32x4.mul(mag, k255)), top);
+        bump(magHist, i32x4.extract_lane(k, 0));
+        bump(magHist + 1024, i32x4.extract_lane(k, 1));
+        bump(magHist + 2048, i32x4.extract_lane(k, 2));
+        bump(magHist + 3072, i32x4.extract_lane(k, 3));
       }
+      let lap = (<f64>f32x4.extract_lane(lap4, 0) + <f64>f32x4.extract_lane(lap4, 1)) + (<f64>f32x4.extract_lane(lap4, 2) + <f64>f32x4.extract_lane(lap4, 3));
+      let edges = <f64>((i32x4.extract_lane(edges4, 0) + i32x4.extract_lane(edges4, 1)) + (i32x4.extract_lane(edges4, 2) + i32x4.extract_lane(edges4, 3)));
       for (; x < w - 1; x++) {
-        const a = ldf(d, u + x - 1), b = ldf(d, u + x), c = ldf(d, u + x + 1);
-        const l = ldf(d, r + x - 1), m = ldf(d, r + x), rr = ldf(d, r + x + 1);
-        const g = ldf(d, dn + x - 1), hh = ldf(d, dn + x), i = ldf(d, dn + x + 1);
-        const v = a - 2 * b + c - 2 * l + 4 * m - 2 * rr + g - 2 * hh + i;
-        lap += v < 0 ? -v : v;
-        const gx = c + 2 * rr + i - a - 2 * l - g;
-        const gy = g + 2 * hh + i - a - 2 * b - c;
-        const mag = Math.sqrt(gx * gx + gy * gy) / 4;
-        if (mag > 0.1) edges++;
-        let k = <i32>(mag * 255);
+        const o = <usize>(x - 1) << 2;
+        const a = load<f32>(u + o), b = load<f32>(u + o, 4), c = load<f32>(u + o, 8);
+        const l = load<f32>(r + o), m = load<f32>(r + o, 4), rr = load<f32>(r + o, 8);
+        const g = load<f32>(dn + o), hh = load<f32>(dn + o, 4), i = load<f32>(dn + o, 8);
+        const v = a - <f32>2 * b + c - <f32>2 * l + <f32>4 * m - <f32>2 * rr + g - <f32>2 * hh + i;
+        lap += <f64>Mathf.abs(v);
+        const gx = c + <f32>2 * rr + i - a - <f32>2 * l - g;
+        const gy = g + <f32>2 * hh + i - a - <f32>2 * b - c;
+        const mag = Mathf.sqrt(gx * gx + gy * gy) * <f32>0.25;
+        if (mag > <f32>0.1) edges++;
+        let k = <i32>(mag * <f32>255);
         if (k > 255) k = 255;
-        const p = magHist + (<usize>k << 2);
-        store<u32>(p, load<u32>(p) + 1);
+        bump(magHist, k);
       }
       lapAll += lap;
       edgesAll += edges;
@@ -73,7 +74,7 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
   }
   for (let b = 0; b < 256; b++) {
     const o = <usize>b << 2;
-    store<u32>(magHist + o, load<u32>(magHist + o) + load<u32>(part + o));
+    store<u32>(magHist + o, load<u32>(magHist + o) + load<u32>(magHist + 1024 + o) + load<u32>(magHist + 2048 + o) + load<u32>(magHist + 3072 + o));
   }
   let chroma: f64 = 0;
   for (let c = 0; c < cells; c++) {
@@ -83,6 +84,12 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
   store<f64>(out, lapAll);
   store<f64>(out + 8, edgesAll);
   store<f64>(out + 16, chroma);
+}
+
+/** hist[b]++ (u32 counts at hist). */
+@inline function bump(hist: usize, b: i32): void {
+  const p = hist + (<usize>b << 2);
+  store<u32>(p, load<u32>(p) + 1);
 }
 
 /**

@@ -29,27 +29,44 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
 /**
  * One row's Laplacian and Sobel statistics (a 3x3 window sliding along it): adds |Laplacian| to
  * acc[0], the samples with normalised gradient magnitude > 0.1 to acc[1], and each magnitude to
- * magHist. A function per row so that even a cold first render runs it optimised.
+ * magHist. In f32 (each operation rounded with Math.fround), as the kernel's four lanes: sample x
+ * (from 1) of the vector part goes to lane (x - 1) % 4, each lane summing its |Laplacian| in f32;
+ * the row's sum is (l0 + l1) + (l2 + l3), then the tail's samples (the last (w - 2) % 4) in f64.
  */
 function gradientRow(d: Float32Array, r: number, w: number, acc: Float64Array, magHist: Uint32Array): void {
-  const u = r - w, dn = r + w;
-  let lap = 0, edges = 0;
-  let a = d[u]!, l = d[r]!, g = d[dn]!;
-  let b = d[u + 1]!, m = d[r + 1]!, hh = d[dn + 1]!;
+  const f = Math.fround;
+  const lanes = [0, 0, 0, 0];
+  const vectorEnd = 1 + 4 * Math.floor(Math.max(0, w - 2) / 4);
+  let edges = 0;
   for (let x = 1; x < w - 1; x++) {
-    const c = d[u + x + 1]!, rr = d[r + x + 1]!, i = d[dn + x + 1]!;
-    const v = a - 2 * b + c - 2 * l + 4 * m - 2 * rr + g - 2 * hh + i;
-    lap += v < 0 ? -v : v;
-    const gx = c + 2 * rr + i - a - 2 * l - g;
-    const gy = g + 2 * hh + i - a - 2 * b - c;
-    const mag = Math.sqrt(gx * gx + gy * gy) / 4;
-    if (mag > 0.1) edges++;
-    const k = (mag * 255) | 0;
+    const { lap, mag } = window3(d, r, w, x);
+    if (x < vectorEnd) lanes[(x - 1) % 4] = f(lanes[(x - 1) % 4]! + lap);
+    if (mag > f(0.1)) edges++;
+    const k = f(mag * 255) | 0;
     magHist[k > 255 ? 255 : k]!++;
-    a = b; b = c; l = m; m = rr; g = hh; hh = i;
   }
-  acc[0]! += lap;
+  // The tail's samples (at most three) one by one after the lanes.
+  acc[0]! += tailAfter((lanes[0]! + lanes[1]!) + (lanes[2]! + lanes[3]!), d, r, w, vectorEnd);
   acc[1]! += edges;
+}
+
+/** |Laplacian| and normalised Sobel magnitude of the 3x3 window around sample x of row r, in f32. */
+function window3(d: Float32Array, r: number, w: number, x: number): { lap: number; mag: number } {
+  const f = Math.fround;
+  const u = r - w, dn = r + w;
+  const a = d[u + x - 1]!, b = d[u + x]!, c = d[u + x + 1]!;
+  const l = d[r + x - 1]!, m = d[r + x]!, rr = d[r + x + 1]!;
+  const g = d[dn + x - 1]!, hh = d[dn + x]!, i = d[dn + x + 1]!;
+  const v = f(f(f(f(f(f(f(f(a - 2 * b) + c) - 2 * l) + 4 * m) - 2 * rr) + g) - 2 * hh) + i);
+  const gx = f(f(f(f(f(c + 2 * rr) + i) - a) - 2 * l) - g);
+  const gy = f(f(f(f(f(g + 2 * hh) + i) - a) - 2 * b) - c);
+  return { lap: Math.abs(v), mag: f(f(Math.sqrt(f(f(gx * gx) + f(gy * gy)))) * 0.25) };
+}
+
+/** lap plus the |Laplacian| of samples from..w - 2 of row r, one at a time in f64. */
+function tailAfter(lap: number, d: Float32Array, r: number, w: number, from: number): number {
+  for (let x = from; x < w - 1; x++) lap += window3(d, r, w, x).lap;
+  return lap;
 }
 
 /** The statistics from the measured sums: |Laplacian| sum, edge samples, chroma sum, the luminance and gradient histograms. */

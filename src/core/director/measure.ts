@@ -36,7 +36,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   // interpreted (test/reference/measure.ts statsFrom is their twin).
   const enc = encLut();
   const f = frame();
-  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(512), pt = f.f32(HIST_BINS * 5);
+  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
   const np = LEVEL_SHARES.length, pp = f.bytes(8 * (np + 1)), pv = f.bytes(8 * (np + 1)), ps = f.bytes(8 * 3);
   const k = f.ready();
   f.viewF32(pd, d.length).set(d);
