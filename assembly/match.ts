@@ -23,12 +23,28 @@ const SAMPLES: i32 = SUB_X * SUB_Y;
   return f64x2.promote_low_f32x4(i32x4.shuffle(v, v, 2, 3, 0, 1));
 }
 
-/** (a + 2b + c) * 0.25 per lane, in that order, rounded to f32: four results in one f32x4. */
-@inline function tap121x4(a: v128, b: v128, c: v128): v128 {
-  const two = f64x2.splat(2), q = f64x2.splat(0.25);
-  const l = f64x2.mul(f64x2.add(f64x2.add(lo4(a), f64x2.mul(two, lo4(b))), lo4(c)), q);
-  const h = f64x2.mul(f64x2.add(f64x2.add(hi4(a), f64x2.mul(two, hi4(b))), hi4(c)), q);
-  return i32x4.shuffle(f32x4.demote_f64x2_zero(l), f32x4.demote_f64x2_zero(h), 0, 1, 4, 5);
+/** (a + 2b + c) * q (q: 0.25 in every lane) per lane in f32 arithmetic, in that order. */
+@inline function tap121x4(a: v128, b: v128, c: v128, q: v128): v128 {
+  return f32x4.mul(f32x4.add(f32x4.add(a, f32x4.add(b, b)), c), q);
+}
+
+/**
+ * 0.25 in four f32 lanes, loaded before a loop: a v128.const in a loop body is rebuilt on every
+ * iteration by V8.
+ */
+const QUARTER = memory.data<f32>([0.25, 0.25, 0.25, 0.25]);
+
+/** The scalar form of tap121x4(). */
+@inline function tap121(a: f32, b: f32, c: f32): f32 {
+  return ((a + (b + b)) + c) * <f32>0.25;
+}
+
+@inline function ldf32(p: usize, i: i32): f32 {
+  return load<f32>(p + (<usize>i << 2));
+}
+
+@inline function stf32(p: usize, i: i32, v: f32): void {
+  store<f32>(p + (<usize>i << 2), v);
 }
 
 /**
@@ -42,13 +58,13 @@ export function viewBlurCells(src: usize, count: i32, w: i32, h: i32, out: usize
 
 /**
  * viewBlur(): [1 2 1]/4 along x (edges clamped) from src into a ring of three rows at tmp (3 x w
- * f32), then along y into out (not src). Four samples at a time (each computed in f64 as the
- * scalar form, then rounded to f32). The ring holds the rows a row of out needs (above, itself,
+ * f32), then along y into out (not src). In f32 arithmetic, four samples at a time (f32x4;
+ * test/reference/view-blur.ts is the scalar twin, with Math.fround). The ring holds the rows a row of out needs (above, itself,
  * below): a whole raster of tmp would be 1.2 MB more memory for a 640 x 480 target, touched for
  * the first time (page faults) in every fresh process.
  */
 export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): void {
-  const rowBytes = <usize>w << 2;
+  const rowBytes = <usize>w << 2, q = v128.load(QUARTER);
   blurRowX(src, w, tmp);
   for (let y = 0; y < h; y++) {
     if (y + 1 < h) blurRowX(src + <usize>(y + 1) * rowBytes, w, tmp + <usize>((y + 1) % 3) * rowBytes);
@@ -57,24 +73,25 @@ export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): vo
     let x = 0;
     for (; x + 3 < w; x += 4) {
       const b = <usize>x << 2;
-      v128.store(o + b, tap121x4(v128.load(tu + b), v128.load(tr + b), v128.load(td + b)));
+      v128.store(o + b, tap121x4(v128.load(tu + b), v128.load(tr + b), v128.load(td + b), q));
     }
-    for (; x < w; x++) st(o, x, (ld(tu, x) + 2 * ld(tr, x) + ld(td, x)) * 0.25);
+    for (; x < w; x++) stf32(o, x, tap121(ldf32(tu, x), ldf32(tr, x), ldf32(td, x)));
   }
 }
 
 /** viewBlur()'s pass along x of one row (w samples at s) into t. */
 function blurRowX(s: usize, w: i32, t: usize): void {
-  if (w == 1) { st(t, 0, ld(s, 0)); return; }
-  st(t, 0, (3 * ld(s, 0) + ld(s, 1)) * 0.25);
+  if (w == 1) { stf32(t, 0, ldf32(s, 0)); return; }
+  // The border sample is its own outer neighbour: tap121(s0, s0, s1).
+  stf32(t, 0, tap121(ldf32(s, 0), ldf32(s, 0), ldf32(s, 1)));
   let i = 1;
-  const end = w - 1;
+  const end = w - 1, q = v128.load(QUARTER);
   for (; i + 3 < end; i += 4) {
     const p = s + (<usize>i << 2);
-    v128.store(t + (<usize>i << 2), tap121x4(v128.load(p - 4), v128.load(p), v128.load(p + 4)));
+    v128.store(t + (<usize>i << 2), tap121x4(v128.load(p - 4), v128.load(p), v128.load(p + 4), q));
   }
-  for (; i < end; i++) st(t, i, (ld(s, i - 1) + 2 * ld(s, i) + ld(s, i + 1)) * 0.25);
-  st(t, end, (ld(s, end - 1) + 3 * ld(s, end)) * 0.25);
+  for (; i < end; i++) stf32(t, i, tap121(ldf32(s, i - 1), ldf32(s, i), ldf32(s, i + 1)));
+  stf32(t, end, tap121(ldf32(s, end - 1), ldf32(s, end), ldf32(s, end)));
 }
 
 // --- Glyph matching (pipeline/match.ts) ---------------------------------------------------------
