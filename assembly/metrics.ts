@@ -123,16 +123,50 @@ export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entri
 export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f64, counts: usize, entries: i32, from: i32, to: i32, out: usize, qHist: usize): void {
   memory.fill(out, 0, (7 + 4 * BINS) << 3);
   memory.fill(qHist, 0, Q_BINS << 2);
-  // The cell loops four cells per step, each cell's terms added in cell order as one at a time:
-  // a first render runs them as baseline (Liftoff) code, which pays a check on every back-edge.
-  let sr: f64 = 0, i = 0;
-  for (; i + 3 < n; i += 4) {
-    sr += simTone(levelOf, entryAt(lutAt, i));
-    sr += simTone(levelOf, entryAt(lutAt, i + 1));
-    sr += simTone(levelOf, entryAt(lutAt, i + 2));
-    sr += simTone(levelOf, entryAt(lutAt, i + 3));
+  // Per entry first (the cells of an entry share its tone): the counts (histograms, clipped
+  // cells, bands), and the tones' sum as count x tone. That sum is the cells' sum in cell order
+  // bit for bit when every partial sum is exact: with fewer than 4096 cells and each tone 0 or
+  // an f32 in [2^-17, 1] (a multiple of 2^-40), every partial sum is an integer times 2^-40 below
+  // 2^52, which f64 holds exactly. The ramp levels always are; else the cells are summed in order.
+  const plane = <usize>entries << 2;
+  let clipped: f64 = 0, nDark: f64 = 0, nMid: f64 = 0, nLight: f64 = 0, byEntry: f64 = 0;
+  let exact = n < 4096;
+  const all = out + 56, dark = all + (BINS << 3), mid = dark + (BINS << 3), light = mid + (BINS << 3);
+  for (let k = from; k <= to; k++) {
+    const e = counts + (<usize>k << 2);
+    const c = load<u32>(e);
+    if (c == 0) continue;
+    const r = simTone(levelOf, k);
+    exact = exact && (r == 0 || (r >= EXACT_MIN && r <= 1));
+    byEntry += <f64>c * r;
+    let q = <i32>(r * <f64>Q_BINS);
+    q = q < 0 ? 0 : q > Q_BINS - 1 ? Q_BINS - 1 : q;
+    const qp = qHist + (<usize>q << 2);
+    store<u32>(qp, load<u32>(qp) + c);
+    if (r <= 0.001) clipped += <f64>load<u32>(e + plane);
+    else if (r >= 0.999) clipped += <f64>load<u32>(e + plane * 2);
+    let b = <i32>(r * <f64>BINS);
+    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
+    const cd = <f64>load<u32>(e + plane * 3), cm = <f64>load<u32>(e + plane * 4), cl = <f64>load<u32>(e + plane * 5);
+    add(all, b, <f64>c);
+    add(dark, b, cd);
+    add(mid, b, cm);
+    add(light, b, cl);
+    nDark += cd; nMid += cm; nLight += cl;
   }
-  for (; i < n; i++) sr += simTone(levelOf, entryAt(lutAt, i));
+  let sr: f64 = 0, i = 0;
+  if (exact) sr = byEntry;
+  else {
+    // The cell loops four cells per step, each cell's terms added in cell order as one at a time:
+    // a first render runs them as baseline (Liftoff) code, which pays a check on every back-edge.
+    for (; i + 3 < n; i += 4) {
+      sr += simTone(levelOf, entryAt(lutAt, i));
+      sr += simTone(levelOf, entryAt(lutAt, i + 1));
+      sr += simTone(levelOf, entryAt(lutAt, i + 2));
+      sr += simTone(levelOf, entryAt(lutAt, i + 3));
+    }
+    for (; i < n; i++) sr += simTone(levelOf, entryAt(lutAt, i));
+  }
   const mr = sr / <f64>n;
   let cov: f64 = 0, vr: f64 = 0;
   for (i = 0; i + 3 < n; i += 4) {
@@ -149,31 +183,11 @@ export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f6
     const dr = simTone(levelOf, entryAt(lutAt, i)) - mr, ds = ldf(src, i) - ms;
     cov += dr * ds; vr += dr * dr;
   }
-  const plane = <usize>entries << 2;
-  let clipped: f64 = 0, nDark: f64 = 0, nMid: f64 = 0, nLight: f64 = 0;
-  const all = out + 56, dark = all + (BINS << 3), mid = dark + (BINS << 3), light = mid + (BINS << 3);
-  for (let k = from; k <= to; k++) {
-    const e = counts + (<usize>k << 2);
-    const c = load<u32>(e);
-    if (c == 0) continue;
-    const r = simTone(levelOf, k);
-    let q = <i32>(r * <f64>Q_BINS);
-    q = q < 0 ? 0 : q > Q_BINS - 1 ? Q_BINS - 1 : q;
-    const qp = qHist + (<usize>q << 2);
-    store<u32>(qp, load<u32>(qp) + c);
-    if (r <= 0.001) clipped += <f64>load<u32>(e + plane);
-    else if (r >= 0.999) clipped += <f64>load<u32>(e + plane * 2);
-    let b = <i32>(r * <f64>BINS);
-    b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-    const cd = <f64>load<u32>(e + plane * 3), cm = <f64>load<u32>(e + plane * 4), cl = <f64>load<u32>(e + plane * 5);
-    add(all, b, <f64>c);
-    add(dark, b, cd);
-    add(mid, b, cm);
-    add(light, b, cl);
-    nDark += cd; nMid += cm; nLight += cl;
-  }
   storeSums(out, sr, cov, vr, clipped, nDark, nMid, nLight);
 }
+
+/** 2^-17: simSums' least tone (other than 0) whose sums by entry are exact. */
+const EXACT_MIN: f64 = 1.0 / 131072;
 
 /** Cell i's simulation-table entry (u16 at lutAt). */
 @inline function entryAt(lutAt: usize, i: i32): i32 {
