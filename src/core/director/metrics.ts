@@ -1,5 +1,5 @@
 import { encLut } from '../pipeline/linear.js';
-import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
+import { frame, frameEpoch, nestedFrame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 const BINS = 16;
 
@@ -84,37 +84,70 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   const entries = lut.length;
   // In WebAssembly (assembly/metrics.ts): the sums glyphToneMetrics takes, over the cells' simulated
   // tones (simSums), with its counts (histograms, clipped cells) taken per table entry, since a
-  // candidate renders all the cells of an entry alike. The cells per entry are counted once per `lutAt`.
-  const known = entryCache.get(lutAt);
-  const counts = known && known.source === source && known.counts.length === 6 * entries ? known.counts : null;
+  // candidate renders all the cells of an entry alike. The cells, their entries and the counts per
+  // entry stay in kernel memory from one candidate to the next (simSession()); each candidate's
+  // own arrays in a frame nested above them.
+  const s = simSession(source, lutAt, entries);
+  return nestedFrame((f) => {
+    const pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
+    const po = f.f32(2 * SUMS), pq = f.f32(1024);
+    const pi = levelTexture ? f.f32(entries) : 0;
+    const k = f.ready();
+    f.viewF32(pt, lut.length).set(lut);
+    f.viewF64(pv, levels.length).set(levels);
+    k.quantizeTable(pt, from, to, pv, levels.length, invert, pl, pi);
+    k.simSums(pl, s.at, n, s.src, source.mean, s.counts, entries, from, to, po, pq);
+    const unstable = sigma === undefined ? 0 : k.unstable(pl, s.src, n, sigma);
+    const metrics = metricsOf(f, k, n, po, pq, source.vs);
+    if (levelTexture) {
+      // Mean texture of the cells' glyphs: the level each entry quantizes to (quantizeTable's
+      // choice, by index), weighted by the cells at that entry.
+      const cells = entryCache.get(lutAt)!.counts, level = f.viewI32(pi, entries);
+      let t = 0;
+      for (let e = from; e <= to; e++) if (cells[e]! > 0) t += cells[e]! * levelTexture[level[e]!]!;
+      const o = f.viewF64(po, 3);
+      metrics.contour = contourOf(o[1]!, o[2]!, source.vs, n, (t / n) * textureScale);
+    }
+    return { metrics, unstable };
+  });
+}
+
+/**
+ * Where simulatedMetrics' shared inputs lie in kernel memory: the source cells and bands, each
+ * cell's table entry, and the cells per entry (entryCounts, six planes of `entries` u32). Laid
+ * out by a frame() of its own and reused while no other frame() has reset the arena since
+ * (frameEpoch()): the Director's ~60 candidates of a render copied them in each time (about 40 KB
+ * a candidate).
+ */
+interface SimSession {
+  readonly epoch: number;
+  readonly source: SourceCells;
+  readonly lutAt: Uint16Array;
+  readonly entries: number;
+  readonly src: Ptr;
+  readonly band: Ptr;
+  readonly at: Ptr;
+  readonly counts: Ptr;
+}
+let session: SimSession | null = null;
+
+function simSession(source: SourceCells, lutAt: Uint16Array, entries: number): SimSession {
+  const s = session;
+  if (s && s.epoch === frameEpoch() && s.source === source && s.lutAt === lutAt && s.entries === entries) return s;
+  const n = lutAt.length;
   const f = frame();
-  const c = cellsIn(f, source), pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
-  const pa = f.bytes(2 * n), pc = f.f32(6 * entries), po = f.f32(2 * SUMS), pq = f.f32(1024);
-  const pi = levelTexture ? f.f32(entries) : 0;
+  const c = cellsIn(f, source), pa = f.bytes(2 * n), pc = f.f32(6 * entries);
   const k = f.ready();
   copyCells(f, c, source);
-  f.viewF32(pt, lut.length).set(lut);
-  f.viewF64(pv, levels.length).set(levels);
   f.viewU16(pa, n).set(lutAt);
-  if (counts) f.viewU32(pc, counts.length).set(counts);
+  // The cells per entry are counted once per `lutAt` (the Director's candidates share it).
+  const known = entryCache.get(lutAt);
+  if (known && known.source === source && known.counts.length === 6 * entries) f.viewU32(pc, 6 * entries).set(known.counts);
   else {
     k.entryCounts(pa, c.src, c.band, n, entries, pc);
     entryCache.set(lutAt, { source, counts: f.viewU32(pc, 6 * entries).slice() });
   }
-  k.quantizeTable(pt, from, to, pv, levels.length, invert, pl, pi);
-  k.simSums(pl, pa, n, c.src, source.mean, pc, entries, from, to, po, pq);
-  const unstable = sigma === undefined ? 0 : k.unstable(pl, c.src, n, sigma);
-  const metrics = metricsOf(f, k, n, po, pq, source.vs);
-  if (levelTexture) {
-    // Mean texture of the cells' glyphs: the level each entry quantizes to (quantizeTable's
-    // choice, by index), weighted by the cells at that entry.
-    const cells = entryCache.get(lutAt)!.counts, level = f.viewI32(pi, entries);
-    let t = 0;
-    for (let e = from; e <= to; e++) if (cells[e]! > 0) t += cells[e]! * levelTexture[level[e]!]!;
-    const o = f.viewF64(po, 3);
-    metrics.contour = contourOf(o[1]!, o[2]!, source.vs, n, (t / n) * textureScale);
-  }
-  return { metrics, unstable };
+  return (session = { epoch: frameEpoch(), source, lutAt, entries, src: c.src, band: c.band, at: pa, counts: pc });
 }
 
 /**

@@ -202,7 +202,14 @@ const frameApi: Frame = {
 export function frame(): Frame {
   kernels();
   top = base;
+  epoch++;
   return frameApi;
+}
+
+/** Counts frame() calls: data a frame left in kernel memory is intact while this is unchanged (nestedFrame()s above it give their room back). */
+let epoch = 0;
+export function frameEpoch(): number {
+  return epoch;
 }
 
 /**
