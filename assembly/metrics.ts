@@ -74,14 +74,19 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
  * (i32, same index), for the contour metric's glyph textures.
  */
 export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLevels: i32, invert: bool, levelOf: usize, levelIndex: usize): void {
+  // The pair of levels around each entry's ink: lo is the last level below the ink (at most
+  // nLevels - 2; 0 when none is, or for NaN), hi = lo + 1 (lo = hi = 0 with one level), which a
+  // binary search over the ascending levels finds. The tone curve is monotonic, so each entry's
+  // lo is found by walking from the previous one's: a step or two instead of the search's
+  // log2(nLevels) mispredicted branches, and the same pair for any order of inks.
+  let lo = 0;
+  const top = nLevels - 2;
   for (let k = from; k <= to; k++) {
     const v = ldf(lut, k);
     const ink = invert ? 1 - v : v;
-    let lo = 0, hi = nLevels - 1;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (load<f64>(levels + (<usize>mid << 3)) < ink) lo = mid; else hi = mid;
-    }
+    while (lo < top && load<f64>(levels + (<usize>(lo + 1) << 3)) < ink) lo++;
+    while (lo > 0 && !(load<f64>(levels + (<usize>lo << 3)) < ink)) lo--;
+    const hi = nLevels > 1 ? lo + 1 : 0;
     const l = load<f64>(levels + (<usize>lo << 3)), h = load<f64>(levels + (<usize>hi << 3));
     const low = ink - l <= h - ink;
     const q = low ? l : h;
