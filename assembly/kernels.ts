@@ -204,7 +204,6 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
 
 // --- Unsharp mask + tone curve (pipeline/sharpen.ts, tone.ts) -------------------------------------
 
-
 /**
  * The tone table at v, linearly interpolated, in f32 arithmetic (each operation rounded to f32,
  * as four f32x4 lanes compute it): x = (v + 0.5) * N/2; the first entry at x <= 0, the last at
@@ -216,8 +215,9 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   const x: f32 = (v + <f32>0.5) * <f32>(TONE_LUT_SIZE / 2);
   if (x <= 0) return load<f32>(lut);
   if (x >= <f32>TONE_LUT_SIZE) return load<f32>(lut + (<usize>TONE_LUT_SIZE << 2));
-  // A NaN sample fails both tests and interpolates from entry 0 (trunc_sat gives 0), as the lanes do.
-  const k = i32x4.extract_lane(i32x4.trunc_sat_f32x4_s(f32x4.splat(x)), 0);
+  // A NaN sample fails both tests and interpolates from entry 0 (the conversion saturates, NaN to
+  // 0: nontrapping-f2i), as the lanes do.
+  const k = <i32>x;
   const a = load<f32>(lut + (<usize>k << 2)), b = load<f32>(lut + (<usize>k << 2), 4);
   return a + (b - a) * (x - <f32>k);
 }
@@ -565,7 +565,8 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         if (rgb) tapRgb(lin, cs, cn, co, cw, cols, oc);
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
-      // Element-wise over the row: two values at a time (f64x2), the odd one out scalar.
+      // Element-wise over the row: the sums two values at a time (f64x2), the encoding four (f32x4),
+      // the rest scalar.
       const w2 = f64x2.splat(w), w4 = f32x4.splat(<f32>w);
       let i = 0;
       if (!withLuma) {

@@ -22,8 +22,10 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
   memory.fill(magHist, 0, 4096);
   let lapAll: f64 = 0, edgesAll: f64 = 0;
   if (w >= 3) {
-    const two = f32x4.splat(2), four = f32x4.splat(4), quarter = f32x4.splat(0.25), tenth = f32x4.splat(<f32>0.1);
-    const k255 = f32x4.splat(255), top = i32x4.splat(255);
+    // Vector constants loaded from memory: a v128.const is rebuilt on every iteration of a loop
+    // that uses it by V8 (binaryen folds a constant local back into its uses, but not a load).
+    const two = v128.load32_splat(KM), four = v128.load32_splat(KM, 4), quarter = v128.load32_splat(KM, 8);
+    const tenth = v128.load32_splat(KM, 12), k255 = v128.load32_splat(KM, 16), top = v128.load32_splat(KM_TOP);
     for (let y = 1; y < h - 1; y += 4) {
       const u = d + (<usize>((y - 1) * w) << 2), r = d + (<usize>(y * w) << 2), dn = d + (<usize>((y + 1) * w) << 2);
       let lap4 = f32x4.splat(0), edges4 = i32x4.splat(0);
@@ -85,6 +87,10 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
   store<f64>(out + 8, edgesAll);
   store<f64>(out + 16, chroma);
 }
+
+/** measure()'s f32 constants, and its top bin (i32). */
+const KM = memory.data<f32>([2, 4, 0.25, <f32>0.1, 255]);
+const KM_TOP = memory.data<i32>([255]);
 
 /** hist[b]++ (u32 counts at hist). */
 @inline function bump(hist: usize, b: i32): void {
