@@ -1,8 +1,10 @@
 // AssemblyScript: the renderer's hot raster kernels, compiled to WebAssembly (with SIMD) by
 // scripts/build-wasm.mjs. Every pointer is a byte offset into this module's memory, laid out by
-// src/core/wasm/kernels.ts. The arithmetic mirrors the TypeScript it replaced operation for
-// operation: f64 maths, rounded to f32 exactly where the TS stored into a Float32Array, so the
-// results are bit-identical (tests check every kernel against the scalar reference).
+// src/core/wasm/kernels.ts. The arithmetic mirrors a scalar reference operation for operation
+// (test/reference/, checked bit for bit): the TypeScript it replaced (f64 maths, rounded to f32
+// exactly where the TS stored into a Float32Array), or, where f64 bought nothing visible, f32
+// lanes (f32x4: four samples per operation instead of two) whose reference rounds each step with
+// Math.fround: the detail stage, the luminance's encoding (test/reference/README.md).
 // Lookup tables built with Math.exp/pow/tan are built in TS and passed in, since libm results
 // may differ in the last bit between engines.
 

@@ -1,7 +1,7 @@
 // AssemblyScript: glyph matching (pipeline/match.ts) and its viewing blur (pipeline/view-blur.ts),
-// re-exported by assembly/kernels.ts. Same rules as there: f64 maths in the TypeScript's order,
-// rounded to f32 exactly where it stored into a Float32Array, so the glyph choices are
-// bit-identical to the scalar reference (test/reference/match.ts, view-blur.ts).
+// re-exported by assembly/kernels.ts. Same rules as there: the scalar reference's operations in
+// its order (test/reference/match.ts, view-blur.ts), so the glyph choices are bit-identical to
+// it; the viewing blur and the candidates' dot products in f32 lanes, the rest in f64.
 
 import { lowerBound } from './search';
 import { tensorAt } from './tensor';
@@ -59,9 +59,9 @@ export function viewBlurCells(src: usize, count: i32, w: i32, h: i32, out: usize
 /**
  * viewBlur(): [1 2 1]/4 along x (edges clamped) from src into a ring of three rows at tmp (3 x w
  * f32), then along y into out (not src). In f32 arithmetic, four samples at a time (f32x4;
- * test/reference/view-blur.ts is the scalar twin, with Math.fround). The ring holds the rows a row of out needs (above, itself,
- * below): a whole raster of tmp would be 1.2 MB more memory for a 640 x 480 target, touched for
- * the first time (page faults) in every fresh process.
+ * test/reference/view-blur.ts is the scalar twin, with Math.fround). The ring holds the rows a
+ * row of out needs (above, itself, below): a whole raster of tmp would be 1.2 MB more memory for
+ * a 640 x 480 target, touched for the first time (page faults) in every fresh process.
  */
 export function viewBlur(src: usize, w: i32, h: i32, out: usize, tmp: usize): void {
   const rowBytes = <usize>w << 2, q = v128.load(QUARTER);

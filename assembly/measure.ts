@@ -1,9 +1,10 @@
 // AssemblyScript: the Director's measurements of the source (director/measure.ts, metrics.ts
-// roundTripMetric). Same rules as kernels.ts: the f64 operations of the TypeScript they replaced,
-// in its order, so the results are bit-identical (test/wasm-kernels.test.ts checks them against
-// test/reference/). The sRGB encoding table is passed in (built once by srgb.ts encTable).
+// roundTripMetric). Same rules as kernels.ts: the operations of the scalar reference in its order,
+// so the results are bit-identical (test/wasm-kernels.test.ts checks them against
+// test/reference/): f64 as the TypeScript had them, the noise and edge pass in f32 lanes. The sRGB
+// encoding table is passed in (built once by srgb.ts encTable).
 
-import { encodeLinear, ld2, ldf } from './srgb';
+import { encodeLinear, ldf } from './srgb';
 
 // --- measureSource (director/measure.ts) ---------------------------------------------------------
 
