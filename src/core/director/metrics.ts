@@ -113,8 +113,8 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
 }
 
 /**
- * Where simulatedMetrics' shared inputs lie in kernel memory: the source cells and bands, each
- * cell's table entry, and the cells per entry (entryCounts, six planes of `entries` u32). Laid
+ * Where simulatedMetrics' shared inputs lie in kernel memory: the source cells, each cell's table
+ * entry, and the cells per entry (entryCounts, six planes of `entries` u32). Laid
  * out by a frame() of its own and reused while no other frame() has reset the arena since
  * (frameEpoch()): the Director's ~60 candidates of a render copied them in each time (about 40 KB
  * a candidate).
@@ -125,7 +125,6 @@ interface SimSession {
   readonly lutAt: Uint16Array;
   readonly entries: number;
   readonly src: Ptr;
-  readonly band: Ptr;
   readonly at: Ptr;
   readonly counts: Ptr;
 }
@@ -147,7 +146,7 @@ function simSession(source: SourceCells, lutAt: Uint16Array, entries: number): S
     k.entryCounts(pa, c.src, c.band, n, entries, pc);
     entryCache.set(lutAt, { source, counts: f.viewU32(pc, 6 * entries).slice() });
   }
-  return (session = { epoch: frameEpoch(), source, lutAt, entries, src: c.src, band: c.band, at: pa, counts: pc });
+  return (session = { epoch: frameEpoch(), source, lutAt, entries, src: c.src, at: pa, counts: pc });
 }
 
 /**
