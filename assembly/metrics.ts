@@ -99,15 +99,20 @@ export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLe
  * What simSums needs of the cells per simulation-table entry, counted once for all the
  * candidates: six planes of `entries` u32 at out (zeroed here): the cells at each entry, those of
  * them with source luminance above 0.3 and below 0.7 (the clipping test), and those in the dark,
- * mid and light bands.
+ * mid and light bands; and at devs (`entries` f64, zeroed here) the sum of the entry's cells'
+ * source deviations from the mean ms, in cell order.
  */
-export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entries: i32, out: usize): void {
+export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entries: i32, ms: f64, out: usize, devs: usize): void {
   const plane = <usize>entries << 2;
   memory.fill(out, 0, plane * 6);
+  memory.fill(devs, 0, <usize>entries << 3);
   for (let i = 0; i < n; i++) {
-    const e = out + (<usize>load<u16>(lutAt + (<usize>i << 1)) << 2);
+    const k = <usize>load<u16>(lutAt + (<usize>i << 1));
+    const e = out + (k << 2);
     const s = ldf(src, i);
     const f = load<u8>(band + <usize>i);
+    const d = devs + (k << 3);
+    store<f64>(d, load<f64>(d) + (s - ms));
     store<u32>(e, load<u32>(e) + 1);
     if (s > 0.3) store<u32>(e + plane, load<u32>(e + plane) + 1);
     if (s < 0.7) store<u32>(e + plane * 2, load<u32>(e + plane * 2) + 1);
@@ -119,13 +124,15 @@ export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entri
 
 /**
  * toneSums() of the cells' simulated tones (each cell's tone is levelOf, f64 per entry, at its
- * entry lutAt, rounded to f32 as the TypeScript stored it), with the same results: the three f64
- * sums over the cells in cell order, and the counts (histograms, clipped cells, bands), which are
- * integers and so the same in any order, per entry from..to from entryCounts' planes (`entries`
- * u32 each) instead of per cell.
+ * entry lutAt, rounded to f32 as the TypeScript stored it), all per entry from..to, from
+ * entryCounts' planes (`entries` u32 each) and its deviation sums (devs): the counts (histograms,
+ * clipped cells, bands), integers, so the same in any order; the tones' sum, the same bits as
+ * the cells' sum in cell order (below); the covariance and variance sums in entry order (an
+ * entry's cells share their tone's deviation from the mean: test/reference/metrics.ts
+ * simulatedMetrics takes them the same way).
  * Every cell's entry must lie in from..to.
  */
-export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f64, counts: usize, entries: i32, from: i32, to: i32, out: usize, qHist: usize): void {
+export function simSums(levelOf: usize, lutAt: usize, n: i32, counts: usize, devs: usize, entries: i32, from: i32, to: i32, out: usize, qHist: usize): void {
   memory.fill(out, 0, (7 + 4 * BINS) << 3);
   memory.fill(qHist, 0, Q_BINS << 2);
   // Per entry first (the cells of an entry share its tone): the counts (histograms, clipped
@@ -173,20 +180,15 @@ export function simSums(levelOf: usize, lutAt: usize, n: i32, src: usize, ms: f6
     for (; i < n; i++) sr += simTone(levelOf, entryAt(lutAt, i));
   }
   const mr = sr / <f64>n;
+  // The covariance with the source and the variance, per entry too: an entry's cells share
+  // d = tone - mean, so their terms are d x (their deviations' sum, devs) and count x d^2.
   let cov: f64 = 0, vr: f64 = 0;
-  for (i = 0; i + 3 < n; i += 4) {
-    const d0 = simTone(levelOf, entryAt(lutAt, i)) - mr, s0 = ldf(src, i) - ms;
-    cov += d0 * s0; vr += d0 * d0;
-    const d1 = simTone(levelOf, entryAt(lutAt, i + 1)) - mr, s1 = ldf(src, i + 1) - ms;
-    cov += d1 * s1; vr += d1 * d1;
-    const d2 = simTone(levelOf, entryAt(lutAt, i + 2)) - mr, s2 = ldf(src, i + 2) - ms;
-    cov += d2 * s2; vr += d2 * d2;
-    const d3 = simTone(levelOf, entryAt(lutAt, i + 3)) - mr, s3 = ldf(src, i + 3) - ms;
-    cov += d3 * s3; vr += d3 * d3;
-  }
-  for (; i < n; i++) {
-    const dr = simTone(levelOf, entryAt(lutAt, i)) - mr, ds = ldf(src, i) - ms;
-    cov += dr * ds; vr += dr * dr;
+  for (let k = from; k <= to; k++) {
+    const c = load<u32>(counts + (<usize>k << 2));
+    if (c == 0) continue;
+    const d = simTone(levelOf, k) - mr;
+    cov += d * load<f64>(devs + (<usize>k << 3));
+    vr += <f64>c * (d * d);
   }
   storeSums(out, sr, cov, vr, clipped, nDark, nMid, nLight);
 }

@@ -117,6 +117,27 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   const rendered = new Float32Array(n);
   for (let i = 0; i < n; i++) rendered[i] = levelOf[lutAt[i]!]!;
   const metrics = toneMetrics(rendered, source);
+  // The covariance and variance sums per table entry, in entry order: an entry's cells share their
+  // tone's deviation from the mean (assembly/metrics.ts simSums; the tones' sum is the cells' in
+  // cell order, as toneMetrics takes it).
+  let sr = 0;
+  for (let i = 0; i < n; i++) sr += rendered[i]!;
+  const mr = sr / n, ms = source.mean;
+  const count = new Uint32Array(lut.length), dev = new Float64Array(lut.length);
+  for (let i = 0; i < n; i++) {
+    count[lutAt[i]!]!++;
+    dev[lutAt[i]!]! += source.values[i]! - ms;
+  }
+  let cov = 0, vr = 0;
+  for (let k = from; k <= to; k++) {
+    if (count[k] === 0) continue;
+    const d = Math.fround(levelOf[k]!) - mr;
+    cov += d * dev[k]!;
+    vr += count[k]! * (d * d);
+  }
+  const vs = source.vs;
+  metrics.fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
+  metrics.separation = Math.min(1, Math.sqrt(vr / Math.max(1, n)) / 0.36);
   let changed = 0;
   if (sigma !== undefined) {
     const src = source.values;

@@ -96,7 +96,7 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
     f.viewF32(pt, lut.length).set(lut);
     f.viewF64(pv, levels.length).set(levels);
     k.quantizeTable(pt, from, to, pv, levels.length, invert, pl, pi);
-    k.simSums(pl, s.at, n, s.src, source.mean, s.counts, entries, from, to, po, pq);
+    k.simSums(pl, s.at, n, s.counts, s.devs, entries, from, to, po, pq);
     const unstable = sigma === undefined ? 0 : k.unstable(pl, s.src, n, sigma);
     const metrics = metricsOf(f, k, n, po, pq, source.vs);
     if (levelTexture) {
@@ -114,7 +114,8 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
 
 /**
  * Where simulatedMetrics' shared inputs lie in kernel memory: the source cells, each cell's table
- * entry, and the cells per entry (entryCounts, six planes of `entries` u32). Laid
+ * entry, the cells per entry (entryCounts, six planes of `entries` u32) and their deviations from
+ * the source mean summed per entry (`entries` f64). Laid
  * out by a frame() of its own and reused while no other frame() has reset the arena since
  * (frameEpoch()): the Director's ~60 candidates of a render copied them in each time (about 40 KB
  * a candidate).
@@ -127,6 +128,7 @@ interface SimSession {
   readonly src: Ptr;
   readonly at: Ptr;
   readonly counts: Ptr;
+  readonly devs: Ptr;
 }
 let session: SimSession | null = null;
 
@@ -135,18 +137,20 @@ function simSession(source: SourceCells, lutAt: Uint16Array, entries: number): S
   if (s && s.epoch === frameEpoch() && s.source === source && s.lutAt === lutAt && s.entries === entries) return s;
   const n = lutAt.length;
   const f = frame();
-  const c = cellsIn(f, source), pa = f.bytes(2 * n), pc = f.f32(6 * entries);
+  const c = cellsIn(f, source), pa = f.bytes(2 * n), pc = f.f32(6 * entries), pd = f.bytes(8 * entries);
   const k = f.ready();
   copyCells(f, c, source);
   f.viewU16(pa, n).set(lutAt);
   // The cells per entry are counted once per `lutAt` (the Director's candidates share it).
   const known = entryCache.get(lutAt);
-  if (known && known.source === source && known.counts.length === 6 * entries) f.viewU32(pc, 6 * entries).set(known.counts);
-  else {
-    k.entryCounts(pa, c.src, c.band, n, entries, pc);
-    entryCache.set(lutAt, { source, counts: f.viewU32(pc, 6 * entries).slice() });
+  if (known && known.source === source && known.counts.length === 6 * entries) {
+    f.viewU32(pc, 6 * entries).set(known.counts);
+    f.viewF64(pd, entries).set(known.devs);
+  } else {
+    k.entryCounts(pa, c.src, c.band, n, entries, source.mean, pc, pd);
+    entryCache.set(lutAt, { source, counts: f.viewU32(pc, 6 * entries).slice(), devs: f.viewF64(pd, entries).slice() });
   }
-  return (session = { epoch: frameEpoch(), source, lutAt, entries, src: c.src, at: pa, counts: pc });
+  return (session = { epoch: frameEpoch(), source, lutAt, entries, src: c.src, at: pa, counts: pc, devs: pd });
 }
 
 /**
@@ -162,7 +166,7 @@ export function contourOf(cov: number, vr: number, vs: number, n: number, textur
 }
 
 /** simulatedMetrics' cells per table entry (entryCounts), by the candidates' shared `lutAt`. */
-const entryCache = new WeakMap<Uint16Array, { readonly source: SourceCells; readonly counts: Uint32Array }>();
+const entryCache = new WeakMap<Uint16Array, { readonly source: SourceCells; readonly counts: Uint32Array; readonly devs: Float64Array }>();
 
 /** f64 results of toneSums: 7 sums, then four 16-bin histograms. */
 const SUMS = 7 + 4 * BINS;

@@ -54,8 +54,8 @@ export interface KernelExports {
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
   toneSums(rendered: Ptr, src: Ptr, band: Ptr, n: number, ms: number, out: Ptr, qHist: Ptr): void;
   quantizeTable(lut: Ptr, from: number, to: number, levels: Ptr, nLevels: number, invert: boolean, levelOf: Ptr, levelIndex: Ptr): void;
-  entryCounts(lutAt: Ptr, src: Ptr, band: Ptr, n: number, entries: number, out: Ptr): void;
-  simSums(levelOf: Ptr, lutAt: Ptr, n: number, src: Ptr, ms: number, counts: Ptr, entries: number, from: number, to: number, out: Ptr, qHist: Ptr): void;
+  entryCounts(lutAt: Ptr, src: Ptr, band: Ptr, n: number, entries: number, ms: number, out: Ptr, devs: Ptr): void;
+  simSums(levelOf: Ptr, lutAt: Ptr, n: number, counts: Ptr, devs: Ptr, entries: number, from: number, to: number, out: Ptr, qHist: Ptr): void;
   unstable(levelOf: Ptr, src: Ptr, n: number, sigma: number): number;
   cellsRange(values: Ptr, n: number, out: Ptr, qHist: Ptr): void;
   cellsBands(values: Ptr, n: number, q25: number, q75: number, mean: number, band: Ptr): number;
