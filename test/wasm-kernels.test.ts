@@ -243,6 +243,25 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     }
   });
 
+  it('the simulation\'s shared inputs are laid out again once another kernel call has reused their memory', () => {
+    // simulatedMetrics() keeps the cells, their entries and the counts per entry in kernel
+    // memory between candidates; a frame() in between (any other kernel call) writes over them.
+    const r = rng(47);
+    const values = Float32Array.from({ length: 2048 }, () => r());
+    const source = sourceCells(values);
+    const at = (v: number) => Math.min(1024, Math.max(0, Math.floor((v + 0.5) * 512)));
+    const from = at(source.min), to = at(source.max);
+    const lut = Float32Array.from({ length: 1025 }, (_, k) => (k < from || k > to ? 0 : Math.min(1, Math.max(0, (k - 256) / 512))));
+    const lutAt = Uint16Array.from(values, at);
+    const ramp = Float64Array.from({ length: 12 }, (_, i) => i / 11);
+    const want = refSimulatedMetrics(lut, from, to, ramp, false, lutAt, source);
+    assert.deepEqual(simulatedMetrics(lut, from, to, ramp, false, lutAt, source), want, 'first');
+    assert.deepEqual(simulatedMetrics(lut, from, to, ramp, false, lutAt, source), want, 'again, the inputs kept');
+    // A raster over the same memory: its histogram's frame overwrites the arena with other data.
+    histogram({ width: 640, height: 480, data: Float32Array.from({ length: 640 * 480 }, () => r() * 3 - 1) });
+    assert.deepEqual(simulatedMetrics(lut, from, to, ramp, false, lutAt, source), want, 'after another frame');
+  });
+
   it('the Director\'s cell-level helpers: glyph tones, table entries, sampled cells, glyph counts, template statistics', () => {
     const r = rng(43);
     for (const n of [0, 1, 5, 300, 9600]) {
