@@ -10,7 +10,7 @@
 
 import { ENC_SIZE } from './srgb';
 import { cellTensor, tensorAt } from './tensor';
-import { ld, ld2, ldi, st, st2 } from './mem';
+import { ld, ld2, ldf32, ldi, st, st2 } from './mem';
 
 /** First free byte after the module's static data: the JS side lays its arrays out from here. */
 export function heapBase(): usize {
@@ -28,6 +28,13 @@ const TONE_LUT_SIZE: i32 = 4096;
  */
 const KF = memory.data<f64>([0.5, 2, 1]);
 const KI = memory.data<i32>([ENC_SIZE - 1, TONE_LUT_SIZE - 1]);
+/** The last index an interpolation may start at (KI), in four lanes: the sRGB encoding table's and the tone table's. */
+@inline function encLast(): v128 {
+  return v128.load32_splat(KI);
+}
+@inline function toneLast(): v128 {
+  return v128.load32_splat(KI, 4);
+}
 const K_HALF = 0, K_2 = 1, K_1 = 2;
 @inline function kf(i: i32): v128 {
   return v128.load64_splat(KF + (<usize>i << 3));
@@ -224,16 +231,24 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   return a + (b - a) * (x - <f32>k);
 }
 
-/** lutValue32() of four samples (f32x4); entries k and k + 1 are adjacent, so one 8-byte load per lane fetches both. */
+/**
+ * a + (b - a) * (x - k) per lane in f32, a and b the table's entries k and k + 1 (i32 lanes of k):
+ * adjacent, so one 8-byte load per lane fetches both. lutValue32x4's and encode32x4's interpolation.
+ */
+@inline function interp4(t: usize, k: v128, x: v128): v128 {
+  const p01 = v128.load64_lane(t + (<usize>i32x4.extract_lane(k, 1) << 2), v128.load64_zero(t + (<usize>i32x4.extract_lane(k, 0) << 2)), 1);
+  const p23 = v128.load64_lane(t + (<usize>i32x4.extract_lane(k, 3) << 2), v128.load64_zero(t + (<usize>i32x4.extract_lane(k, 2) << 2)), 1);
+  const a = v128.shuffle<u32>(p01, p23, 0, 2, 4, 6), b = v128.shuffle<u32>(p01, p23, 1, 3, 5, 7);
+  return f32x4.add(a, f32x4.mul(f32x4.sub(b, a), f32x4.sub(x, f32x4.convert_i32x4_s(k))));
+}
+
+/** lutValue32() of four samples (f32x4). */
 @inline function lutValue32x4(lut: usize, v: v128, half: v128, scale: v128, top: v128, zero: v128, last: v128, first: v128, end: v128): v128 {
   const x = f32x4.mul(f32x4.add(v, half), scale);
   const lo = f32x4.le(x, zero), hi = f32x4.ge(x, top);
   // Out-of-range lanes are replaced below; their index is only clamped to stay inside the table.
   const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(x), zero), last);
-  const p01 = v128.load64_lane(lut + (<usize>i32x4.extract_lane(k, 1) << 2), v128.load64_zero(lut + (<usize>i32x4.extract_lane(k, 0) << 2)), 1);
-  const p23 = v128.load64_lane(lut + (<usize>i32x4.extract_lane(k, 3) << 2), v128.load64_zero(lut + (<usize>i32x4.extract_lane(k, 2) << 2)), 1);
-  const a = v128.shuffle<u32>(p01, p23, 0, 2, 4, 6), b = v128.shuffle<u32>(p01, p23, 1, 3, 5, 7);
-  const r = f32x4.add(a, f32x4.mul(f32x4.sub(b, a), f32x4.sub(x, f32x4.convert_i32x4_s(k))));
+  const r = interp4(lut, k, x);
   return v128.bitselect(end, v128.bitselect(first, r, lo), hi);
 }
 
@@ -258,7 +273,7 @@ export function oneMinus(p: usize, n: i32): void {
 /** n values from src through the tone table into out (may be src): lutValue32() of each, four at a time. */
 export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
   const first = v128.load32_splat(lut), end = v128.load32_splat(lut + (<usize>TONE_LUT_SIZE << 2));
-  const half = kf32(K32_HALF), scale = kf32(K32_TONE_HALF), top = kf32(K32_TONE_N), last = v128.load32_splat(KI + 4), zero = i32x4.splat(0);
+  const half = kf32(K32_HALF), scale = kf32(K32_TONE_HALF), top = kf32(K32_TONE_N), last = toneLast(), zero = i32x4.splat(0);
   let i = 0;
   for (; i + 3 < n; i += 4) v128.store(out + (<usize>i << 2), lutValue32x4(lut, v128.load(src + (<usize>i << 2)), half, scale, top, zero, last, first, end));
   for (; i < n; i++) store<f32>(out + (<usize>i << 2), lutValue32(lut, load<f32>(src + (<usize>i << 2))));
@@ -275,10 +290,6 @@ export function applyLut(src: usize, n: i32, lut: usize, out: usize): void {
   v = f32x4.add(v, f32x4.mul(f6, c));
   v = f32x4.add(v, f32x4.mul(f4, d));
   return f32x4.mul(f32x4.add(v, e), f16);
-}
-
-@inline function ldf32(s: usize, i: i32): f32 {
-  return load<f32>(s + (<usize>i << 2));
 }
 
 /** tap5() along row r at x, the row's ends repeated outwards. */
@@ -387,15 +398,12 @@ const REC709_B: f64 = 0.0722;
   return a + (b - a) * (i - <f32>k);
 }
 
-/** encode32() of four lanes (f32x4); entries k and k + 1 are adjacent, so one 8-byte load per lane fetches both. */
+/** encode32() of four lanes (f32x4). */
 @inline function encode32x4(enc: usize, v: v128, size: v128, zero: v128, last: v128, one: v128): v128 {
   const i = f32x4.mul(v, size);
   const pos = f32x4.gt(i, zero), top = f32x4.ge(i, size);
   const k = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(i), zero), last);
-  const p01 = v128.load64_lane(enc + (<usize>i32x4.extract_lane(k, 1) << 2), v128.load64_zero(enc + (<usize>i32x4.extract_lane(k, 0) << 2)), 1);
-  const p23 = v128.load64_lane(enc + (<usize>i32x4.extract_lane(k, 3) << 2), v128.load64_zero(enc + (<usize>i32x4.extract_lane(k, 2) << 2)), 1);
-  const a = v128.shuffle<u32>(p01, p23, 0, 2, 4, 6), b = v128.shuffle<u32>(p01, p23, 1, 3, 5, 7);
-  const r = v128.and(f32x4.add(a, f32x4.mul(f32x4.sub(b, a), f32x4.sub(i, f32x4.convert_i32x4_s(k)))), pos);
+  const r = v128.and(interp4(enc, k, i), pos);
   return v128.bitselect(one, r, top);
 }
 
@@ -544,7 +552,7 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
     if (rgb) memory.fill(cellRgb, 0, <usize>(C3 * rows) << 2);
   }
   const rowNorm = 1 / <f64>subY;
-  const size = kf32(K32_ENC), last = v128.load32_splat(KI), one = kf32(K32_1), zero = i32x4.splat(0);
+  const size = kf32(K32_ENC), last = encLast(), one = kf32(K32_1), zero = i32x4.splat(0);
   for (let y = y0; y < y1; y++) {
     const s = ldi(ys, y), n = ldi(yn, y), o = ldi(yo, y);
     const cbase = (y / subY) * C3;

@@ -5,7 +5,7 @@
 
 import { lowerBound } from './search';
 import { tensorAt } from './tensor';
-import { ld, st } from './mem';
+import { ld, ldf32, st, stf32 } from './mem';
 
 /** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
 const SUB_X: i32 = 4;
@@ -37,14 +37,6 @@ const QUARTER = memory.data<f32>([0.25, 0.25, 0.25, 0.25]);
 /** The scalar form of tap121x4(). */
 @inline function tap121(a: f32, b: f32, c: f32): f32 {
   return ((a + (b + b)) + c) * <f32>0.25;
-}
-
-@inline function ldf32(p: usize, i: i32): f32 {
-  return load<f32>(p + (<usize>i << 2));
-}
-
-@inline function stf32(p: usize, i: i32, v: f32): void {
-  store<f32>(p + (<usize>i << 2), v);
 }
 
 /**

@@ -1,5 +1,16 @@
 // AssemblyScript: loads and stores of the kernels' arrays, by element index. Values are f32 in
-// memory and f64 in the arithmetic (the TypeScript's Float32Array reads and writes).
+// memory and f64 in the arithmetic (the TypeScript's Float32Array reads and writes), or f32 in
+// both (ldf32, stf32) where a kernel computes in f32.
+
+/** The f32 at p + 4i. */
+@inline export function ldf32(p: usize, i: i32): f32 {
+  return load<f32>(p + (<usize>i << 2));
+}
+
+/** v at p + 4i. */
+@inline export function stf32(p: usize, i: i32, v: f32): void {
+  store<f32>(p + (<usize>i << 2), v);
+}
 
 /** The f32 at p + 4i, as f64. */
 @inline export function ld(p: usize, i: i32): f64 {

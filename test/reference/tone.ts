@@ -1,10 +1,11 @@
 /**
  * Scalar oracles of the tone kernels that run in WebAssembly (the histogram, the LUT pass and the
- * tone tables), as the TypeScript had them. The tone curve itself (levels, toneValue, lutValue) is
- * still TypeScript in src/core/pipeline/tone.ts and is imported from there, not copied.
+ * tone tables), as the TypeScript had them; the LUT pass in the kernel's f32 steps (lutValue). The
+ * tone curve itself (levels, toneValue) is still TypeScript in src/core/pipeline/tone.ts and is
+ * imported from there, not copied.
  */
 import { srgbToLinear } from '../../src/core/pipeline/linear.js';
-import { lutValue, toneValue, type ToneSettings } from '../../src/core/pipeline/tone.js';
+import { TONE_LUT_SIZE, toneValue, type ToneSettings } from '../../src/core/pipeline/tone.js';
 import type { Raster } from './raster.js';
 
 /** toneLut()'s table (assembly/tone.ts toneTable): toneValue() of each entry's input over -0.5..1.5, 0 outside from..to. */
@@ -32,6 +33,20 @@ export function histogram(r: Raster, bins = 1024): Uint32Array {
     h[b]!++;
   }
   return h;
+}
+
+/**
+ * One value through a toneLut() table, linearly interpolated, each operation rounded to f32: the
+ * arithmetic of the kernel's four f32 lanes (assembly/kernels.ts lutValue32).
+ */
+function lutValue(lut: Float32Array, v: number): number {
+  const f = Math.fround, n = TONE_LUT_SIZE;
+  const x = f(f(v + 0.5) * (n / 2));
+  if (x <= 0) return lut[0]!;
+  if (x >= n) return lut[n]!;
+  const k = x | 0;
+  const a = lut[k]!;
+  return f(a + f(f(lut[k + 1]! - a) * f(x - k)));
 }
 
 export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {

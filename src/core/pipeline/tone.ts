@@ -113,21 +113,6 @@ export function toneLut(s: ToneSettings, size = TONE_LUT_SIZE, from = 0, to = si
 const toneLuts = new Map<string, Float32Array>();
 const MAX_TONE_LUTS = 64;
 
-/**
- * One value through a toneLut() table, linearly interpolated, each operation rounded to f32: the
- * arithmetic of the kernel's four f32 lanes (assembly/kernels.ts lutValue32), defined here once
- * for its oracle (test/reference/tone.ts).
- */
-export function lutValue(lut: Float32Array, v: number): number {
-  const f = Math.fround, n = TONE_LUT_SIZE;
-  const x = f(f(v + 0.5) * (n / 2));
-  if (x <= 0) return lut[0]!;
-  if (x >= n) return lut[n]!;
-  const k = x | 0;
-  const a = lut[k]!;
-  return f(a + f(f(lut[k + 1]! - a) * f(x - k)));
-}
-
 export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {
   const n = src.length;
   // In WebAssembly (assembly/kernels.ts), lutValue() per sample.
