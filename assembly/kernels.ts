@@ -445,6 +445,66 @@ function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, li
   for (; x < sw; x++) linearizePixel(px, x, ground, lut, linY, lin);
 }
 
+/**
+ * linearizeRow() then tapRgb() of a row whose cells are 4 source pixels each (an identity
+ * resample with 4 samples per cell: cell c's taps start at 4c with 4 weights), without the
+ * row's RGB in between: a cell's four pixels go from the tables straight into its sums, the
+ * same values added in the same order (tapRgb's m == 4 form); the luminance as linearizeRow()
+ * writes it. A cell with any pixel not opaque goes through linearizePixel() and lin.
+ */
+function linearizeCells4(px: usize, cols: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize, withLuma: bool,
+  weight: usize, offset: usize, out: usize): void {
+  const tr = wt, tg = wt + 2048, tb = wt + 4096;
+  for (let c = 0, oq = 0; c < cols; c++, oq += 3) {
+    const x = c << 2, p = px + (<usize>x << 2);
+    const v0 = load<u32>(p), v1 = load<u32>(p, 4), v2 = load<u32>(p, 8), v3 = load<u32>(p, 12);
+    const o = ldi(offset, c);
+    const w0 = ld(weight, o), w1 = ld(weight, o + 1), w2 = ld(weight, o + 2), w3 = ld(weight, o + 3);
+    let rg = f64x2.splat(0), b: f64 = 0;
+    if ((v0 & v1 & v2 & v3) >>> 24 != 255) {
+      for (let k = 0; k < 4; k++) linearizePixel(px, x + k, ground, lut, linY, lin);
+      const q = x * 3;
+      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w0), ld2(lin, q)));
+      b += w0 * ld(lin, q + 2);
+      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w1), ld2(lin, q + 3)));
+      b += w1 * ld(lin, q + 5);
+      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w2), ld2(lin, q + 6)));
+      b += w2 * ld(lin, q + 8);
+      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w3), ld2(lin, q + 9)));
+      b += w3 * ld(lin, q + 11);
+      st2(out, oq, rg);
+      st(out, oq + 2, b);
+      continue;
+    }
+    const r0 = <usize>(v0 & 255) << 3, g0 = <usize>((v0 >>> 8) & 255) << 3, b0 = <usize>((v0 >>> 16) & 255) << 3;
+    const r1 = <usize>(v1 & 255) << 3, g1 = <usize>((v1 >>> 8) & 255) << 3, b1 = <usize>((v1 >>> 16) & 255) << 3;
+    const r2 = <usize>(v2 & 255) << 3, g2 = <usize>((v2 >>> 8) & 255) << 3, b2 = <usize>((v2 >>> 16) & 255) << 3;
+    const r3 = <usize>(v3 & 255) << 3, g3 = <usize>((v3 >>> 8) & 255) << 3, b3 = <usize>((v3 >>> 16) & 255) << 3;
+    if (withLuma) {
+      st2(linY, x, f64x2.add(f64x2.add(v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1), v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1)),
+        v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1)));
+      st2(linY, x + 2, f64x2.add(f64x2.add(v128.load64_lane(tr + r3, v128.load64_zero(tr + r2), 1), v128.load64_lane(tg + g3, v128.load64_zero(tg + g2), 1)),
+        v128.load64_lane(tb + b3, v128.load64_zero(tb + b2), 1)));
+    }
+    // The linear values are the f32 table's entries (byte offsets here are 8 x the byte: >> 1).
+    rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w0), rgOf(lut, r0, g0)));
+    b += w0 * <f64>load<f32>(lut + (b0 >> 1));
+    rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w1), rgOf(lut, r1, g1)));
+    b += w1 * <f64>load<f32>(lut + (b1 >> 1));
+    rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w2), rgOf(lut, r2, g2)));
+    b += w2 * <f64>load<f32>(lut + (b2 >> 1));
+    rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w3), rgOf(lut, r3, g3)));
+    b += w3 * <f64>load<f32>(lut + (b3 >> 1));
+    st2(out, oq, rg);
+    st(out, oq + 2, b);
+  }
+}
+
+/** The table's linear r and g (byte offsets 8 x the bytes) as an f64x2: ld2() of lin's pair. */
+@inline function rgOf(lut: usize, r8: usize, g8: usize): v128 {
+  return f64x2.promote_low_f32x4(v128.load32_lane(lut + (g8 >> 1), v128.load32_zero(lut + (r8 >> 1)), 1));
+}
+
 /** One pixel of linearizeRow(), alpha composited over the ground. */
 function linearizePixel(px: usize, x: i32, ground: f64, lut: usize, linY: usize, lin: usize): void {
   const q = x * 3;
@@ -521,6 +581,12 @@ function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: u
   }
 }
 
+/** Whether cell taps (start, count) are 4 pixels each from 4c: linearizeCells4()'s layout. */
+function cellTaps4(start: usize, count: usize, cols: i32): bool {
+  for (let c = 0; c < cols; c++) if (ldi(count, c) != 4 || ldi(start, c) != c << 2) return false;
+  return true;
+}
+
 /** The two cached horizontal passes (source rows) of resample(), kept between its band calls. */
 let hRow0: i32 = -1, hRow1: i32 = -1, hNext: i32 = 0;
 
@@ -546,6 +612,8 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
   const accY = hc1 + (<usize>C3 << 2);
   const wt = accY + (<usize>(W + 1 & ~1) << 2);
   const identity = sw == W;
+  // Identity with 4 samples per cell: every cell's colour taps are its own 4 pixels.
+  const cells4 = identity && subX == 4 && cellTaps4(cs, cn, cols);
   if (y0 == 0) {
     hRow0 = -1; hRow1 = -1; hNext = 0;
     weightTables(lut, wt);
@@ -570,9 +638,13 @@ export function resample(px: usize, pxRow0: i32, sw: i32, cols: i32, rows: i32, 
         if (slot == 0) hRow0 = sy; else hRow1 = sy;
         const oy = slot == 0 ? hy0 : hy1, oc = slot == 0 ? hc0 : hc1;
         // One source pixel per sample: the luminance goes straight into the slot.
-        linearizeRow(px + (<usize>((sy - pxRow0) * sw) << 2), sw, ground, lut, wt, identity ? oy : linY, lin, withLuma, rgb);
-        if (withLuma && !identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
-        if (rgb) tapRgb(lin, cs, cn, co, cw, cols, oc);
+        const row = px + (<usize>((sy - pxRow0) * sw) << 2);
+        if (cells4 && rgb) linearizeCells4(row, cols, ground, lut, wt, oy, lin, withLuma, cw, co, oc);
+        else {
+          linearizeRow(row, sw, ground, lut, wt, identity ? oy : linY, lin, withLuma, rgb);
+          if (withLuma && !identity) tapLuma(linY, xs, xn, xo, xw, W, oy);
+          if (rgb) tapRgb(lin, cs, cn, co, cw, cols, oc);
+        }
       }
       const ry = slot == 0 ? hy0 : hy1, rc = slot == 0 ? hc0 : hc1;
       // Element-wise over the row: the sums two values at a time (f64x2), the encoding four (f32x4),

@@ -370,6 +370,9 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       [scene(640, 480, 4), 40, 15],
       [alpha, 30, 9],
       [alpha, 97, 40],
+      // Identity at 4 samples per cell (the cells' colour taken straight from the pixels), with
+      // alpha in some cells.
+      [image(96, 64, (x, y) => [(x * 7) % 256, (y * 3) % 256, (x + y) % 256, r() < 0.2 ? Math.floor(r() * 256) : 255]), 24, 8],
       [scene(13, 7, 5), 8, 3],
       [scene(3, 200, 6), 8, 50],
       // Over the 2^20-pixel source window: several bands, a band boundary inside a cell row.
