@@ -4,7 +4,7 @@
 // it; the viewing blur and the candidates' dot products in f32 lanes, the rest in f64.
 
 import { lowerBound } from './search';
-import { tensorAt } from './tensor';
+import { strengthBound, tensorAt } from './tensor';
 import { ld, ldf32, st, stf32 } from './mem';
 
 /** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
@@ -289,7 +289,11 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
             const e = bound * dm * dm + ds * ds;
             if (e < lb) lb = e;
           }
-          if (!((lb - 1e-5) * keep >= bestE)) tensorAt(tensorSrc, width, height, SUB_X, SUB_Y, cx, cy, inv, tan225, cell, direction, strength);
+          // Nor where the cell's gradient energy alone keeps its strength x amount at or below
+          // the threshold below (its strength then stays 0: no contour, as the tensor would say).
+          if (!((lb - 1e-5) * keep >= bestE) && strengthBound(tensorSrc, width, height, SUB_X, SUB_Y, cx, cy, inv) * sAmt * 1.000001 > 0.05) {
+            tensorAt(tensorSrc, width, height, SUB_X, SUB_Y, cx, cy, inv, tan225, cell, direction, strength);
+          }
         }
         const s = ld(strength, cell) * sAmt;
         if (s > 0.05) {

@@ -491,6 +491,37 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
     }
   });
 
+  it('glyph matching: clean contours whose strength sits at the structure threshold', () => {
+    // Straight edges (coherence 1) in four directions, their step sweeping from 0 to 0.8 across
+    // the columns: a cell's strength is then its energy factor e / (e + 0.004), and at each amount
+    // below some cells fall just short of the threshold (strength x amount > 0.05) and some just
+    // pass it. The kernel skips the tensor where its f32 energy bound cannot pass (assembly/tensor.ts
+    // strengthBound); the reference takes every cell's tensor.
+    const set = getGlyphSet('detailed');
+    const chars = [DIRECTIONAL_CHARS.horizontal, DIRECTIONAL_CHARS.diagonalUp, DIRECTIONAL_CHARS.vertical, DIRECTIONAL_CHARS.diagonalDown];
+    const dir = Int32Array.from(chars, (ch) => set.glyphs.indexOf(ch));
+    const order = Int32Array.from(set.glyphs.map((_, i) => i)).sort((a, b) => set.coverage[a]! - set.coverage[b]! || a - b);
+    const table: GlyphTable = { templates: viewBlurTemplates(set.templates), coverage: set.coverage };
+    const cols = 64, rows = 24, W = cols * 4, H = rows * 8, n = cols * rows;
+    const target = new Float32Array(W * H);
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const s = (0.8 * x) / W, band = Math.floor(y / 48);
+        // Edges: vertical, horizontal, and both diagonals, every 4 to 8 samples.
+        const u = band === 0 ? x : band === 1 ? y : band === 2 ? x + y : x - y + H;
+        target[y * W + x] = 0.3 + ((u >> 2) % 2 === 0 ? s : 0);
+      }
+    }
+    let substituted = 0;
+    for (const amount of [0.06, 0.07, 0.1, 0.3]) {
+      const o: MatchOptions = { scale: Math.max(...set.coverage), candidates: order, directional: dir, structure: 'target', structureAmount: amount, dither: false };
+      const got = matchGlyphs(target, W, cols, rows, table, o, new Uint16Array(n));
+      same(got, refMatch(target, W, cols, rows, table, { ...o, structure: refStructure(target, W, H, 4, 8) }, new Uint16Array(n)), `contours at structure ${amount}`);
+      for (let c = 0; c < n; c++) if (dir.includes(got[c]!)) substituted++;
+    }
+    assert.ok(substituted > 0, 'some cells take a directional glyph');
+  });
+
   it('fine re-ranking: charsets, custom ramps, codebooks, calm, cells outside the codebook, odd sizes, against brute force', () => {
     const r = rng(29);
     for (const [name, set] of [
