@@ -414,7 +414,6 @@ const REC709_B: f64 = 0.0722;
  * pairs two at a time (f64x2), any pair with alpha through the scalar form.
  */
 function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize, withLuma: bool, rgb: bool): void {
-  const tr = wt, tg = wt + 2048, tb = wt + 4096;
   let x = 0;
   for (; x + 1 < sw; x += 2) {
     const p = px + (<usize>x << 2);
@@ -426,12 +425,7 @@ function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, li
     }
     const r0 = <usize>(v0 & 255) << 3, g0 = <usize>((v0 >>> 8) & 255) << 3, b0 = <usize>((v0 >>> 16) & 255) << 3;
     const r1 = <usize>(v1 & 255) << 3, g1 = <usize>((v1 >>> 8) & 255) << 3, b1 = <usize>((v1 >>> 16) & 255) << 3;
-    if (withLuma) {
-      const yr = v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1);
-      const yg = v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1);
-      const yb = v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1);
-      st2(linY, x, f64x2.add(f64x2.add(yr, yg), yb));
-    }
+    if (withLuma) st2(linY, x, lumaPair(wt, r0, g0, b0, r1, g1, b1));
     if (!rgb) continue;
     // The linear values themselves are table entries: copied as f32.
     const q = lin + (<usize>(x * 3) << 2);
@@ -454,26 +448,14 @@ function linearizeRow(px: usize, sw: i32, ground: f64, lut: usize, wt: usize, li
  */
 function linearizeCells4(px: usize, cols: i32, ground: f64, lut: usize, wt: usize, linY: usize, lin: usize, withLuma: bool,
   weight: usize, offset: usize, out: usize): void {
-  const tr = wt, tg = wt + 2048, tb = wt + 4096;
   for (let c = 0, oq = 0; c < cols; c++, oq += 3) {
     const x = c << 2, p = px + (<usize>x << 2);
     const v0 = load<u32>(p), v1 = load<u32>(p, 4), v2 = load<u32>(p, 8), v3 = load<u32>(p, 12);
     const o = ldi(offset, c);
     const w0 = ld(weight, o), w1 = ld(weight, o + 1), w2 = ld(weight, o + 2), w3 = ld(weight, o + 3);
-    let rg = f64x2.splat(0), b: f64 = 0;
     if ((v0 & v1 & v2 & v3) >>> 24 != 255) {
       for (let k = 0; k < 4; k++) linearizePixel(px, x + k, ground, lut, linY, lin);
-      const q = x * 3;
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w0), ld2(lin, q)));
-      b += w0 * ld(lin, q + 2);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w1), ld2(lin, q + 3)));
-      b += w1 * ld(lin, q + 5);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w2), ld2(lin, q + 6)));
-      b += w2 * ld(lin, q + 8);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w3), ld2(lin, q + 9)));
-      b += w3 * ld(lin, q + 11);
-      st2(out, oq, rg);
-      st(out, oq + 2, b);
+      sum4(lin, x * 3, w0, w1, w2, w3, out, oq);
       continue;
     }
     const r0 = <usize>(v0 & 255) << 3, g0 = <usize>((v0 >>> 8) & 255) << 3, b0 = <usize>((v0 >>> 16) & 255) << 3;
@@ -481,12 +463,11 @@ function linearizeCells4(px: usize, cols: i32, ground: f64, lut: usize, wt: usiz
     const r2 = <usize>(v2 & 255) << 3, g2 = <usize>((v2 >>> 8) & 255) << 3, b2 = <usize>((v2 >>> 16) & 255) << 3;
     const r3 = <usize>(v3 & 255) << 3, g3 = <usize>((v3 >>> 8) & 255) << 3, b3 = <usize>((v3 >>> 16) & 255) << 3;
     if (withLuma) {
-      st2(linY, x, f64x2.add(f64x2.add(v128.load64_lane(tr + r1, v128.load64_zero(tr + r0), 1), v128.load64_lane(tg + g1, v128.load64_zero(tg + g0), 1)),
-        v128.load64_lane(tb + b1, v128.load64_zero(tb + b0), 1)));
-      st2(linY, x + 2, f64x2.add(f64x2.add(v128.load64_lane(tr + r3, v128.load64_zero(tr + r2), 1), v128.load64_lane(tg + g3, v128.load64_zero(tg + g2), 1)),
-        v128.load64_lane(tb + b3, v128.load64_zero(tb + b2), 1)));
+      st2(linY, x, lumaPair(wt, r0, g0, b0, r1, g1, b1));
+      st2(linY, x + 2, lumaPair(wt, r2, g2, b2, r3, g3, b3));
     }
     // The linear values are the f32 table's entries (byte offsets here are 8 x the byte: >> 1).
+    let rg = f64x2.splat(0), b: f64 = 0;
     rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w0), rgOf(lut, r0, g0)));
     b += w0 * <f64>load<f32>(lut + (b0 >> 1));
     rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w1), rgOf(lut, r1, g1)));
@@ -498,6 +479,33 @@ function linearizeCells4(px: usize, cols: i32, ground: f64, lut: usize, wt: usiz
     st2(out, oq, rg);
     st(out, oq + 2, b);
   }
+}
+
+/** Two opaque pixels' luminance (linearizeRow()'s pair): the weighted tables' entries (byte offsets 8 x the bytes) summed r + g + b. */
+@inline function lumaPair(wt: usize, r0: usize, g0: usize, b0: usize, r1: usize, g1: usize, b1: usize): v128 {
+  const yr = v128.load64_lane(wt + r1, v128.load64_zero(wt + r0), 1);
+  const yg = v128.load64_lane(wt + 2048 + g1, v128.load64_zero(wt + 2048 + g0), 1);
+  const yb = v128.load64_lane(wt + 4096 + b1, v128.load64_zero(wt + 4096 + b0), 1);
+  return f64x2.add(f64x2.add(yr, yg), yb);
+}
+
+/**
+ * A cell's colour from 4 pixels of lin (3 f32 each, from q) with weights w0..w3, into out at oq:
+ * r and g in the lanes of one f64x2, b scalar, each channel's sum from 0 in pixel order (tapRgb()'s
+ * loop, written out).
+ */
+@inline function sum4(lin: usize, q: i32, w0: f64, w1: f64, w2: f64, w3: f64, out: usize, oq: i32): void {
+  let rg = f64x2.splat(0), b: f64 = 0;
+  rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w0), ld2(lin, q)));
+  b += w0 * ld(lin, q + 2);
+  rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w1), ld2(lin, q + 3)));
+  b += w1 * ld(lin, q + 5);
+  rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w2), ld2(lin, q + 6)));
+  b += w2 * ld(lin, q + 8);
+  rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w3), ld2(lin, q + 9)));
+  b += w3 * ld(lin, q + 11);
+  st2(out, oq, rg);
+  st(out, oq + 2, b);
 }
 
 /** The table's linear r and g (byte offsets 8 x the bytes) as an f64x2: ld2() of lin's pair. */
@@ -556,19 +564,8 @@ function tapRgb(lin: usize, start: usize, count: usize, offset: usize, weight: u
     // r and g in the lanes of one f64x2, b scalar: each channel's sum in the scalar order.
     let rg = f64x2.splat(0), b: f64 = 0;
     if (m == 4) {
-      // Four source pixels per cell (a cell 4 samples wide at 1:1), written out: the same sums.
-      const q = ldi(start, c) * 3;
-      const w0 = ld(weight, o), w1 = ld(weight, o + 1), w2 = ld(weight, o + 2), w3 = ld(weight, o + 3);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w0), ld2(lin, q)));
-      b += w0 * ld(lin, q + 2);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w1), ld2(lin, q + 3)));
-      b += w1 * ld(lin, q + 5);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w2), ld2(lin, q + 6)));
-      b += w2 * ld(lin, q + 8);
-      rg = f64x2.add(rg, f64x2.mul(f64x2.splat(w3), ld2(lin, q + 9)));
-      b += w3 * ld(lin, q + 11);
-      st2(out, oq, rg);
-      st(out, oq + 2, b);
+      // Four source pixels per cell (e.g. a colour raster at a quarter of the source), written out.
+      sum4(lin, ldi(start, c) * 3, ld(weight, o), ld(weight, o + 1), ld(weight, o + 2), ld(weight, o + 3), out, oq);
       continue;
     }
     for (let k = 0, q = ldi(start, c) * 3; k < m; k++, q += 3) {
