@@ -5,7 +5,7 @@
  * studio-e2e.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -107,6 +107,10 @@ describe('serving the studio', () => {
       assert.deepEqual([...files.keys()].sort(), ['/assets/a-123.js', '/index.html']);
       assert.equal(files.get('/index.html')!.cacheControl, 'no-cache');
       assert.equal(files.get('/assets/a-123.js')!.cacheControl, 'public, max-age=31536000, immutable');
+      // A file that vanishes while the build is read (a rebuild empties the folder first; here a
+      // link to nothing): no build, not a failed start.
+      symlinkSync(join(dir, 'assets', 'gone.js'), join(dir, 'assets', 'b-456.js'));
+      assert.equal(loadStudio(dir), null);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -80,9 +80,22 @@ function walk(dir: string): string[] {
   });
 }
 
-/** URL path -> file, for every file of the build. */
+/**
+ * URL path -> file, for every file of the build; null without one. A build being replaced while
+ * it is read (`npm run build:studio` empties dist/studio first) counts as none: the server then
+ * starts and serves the "not built" page instead of failing on a vanished file.
+ */
 export function loadStudio(dir = STUDIO_DIR): Map<string, StaticFile> | null {
   if (!existsSync(join(dir, 'index.html'))) return null;
+  try {
+    return readStudio(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+function readStudio(dir: string): Map<string, StaticFile> {
   const files = new Map<string, StaticFile>();
   for (const path of walk(dir)) {
     const urlPath = '/' + relative(dir, path).split(sep).join('/');
