@@ -7,7 +7,7 @@ const DIR_HORIZONTAL: u8 = 0;
 const DIR_DIAGONAL_UP: u8 = 1;
 const DIR_VERTICAL: u8 = 2;
 const DIR_DIAGONAL_DOWN: u8 = 3;
-export const ENERGY_HALF: f64 = 0.004;
+const ENERGY_HALF: f64 = 0.004;
 
 /**
  * The tensor of cell (cx, cy) of the w x h raster at src (central differences, neighbours clamped
@@ -50,17 +50,17 @@ export function tensorAt(src: usize, w: i32, h: i32, subX: i32, subY: i32, cx: i
 export function strengthBound(src: usize, w: i32, h: i32, subX: i32, subY: i32, cx: i32, cy: i32, inv: f64): f64 {
   const x0 = cx * subX;
   if (subX != 4 || x0 < 1 || x0 + 5 > w) return 1;
-  const half = f32x4.splat(0.5);
+  // The differences unhalved (exact powers of two apart): their squares' sum is 4 tr.
   let acc = f32x4.splat(0);
   for (let y = cy * subY, yEnd = y + subY; y < yEnd; y++) {
     const r = src + (<usize>(y * w + x0) << 2);
     const up = src + (<usize>((y > 0 ? y - 1 : 0) * w + x0) << 2);
     const dn = src + (<usize>((y < h - 1 ? y + 1 : h - 1) * w + x0) << 2);
-    const gx = f32x4.mul(f32x4.sub(v128.load(r, 4), v128.load(r - 4)), half);
-    const gy = f32x4.mul(f32x4.sub(v128.load(dn), v128.load(up)), half);
-    acc = f32x4.add(acc, f32x4.add(f32x4.mul(gx, gx), f32x4.mul(gy, gy)));
+    const dx = f32x4.sub(v128.load(r, 4), v128.load(r - 4));
+    const dy = f32x4.sub(v128.load(dn), v128.load(up));
+    acc = f32x4.add(acc, f32x4.add(f32x4.mul(dx, dx), f32x4.mul(dy, dy)));
   }
-  const tr = <f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1) + <f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3);
+  const tr = 0.25 * (<f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1) + <f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3));
   const e = tr * inv * 1.001;
   return e / (e + ENERGY_HALF);
 }
