@@ -23,7 +23,7 @@ COPY tsconfig.json tsconfig.build.json ./
 # The WebAssembly kernels (AssemblyScript) and their compile step, and the CLI bundler, both run
 # by `npm run build`.
 COPY assembly ./assembly
-COPY scripts/build-wasm.mjs scripts/bundle-cli.ts ./scripts/
+COPY scripts/build-wasm.mjs scripts/build-tables.ts scripts/bundle-cli.ts ./scripts/
 COPY src ./src
 RUN npm run build
 

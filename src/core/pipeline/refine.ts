@@ -1,6 +1,7 @@
 import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 import { BITMAP_CELL, glyphHex } from '../glyphs/bitmaps.js';
 import { blurCellsInFrame } from './view-blur.js';
+import { f32Of, f64Of, precomputed } from '../tables.js';
 
 /**
  * fineShapes (an extension parameter): the matcher's 4 x 8 samples per cell are too coarse for
@@ -77,8 +78,54 @@ export interface FineTable {
 /** A cell's 2 x 2 block means (assembly/refine.ts takes a cell's the same way). */
 export const BLOCKS = (FINE_X / 2) * (FINE_Y / 2);
 
-/** The fine table of a glyph table's glyphs (one per glyph list: callers cache it with their table). */
+/**
+ * The fine table of a glyph table's glyphs (one per glyph list: callers cache it with their
+ * table): computeFineTable()'s, from the build's table (core/tables.ts) where it has every glyph:
+ * as it is for the default charset's list, else each glyph's rows gathered (a glyph's rows do not
+ * depend on the others, so the result is the same).
+ */
 export function fineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES): FineTable {
+  return (passes === FINE_BLUR_PASSES && builtFineTable(glyphs)) || computeFineTable(glyphs, passes);
+}
+
+/** fineTable() of `glyphs` from the build's table, or null where it lacks one of them. */
+function builtFineTable(glyphs: readonly string[]): FineTable | null {
+  const pre = precomputed();
+  if (!pre) return null;
+  const all = (builtTable ??= {
+    table: {
+      templates: f32Of(pre.fine.templates), g2: f64Of(pre.fine.g2), gm: f64Of(pre.fine.gm), spread: f64Of(pre.fine.spread),
+      taps: f32Of(pre.fine.taps), blocks: f32Of(pre.fine.blocks), blockStats: f64Of(pre.fine.blockStats),
+    },
+    glyphs: pre.fine.glyphs,
+    index: null,
+  });
+  const n = glyphs.length;
+  if (glyphs.join('') === all.glyphs) return all.table;
+  const index = (all.index ??= new Map([...all.glyphs].map((ch, i) => [ch, i])));
+  const at = glyphs.map((ch) => index.get(ch) ?? -1);
+  if (at.some((i) => i < 0)) return null;
+  const src = all.table;
+  const t: FineTable = {
+    templates: new Float32Array(n * FINE_SAMPLES), g2: new Float64Array(n), gm: new Float64Array(n), spread: new Float64Array(n),
+    taps: src.taps, blocks: new Float32Array(n * BLOCKS), blockStats: new Float64Array(n * 2),
+  };
+  at.forEach((i, g) => {
+    t.templates.set(src.templates.subarray(i * FINE_SAMPLES, (i + 1) * FINE_SAMPLES), g * FINE_SAMPLES);
+    t.g2[g] = src.g2[i]!;
+    t.gm[g] = src.gm[i]!;
+    t.spread[g] = src.spread[i]!;
+    t.blocks.set(src.blocks.subarray(i * BLOCKS, (i + 1) * BLOCKS), g * BLOCKS);
+    t.blockStats.set(src.blockStats.subarray(i * 2, i * 2 + 2), g * 2);
+  });
+  return t;
+}
+
+/** The build's fine table, decoded on first use (shared, read only, as fineTable()'s results are). */
+let builtTable: { readonly table: FineTable; readonly glyphs: string; index: Map<string, number> | null } | undefined;
+
+/** fineTable() computed from the glyphs' bitmaps (scripts/build-tables.ts runs it at build time). */
+export function computeFineTable(glyphs: readonly string[], passes = FINE_BLUR_PASSES): FineTable {
   const n = glyphs.length, size = n * FINE_SAMPLES;
   if (BITMAP_CELL.width !== FINE_X || BITMAP_CELL.height !== FINE_Y) throw new Error('fineShapes: the bitmaps are not 8 x 16');
   const hex = glyphs.map((ch) => {
