@@ -1,8 +1,8 @@
 /**
  * Writes src/core/tables.generated.ts (not committed): the tables of src/core/tables.ts, computed
- * by the run-time code itself (pipeline/linear.ts computeEncLut, pipeline/refine.ts
- * computeFineTable, i.e. the WebAssembly kernels just built), so a first render does not build
- * them. Run by `npm run build:wasm` after the kernels (and so by `pretest` and `npm run build`);
+ * by the run-time code itself (pipeline/linear.ts computeEncLut, glyphs/charsets.ts
+ * computeGlyphSet and computeGlyphTextures, pipeline/refine.ts computeFineTable, with the
+ * WebAssembly kernels just built), so a first render does not build them. Run by `npm run build:wasm` after the kernels (and so by `pretest` and `npm run build`);
  * skips the work when the output is newer than src/core and the kernels.
  */
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -30,15 +30,17 @@ if (had && statSync(out).mtimeMs > inputs && !process.argv.includes('--force')) 
 // since the compute functions below do not consult them.
 const { computeEncLut } = await import('../src/core/pipeline/linear.js');
 const { computeFineTable, FINE_BLUR_PASSES } = await import('../src/core/pipeline/refine.js');
-const { getGlyphSet } = await import('../src/core/glyphs/charsets.js');
+const { computeGlyphSet, computeGlyphTextures } = await import('../src/core/glyphs/charsets.js');
 const { toBase64 } = await import('../src/core/tables.js');
 
-// The default charset's glyphs (every printable ASCII glyph, so every ramp's and any custom
-// ramp's too; no directional glyph is appended to it), in its glyph table's order.
-const glyphs = [...getGlyphSet('detailed').glyphs];
+// The default charset (every printable ASCII glyph, so every ramp's and any custom ramp's too;
+// no directional glyph is appended to it), in its glyph table's order.
+const set = computeGlyphSet('detailed');
+const glyphs = [...set.glyphs];
 const fine = computeFineTable(glyphs, FINE_BLUR_PASSES);
 const tables = {
   enc: toBase64(computeEncLut()),
+  detailed: { glyphs: glyphs.join(''), coverage: toBase64(set.coverage), templates: toBase64(set.templates), textures: toBase64(computeGlyphTextures(glyphs)) },
   fine: {
     glyphs: glyphs.join(''),
     taps: toBase64(fine.taps),
@@ -53,4 +55,4 @@ writeFileSync(out, [
   `export const PRECOMPUTED: Precomputed | null = ${JSON.stringify(tables, null, 2)};`,
   '',
 ].join('\n'));
-process.stdout.write(`build-tables: ${glyphs.length} glyphs' fine shapes and the sRGB table -> src/core/tables.generated.ts\n`);
+process.stdout.write(`build-tables: the sRGB table, the ${glyphs.length} glyphs of the default charset and their fine shapes -> src/core/tables.generated.ts\n`);

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { precomputed } from '../src/core/tables.js';
 import { computeEncLut, encLut } from '../src/core/pipeline/linear.js';
 import { computeFineTable, fineTable, FINE_BLUR_PASSES } from '../src/core/pipeline/refine.js';
-import { getGlyphSet, customGlyphSet } from '../src/core/glyphs/charsets.js';
+import { computeGlyphSet, computeGlyphTextures, customGlyphSet, getGlyphSet, glyphTextures } from '../src/core/glyphs/charsets.js';
 
 /** Bitwise equality of two typed arrays of the same kind. */
 function sameBits(a: Float32Array | Float64Array, b: Float32Array | Float64Array, what: string): void {
@@ -23,6 +23,16 @@ describe('precomputed tables', () => {
 
   it('the sRGB encoding table is the kernel\'s', () => {
     sameBits(encLut(), computeEncLut(), 'encLut');
+  });
+
+  it('the default charset\'s glyph set and textures are the font data\'s', () => {
+    const got = getGlyphSet('detailed'), want = computeGlyphSet('detailed');
+    assert.deepEqual(got.glyphs, want.glyphs);
+    assert.equal(got.kind, want.kind);
+    assert.equal(got.key, want.key);
+    sameBits(got.coverage, want.coverage, 'detailed coverage');
+    sameBits(got.templates, want.templates, 'detailed templates');
+    sameBits(glyphTextures(got.glyphs), computeGlyphTextures(got.glyphs), 'detailed textures');
   });
 
   it('each ramp\'s fine table (and a custom ramp\'s, in its own order) is the computed one', () => {

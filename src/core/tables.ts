@@ -1,7 +1,8 @@
 /**
  * Tables that depend on no input, computed once at build time (scripts/build-tables.ts writes
  * tables.generated.ts, not committed) by the same code that computes them at run time: the sRGB
- * encoding table and the fine shapes (pipeline/refine.ts) of the printable ASCII glyphs. A process's
+ * encoding table, the default charset's glyph set (its order, coverages, templates and textures:
+ * font-data.generated.ts decoded) and the fine shapes (pipeline/refine.ts) of its glyphs. A process's
  * first render built them itself: 2-5 ms of it on 2 cores, its kernels then still unoptimised.
  * Without a generated file (the generator's own run) every table is computed as before;
  * test/tables.test.ts checks that the generated tables equal freshly computed ones bit for bit.
@@ -13,6 +14,13 @@ import { fromBase64 } from './wasm/kernels.js';
 export interface Precomputed {
   /** pipeline/linear.ts encLut(): f32. */
   readonly enc: string;
+  /** glyphs/charsets.ts: the default charset's glyph set (its glyphs in order; coverage and templates f32) and glyphTextures() of it (f32). */
+  readonly detailed: {
+    readonly glyphs: string;
+    readonly coverage: string;
+    readonly templates: string;
+    readonly textures: string;
+  };
   /**
    * pipeline/refine.ts fineTable() of `glyphs` (one code point each) at FINE_BLUR_PASSES: the
    * default charset's glyph table, in its order (so the default render takes it as it is).

@@ -7,6 +7,7 @@ import type { Charset } from '../params/definitions.js';
 import { CHARSETS } from '../params/definitions.js';
 import { BLOCK_GLYPHS, FALLBACK_FONT, FONT, FONT_CELL_ASPECT, GLYPH_DATA, MEASURE_CELL } from './font-data.generated.js';
 import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './types.js';
+import { f32Of, precomputed } from '../tables.js';
 
 /** The reference font (identity and metrics in font units) the shapes were measured from. */
 export const REFERENCE_FONT = FONT;
@@ -98,6 +99,13 @@ function coverageOf(ch: string): number | undefined {
  * (0.021) or `M`s (0.039) reads as noise up close, in blanks (0) as flat.
  */
 export function glyphTextures(glyphs: readonly string[]): Float32Array {
+  const pre = precomputed();
+  if (pre && glyphs.join('') === pre.detailed.glyphs) return f32Of(pre.detailed.textures);
+  return computeGlyphTextures(glyphs);
+}
+
+/** glyphTextures() from the font data (scripts/build-tables.ts precomputes the default ramp's). */
+export function computeGlyphTextures(glyphs: readonly string[]): Float32Array {
   return Float32Array.from(glyphs, (ch) => rows().get(ch)?.[3] ?? 0);
 }
 
@@ -133,6 +141,18 @@ function densest(glyphs: readonly string[]): string {
 }
 
 function build(name: Charset): GlyphSet {
+  const pre = name === 'detailed' ? precomputed() : null;
+  // The default charset as the build decoded it (core/tables.ts): a first render decoded its
+  // 95 templates and sorted its glyphs interpreted, 1-2 ms.
+  if (pre) {
+    const p = pre.detailed;
+    return Object.freeze({ name, key: name, kind: 'ramp' as const, glyphs: Object.freeze([...p.glyphs]), coverage: f32Of(p.coverage), templates: f32Of(p.templates) });
+  }
+  return computeGlyphSet(name);
+}
+
+/** The glyph set of a charset from the font data (scripts/build-tables.ts precomputes the default's). */
+export function computeGlyphSet(name: Charset): GlyphSet {
   let kind: GlyphSet['kind'] = 'ramp';
   let glyphs: string[];
   switch (name) {
