@@ -31,7 +31,9 @@ if (had && statSync(out).mtimeMs > inputs && !process.argv.includes('--force')) 
 const { computeEncLut } = await import('../src/core/pipeline/linear.js');
 const { computeFineTable, FINE_BLUR_PASSES } = await import('../src/core/pipeline/refine.js');
 const { computeGlyphSet, computeGlyphTextures } = await import('../src/core/glyphs/charsets.js');
-const { toBase64 } = await import('../src/core/tables.js');
+
+/** A typed array's bytes (little-endian, as core/tables.ts reads them back) as base64. */
+const toBase64 = (a: Float32Array | Float64Array): string => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
 
 // The default charset (every printable ASCII glyph, so every ramp's and any custom ramp's too;
 // no directional glyph is appended to it), in its glyph table's order.

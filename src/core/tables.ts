@@ -42,14 +42,6 @@ export interface Precomputed {
   };
 }
 
-/** The bytes of a typed array as base64 (the generator's side). */
-export function toBase64(a: Float32Array | Float64Array): string {
-  const b = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  let s = '';
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return (globalThis as unknown as { btoa(s: string): string }).btoa(s);
-}
-
 /** base64 bytes as an aligned copy of `n`-byte elements. */
 function bytesOf(b64: string, size: number): ArrayBuffer {
   const b = fromBase64(b64);
