@@ -6,12 +6,12 @@ import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
-import { denoiseToneSharpen } from './pipeline/detail.js';
+import { denoiseToneSharpen, detailInFrame } from './pipeline/detail.js';
 import { sobelInk } from './pipeline/edges.js';
 import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
-import { matchGlyphs, type GlyphTable } from './pipeline/match.js';
-import { cellMeans, invertInPlace } from './pipeline/raster.js';
+import { matchInFrame, type GlyphTable } from './pipeline/match.js';
+import { cellMeans, cellMeansInFrame, invertInPlace } from './pipeline/raster.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
@@ -21,6 +21,7 @@ import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { lazyProperty } from './lazy.js';
+import { frame } from './wasm/kernels.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
 
 export interface RenderOptions {
@@ -273,22 +274,6 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   const { columns: cols, rows } = prep;
   const { width: W, height: H } = tuned;
   const n = W * H;
-  const a = scratch('render.a', n);
-  const b = scratch('render.b', n);
-  // Detail: denoise first (noise must not be sharpened), then recover detail.
-  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
-  let tone!: ToneSettings;
-  const toned = denoiseToneSharpen({ width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))), b);
-
-  // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
-  // the structure tensor below is the same for v and 1 - v).
-  const target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, a) : toned;
-  if (p.invert) invertInPlace(target, n);
-
-  const cells = new Uint16Array(cols * rows);
-  const targetMeans = cellMeans({ width: W, height: H, data: target }, SUB_X, SUB_Y);
-  const levelsOf = new Float32Array(table.set.coverage.length);
-  for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
   const twoColor = usesTwoColors(p);
   // The fine stage (pipeline/refine.ts): a still image's ramp glyphs are chosen again on the
   // 8 x 16 raster (the ASCII ramps, which bench:quality measured it on; not dithering or video,
@@ -296,6 +281,41 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // cells with structure (FINE_MIN_SPREAD) or, with fineShapes, every cell, from a codebook whose
   // levels each bring the glyphs up to FINE_SHAPE_SPAN above them.
   const fine = table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
+  // Glyphs matched by shape (not Braille's dots, not two colours): the detail stage, the target
+  // ink, its cell means and the match in one kernel frame, the rasters never copied out (about
+  // 0.1 ms of copies a warm render, and 2.4 MB of memory a first render touched). The tables
+  // whose first computation opens a frame of its own are made before it.
+  const oneFrame = !twoColor && table.set.kind !== 'braille';
+  if (oneFrame && fine) table.fine ??= fineTable(table.glyphs);
+  const f = oneFrame ? frame() : null;
+  let pt = 0, pfree = 0;
+  let target: Float32Array | null = null;
+  // Detail: denoise first (noise must not be sharpened), then recover detail.
+  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
+  let tone!: ToneSettings;
+  const toneOf = (hist: Uint32Array) => toneLut((tone = toneSettings(p, hist)));
+  const luma = { width: W, height: H, data: tuned.luma };
+  // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
+  // the structure tensor below is the same for v and 1 - v).
+  const targetMeans = new Float32Array(cols * rows);
+  if (f) {
+    ({ result: pt, spare: pfree } = detailInFrame(f, luma, p.denoise, p.sharpen, toneOf));
+    if (p.edges) {
+      f.ready().sobel(pt, W, H, p.edgeStrength, pfree);
+      [pt, pfree] = [pfree, pt];
+    }
+    if (p.invert) f.ready().oneMinus(pt, n);
+    cellMeansInFrame(f, pt, W, cols, rows, SUB_X, SUB_Y, targetMeans);
+  } else {
+    const toned = denoiseToneSharpen(luma, p.denoise, p.sharpen, toneOf, scratch('render.b', n));
+    target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, scratch('render.a', n)) : toned;
+    if (p.invert) invertInPlace(target, n);
+    cellMeans({ width: W, height: H, data: target }, SUB_X, SUB_Y, targetMeans);
+  }
+
+  const cells = new Uint16Array(cols * rows);
+  const levelsOf = new Float32Array(table.set.coverage.length);
+  for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
   // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
@@ -322,8 +342,9 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
     background = cellColors(bgLin, t, new Uint8Array(nc * 3));
   } else {
-    if (table.set.kind === 'braille') {
-      matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
+    if (!f) {
+      // Braille (the one kind matched outside the frame above).
+      matchBraille(target!, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
     } else {
       const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.structure;
       // The matcher substitutes a directional glyph only where strength x amount > 0.05, and the
@@ -338,12 +359,13 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       // whole codebook where a directional glyph outside it may be substituted (the fine stage
       // keeps those cells): a smaller 4 x 8 choice would let more of them through.
       const refine = fine
-        ? { table: (table.fine ??= fineTable(table.glyphs)), candidates: book.indices, minSpread: p.fineShapes ? 0 : FINE_MIN_SPREAD, keep: useStructure ? table.directional : null }
+        ? { table: table.fine!, candidates: book.indices, minSpread: p.fineShapes ? 0 : FINE_MIN_SPREAD, keep: useStructure ? table.directional : null }
         : null;
       const starts = fine && (!p.fineShapes || !useStructure || table.directional!.every((g) => book.indices.includes(g)))
         ? book.base ?? book.indices
         : book.indices;
-      matchGlyphs(target, W, cols, rows, table, {
+      // The target where the detail stage left it; its viewing blur in the free raster.
+      matchInFrame(f, pt, pfree, W, cols, rows, table, {
         refine,
         blur: true,
         scale: table.scale,

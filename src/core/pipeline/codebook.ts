@@ -1,5 +1,5 @@
 import type { GlyphStrategy } from '../params/definitions.js';
-import { frame } from '../wasm/kernels.js';
+import { frame, nestedFrame } from '../wasm/kernels.js';
 import { histogram } from './tone.js';
 
 /** Histogram bins of the cell targets (exported with the binning for the test oracle). */
@@ -137,21 +137,23 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
 function chooseLevels({ L, n, sums, total }: CodebookProblem, maxRmse: number): number[] {
   const budget = maxRmse * maxRmse * total;
   // The dynamic programme in WebAssembly (assembly/codebook.ts): the cost of two adjacent levels
-  // tabulated once, then per added level the best predecessor of each level.
-  const f = frame();
-  const ps = f.f32(2 * 3 * (BINS + 1)), pl = f.f32(2 * n), pp = f.f32(n * n), pw = f.f32(2 * (n * n + 4 * n) + n);
-  const k = f.ready();
-  const sv = f.viewF64(ps, 3 * (BINS + 1));
-  sv.set(sums.s0); sv.set(sums.s1, BINS + 1); sv.set(sums.s2, 2 * (BINS + 1));
-  f.viewF64(pl, n).set(L);
-  const r = k.codebookDp(ps, pl, n, budget, pp, pw);
-  const parents = f.viewI32(pp, n * n);
-  const chosen: number[] = [];
-  for (let layer = (r >>> 16) - 1, j = r & 0xffff; layer >= 0; layer--) {
-    chosen.push(j);
-    j = parents[layer * n + j]!;
-  }
-  return chosen.reverse();
+  // tabulated once, then per added level the best predecessor of each level. In a nested frame:
+  // render.ts chooses the codebook inside its glyph stage's frame.
+  return nestedFrame((f) => {
+    const ps = f.f32(2 * 3 * (BINS + 1)), pl = f.f32(2 * n), pp = f.f32(n * n), pw = f.f32(2 * (n * n + 4 * n) + n);
+    const k = f.ready();
+    const sv = f.viewF64(ps, 3 * (BINS + 1));
+    sv.set(sums.s0); sv.set(sums.s1, BINS + 1); sv.set(sums.s2, 2 * (BINS + 1));
+    f.viewF64(pl, n).set(L);
+    const r = k.codebookDp(ps, pl, n, budget, pp, pw);
+    const parents = f.viewI32(pp, n * n);
+    const chosen: number[] = [];
+    for (let layer = (r >>> 16) - 1, j = r & 0xffff; layer >= 0; layer--) {
+      chosen.push(j);
+      j = parents[layer * n + j]!;
+    }
+    return chosen.reverse();
+  });
 }
 
 /** chooseCodebook()'s codebook with every glyph of `order` up to `span` above one of its chosen levels. */

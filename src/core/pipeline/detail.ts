@@ -1,4 +1,4 @@
-import { frame } from '../wasm/kernels.js';
+import { frame, type Frame, type Ptr } from '../wasm/kernels.js';
 import { foldedWeights, RANGE_BINS } from './denoise.js';
 import type { Raster } from './raster.js';
 import { HIST_BINS } from './tone.js';
@@ -12,10 +12,21 @@ import { HIST_BINS } from './tone.js';
  * since frame() would reset this one.
  */
 export function denoiseToneSharpen(src: Raster, denoise: number, sharpen: number, toneOf: (hist: Uint32Array) => Float32Array, out: Float32Array): Float32Array {
+  const f = frame();
+  const { result } = detailInFrame(f, src, denoise, sharpen, toneOf);
+  out.set(f.viewF32(result, src.width * src.height));
+  return out;
+}
+
+/**
+ * denoiseToneSharpen() in frame `f` (allocating there): the result's offset, and a raster of the
+ * same size that is free (its scratch), both valid until the next frame(). render.ts matches
+ * glyphs on the result in the same frame, so it is never copied out and back in.
+ */
+export function detailInFrame(f: Frame, src: Raster, denoise: number, sharpen: number, toneOf: (hist: Uint32Array) => Float32Array): { result: Ptr; spare: Ptr } {
   const { width: w, height: h } = src;
   const n = w * h;
   const passes = denoise <= 0 ? 0 : denoise > 0.5 ? 2 : 1;
-  const f = frame();
   const pa = f.f32(n), pb = f.f32(n), ph = f.f32(HIST_BINS * 5);
   const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(w) : 0;
   const k = f.ready();
@@ -37,6 +48,5 @@ export function denoiseToneSharpen(src: Raster, denoise: number, sharpen: number
   // `to` is free now: the blur's scratch (unsharpMask's tmp).
   if (sharpen > 0) k.unsharp(from, w, h, 2 * sharpen, from, to, pt);
   else k.applyLut(from, n, pt, from);
-  out.set(f.viewF32(from, n));
-  return out;
+  return { result: from, spare: to };
 }

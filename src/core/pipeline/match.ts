@@ -1,5 +1,5 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
-import { frame } from '../wasm/kernels.js';
+import { frame, nestedFrame, type Frame, type Ptr } from '../wasm/kernels.js';
 import { refineInFrame, refineLayout, type FineTable } from './refine.js';
 import { TAN_22_5, type CellStructure } from './structure.js';
 
@@ -70,18 +70,30 @@ export interface MatchOptions {
  * blurred raster is never copied out and back in).
  */
 export function matchGlyphs(target: Float32Array, width: number, cols: number, rows: number, table: GlyphTable, o: MatchOptions, out: Uint16Array): Uint16Array {
+  const samples = width * rows * SUB_Y;
+  templateStats(table.templates);
+  const f = frame();
+  const pt = f.f32(samples), pb = o.blur ? f.f32(samples) : 0;
+  f.ready();
+  f.viewF32(pt, samples).set(target.subarray(0, samples));
+  return matchInFrame(f, pt, pb, width, cols, rows, table, o, out);
+}
+
+/**
+ * matchGlyphs() of the target at `pt` (width x rows * SUB_Y f32) in frame `f`, allocating there;
+ * `pb`: room for the target's viewing blur (as large) when `o.blur`, else 0. render.ts matches the
+ * detail stage's result where it lies (pipeline/detail.ts detailInFrame), without a copy.
+ */
+export function matchInFrame(f: Frame, pt: Ptr, pb: Ptr, width: number, cols: number, rows: number, table: GlyphTable, o: MatchOptions, out: Uint16Array): Uint16Array {
   const { templates, coverage } = table;
   const { g2, gm, spread } = templateStats(templates);
   const count = g2.length, ncov = coverage.length, nc = o.candidates.length, n = cols * rows;
-  const samples = width * rows * SUB_Y;
   const dir = o.directional, st = o.structure;
   const sAmt = st && dir ? o.structureAmount : 0;
   const prev = o.previous ?? null, stable = o.stable ?? null;
   // In WebAssembly (assembly/match.ts): candidate search, substitutions and error diffusion in
   // the TypeScript's order, the dot products in f32 (test/reference/match.ts is the scalar twin).
-  const f = frame();
-  const pt = f.f32(samples);
-  const pb = o.blur ? f.f32(samples) : 0, ptmp = o.blur ? f.f32(3 * width) : 0;
+  const ptmp = o.blur ? f.f32(3 * width) : 0;
   const ptpl = f.f32(count * N), pg2 = f.f32(count), pgm = f.f32(count), psp = f.f32(count), pcov = f.f32(ncov);
   const pcand = f.f32(nc), pdir = f.f32(4);
   const pdn = sAmt > 0 ? f.bytes(n) : 0, pst = sAmt > 0 ? f.f32(n) : 0;
@@ -93,7 +105,6 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const fineBook = fine?.candidates ?? o.candidates;
   const fineAt = fine ? refineLayout(f, count, fineBook.length) : null;
   const k = f.ready();
-  f.viewF32(pt, samples).set(target.subarray(0, samples));
   f.viewF32(ptpl, count * N).set(templates.subarray(0, count * N));
   f.viewF32(pg2, count).set(g2);
   f.viewF32(pgm, count).set(gm);
@@ -152,13 +163,15 @@ export function templateStats(templates: Float32Array): TemplateStats {
   if (hit) return hit;
   const count = templates.length / N;
   // In WebAssembly (assembly/match.ts templateStats; test/reference/match.ts is its twin): a
-  // first render ran the loop interpreted, a boxed double per operation.
-  const f = frame();
-  const pt = f.f32(count * N), pg2 = f.f32(count), pgm = f.f32(count), psp = f.f32(count);
-  const k = f.ready();
-  f.viewF32(pt, count * N).set(templates.subarray(0, count * N));
-  k.templateStats(pt, count, pg2, pgm, psp);
-  const stats = { g2: f.viewF32(pg2, count).slice(), gm: f.viewF32(pgm, count).slice(), spread: f.viewF32(psp, count).slice() };
+  // first render ran the loop interpreted, a boxed double per operation. In a nested frame: a
+  // render may first ask for them inside its glyph stage's frame (matchInFrame).
+  const stats = nestedFrame((f) => {
+    const pt = f.f32(count * N), pg2 = f.f32(count), pgm = f.f32(count), psp = f.f32(count);
+    const k = f.ready();
+    f.viewF32(pt, count * N).set(templates.subarray(0, count * N));
+    k.templateStats(pt, count, pg2, pgm, psp);
+    return { g2: f.viewF32(pg2, count).slice(), gm: f.viewF32(pgm, count).slice(), spread: f.viewF32(psp, count).slice() };
+  });
   statsCache.set(templates, stats);
   return stats;
 }

@@ -1,4 +1,4 @@
-import { frame } from '../wasm/kernels.js';
+import { frame, type Frame, type Ptr } from '../wasm/kernels.js';
 
 /** A single-channel float raster, row-major. Values are tone in 0..1 unless stated otherwise. */
 export interface Raster {
@@ -14,12 +14,18 @@ export function cellMeans(r: Raster, cellW: number, cellH: number, out?: Float32
   const res = out ?? new Float32Array(cols * rows);
   // In WebAssembly (assembly/kernels.ts).
   const f = frame();
-  const pd = f.f32(r.width * rows * cellH), po = f.f32(cols * rows);
-  const k = f.ready();
+  const pd = f.f32(r.width * rows * cellH);
+  f.ready();
   f.viewF32(pd, r.width * rows * cellH).set(r.data.subarray(0, r.width * rows * cellH));
-  k.cellMeans(pd, r.width, cols, rows, cellW, cellH, po);
-  res.set(f.viewF32(po, cols * rows));
-  return res;
+  return cellMeansInFrame(f, pd, r.width, cols, rows, cellW, cellH, res);
+}
+
+/** cellMeans() of the raster at `p` (width samples wide) in frame `f`, into `out` (cols x rows). */
+export function cellMeansInFrame(f: Frame, p: Ptr, width: number, cols: number, rows: number, cellW: number, cellH: number, out: Float32Array): Float32Array {
+  const po = f.f32(cols * rows);
+  f.ready().cellMeans(p, width, cols, rows, cellW, cellH, po);
+  out.set(f.viewF32(po, cols * rows));
+  return out;
 }
 
 /**

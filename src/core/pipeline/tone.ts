@@ -22,13 +22,15 @@ export interface ToneSettings {
 
 export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
   const n = r.data.length;
-  // In WebAssembly (assembly/kernels.ts).
-  const f = frame();
-  const pd = f.f32(n), ph = f.f32(bins * 5);
-  const k = f.ready();
-  f.viewF32(pd, n).set(r.data);
-  k.histogram(pd, n, bins, ph);
-  return f.viewU32(ph, bins).slice();
+  // In WebAssembly (assembly/kernels.ts), in a nested frame (the codebook's, inside render.ts's
+  // glyph stage frame).
+  return nestedFrame((f) => {
+    const pd = f.f32(n), ph = f.f32(bins * 5);
+    const k = f.ready();
+    f.viewF32(pd, n).set(r.data);
+    k.histogram(pd, n, bins, ph);
+    return f.viewU32(ph, bins).slice();
+  });
 }
 
 /**
