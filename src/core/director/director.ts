@@ -30,8 +30,6 @@ interface SimInput extends DirectorInput {
   readonly cells: SourceCells;
   /** Each sampled cell's entry in the simulation's tone table (the same for every candidate). */
   readonly lutAt: Uint16Array;
-  /** Simulation tone tables by tone settings and range: candidates that differ only in the codebook share one. */
-  readonly luts: Map<string, Float32Array>;
 }
 
 type Tunable = 'contrast' | 'brightness' | 'gamma' | 'saturation' | 'sharpen' | 'autoLevels' | 'structure' | 'denoise' | 'edgeStrength' | 'maxGlyphRmse';
@@ -167,9 +165,8 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   const sigma = stable ? Math.max(stats.noise, 1 / 255) * (1 - 0.8 * p.denoise) * (1 + 0.5 * p.sharpen) : 0;
   // Only the entries the cells (and their +-sigma stability probes) can look up.
   const from = lutIndex(input.cells.min - sigma), to = lutIndex(input.cells.max + sigma);
-  const key = `${tone.lo} ${tone.hi} ${tone.contrast} ${tone.brightness} ${tone.gamma} ${from} ${to}`;
-  let lut = input.luts.get(key);
-  if (!lut) input.luts.set(key, (lut = toneLut(tone, SIM_LUT_SIZE, from, to)));
+  // toneLut() keeps the tables by their settings: candidates that differ only in the codebook share one.
+  const lut = toneLut(tone, SIM_LUT_SIZE, from, to);
   // Cells that share a table entry render alike: each entry is quantized once, not each cell.
   const { metrics, unstable } = simulatedMetrics(lut, from, to, rampLevels, p.invert, input.lutAt, input.cells, stable ? sigma : undefined, contour ? levelTextures(input, rampLevels, ramp) : undefined, 1 / (input.scale * input.scale));
   // A level crossing within +-sigma flips on roughly half of the frames.
@@ -297,7 +294,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
   const lutAt = lutIndices(sampled.cellLuma);
   const input: SimInput = {
     prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, texture: ramp.texture, scale: ramp.scale, order: ramp.order,
-    lutAt, luts: new Map(),
+    lutAt,
   };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
   const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
