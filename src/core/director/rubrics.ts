@@ -29,9 +29,14 @@ export const RUBRICS: Readonly<Record<QualityTarget, Rubric>> = {
 
 export function rubricScore(rubric: Rubric, metrics: Readonly<Record<string, number>>): number {
   let s = 0, w = 0;
-  for (const [k, wt] of Object.entries(rubric.weights)) {
+  // The weights' entries listed once per rubric (the Director scores ~60 candidates a render).
+  let entries = weightEntries.get(rubric);
+  if (!entries) weightEntries.set(rubric, (entries = Object.entries(rubric.weights)));
+  for (const [k, wt] of entries) {
     s += wt * (metrics[k] ?? 0);
     w += wt;
   }
   return w ? s / w : 0;
 }
+
+const weightEntries = new WeakMap<Rubric, readonly (readonly [string, number])[]>();
