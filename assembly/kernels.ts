@@ -10,7 +10,7 @@
 
 import { ENC_SIZE } from './srgb';
 import { cellTensor, tensorAt } from './tensor';
-import { ld, ld2, ldf32, ldi, st, st2 } from './mem';
+import { bump, ld, ld2, ldf32, ldi, st, st2 } from './mem';
 
 /** First free byte after the module's static data: the JS side lays its arrays out from here. */
 export function heapBase(): usize {
@@ -197,11 +197,6 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   }
 }
 
-@inline function bump(hist: usize, b: i32): void {
-  const p = hist + (<usize>b << 2);
-  store<u32>(p, load<u32>(p) + 1);
-}
-
 /** hist[clamp(v | 0, 0, top)]++, with JS's `| 0` (truncation; NaN to 0). */
 @inline function count(hist: usize, v: f64, top: i32): void {
   let b = <i32>v;
@@ -227,8 +222,13 @@ export function histogram(d: usize, n: i32, bins: i32, hist: usize): void {
   // A NaN sample fails both tests and interpolates from entry 0 (the conversion saturates, NaN to
   // 0: nontrapping-f2i), as the lanes do.
   const k = <i32>x;
-  const a = load<f32>(lut + (<usize>k << 2)), b = load<f32>(lut + (<usize>k << 2), 4);
-  return a + (b - a) * (x - <f32>k);
+  return interp1(lut, k, x - <f32>k);
+}
+
+/** t[k] + (t[k + 1] - t[k]) * f in f32: an f32 table's linear interpolation (interp4() in four lanes). */
+@inline function interp1(t: usize, k: i32, f: f32): f32 {
+  const a = load<f32>(t + (<usize>k << 2)), b = load<f32>(t + (<usize>k << 2), 4);
+  return a + (b - a) * f;
 }
 
 /**
@@ -394,8 +394,7 @@ const REC709_B: f64 = 0.0722;
   if (!(i > 0)) return 0;
   if (i >= <f32>ENC_SIZE) return 1;
   const k = <i32>i;
-  const a = load<f32>(enc + (<usize>k << 2)), b = load<f32>(enc + (<usize>k << 2), 4);
-  return a + (b - a) * (i - <f32>k);
+  return interp1(enc, k, i - <f32>k);
 }
 
 /** encode32() of four lanes (f32x4). */

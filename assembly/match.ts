@@ -5,7 +5,7 @@
 
 import { lowerBound } from './search';
 import { strengthBound, tensorAt } from './tensor';
-import { ld, ldf32, st, stf32 } from './mem';
+import { laneSum, ld, ldf32, mac4, st, stf32 } from './mem';
 
 /** The template grid: SUB_X x SUB_Y of glyphs/types.ts. */
 const SUB_X: i32 = 4;
@@ -88,11 +88,6 @@ function blurRowX(s: usize, w: i32, t: usize): void {
 
 // --- Glyph matching (pipeline/match.ts) ---------------------------------------------------------
 
-/** acc + x * y, four f32 lanes loaded at x and y. */
-@inline function mac4(acc: v128, x: usize, y: usize): v128 {
-  return f32x4.add(acc, f32x4.mul(v128.load(x), v128.load(y)));
-}
-
 /** Bytes of one template (or cell target): SAMPLES f32, a row of SUB_X = 4 per v128. */
 const ROW32: usize = <usize>SAMPLES << 2;
 
@@ -121,7 +116,7 @@ const ROW32: usize = <usize>SAMPLES << 2;
     }
   }
   const l = f32x4.add(a, b);
-  const dot = (<f64>f32x4.extract_lane(l, 0) + <f64>f32x4.extract_lane(l, 1)) + (<f64>f32x4.extract_lane(l, 2) + <f64>f32x4.extract_lane(l, 3));
+  const dot = laneSum(l);
   const dm = want - cov;
   return base - 2 * c * dot + g2 + toneW * dm * dm;
 }

@@ -5,6 +5,7 @@
 // encoding table is passed in (built once by srgb.ts encTable).
 
 import { encodeLinear, ldf } from './srgb';
+import { bump, laneSum } from './mem';
 
 // --- measureSource (director/measure.ts) ---------------------------------------------------------
 
@@ -54,7 +55,7 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
         bump(magHist + 2048, i32x4.extract_lane(k, 2));
         bump(magHist + 3072, i32x4.extract_lane(k, 3));
       }
-      let lap = (<f64>f32x4.extract_lane(lap4, 0) + <f64>f32x4.extract_lane(lap4, 1)) + (<f64>f32x4.extract_lane(lap4, 2) + <f64>f32x4.extract_lane(lap4, 3));
+      let lap = laneSum(lap4);
       let edges = <f64>((i32x4.extract_lane(edges4, 0) + i32x4.extract_lane(edges4, 1)) + (i32x4.extract_lane(edges4, 2) + i32x4.extract_lane(edges4, 3)));
       for (; x < w - 1; x++) {
         const o = <usize>(x - 1) << 2;
@@ -93,11 +94,6 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
 const KM = memory.data<f32>([2, 4, 0.25, <f32>0.1, 255]);
 const KM_TOP = memory.data<i32>([255]);
 
-/** hist[b]++ (u32 counts at hist). */
-@inline function bump(hist: usize, b: i32): void {
-  const p = hist + (<usize>b << 2);
-  store<u32>(p, load<u32>(p) + 1);
-}
 
 /**
  * roundTripMetric() of director/metrics.ts: the sum of squared differences between n sRGB bytes

@@ -41,3 +41,22 @@
 @inline export function st2(p: usize, i: i32, v: v128): void {
   v128.store64_lane(p + (<usize>i << 2), f32x4.demote_f64x2_zero(v), 0);
 }
+
+/** acc + x * y, four f32 lanes loaded at x and y (the dot products of match.ts and refine.ts). */
+@inline export function mac4(acc: v128, x: usize, y: usize): v128 {
+  return f32x4.add(acc, f32x4.mul(v128.load(x), v128.load(y)));
+}
+
+/**
+ * An f32x4's lanes as (l0 + l1) + (l2 + l3) in f64: the order in which the f32-lane kernels' scalar
+ * twins (test/reference/) add them.
+ */
+@inline export function laneSum(v: v128): f64 {
+  return (<f64>f32x4.extract_lane(v, 0) + <f64>f32x4.extract_lane(v, 1)) + (<f64>f32x4.extract_lane(v, 2) + <f64>f32x4.extract_lane(v, 3));
+}
+
+/** hist[b]++ (u32 counts at hist): the histograms' counter. */
+@inline export function bump(hist: usize, b: i32): void {
+  const p = hist + (<usize>b << 2);
+  store<u32>(p, load<u32>(p) + 1);
+}

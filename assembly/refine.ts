@@ -3,6 +3,7 @@
 // (test/reference/refine.ts) reproduces every choice bit for bit with Math.fround.
 
 import { lowerBound } from './search';
+import { laneSum, mac4 } from './mem';
 
 /** The fine grid: 8 x 16 samples per cell, twice the matcher's 4 x 8 in each axis. */
 const FX: i32 = 8;
@@ -309,18 +310,8 @@ export function fineStats(tpl: usize, count: i32, g2: usize, gm: usize, spread: 
   }
 }
 
-/** A f32x4's lanes as (l0 + l1) + (l2 + l3) in f64: the order the twin adds them in. */
-@inline function laneSum(v: v128): f64 {
-  return (<f64>f32x4.extract_lane(v, 0) + <f64>f32x4.extract_lane(v, 1)) + (<f64>f32x4.extract_lane(v, 2) + <f64>f32x4.extract_lane(v, 3));
-}
-
 /** Margin on the pruning bounds for the rounding of the f32 dot products. */
 const SLACK: f64 = 1e-3;
-
-/** acc + x * y, four f32 lanes loaded at x and y. */
-@inline function mac4(acc: v128, x: usize, y: usize): v128 {
-  return f32x4.add(acc, f32x4.mul(v128.load(x), v128.load(y)));
-}
 
 /**
  * base - 2 c <fine, template g> + g2[g] + toneW (want - gm[g])^2. The dot product in four f32x4

@@ -2,6 +2,7 @@
 // raster's kernel (kernels.ts structure()) and the glyph matcher (match.ts), which asks for it
 // only in the cells where a directional glyph could still win.
 import { ldf } from './srgb';
+import { laneSum } from './mem';
 
 const DIR_HORIZONTAL: u8 = 0;
 const DIR_DIAGONAL_UP: u8 = 1;
@@ -60,7 +61,7 @@ export function strengthBound(src: usize, w: i32, h: i32, subX: i32, subY: i32, 
     const dy = f32x4.sub(v128.load(dn), v128.load(up));
     acc = f32x4.add(acc, f32x4.add(f32x4.mul(dx, dx), f32x4.mul(dy, dy)));
   }
-  const tr = 0.25 * (<f64>f32x4.extract_lane(acc, 0) + <f64>f32x4.extract_lane(acc, 1) + <f64>f32x4.extract_lane(acc, 2) + <f64>f32x4.extract_lane(acc, 3));
+  const tr = 0.25 * laneSum(acc);
   const e = tr * inv * 1.001;
   return e / (e + ENERGY_HALF);
 }
