@@ -2,8 +2,9 @@
  * Writes src/core/tables.generated.ts (not committed): the tables of src/core/tables.ts, computed
  * by the run-time code itself (pipeline/linear.ts computeEncLut, glyphs/charsets.ts
  * computeGlyphSet and computeGlyphTextures, pipeline/refine.ts computeFineTable, with the
- * WebAssembly kernels just built), so a first render does not build them. Run by `npm run build:wasm` after the kernels (and so by `pretest` and `npm run build`);
- * skips the work when the output is newer than src/core and the kernels.
+ * WebAssembly kernels just built), so a first render does not build them. Run by
+ * `npm run build:wasm` after the kernels (and so by `pretest` and `npm run build`); skips the work
+ * when the output is newer than everything in src/core (the kernels' module included).
  */
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +45,6 @@ const tables = {
   enc: toBase64(computeEncLut()),
   detailed: { glyphs: glyphs.join(''), coverage: toBase64(set.coverage), templates: toBase64(set.templates), textures: toBase64(computeGlyphTextures(glyphs)) },
   fine: {
-    glyphs: glyphs.join(''),
     taps: toBase64(fine.taps),
     templates: toBase64(fine.templates), g2: toBase64(fine.g2), gm: toBase64(fine.gm), spread: toBase64(fine.spread),
     blocks: toBase64(fine.blocks), blockStats: toBase64(fine.blockStats),

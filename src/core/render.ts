@@ -6,12 +6,11 @@ import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
-import { denoiseToneSharpen, detailInFrame } from './pipeline/detail.js';
-import { sobelInk } from './pipeline/edges.js';
+import { detailInFrame } from './pipeline/detail.js';
 import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchInFrame, type GlyphTable } from './pipeline/match.js';
-import { cellMeans, cellMeansInFrame, invertInPlace } from './pipeline/raster.js';
+import { cellMeansInFrame } from './pipeline/raster.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
@@ -281,37 +280,24 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // cells with structure (FINE_MIN_SPREAD) or, with fineShapes, every cell, from a codebook whose
   // levels each bring the glyphs up to FINE_SHAPE_SPAN above them.
   const fine = table.set.kind === 'ramp' && !p.dither && !tuned.video && !options.previous && !twoColor;
-  // Glyphs matched by shape (not Braille's dots, not two colours): the detail stage, the target
-  // ink, its cell means and the match in one kernel frame, the rasters never copied out (about
-  // 0.1 ms of copies a warm render, and 2.4 MB of memory a first render touched). The tables
-  // whose first computation opens a frame of its own are made before it.
-  const oneFrame = !twoColor && table.set.kind !== 'braille';
-  if (oneFrame && fine) table.fine ??= fineTable(table.glyphs);
-  const f = oneFrame ? frame() : null;
-  let pt = 0, pfree = 0;
-  let target: Float32Array | null = null;
+  // The detail stage, the target ink, its cell means and the match in one kernel frame: the
+  // rasters never copied out (about 0.1 ms of copies a warm render, and 2.4 MB of memory a first
+  // render touched). The tables whose first computation opens a frame of its own are made before
+  // it; Braille and two-colour matching open their own frames once the codebook is chosen.
+  if (fine) table.fine ??= fineTable(table.glyphs);
+  const f = frame();
   // Detail: denoise first (noise must not be sharpened), then recover detail.
-  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask(): in one kernel frame.
+  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask() (pipeline/detail.ts).
   let tone!: ToneSettings;
-  const toneOf = (hist: Uint32Array) => toneLut((tone = toneSettings(p, hist)));
-  const luma = { width: W, height: H, data: tuned.luma };
+  let { result: pt, spare: pfree } = detailInFrame(f, { width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))));
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
-  const targetMeans = new Float32Array(cols * rows);
-  if (f) {
-    ({ result: pt, spare: pfree } = detailInFrame(f, luma, p.denoise, p.sharpen, toneOf));
-    if (p.edges) {
-      f.ready().sobel(pt, W, H, p.edgeStrength, pfree);
-      [pt, pfree] = [pfree, pt];
-    }
-    if (p.invert) f.ready().oneMinus(pt, n);
-    cellMeansInFrame(f, pt, W, cols, rows, SUB_X, SUB_Y, targetMeans);
-  } else {
-    const toned = denoiseToneSharpen(luma, p.denoise, p.sharpen, toneOf, scratch('render.b', n));
-    target = p.edges ? sobelInk(toned, W, H, p.edgeStrength, scratch('render.a', n)) : toned;
-    if (p.invert) invertInPlace(target, n);
-    cellMeans({ width: W, height: H, data: target }, SUB_X, SUB_Y, targetMeans);
+  if (p.edges) {
+    f.ready().sobel(pt, W, H, p.edgeStrength, pfree);
+    [pt, pfree] = [pfree, pt];
   }
+  if (p.invert) f.ready().oneMinus(pt, n);
+  const targetMeans = cellMeansInFrame(f, pt, W, cols, rows, SUB_X, SUB_Y, new Float32Array(cols * rows));
 
   const cells = new Uint16Array(cols * rows);
   const levelsOf = new Float32Array(table.set.coverage.length);
@@ -342,9 +328,11 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
     background = cellColors(bgLin, t, new Uint8Array(nc * 3));
   } else {
-    if (!f) {
-      // Braille (the one kind matched outside the frame above).
-      matchBraille(target!, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
+    if (table.set.kind === 'braille') {
+      // Its own frame: the target copied out of this one first.
+      const target = scratch('render.target', n);
+      target.set(f.viewF32(pt, n));
+      matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
     } else {
       const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.structure;
       // The matcher substitutes a directional glyph only where strength x amount > 0.05, and the

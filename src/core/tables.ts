@@ -2,8 +2,9 @@
  * Tables that depend on no input, computed once at build time (scripts/build-tables.ts writes
  * tables.generated.ts, not committed) by the same code that computes them at run time: the sRGB
  * encoding table, the default charset's glyph set (its order, coverages, templates and textures:
- * font-data.generated.ts decoded) and the fine shapes (pipeline/refine.ts) of its glyphs. A process's
- * first render built them itself: 2-5 ms of it on 2 cores, its kernels then still unoptimised.
+ * font-data.generated.ts decoded) and the fine shapes (pipeline/refine.ts) of its glyphs. A
+ * process's first render built them itself: 3-7 ms of it on 2 cores, interpreted or in kernels not
+ * yet optimised.
  * Without a generated file (the generator's own run) every table is computed as before;
  * test/tables.test.ts checks that the generated tables equal freshly computed ones bit for bit.
  */
@@ -22,11 +23,10 @@ export interface Precomputed {
     readonly textures: string;
   };
   /**
-   * pipeline/refine.ts fineTable() of `glyphs` (one code point each) at FINE_BLUR_PASSES: the
-   * default charset's glyph table, in its order (so the default render takes it as it is).
+   * pipeline/refine.ts fineTable() at FINE_BLUR_PASSES of `detailed.glyphs`, in that order (the
+   * default charset's glyph table: the default render takes it as it is).
    */
   readonly fine: {
-    readonly glyphs: string;
     /** f32, the filter's 2 x TAPS weights. */
     readonly taps: string;
     /** f32, FINE_SAMPLES per glyph. */
@@ -42,7 +42,7 @@ export interface Precomputed {
   };
 }
 
-/** base64 bytes as an aligned copy of `n`-byte elements. */
+/** base64 bytes as an aligned copy, a whole number of `size`-byte elements. */
 function bytesOf(b64: string, size: number): ArrayBuffer {
   const b = fromBase64(b64);
   if (b.byteLength % size !== 0) throw new Error('tables.generated.ts: a table of the wrong length');

@@ -1,27 +1,17 @@
-import { frame, type Frame, type Ptr } from '../wasm/kernels.js';
+import type { Frame, Ptr } from '../wasm/kernels.js';
 import { foldedWeights, RANGE_BINS } from './denoise.js';
 import type { Raster } from './raster.js';
 import { HIST_BINS } from './tone.js';
 
 /**
- * The detail stage of a render in one WebAssembly frame: bilateralDenoise() of `src` by `denoise`,
- * the tone histogram() of the result, the tone table `toneOf` makes from that histogram, then
- * unsharpMask() by `sharpen` through the table into `out`. The same kernels on the same data as
- * those three calls, bit for bit; the denoised raster is never copied out of the module and back in.
- * `toneOf` runs between the kernels: a kernel it calls must run in nestedFrame() (toneLut's does),
- * since frame() would reset this one.
- */
-export function denoiseToneSharpen(src: Raster, denoise: number, sharpen: number, toneOf: (hist: Uint32Array) => Float32Array, out: Float32Array): Float32Array {
-  const f = frame();
-  const { result } = detailInFrame(f, src, denoise, sharpen, toneOf);
-  out.set(f.viewF32(result, src.width * src.height));
-  return out;
-}
-
-/**
- * denoiseToneSharpen() in frame `f` (allocating there): the result's offset, and a raster of the
- * same size that is free (its scratch), both valid until the next frame(). render.ts matches
- * glyphs on the result in the same frame, so it is never copied out and back in.
+ * The detail stage of a render in frame `f` (allocating there): bilateralDenoise() of `src` by
+ * `denoise`, the tone histogram() of the result, the tone table `toneOf` makes from that
+ * histogram, then unsharpMask() by `sharpen` through the table. The same kernels on the same data
+ * as those three calls, bit for bit; the rasters stay in the module (render.ts matches glyphs on
+ * the result in the same frame). Returns the result's offset and that of a raster of the same
+ * size that is free (its scratch), both valid until the next frame(). `toneOf` runs between the
+ * kernels: a kernel it calls must run in nestedFrame() (toneLut's does), since frame() would
+ * reset this one.
  */
 export function detailInFrame(f: Frame, src: Raster, denoise: number, sharpen: number, toneOf: (hist: Uint32Array) => Float32Array): { result: Ptr; spare: Ptr } {
   const { width: w, height: h } = src;

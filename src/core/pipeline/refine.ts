@@ -97,7 +97,7 @@ function builtFineTable(glyphs: readonly string[]): FineTable | null {
       templates: f32Of(pre.fine.templates), g2: f64Of(pre.fine.g2), gm: f64Of(pre.fine.gm), spread: f64Of(pre.fine.spread),
       taps: f32Of(pre.fine.taps), blocks: f32Of(pre.fine.blocks), blockStats: f64Of(pre.fine.blockStats),
     },
-    glyphs: pre.fine.glyphs,
+    glyphs: pre.detailed.glyphs,
     index: null,
   });
   const n = glyphs.length;
