@@ -10,7 +10,8 @@ import { detailInFrame } from './pipeline/detail.js';
 import { gridRows } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchInFrame, type GlyphTable } from './pipeline/match.js';
-import { cellMeansInFrame } from './pipeline/raster.js';
+import { cellMeansInFrame, invertInFrame } from './pipeline/raster.js';
+import { sobelInFrame } from './pipeline/edges.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
@@ -293,10 +294,10 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
   if (p.edges) {
-    f.ready().sobel(pt, W, H, p.edgeStrength, pfree);
+    sobelInFrame(f, pt, W, H, p.edgeStrength, pfree);
     [pt, pfree] = [pfree, pt];
   }
-  if (p.invert) f.ready().oneMinus(pt, n);
+  if (p.invert) invertInFrame(f, pt, n);
   const targetMeans = cellMeansInFrame(f, pt, W, cols, rows, SUB_X, SUB_Y, new Float32Array(cols * rows));
 
   const cells = new Uint16Array(cols * rows);

@@ -1,4 +1,4 @@
-import { frame } from '../wasm/kernels.js';
+import { frame, type Frame, type Ptr } from '../wasm/kernels.js';
 
 /**
  * Sobel line art: ink = min(1, |gradient| * edgeStrength), where |gradient| is normalised so a
@@ -10,9 +10,14 @@ export function sobelInk(src: Float32Array, w: number, h: number, edgeStrength: 
   // In WebAssembly (assembly/kernels.ts).
   const f = frame();
   const ps = f.f32(n), po = f.f32(n);
-  const k = f.ready();
+  f.ready();
   f.viewF32(ps, n).set(src.subarray(0, n));
-  k.sobel(ps, w, h, edgeStrength, po);
+  sobelInFrame(f, ps, w, h, edgeStrength, po);
   out.set(f.viewF32(po, n));
   return out;
+}
+
+/** sobelInk() of the w x h raster at `src` in frame `f`, into `out` there (render.ts's glyph stage). */
+export function sobelInFrame(f: Frame, src: Ptr, w: number, h: number, edgeStrength: number, out: Ptr): void {
+  f.ready().sobel(src, w, h, edgeStrength, out);
 }

@@ -36,9 +36,13 @@ export function cellMeansInFrame(f: Frame, p: Ptr, width: number, cols: number, 
 export function invertInPlace(data: Float32Array, n: number): void {
   const f = frame();
   const p = f.f32(n);
-  const k = f.ready();
-  const view = f.viewF32(p, n);
-  view.set(data.subarray(0, n));
-  k.oneMinus(p, n);
-  data.set(view);
+  f.ready();
+  f.viewF32(p, n).set(data.subarray(0, n));
+  invertInFrame(f, p, n);
+  data.set(f.viewF32(p, n));
+}
+
+/** invertInPlace() of the n values at `p` in frame `f` (render.ts's glyph stage). */
+export function invertInFrame(f: Frame, p: Ptr, n: number): void {
+  f.ready().oneMinus(p, n);
 }
