@@ -865,6 +865,6 @@ export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, ce
 export { codebookDp, glyphCounts } from './codebook';
 export { encTable } from './srgb';
 export { temporalStep } from './temporal';
-export { fineStats, hexLevels, refineGlyphs } from './refine';
+export { fineStats, hexLevels, refineBook, refineGlyphs } from './refine';
 export { matchBrailleTwoColor, matchTwoColor, complements } from './two-color';
 export { toneTable, colorToneTable } from './tone';

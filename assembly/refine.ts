@@ -68,21 +68,24 @@ function upScalar(src: usize, w: i32, taps: usize, x: i32, dst: usize): void {
  *   the squared distance of scale x its fine samples to the glyph's fine template (tpl: count x
  *   FN f32) plus toneW x (scale x mean - the template's mean)^2, ties to the lower glyph index;
  *   then the left neighbour's glyph when within `calm` of it.
- * The search: candidates by mean (cand: nc i32 sorted by cgm, their means cgm and zero-mean norms
- * csp as f64; blocks and stats: pipeline/refine.ts FineTable's, by glyph). From the matcher's
- * glyph's error, those in the window of means where the tone part of the bound alone is within
- * it, then those whose lower bound (FN + toneW) dm^2 + (|t'| - |g'|)^2 (Cauchy-Schwarz) is, the
- * least bound first, then blockBound(): a candidate is evaluated only where no bound exceeds the
- * best so far by more than SLACK: the brute force's choice (test/reference/refine.ts).
+ * The search: candidates by mean (cand: nc i32 sorted by cgm, their means as f64; book: their
+ * records from refineBook(); blocks and stats: pipeline/refine.ts FineTable's, by glyph). From
+ * the matcher's glyph's error, those in the window of means where the tone part of the bound
+ * alone is within it, then those whose coarse bound is (windowBounds(): the larger of
+ * (FN + toneW) dm^2 + (|t'| - |g'|)^2 (Cauchy-Schwarz) and the 4 x 4 block bound), the least
+ * bound first, then blockBound(): a candidate is evaluated only where no bound exceeds the best
+ * so far by more than SLACK: the brute force's choice (test/reference/refine.ts).
  * `work`: WIN x FX f32 (the cell's rows upsampled along x), FN f32 (its fine raster), BLOCKS f32
- * (its block means) and nc i32 (its list of candidates).
+ * (its block means), nc i32 (its list of candidates), the window's bounds (up to nc + 3 f32 from
+ * the window's group of four) and the listed candidates' (nc f32).
  */
 export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, taps: usize,
-  tpl: usize, g2: usize, gm: usize, count: i32, inBook: usize, cand: usize, cgm: usize, csp: usize, nc: i32,
+  tpl: usize, g2: usize, gm: usize, count: i32, inBook: usize, cand: usize, cgm: usize, book: usize, nc: i32,
   blocks: usize, stats: usize, minVar: f64, scale: f64, toneW: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32): void {
   const height = rows * 8;
   const cellUp = work, fine = cellUp + (<usize>(WIN * FX) << 2);
-  const blk = fine + (<usize>FN << 2), list = blk + (<usize>BLOCKS << 2);
+  const blk = fine + (<usize>FN << 2), list = blk + (<usize>BLOCKS << 2), lbs = list + (<usize>nc << 2);
+  const listed = lbs + (<usize>((nc + 3) & ~3) << 2);
   const c = scale, c2 = scale * scale, bound = <f64>FN + toneW;
   const e0 = f32x4.splat(load<f32>(taps)), e1 = f32x4.splat(load<f32>(taps, 4)), e2 = f32x4.splat(load<f32>(taps, 8));
   const e3 = f32x4.splat(load<f32>(taps, 12)), e4 = f32x4.splat(load<f32>(taps, 16));
@@ -130,41 +133,44 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       const g0 = <i32>load<u16>(out + (<usize>cell << 1));
       let best = g0, bestE = cellError(fine, tpl, g0, base, c, want, g2, gm, toneW);
       // The window of means whose tone part alone, bound x dm^2, is within bestE (widened a
-      // little for the rounding of the square root), then its candidates whose tone and spread
-      // bound is, listed without a branch: a walk outwards from the cell's mean, bound by bound,
-      // cost more in mispredicted branches than the few errors it saved (a wide codebook puts
-      // dozens of glyphs in the window).
+      // little for the rounding of the square root); its candidates' coarse bounds, four at a
+      // time (windowBounds()); those within bestE listed without a branch (a walk outwards from
+      // the cell's mean, bound by bound, cost more in mispredicted branches than the few errors
+      // it saved, and a wide codebook puts dozens of glyphs in the window; so did a branch on
+      // each lane found by a mask of the four); the least bound first; then blockBound().
       const r = Math.sqrt((bestE + SLACK) / bound) * (1 + 1e-9) + 1e-12;
-      const hi = lowerBound(cgm, nc, want + r), thr = bestE + SLACK;
-      let n = 0, least = Infinity, first = 0;
-      for (let k = lowerBound(cgm, nc, want - r); k < hi; k++) {
-        const dm = load<f64>(cgm + (<usize>k << 3)) - want, ds = spreadT - load<f64>(csp + (<usize>k << 3));
-        const lb = bound * dm * dm + ds * ds, lower = lb < least;
-        store<i32>(list + (<usize>n << 2), k);
-        least = select(lb, least, lower);
-        first = select(n, first, lower);
-        n += <i32>(lb <= thr);
-      }
-      // The least bound first: most often the best, whose error then prunes the rest.
-      if (first > 0 && first < n) {
-        const a = load<i32>(list + (<usize>first << 2));
-        store<i32>(list + (<usize>first << 2), load<i32>(list));
-        store<i32>(list, a);
-      }
-      // The cell's block means and what they leave (blockBound()), once a candidate needs them.
-      let sq2: f64 = -1, r2: f64 = 0;
-      for (let j = 0; j < n; j++) {
-        const k = load<i32>(list + (<usize>j << 2)), g = load<i32>(cand + (<usize>k << 2));
-        if (g == g0) continue;
-        const dm = load<f64>(cgm + (<usize>k << 3)) - want, ds = spreadT - load<f64>(csp + (<usize>k << 3));
-        if (bound * dm * dm + ds * ds > bestE + SLACK) continue;
-        if (sq2 < 0) {
-          sq2 = c2 * 4 * cellBlocks(fine, blk);
-          r2 = c * Math.sqrt(cellResidual(fine, blk));
+      const lo = lowerBound(cgm, nc, want - r), hi = lowerBound(cgm, nc, want + r), thr = bestE + SLACK;
+      let n = 0;
+      if (lo < hi) {
+        const sq2 = c2 * 4 * cellBlocks(fine, blk), res = cellResidual(fine, blk), r2 = c * Math.sqrt(res);
+        const base0 = lo & ~3;
+        windowBounds(blk, res, book, base0, hi, c, want, spreadT, bound, toneW, lbs);
+        let least: f32 = <f32>Infinity, first = 0;
+        const thr32 = <f32>thr;
+        for (let k = lo; k < hi; k++) {
+          const lb = load<f32>(lbs + (<usize>(k - base0) << 2)), lower = lb < least;
+          store<i32>(list + (<usize>n << 2), k);
+          store<f32>(listed + (<usize>n << 2), lb);
+          least = select(lb, least, lower);
+          first = select(n, first, lower);
+          n += <i32>(lb <= thr32);
         }
-        if (blockBound(blk, blocks + (<usize>(g * BLOCKS) << 2), stats + (<usize>g << 4), c, sq2, r2) + toneW * dm * dm > bestE + SLACK) continue;
-        const e = cellError(fine, tpl, g, base, c, want, g2, gm, toneW);
-        if (e < bestE || (e == bestE && g < best)) { bestE = e; best = g; }
+        // The least bound first: most often the best, whose error then prunes the rest.
+        if (first > 0 && first < n) {
+          const a = load<i32>(list + (<usize>first << 2)), b = load<f32>(listed + (<usize>first << 2));
+          store<i32>(list + (<usize>first << 2), load<i32>(list));
+          store<f32>(listed + (<usize>first << 2), load<f32>(listed));
+          store<i32>(list, a);
+          store<f32>(listed, b);
+        }
+        for (let j = 0; j < n; j++) {
+          const k = load<i32>(list + (<usize>j << 2)), g = load<i32>(cand + (<usize>k << 2));
+          if (g == g0 || <f64>load<f32>(listed + (<usize>j << 2)) > bestE + SLACK) continue;
+          const dm = load<f64>(cgm + (<usize>k << 3)) - want;
+          if (blockBound(blk, blocks + (<usize>(g * BLOCKS) << 2), stats + (<usize>g << 4), c, sq2, r2) + toneW * dm * dm > bestE + SLACK) continue;
+          const e = cellError(fine, tpl, g, base, c, want, g2, gm, toneW);
+          if (e < bestE || (e == bestE && g < best)) { bestE = e; best = g; }
+        }
       }
       if (calm > 0 && cx > 0) {
         const g = <i32>load<u16>(out + (<usize>(cell - 1) << 1));
@@ -175,6 +181,94 @@ export function refineGlyphs(target: usize, width: i32, cols: i32, rows: i32, ta
       }
       store<u16>(out + (<usize>cell << 1), <u16>best);
     }
+  }
+}
+
+/** A cell's 4 x 4 blocks of the fine raster (2 x 4), the candidates' coarse bound's projection. */
+const COARSE: i32 = (FX / 4) * (FY / 4);
+/** Per group of 4 candidates in `book`: COARSE f32x4 of their 4 x 4 block means, then f32x4 of r8, gm, spread. */
+const GROUP: usize = <usize>(COARSE + 3) << 4;
+
+/**
+ * refineBook(): the candidates' records for windowBounds(), from the fine table's (by glyph):
+ * for candidates k = 0 .. nc - 1 (cand: i32, sorted by their means) in groups of four (the last
+ * padded with the last candidate), COARSE f32x4 of the 4 x 4 block means (lane k & 3; each the
+ * mean of four 2 x 2 blocks of `blocks`, in f32), then the norm of what those leave of the
+ * template (from blockStats' rest and the 2 x 2 means' spread about them), its mean (gm) and its
+ * zero-mean norm (spread), as f32; and the candidates' means as f64 at cgm (the window's search).
+ */
+export function refineBook(cand: usize, nc: i32, blocks: usize, stats: usize, gm: usize, spread: usize, book: usize, cgm: usize): void {
+  const ncp = (nc + 3) & ~3;
+  for (let k = 0; k < ncp; k++) {
+    const g = load<i32>(cand + (<usize>(k < nc ? k : nc - 1) << 2));
+    const b = blocks + (<usize>(g * BLOCKS) << 2), at = book + <usize>(k >> 2) * GROUP + (<usize>(k & 3) << 2);
+    let rest = load<f64>(stats + (<usize>g << 4), 8);
+    rest *= rest;
+    for (let i = 0; i < COARSE; i++) {
+      // 4 x 4 block i (row i >> 1, column i & 1): 2 x 2 blocks (2 (i >> 1) + y, 2 (i & 1) + x).
+      const p = b + (<usize>((i >> 1) * 8 + (i & 1) * 2) << 2);
+      const a0 = load<f32>(p), a1 = load<f32>(p, 4), a2 = load<f32>(p, 16), a3 = load<f32>(p, 20);
+      const m = ((a0 + a2) + (a1 + a3)) * <f32>0.25;
+      store<f32>(at + (<usize>i << 4), m);
+      const d0 = <f64>(a0 - m), d1 = <f64>(a1 - m), d2 = <f64>(a2 - m), d3 = <f64>(a3 - m);
+      rest += 4 * (d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3);
+    }
+    store<f32>(at + (<usize>COARSE << 4), <f32>Math.sqrt(rest));
+    store<f32>(at + (<usize>(COARSE + 1) << 4), <f32>load<f64>(gm + (<usize>g << 3)));
+    store<f32>(at + (<usize>(COARSE + 2) << 4), <f32>load<f64>(spread + (<usize>g << 3)));
+    if (k < nc) store<f64>(cgm + (<usize>k << 3), load<f64>(gm + (<usize>g << 3)));
+  }
+}
+
+/**
+ * Lower bounds on the error of candidates base .. hi - 1 (base a multiple of 4; f32 at out, from
+ * base), four at a time from their `book` records: the larger of the tone and spread bound,
+ * (FN + toneW) dm^2 + (|t'| - |g'|)^2, and the coarse block bound, the squared distance on the
+ * 4 x 4 blocks (16 x the means' squared distance) plus (|c t's rest| - |g's rest|)^2 (the
+ * reverse triangle inequality) plus toneW dm^2. Both are sums of squares (no cancellation), in
+ * f32: their rounding is far inside SLACK. Of the 2 x 2 bound's work a quarter, and it spares
+ * blockBound() four candidates in five.
+ */
+@inline function windowBounds(blk: usize, res: f64, book: usize, base: i32, hi: i32, c: f64, want: f64, spreadT: f64, bound: f64, toneW: f64, out: usize): void {
+  // The cell's 4 x 4 block means from its 2 x 2 blocks (rows of 4 f32 in blk): pairs of rows
+  // summed, then neighbouring lanes, as refineBook() takes a glyph's: lanes (row, column) (0,0)
+  // (0,1) (1,0) (1,1) in u, (2,0) .. (3,1) in v.
+  const quarter = f32x4.splat(0.25);
+  const s0 = f32x4.add(v128.load(blk), v128.load(blk, 16)), s1 = f32x4.add(v128.load(blk, 32), v128.load(blk, 48));
+  const s2 = f32x4.add(v128.load(blk, 64), v128.load(blk, 80)), s3 = f32x4.add(v128.load(blk, 96), v128.load(blk, 112));
+  const u = f32x4.mul(f32x4.add(i32x4.shuffle(s0, s1, 0, 2, 4, 6), i32x4.shuffle(s0, s1, 1, 3, 5, 7)), quarter);
+  const v = f32x4.mul(f32x4.add(i32x4.shuffle(s2, s3, 0, 2, 4, 6), i32x4.shuffle(s2, s3, 1, 3, 5, 7)), quarter);
+  // What the 4 x 4 means leave of the cell: its rest beyond the 2 x 2 means plus 4 x the 2 x 2
+  // means' squared spread about their 4 x 4 block's.
+  let q = f32x4.splat(0);
+  for (let r = 0; r < 8; r++) {
+    const m = r < 4 ? u : v, row = (r >> 1) & 1;
+    const mm = row == 0 ? i32x4.shuffle(m, m, 0, 0, 1, 1) : i32x4.shuffle(m, m, 2, 2, 3, 3);
+    const d = f32x4.sub(v128.load(blk + (<usize>r << 4)), mm);
+    q = f32x4.add(q, f32x4.mul(d, d));
+  }
+  const rT = f32x4.splat(<f32>(c * Math.sqrt(res + 4 * laneSum(q))));
+  const cs = f32x4.splat(<f32>c);
+  const cu = f32x4.mul(cs, u), cv = f32x4.mul(cs, v);
+  const t0 = i32x4.shuffle(cu, cu, 0, 0, 0, 0), t1 = i32x4.shuffle(cu, cu, 1, 1, 1, 1), t2 = i32x4.shuffle(cu, cu, 2, 2, 2, 2), t3 = i32x4.shuffle(cu, cu, 3, 3, 3, 3);
+  const t4 = i32x4.shuffle(cv, cv, 0, 0, 0, 0), t5 = i32x4.shuffle(cv, cv, 1, 1, 1, 1), t6 = i32x4.shuffle(cv, cv, 2, 2, 2, 2), t7 = i32x4.shuffle(cv, cv, 3, 3, 3, 3);
+  const wantV = f32x4.splat(<f32>want), spreadV = f32x4.splat(<f32>spreadT), boundV = f32x4.splat(<f32>bound), toneV = f32x4.splat(<f32>toneW);
+  const sixteen = f32x4.splat(16);
+  for (let k = base; k < hi; k += 4) {
+    const p = book + <usize>(k >> 2) * GROUP;
+    let a = f32x4.sub(t0, v128.load(p)), acc = f32x4.mul(a, a);
+    a = f32x4.sub(t1, v128.load(p, 16)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    a = f32x4.sub(t2, v128.load(p, 32)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    a = f32x4.sub(t3, v128.load(p, 48)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    a = f32x4.sub(t4, v128.load(p, 64)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    a = f32x4.sub(t5, v128.load(p, 80)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    a = f32x4.sub(t6, v128.load(p, 96)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    a = f32x4.sub(t7, v128.load(p, 112)); acc = f32x4.add(acc, f32x4.mul(a, a));
+    const dr = f32x4.sub(rT, v128.load(p, 128)), dm = f32x4.sub(v128.load(p, 144), wantV), ds = f32x4.sub(spreadV, v128.load(p, 160));
+    const dm2 = f32x4.mul(dm, dm);
+    const coarse = f32x4.add(f32x4.add(f32x4.mul(sixteen, acc), f32x4.mul(dr, dr)), f32x4.mul(toneV, dm2));
+    const spread = f32x4.add(f32x4.mul(boundV, dm2), f32x4.mul(ds, ds));
+    v128.store(out + (<usize>(k - base) << 2), f32x4.max(coarse, spread));
   }
 }
 

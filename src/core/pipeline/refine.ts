@@ -198,7 +198,8 @@ export interface RefineLayout {
   readonly inBook: Ptr;
   readonly cand: Ptr;
   readonly cgm: Ptr;
-  readonly csp: Ptr;
+  readonly spread: Ptr;
+  readonly book: Ptr;
   readonly blocks: Ptr;
   readonly blockStats: Ptr;
   readonly work: Ptr;
@@ -206,13 +207,16 @@ export interface RefineLayout {
 
 /** Room in frame `f` for the fine table of `count` glyphs, `nc` candidates and the kernel's scratch (before f.ready()). */
 export function refineLayout(f: Frame, count: number, nc: number): RefineLayout {
+  const groups = (nc + 3) >> 2;
   return {
     taps: f.f32(2 * TAPS), templates: f.f32(count * FINE_SAMPLES), g2: f.bytes(count * 8), gm: f.bytes(count * 8), inBook: f.bytes(count),
-    cand: f.f32(nc), cgm: f.bytes(nc * 8), csp: f.bytes(nc * 8),
+    cand: f.f32(nc), cgm: f.bytes(nc * 8), spread: f.bytes(count * 8),
+    // assembly/refine.ts refineBook(): per group of four candidates, 8 + 3 f32x4.
+    book: f.bytes(groups * 11 * 16),
     blocks: f.f32(count * BLOCKS), blockStats: f.bytes(count * 2 * 8),
     // assembly/refine.ts: a cell's 12 coarse rows upsampled along x and its fine raster (8 wide
-    // each), its block means and its list of candidates.
-    work: f.f32((8 + 2 * RADIUS) * FINE_X + FINE_SAMPLES + BLOCKS + nc),
+    // each), its block means, its list of candidates, the window's bounds and the listed ones'.
+    work: f.f32((8 + 2 * RADIUS) * FINE_X + FINE_SAMPLES + BLOCKS + nc + 4 * groups + nc),
   };
 }
 
@@ -247,20 +251,16 @@ export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine
   f.viewF64(at.gm, count).set(fine.gm);
   f.viewF32(at.blocks, count * BLOCKS).set(fine.blocks);
   f.viewF64(at.blockStats, count * 2).set(fine.blockStats);
+  f.viewF64(at.spread, count).set(fine.spread);
   const inBook = f.viewU8(at.inBook, count).fill(0);
   // The search walks the candidates by their fine means (ties by glyph index).
   const sorted = Int32Array.from(run.candidates).sort((a, b) => fine.gm[a]! - fine.gm[b]! || a - b);
   f.viewI32(at.cand, nc).set(sorted);
-  const cgm = f.viewF64(at.cgm, nc), csp = f.viewF64(at.csp, nc);
-  for (let i = 0; i < nc; i++) {
-    const g = sorted[i]!;
-    inBook[g] = 1;
-    cgm[i] = fine.gm[g]!;
-    csp[i] = fine.spread[g]!;
-  }
+  for (let i = 0; i < nc; i++) inBook[sorted[i]!] = 1;
+  k.refineBook(at.cand, nc, at.blocks, at.blockStats, at.gm, at.spread, at.book, at.cgm);
   if (run.keep) for (const g of run.keep) inBook[g] = 0;
   for (let y = 0; y < rows; y += band) {
-    k.refineGlyphs(target, width, cols, rows, at.taps, at.templates, at.g2, at.gm, count, at.inBook, at.cand, at.cgm, at.csp, nc,
+    k.refineGlyphs(target, width, cols, rows, at.taps, at.templates, at.g2, at.gm, count, at.inBook, at.cand, at.cgm, at.book, nc,
       at.blocks, at.blockStats, run.minSpread * run.minSpread, run.scale, run.toneWeight * FINE_SAMPLES, run.calm, out, at.work, y, Math.min(rows, y + band));
   }
 }

@@ -40,8 +40,9 @@ export interface KernelExports {
     tensorSrc: Ptr, tan225: number): void;
   hexLevels(src: Ptr, n: number, lut: Ptr, dst: Ptr): number;
   fineStats(templates: Ptr, count: number, g2: Ptr, gm: Ptr, spread: Ptr, blocks: Ptr, blockStats: Ptr): void;
+  refineBook(cand: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, gm: Ptr, spread: Ptr, book: Ptr, cgm: Ptr): void;
   refineGlyphs(target: Ptr, width: number, cols: number, rows: number, taps: Ptr, templates: Ptr, g2: Ptr, gm: Ptr, count: number,
-    inBook: Ptr, cand: Ptr, cgm: Ptr, csp: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, minVar: number, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
+    inBook: Ptr, cand: Ptr, cgm: Ptr, book: Ptr, nc: number, blocks: Ptr, blockStats: Ptr, minVar: number, scale: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number): void;
   matchTwoColor(rgb: Ptr, width: number, cols: number, rows: number, cbrt: Ptr, centred: Ptr, invSmm: Ptr, mean: Ptr, cand: Ptr,
     complement: Ptr, candidateOf: Ptr, glyphs: number, pairs: Ptr, pairInv: Ptr, pairK: Ptr, np: number, blank: number, full: number,
     lightInk: number, cells: Ptr, fg: Ptr, bg: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, work: Ptr): void;
