@@ -13,6 +13,12 @@ import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { image, rng } from './helpers/images.js';
 import { percentiles } from '../src/core/pipeline/tone.js';
 import { percentile as refPercentile } from './reference/tone.js';
+import { detailInFrame } from '../src/core/pipeline/detail.js';
+import { toneLut } from '../src/core/pipeline/tone.js';
+import { measureSource } from '../src/core/director/measure.js';
+import { frame, keptAt } from '../src/core/wasm/kernels.js';
+import { prepare, renderPrepared, render } from '../src/core/render.js';
+import { withDefaults } from '../src/core/params/validate.js';
 
 describe('resampleImage', () => {
   const random = rng(7);
@@ -76,6 +82,47 @@ function bruteError(target: Float32Array, W: number, templates: Float32Array, sc
   }
   return e + TONE_WEIGHT * SAMPLES * (tm - gm) ** 2;
 }
+
+describe('the resampled luminance kept in kernel memory', () => {
+  const random = rng(11);
+  const src = image(90, 70, (x, y) => { const v = 40 + ((x * 5 + y * 3) % 160) + random() * 40; return [v, v * 0.8, 255 - v, 255]; });
+
+  it('is read where it is kept by the detail stage and the Director, never written over, with the results of a copy', () => {
+    const r = resampleImage(src, 20, 8, SUB_X, SUB_Y, 0);
+    const { width, height } = r.luma;
+    assert.notEqual(keptAt(r.luma.data), null, 'the resample kept its luminance');
+    const copy = Float32Array.from(r.luma.data);
+    assert.equal(keptAt(copy), null, 'an equal array is not the kept one');
+    const rgb = Float32Array.from(r.cellLinearRgb);
+    const detail = (data: Float32Array, denoise: number, sharpen: number): Float32Array => {
+      const f = frame();
+      const { result } = detailInFrame(f, { width, height, data }, denoise, sharpen, () => toneLut({ lo: 0.05, hi: 0.95, contrast: 1.2, brightness: 0, gamma: 0.9, invert: false }));
+      return f.viewF32(result, width * height).slice();
+    };
+    // No denoise pass, one and two (denoise > 0.5), each with and without sharpening: the
+    // passes and the in-place tone step must not write over the kept raster.
+    for (const denoise of [0, 0.3, 0.8]) {
+      for (const sharpen of [0, 0.6]) {
+        const want = detail(copy, denoise, sharpen);
+        assert.deepEqual(detail(r.luma.data, denoise, sharpen), want, `denoise ${denoise} sharpen ${sharpen}`);
+        assert.deepEqual(detail(r.luma.data, denoise, sharpen), want, `again: the kept raster unchanged (denoise ${denoise} sharpen ${sharpen})`);
+      }
+    }
+    assert.deepEqual(measureSource(r.luma, rgb), measureSource({ width, height, data: copy }, rgb));
+    assert.deepEqual(measureSource(r.luma, rgb), measureSource({ width, height, data: copy }, rgb), 'the measurement left it as it was');
+  });
+
+  it('a preparation rendered after another one was resampled renders as if alone', () => {
+    const other = image(50, 40, (x) => [x * 5, 255 - x * 5, 128, 255]);
+    const p = withDefaults({ columns: 24 });
+    const alone = render(src, { columns: 24 });
+    const prep = prepare(src, 24, false);
+    prepare(other, 30, false);
+    const after = renderPrepared(prep, p, ['columns'], src);
+    assert.deepEqual(after.text, alone.text);
+    assert.deepEqual(after.cells, alone.cells);
+  });
+});
 
 describe('matchGlyphs', () => {
   it('calm: a cell keeps its left neighbour\'s glyph only within the margin, so flat texture alternates less', () => {

@@ -1,7 +1,7 @@
 import { encLut } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
 import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE } from '../pipeline/tone.js';
-import { frame } from '../wasm/kernels.js';
+import { frame, keptAt } from '../wasm/kernels.js';
 
 /** What the Director knows of the source, measured on the resampled luminance raster. */
 export interface SourceStats {
@@ -36,10 +36,12 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   // interpreted (test/reference/measure.ts statsFrom is their twin).
   const enc = encLut();
   const f = frame();
-  const pd = f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
+  // The resampled luminance where it is still in kernel memory (resample.ts keeps it there).
+  const kept = keptAt(d);
+  const pd = kept ?? f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
   const np = LEVEL_SHARES.length, pp = f.bytes(8 * (np + 1)), pv = f.bytes(8 * (np + 1)), ps = f.bytes(8 * 3);
   const k = f.ready();
-  f.viewF32(pd, d.length).set(d);
+  if (kept === null) f.viewF32(pd, d.length).set(d);
   f.viewF32(pr, cells * 3).set(cellLinearRgb);
   f.viewF32(pe, enc.length).set(enc);
   k.histogram(pd, d.length, HIST_BINS, pt);

@@ -1,4 +1,4 @@
-import type { Frame, Ptr } from '../wasm/kernels.js';
+import { keptAt, type Frame, type Ptr } from '../wasm/kernels.js';
 import { foldedWeights, RANGE_BINS } from './denoise.js';
 import type { Raster } from './raster.js';
 import { HIST_BINS } from './tone.js';
@@ -20,13 +20,17 @@ export function detailInFrame(f: Frame, src: Raster, denoise: number, sharpen: n
   const pa = f.f32(n), pb = f.f32(n), ph = f.f32(HIST_BINS * 5);
   const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(w) : 0;
   const k = f.ready();
-  f.viewF32(pa, n).set(src.data.subarray(0, n));
-  let from = pa, to = pb;
+  // The resampled luminance is read where resample.ts keeps it (never written there), else copied in.
+  const kept = keptAt(src.data);
+  if (kept === null) f.viewF32(pa, n).set(src.data.subarray(0, n));
+  let from = kept ?? pa, to = pb;
   if (passes) {
     f.viewF32(pl, RANGE_BINS + 1).set(foldedWeights(denoise));
     for (let p = 0; p < passes; p++) {
       k.denoisePass(from, to, w, h, pl, pp, pw);
-      [from, to] = [to, from];
+      const was = from;
+      from = to;
+      to = was === kept ? pa : was;
     }
   }
   k.histogram(from, n, HIST_BINS, ph);
@@ -35,8 +39,9 @@ export function detailInFrame(f: Frame, src: Raster, denoise: number, sharpen: n
   const pt = f.f32(tone.length);
   f.ready();
   f.viewF32(pt, tone.length).set(tone);
-  // `to` is free now: the blur's scratch (unsharpMask's tmp).
-  if (sharpen > 0) k.unsharp(from, w, h, 2 * sharpen, from, to, pt);
-  else k.applyLut(from, n, pt, from);
-  return { result: from, spare: to };
+  // `to` is free now: the blur's scratch (unsharpMask's tmp). In place, but not over the kept raster.
+  const out = from === kept ? pa : from;
+  if (sharpen > 0) k.unsharp(from, w, h, 2 * sharpen, out, to, pt);
+  else k.applyLut(from, n, pt, out);
+  return { result: out, spare: to };
 }

@@ -1,6 +1,6 @@
 import { lazyProperty } from '../lazy.js';
 import type { RgbaImage } from '../types.js';
-import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
+import { frame, mirrorKept, reserveKept, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 import { encLut, SRGB8_TO_LINEAR } from './linear.js';
 import type { Raster } from './raster.js';
 import { scratch } from './scratch.js';
@@ -91,7 +91,7 @@ export function resampleRgb(img: RgbaImage, W: number, H: number, groundLinear: 
 
 /** resampleRgb() in frame `f` (allocating there): the raster's offset, valid until the next frame(). No copy out. */
 export function resampleRgbInFrame(f: Frame, img: RgbaImage, W: number, H: number, groundLinear: number): Ptr {
-  return resampleInFrame(f, img, W, H, 1, 1, groundLinear, true, false, false).pRgb;
+  return resampleInFrame(f, img, W, H, 1, 1, groundLinear, true, null, false).pRgb;
 }
 
 function cellRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): Float32Array {
@@ -100,14 +100,18 @@ function cellRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, sub
 
 /** resampleImage()'s kernel run: the luma raster (into scratch) and the cell RGB, each only if asked for. */
 function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, wantLuma: boolean, cellLuma?: Float32Array): { luma?: Raster; cellLinearRgb?: Float32Array } {
-  const f = frame();
-  const { k, pLuma, pRgb, pMeans } = resampleInFrame(f, img, cols, rows, subX, subY, groundLinear, rgb, wantLuma, !!cellLuma);
   const W = cols * subX, H = rows * subY;
+  // The luminance into the kept raster below the frames (wasm/kernels.ts reserveKept()), where
+  // the Director and the detail stage find it; its copy in JavaScript for everything else.
+  const kept = wantLuma ? reserveKept(W * H) : null;
+  const f = frame();
+  const { k, pLuma, pRgb, pMeans } = resampleInFrame(f, img, cols, rows, subX, subY, groundLinear, rgb, kept, !!cellLuma);
   const cellLinearRgb = rgb ? f.viewF32(pRgb, cols * rows * 3).slice() : undefined;
   // The colours alone (read later): the scratch raster of the render that is using it stays.
   if (!wantLuma) return { cellLinearRgb };
   const luma = scratch('resample.luma', W * H);
   luma.set(f.viewF32(pLuma, W * H));
+  mirrorKept(luma);
   // raster.ts cellMeans() of the luminance while it is in the module's memory (one copy less).
   if (cellLuma) {
     k.cellMeans(pLuma, W, cols, rows, subX, subY, pMeans);
@@ -118,10 +122,12 @@ function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, 
 
 /**
  * resampleInto()'s kernel run in frame `f` (allocating there, after whatever `f` holds): the
- * luma raster at `pLuma`, the cell RGB at `pRgb`, each only if asked for, and room for the cell
- * means at `pMeans` with `means`. The pointers stay valid until the next frame().
+ * luma raster at `lumaAt` (room for it outside the frame, or null for none), the cell RGB at
+ * `pRgb` if asked for, and room for the cell means at `pMeans` with `means`. The frame's
+ * pointers stay valid until the next frame().
  */
-function resampleInFrame(f: Frame, img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, wantLuma: boolean, means: boolean): { k: KernelExports; pLuma: Ptr; pRgb: Ptr; pMeans: Ptr } {
+function resampleInFrame(f: Frame, img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, lumaAt: Ptr | null, means: boolean): { k: KernelExports; pLuma: Ptr; pRgb: Ptr; pMeans: Ptr } {
+  const wantLuma = lumaAt !== null;
   const W = cols * subX;
   const H = rows * subY;
   const sw = img.width;
@@ -148,7 +154,7 @@ function resampleInFrame(f: Frame, img: RgbaImage, cols: number, rows: number, s
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(enc.length);
   const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
-  const pLuma = wantLuma ? f.f32(W * H) : 0, pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = means && wantLuma ? f.f32(cols * rows) : 0;
+  const pLuma = lumaAt ?? 0, pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = means && wantLuma ? f.f32(cols * rows) : 0;
   const k = f.ready();
   f.viewI32(pTaps, 12).set(tapPtrs);
   taps.forEach((t, j) => {
