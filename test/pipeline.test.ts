@@ -90,37 +90,48 @@ describe('the resampled luminance kept in kernel memory', () => {
   it('is read where it is kept by the detail stage and the Director, never written over, with the results of a copy', () => {
     const r = resampleImage(src, 20, 8, SUB_X, SUB_Y, 0);
     const { width, height } = r.luma;
-    assert.notEqual(keptAt(r.luma.data), null, 'the resample kept its luminance');
-    const copy = Float32Array.from(r.luma.data);
-    assert.equal(keptAt(copy), null, 'an equal array is not the kept one');
+    assert.notEqual(keptAt(r.luma), null, 'the resample kept its luminance');
+    assert.equal(typeof Object.getOwnPropertyDescriptor(r.luma, 'data')!.get, 'function', 'not copied out until read');
     const rgb = Float32Array.from(r.cellLinearRgb);
-    const detail = (data: Float32Array, denoise: number, sharpen: number): Float32Array => {
+    const detail = (raster: { width: number; height: number; data: Float32Array }, denoise: number, sharpen: number): Float32Array => {
       const f = frame();
-      const { result } = detailInFrame(f, { width, height, data }, denoise, sharpen, () => toneLut({ lo: 0.05, hi: 0.95, contrast: 1.2, brightness: 0, gamma: 0.9, invert: false }));
+      const { result } = detailInFrame(f, raster, denoise, sharpen, () => toneLut({ lo: 0.05, hi: 0.95, contrast: 1.2, brightness: 0, gamma: 0.9, invert: false }));
       return f.viewF32(result, width * height).slice();
     };
-    // No denoise pass, one and two (denoise > 0.5), each with and without sharpening: the
-    // passes and the in-place tone step must not write over the kept raster.
-    for (const denoise of [0, 0.3, 0.8]) {
-      for (const sharpen of [0, 0.6]) {
-        const want = detail(copy, denoise, sharpen);
-        assert.deepEqual(detail(r.luma.data, denoise, sharpen), want, `denoise ${denoise} sharpen ${sharpen}`);
-        assert.deepEqual(detail(r.luma.data, denoise, sharpen), want, `again: the kept raster unchanged (denoise ${denoise} sharpen ${sharpen})`);
-      }
+    // Read in place before its data is ever copied out: the Director's measurement, then the
+    // detail stage with no denoise pass, one and two (denoise > 0.5), each with and without
+    // sharpening (the passes and the in-place tone step must not write over it).
+    const measured = measureSource(r.luma, rgb);
+    const runs = [0, 0.3, 0.8].flatMap((denoise) => [0, 0.6].map((sharpen) => ({ denoise, sharpen, got: detail(r.luma, denoise, sharpen) })));
+    assert.equal(typeof Object.getOwnPropertyDescriptor(r.luma, 'data')!.get, 'function', 'still not copied out');
+    const data = r.luma.data;
+    assert.notEqual(keptAt(data), null, 'its copy stands for it too');
+    const copy = Float32Array.from(data);
+    assert.equal(keptAt(copy), null, 'an equal array is not the kept one');
+    const plain = { width, height, data: copy };
+    for (const { denoise, sharpen, got } of runs) {
+      assert.deepEqual(got, detail(plain, denoise, sharpen), `denoise ${denoise} sharpen ${sharpen}`);
+      assert.deepEqual(detail({ width, height, data }, denoise, sharpen), got, `through its copy (denoise ${denoise} sharpen ${sharpen})`);
     }
-    assert.deepEqual(measureSource(r.luma, rgb), measureSource({ width, height, data: copy }, rgb));
-    assert.deepEqual(measureSource(r.luma, rgb), measureSource({ width, height, data: copy }, rgb), 'the measurement left it as it was');
+    assert.deepEqual(measured, measureSource(plain, rgb));
+    assert.deepEqual(measureSource(r.luma, rgb), measured, 'the raster left as it was');
   });
 
-  it('a preparation rendered after another one was resampled renders as if alone', () => {
-    const other = image(50, 40, (x) => [x * 5, 255 - x * 5, 128, 255]);
+  it('a preparation whose luminance was read renders as if alone after another resample; one never read fails clearly', () => {
+    // The same raster size: the two share the resampler's scratch array.
+    const other = image(90, 70, (x) => [x * 2, 255 - x * 2, 128, 255]);
     const p = withDefaults({ columns: 24 });
     const alone = render(src, { columns: 24 });
     const prep = prepare(src, 24, false);
-    prepare(other, 30, false);
+    assert.ok(prep.resampled.luma.data.length > 0);
+    prepare(other, 24, false);
     const after = renderPrepared(prep, p, ['columns'], src);
-    assert.deepEqual(after.text, alone.text);
     assert.deepEqual(after.cells, alone.cells);
+    assert.deepEqual(after.colors, alone.colors);
+    assert.deepEqual(after.params, alone.params);
+    const unread = prepare(src, 24, false);
+    prepare(other, 24, false);
+    assert.throws(() => renderPrepared(unread, p, ['columns'], src), /read after the next resample/);
   });
 });
 

@@ -12,6 +12,7 @@ import { encLut } from './pipeline/linear.js';
 import { matchInFrame, type GlyphTable } from './pipeline/match.js';
 import { cellMeansInFrame, invertInFrame } from './pipeline/raster.js';
 import { sobelInFrame } from './pipeline/edges.js';
+import type { Raster } from './pipeline/raster.js';
 import { FINE_MIN_SPREAD, FINE_SHAPE_SPAN, fineTable, type FineTable } from './pipeline/refine.js';
 import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
@@ -129,7 +130,8 @@ export interface Prepared {
 }
 
 /**
- * Resamples the source. The returned raster is scratch memory: valid until the next prepare().
+ * Resamples the source. Its luminance stays in kernel memory until the next prepare() on this
+ * thread: `resampled.luma.data` is copied out on first read, which must come before that.
  * `colors: 'later'`: the cells' RGB is resampled from `image` only if something reads it (the
  * Director, colour art, json's chroma), so `image`'s pixels must not change until then.
  */
@@ -219,6 +221,11 @@ export interface TunedSource {
   readonly report: DirectorReport;
   /** Perceptual luminance, width x height samples (SUB_X x SUB_Y per cell). */
   readonly luma: Float32Array;
+  /**
+   * A still: the resampled raster `luma` is (its data copied out of kernel memory only when read:
+   * the detail stage reads it there, pipeline/resample.ts); null for video.
+   */
+  readonly source: Raster | null;
   readonly width: number;
   readonly height: number;
   /** A video frame: `luma` is the temporal filter's estimate. */
@@ -236,13 +243,16 @@ export function sourceStage(prep: Prepared, requested: RenderParams, explicit: r
   // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
   // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
   const t = options.temporal;
-  return {
+  const source: TunedSource = {
     params: p, report: tuned.report,
-    luma: t ? t.step(luma.data, p.motionSensitivity, prep.columns) : luma.data,
+    luma: t ? t.step(luma.data, p.motionSensitivity, prep.columns) : (null as unknown as Float32Array),
     width: luma.width, height: luma.height,
     video: t !== undefined,
     stable: t ? t.cellStable : null,
+    source: t ? null : luma,
   };
+  if (!t) lazyProperty(source, 'luma', () => luma.data);
+  return source;
 }
 
 /** What the glyph stage reads of the prepared source (a Prepared has it all). */
@@ -290,7 +300,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // Detail: denoise first (noise must not be sharpened), then recover detail.
   // bilateralDenoise(), histogram(), the tone table from it, unsharpMask() (pipeline/detail.ts).
   let tone!: ToneSettings;
-  let { result: pt, spare: pfree } = detailInFrame(f, { width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))));
+  let { result: pt, spare: pfree } = detailInFrame(f, tuned.source ?? { width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))));
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
   if (p.edges) {

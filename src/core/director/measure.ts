@@ -28,7 +28,6 @@ export interface SourceStats {
 }
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {
-  const d = luma.data;
   const w = luma.width, h = luma.height, n = w * h;
   const cells = cellLinearRgb.length / 3;
   // In WebAssembly (assembly/kernels.ts histogram, assembly/measure.ts): the samples copied in
@@ -37,14 +36,14 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const enc = encLut();
   const f = frame();
   // The resampled luminance where it is still in kernel memory (resample.ts keeps it there).
-  const kept = keptAt(d);
-  const pd = kept ?? f.f32(d.length), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
+  const kept = keptAt(luma) ?? keptAt(luma.data);
+  const pd = kept ?? f.f32(n), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
   const np = LEVEL_SHARES.length, pp = f.bytes(8 * (np + 1)), pv = f.bytes(8 * (np + 1)), ps = f.bytes(8 * 3);
   const k = f.ready();
-  if (kept === null) f.viewF32(pd, d.length).set(d);
+  if (kept === null) f.viewF32(pd, n).set(luma.data.subarray(0, n));
   f.viewF32(pr, cells * 3).set(cellLinearRgb);
   f.viewF32(pe, enc.length).set(enc);
-  k.histogram(pd, d.length, HIST_BINS, pt);
+  k.histogram(pd, n, HIST_BINS, pt);
   // Noise: |Laplacian-of-differences| summed over the interior (Immerkaer 1996), every fourth
   // row (plenty of samples); Sobel edges on the same rows; the cells' chroma.
   k.measure(pd, w, h, pr, cells, pe, po, ph);

@@ -1,6 +1,6 @@
 import { lazyProperty } from '../lazy.js';
 import type { RgbaImage } from '../types.js';
-import { frame, mirrorKept, reserveKept, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
+import { copyKept, frame, mirrorKept, reserveKept, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 import { encLut, SRGB8_TO_LINEAR } from './linear.js';
 import type { Raster } from './raster.js';
 import { scratch } from './scratch.js';
@@ -42,7 +42,11 @@ function computeTaps(src: number, dst: number): Taps {
 }
 
 export interface Resampled {
-  /** Perceptual luminance (Rec. 709 weights on linear light, re-encoded with the sRGB curve). */
+  /**
+   * Perceptual luminance (Rec. 709 weights on linear light, re-encoded with the sRGB curve). Kept
+   * in kernel memory (wasm/kernels.ts keptAt()); `data` is copied out when first read, which must
+   * be before the thread's next resample of a luminance.
+   */
   readonly luma: Raster;
   /** Mean linear-light RGB of each character cell, 3 floats per cell. */
   readonly cellLinearRgb: Float32Array;
@@ -102,22 +106,22 @@ function cellRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, sub
 function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, wantLuma: boolean, cellLuma?: Float32Array): { luma?: Raster; cellLinearRgb?: Float32Array } {
   const W = cols * subX, H = rows * subY;
   // The luminance into the kept raster below the frames (wasm/kernels.ts reserveKept()), where
-  // the Director and the detail stage find it; its copy in JavaScript for everything else.
+  // the Director and the detail stage read it; copied out to JavaScript when its data is read.
   const kept = wantLuma ? reserveKept(W * H) : null;
   const f = frame();
   const { k, pLuma, pRgb, pMeans } = resampleInFrame(f, img, cols, rows, subX, subY, groundLinear, rgb, kept, !!cellLuma);
   const cellLinearRgb = rgb ? f.viewF32(pRgb, cols * rows * 3).slice() : undefined;
-  // The colours alone (read later): the scratch raster of the render that is using it stays.
+  // The colours alone (read later): the raster of the render that is using it stays.
   if (!wantLuma) return { cellLinearRgb };
-  const luma = scratch('resample.luma', W * H);
-  luma.set(f.viewF32(pLuma, W * H));
+  const luma = { width: W, height: H } as Raster;
+  lazyProperty(luma, 'data', () => copyKept(luma, scratch('resample.luma', W * H)));
   mirrorKept(luma);
   // raster.ts cellMeans() of the luminance while it is in the module's memory (one copy less).
   if (cellLuma) {
     k.cellMeans(pLuma, W, cols, rows, subX, subY, pMeans);
     cellLuma.set(f.viewF32(pMeans, cols * rows));
   }
-  return { luma: { width: W, height: H, data: luma }, cellLinearRgb };
+  return { luma, cellLinearRgb };
 }
 
 /**

@@ -208,34 +208,48 @@ export function frame(): Frame {
 }
 
 /**
- * A raster kept in kernel memory below every frame, with the JavaScript array it mirrors: the
- * resampled luminance, which the Director's measurements and the detail stage would otherwise
- * each copy back in after the frames between (about 0.1 ms of copies a warm render at
- * 640 x 480). A reader that finds its array kept (keptAt()) reads it there, else copies as before.
+ * A raster kept in kernel memory below every frame: the resampled luminance, which the Director's
+ * measurements and the detail stage read there (keptAt()) instead of copying it back in after the
+ * frames between, and which is copied out to JavaScript only when something reads it there
+ * (copyKept(): a video frame's temporal filter, a caller of prepare()). About 0.2 ms of copies a
+ * warm render at 640 x 480.
  */
 let keptBytes = 0;
-let keptMirror: Float32Array | null = null;
+/** What stands for the kept raster: the raster object it is, and its JavaScript copy once made. */
+let keptOwner: object | null = null;
+let keptCopy: Float32Array | null = null;
 
 /**
- * Room for n f32 below the frames, from the next frame() on (call it before that frame); the
- * raster kept before is forgotten. Returns its offset; mirrorKept() then names the array with the
- * same values.
+ * Room for n f32 below the frames, from the next frame() on (call it before that frame): the
+ * raster kept before is forgotten. Returns its offset; mirrorKept() then names its owner.
  */
 export function reserveKept(n: number): Ptr {
   kernels();
-  keptMirror = null;
+  keptOwner = null;
+  keptCopy = null;
   keptBytes = aligned(n * 4);
   return base;
 }
 
-/** `data` holds what the kept raster holds (its writer copied it out): keptAt(data) finds it. */
-export function mirrorKept(data: Float32Array): void {
-  keptMirror = data;
+/** `owner` (the raster object whose values were written there) stands for the kept raster. */
+export function mirrorKept(owner: object): void {
+  keptOwner = owner;
 }
 
-/** Where the kept raster is, if it mirrors `data` (the same array object), else null. */
-export function keptAt(data: Float32Array): Ptr | null {
-  return keptMirror !== null && data === keptMirror ? base : null;
+/**
+ * The kept raster copied into `into` (its length in f32), which keptAt() finds as well from then
+ * on; `owner` must still be the kept raster's: a later reserveKept() has written over it.
+ */
+export function copyKept(owner: object, into: Float32Array): Float32Array {
+  if (owner !== keptOwner) throw new Error('the resampled luminance was read after the next resample (read it before the next prepare())');
+  into.set(new Float32Array(kernels().memory.buffer, base, into.length));
+  keptCopy = into;
+  return into;
+}
+
+/** Where the kept raster is, if `x` stands for it (the very object, not an equal one), else null. */
+export function keptAt(x: object): Ptr | null {
+  return x === keptOwner || x === keptCopy ? base : null;
 }
 
 /** Counts frame() calls: data a frame left in kernel memory is intact while this is unchanged (nestedFrame()s above it give their room back). */
