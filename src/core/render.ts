@@ -131,14 +131,15 @@ export interface Prepared {
 
 /**
  * Resamples the source. Its luminance stays in kernel memory until the next prepare() on this
- * thread: `resampled.luma.data` is copied out on first read, which must come before that.
+ * thread: `resampled.luma.data` is copied out on first read, which must come before that
+ * (`luma: 'copied'`: at once, into scratch memory valid until the next prepare()).
  * `colors: 'later'`: the cells' RGB is resampled from `image` only if something reads it (the
  * Director, colour art, json's chroma), so `image`'s pixels must not change until then.
  */
-export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number, colors: 'now' | 'later' = 'now'): Prepared {
+export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number, colors: 'now' | 'later' = 'now', luma: 'kept' | 'copied' = 'kept'): Prepared {
   const rows = gridRows(image.width, image.height, columns, cellAspect);
   const cellLuma = new Float32Array(columns * rows);
-  return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma, colors), cellLuma };
+  return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma, colors, luma), cellLuma };
 }
 
 export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
@@ -243,16 +244,22 @@ export function sourceStage(prep: Prepared, requested: RenderParams, explicit: r
   // everywhere; after the tone curve (gamma, levels) it would be stretched unevenly across
   // tones, which the filter's single noise estimate cannot follow. Levels then see a steady frame.
   const t = options.temporal;
-  const source: TunedSource = {
+  if (t) {
+    return {
+      params: p, report: tuned.report,
+      luma: t.step(luma.data, p.motionSensitivity, prep.columns),
+      width: luma.width, height: luma.height,
+      video: true, stable: t.cellStable, source: null,
+    };
+  }
+  // A still's luminance is read where the resampler keeps it (glyphStage, through `source`): not
+  // copied out unless something reads `luma`.
+  return {
     params: p, report: tuned.report,
-    luma: t ? t.step(luma.data, p.motionSensitivity, prep.columns) : (null as unknown as Float32Array),
+    get luma() { return luma.data; },
     width: luma.width, height: luma.height,
-    video: t !== undefined,
-    stable: t ? t.cellStable : null,
-    source: t ? null : luma,
+    video: false, stable: null, source: luma,
   };
-  if (!t) lazyProperty(source, 'luma', () => luma.data);
-  return source;
 }
 
 /** What the glyph stage reads of the prepared source (a Prepared has it all). */

@@ -70,7 +70,8 @@ export class FrameFront {
     // The cells' RGB feeds the Director and colour art; a mono frame on a kept tuning may never
     // need it (about a fifth of the resample at 200 columns): resampled on first read then.
     const later = this.tuned !== null && !this.requested.color;
-    const prep = prepare(frame, columns, invert, cellAspect, later ? 'later' : 'now');
+    // The temporal filter reads the luminance at once, in JavaScript: copied out, not kept.
+    const prep = prepare(frame, columns, invert, cellAspect, later ? 'later' : 'now', 'copied');
     const filter = kept ?? (this.filter = new TemporalFilter({ columns, rows }));
     const raster = prep.resampled.luma;
     filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);

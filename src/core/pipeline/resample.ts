@@ -61,11 +61,14 @@ export interface Resampled {
  * `colors: 'later'` (video frames whose colours may go unread) skips the per-pixel RGB work:
  * `cellLinearRgb` is then resampled from `img` when first read, the same values, so `img`'s
  * pixels must stay as they are until then. At 200 columns of a 640 x 480 frame the RGB is about a
- * fifth of the resample.
+ * fifth of the resample. `luma: 'copied'` (video frames, whose temporal filter reads the raster
+ * at once in JavaScript) copies the luminance out instead of keeping it in kernel memory, where
+ * it would only take cache from the frame's other rasters (200 columns: 6.62 -> 6.68 ms a frame).
  */
-export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, cellLuma?: Float32Array, colors: 'now' | 'later' = 'now'): Resampled {
+export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, cellLuma?: Float32Array, colors: 'now' | 'later' = 'now',
+  luma: 'kept' | 'copied' = 'kept'): Resampled {
   const later = colors === 'later';
-  const r = resampleInto(img, cols, rows, subX, subY, groundLinear, !later, true, cellLuma);
+  const r = resampleInto(img, cols, rows, subX, subY, groundLinear, !later, luma, cellLuma);
   const resampled = { luma: r.luma!, cellLinearRgb: r.cellLinearRgb! };
   if (later) lazyProperty(resampled, 'cellLinearRgb', () => cellRgbOf(img, cols, rows, subX, subY, groundLinear));
   return resampled;
@@ -99,23 +102,42 @@ export function resampleRgbInFrame(f: Frame, img: RgbaImage, W: number, H: numbe
 }
 
 function cellRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): Float32Array {
-  return resampleInto(img, cols, rows, subX, subY, groundLinear, true, false).cellLinearRgb!;
+  return resampleInto(img, cols, rows, subX, subY, groundLinear, true, null).cellLinearRgb!;
+}
+
+/**
+ * The resampled luminance: kept in kernel memory, where the Director and the detail stage read it
+ * (wasm/kernels.ts keptAt()), and copied out to JavaScript when `data` is first read (copyKept()).
+ * A class, not a lazy property: the same shape on every frame of a video.
+ */
+class KeptLuma implements Raster {
+  private copy: Float32Array | null = null;
+  constructor(readonly width: number, readonly height: number) {}
+  get data(): Float32Array {
+    return (this.copy ??= copyKept(this, scratch('resample.luma', this.width * this.height)));
+  }
 }
 
 /** resampleImage()'s kernel run: the luma raster (into scratch) and the cell RGB, each only if asked for. */
-function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, wantLuma: boolean, cellLuma?: Float32Array): { luma?: Raster; cellLinearRgb?: Float32Array } {
+function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, want: 'kept' | 'copied' | null, cellLuma?: Float32Array): { luma?: Raster; cellLinearRgb?: Float32Array } {
   const W = cols * subX, H = rows * subY;
   // The luminance into the kept raster below the frames (wasm/kernels.ts reserveKept()), where
   // the Director and the detail stage read it; copied out to JavaScript when its data is read.
-  const kept = wantLuma ? reserveKept(W * H) : null;
+  const kept = want === 'kept' ? reserveKept(W * H) : null;
   const f = frame();
-  const { k, pLuma, pRgb, pMeans } = resampleInFrame(f, img, cols, rows, subX, subY, groundLinear, rgb, kept, !!cellLuma);
+  const { k, pLuma, pRgb, pMeans } = resampleInFrame(f, img, cols, rows, subX, subY, groundLinear, rgb, want === null ? null : kept ?? 'frame', !!cellLuma);
   const cellLinearRgb = rgb ? f.viewF32(pRgb, cols * rows * 3).slice() : undefined;
   // The colours alone (read later): the raster of the render that is using it stays.
-  if (!wantLuma) return { cellLinearRgb };
-  const luma = { width: W, height: H } as Raster;
-  lazyProperty(luma, 'data', () => copyKept(luma, scratch('resample.luma', W * H)));
-  mirrorKept(luma);
+  if (want === null) return { cellLinearRgb };
+  let luma: Raster;
+  if (kept === null) {
+    const data = scratch('resample.luma', W * H);
+    data.set(f.viewF32(pLuma, W * H));
+    luma = { width: W, height: H, data };
+  } else {
+    luma = new KeptLuma(W, H);
+    mirrorKept(luma);
+  }
   // raster.ts cellMeans() of the luminance while it is in the module's memory (one copy less).
   if (cellLuma) {
     k.cellMeans(pLuma, W, cols, rows, subX, subY, pMeans);
@@ -126,11 +148,12 @@ function resampleInto(img: RgbaImage, cols: number, rows: number, subX: number, 
 
 /**
  * resampleInto()'s kernel run in frame `f` (allocating there, after whatever `f` holds): the
- * luma raster at `lumaAt` (room for it outside the frame, or null for none), the cell RGB at
+ * luma raster at `lumaAt` (room for it outside the frame, 'frame' for room in it, null for none;
+ * the frame's taps may open a frame of their own first: computeTaps()), the cell RGB at
  * `pRgb` if asked for, and room for the cell means at `pMeans` with `means`. The frame's
  * pointers stay valid until the next frame().
  */
-function resampleInFrame(f: Frame, img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, lumaAt: Ptr | null, means: boolean): { k: KernelExports; pLuma: Ptr; pRgb: Ptr; pMeans: Ptr } {
+function resampleInFrame(f: Frame, img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number, rgb: boolean, lumaAt: Ptr | 'frame' | null, means: boolean): { k: KernelExports; pLuma: Ptr; pRgb: Ptr; pMeans: Ptr } {
   const wantLuma = lumaAt !== null;
   const W = cols * subX;
   const H = rows * subY;
@@ -158,7 +181,7 @@ function resampleInFrame(f: Frame, img: RgbaImage, cols: number, rows: number, s
   const tapPtrs = taps.flatMap((t) => [f.f32(t.start.length), f.f32(t.count.length), f.f32(t.offset.length), f.f32(t.weight.length)]);
   const pLut = f.f32(256), pEnc = f.f32(enc.length);
   const pWork = f.f32(sw * 4 + W * 3 + 1 + cols * 6 + 1536);
-  const pLuma = lumaAt ?? 0, pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = means && wantLuma ? f.f32(cols * rows) : 0;
+  const pLuma = lumaAt === 'frame' ? f.f32(W * H) : lumaAt ?? 0, pRgb = rgb ? f.f32(cols * rows * 3) : 0, pMeans = means && wantLuma ? f.f32(cols * rows) : 0;
   const k = f.ready();
   f.viewI32(pTaps, 12).set(tapPtrs);
   taps.forEach((t, j) => {
