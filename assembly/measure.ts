@@ -80,10 +80,16 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
     const o = <usize>b << 2;
     store<u32>(magHist + o, load<u32>(magHist + o) + load<u32>(magHist + 1024 + o) + load<u32>(magHist + 2048 + o) + load<u32>(magHist + 3072 + o));
   }
+  // A cell's chroma, max - min of its encoded channels: the encoding never decreases (a table
+  // that rises, interpolated: within a segment a + (b - a) f rounds to at most b, the next
+  // segment's start), so the max of the encoded is the encoded max, and likewise the min; two
+  // encodings a cell instead of three, the same values. NaN and negative channels encode to 0,
+  // as 0 does: taken as 0 first, so that max and min see what the encoding sees.
   let chroma: f64 = 0;
   for (let c = 0; c < cells; c++) {
-    const r = encodeLinear(enc, ldf(rgb, c * 3)), g = encodeLinear(enc, ldf(rgb, c * 3 + 1)), b = encodeLinear(enc, ldf(rgb, c * 3 + 2));
-    chroma += Math.max(r, Math.max(g, b)) - Math.min(r, Math.min(g, b));
+    const r0 = ldf(rgb, c * 3), g0 = ldf(rgb, c * 3 + 1), b0 = ldf(rgb, c * 3 + 2);
+    const r = select(r0, 0, r0 > 0), g = select(g0, 0, g0 > 0), b = select(b0, 0, b0 > 0);
+    chroma += encodeLinear(enc, Math.max(r, Math.max(g, b))) - encodeLinear(enc, Math.min(r, Math.min(g, b)));
   }
   store<f64>(out, lapAll);
   store<f64>(out + 8, edgesAll);

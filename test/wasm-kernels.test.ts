@@ -199,6 +199,14 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       const rgb = Float32Array.from({ length: cells * 3 }, () => (r() < 0.05 ? r() * 1.2 - 0.1 : r()));
       assert.deepEqual(measureSource({ width: w, height: h, data: d }, rgb), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${w}x${h}`);
     }
+    {
+      // The chroma (max - min of each cell's encoded channels, taken on the channels before the
+      // encoding): NaN, -0, infinities and values on and between the table's entries.
+      const d = raster(16, 12, 5), r = rng(17);
+      const odd = [NaN, -0, 0, -1e-30, Infinity, -Infinity, 1, 1 + 1e-7, 1 / 16384, 2 / 16384, 16383 / 16384, 0.5, 0.5 + 1e-12];
+      const rgb = Float32Array.from({ length: 3 * 24 }, (_, i) => (i % 4 === 0 ? r() : odd[Math.floor(r() * odd.length)]!));
+      assert.deepEqual(measureSource({ width: 16, height: 12, data: d }, rgb), refMeasureSource({ width: 16, height: 12, data: d }, rgb), 'measure, odd colours');
+    }
     // Histograms with one value (every percentile in one bin), two extremes, values past 0..1.
     const w = 64, h = 48, rgb = new Float32Array(3 * 48);
     for (const [name, at] of [['flat', () => 0.37], ['black', () => 0], ['two', (i: number) => (i % 3 ? 0 : 1)], ['over', (i: number) => (i % 5) * 0.4 - 0.3]] as const) {
