@@ -36,7 +36,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const enc = encLut();
   const f = frame();
   // The resampled luminance where it is still in kernel memory (resample.ts keeps it there).
-  const kept = keptAt(luma) ?? keptAt(luma.data);
+  const kept = keptAt(luma);
   const pd = kept ?? f.f32(n), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
   const np = LEVEL_SHARES.length, pp = f.bytes(8 * (np + 1)), pv = f.bytes(8 * (np + 1)), ps = f.bytes(8 * 3);
   const k = f.ready();

@@ -21,7 +21,7 @@ export function detailInFrame(f: Frame, src: Raster, denoise: number, sharpen: n
   const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(w) : 0;
   const k = f.ready();
   // The resampled luminance is read where resample.ts keeps it (never written there), else copied in.
-  const kept = keptAt(src) ?? keptAt(src.data);
+  const kept = keptAt(src);
   if (kept === null) f.viewF32(pa, n).set(src.data.subarray(0, n));
   let from = kept ?? pa, to = pb;
   if (passes) {

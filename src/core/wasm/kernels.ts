@@ -211,13 +211,11 @@ export function frame(): Frame {
  * A raster kept in kernel memory below every frame: the resampled luminance, which the Director's
  * measurements and the detail stage read there (keptAt()) instead of copying it back in after the
  * frames between, and which is copied out to JavaScript only when something reads it there
- * (copyKept(): a video frame's temporal filter, a caller of prepare()). About 0.2 ms of copies a
- * warm render at 640 x 480.
+ * (copyKept(): a caller of prepare()). About 0.15 ms of copies a warm render at 640 x 480.
  */
 let keptBytes = 0;
-/** What stands for the kept raster: the raster object it is, and its JavaScript copy once made. */
+/** The raster object that stands for the kept raster (found by identity: not its copy, which may be scratch memory). */
 let keptOwner: object | null = null;
-let keptCopy: Float32Array | null = null;
 
 /**
  * Room for n f32 below the frames, from the next frame() on (call it before that frame): the
@@ -226,7 +224,6 @@ let keptCopy: Float32Array | null = null;
 export function reserveKept(n: number): Ptr {
   kernels();
   keptOwner = null;
-  keptCopy = null;
   keptBytes = aligned(n * 4);
   return base;
 }
@@ -237,19 +234,18 @@ export function mirrorKept(owner: object): void {
 }
 
 /**
- * The kept raster copied into `into` (its length in f32), which keptAt() finds as well from then
- * on; `owner` must still be the kept raster's: a later reserveKept() has written over it.
+ * The kept raster copied into `into` (its length in f32); `owner` must still be the kept
+ * raster's: a later reserveKept() has written over it.
  */
 export function copyKept(owner: object, into: Float32Array): Float32Array {
   if (owner !== keptOwner) throw new Error('the resampled luminance was read after the next resample (read it before the next prepare())');
   into.set(new Float32Array(kernels().memory.buffer, base, into.length));
-  keptCopy = into;
   return into;
 }
 
-/** Where the kept raster is, if `x` stands for it (the very object, not an equal one), else null. */
+/** Where the kept raster is, if `x` is the raster object that stands for it (not an equal one), else null. */
 export function keptAt(x: object): Ptr | null {
-  return x === keptOwner || x === keptCopy ? base : null;
+  return x === keptOwner ? base : null;
 }
 
 /** Counts frame() calls: data a frame left in kernel memory is intact while this is unchanged (nestedFrame()s above it give their room back). */
