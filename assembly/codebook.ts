@@ -2,11 +2,9 @@
 // The f64 operations of the TypeScript it replaced, in its order (bit-identical choices and
 // errors: test/wasm-kernels.test.ts against test/reference/codebook.ts).
 
-const BINS: i32 = 256;
+import { ld64 } from './mem';
 
-@inline function ldd(p: usize, i: i32): f64 {
-  return load<f64>(p + (<usize>i << 3));
-}
+const BINS: i32 = 256;
 
 /** BinSums.bin(): the first bin whose centre is >= x. */
 @inline function bin(x: f64): i32 {
@@ -17,9 +15,9 @@ const BINS: i32 = 256;
 /** BinSums.err(): squared error of assigning bins [b0, b1) to level l (s0, s1, s2: BINS + 1 prefix sums each). */
 @inline function err(s0: usize, s1: usize, s2: usize, b0: i32, b1: i32, l: f64): f64 {
   if (b1 <= b0) return 0;
-  const n = ldd(s0, b1) - ldd(s0, b0);
-  const s = ldd(s1, b1) - ldd(s1, b0);
-  const q = ldd(s2, b1) - ldd(s2, b0);
+  const n = ld64(s0, b1) - ld64(s0, b0);
+  const s = ld64(s1, b1) - ld64(s1, b0);
+  const q = ld64(s2, b1) - ld64(s2, b0);
   return Math.max(0, q - 2 * l * s + l * l * n);
 }
 
@@ -35,18 +33,18 @@ export function codebookDp(sums: usize, L: usize, n: i32, budget: f64, parents: 
   const cost = work, tail = cost + ((N * N) << 3);
   let prev = tail + (N << 3), cur = prev + (N << 3);
   const lb = cur + (N << 3);
-  for (let j = 0; j < n; j++) store<i32>(lb + (<usize>j << 2), bin(ldd(L, j)));
+  for (let j = 0; j < n; j++) store<i32>(lb + (<usize>j << 2), bin(ld64(L, j)));
   // The cost of levels i < j adjacent in the codebook (between() of codebook.ts).
   for (let j = 1; j < n; j++) {
-    const lj = ldd(L, j), bj = load<i32>(lb + (<usize>j << 2));
+    const lj = ld64(L, j), bj = load<i32>(lb + (<usize>j << 2));
     for (let i = 0; i < j; i++) {
-      const li = ldd(L, i), bi = load<i32>(lb + (<usize>i << 2));
+      const li = ld64(L, i), bi = load<i32>(lb + (<usize>i << 2));
       const mid = bin((li + lj) / 2);
       store<f64>(cost + ((<usize>i * N + <usize>j) << 3), err(s0, s1, s2, bi, mid, li) + err(s0, s1, s2, mid, bj, lj));
     }
   }
   for (let j = 0; j < n; j++) {
-    const lj = ldd(L, j), bj = load<i32>(lb + (<usize>j << 2));
+    const lj = ld64(L, j), bj = load<i32>(lb + (<usize>j << 2));
     store<f64>(tail + (<usize>j << 3), err(s0, s1, s2, bj, BINS, lj));
     store<f64>(prev + (<usize>j << 3), err(s0, s1, s2, 0, bj, lj));
     store<i32>(parents + (<usize>j << 2), -1);
@@ -55,7 +53,7 @@ export function codebookDp(sums: usize, L: usize, n: i32, budget: f64, parents: 
     // prev holds the best error with k levels ending at level j (bins above j not yet counted).
     let best = Infinity, bestJ = 0;
     for (let j = 0; j < n; j++) {
-      const e = ldd(prev, j) + ldd(tail, j);
+      const e = ld64(prev, j) + ld64(tail, j);
       if (e < best) { best = e; bestJ = j; }
     }
     if (best <= budget || k == n) return (k << 16) | bestJ;
@@ -63,7 +61,7 @@ export function codebookDp(sums: usize, L: usize, n: i32, budget: f64, parents: 
     for (let j = 0; j < n; j++) {
       let m = Infinity, arg = -1;
       for (let i = 0; i < j; i++) {
-        const e = ldd(prev, i) + load<f64>(cost + ((<usize>i * N + <usize>j) << 3));
+        const e = ld64(prev, i) + load<f64>(cost + ((<usize>i * N + <usize>j) << 3));
         if (e < m) { m = e; arg = i; }
       }
       store<f64>(cur + (<usize>j << 3), m);

@@ -3,7 +3,8 @@
 // bytes are identical (test/wasm-kernels.test.ts against test/reference/colors.ts). The tone table
 // (a pow per entry) comes from TS; the sRGB encoding table is passed in (built once by srgb.ts encTable).
 
-import { encodeLinear, ldf } from './srgb';
+import { encodeLinear } from './srgb';
+import { ld } from './mem';
 
 // --- Cell colours (pipeline/colors.ts) -----------------------------------------------------------
 
@@ -46,8 +47,8 @@ function transform(lut: usize, saturation: f64, enc: usize, r: f64, g: f64, b: f
   const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   const x = encodeLinear(enc, y) * <f64>LUT_SIZE;
   const k = x >= <f64>LUT_SIZE ? LUT_SIZE - 1 : <i32>x;
-  const lk = ldf(lut, k);
-  const yt = lk + (ldf(lut, k + 1) - lk) * (x - <f64>k);
+  const lk = ld(lut, k);
+  const yt = lk + (ld(lut, k + 1) - lk) * (x - <f64>k);
   if (y > 1e-7) {
     const f = yt / y;
     r *= f; g *= f; b *= f;
@@ -129,8 +130,8 @@ function fromOklab2(L: v128, a: v128, bb: v128): void {
 @inline function tonedY(lut: usize, enc: usize, y: f64): f64 {
   const x = encodeLinear(enc, y) * <f64>LUT_SIZE;
   const k = x >= <f64>LUT_SIZE ? LUT_SIZE - 1 : <i32>x;
-  const lk = ldf(lut, k);
-  return lk + (ldf(lut, k + 1) - lk) * (x - <f64>k);
+  const lk = ld(lut, k);
+  return lk + (ld(lut, k + 1) - lk) * (x - <f64>k);
 }
 
 @inline function clamp2(v: v128): v128 {
@@ -184,7 +185,7 @@ function transform2(lut: usize, saturation: f64, enc: usize, r: v128, g: v128, b
 }
 
 @inline function ld3(rgb: usize, c: i32, ch: i32): v128 {
-  return f64x2.replace_lane(f64x2.splat(ldf(rgb, c * 3 + ch)), 1, ldf(rgb, c * 3 + 3 + ch));
+  return f64x2.replace_lane(f64x2.splat(ld(rgb, c * 3 + ch)), 1, ld(rgb, c * 3 + 3 + ch));
 }
 
 @inline function storeBytes(enc: usize, o: usize, r: f64, g: f64, b: f64): void {
@@ -216,8 +217,8 @@ export function cellColors(rgb: usize, n: i32, lut: usize, saturation: f64, enc:
   for (; c + 1 < n; c += 2) {
     transform2(lut, saturation, enc, ld3(rgb, c, 0), ld3(rgb, c, 1), ld3(rgb, c, 2));
     if (coverage) {
-      const c0 = ldf(coverage, <i32>load<u16>(cells + (<usize>c << 1)));
-      const c1 = ldf(coverage, <i32>load<u16>(cells + (<usize>(c + 1) << 1)));
+      const c0 = ld(coverage, <i32>load<u16>(cells + (<usize>c << 1)));
+      const c1 = ld(coverage, <i32>load<u16>(cells + (<usize>(c + 1) << 1)));
       ink2(f64x2.replace_lane(f64x2.splat(c0), 1, c1));
     }
     const o = out + <usize>c * 3;
@@ -225,10 +226,10 @@ export function cellColors(rgb: usize, n: i32, lut: usize, saturation: f64, enc:
     storeBytes(enc, o + 3, f64x2.extract_lane(vR, 1), f64x2.extract_lane(vG, 1), f64x2.extract_lane(vB, 1));
   }
   for (; c < n; c++) {
-    transform(lut, saturation, enc, ldf(rgb, c * 3), ldf(rgb, c * 3 + 1), ldf(rgb, c * 3 + 2));
+    transform(lut, saturation, enc, ld(rgb, c * 3), ld(rgb, c * 3 + 1), ld(rgb, c * 3 + 2));
     let r = oR, g = oG, b = oB;
     if (coverage) {
-      const cov = ldf(coverage, <i32>load<u16>(cells + (<usize>c << 1)));
+      const cov = ld(coverage, <i32>load<u16>(cells + (<usize>c << 1)));
       if (cov > 0) {
         r /= cov; g /= cov; b /= cov;
         const m = r > g ? (r > b ? r : b) : g > b ? g : b;

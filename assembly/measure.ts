@@ -4,8 +4,8 @@
 // test/reference/): f64 as the TypeScript had them, the noise and edge pass in f32 lanes. The sRGB
 // encoding table is passed in (built once by srgb.ts encTable).
 
-import { encodeLinear, ldf } from './srgb';
-import { bump, laneSum } from './mem';
+import { encodeLinear } from './srgb';
+import { bump, laneSum, ld } from './mem';
 
 // --- measureSource (director/measure.ts) ---------------------------------------------------------
 
@@ -87,7 +87,7 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
   // as 0 does: taken as 0 first, so that max and min see what the encoding sees.
   let chroma: f64 = 0;
   for (let c = 0; c < cells; c++) {
-    const r0 = ldf(rgb, c * 3), g0 = ldf(rgb, c * 3 + 1), b0 = ldf(rgb, c * 3 + 2);
+    const r0 = ld(rgb, c * 3), g0 = ld(rgb, c * 3 + 1), b0 = ld(rgb, c * 3 + 2);
     const r = select(r0, 0, r0 > 0), g = select(g0, 0, g0 > 0), b = select(b0, 0, b0 > 0);
     chroma += encodeLinear(enc, Math.max(r, Math.max(g, b))) - encodeLinear(enc, Math.min(r, Math.min(g, b)));
   }
@@ -108,7 +108,7 @@ const KM_TOP = memory.data<i32>([255]);
 export function roundTripError(colors: usize, lin: usize, n: i32, enc: usize): f64 {
   let e: f64 = 0;
   for (let i = 0; i < n; i++) {
-    const d = <f64>load<u8>(colors + <usize>i) / 255 - encodeLinear(enc, ldf(lin, i));
+    const d = <f64>load<u8>(colors + <usize>i) / 255 - encodeLinear(enc, ld(lin, i));
     e += d * d;
   }
   return e;

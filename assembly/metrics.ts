@@ -4,15 +4,14 @@
 // taken per table entry for a candidate): bit-identical results (test/wasm-kernels.test.ts
 // against test/reference/metrics.ts).
 
+import { ld } from './mem';
+
 const BINS: i32 = 16;
 const Q_BINS: i32 = 1024;
 const DARK: u8 = 1, MID: u8 = 2, LIGHT: u8 = 4;
 const SIM_LUT_SIZE: i32 = 1024;
 
-@inline function ldf(p: usize, i: i32): f64 {
-  return <f64>load<f32>(p + (<usize>i << 2));
-}
-
+/** counts[b]++ of a histogram of f64 counts. */
 @inline function bump(p: usize, b: i32): void {
   const q = p + (<usize>b << 3);
   store<f64>(q, load<f64>(q) + 1);
@@ -30,7 +29,7 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
   memory.fill(qHist, 0, Q_BINS << 2);
   let sr: f64 = 0;
   for (let i = 0; i < n; i++) {
-    const r = ldf(rendered, i);
+    const r = ld(rendered, i);
     sr += r;
     let b = <i32>(r * <f64>Q_BINS);
     b = b < 0 ? 0 : b > Q_BINS - 1 ? Q_BINS - 1 : b;
@@ -41,7 +40,7 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
   let cov: f64 = 0, vr: f64 = 0, clipped: f64 = 0, nDark: f64 = 0, nMid: f64 = 0, nLight: f64 = 0;
   const all = out + 56, dark = all + (BINS << 3), mid = dark + (BINS << 3), light = mid + (BINS << 3);
   for (let i = 0; i < n; i++) {
-    const r = ldf(rendered, i), s = ldf(src, i);
+    const r = ld(rendered, i), s = ld(src, i);
     const dr = r - mr, ds = s - ms;
     cov += dr * ds; vr += dr * dr;
     if ((r <= 0.001 && s > 0.3) || (r >= 0.999 && s < 0.7)) clipped++;
@@ -82,7 +81,7 @@ export function quantizeTable(lut: usize, from: i32, to: i32, levels: usize, nLe
   let lo = 0;
   const top = nLevels - 2;
   for (let k = from; k <= to; k++) {
-    const v = ldf(lut, k);
+    const v = ld(lut, k);
     const ink = invert ? 1 - v : v;
     while (lo < top && load<f64>(levels + (<usize>(lo + 1) << 3)) < ink) lo++;
     while (lo > 0 && !(load<f64>(levels + (<usize>lo << 3)) < ink)) lo--;
@@ -109,7 +108,7 @@ export function entryCounts(lutAt: usize, src: usize, band: usize, n: i32, entri
   for (let i = 0; i < n; i++) {
     const k = <usize>load<u16>(lutAt + (<usize>i << 1));
     const e = out + (k << 2);
-    const s = ldf(src, i);
+    const s = ld(src, i);
     const f = load<u8>(band + <usize>i);
     const d = devs + (k << 3);
     store<f64>(d, load<f64>(d) + (s - ms));
@@ -221,7 +220,7 @@ const EXACT_MIN: f64 = 1.0 / 131072;
 export function unstable(levelOf: usize, src: usize, n: i32, sigma: f64): i32 {
   let changed = 0;
   for (let i = 0; i < n; i++) {
-    const s = ldf(src, i);
+    const s = ld(src, i);
     if (load<f64>(levelOf + (<usize>lutIndex(s + sigma) << 3)) != load<f64>(levelOf + (<usize>lutIndex(s - sigma) << 3))) changed++;
   }
   return changed;
@@ -235,7 +234,7 @@ export function cellsRange(values: usize, n: i32, out: usize, qHist: usize): voi
   memory.fill(qHist, 0, Q_BINS << 2);
   let ss: f64 = 0, min: f64 = Infinity, max: f64 = -Infinity;
   for (let i = 0; i < n; i++) {
-    const v = ldf(values, i);
+    const v = ld(values, i);
     ss += v;
     if (v < min) min = v;
     if (v > max) max = v;
@@ -253,7 +252,7 @@ export function cellsRange(values: usize, n: i32, out: usize, qHist: usize): voi
 export function cellsBands(values: usize, n: i32, q25: f64, q75: f64, mean: f64, band: usize): f64 {
   let vs: f64 = 0;
   for (let i = 0; i < n; i++) {
-    const s = ldf(values, i);
+    const s = ld(values, i);
     store<u8>(band + <usize>i, (s <= q25 ? DARK : 0) | (s >= q75 ? LIGHT : 0) | (s > q25 && s < q75 ? MID : 0));
     const ds = s - mean;
     vs += ds * ds;
@@ -292,14 +291,14 @@ export function quantileBin(h: usize, bins: i32, want: f64): i32 {
  */
 export function coverageTones(cells: usize, n: i32, coverage: usize, scale: f64, invert: bool, out: usize): void {
   for (let i = 0; i < n; i++) {
-    const t = Math.min(1, ldf(coverage, <i32>load<u16>(cells + (<usize>i << 1))) / scale);
+    const t = Math.min(1, ld(coverage, <i32>load<u16>(cells + (<usize>i << 1))) / scale);
     store<f32>(out + (<usize>i << 2), <f32>(invert ? 1 - t : t));
   }
 }
 
 /** lutIndex() of each of n tones (f32 at src) into out (u16): the Director's table entry per cell. */
 export function lutIndices(src: usize, n: i32, out: usize): void {
-  for (let i = 0; i < n; i++) store<u16>(out + (<usize>i << 1), <u16>lutIndex(ldf(src, i)));
+  for (let i = 0; i < n; i++) store<u16>(out + (<usize>i << 1), <u16>lutIndex(ld(src, i)));
 }
 
 /**

@@ -1,14 +1,6 @@
-// AssemblyScript helpers shared by kernels.ts, measure.ts and colors.ts.
+// AssemblyScript: the sRGB encoding shared by kernels.ts, measure.ts and colors.ts.
 
-/** f32 i at p, as f64. */
-@inline export function ldf(p: usize, i: i32): f64 {
-  return <f64>load<f32>(p + (<usize>i << 2));
-}
-
-/** Two consecutive f32 at p + 4i as an f64x2. */
-@inline export function ld2(p: usize, i: i32): v128 {
-  return f64x2.promote_low_f32x4(v128.load64_zero(p + (<usize>i << 2)));
-}
+import { ld } from './mem';
 
 /** Entries of the sRGB encoding table (linear.ts ENC_SIZE), plus one. */
 export const ENC_SIZE: i32 = 16384;
@@ -20,8 +12,8 @@ export const ENC_SIZE: i32 = 16384;
   if (i >= <f64>ENC_SIZE) return 1;
   const k = <i32>i;
   const f = i - <f64>k;
-  const a = ldf(enc, k);
-  return a + (ldf(enc, k + 1) - a) * f;
+  const a = ld(enc, k);
+  return a + (ld(enc, k + 1) - a) * f;
 }
 
 /** linearToSrgb() (the test oracle's, test/reference/linear.ts): the sRGB curve, clamped to 0..1. */

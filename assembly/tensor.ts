@@ -1,8 +1,7 @@
 // AssemblyScript: the structure tensor of one cell (pipeline/structure.ts), shared by the whole
 // raster's kernel (kernels.ts structure()) and the glyph matcher (match.ts), which asks for it
 // only in the cells where a directional glyph could still win.
-import { ldf } from './srgb';
-import { laneSum } from './mem';
+import { laneSum, ld } from './mem';
 
 const DIR_HORIZONTAL: u8 = 0;
 const DIR_DIAGONAL_UP: u8 = 1;
@@ -26,14 +25,14 @@ export function tensorAt(src: usize, w: i32, h: i32, subX: i32, subY: i32, cx: i
     const dn = (y < h - 1 ? y + 1 : h - 1) * w;
     if (inner) {
       for (let x = x0; x < x1; x++) {
-        const gx = (ldf(src, r + x + 1) - ldf(src, r + x - 1)) * 0.5;
-        const gy = (ldf(src, dn + x) - ldf(src, up + x)) * 0.5;
+        const gx = (ld(src, r + x + 1) - ld(src, r + x - 1)) * 0.5;
+        const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
         a += gx * gx; b += gy * gy; d += gx * gy;
       }
     } else {
       for (let x = x0; x < x1; x++) {
-        const gx = (ldf(src, r + (x < w - 1 ? x + 1 : x)) - ldf(src, r + (x > 0 ? x - 1 : x))) * 0.5;
-        const gy = (ldf(src, dn + x) - ldf(src, up + x)) * 0.5;
+        const gx = (ld(src, r + (x < w - 1 ? x + 1 : x)) - ld(src, r + (x > 0 ? x - 1 : x))) * 0.5;
+        const gy = (ld(src, dn + x) - ld(src, up + x)) * 0.5;
         a += gx * gx; b += gy * gy; d += gx * gy;
       }
     }
