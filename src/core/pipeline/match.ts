@@ -71,7 +71,6 @@ export interface MatchOptions {
  */
 export function matchGlyphs(target: Float32Array, width: number, cols: number, rows: number, table: GlyphTable, o: MatchOptions, out: Uint16Array): Uint16Array {
   const samples = width * rows * SUB_Y;
-  templateStats(table.templates);
   const f = frame();
   const pt = f.f32(samples), pb = o.blur ? f.f32(samples) : 0;
   f.ready();

@@ -205,14 +205,19 @@ export interface RefineLayout {
   readonly work: Ptr;
 }
 
+/**
+ * assembly/refine.ts refineBook()'s record of a group of four candidates: an f32x4 of each of
+ * their 4 x 4 block means (2 x 4 of them), then of what those leave, their means and spreads.
+ */
+const BOOK_GROUP_BYTES = ((FINE_X / 4) * (FINE_Y / 4) + 3) * 16;
+
 /** Room in frame `f` for the fine table of `count` glyphs, `nc` candidates and the kernel's scratch (before f.ready()). */
 export function refineLayout(f: Frame, count: number, nc: number): RefineLayout {
   const groups = (nc + 3) >> 2;
   return {
     taps: f.f32(2 * TAPS), templates: f.f32(count * FINE_SAMPLES), g2: f.bytes(count * 8), gm: f.bytes(count * 8), inBook: f.bytes(count),
     cand: f.f32(nc), cgm: f.bytes(nc * 8), spread: f.bytes(count * 8),
-    // assembly/refine.ts refineBook(): per group of four candidates, 8 + 3 f32x4.
-    book: f.bytes(groups * 11 * 16),
+    book: f.bytes(groups * BOOK_GROUP_BYTES),
     blocks: f.f32(count * BLOCKS), blockStats: f.bytes(count * 2 * 8),
     // assembly/refine.ts: a cell's 12 coarse rows upsampled along x and its fine raster (8 wide
     // each), its block means, its list of candidates, the window's bounds and the listed ones'.
