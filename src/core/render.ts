@@ -399,7 +399,8 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     if (p.color) colors = computeColors(); else deferredColors = computeColors;
   }
 
-  const codebookGlyphs = Array.from(book.indices, (i) => table.glyphs[i]!).join('');
+  let codebookGlyphs = '';
+  for (const i of book.indices) codebookGlyphs += table.glyphs[i]!;
   const result: RenderResult = {
     version: VERSION,
     charset: p.charset,

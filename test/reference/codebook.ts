@@ -14,19 +14,20 @@ import { codebookProblem, type Codebook } from '../../src/core/pipeline/codebook
  * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
  */
 export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
-  const { L, n, sums, total, lb, between, after, pick } = codebookProblem(levels, order, targets);
+  const problem = codebookProblem(levels, order, targets);
+  const { L, n, sums, total, lb } = problem;
 
-  if (strategy === 'fixed' || n <= 1) return pick(Array.from({ length: n }, (_, i) => i));
+  if (strategy === 'fixed' || n <= 1) return problem.pick(Array.from({ length: n }, (_, i) => i));
 
   const budget = maxRmse * maxRmse * total;
   // The cost of levels i < j adjacent in the codebook does not depend on the layer: tabulated
   // once (n^2 / 2), each layer is then additions only.
   const cost = new Float64Array(n * n);
-  for (let j = 1; j < n; j++) for (let i = 0; i < j; i++) cost[i * n + j] = between(i, j);
+  for (let j = 1; j < n; j++) for (let i = 0; i < j; i++) cost[i * n + j] = problem.between(i, j);
   let prev = new Float64Array(n);
   let cur = new Float64Array(n);
   const tail = new Float64Array(n);
-  for (let j = 0; j < n; j++) tail[j] = after(j);
+  for (let j = 0; j < n; j++) tail[j] = problem.after(j);
   const parents: Int16Array[] = [];
   for (let j = 0; j < n; j++) prev[j] = sums.err(0, lb[j]!, L[j]!);
   parents.push(new Int16Array(n).fill(-1));
@@ -44,7 +45,7 @@ export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<numbe
         chosen.push(j);
         j = parents[layer]![j]!;
       }
-      return pick(chosen.reverse());
+      return problem.pick(chosen.reverse());
     }
     const par = new Int16Array(n).fill(-1);
     for (let j = 0; j < n; j++) {

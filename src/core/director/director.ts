@@ -249,7 +249,9 @@ function withoutContour(m: Record<string, number>): Record<string, number> {
 }
 
 function roundMetrics(m: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
+  const out: Record<string, number> = {};
+  for (const k in m) out[k] = Math.round(m[k]! * 10000) / 10000;
+  return out;
 }
 
 /** Cells the candidate simulation looks at, at most: its metrics are statistics of the grid. */
@@ -284,6 +286,47 @@ function lutIndices(cellLuma: Float32Array): Uint16Array {
   return f.viewU16(po, m).slice();
 }
 
+/** What a render's tone searches share (direct()). */
+interface SearchContext {
+  readonly input: SimInput;
+  readonly stats: SourceStats;
+  readonly requested: RenderParams;
+  readonly rampLevels: Float64Array;
+  readonly colors: Uint8Array;
+  readonly free: ReadonlySet<Tunable>;
+  readonly twoColor: boolean;
+}
+
+/**
+ * A coordinate search on the rubric from `guess` (the free settings it gives; tone settings only
+ * where `fixed` holds them, or with two colours per cell): TONE_GRID's settings in order, each
+ * step keeping the best so far. A function of the module, not a closure in direct(): see
+ * wasm/kernels.ts openNested() on closures made for every render.
+ */
+function searchTones(c: SearchContext, guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>): { best: RenderParams; sim: Sim } {
+  const { input, stats, requested, rampLevels, colors, free, twoColor } = c;
+  const start: RenderParams = { ...requested };
+  for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t) || fixed.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
+  let best = start;
+  let bestSim = simulate(input, stats, start, rampLevels, colors);
+  for (const [name, values] of twoColor ? [] : TONE_GRID) {
+    if (!free.has(name) || fixed.has(name)) continue;
+    const around = best;
+    const tried: number[] = [];
+    for (const v of [...values, guess[name]]) {
+      if (v === undefined || v === around[name]) continue;
+      // A value tried already scores the same again and cannot beat the best.
+      const r = inRange(name, v);
+      if (r === around[name] || tried.includes(r)) continue;
+      tried.push(r);
+      const cand: RenderParams = { ...around, [name]: r };
+      const sim = simulate(input, stats, cand, rampLevels, colors);
+      if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
+    }
+  }
+  return { best, sim: bestSim };
+}
+
 /**
  * The Auto Director: measures the source, proposes settings for the rubric, scores a small set
  * of candidates around the proposal on a cell-level rendering, and applies the best one scaled by
@@ -297,7 +340,8 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     lutAt,
   };
   const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
-  const rampLevels = Float64Array.from(ramp.order, (g) => ramp.coverage[g]! / ramp.scale);
+  const rampLevels = new Float64Array(ramp.order.length);
+  for (let j = 0; j < rampLevels.length; j++) rampLevels[j] = ramp.coverage[ramp.order[j]!]! / ramp.scale;
   const colors = new Uint8Array(input.prep.cellLuma.length * 3);
   const strength = requested.autoOptimize;
   const free = new Set<Tunable>(TUNABLE.filter((t) => !explicit.includes(t)));
@@ -314,29 +358,8 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     // best so far.
     // With two colours per cell the colours carry the tone: no search on glyph tone.
     const twoColor = usesTwoColors(requested);
-    const search = (guess: Partial<Record<Tunable, number>>, fixed: ReadonlySet<Tunable>): { best: RenderParams; sim: Sim } => {
-      const start: RenderParams = { ...requested };
-      for (const t of free) if (guess[t] !== undefined && (twoColor || !TONE_SEARCH.has(t) || fixed.has(t))) (start as Record<Tunable, number>)[t] = guess[t]!;
-      let best = start;
-      let bestSim = simulate(input, stats, start, rampLevels, colors);
-      for (const [name, values] of twoColor ? [] : TONE_GRID) {
-        if (!free.has(name) || fixed.has(name)) continue;
-        const around = best;
-        const tried: number[] = [];
-        for (const v of [...values, guess[name]]) {
-          if (v === undefined || v === around[name]) continue;
-          // A value tried already scores the same again and cannot beat the best.
-          const r = inRange(name, v);
-          if (r === around[name] || tried.includes(r)) continue;
-          tried.push(r);
-          const cand: RenderParams = { ...around, [name]: r };
-          const sim = simulate(input, stats, cand, rampLevels, colors);
-          if (sim.score > bestSim.score + 1e-6) { best = cand; bestSim = sim; }
-        }
-      }
-      return { best, sim: bestSim };
-    };
-    let found = search(propose(requested, stats), NONE);
+    const ctx: SearchContext = { input, stats, requested, rampLevels, colors, free, twoColor };
+    let found = searchTones(ctx, propose(requested, stats), NONE);
     const crisp = CRISP[requested.qualityTarget];
     if (crisp && !twoColor && free.has('contrast')) {
       // The same search at each crisp contrast. One counts unless it draws the cells' tones
@@ -347,7 +370,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
       // next lower one, so the higher ones are not searched.
       const crisps: (typeof found)[] = [];
       for (const contrast of crisp.contrasts) {
-        const c = search(propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST);
+        const c = searchTones(ctx, propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST);
         // The contour metric of the search's result only (the rubric does not weigh it).
         c.sim = simulate(input, stats, c.best, rampLevels, colors, true);
         crisps.push(c);

@@ -1,13 +1,13 @@
 import { encLut } from '../pipeline/linear.js';
-import { frame, frameEpoch, nestedFrame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
+import { closeNested, frame, frameEpoch, openNested, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 const BINS = 16;
 
-/** Normalised 16-bin entropy of a histogram holding n values (also the test oracle's). */
-export function entropy(h: Float64Array, n: number): number {
+/** Normalised 16-bin entropy of a histogram holding n values, at `at` in h (also the test oracle's). */
+export function entropy(h: Float64Array, n: number, at = 0): number {
   if (n === 0) return 0;
   let e = 0;
-  for (let b = 0; b < BINS; b++) if (h[b]! > 0) { const p = h[b]! / n; e -= p * Math.log2(p); }
+  for (let b = at; b < at + BINS; b++) if (h[b]! > 0) { const p = h[b]! / n; e -= p * Math.log2(p); }
   return e / Math.log2(BINS);
 }
 
@@ -88,7 +88,9 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
   // entry stay in kernel memory from one candidate to the next (simSession()); each candidate's
   // own arrays in a frame nested above them.
   const s = simSession(source, lutAt, entries);
-  return nestedFrame((f) => {
+  // Not nestedFrame(): see openNested().
+  const f = openNested();
+  try {
     const pt = f.f32(lut.length), pv = f.f32(2 * levels.length), pl = f.f32(2 * lut.length);
     const po = f.f32(2 * SUMS), pq = f.f32(1024);
     const pi = levelTexture ? f.f32(entries) : 0;
@@ -109,7 +111,9 @@ export function simulatedMetrics(lut: Float32Array, from: number, to: number, le
       metrics.contour = contourOf(o[1]!, o[2]!, source.vs, n, (t / n) * textureScale);
     }
     return { metrics, unstable };
-  });
+  } finally {
+    closeNested();
+  }
 }
 
 /**
@@ -168,6 +172,8 @@ export function contourOf(cov: number, vr: number, vs: number, n: number, textur
 /** simulatedMetrics' cells per table entry (entryCounts), by the candidates' shared `lutAt`. */
 const entryCache = new WeakMap<Uint16Array, { readonly source: SourceCells; readonly counts: Uint32Array; readonly devs: Float64Array }>();
 
+/** Where histogram i of toneSums' results begins. */
+const histAt = (i: number): number => 7 + i * BINS;
 /** f64 results of toneSums: 7 sums, then four 16-bin histograms. */
 const SUMS = 7 + 4 * BINS;
 
@@ -183,7 +189,6 @@ function copyCells(f: Frame, c: { src: number; band: number }, source: SourceCel
 function metricsOf(f: Frame, k: KernelExports, n: number, po: number, pq: number, vs: number): Record<string, number> {
   const o = f.viewF64(po, SUMS);
   const cov = o[1]!, vr = o[2]!, clipped = o[3]!, nDark = o[4]!, nMid = o[5]!, nLight = o[6]!;
-  const hist = (i: number) => o.subarray(7 + i * BINS, 7 + (i + 1) * BINS);
   const rLo = quantileIn(k, pq, n, 0.05), rHi = quantileIn(k, pq, n, 0.95);
   const fidelity = vr > 1e-12 && vs > 1e-12 ? Math.max(0, cov / Math.sqrt(vr * vs)) : vs <= 1e-12 ? 1 : 0;
   // A detail metric saturates at 3 bits of 4: a quarter of the image rarely spans all 16 tones.
@@ -193,11 +198,11 @@ function metricsOf(f: Frame, k: KernelExports, n: number, po: number, pq: number
     // Spread of the rendered tones (0.36: a little above a uniform spread's 0.29): at glyph scale
     // regions drawn apart read as shapes, regions lifted to a flat mid-tone as texture.
     separation: Math.min(1, Math.sqrt(vr / Math.max(1, n)) / 0.36),
-    levels: Math.min(1, entropy(hist(0), n) / 0.8),
+    levels: Math.min(1, entropy(o, n, histAt(0)) / 0.8),
     clipping: Math.max(0, 1 - (2 * clipped) / n),
-    shadows: Math.min(1, entropy(hist(1), nDark) / 0.75),
-    midtones: Math.min(1, entropy(hist(2), nMid) / 0.75),
-    highlights: Math.min(1, entropy(hist(3), nLight) / 0.75),
+    shadows: Math.min(1, entropy(o, nDark, histAt(1)) / 0.75),
+    midtones: Math.min(1, entropy(o, nMid, histAt(2)) / 0.75),
+    highlights: Math.min(1, entropy(o, nLight, histAt(3)) / 0.75),
   };
 }
 

@@ -43,10 +43,10 @@ export function checkGrid(grid: CellGrid, colors = true): void {
 export function gridLines(grid: CellGrid): string[] {
   const { columns, rows, cells, glyphs } = grid;
   const lines = new Array<string>(rows);
-  const bmp = columns <= 0x2000 && glyphs.every((g) => g.length === 1);
-  if (bmp) {
-    // One UTF-16 unit per glyph: build each row as char codes in one call.
-    const code = Uint16Array.from(glyphs, (g) => g.charCodeAt(0));
+  // One UTF-16 unit per glyph: each row built as char codes in one call. (Loops, not callbacks:
+  // see wasm/kernels.ts openNested() on closures made for every call.)
+  const code = columns <= 0x2000 ? bmpCodes(glyphs) : null;
+  if (code) {
     const row = new Uint16Array(columns);
     for (let y = 0; y < rows; y++) {
       const base = y * columns;
@@ -64,6 +64,16 @@ export function gridLines(grid: CellGrid): string[] {
   return lines;
 }
 
+/** Each glyph's UTF-16 unit, or null when one is not a single unit. */
+function bmpCodes(glyphs: readonly string[]): Uint16Array | null {
+  const code = new Uint16Array(glyphs.length);
+  for (let g = 0; g < glyphs.length; g++) {
+    if (glyphs[g]!.length !== 1) return null;
+    code[g] = glyphs[g]!.charCodeAt(0);
+  }
+  return code;
+}
+
 /** A run of cells printed in one colour. `color` is packed 0xRRGGBB, or -1 for "no colour needed". */
 export interface Run {
   readonly color: number;
@@ -72,7 +82,9 @@ export interface Run {
 
 /** Per glyph index: 1 when the glyph is blank (see isBlankGlyph). */
 export function blankTable(glyphs: readonly string[]): Uint8Array {
-  return Uint8Array.from(glyphs, (g) => (isBlankGlyph(g) ? 1 : 0));
+  const blank = new Uint8Array(glyphs.length);
+  for (let g = 0; g < glyphs.length; g++) blank[g] = isBlankGlyph(glyphs[g]!) ? 1 : 0;
+  return blank;
 }
 
 /**

@@ -65,8 +65,11 @@ export class BinSums {
   }
 }
 
-/** What the codebook's search works on: grouped levels, the cells' binned sums, the costs. */
-export interface CodebookProblem {
+/**
+ * What the codebook's search works on: grouped levels, the cells' binned sums, the costs. A class,
+ * not closures made for each render: see wasm/kernels.ts openNested().
+ */
+export class CodebookProblem {
   /** Distinct levels, ascending, and their count. */
   readonly L: Float64Array;
   readonly n: number;
@@ -75,44 +78,61 @@ export interface CodebookProblem {
   readonly total: number;
   /** Bin of each level. */
   readonly lb: Int32Array;
-  /** Squared error of the cells between adjacent chosen levels i < j, and above the last level j. */
-  readonly between: (i: number, j: number) => number;
-  readonly after: (j: number) => number;
+  private readonly members: number[][];
+
+  constructor(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array) {
+    const groups = groupLevels(levels, order);
+    this.L = groups.level;
+    this.members = groups.members;
+    this.n = this.L.length;
+    this.sums = new BinSums(targets);
+    this.total = Math.max(1, this.sums.total);
+    this.lb = new Int32Array(this.n);
+    for (let j = 0; j < this.n; j++) this.lb[j] = BinSums.bin(this.L[j]!);
+  }
+
+  /** Squared error of the cells between adjacent chosen levels i < j (each to the nearer). */
+  between(i: number, j: number): number {
+    return this.gap(this.L[i]!, this.L[j]!);
+  }
+
+  /** Squared error of the cells above the last chosen level j. */
+  after(j: number): number {
+    return this.tail(this.L[j]!);
+  }
+
   /** The codebook of the chosen levels (ascending level indices), with its RMSE. */
-  readonly pick: (chosen: number[]) => Codebook;
+  pick(chosen: number[]): Codebook {
+    const idx: number[] = [], ls: number[] = [];
+    for (const gi of chosen) {
+      idx.push(...this.members[gi]!);
+      ls.push(this.L[gi]!);
+    }
+    return { indices: Int32Array.from(idx), rmse: this.rmseOf(ls) };
+  }
+
   /** The RMSE of quantizing the targets to the nearest of these levels (ascending, distinct). */
-  readonly rmseOf: (levels: readonly number[]) => number;
+  rmseOf(ls: readonly number[]): number {
+    let e = this.sums.err(0, BinSums.bin(ls[0]!), ls[0]!);
+    for (let k = 1; k < ls.length; k++) e += this.gap(ls[k - 1]!, ls[k]!);
+    return Math.sqrt((e + this.tail(ls[ls.length - 1]!)) / this.total);
+  }
+
+  // Squared errors by level value: the cells between two adjacent levels (each to the nearer),
+  // and above the last.
+  private gap(a: number, b: number): number {
+    const mid = BinSums.bin((a + b) / 2);
+    return this.sums.err(BinSums.bin(a), mid, a) + this.sums.err(mid, BinSums.bin(b), b);
+  }
+
+  private tail(a: number): number {
+    return this.sums.err(BinSums.bin(a), BINS, a);
+  }
 }
 
 /** The setup chooseCodebook() searches on; the tests' scalar oracle of the search shares it. */
 export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array): CodebookProblem {
-  const groups = groupLevels(levels, order);
-  const L = groups.level;
-  const n = L.length;
-  const sums = new BinSums(targets);
-  const total = Math.max(1, sums.total);
-  const lb = new Int32Array(n);
-  for (let j = 0; j < n; j++) lb[j] = BinSums.bin(L[j]!);
-  // Squared errors by level value: the cells between two adjacent levels (each to the nearer),
-  // below the first and above the last.
-  const gap = (a: number, b: number): number => {
-    const mid = BinSums.bin((a + b) / 2);
-    return sums.err(BinSums.bin(a), mid, a) + sums.err(mid, BinSums.bin(b), b);
-  };
-  const tail = (a: number): number => sums.err(BinSums.bin(a), BINS, a);
-  const between = (i: number, j: number): number => gap(L[i]!, L[j]!);
-  const after = (j: number) => tail(L[j]!);
-  const rmseOf = (ls: readonly number[]): number => {
-    let e = sums.err(0, BinSums.bin(ls[0]!), ls[0]!);
-    for (let k = 1; k < ls.length; k++) e += gap(ls[k - 1]!, ls[k]!);
-    return Math.sqrt((e + tail(ls[ls.length - 1]!)) / total);
-  };
-  const pick = (chosen: number[]): Codebook => {
-    const idx: number[] = [];
-    for (const gi of chosen) idx.push(...groups.members[gi]!);
-    return { indices: Int32Array.from(idx), rmse: rmseOf(chosen.map((j) => L[j]!)) };
-  };
-  return { L, n, sums, total, lb, between, after, pick, rmseOf };
+  return new CodebookProblem(levels, order, targets);
 }
 
 /**
@@ -128,7 +148,11 @@ export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<numb
  */
 export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number, shapeSpan = 0): Codebook {
   const problem = codebookProblem(levels, order, targets);
-  const chosen = strategy === 'fixed' || problem.n <= 1 ? Array.from({ length: problem.n }, (_, i) => i) : chooseLevels(problem, maxRmse);
+  let chosen: number[];
+  if (strategy === 'fixed' || problem.n <= 1) {
+    chosen = [];
+    for (let i = 0; i < problem.n; i++) chosen.push(i);
+  } else chosen = chooseLevels(problem, maxRmse);
   const book = problem.pick(chosen);
   return shapeSpan > 0 ? withShapes(problem, levels, order, chosen, shapeSpan, book.indices) : book;
 }

@@ -259,7 +259,7 @@ export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine
   f.viewF64(at.spread, count).set(fine.spread);
   const inBook = f.viewU8(at.inBook, count).fill(0);
   // The search walks the candidates by their fine means (ties by glyph index).
-  const sorted = Int32Array.from(run.candidates).sort((a, b) => fine.gm[a]! - fine.gm[b]! || a - b);
+  const sorted = byFineMean(Int32Array.from(run.candidates), fine.gm);
   f.viewI32(at.cand, nc).set(sorted);
   for (let i = 0; i < nc; i++) inBook[sorted[i]!] = 1;
   k.refineBook(at.cand, nc, at.blocks, at.blockStats, at.gm, at.spread, at.book, at.cgm);
@@ -268,6 +268,25 @@ export function refineInFrame(f: Frame, k: KernelExports, at: RefineLayout, fine
     k.refineGlyphs(target, width, cols, rows, at.taps, at.templates, at.g2, at.gm, count, at.inBook, at.cand, at.cgm, at.book, nc,
       at.blocks, at.blockStats, run.minSpread * run.minSpread, run.scale, run.toneWeight * FINE_SAMPLES, run.calm, out, at.work, y, Math.min(rows, y + band));
   }
+}
+
+/**
+ * Glyph indices sorted in place by their fine means, ties by index: an insertion sort (a codebook
+ * is at most a ramp long), not sort() with a comparator made for each render (see
+ * wasm/kernels.ts openNested()).
+ */
+function byFineMean(ids: Int32Array, gm: Float64Array): Int32Array {
+  for (let i = 1; i < ids.length; i++) {
+    const g = ids[i]!, m = gm[g]!;
+    let j = i - 1;
+    for (; j >= 0; j--) {
+      const h = ids[j]!, d = gm[h]! - m;
+      if (d < 0 || (d === 0 && h < g)) break;
+      ids[j + 1] = h;
+    }
+    ids[j + 1] = g;
+  }
+  return ids;
 }
 
 /**

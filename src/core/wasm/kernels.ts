@@ -260,13 +260,33 @@ export function frameEpoch(): number {
  * open frame's pointers keep their contents (its views may detach if the memory grows).
  */
 export function nestedFrame<T>(use: (f: Frame) => T): T {
+  const f = openNested();
+  try {
+    return use(f);
+  } finally {
+    closeNested();
+  }
+}
+
+/** Where each open nested frame began: closeNested() gives the room back to the latest. */
+const nestedMarks: number[] = [];
+
+/**
+ * nestedFrame() without a callback, for calls made many times a render (the Director's
+ * candidates): openNested(), then closeNested() in a `finally`. A callback written in place is a
+ * new closure on every call, and V8 keeps a closure's optimised code only while a closure of it
+ * lives, so after each full GC the next one ran unoptimised and was compiled again (about 0.6 ms
+ * of compiler thread a server job for the Director's alone).
+ */
+export function openNested(): Frame {
   kernels();
-  const saved = top;
+  nestedMarks.push(top);
   // Before any frame(), top is 0: below base lies the module's static data, then the kept raster.
   if (top < base + keptBytes) top = base + keptBytes;
-  try {
-    return use(frameApi);
-  } finally {
-    top = saved;
-  }
+  return frameApi;
+}
+
+/** Closes the latest openNested(). */
+export function closeNested(): void {
+  top = nestedMarks.pop()!;
 }
