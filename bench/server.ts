@@ -34,6 +34,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { buildSync } from 'esbuild';
 import { CELL_ASPECT, VERSION } from '../src/core/types.js';
 import { buildProject, type BuildOutcome } from './lib/build.js';
 import { BENCH_DIR, OUT_DIR } from './lib/images.js';
@@ -41,7 +42,7 @@ import { jsonBody, multipartBody, runLoad, type Carrier, type LoadResult, type R
 import { startOtlpSink, type OtlpSink } from './lib/otlp-sink.js';
 import { runProcessLoad, type ProcessLoadResult } from './lib/peer-load.js';
 import { chafaArgs, ensurePeers, parseGrid, peerVersion } from './lib/peers.js';
-import { median } from './lib/proc.js';
+import { median, run } from './lib/proc.js';
 import { fix, table, writeJson } from './lib/report.js';
 import { serverBenchImages, type JpegInput } from './lib/server-images.js';
 import {
@@ -135,6 +136,14 @@ interface StageTimes {
   jobMs: number;
   /** render() with autoOptimize 0: without the Auto Director's search. */
   renderNoDirectorMs: number;
+  /** Pixels per column the decode asks for (DECODE_PIXELS_PER_COLUMN). */
+  pxPerColumn: number;
+  /**
+   * CPU per image in a plain node process, every thread, from /proc (null off Linux): the worker's
+   * whole job (its own thread, libvips' threads, the other threads: V8's GC and compiler helpers
+   * and libuv's pool, where sharp's pipeline calls run), and the decode alone.
+   */
+  cpu: { job: { thread: number; libvips: number; other: number; total: number }; decode: number } | null;
 }
 
 type WorkerModule = typeof import('../src/server/render-worker.js');
@@ -189,9 +198,22 @@ async function stageTimes(images: readonly JpegInput[], columns: number): Promis
       }
       decodedWidth = decoded.width; decodedHeight = decoded.height; rows = result.rows;
     }
-    out.push({ image: img.label, decodedWidth, decodedHeight, rows, runs: n, decodeMs: median(dec), renderMs: median(ren), formatMs: median(fo), jobMs: median(job), renderNoDirectorMs: median(ren0) });
+    const cpu = await jobCpuInChild(img, columns, 4 * n);
+    out.push({ image: img.label, decodedWidth, decodedHeight, rows, runs: n, decodeMs: median(dec), renderMs: median(ren), formatMs: median(fo), jobMs: median(job), renderNoDirectorMs: median(ren0), pxPerColumn, cpu });
   }
   return out;
+}
+
+/** The worker job's CPU by thread and the decode's alone (bench/lib/job-cpu-child.ts), or null. */
+async function jobCpuInChild(img: JpegInput, columns: number, jobs: number): Promise<StageTimes['cpu']> {
+  const bundle = join(OUT_DIR, 'job-cpu-child.mjs');
+  buildSync({ entryPoints: [join(BENCH_DIR, 'lib/job-cpu-child.ts')], bundle: true, format: 'esm', platform: 'node', outfile: bundle, logLevel: 'warning' });
+  const r = await run(process.execPath, [bundle, join(ROOT, 'dist'), img.file, String(columns), String(jobs)], { cwd: ROOT });
+  if (r.code !== 0) {
+    log(`job CPU child failed on ${img.label}: ${r.stderr.toString().trim().split('\n')[0]}`);
+    return null;
+  }
+  return JSON.parse(r.stdout.toString()) as StageTimes['cpu'];
 }
 
 // --- Server runs --------------------------------------------------------------------------------
@@ -205,7 +227,7 @@ interface LevelResult extends LoadResult {
   serverCpuPercent: number | null;
   serverThreads: Record<string, number> | null;
   /** Server CPU per image by kind of thread, ms (from /proc thread names). */
-  perImageByThread: { main: number; workersJs: number; libvips: number; other: number } | null;
+  perImageByThread: { main: number; workers: number; libvips: number; other: number } | null;
   /** CPU used on the machine by everything but the server and this process during the run, % of one core. */
   otherCpuPercent: number | null;
 }
@@ -258,14 +280,14 @@ function cpuFigures(d: CpuSample | null, ok: number, seconds: number) {
     serverMainThreadMsPerImage: (d.main * 1000) / ok,
     serverCpuPercent: (d.total / seconds) * 100,
     serverThreads: threads,
-    // Thread names: the main thread (event loop), "node" = the piscina workers' JS threads (render,
-    // format, message passing), "libvips worker" = sharp's decode, anything else (V8 GC helpers,
-    // libuv pool, profiler).
+    // Thread names: the main thread (event loop); "node" = the piscina workers' JS threads (render,
+    // format, message passing) and also V8's GC and compiler helpers and libuv's pool (sharp's
+    // pipeline calls): Node names them all alike; "libvips worker" = sharp's decode; anything else.
     perImageByThread: (() => {
       const ms = (x: number) => (x * 1000) / ok;
-      const workersJs = d.byThread['node'] ?? 0;
+      const workers = d.byThread['node'] ?? 0;
       const libvips = d.byThread['libvips worker'] ?? 0;
-      return { main: ms(d.main), workersJs: ms(workersJs), libvips: ms(libvips), other: ms(Math.max(0, d.total - d.main - workersJs - libvips)) };
+      return { main: ms(d.main), workers: ms(workers), libvips: ms(libvips), other: ms(Math.max(0, d.total - d.main - workers - libvips)) };
     })(),
   };
 }
@@ -575,7 +597,16 @@ async function main(): Promise<void> {
     ['image', 'decode', 'decoded to', 'render', 'format', 'sum', 'worker job', 'ceiling img/s (' + workers + ' workers)', 'render, autoOptimize 0'],
     ...stages.map((s) => [s.image, fix(s.decodeMs, 1), `${s.decodedWidth}x${s.decodedHeight}`, fix(s.renderMs, 1), fix(s.formatMs, 2), fix(s.decodeMs + s.renderMs + s.formatMs, 1), fix(s.jobMs, 1), fix((workers * 1000) / s.jobMs, 1), fix(s.renderNoDirectorMs, 1)]),
   ]));
-  console.log('(decode = sharp/libvips incl. shrink-on-load to 8 px per column; render = Auto Director + glyph matching; format = text; worker job = render-worker.ts runRenderJob, all three)');
+  console.log(`(decode = sharp/libvips incl. shrink-on-load to ${stages[0]?.pxPerColumn ?? '-'} px per column; render = Auto Director + glyph matching; format = text; worker job = render-worker.ts runRenderJob, all three)`);
+  if (stages.some((s) => s.cpu)) {
+    console.log('');
+    console.log('CPU per image in a plain node process (ms, every thread, from /proc): the worker job on its own thread, in libvips\' threads and in the');
+    console.log("process's other threads (V8's GC and compiler helpers, libuv's pool, where sharp's pipeline calls run); the decode alone, every thread");
+    console.log(table([
+      ['image', 'job thread', 'libvips', 'other', 'job total', 'decode alone'],
+      ...stages.filter((s) => s.cpu).map((s) => [s.image, fix(s.cpu!.job.thread, 1), fix(s.cpu!.job.libvips, 1), fix(s.cpu!.job.other, 1), fix(s.cpu!.job.total, 1), fix(s.cpu!.decode, 1)]),
+    ]));
+  }
 
   console.log('');
   console.log(`Load: POST /api/v1/render?columns=${columns}, ${carrierText}; autocannon, no pipelining; ${args.duration} s per level after a ${args.warmup} s warm-up per image`);
@@ -592,12 +623,13 @@ async function main(): Promise<void> {
   if (levels.some((l) => l.perImageByThread)) {
     console.log('');
     console.log('Server CPU per image under load, by thread (ms, from /proc): main = event loop (HTTP, multipart, hand-off); workers = the render');
-    console.log("threads' JavaScript (render, format, messages); libvips = sharp's decode threads; other = V8 GC helpers, libuv pool, ...");
+    console.log("threads (their JavaScript: render, format, messages; and the other threads named node: V8's GC and compiler helpers, libuv's pool,");
+    console.log("where sharp's pipeline calls run); libvips = sharp's decode threads; other = any other thread");
     console.log(table([
-      ['image', 'conns', 'main', 'workers (JS)', 'libvips', 'other', 'total'],
+      ['image', 'conns', 'main', 'workers', 'libvips', 'other', 'total'],
       ...levels.filter((l) => l.perImageByThread).map((l) => {
         const t = l.perImageByThread!;
-        return [l.image, String(l.connections), fix(t.main, 1), fix(t.workersJs, 1), fix(t.libvips, 1), fix(t.other, 1), fix(l.serverCpuMsPerImage, 1)];
+        return [l.image, String(l.connections), fix(t.main, 1), fix(t.workers, 1), fix(t.libvips, 1), fix(t.other, 1), fix(l.serverCpuMsPerImage, 1)];
       }),
     ]));
   }
@@ -637,6 +669,13 @@ async function main(): Promise<void> {
     }),
   ], { leftAlign: [8] }));
   console.log('(CPU ms/img: server process CPU per image vs the chafa processes\' CPU per image; chafa/v2a CPU is the images/s ratio to expect on otherwise idle cores)');
+  // What 3x chafa leaves per image, beside what the decode alone costs (measured in process above).
+  for (const r of ratioRows) {
+    const st = stages.find((s) => s.image === r.image);
+    if (r.chafa === null || !st?.cpu) continue;
+    const budget = (cores * 1000) / (3 * r.chafa);
+    console.log(`${r.image}: 3x chafa's images/s needs at most ${fix(budget, 1)} ms of server CPU per image on ${cores} cores; in a plain node process the decode alone takes ${fix(st.cpu.decode, 1)} and the whole job ${fix(st.cpu.job.total, 1)}, under load ${fix(r.v2aCpuMs, 1)}`);
+  }
 
   const throughputMet = ratioRows.every((r) => r.met === true);
   const throughputMeasured = ratioRows.every((r) => r.met !== null);
