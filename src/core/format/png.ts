@@ -131,11 +131,14 @@ const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 /** The glyph bitmaps of the grid's glyph table, by glyph index. */
 function glyphTable(glyphs: readonly string[], scale: PngScale): Uint8Array[] {
   const bitmaps = bitmapsAt(scale);
-  return glyphs.map((g) => {
+  // A loop, not map() with a callback made for every call: see wasm/kernels.ts openNested().
+  const table: Uint8Array[] = [];
+  for (const g of glyphs) {
     const bmp = bitmaps.get(g.codePointAt(0)!);
     if (!bmp) throw new RangeError(`glyph ${JSON.stringify(g)} has no bitmap in the reference font data`);
-    return bmp;
-  });
+    table.push(bmp);
+  }
+  return table;
 }
 
 /** Renders a cell grid (a render result, or one rebuilt from json-compact) as PNG bytes. */
