@@ -23,7 +23,7 @@ import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { chooseCodebook, entropyBits } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
 import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells } from '../src/core/director/metrics.js';
-import { frame, fromBase64, kernelBytes, kernelModule } from '../src/core/wasm/kernels.js';
+import { closeNested, frame, fromBase64, kernelBytes, kernelModule, nestedFrame, openNested } from '../src/core/wasm/kernels.js';
 import { KERNELS_WASM_BASE64 } from '../src/core/wasm/kernels.generated.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -754,5 +754,33 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
         }
       }
     }
+  });
+});
+
+describe('nested frames', () => {
+  it('allocate above the open frame, leave its contents alone and give their room back', () => {
+    const f = frame();
+    const p = f.f32(64);
+    f.ready();
+    f.viewF32(p, 64).fill(7);
+    const n = openNested();
+    let q = 0;
+    try {
+      q = n.f32(256);
+      assert.ok(q >= p + 64 * 4, 'the nested room lies above the open frame');
+      n.ready();
+      n.viewF32(q, 256).fill(-1);
+      // A nested frame inside it, by the callback form, closes first.
+      const inner = nestedFrame((g) => g.f32(16));
+      assert.ok(inner >= q + 256 * 4);
+    } finally {
+      closeNested();
+    }
+    assert.deepEqual([...f.viewF32(p, 64)], new Array(64).fill(7));
+    // Given back: the next nested frame starts where the closed one did, also after a throw.
+    assert.throws(() => nestedFrame((g) => { assert.equal(g.f32(8), q); throw new Error('inside'); }), /inside/);
+    assert.equal(nestedFrame((g) => g.f32(8)), q);
+    // The open frame goes on allocating above its own room, not above the closed frames'.
+    assert.equal(f.f32(4), p + 64 * 4);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * Scalar oracle of the codebook's dynamic programme (assembly/codebook.ts codebookDp), as the
  * TypeScript had it: the DP and its bookkeeping. Its setup (level grouping, binned sums, interval
- * costs, the pick) stays TypeScript in src: codebookProblem(), imported.
+ * costs, the pick) stays TypeScript in src: CodebookProblem, imported.
  */
 import type { GlyphStrategy } from '../../src/core/params/definitions.js';
-import { codebookProblem, type Codebook } from '../../src/core/pipeline/codebook.js';
+import { CodebookProblem, type Codebook } from '../../src/core/pipeline/codebook.js';
 
 /**
  * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),
@@ -14,7 +14,7 @@ import { codebookProblem, type Codebook } from '../../src/core/pipeline/codebook
  * costs from prefix sums). fixed: every level. Glyphs that share a level come together.
  */
 export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number): Codebook {
-  const problem = codebookProblem(levels, order, targets);
+  const problem = new CodebookProblem(levels, order, targets);
   const { L, n, sums, total, lb } = problem;
 
   if (strategy === 'fixed' || n <= 1) return problem.pick(Array.from({ length: n }, (_, i) => i));

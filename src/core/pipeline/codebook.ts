@@ -66,8 +66,9 @@ export class BinSums {
 }
 
 /**
- * What the codebook's search works on: grouped levels, the cells' binned sums, the costs. A class,
- * not closures made for each render: see wasm/kernels.ts openNested().
+ * What the codebook's search works on: grouped levels, the cells' binned sums, the costs; the
+ * tests' scalar oracle of the search shares it. A class, not closures made for each render: see
+ * wasm/kernels.ts openNested().
  */
 export class CodebookProblem {
   /** Distinct levels, ascending, and their count. */
@@ -130,11 +131,6 @@ export class CodebookProblem {
   }
 }
 
-/** The setup chooseCodebook() searches on; the tests' scalar oracle of the search shares it. */
-export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array): CodebookProblem {
-  return new CodebookProblem(levels, order, targets);
-}
-
 /**
  * The rate-distortion codebook. `levels[g]` is glyph g's ink normalised to the ramp (0..1),
  * `order` the glyph indices sorted by level, `targets` the cells' target ink (0..1).
@@ -147,7 +143,7 @@ export function codebookProblem(levels: ArrayLike<number>, order: ArrayLike<numb
  * `base` keeps the chosen levels' own glyphs.
  */
 export function chooseCodebook(levels: ArrayLike<number>, order: ArrayLike<number>, targets: Float32Array, strategy: GlyphStrategy, maxRmse: number, shapeSpan = 0): Codebook {
-  const problem = codebookProblem(levels, order, targets);
+  const problem = new CodebookProblem(levels, order, targets);
   let chosen: number[];
   if (strategy === 'fixed' || problem.n <= 1) {
     chosen = [];
