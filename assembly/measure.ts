@@ -100,7 +100,6 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
 const KM = memory.data<f32>([2, 4, 0.25, <f32>0.1, 255]);
 const KM_TOP = memory.data<i32>([255]);
 
-
 /**
  * roundTripMetric() of director/metrics.ts: the sum of squared differences between n sRGB bytes
  * (colors) and the sRGB encoding of n linear values (lin, f32), in order.

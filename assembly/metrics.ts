@@ -11,8 +11,8 @@ const Q_BINS: i32 = 1024;
 const DARK: u8 = 1, MID: u8 = 2, LIGHT: u8 = 4;
 const SIM_LUT_SIZE: i32 = 1024;
 
-/** counts[b]++ of a histogram of f64 counts. */
-@inline function bump(p: usize, b: i32): void {
+/** counts[b]++ of a histogram of f64 counts (mem.ts bump() counts in u32). */
+@inline function bumpF64(p: usize, b: i32): void {
   const q = p + (<usize>b << 3);
   store<f64>(q, load<f64>(q) + 1);
 }
@@ -46,11 +46,11 @@ export function toneSums(rendered: usize, src: usize, band: usize, n: i32, ms: f
     if ((r <= 0.001 && s > 0.3) || (r >= 0.999 && s < 0.7)) clipped++;
     let b = <i32>(r * <f64>BINS);
     b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-    bump(all, b);
+    bumpF64(all, b);
     const f = load<u8>(band + <usize>i);
-    if (f & DARK) { bump(dark, b); nDark++; }
-    if (f & MID) { bump(mid, b); nMid++; }
-    if (f & LIGHT) { bump(light, b); nLight++; }
+    if (f & DARK) { bumpF64(dark, b); nDark++; }
+    if (f & MID) { bumpF64(mid, b); nMid++; }
+    if (f & LIGHT) { bumpF64(light, b); nLight++; }
   }
   storeSums(out, sr, cov, vr, clipped, nDark, nMid, nLight);
 }
