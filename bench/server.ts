@@ -2,8 +2,9 @@
  * `npm run bench:server`: the HTTP server under concurrent load, beside chafa run once per image.
  *
  * 1. `npm run build`, then the real server from dist (`node dist/server/main.js`) in a child
- *    process on 127.0.0.1 (PORT=0: a free port), V2A_WORKERS = cores, V2A_RATE_LIMIT=0, a queue
- *    larger than the load can fill; ready when /api/v1/health/ready answers 200 (workers warm).
+ *    process on 127.0.0.1 (PORT=0: a free port), V2A_WORKERS = cores (or `--workers N`),
+ *    V2A_RATE_LIMIT=0, a queue larger than the load can fill; ready when /api/v1/health/ready
+ *    answers 200 (workers warm).
  * 2. Inputs: a 1-megapixel (1155x866) and a 12-megapixel (4000x3000) JPEG, quality 90.
  * 3. Where a render's time goes, in process on one thread (the dist build, sharp with one thread
  *    as in a worker): decode, render, format, and the whole worker job.
@@ -70,6 +71,8 @@ interface Args {
   peers: boolean;
   scaling: boolean;
   workers: number[];
+  /** --workers was given (without --scaling: the server's one worker count). */
+  workersGiven: boolean;
 }
 
 const USAGE = `npm run bench:server -- [options]
@@ -84,10 +87,11 @@ const USAGE = `npm run bench:server -- [options]
   --no-build           measure the existing dist/
   --no-peers           skip chafa
   --scaling            only images/s against V2A_WORKERS (fresh server per count), as a table
-  --workers LIST       worker counts for --scaling (default 1,2,4,8,16)`;
+  --workers LIST       worker counts for --scaling (default 1,2,4,8,16); without --scaling, one
+                       count for the server (default: the cores, the server's own default)`;
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { duration: 10, warmup: 3, concurrency: [2, 4, 8], images: ['1mp', '12mp'], columns: 120, carrier: 'multipart', compareExport: false, cpuProf: false, build: true, peers: true, scaling: false, workers: [1, 2, 4, 8, 16] };
+  const a: Args = { duration: 10, warmup: 3, concurrency: [2, 4, 8], images: ['1mp', '12mp'], columns: 120, carrier: 'multipart', compareExport: false, cpuProf: false, build: true, peers: true, scaling: false, workers: [1, 2, 4, 8, 16], workersGiven: false };
   const num = (v: string | undefined, name: string, min: number) => {
     const n = Number(v);
     if (!Number.isFinite(n) || n < min) throw new Error(`${name} needs a number >= ${min}\n${USAGE}`);
@@ -114,7 +118,7 @@ function parseArgs(argv: readonly string[]): Args {
       case '--no-build': a.build = false; break;
       case '--no-peers': a.peers = false; break;
       case '--scaling': a.scaling = true; break;
-      case '--workers': a.workers = (val() ?? '').split(',').map((s) => Math.round(num(s, key, 1))); break;
+      case '--workers': a.workers = (val() ?? '').split(',').map((s) => Math.round(num(s, key, 1))); a.workersGiven = true; break;
       case '--help': case '-h': console.log(USAGE); process.exit(0); break;
       default: throw new Error(`unknown option ${k}\n${USAGE}`);
     }
@@ -431,7 +435,8 @@ async function main(): Promise<void> {
   const tStart = performance.now();
   const args = parseArgs(process.argv.slice(2));
   const cores = availableParallelism();
-  const workers = cores;
+  if (args.workersGiven && !args.scaling && args.workers.length !== 1) throw new Error(`--workers takes one count without --scaling\n${USAGE}`);
+  const workers = args.workersGiven && !args.scaling ? args.workers[0]! : cores;
   const maxConc = Math.max(...args.concurrency);
   const queueLimit = Math.max(64, maxConc * 4);
   const columns = args.columns;
