@@ -23,7 +23,7 @@ import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { chooseCodebook, entropyBits } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
 import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells } from '../src/core/director/metrics.js';
-import { closeNested, frame, fromBase64, kernelBytes, kernelModule, nestedFrame, openNested } from '../src/core/wasm/kernels.js';
+import { closeNested, frame, fromBase64, histogramWords, kernelBytes, kernelModule, nestedFrame, openNested } from '../src/core/wasm/kernels.js';
 import { KERNELS_WASM_BASE64 } from '../src/core/wasm/kernels.generated.js';
 import { matchBraille as refBraille } from './reference/braille.js';
 import { bilateralDenoise as refDenoise } from './reference/denoise.js';
@@ -782,5 +782,24 @@ describe('nested frames', () => {
     assert.equal(nestedFrame((g) => g.f32(8)), q);
     // The open frame goes on allocating above its own room, not above the closed frames'.
     assert.equal(f.f32(4), p + 64 * 4);
+  });
+});
+
+describe('histogram kernel', () => {
+  it('counts as the reference at every remainder of its eight-sample steps, and writes only histogramWords(bins)', () => {
+    for (const bins of [16, 1000, 1024]) {
+      for (const n of [0, 1, 3, 4, 7, 8, 11, 15, 16, 1021]) {
+        // Values spread over -0.1..1.1 (clamped into the end bins), in runs, with a NaN.
+        const data = Float32Array.from({ length: n }, (_, i) => (i === 5 ? NaN : (((i >> 2) * 0.137) % 1.2) - 0.1));
+        const f = frame();
+        const pd = f.f32(n + 1), ph = f.f32(histogramWords(bins)), guard = f.f32(8);
+        const k = f.ready();
+        f.viewF32(pd, n).set(data);
+        f.viewF32(guard, 8).fill(-3);
+        k.histogram(pd, n, bins, ph);
+        assert.deepEqual([...f.viewU32(ph, bins)], [...refHistogram({ width: n, height: 1, data }, bins)], `bins ${bins}, n ${n}`);
+        assert.deepEqual([...f.viewF32(guard, 8)], new Array(8).fill(-3), `bins ${bins}, n ${n}: nothing written past its words`);
+      }
+    }
   });
 });

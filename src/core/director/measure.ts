@@ -1,7 +1,7 @@
 import { encLut } from '../pipeline/linear.js';
 import type { Raster } from '../pipeline/raster.js';
 import { HIST_BINS, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE } from '../pipeline/tone.js';
-import { frame, keptAt } from '../wasm/kernels.js';
+import { frame, histogramWords, keptAt } from '../wasm/kernels.js';
 
 /** What the Director knows of the source, measured on the resampled luminance raster. */
 export interface SourceStats {
@@ -37,7 +37,7 @@ export function measureSource(luma: Raster, cellLinearRgb: Float32Array): Source
   const f = frame();
   // The resampled luminance where it is still in kernel memory (resample.ts keeps it there).
   const kept = keptAt(luma);
-  const pd = kept ?? f.f32(n), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(HIST_BINS * 5);
+  const pd = kept ?? f.f32(n), pr = f.f32(cells * 3), pe = f.f32(enc.length), po = f.f32(6), ph = f.f32(1024), pt = f.f32(histogramWords(HIST_BINS));
   const np = LEVEL_SHARES.length, pp = f.bytes(8 * (np + 1)), pv = f.bytes(8 * (np + 1)), ps = f.bytes(8 * 3);
   const k = f.ready();
   if (kept === null) f.viewF32(pd, n).set(luma.data.subarray(0, n));

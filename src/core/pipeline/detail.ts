@@ -1,4 +1,4 @@
-import { keptAt, type Frame, type Ptr } from '../wasm/kernels.js';
+import { histogramWords, keptAt, type Frame, type Ptr } from '../wasm/kernels.js';
 import { foldedWeights, RANGE_BINS } from './denoise.js';
 import type { Raster } from './raster.js';
 import { HIST_BINS } from './tone.js';
@@ -17,7 +17,7 @@ export function detailInFrame(f: Frame, src: Raster, denoise: number, sharpen: n
   const { width: w, height: h } = src;
   const n = w * h;
   const passes = denoise <= 0 ? 0 : denoise > 0.5 ? 2 : 1;
-  const pa = f.f32(n), pb = f.f32(n), ph = f.f32(HIST_BINS * 5);
+  const pa = f.f32(n), pb = f.f32(n), ph = f.f32(histogramWords(HIST_BINS));
   const pl = passes ? f.f32(RANGE_BINS + 1) : 0, pp = passes ? f.f32(w) : 0, pw = passes ? f.f32(w) : 0;
   const k = f.ready();
   // The resampled luminance is read where resample.ts keeps it (never written there), else copied in.

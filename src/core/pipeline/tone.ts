@@ -1,4 +1,4 @@
-import { frame, nestedFrame } from '../wasm/kernels.js';
+import { frame, histogramWords, nestedFrame } from '../wasm/kernels.js';
 import type { Raster } from './raster.js';
 
 /** Bins of the tone histogram over 0..1. */
@@ -25,7 +25,7 @@ export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
   // In WebAssembly (assembly/kernels.ts), in a nested frame (the codebook's, inside render.ts's
   // glyph stage frame).
   return nestedFrame((f) => {
-    const pd = f.f32(n), ph = f.f32(bins * 5);
+    const pd = f.f32(n), ph = f.f32(histogramWords(bins));
     const k = f.ready();
     f.viewF32(pd, n).set(r.data);
     k.histogram(pd, n, bins, ph);

@@ -15,6 +15,14 @@ import { KERNELS_WASM_BASE64 } from './kernels.generated.js';
 
 export type Ptr = number;
 
+/** Partial histograms of the histogram kernel (assembly/kernels.ts PARTS, the same number). */
+export const HISTOGRAM_PARTS = 8;
+
+/** f32/u32 words the histogram kernel uses at `hist` for `bins` bins: the counts, then its partial counts. */
+export function histogramWords(bins: number): number {
+  return bins * (1 + HISTOGRAM_PARTS);
+}
+
 /** The exports of assembly/kernels.ts. */
 export interface KernelExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
