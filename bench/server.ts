@@ -208,10 +208,17 @@ async function stageTimes(images: readonly JpegInput[], columns: number): Promis
   return out;
 }
 
+/** bench/lib/job-cpu-child.ts bundled by this run (once, not per image), or null before the first image. */
+let jobCpuBundle: string | null = null;
+
 /** The worker job's CPU by thread and the decode's alone (bench/lib/job-cpu-child.ts), or null. */
 async function jobCpuInChild(img: JpegInput, columns: number, jobs: number): Promise<StageTimes['cpu']> {
-  const bundle = join(OUT_DIR, 'job-cpu-child.mjs');
-  buildSync({ entryPoints: [join(BENCH_DIR, 'lib/job-cpu-child.ts')], bundle: true, format: 'esm', platform: 'node', outfile: bundle, logLevel: 'warning' });
+  if (jobCpuBundle === null) {
+    const out = join(OUT_DIR, 'job-cpu-child.mjs');
+    buildSync({ entryPoints: [join(BENCH_DIR, 'lib/job-cpu-child.ts')], bundle: true, format: 'esm', platform: 'node', outfile: out, logLevel: 'warning' });
+    jobCpuBundle = out;
+  }
+  const bundle = jobCpuBundle;
   const r = await run(process.execPath, [bundle, join(ROOT, 'dist'), img.file, String(columns), String(jobs)], { cwd: ROOT });
   if (r.code !== 0) {
     log(`job CPU child failed on ${img.label}: ${r.stderr.toString().trim().split('\n')[0]}`);
