@@ -721,6 +721,7 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`CPU profiles (node --cpu-prof, ${rel(profDir)}): ${files.length} file(s), one per JavaScript thread; self time, idle excluded.`);
     console.log("(sharp's decode runs on libvips' own native threads, not in these profiles: see the by-thread table above)");
+    console.log("(a worker's postMessage there includes the time it waits to run again after waking the event loop: perf put the call itself at 0.3 % of the process; bench/README.md)");
     for (const f of files) {
       const s = summarizeProfile(join(profDir, f));
       profiles.push({ file: f, ...s });
