@@ -45,10 +45,7 @@ function fromOklab(L: f64, a: f64, bb: f64): void {
 /** transformColor() of colors.ts: into oR, oG, oB. */
 function transform(lut: usize, saturation: f64, enc: usize, r: f64, g: f64, b: f64): void {
   const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
-  const x = encodeLinear(enc, y) * <f64>LUT_SIZE;
-  const k = x >= <f64>LUT_SIZE ? LUT_SIZE - 1 : <i32>x;
-  const lk = ld(lut, k);
-  const yt = lk + (ld(lut, k + 1) - lk) * (x - <f64>k);
+  const yt = tonedY(lut, enc, y);
   if (y > 1e-7) {
     const f = yt / y;
     r *= f; g *= f; b *= f;
@@ -126,7 +123,7 @@ function fromOklab2(L: v128, a: v128, bb: v128): void {
   vB = f64x2.add(f64x2.sub(f64x2.mul(k2(-0.0041960863), l), f64x2.mul(k2(0.7034186147), m)), f64x2.mul(k2(1.707614701), s));
 }
 
-/** The toned luminance of one lane: the tone table at the sRGB encoding of y, interpolated. */
+/** The toned luminance of one value (transform(), and each lane of transform2()): the tone table at the sRGB encoding of y, interpolated. */
 @inline function tonedY(lut: usize, enc: usize, y: f64): f64 {
   const x = encodeLinear(enc, y) * <f64>LUT_SIZE;
   const k = x >= <f64>LUT_SIZE ? LUT_SIZE - 1 : <i32>x;

@@ -11,7 +11,7 @@ import { SAMPLES } from '../src/core/glyphs/types.js';
 import { matchBraille } from '../src/core/pipeline/braille.js';
 import { bilateralDenoise } from '../src/core/pipeline/denoise.js';
 import { sobelInk } from '../src/core/pipeline/edges.js';
-import { cellMeans, invertInPlace } from '../src/core/pipeline/raster.js';
+import { cellMeans, invertInFrame } from '../src/core/pipeline/raster.js';
 import { boxTaps, resampleImage, resampleRgb } from '../src/core/pipeline/resample.js';
 import { resampleRgb as refResampleRgb } from './reference/color-raster.js';
 import { unsharpMask } from '../src/core/pipeline/sharpen.js';
@@ -165,8 +165,13 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       const special = [0, -0, 1, 0.5, 1e-30, -1e-30, 3e38, -3e38, 1.0000001, Number.NaN, Number.POSITIVE_INFINITY];
       const data = Float32Array.from({ length: n }, (_, i) => (i < special.length ? special[i]! : r() * 1.4 - 0.2));
       const expected = Float32Array.from(data, (v) => 1 - v);
-      const got = data.slice();
-      invertInPlace(got, n);
+      // In a frame, as the glyph stage runs it.
+      const f = frame();
+      const p = f.f32(n);
+      f.ready();
+      f.viewF32(p, n).set(data);
+      invertInFrame(f, p, n);
+      const got = f.viewF32(p, n).slice();
       assert.deepEqual(got, expected, `invert n ${n}`);
     }
   });

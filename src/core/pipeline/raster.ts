@@ -29,20 +29,10 @@ export function cellMeansInFrame(f: Frame, p: Ptr, width: number, cols: number, 
 }
 
 /**
- * 1 - v for each of the first n values, in place (render.ts: `invert`, dark ink on light). In
- * WebAssembly (assembly/kernels.ts oneMinus, the same f64 subtraction rounded to f32): a first
- * render ran the loop over every sample interpreted.
+ * 1 - v for each of the n values at `p` in frame `f`, in place (render.ts's glyph stage: `invert`,
+ * dark ink on light). In WebAssembly (assembly/kernels.ts oneMinus, the same f64 subtraction
+ * rounded to f32): a first render ran the loop over every sample interpreted.
  */
-export function invertInPlace(data: Float32Array, n: number): void {
-  const f = frame();
-  const p = f.f32(n);
-  f.ready();
-  f.viewF32(p, n).set(data.subarray(0, n));
-  invertInFrame(f, p, n);
-  data.set(f.viewF32(p, n));
-}
-
-/** invertInPlace() of the n values at `p` in frame `f` (render.ts's glyph stage). */
 export function invertInFrame(f: Frame, p: Ptr, n: number): void {
   f.ready().oneMinus(p, n);
 }
