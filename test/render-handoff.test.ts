@@ -1,17 +1,28 @@
 /**
  * Handing an image to a render worker: what moves (transfer) and what is copied, an upload
- * given as its body chunks renders exactly like the same bytes in one piece, and the render
- * service hands an upload to the pool as its chunks, never joined on the event loop.
+ * given as the chunks of its multipart body renders exactly like the same bytes in one piece,
+ * and the render service hands a form to the pool as its chunks, never joined on the event loop.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../src/server/config.js';
 import { createRenderPool, forTransfer, type RenderPool } from '../src/server/render-pool.js';
 import { createRenderService } from '../src/server/render-service.js';
-import type { RenderJob, RenderOutcome, RenderSource } from '../src/server/render-task.js';
+import type { FormJob, RenderJob, RenderOutcome, RenderSource } from '../src/server/render-task.js';
 import { photo } from './server-helpers.js';
 
-const job = (source: RenderSource): RenderJob => ({ source, params: { columns: 60, format: 'json-compact' }, maxBytes: 1 << 24, maxPixels: 50_000_000, decodeTimeoutSeconds: 30 });
+const LIMITS = { maxBytes: 1 << 24, maxPixels: 50_000_000, decodeTimeoutSeconds: 30 };
+const job = (source: RenderSource): RenderJob => ({ source, params: { columns: 60, format: 'json-compact' }, ...LIMITS });
+const BOUNDARY = 'handoff-boundary';
+const formJob = (chunks: readonly Uint8Array[]): FormJob => ({
+  form: { chunks, contentType: `multipart/form-data; boundary=${BOUNDARY}`, query: { columns: '60', format: 'json-compact' } }, ...LIMITS,
+});
+/** A multipart body with the file field image, as curl -F sends it. */
+const multipart = (image: Uint8Array): Buffer => Buffer.concat([
+  Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`),
+  image,
+  Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+]);
 
 describe('render hand-off', () => {
   test('bytes owning their buffer move; views into a larger buffer are copied first', () => {
@@ -26,14 +37,13 @@ describe('render hand-off', () => {
     assert.equal((b.task.source as { bytes: Uint8Array }).bytes.byteLength, 40);
   });
 
-  test('chunks: whole-buffer chunks move, partial views and repeated buffers are copied, each buffer listed once', () => {
+  test('a form\'s chunks: whole-buffer chunks move, partial views and repeated buffers are copied, each buffer listed once', () => {
     const whole1 = new Uint8Array([1, 2, 3]);
     const whole2 = new Uint8Array([4, 5]);
     const shared = new Uint8Array([9, 6, 7, 8, 9]);
     const chunks = [whole1, shared.subarray(1, 4), whole2, whole2];
-    const { task, transferList } = forTransfer(job({ kind: 'chunks', chunks }));
-    assert.equal(task.source.kind, 'chunks');
-    const sent = task.source.kind === 'chunks' ? task.source.chunks : [];
+    const { task, transferList } = forTransfer(formJob(chunks));
+    const sent = task.form.chunks;
     assert.deepEqual(sent.map((c) => [...c]), [[1, 2, 3], [6, 7, 8], [4, 5], [4, 5]]);
     assert.equal(new Set(transferList).size, transferList.length);
     assert.ok(transferList.includes(whole1.buffer as ArrayBuffer) && transferList.includes(whole2.buffer as ArrayBuffer));
@@ -41,15 +51,16 @@ describe('render hand-off', () => {
     assert.equal(transferList.length, 4);
   });
 
-  test('an upload as body chunks renders the same as in one piece, and the moved chunks are detached', { timeout: 60_000 }, async () => {
+  test('an upload as the chunks of its form renders the same as in one piece, and the moved chunks are detached', { timeout: 60_000 }, async () => {
     const jpeg = new Uint8Array(await photo(320, 200, 'jpeg'));
     const pool = createRenderPool({ workers: 1, queueLimit: 4, timeoutMs: 30_000 });
     try {
       const whole = await pool.run(job({ kind: 'bytes', bytes: jpeg.slice() }));
+      const body = multipart(jpeg);
       const chunks: Uint8Array[] = [];
-      for (let o = 0; o < jpeg.length; o += 1000) chunks.push(jpeg.slice(o, o + 1000));
-      const split = await pool.run(job({ kind: 'chunks', chunks }));
-      assert.ok(whole.ok && split.ok);
+      for (let o = 0; o < body.length; o += 1000) chunks.push(new Uint8Array(body.subarray(o, o + 1000)));
+      const split = await pool.runForm(formJob(chunks));
+      assert.ok(whole.ok && split.ok === true);
       assert.equal(split.body, whole.body);
       assert.equal(split.image?.bytes, jpeg.length);
       assert.ok(chunks.every((c) => c.byteLength === 0), 'chunks were transferred, not copied');
@@ -58,21 +69,22 @@ describe('render hand-off', () => {
     }
   });
 
-  test('the render service hands an upload to the pool as its chunks, as they are', async () => {
+  test('the render service hands a form to the pool as its chunks, as they are', async () => {
     const chunks = [new Uint8Array([1, 2]), new Uint8Array([3])];
-    const seen: RenderSource[] = [];
+    const seen: FormJob[] = [];
     const refusal: RenderOutcome = { ok: false, slug: 'unsupported-image', detail: 'stub' };
     const pool: RenderPool = {
-      run: async (j) => { seen.push(j.source); return refusal; },
+      run: async () => refusal,
+      runForm: async (j) => { seen.push(j); return refusal; },
       stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 1, completed: 0 }),
       retryAfterSeconds: () => 1,
       warm: () => true,
       close: async () => undefined,
     };
     const service = createRenderService({ config: loadConfig({}), pool });
-    await assert.rejects(service.render({ field: 'image', chunks, byteLength: 3 }, {}), /stub/);
+    await assert.rejects(service.renderForm({ chunks, byteLength: 3, contentType: 'multipart/form-data; boundary=x', query: { columns: '9' } }), /stub/);
     assert.equal(seen.length, 1);
-    assert.equal(seen[0]!.kind, 'chunks');
-    assert.equal((seen[0] as { chunks: readonly Uint8Array[] }).chunks, chunks, 'the same array, not a joined copy');
+    assert.equal(seen[0]!.form.chunks, chunks, 'the same array, not a joined copy');
+    assert.deepEqual(seen[0]!.form.query, { columns: '9' });
   });
 });

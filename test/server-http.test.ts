@@ -483,6 +483,7 @@ describe('render: bad input', () => {
     const failing = await startTestServer({ V2A_WORKERS: '1' }, {
       pool: {
         run: async () => { throw new Error(SECRET); },
+        runForm: async () => { throw new Error(SECRET); },
         stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 0, completed: 0 }),
         retryAfterSeconds: () => 1,
         warm: () => true,
@@ -494,6 +495,9 @@ describe('render: bad input', () => {
       validator!.check('POST', RENDER, r);
       assertProblem(r, 500, 'internal-error');
       assert.ok(!r.text.includes('secret'));
+      const f = await postForm(`${failing.base}${RENDER}`, { image: png });
+      assertProblem(f, 500, 'internal-error');
+      assert.ok(!f.text.includes('secret'));
       const m = await postJson(`${failing.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: tinyB64 } } });
       assert.equal(m.json.result.isError, true);
       assert.ok(!m.text.includes('secret'));

@@ -103,7 +103,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     clientErrorHandler,
     // Errors raised before routing (malformed URL...) get a problem body as well.
     frameworkErrors: (err, request, reply) => {
-      replyWithError(err, request, reply, config.maxImageBytes);
+      replyWithError(err, request, reply);
     },
   });
 
@@ -192,7 +192,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     renderRoutes: new Set<string>([ENDPOINTS.render.path]),
   });
   await app.register(securityHeadersPlugin);
-  await app.register(errorsPlugin, { maxImageBytes: config.maxImageBytes });
+  await app.register(errorsPlugin);
   await app.register(bodyGuardPlugin, { bodyIdleTimeoutMs: config.bodyIdleTimeoutMs, guard });
   await registerCors(app, config);
   const limiter = await registerRateLimit(app, config);

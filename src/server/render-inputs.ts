@@ -14,14 +14,18 @@ export const MAX_LISTED_ERRORS = 50;
 export const IMAGE_FIELDS = ['image', 'imageUrl', 'imageBase64'] as const;
 export type ImageField = (typeof IMAGE_FIELDS)[number];
 
-export type ImageInput =
-  /**
-   * An upload, as the body chunks it arrived in: they go to the render worker as they are and are
-   * joined there, so the server's event loop never copies the whole image.
-   */
-  | { readonly field: 'image'; readonly chunks: readonly Uint8Array[]; readonly byteLength: number }
+/** An image source of a JSON carrier (a request body, MCP tool arguments). */
+export type JsonImageInput =
   | { readonly field: 'imageUrl'; readonly url: string }
   | { readonly field: 'imageBase64'; readonly text: string };
+
+export type ImageInput =
+  /**
+   * An upload, as the form parser cut it from the body's chunks (form-body.ts, in a render
+   * worker), joined there: the server's event loop never copies the whole image.
+   */
+  | { readonly field: 'image'; readonly chunks: readonly Uint8Array[]; readonly byteLength: number }
+  | JsonImageInput;
 
 /** Where parameters came from, as messages name it. */
 export type CarrierName = 'query string' | 'form fields' | 'JSON body' | 'tool arguments';
@@ -41,8 +45,8 @@ export const MISSING_IMAGE_DETAIL =
  * The image sources of a JSON carrier (request body or MCP tool arguments): imageUrl and
  * imageBase64, each a non-empty string when present. exactlyOneImage() then insists on one.
  */
-export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly imageBase64?: unknown }): ImageInput[] {
-  const images: ImageInput[] = [];
+export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly imageBase64?: unknown }): JsonImageInput[] {
+  const images: JsonImageInput[] = [];
   const { imageUrl, imageBase64 } = values;
   if (imageUrl !== undefined) {
     if (typeof imageUrl !== 'string' || imageUrl.trim() === '') throw invalidImageField('imageUrl', 'imageUrl must be a non-empty string (an https URL)');
@@ -60,7 +64,7 @@ export function invalidImageField(parameter: string, message: string): HttpProbl
   return new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
 }
 
-export function exactlyOneImage(inputs: readonly ImageInput[]): ImageInput {
+export function exactlyOneImage<T extends ImageInput>(inputs: readonly T[]): T {
   if (inputs.length === 0) throw new HttpProblem('missing-image', MISSING_IMAGE_DETAIL);
   if (inputs.length > 1) {
     const names = inputs.map((i) => i.field);

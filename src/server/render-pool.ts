@@ -29,7 +29,7 @@ import { Piscina } from 'piscina';
 // so that its shared libraries stay loaded until every thread is done.
 import 'sharp';
 import { HttpProblem } from './problem.js';
-import type { RenderJob, RenderOutcome } from './render-task.js';
+import type { FormJob, FormOutcome, RenderJob, RenderOutcome } from './render-task.js';
 import { warmUpMs } from './warm-up.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
@@ -67,6 +67,8 @@ export const POOL_STATS_SCHEMA: JsonSchema = {
 
 export interface RenderPool {
   run(job: RenderJob, signal?: AbortSignal): Promise<RenderOutcome>;
+  /** A multipart/form-data request, parsed and rendered in a worker (the same slots as run()). */
+  runForm(job: FormJob, signal?: AbortSignal): Promise<FormOutcome>;
   stats(): PoolStats;
   /** Seconds a refused caller should wait before retrying. */
   retryAfterSeconds(): number;
@@ -110,28 +112,34 @@ function abandonable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** Chunks as sent to a worker, and their ArrayBuffers, each listed once: a buffer moves once. */
+function movedChunks(chunks: readonly Uint8Array[]): { chunks: Uint8Array[]; transferList: ArrayBuffer[] } {
+  const seen = new Set<ArrayBuffer>();
+  const moved = chunks.map((c) => {
+    // A second view of an already listed buffer is copied.
+    const own = transferable(c);
+    const buf = own.buffer as ArrayBuffer;
+    if (!seen.has(buf)) {
+      seen.add(buf);
+      return own;
+    }
+    const copy = new Uint8Array(c); // a copy: Buffer#slice would be another view
+    seen.add(copy.buffer as ArrayBuffer);
+    return copy;
+  });
+  return { chunks: moved, transferList: [...seen] };
+}
+
 /** The job as sent to a worker, and the ArrayBuffers that move with it (each listed once). */
-export function forTransfer(job: RenderJob): { task: RenderJob; transferList: ArrayBuffer[] } {
+export function forTransfer<J extends RenderJob | FormJob>(job: J): { task: J; transferList: ArrayBuffer[] } {
+  if ('form' in job) {
+    const { chunks, transferList } = movedChunks(job.form.chunks);
+    return { task: { ...job, form: { ...job.form, chunks } }, transferList };
+  }
   const src = job.source;
   if (src.kind === 'bytes') {
     const bytes = transferable(src.bytes);
     return { task: { ...job, source: { kind: 'bytes', bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
-  }
-  if (src.kind === 'chunks') {
-    const seen = new Set<ArrayBuffer>();
-    const chunks = src.chunks.map((c) => {
-      // A second view of an already listed buffer is copied: a buffer moves once.
-      const own = transferable(c);
-      const buf = own.buffer as ArrayBuffer;
-      if (!seen.has(buf)) {
-        seen.add(buf);
-        return own;
-      }
-      const copy = new Uint8Array(c); // a copy: Buffer#slice would be another view
-      seen.add(copy.buffer as ArrayBuffer);
-      return copy;
-    });
-    return { task: { ...job, source: { kind: 'chunks', chunks } }, transferList: [...seen] };
   }
   return { task: job, transferList: [] };
 }
@@ -218,7 +226,8 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     waiting.shift()?.go();
   }
 
-  async function run(job: RenderJob, signal?: AbortSignal): Promise<RenderOutcome> {
+  async function run<J extends RenderJob | FormJob>(job: J, signal?: AbortSignal): Promise<J extends FormJob ? FormOutcome : RenderOutcome> {
+    type Out = J extends FormJob ? FormOutcome : RenderOutcome;
     if (closing) {
       throw new HttpProblem('shutting-down', 'The server is shutting down and accepts no new renders.', { headers: { 'retry-after': '5' } });
     }
@@ -230,7 +239,7 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     const timeout = AbortSignal.timeout(opts.timeoutMs);
     await acquire(timeout, signal);
     const started = performance.now();
-    let task: Promise<RenderOutcome>;
+    let task: Promise<Out>;
     try {
       timeout.throwIfAborted();
       signal?.throwIfAborted();
@@ -238,7 +247,7 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       // Only the timeout stops a running render (piscina terminates its thread and starts a new
       // one); a caller who went away is answered at once, and the worker is freed when
       // libvips/JS returns: restarting a thread would cost more than finishing the render.
-      task = piscina.run(sent, { signal: timeout, transferList }) as Promise<RenderOutcome>;
+      task = piscina.run(sent, { signal: timeout, transferList }) as Promise<Out>;
     } catch (err) {
       release();
       throw timeout.aborted ? timedOut() : err;
@@ -257,7 +266,8 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
   }
 
   return {
-    run,
+    run: (job, signal) => run(job, signal),
+    runForm: (job, signal) => run(job, signal),
     retryAfterSeconds,
     stats: () => ({
       workers: opts.workers,

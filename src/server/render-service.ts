@@ -9,9 +9,9 @@ import type { LookupFunction } from 'node:net';
 import type { ServerConfig } from './config.js';
 import { fetchImage, ImageFetchError } from './fetch-image.js';
 import { HttpProblem } from './problem.js';
-import type { ImageInput } from './render-inputs.js';
+import type { ImageInput, JsonImageInput } from './render-inputs.js';
 import type { RenderPool } from './render-pool.js';
-import type { RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
+import type { FormJob, FormOutcome, RenderJob, RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
 import type { Face, RenderStage, ServerMetrics } from './telemetry/metrics.js';
 import { urlOriginAndPath } from './telemetry/redact.js';
 import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js';
@@ -20,7 +20,7 @@ import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js
 // loads without the server (the stdio MCP face uses it too); re-exported for the routes.
 export {
   IMAGE_FIELDS, MAX_LISTED_ERRORS, MISSING_IMAGE_DETAIL, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams,
-  type CarrierName, type ImageField, type ImageInput, type ParamCarrier,
+  type CarrierName, type ImageField, type ImageInput, type JsonImageInput, type ParamCarrier,
 } from './render-inputs.js';
 
 
@@ -46,12 +46,29 @@ export interface RenderCallContext {
   span?: Span;
   /** Which face asked (metrics label); default http. */
   face?: Face;
-  /** When the caller read an uploaded image (epoch ms), for the input stage. */
+  /** When the caller read a form's body (epoch ms), for the input stage. */
   inputTiming?: { readonly start: number; readonly end: number };
 }
 
+/** A multipart/form-data request as the event loop read it: parsed and validated in a worker. */
+export interface FormInput {
+  /** The body's raw chunks. */
+  readonly chunks: readonly Uint8Array[];
+  readonly byteLength: number;
+  /** The request's Content-Type header (its boundary). */
+  readonly contentType: string;
+  /** The query string's parameters (validated with the form's fields). */
+  readonly query: Readonly<Record<string, unknown>>;
+}
+
 export interface RenderService {
-  render(image: ImageInput, params: Record<string, unknown>, ctx?: RenderCallContext): Promise<RenderSuccess>;
+  /** An image given by URL or base64 (a JSON body, MCP arguments). */
+  render(image: JsonImageInput, params: Record<string, unknown>, ctx?: RenderCallContext): Promise<RenderSuccess>;
+  /**
+   * A multipart/form-data request: the form is parsed and its parameters checked in the worker
+   * (form-body.ts); an imageUrl field is fetched here and rendered as a second job.
+   */
+  renderForm(form: FormInput, ctx?: RenderCallContext): Promise<RenderSuccess>;
 }
 
 function fetchProblem(err: ImageFetchError): HttpProblem {
@@ -158,16 +175,8 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     }
   }
 
-  async function source(image: ImageInput, ctx: RenderCallContext): Promise<RenderSource> {
+  async function source(image: JsonImageInput, ctx: RenderCallContext): Promise<RenderSource> {
     switch (image.field) {
-      case 'image': {
-        if (ctx.inputTiming) {
-          const { start, end } = ctx.inputTiming;
-          observe('input', start, end);
-          telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': 'upload', 'v2a.input.bytes': image.byteLength });
-        }
-        return { kind: 'chunks', chunks: image.chunks };
-      }
       case 'imageBase64': {
         // A cheap early refusal: whitespace aside, the text can only shrink by 3/4.
         if (image.text.length > maxBase64Chars * 1.03 + 4096) {
@@ -196,36 +205,42 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     }
   }
 
-  async function run(image: ImageInput, params: Record<string, unknown>, ctx: RenderCallContext): Promise<RenderSuccess> {
+  /** The limits every job carries. */
+  const limits = {
+    maxBytes: config.maxImageBytes,
+    maxPixels: config.maxImagePixels,
+    maxDecodedBytes: config.maxDecodedBytes,
+    decodeTimeoutSeconds: Math.max(1, Math.ceil(config.renderTimeoutMs / 1000)),
+  };
+
+  /** One job through the pool (run or runForm), with its queue span and metric. */
+  async function queued<T extends FormOutcome>(submit: () => Promise<T>, ctx: RenderCallContext): Promise<T> {
     const parent = ctx.span;
-    const carrier = CARRIERS[image.field];
-    parent?.setAttribute('v2a.input.carrier', carrier);
-    const src = await source(image, ctx);
-    const queued = nowMs();
-    let outcome: RenderOutcome;
+    const start = nowMs();
+    let outcome: T;
     try {
-      outcome = await pool.run(
-        {
-          source: src,
-          params,
-          maxBytes: config.maxImageBytes,
-          maxPixels: config.maxImagePixels,
-          maxDecodedBytes: config.maxDecodedBytes,
-          decodeTimeoutSeconds: Math.max(1, Math.ceil(config.renderTimeoutMs / 1000)),
-          ...(ctx.mcp ? { mcp: ctx.mcp } : {}),
-        },
-        ctx.signal,
-      );
+      outcome = await submit();
     } catch (err) {
       const end = nowMs();
-      observe('queue', queued, end);
+      observe('queue', start, end);
       const slug = err instanceof HttpProblem ? err.slug : 'internal-error';
-      telemetry?.recordSpan(parent, STAGE_SPANS.queue, queued, end, {}, { type: slug, ...(err instanceof HttpProblem ? { message: err.detail } : {}) });
+      telemetry?.recordSpan(parent, STAGE_SPANS.queue, start, end, {}, { type: slug, ...(err instanceof HttpProblem ? { message: err.detail } : {}) });
       throw err;
     }
-    const started = outcome.startedAt ?? queued;
-    observe('queue', queued, started);
-    telemetry?.recordSpan(parent, STAGE_SPANS.queue, queued, started, {});
+    const started = outcome.startedAt ?? start;
+    observe('queue', start, started);
+    telemetry?.recordSpan(parent, STAGE_SPANS.queue, start, started, {});
+    return outcome;
+  }
+
+  function renderJob(source: RenderSource, params: Readonly<Record<string, unknown>>, ctx: RenderCallContext): Promise<RenderOutcome> {
+    const job: RenderJob = { source, params, ...limits, ...(ctx.mcp ? { mcp: ctx.mcp } : {}) };
+    return queued(() => pool.run(job, ctx.signal), ctx);
+  }
+
+  /** The worker's answer: the success, or its failure as a problem (stages recorded either way). */
+  function settle(outcome: RenderOutcome, carrier: string, ctx: RenderCallContext): RenderSuccess {
+    const parent = ctx.span;
     if (outcome.ok) {
       recordStages(outcome, carrier, parent, undefined);
       parent?.setAttributes({
@@ -248,18 +263,47 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     throw problem;
   }
 
+  async function run(image: JsonImageInput, params: Record<string, unknown>, ctx: RenderCallContext): Promise<RenderSuccess> {
+    const carrier = CARRIERS[image.field];
+    ctx.span?.setAttribute('v2a.input.carrier', carrier);
+    const src = await source(image, ctx);
+    return settle(await renderJob(src, params, ctx), carrier, ctx);
+  }
+
+  async function runForm(form: FormInput, ctx: RenderCallContext): Promise<RenderSuccess> {
+    ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.image);
+    const job: FormJob = { form: { chunks: form.chunks, contentType: form.contentType, query: form.query }, ...limits, ...(ctx.mcp ? { mcp: ctx.mcp } : {}) };
+    const outcome = await queued(() => pool.runForm(job, ctx.signal), ctx);
+    if (outcome.ok === 'fetch') {
+      // The form named a URL: fetched here (the event loop's safe fetcher), then rendered.
+      ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.imageUrl);
+      const src = await fetchUrl(outcome.url, ctx.signal, ctx.span);
+      return settle(await renderJob(src, outcome.params, ctx), CARRIERS.imageUrl, ctx);
+    }
+    if (ctx.inputTiming) {
+      // Reading the body, on the event loop; the upload's size as the worker found it.
+      const { start, end } = ctx.inputTiming;
+      observe('input', start, end);
+      telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': CARRIERS.image, 'v2a.input.bytes': outcome.image?.bytes ?? form.byteLength });
+    }
+    return settle(outcome, CARRIERS.image, ctx);
+  }
+
+  /** Counts a face's render by its outcome. */
+  async function counted(face: Face, work: Promise<RenderSuccess>): Promise<RenderSuccess> {
+    try {
+      const out = await work;
+      metrics?.renders.inc({ face, outcome: 'ok' });
+      return out;
+    } catch (err) {
+      metrics?.renders.inc({ face, outcome: 'error' });
+      throw err;
+    }
+  }
+
   return {
-    async render(image, params, ctx = {}) {
-      const face = ctx.face ?? 'http';
-      try {
-        const out = await run(image, params, ctx);
-        metrics?.renders.inc({ face, outcome: 'ok' });
-        return out;
-      } catch (err) {
-        metrics?.renders.inc({ face, outcome: 'error' });
-        throw err;
-      }
-    },
+    render: (image, params, ctx = {}) => counted(ctx.face ?? 'http', run(image, params, ctx)),
+    renderForm: (form, ctx = {}) => counted(ctx.face ?? 'http', runForm(form, ctx)),
   };
 }
 

@@ -9,12 +9,6 @@ import type { ProblemFieldError, ProblemSlug } from './problem.js';
 
 export type RenderSource =
   | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
-  /**
-   * The image as the body chunks it arrived in (an upload read from the socket): joined in the
-   * worker, so the main thread neither allocates nor copies the whole image. The pool transfers
-   * every chunk that is the whole of its ArrayBuffer and copies the rest.
-   */
-  | { readonly kind: 'chunks'; readonly chunks: readonly Uint8Array[] }
   /** Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted). */
   | { readonly kind: 'base64'; readonly text: string };
 
@@ -30,6 +24,21 @@ export interface RenderJob {
   readonly decodeTimeoutSeconds: number;
   /** Also build the MCP tool reply (text, image block, summary) under this character budget (0: none). */
   readonly mcp?: { readonly maxChars: number };
+}
+
+/**
+ * A multipart/form-data request for a worker to parse (form-body.ts) and render: the body as the
+ * chunks it arrived in (the main thread neither joins nor copies them; the pool transfers every
+ * chunk that is the whole of its ArrayBuffer and copies the rest), the request's Content-Type
+ * (its boundary) and its query-string parameters, which the worker validates with the form's
+ * fields; the limits as a RenderJob's.
+ */
+export interface FormJob extends Omit<RenderJob, 'source' | 'params'> {
+  readonly form: {
+    readonly chunks: readonly Uint8Array[];
+    readonly contentType: string;
+    readonly query: Readonly<Record<string, unknown>>;
+  };
 }
 
 /** Stages a worker times (the main thread adds `queue` and, for uploads and URLs, `input`). */
@@ -79,6 +88,16 @@ export interface RenderSuccess extends RenderTrace {
   readonly codebook: { readonly size: number; readonly rmse: number };
 }
 
+/**
+ * A FormJob's form whose image is a URL: the worker parsed it and validated its parameters; the
+ * server fetches the URL and renders its bytes as a RenderJob.
+ */
+export interface RenderForm extends Partial<RenderTrace> {
+  readonly ok: 'fetch';
+  readonly url: string;
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
 export interface RenderFailure extends Partial<RenderTrace> {
   readonly ok: false;
   /** The stage that failed. */
@@ -92,3 +111,6 @@ export interface RenderFailure extends Partial<RenderTrace> {
 }
 
 export type RenderOutcome = RenderSuccess | RenderFailure;
+
+/** What a FormJob comes back as. */
+export type FormOutcome = RenderOutcome | RenderForm;

@@ -9,12 +9,13 @@
  * thread can record them as spans and metrics: spans are never created in a worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { V2aError } from '../core/errors.js';
 import { formatResult } from '../core/format/index.js';
-import { runJob, type JobStage } from '../core/job.js';
+import { asV2aError, runJob, type JobStage } from '../core/job.js';
+import { parseForm } from './form-body.js';
 import { buildToolReply } from './mcp/reply.js';
+import { exactlyOneImage, validateParams } from './render-inputs.js';
 import { configureSharp, decodeImage } from '../node/index.js';
-import type { ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
+import type { FormJob, FormOutcome, ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
 import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
@@ -57,11 +58,54 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
   return renderJob(job);
 }
 
-async function renderJob(job: RenderJob): Promise<RenderOutcome> {
+/**
+ * A form's image and parameters (form-body.ts, then the checks every carrier gets:
+ * render-inputs.ts) as the RenderJob they ask for; a refusal as the problem the client is told;
+ * a URL handed back for the server to fetch.
+ */
+async function formJob(job: FormJob): Promise<RenderJob | RenderFailure | { ok: 'fetch'; url: string; params: Record<string, unknown> }> {
+  const { form, ...limits } = job;
+  try {
+    const parsed = await parseForm(form.chunks, form.contentType, job.maxBytes);
+    const params = validateParams([
+      { name: 'query string', kind: 'strings', values: form.query },
+      { name: 'form fields', kind: 'strings', values: parsed.fields },
+    ]);
+    const image = exactlyOneImage(parsed.images);
+    if (image.field === 'imageUrl') return { ok: 'fetch', url: image.url, params };
+    if (image.field !== 'image') throw new Error('a form carries an upload or a URL');
+    return { ...limits, source: { kind: 'bytes', bytes: joined(image.chunks) }, params };
+  } catch (err) {
+    return failureOf(err);
+  }
+}
+
+/** A job's error as the failure it comes back as (HttpProblem is a V2aError: it passes as it is). */
+function failureOf(err: unknown): RenderFailure {
+  const e = asV2aError(err);
+  // An internal one keeps the original for the server's log.
+  const cause = e.code === 'internal-error' ? e.cause : undefined;
+  return {
+    ok: false,
+    slug: e.code,
+    detail: e.message,
+    ...(e.errors ? { errors: e.errors } : {}),
+    ...(cause !== undefined ? { internal: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) } : {}),
+  };
+}
+
+/** A form, parsed and rendered (piscina's entry, with runRenderJob's for RenderJobs). */
+async function runFormJob(job: FormJob): Promise<FormOutcome> {
+  if (warmedUp) await warmedUp;
   const startedAt = now();
+  const next = await formJob(job);
+  return 'source' in next ? renderJob(next, startedAt) : { ...next, startedAt, stages: {} };
+}
+
+async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutcome> {
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;
-  const source = job.source.kind === 'chunks' ? { kind: 'bytes' as const, bytes: joined(job.source.chunks) } : job.source;
+  const source = job.source;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
     const done = await runJob(source, job.params, {
@@ -96,18 +140,12 @@ async function renderJob(job: RenderJob): Promise<RenderOutcome> {
       ...(image ? { image } : {}),
     };
   } catch (err) {
-    // runJob throws V2aError only; an internal one keeps the original for the server's log.
-    const e = err as V2aError;
-    const cause = e.code === 'internal-error' ? e.cause : undefined;
-    const failure: RenderFailure = {
-      ok: false,
-      slug: e.code,
-      detail: e.message,
-      ...(e.errors ? { errors: e.errors } : {}),
-      ...(cause !== undefined ? { internal: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) } : {}),
-    };
-    return { ...failure, startedAt, stages: stages as StageTimes, ...(failedStage ? { failedStage } : {}), ...(image ? { image } : {}) };
+    // runJob throws V2aError only.
+    return { ...failureOf(err), startedAt, stages: stages as StageTimes, ...(failedStage ? { failedStage } : {}), ...(image ? { image } : {}) };
   }
 }
 
-export default runRenderJob;
+/** The pool's task: a RenderJob, or a FormJob (render-pool.ts run / runForm). */
+export default function runTask(job: RenderJob | FormJob): Promise<FormOutcome> {
+  return 'form' in job ? runFormJob(job) : runRenderJob(job);
+}

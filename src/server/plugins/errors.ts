@@ -1,7 +1,7 @@
 /**
  * Every failure becomes an RFC 9457 `application/problem+json` reply (../problem.ts): our own
- * HttpProblem errors, Fastify's body-parser and validation errors, plugin errors (multipart limits,
- * rate limit), unknown paths (404) and known paths with the wrong method (405 with `Allow`).
+ * HttpProblem errors, Fastify's body-parser and validation errors, plugin errors (the rate
+ * limit), unknown paths (404) and known paths with the wrong method (405 with `Allow`).
  * Unexpected errors are logged with their stack and answered 500 with a generic detail: a stack
  * trace or an internal path never reaches a client.
  */
@@ -56,26 +56,15 @@ const FASTIFY_CODES: Readonly<Record<string, ProblemSlug>> = {
   FST_ERR_BAD_URL: 'invalid-request',
   FST_ERR_MAX_PARAM_LENGTH: 'invalid-request',
   FST_ERR_VALIDATION: 'invalid-request',
-  FST_PROTO_VIOLATION: 'invalid-request',
-  FST_MP_PREMATURE_CLOSE: 'invalid-request',
-  FST_INVALID_MULTIPART_CONTENT_TYPE: 'unsupported-media-type',
-  FST_REQ_FILE_TOO_LARGE: 'image-too-large',
-  FST_PARTS_LIMIT: 'request-too-large',
-  FST_FILES_LIMIT: 'request-too-large',
-  FST_FIELDS_LIMIT: 'request-too-large',
 };
 
 const DETAILS: Partial<Record<string, string>> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'The JSON body is empty.',
   FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than this endpoint accepts.',
-  FST_PARTS_LIMIT: 'The multipart body has too many parts.',
-  FST_FILES_LIMIT: 'The multipart body has too many files.',
-  FST_FIELDS_LIMIT: 'The multipart body has too many fields.',
-  FST_PROTO_VIOLATION: 'A multipart field name is not allowed.',
 };
 
 /** Maps any thrown value to the problem it is answered with; undefined: an unexpected error (500). */
-export function toProblem(err: unknown, request: FastifyRequest, maxImageBytes?: number): HttpProblem | undefined {
+export function toProblem(err: unknown, request: FastifyRequest): HttpProblem | undefined {
   if (err instanceof V2aError) return HttpProblem.from(err);
   const e = err as Partial<FastifyError> & { validation?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
@@ -85,9 +74,6 @@ export function toProblem(err: unknown, request: FastifyRequest, maxImageBytes?:
   if (slug === 'unsupported-media-type') {
     const type = request.headers['content-type'];
     return new HttpProblem(slug, type ? `Content-Type ${JSON.stringify(type.slice(0, 100))} is not accepted here.` : 'A Content-Type header is required.');
-  }
-  if (code === 'FST_REQ_FILE_TOO_LARGE') {
-    return new HttpProblem('image-too-large', maxImageBytes ? `The uploaded image is larger than the ${maxImageBytes}-byte limit.` : 'The uploaded image is too large.');
   }
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new HttpProblem('invalid-request', 'The body is not valid JSON.');
   if (e instanceof SyntaxError && status === 400) {
@@ -124,13 +110,9 @@ export function closeAfter(request: FastifyRequest, reply: FastifyReply): void {
 /** How long a socket whose reply said `Connection: close` may linger before it is destroyed. */
 export const CLOSE_GRACE_MS = 2000;
 
-export interface ErrorsPluginOptions {
-  maxImageBytes: number;
-}
-
 /** Answers an error: the shared code of the error handler and Fastify's `frameworkErrors`. */
-export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply, maxImageBytes?: number): FastifyReply {
-  let problem = toProblem(err, request, maxImageBytes);
+export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  let problem = toProblem(err, request);
   if (!problem) {
     request.log.error({ err }, 'unexpected error');
     problem = new HttpProblem('internal-error', 'An unexpected error occurred; the traceId identifies it in the server logs.');
@@ -143,8 +125,8 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
   return sendProblem(request, reply, problem);
 }
 
-export const errorsPlugin = globalPlugin<ErrorsPluginOptions>('v2a-errors', async (app: FastifyInstance, opts) => {
-  app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply, opts.maxImageBytes));
+export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstance) => {
+  app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply));
 
   app.setNotFoundHandler((request, reply) => {
     const path = requestPath(request);
