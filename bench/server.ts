@@ -12,7 +12,7 @@
  *    sends JSON imageBase64) to /api/v1/render?columns=120 at each concurrency (default 2, 4, 8)
  *    for `--duration` seconds (default 10) after a warm-up: p50/p90/p99 latency, images/s,
  *    non-2xx and errors, and the server's CPU per image (whole process, and its main thread = the
- *    event loop: HTTP, multipart, hand-off to the workers). A sample reply is checked first:
+ *    event loop: HTTP, reading the body, JSON parsing, hand-off to the workers). A sample reply is checked first:
  *    200 text/plain, every row 120 characters.
  * 5. Peer: `chafa --format symbols --symbols ascii --colors none --size 120xROWS --stretch
  *    --animate off --polite on FILE`, one process per image, `cores` processes at a time for the
@@ -427,7 +427,7 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
     ['image', 'workers', 'conns', 'images/s', 'x 1 worker', 'p50 ms', 'p99 ms', 'main thr ms/img', 'srv CPU ms/img', 'failed'],
     ...rows.map((r) => [r.image, String(r.workers), String(r.connections), fix(r.imagesPerSecond, 1), fix(r.speedup, 2), fix(r.p50, 1), fix(r.p99, 1), fix(r.mainThreadMsPerImage, 1), fix(r.serverCpuMsPerImage, 1), String(r.failed)]),
   ]));
-  console.log('(main thr = the event loop: HTTP, multipart, hand-off to the workers; its ms per image bounds images/s at 1000 / ms, whatever the worker count)');
+  console.log('(main thr = the event loop: HTTP, reading the body (a form is parsed in the worker), hand-off to the workers; its ms per image bounds images/s at 1000 / ms, whatever the worker count)');
   const file = writeJson('server-scaling.json', {
     bench: 'server-scaling', date: new Date().toISOString(), v2aVersion: VERSION, node: process.version,
     cpus: { count: cores, model: cpus()[0]?.model }, build: built, options: args, columns, rows,
@@ -630,11 +630,11 @@ async function main(): Promise<void> {
       fix(l.serverCpuMsPerImage, 1), fix(l.serverMainThreadMsPerImage, 1), fix(l.serverCpuPercent, 0), fix(l.clientCpuPercent, 0), fix(l.otherCpuPercent, 0),
     ]),
   ]));
-  console.log(`(srv CPU = the server process, all threads, from /proc; main thr = its event loop: HTTP, multipart parsing, hand-off; client = autocannon in`);
+  console.log(`(srv CPU = the server process, all threads, from /proc; main thr = its event loop: HTTP, reading the body, hand-off; client = autocannon in`);
   console.log(`this process; other load = CPU the rest of the machine used meanwhile, from /proc/stat: % of one core, out of ${cores * 100} %)`);
   if (levels.some((l) => l.perImageByThread)) {
     console.log('');
-    console.log('Server CPU per image under load, by thread (ms, from /proc): main = event loop (HTTP, multipart, hand-off); workers = the render');
+    console.log('Server CPU per image under load, by thread (ms, from /proc): main = event loop (HTTP, reading the body, hand-off); workers = the render');
     console.log("threads (their JavaScript: render, format, messages; and the other threads named node: V8's GC and compiler helpers, libuv's pool,");
     console.log("where sharp's pipeline calls run); libvips = sharp's decode threads; other = any other thread");
     console.log(table([

@@ -6,7 +6,7 @@
  *
  * Every child started here is stopped with SIGTERM (graceful shutdown), then SIGKILL after a
  * grace period, by `stop()`, by `stopAllServers()`, and as a last resort on process exit.
- * CPU time of the whole process and of its main thread (the event loop: HTTP, multipart) comes
+ * CPU time of the whole process and of its main thread (the event loop: HTTP, reading bodies) comes
  * from /proc (Linux only; null elsewhere).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
