@@ -449,6 +449,20 @@ describe('render: bad input', () => {
     }
   });
 
+  test('a form whose Content-Type is spelt in capitals or with spaces is read as a form', async () => {
+    const boundary = 'SpeltBoundary';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="columns"\r\n\r\n24\r\n--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+      png,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    for (const type of [`Multipart/Form-Data; boundary=${boundary}`, `multipart/form-data ; boundary=${boundary}`]) {
+      const r = await req('POST', RENDER, { headers: { 'content-type': type }, body });
+      assert.equal(r.status, 200, `${type}: ${r.text}`);
+      assert.equal(r.text.split('\n')[0]!.length, 24, type);
+    }
+  });
+
   test('an empty or malformed multipart body', async () => {
     const empty = await req('POST', RENDER, { headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body: '--XYZ--\r\n' });
     assertProblem(empty, 400, 'missing-image');

@@ -34,7 +34,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const MULTIPART = /^multipart\/form-data(;|$)/i;
+/** Requests whose Content-Type Fastify matched as multipart/form-data (its own media-type parsing). */
+const forms = new WeakSet<FastifyRequest>();
 
 /**
  * A multipart body's raw chunks, as they came off the socket (not joined, not parsed: a render
@@ -111,7 +112,10 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     }
   });
   // A form is read raw in the handler (readBody) and parsed in a render worker.
-  app.addContentTypeParser(MULTIPART, (_req, _payload, done) => done(null));
+  app.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
+    forms.add(request);
+    done(null);
+  });
 
   // Admission before the body is read (after the rate limit): a body waiting for a worker holds
   // up to maxImageBytes of memory, so at most workers + queueLimit render and MCP requests may be
@@ -133,7 +137,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
         ...(request.span ? { span: request.span } : {}),
       };
       let out;
-      if (MULTIPART.test(request.headers['content-type'] ?? '')) {
+      if (forms.has(request)) {
         const start = nowMs();
         const body = await readBody(request, config.maxImageBytes);
         out = await ctx.renderer.renderForm(
