@@ -273,19 +273,28 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
   async function runForm(form: FormInput, ctx: RenderCallContext): Promise<RenderSuccess> {
     ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.image);
     const job: FormJob = { form: { chunks: form.chunks, contentType: form.contentType, query: form.query }, ...limits, ...(ctx.mcp ? { mcp: ctx.mcp } : {}) };
-    const outcome = await queued(() => pool.runForm(job, ctx.signal), ctx);
+    // Reading the body, on the event loop, is the upload's input stage: recorded once the worker
+    // has said what the form held (the upload's size; the body's when the pool refused the job).
+    const input = (bytes: number) => {
+      if (!ctx.inputTiming) return;
+      const { start, end } = ctx.inputTiming;
+      observe('input', start, end);
+      telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': CARRIERS.image, 'v2a.input.bytes': bytes });
+    };
+    let outcome: FormOutcome;
+    try {
+      outcome = await queued(() => pool.runForm(job, ctx.signal), ctx);
+    } catch (err) {
+      input(form.byteLength);
+      throw err;
+    }
     if (outcome.ok === 'fetch') {
       // The form named a URL: fetched here (the event loop's safe fetcher), then rendered.
       ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.imageUrl);
       const src = await fetchUrl(outcome.url, ctx.signal, ctx.span);
       return settle(await renderJob(src, outcome.params, ctx), CARRIERS.imageUrl, ctx);
     }
-    if (ctx.inputTiming) {
-      // Reading the body, on the event loop; the upload's size as the worker found it.
-      const { start, end } = ctx.inputTiming;
-      observe('input', start, end);
-      telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': CARRIERS.image, 'v2a.input.bytes': outcome.image?.bytes ?? form.byteLength });
-    }
+    input(outcome.image?.bytes ?? form.byteLength);
     return settle(outcome, CARRIERS.image, ctx);
   }
 

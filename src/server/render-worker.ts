@@ -1,8 +1,8 @@
 /**
- * A render worker (a piscina worker thread): bytes or base64 in, formatted character art out. It
- * runs the core's render job (src/core/job.ts) with sharp as the decoder, off the server's event
- * loop. libvips gets one thread per worker (`configureSharp({ concurrency: 1 })`): the pool's size
- * is the parallelism. Failures come back as RenderFailure values carrying the job's error code
+ * A render worker (a piscina worker thread): bytes, base64 or a multipart form (parsed here,
+ * form-body.ts) in, formatted character art out. It runs the core's render job (src/core/job.ts)
+ * with sharp as the decoder, off the server's event loop. libvips gets one thread per worker
+ * (`configureSharp({ concurrency: 1 })`): the pool's size is the parallelism. Failures come back as RenderFailure values carrying the job's error code
  * (classes do not survive the thread boundary).
  *
  * Every outcome carries the start and end of each stage the job reported, so that the main
@@ -15,7 +15,7 @@ import { parseForm } from './form-body.js';
 import { buildToolReply } from './mcp/reply.js';
 import { exactlyOneImage, validateParams } from './render-inputs.js';
 import { configureSharp, decodeImage } from '../node/index.js';
-import type { FormJob, FormOutcome, ImageFacts, RenderFailure, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
+import type { FormJob, FormOutcome, ImageFacts, RenderFailure, RenderForm, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
 import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
@@ -63,7 +63,7 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
  * render-inputs.ts) as the RenderJob they ask for; a refusal as the problem the client is told;
  * a URL handed back for the server to fetch.
  */
-async function formJob(job: FormJob): Promise<RenderJob | RenderFailure | { ok: 'fetch'; url: string; params: Record<string, unknown> }> {
+async function formJob(job: FormJob): Promise<RenderJob | RenderFailure | RenderForm> {
   const { form, ...limits } = job;
   try {
     const parsed = await parseForm(form.chunks, form.contentType, job.maxBytes);
