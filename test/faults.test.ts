@@ -17,7 +17,7 @@ import sharp from 'sharp';
 import { buildApp } from '../src/server/app.js';
 import { loadConfig } from '../src/server/config.js';
 import { createRenderPool, type RenderPool } from '../src/server/render-pool.js';
-import type { FormJob, RenderJob } from '../src/server/render-task.js';
+import type { BodyJob, RenderJob } from '../src/server/render-task.js';
 import { startServer } from '../src/server/start.js';
 import { assertProblem, call, noise, photo, postForm, postJson, startTestServer, type Reply, type TestServer } from './server-helpers.js';
 
@@ -125,10 +125,10 @@ class WatchedPool extends EventEmitter implements RenderPool {
     this.emit('run', job);
     return p;
   }
-  /** A form's parameters are read in the worker: the query string's columns decide here. */
-  runForm(job: FormJob, signal?: AbortSignal) {
-    const broken = Number(job.form.query.columns) === this.failColumns;
-    const p = this.inner.runForm(broken ? { ...job, form: { ...job.form, query: null as unknown as Record<string, unknown> } } : job, signal);
+  /** A body's parameters are read in the worker: the query string's columns decide here. */
+  runBody(job: BodyJob, signal?: AbortSignal) {
+    const broken = Number(job.body.query.columns) === this.failColumns;
+    const p = this.inner.runBody(broken ? { ...job, body: { ...job.body, query: null as unknown as Record<string, unknown> } } : job, signal);
     this.emit('run', job);
     return p;
   }

@@ -8,14 +8,15 @@ import { describe, test } from 'node:test';
 import { loadConfig } from '../src/server/config.js';
 import { createRenderPool, forTransfer, type RenderPool } from '../src/server/render-pool.js';
 import { createRenderService } from '../src/server/render-service.js';
-import type { FormJob, RenderJob, RenderOutcome, RenderSource } from '../src/server/render-task.js';
+import { INLINE_BODY_BYTES } from '../src/server/request-body.js';
+import type { BodyJob, RenderJob, RenderOutcome, RenderSource } from '../src/server/render-task.js';
 import { photo } from './server-helpers.js';
 
 const LIMITS = { maxBytes: 1 << 24, maxPixels: 50_000_000, decodeTimeoutSeconds: 30 };
 const job = (source: RenderSource): RenderJob => ({ source, params: { columns: 60, format: 'json-compact' }, ...LIMITS });
 const BOUNDARY = 'handoff-boundary';
-const formJob = (chunks: readonly Uint8Array[]): FormJob => ({
-  form: { chunks, contentType: `multipart/form-data; boundary=${BOUNDARY}`, query: { columns: '60', format: 'json-compact' } }, ...LIMITS,
+const formJob = (chunks: readonly Uint8Array[]): BodyJob => ({
+  body: { type: 'form', chunks, contentType: `multipart/form-data; boundary=${BOUNDARY}`, query: { columns: '60', format: 'json-compact' } }, ...LIMITS,
 });
 /** A multipart body with the file field image, as curl -F sends it. */
 const multipart = (image: Uint8Array): Buffer => Buffer.concat([
@@ -43,7 +44,7 @@ describe('render hand-off', () => {
     const shared = new Uint8Array([9, 6, 7, 8, 9]);
     const chunks = [whole1, shared.subarray(1, 4), whole2, whole2];
     const { task, transferList } = forTransfer(formJob(chunks));
-    const sent = task.form.chunks;
+    const sent = task.body.chunks;
     assert.deepEqual(sent.map((c) => [...c]), [[1, 2, 3], [6, 7, 8], [4, 5], [4, 5]]);
     assert.equal(new Set(transferList).size, transferList.length);
     assert.ok(transferList.includes(whole1.buffer as ArrayBuffer) && transferList.includes(whole2.buffer as ArrayBuffer));
@@ -59,7 +60,7 @@ describe('render hand-off', () => {
       const body = multipart(jpeg);
       const chunks: Uint8Array[] = [];
       for (let o = 0; o < body.length; o += 1000) chunks.push(new Uint8Array(body.subarray(o, o + 1000)));
-      const split = await pool.runForm(formJob(chunks));
+      const split = await pool.runBody(formJob(chunks));
       assert.ok(whole.ok && split.ok === true);
       assert.equal(split.body, whole.body);
       assert.equal(split.image?.bytes, jpeg.length);
@@ -69,22 +70,29 @@ describe('render hand-off', () => {
     }
   });
 
-  test('the render service hands a form to the pool as its chunks, as they are', async () => {
-    const chunks = [new Uint8Array([1, 2]), new Uint8Array([3])];
-    const seen: FormJob[] = [];
+  test('the render service hands a large body to the pool as its chunks, as they are; a small one it reads itself', async () => {
+    const chunks = [new Uint8Array(INLINE_BODY_BYTES), new Uint8Array([3])];
+    const seen: (BodyJob | RenderJob)[] = [];
     const refusal: RenderOutcome = { ok: false, slug: 'unsupported-image', detail: 'stub' };
     const pool: RenderPool = {
-      run: async () => refusal,
-      runForm: async (j) => { seen.push(j); return refusal; },
+      run: async (j) => { seen.push(j); return refusal; },
+      runBody: async (j) => { seen.push(j); return refusal; },
       stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 1, completed: 0 }),
       retryAfterSeconds: () => 1,
       warm: () => true,
       close: async () => undefined,
     };
     const service = createRenderService({ config: loadConfig({}), pool });
-    await assert.rejects(service.renderForm({ chunks, byteLength: 3, contentType: 'multipart/form-data; boundary=x', query: { columns: '9' } }), /stub/);
+    await assert.rejects(service.renderBody({ type: 'form', chunks, byteLength: INLINE_BODY_BYTES + 1, contentType: 'multipart/form-data; boundary=x', query: { columns: '9' } }), /stub/);
     assert.equal(seen.length, 1);
-    assert.equal(seen[0]!.form.chunks, chunks, 'the same array, not a joined copy');
-    assert.deepEqual(seen[0]!.form.query, { columns: '9' });
+    const big = seen[0] as BodyJob;
+    assert.equal(big.body.chunks, chunks, 'the same array, not a joined copy');
+    assert.deepEqual(big.body.query, { columns: '9' });
+    // A small JSON body is parsed on the event loop: the pool gets the render job it asks for.
+    const text = Buffer.from(JSON.stringify({ imageBase64: 'QUJD', columns: 9 }));
+    await assert.rejects(service.renderBody({ type: 'json', chunks: [text], byteLength: text.length, contentType: 'application/json', query: {} }), /stub/);
+    assert.equal(seen.length, 2);
+    assert.deepEqual((seen[1] as RenderJob).source, { kind: 'base64', text: 'QUJD' });
+    assert.deepEqual((seen[1] as RenderJob).params, { columns: 9 });
   });
 });

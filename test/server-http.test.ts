@@ -13,6 +13,8 @@ import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
 import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
 import { ConfigError, describeConfig, jsonBodyLimit, loadConfig } from '../src/server/config.js';
+import { FORM_OVERHEAD_BYTES } from '../src/server/form-body.js';
+import { INLINE_BODY_BYTES } from '../src/server/request-body.js';
 import { DATA_CSP, DOCUMENT_CSP } from '../src/server/plugins/security-headers.js';
 import { HttpProblem } from '../src/server/problem.js';
 import { createRenderPool } from '../src/server/render-pool.js';
@@ -497,7 +499,7 @@ describe('render: bad input', () => {
     const failing = await startTestServer({ V2A_WORKERS: '1' }, {
       pool: {
         run: async () => { throw new Error(SECRET); },
-        runForm: async () => { throw new Error(SECRET); },
+        runBody: async () => { throw new Error(SECRET); },
         stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 0, completed: 0 }),
         retryAfterSeconds: () => 1,
         warm: () => true,
@@ -580,6 +582,25 @@ describe('render: size limits while streaming', () => {
     assertProblem(r, 413, 'request-too-large');
   });
 
+  test('a declared Content-Length over the cap is 413 before any of the body is read; an empty JSON body is 400', async () => {
+    const { port } = new URL(small.base);
+    for (const [type, length, slug] of [['application/json', jsonBodyLimit(LIMIT) + 1, 'request-too-large'], ['multipart/form-data; boundary=b', LIMIT + FORM_OVERHEAD_BYTES + 1, 'image-too-large']] as const) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: RENDER, headers: { 'content-type': type, 'content-length': String(length) } });
+        request.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => { resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }); request.destroy(); });
+        });
+        request.on('error', reject);
+        request.flushHeaders(); // and not one byte of the body
+      });
+      assert.equal(answer.status, 413, type);
+      assert.equal(JSON.parse(answer.body).type, `https://v2a.dev/problems/${slug}`);
+    }
+    assertProblem(await req('POST', RENDER, { headers: { 'content-type': 'application/json' }, body: '' }), 400, 'invalid-request', /JSON body is empty/);
+  });
+
   test('base64 that decodes to more than the limit is 413', async () => {
     const big = Buffer.alloc(LIMIT + 3000, 1);
     const r = await postJson(`${small.base}${RENDER}`, { imageBase64: big.toString('base64') });
@@ -638,6 +659,28 @@ describe('render: imageUrl through the real fetcher (local HTTPS, test-only loop
     const f = await postForm(`${fetchServer.base}${RENDER}`, { imageUrl: `https://images.test:${port}/photo.png`, columns: '20' });
     validator!.check('POST', RENDER, f);
     assert.equal(f.status, 200, f.text);
+    // Bodies over INLINE_BODY_BYTES are read in a worker, which hands the URL back to be fetched:
+    // JSON padded with whitespace, a form with a preamble before its first part.
+    const padded = `{"imageUrl": "https://images.test:${port}/photo.png",${' '.repeat(INLINE_BODY_BYTES)}"columns": 24}`;
+    const pj = await postJson(`${fetchServer.base}${RENDER}`, padded);
+    assert.equal(pj.status, 200, pj.text);
+    assert.equal(pj.text.split('\n')[0]!.length, 24);
+    const b = 'PaddedBoundary';
+    const form = `${'preamble '.repeat(INLINE_BODY_BYTES / 8)}\r\n--${b}\r\nContent-Disposition: form-data; name="imageUrl"\r\n\r\nhttps://images.test:${port}/photo.png\r\n--${b}\r\nContent-Disposition: form-data; name="columns"\r\n\r\n28\r\n--${b}--\r\n`;
+    const pf = await call(`${fetchServer.base}${RENDER}`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${b}` }, body: form });
+    assert.equal(pf.status, 200, pf.text);
+    assert.equal(pf.text.split('\n')[0]!.length, 28);
+  });
+
+  test('a large JSON body (read in a worker) renders its imageBase64, and is refused as a small one is', async () => {
+    const big = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).png().toBuffer();
+    assert.ok(big.length * 4 / 3 > INLINE_BODY_BYTES && big.length < 200_000, String(big.length));
+    const r = await post({ imageBase64: big.toString('base64'), columns: 30 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.text.split('\n')[0]!.length, 30);
+    const bad = assertProblem(await post({ imageBase64: big.toString('base64'), columns: 1 }), 400, 'invalid-parameters');
+    assert.equal(bad.errors[0].parameter, 'columns');
+    assertProblem(await post({ imageBase64: big.toString('base64'), imageUrl: `https://images.test:${port}/photo.png` }), 400, 'multiple-images');
   });
 
   test('a host off the allowlist, http, an IP literal: 400 naming imageUrl', async () => {

@@ -29,7 +29,7 @@ import { Piscina } from 'piscina';
 // so that its shared libraries stay loaded until every thread is done.
 import 'sharp';
 import { HttpProblem } from './problem.js';
-import type { FormJob, FormOutcome, RenderJob, RenderOutcome } from './render-task.js';
+import type { BodyJob, BodyOutcome, RenderJob, RenderOutcome } from './render-task.js';
 import { warmUpMs } from './warm-up.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
@@ -67,8 +67,8 @@ export const POOL_STATS_SCHEMA: JsonSchema = {
 
 export interface RenderPool {
   run(job: RenderJob, signal?: AbortSignal): Promise<RenderOutcome>;
-  /** A multipart/form-data request, parsed and rendered in a worker (the same slots as run()). */
-  runForm(job: FormJob, signal?: AbortSignal): Promise<FormOutcome>;
+  /** A request's body (a form or JSON), parsed and rendered in a worker (the same slots as run()). */
+  runBody(job: BodyJob, signal?: AbortSignal): Promise<BodyOutcome>;
   stats(): PoolStats;
   /** Seconds a refused caller should wait before retrying. */
   retryAfterSeconds(): number;
@@ -131,10 +131,10 @@ function movedChunks(chunks: readonly Uint8Array[]): { chunks: Uint8Array[]; tra
 }
 
 /** The job as sent to a worker, and the ArrayBuffers that move with it (each listed once). */
-export function forTransfer<J extends RenderJob | FormJob>(job: J): { task: J; transferList: ArrayBuffer[] } {
-  if ('form' in job) {
-    const { chunks, transferList } = movedChunks(job.form.chunks);
-    return { task: { ...job, form: { ...job.form, chunks } }, transferList };
+export function forTransfer<J extends RenderJob | BodyJob>(job: J): { task: J; transferList: ArrayBuffer[] } {
+  if ('body' in job) {
+    const { chunks, transferList } = movedChunks(job.body.chunks);
+    return { task: { ...job, body: { ...job.body, chunks } }, transferList };
   }
   const src = job.source;
   if (src.kind === 'bytes') {
@@ -226,8 +226,8 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     waiting.shift()?.go();
   }
 
-  async function run<J extends RenderJob | FormJob>(job: J, signal?: AbortSignal): Promise<J extends FormJob ? FormOutcome : RenderOutcome> {
-    type Out = J extends FormJob ? FormOutcome : RenderOutcome;
+  async function run<J extends RenderJob | BodyJob>(job: J, signal?: AbortSignal): Promise<J extends BodyJob ? BodyOutcome : RenderOutcome> {
+    type Out = J extends BodyJob ? BodyOutcome : RenderOutcome;
     if (closing) {
       throw new HttpProblem('shutting-down', 'The server is shutting down and accepts no new renders.', { headers: { 'retry-after': '5' } });
     }
@@ -267,7 +267,7 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
 
   return {
     run: (job, signal) => run(job, signal),
-    runForm: (job, signal) => run(job, signal),
+    runBody: (job, signal) => run(job, signal),
     retryAfterSeconds,
     stats: () => ({
       workers: opts.workers,

@@ -9,9 +9,10 @@ import type { LookupFunction } from 'node:net';
 import type { ServerConfig } from './config.js';
 import { fetchImage, ImageFetchError } from './fetch-image.js';
 import { HttpProblem } from './problem.js';
-import type { ImageInput, JsonImageInput } from './render-inputs.js';
+import { checkBase64Length, type ImageInput, type JsonImageInput } from './render-inputs.js';
+import { INLINE_BODY_BYTES, bodyRequest, type BodyRequest } from './request-body.js';
 import type { RenderPool } from './render-pool.js';
-import type { FormJob, FormOutcome, RenderJob, RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
+import type { BodyJob, BodyOutcome, RenderJob, RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
 import type { Face, RenderStage, ServerMetrics } from './telemetry/metrics.js';
 import { urlOriginAndPath } from './telemetry/redact.js';
 import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js';
@@ -46,18 +47,20 @@ export interface RenderCallContext {
   span?: Span;
   /** Which face asked (metrics label); default http. */
   face?: Face;
-  /** When the caller read a form's body (epoch ms), for the input stage. */
+  /** When the caller read a form's body (epoch ms), for the upload's input stage. */
   inputTiming?: { readonly start: number; readonly end: number };
 }
 
-/** A multipart/form-data request as the event loop read it: parsed and validated in a worker. */
-export interface FormInput {
+/** A render request's body as the event loop read it: parsed and validated in a worker. */
+export interface BodyInput {
+  /** multipart/form-data or JSON. */
+  readonly type: 'form' | 'json';
   /** The body's raw chunks. */
   readonly chunks: readonly Uint8Array[];
   readonly byteLength: number;
-  /** The request's Content-Type header (its boundary). */
+  /** The request's Content-Type header (a form's boundary). */
   readonly contentType: string;
-  /** The query string's parameters (validated with the form's fields). */
+  /** The query string's parameters (validated with the body's). */
   readonly query: Readonly<Record<string, unknown>>;
 }
 
@@ -65,10 +68,10 @@ export interface RenderService {
   /** An image given by URL or base64 (a JSON body, MCP arguments). */
   render(image: JsonImageInput, params: Record<string, unknown>, ctx?: RenderCallContext): Promise<RenderSuccess>;
   /**
-   * A multipart/form-data request: the form is parsed and its parameters checked in the worker
-   * (form-body.ts); an imageUrl field is fetched here and rendered as a second job.
+   * A request's body (a form or JSON): read and its parameters checked (request-body.ts) here
+   * when small, else in a worker; an imageUrl is fetched here and rendered as a RenderJob.
    */
-  renderForm(form: FormInput, ctx?: RenderCallContext): Promise<RenderSuccess>;
+  renderBody(body: BodyInput, ctx?: RenderCallContext): Promise<RenderSuccess>;
 }
 
 function fetchProblem(err: ImageFetchError): HttpProblem {
@@ -128,7 +131,6 @@ function stageAttributes(stage: WorkerStage, outcome: RenderOutcome, carrier: st
 
 export function createRenderService(opts: RenderServiceOptions): RenderService {
   const { config, pool, telemetry, metrics } = opts;
-  const maxBase64Chars = Math.ceil(config.maxImageBytes / 3) * 4;
 
   const observe = (stage: RenderStage, start: number, end: number) => metrics?.stages.observe({ stage }, Math.max(0, end - start) / 1000);
 
@@ -177,15 +179,9 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
 
   async function source(image: JsonImageInput, ctx: RenderCallContext): Promise<RenderSource> {
     switch (image.field) {
-      case 'imageBase64': {
-        // A cheap early refusal: whitespace aside, the text can only shrink by 3/4.
-        if (image.text.length > maxBase64Chars * 1.03 + 4096) {
-          throw new HttpProblem('image-too-large', `imageBase64 is longer than an image of the ${config.maxImageBytes}-byte limit can be.`, {
-            errors: [{ parameter: 'imageBase64', message: 'too large' }],
-          });
-        }
+      case 'imageBase64':
+        checkBase64Length(image.text, config.maxImageBytes);
         return { kind: 'base64', text: image.text };
-      }
       case 'imageUrl':
         return fetchUrl(image.url, ctx.signal, ctx.span);
     }
@@ -213,8 +209,8 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     decodeTimeoutSeconds: Math.max(1, Math.ceil(config.renderTimeoutMs / 1000)),
   };
 
-  /** One job through the pool (run or runForm), with its queue span and metric. */
-  async function queued<T extends FormOutcome>(submit: () => Promise<T>, ctx: RenderCallContext): Promise<T> {
+  /** One job through the pool (run or runBody), with its queue span and metric. */
+  async function queued<T extends BodyOutcome>(submit: () => Promise<T>, ctx: RenderCallContext): Promise<T> {
     const parent = ctx.span;
     const start = nowMs();
     let outcome: T;
@@ -270,32 +266,55 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     return settle(await renderJob(src, params, ctx), carrier, ctx);
   }
 
-  async function runForm(form: FormInput, ctx: RenderCallContext): Promise<RenderSuccess> {
-    ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.image);
-    const job: FormJob = { form: { chunks: form.chunks, contentType: form.contentType, query: form.query }, ...limits, ...(ctx.mcp ? { mcp: ctx.mcp } : {}) };
-    // Reading the body, on the event loop, is the upload's input stage: recorded once the worker
-    // has said what the form held (the upload's size; the body's when the pool refused the job).
-    const input = (bytes: number) => {
-      if (!ctx.inputTiming) return;
+  async function runBody(body: BodyInput, ctx: RenderCallContext): Promise<RenderSuccess> {
+    const form = body.type === 'form';
+    if (form) ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.image);
+    const parsed: BodyJob['body'] = { type: body.type, chunks: body.chunks, contentType: body.contentType, query: body.query };
+    // A form's body, read on the event loop, is the upload's input stage: recorded once it is
+    // known what the form held (the upload's size; the body's when it was refused unread).
+    // A JSON body's input stage is the worker's base64 decode, as for MCP arguments.
+    const upload = (bytes: number) => {
+      if (!form || !ctx.inputTiming) return;
       const { start, end } = ctx.inputTiming;
       observe('input', start, end);
       telemetry?.recordSpan(ctx.span, STAGE_SPANS.input, start, end, { 'v2a.input.carrier': CARRIERS.image, 'v2a.input.bytes': bytes });
     };
-    let outcome: FormOutcome;
+    const fetched = async (url: string, params: Readonly<Record<string, unknown>>) => {
+      // The body named a URL: fetched here (the event loop's safe fetcher), then rendered.
+      ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.imageUrl);
+      const src = await fetchUrl(url, ctx.signal, ctx.span);
+      return settle(await renderJob(src, params, ctx), CARRIERS.imageUrl, ctx);
+    };
+
+    if (body.byteLength <= INLINE_BODY_BYTES) {
+      // Small: read here (request-body.ts), then rendered as any RenderJob.
+      let r: BodyRequest;
+      try {
+        r = await bodyRequest(parsed, config.maxImageBytes);
+      } catch (err) {
+        upload(body.byteLength);
+        throw err;
+      }
+      if ('url' in r) return fetched(r.url, r.params);
+      ctx.span?.setAttribute('v2a.input.carrier', CARRIERS[r.field]);
+      if (r.source.kind === 'bytes') upload(r.source.bytes.byteLength);
+      return settle(await renderJob(r.source, r.params, ctx), CARRIERS[r.field], ctx);
+    }
+
+    const job: BodyJob = { body: parsed, ...limits, ...(ctx.mcp ? { mcp: ctx.mcp } : {}) };
+    let outcome: BodyOutcome;
     try {
-      outcome = await queued(() => pool.runForm(job, ctx.signal), ctx);
+      outcome = await queued(() => pool.runBody(job, ctx.signal), ctx);
     } catch (err) {
-      input(form.byteLength);
+      upload(body.byteLength);
       throw err;
     }
-    if (outcome.ok === 'fetch') {
-      // The form named a URL: fetched here (the event loop's safe fetcher), then rendered.
-      ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.imageUrl);
-      const src = await fetchUrl(outcome.url, ctx.signal, ctx.span);
-      return settle(await renderJob(src, outcome.params, ctx), CARRIERS.imageUrl, ctx);
-    }
-    input(outcome.image?.bytes ?? form.byteLength);
-    return settle(outcome, CARRIERS.image, ctx);
+    if (outcome.ok === 'fetch') return fetched(outcome.url, outcome.params);
+    // The carrier, once the worker knows it (a body refused before that names none).
+    const field = outcome.field ?? (form ? 'image' : undefined);
+    if (field) ctx.span?.setAttribute('v2a.input.carrier', CARRIERS[field]);
+    upload(outcome.image?.bytes ?? body.byteLength);
+    return settle(outcome, CARRIERS[field ?? 'imageBase64'], ctx);
   }
 
   /** Counts a face's render by its outcome. */
@@ -312,7 +331,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
 
   return {
     render: (image, params, ctx = {}) => counted(ctx.face ?? 'http', run(image, params, ctx)),
-    renderForm: (form, ctx = {}) => counted(ctx.face ?? 'http', runForm(form, ctx)),
+    renderBody: (form, ctx = {}) => counted(ctx.face ?? 'http', runBody(form, ctx)),
   };
 }
 

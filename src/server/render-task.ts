@@ -27,14 +27,15 @@ export interface RenderJob {
 }
 
 /**
- * A multipart/form-data request for a worker to parse (form-body.ts) and render: the body as the
- * chunks it arrived in (the main thread neither joins nor copies them; the pool transfers every
- * chunk that is the whole of its ArrayBuffer and copies the rest), the request's Content-Type
- * (its boundary) and its query-string parameters, which the worker validates with the form's
- * fields; the limits as a RenderJob's.
+ * A render request's body for a worker to parse and render (request-body.ts): a
+ * multipart/form-data form or a JSON object, as the chunks it arrived in (the main thread neither
+ * joins, decodes nor parses them; the pool transfers every chunk that is the whole of its
+ * ArrayBuffer and copies the rest), with the request's Content-Type and its query-string
+ * parameters, which the worker validates with the body's; the limits as a RenderJob's.
  */
-export interface FormJob extends Omit<RenderJob, 'source' | 'params'> {
-  readonly form: {
+export interface BodyJob extends Omit<RenderJob, 'source' | 'params'> {
+  readonly body: {
+    readonly type: 'form' | 'json';
     readonly chunks: readonly Uint8Array[];
     readonly contentType: string;
     readonly query: Readonly<Record<string, unknown>>;
@@ -67,6 +68,8 @@ export interface RenderTrace {
   readonly startedAt: number;
   readonly stages: StageTimes;
   readonly image?: ImageFacts;
+  /** A BodyJob's image source, once its body was read (spans name the carrier by it). */
+  readonly field?: 'image' | 'imageBase64';
 }
 
 export interface RenderSuccess extends RenderTrace {
@@ -89,10 +92,10 @@ export interface RenderSuccess extends RenderTrace {
 }
 
 /**
- * A FormJob's form whose image is a URL: the worker parsed it and validated its parameters; the
+ * A BodyJob whose image is a URL: the worker parsed the body and validated its parameters; the
  * server fetches the URL and renders its bytes as a RenderJob.
  */
-export interface RenderForm extends Partial<RenderTrace> {
+export interface RenderFetch extends Partial<RenderTrace> {
   readonly ok: 'fetch';
   readonly url: string;
   readonly params: Readonly<Record<string, unknown>>;
@@ -112,5 +115,5 @@ export interface RenderFailure extends Partial<RenderTrace> {
 
 export type RenderOutcome = RenderSuccess | RenderFailure;
 
-/** What a FormJob comes back as. */
-export type FormOutcome = RenderOutcome | RenderForm;
+/** What a BodyJob comes back as. */
+export type BodyOutcome = RenderOutcome | RenderFetch;

@@ -1,6 +1,6 @@
 /**
- * A render worker (a piscina worker thread): bytes, base64 or a multipart form (parsed here,
- * form-body.ts) in, formatted character art out. It runs the core's render job (src/core/job.ts)
+ * A render worker (a piscina worker thread): bytes, base64 or a request's body (a form or JSON,
+ * parsed here: request-body.ts) in, formatted character art out. It runs the core's render job (src/core/job.ts)
  * with sharp as the decoder, off the server's event loop. libvips gets one thread per worker
  * (`configureSharp({ concurrency: 1 })`): the pool's size is the parallelism. Failures come back as RenderFailure values carrying the job's error code
  * (classes do not survive the thread boundary).
@@ -11,31 +11,16 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { formatResult } from '../core/format/index.js';
 import { asV2aError, runJob, type JobStage } from '../core/job.js';
-import { parseForm } from './form-body.js';
 import { buildToolReply } from './mcp/reply.js';
-import { exactlyOneImage, validateParams } from './render-inputs.js';
+import { bodyRequest } from './request-body.js';
 import { configureSharp, decodeImage } from '../node/index.js';
-import type { FormJob, FormOutcome, ImageFacts, RenderFailure, RenderForm, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
+import type { BodyJob, BodyOutcome, ImageFacts, RenderFailure, RenderFetch, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
 import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
 
 /** Milliseconds since the Unix epoch, sub-millisecond, comparable across threads. */
 const now = () => performance.timeOrigin + performance.now();
-
-/** Joins an upload's body chunks (here, off the server's event loop). */
-function joined(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  let n = 0;
-  for (const c of chunks) n += c.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.byteLength;
-  }
-  return out;
-}
 
 /**
  * The warm-up (warm-up.ts, when the pool asks for it), started as this module loads; tasks wait
@@ -59,22 +44,14 @@ export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {
 }
 
 /**
- * A form's image and parameters (form-body.ts, then the checks every carrier gets:
- * render-inputs.ts) as the RenderJob they ask for; a refusal as the problem the client is told;
- * a URL handed back for the server to fetch.
+ * A request body's image and parameters (request-body.ts) as the RenderJob they ask for; a
+ * refusal as the problem the client is told; a URL handed back for the server to fetch.
  */
-async function formJob(job: FormJob): Promise<RenderJob | RenderFailure | RenderForm> {
-  const { form, ...limits } = job;
+async function bodyJob(job: BodyJob): Promise<(RenderJob & { field: 'image' | 'imageBase64' }) | RenderFailure | RenderFetch> {
+  const { body, ...limits } = job;
   try {
-    const parsed = await parseForm(form.chunks, form.contentType, job.maxBytes);
-    const params = validateParams([
-      { name: 'query string', kind: 'strings', values: form.query },
-      { name: 'form fields', kind: 'strings', values: parsed.fields },
-    ]);
-    const image = exactlyOneImage(parsed.images);
-    if (image.field === 'imageUrl') return { ok: 'fetch', url: image.url, params };
-    if (image.field !== 'image') throw new Error('a form carries an upload or a URL');
-    return { ...limits, source: { kind: 'bytes', bytes: joined(image.chunks) }, params };
+    const r = await bodyRequest(body, job.maxBytes);
+    return 'url' in r ? { ok: 'fetch', url: r.url, params: r.params } : { ...limits, source: r.source, params: r.params, field: r.field };
   } catch (err) {
     return failureOf(err);
   }
@@ -94,12 +71,14 @@ function failureOf(err: unknown): RenderFailure {
   };
 }
 
-/** A form, parsed and rendered (piscina's entry, with runRenderJob's for RenderJobs). */
-async function runFormJob(job: FormJob): Promise<FormOutcome> {
+/** A request's body, parsed and rendered (piscina's entry, with runRenderJob's for RenderJobs). */
+async function runBodyJob(job: BodyJob): Promise<BodyOutcome> {
   if (warmedUp) await warmedUp;
   const startedAt = now();
-  const next = await formJob(job);
-  return 'source' in next ? renderJob(next, startedAt) : { ...next, startedAt, stages: {} };
+  const next = await bodyJob(job);
+  if (!('source' in next)) return { ...next, startedAt, stages: {} };
+  const { field, ...render } = next;
+  return { ...(await renderJob(render, startedAt)), field };
 }
 
 async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutcome> {
@@ -145,7 +124,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   }
 }
 
-/** The pool's task: a RenderJob, or a FormJob (render-pool.ts run / runForm). */
-export default function runTask(job: RenderJob | FormJob): Promise<FormOutcome> {
-  return 'form' in job ? runFormJob(job) : runRenderJob(job);
+/** The pool's task: a RenderJob, or a BodyJob (render-pool.ts run / runBody). */
+export default function runTask(job: RenderJob | BodyJob): Promise<BodyOutcome> {
+  return 'body' in job ? runBodyJob(job) : runRenderJob(job);
 }

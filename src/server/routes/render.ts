@@ -5,17 +5,18 @@
  * as text fields) or `application/json` (`imageUrl` xor `imageBase64` plus render parameters);
  * render parameters also in the query string. Every other content type is 415.
  *
- * A form is read here as its raw chunks and parsed in a render worker with its parameters
- * (form-body.ts), so the multipart boundary search over the upload's bytes never runs on the
- * event loop; a form whose image is a URL comes back here to be fetched.
+ * The body is read here as its raw chunks and parsed in a render worker with its parameters
+ * (request-body.ts): neither a form's boundary search nor a JSON body's decoding, parsing and
+ * base64 text runs on the event loop. A body whose image is a URL comes back here to be fetched.
  *
  * Limits hold while the body streams in, so no request ever holds much more than the limit in
  * memory: a form stops at V2A_MAX_IMAGE_BYTES plus FORM_OVERHEAD_BYTES for its text fields (413,
  * connection closed, the rest of the body unread; an upload over V2A_MAX_IMAGE_BYTES in a shorter
  * form is 413 once the worker reads it), the JSON body at the size of base64 of that many bytes
- * (413), and a fetched imageUrl body at V2A_MAX_IMAGE_BYTES (413). A request is admitted before
- * its body is read (admission.ts: 503 when every slot is taken), and a JSON body's keys, nesting
- * and duplicate keys are checked while it is parsed (json-body.ts).
+ * (413), and a fetched imageUrl body at V2A_MAX_IMAGE_BYTES (413); a Content-Length over the cap
+ * is refused before reading. A request is admitted before its body is read (admission.ts: 503
+ * when every slot is taken), and a JSON body's keys, nesting and duplicate keys are checked while
+ * it is parsed (json-body.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jsonBodyLimit } from '../config.js';
@@ -24,28 +25,38 @@ import { FORM_OVERHEAD_BYTES } from '../form-body.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { HttpProblem } from '../problem.js';
-import { parseJsonBounded } from '../json-body.js';
 import { nowMs } from '../telemetry/tracing.js';
-import {
-  autoDirectorHeader, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type JsonImageInput, type ParamCarrier,
-} from '../render-service.js';
+import { autoDirectorHeader } from '../render-service.js';
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Requests whose Content-Type Fastify matched as multipart/form-data (its own media-type parsing). */
-const forms = new WeakSet<FastifyRequest>();
+/**
+ * The body type of each request whose Content-Type Fastify matched (its own media-type parsing:
+ * any case, parameters and spaces) as one this route reads.
+ */
+const bodyTypes = new WeakMap<FastifyRequest, 'form' | 'json'>();
+
+/** The problem of a body over its cap (the reply closes the connection; the rest is never read). */
+function overCap(type: 'form' | 'json', maxImageBytes: number): HttpProblem {
+  if (type === 'json') return new HttpProblem('request-too-large', 'The request body is larger than this endpoint accepts.');
+  return new HttpProblem('image-too-large', `The upload is larger than the ${maxImageBytes}-byte image limit (with ${FORM_OVERHEAD_BYTES} bytes more for the form's other fields).`, {
+    errors: [{ parameter: 'image', message: `larger than ${maxImageBytes} bytes` }],
+  });
+}
 
 /**
- * A multipart body's raw chunks, as they came off the socket (not joined, not parsed: a render
- * worker parses the form, form-body.ts). Stops reading the moment the body passes `maxBytes`,
- * the image limit plus the form's room for its other fields (FORM_OVERHEAD_BYTES): 413, the
- * connection closed after the reply, the rest of the body never read.
+ * A body's raw chunks, as they came off the socket (not joined, decoded nor parsed: a render
+ * worker does that, request-body.ts). Refused (overCap) as soon as it is known to pass its cap:
+ * from a Content-Length header before reading, else the moment the bytes read pass it.
  */
-function readBody(request: FastifyRequest, maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
-  const maxBytes = maxImageBytes + FORM_OVERHEAD_BYTES;
+function readBody(request: FastifyRequest, type: 'form' | 'json', maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
+  // A form: the image limit plus the room for its other fields; JSON: base64 of the limit.
+  const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
   const raw = request.raw;
+  const declared = Number(raw.headers['content-length']);
+  if (declared > cap) return Promise.reject(overCap(type, maxImageBytes));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -59,12 +70,10 @@ function readBody(request: FastifyRequest, maxImageBytes: number): Promise<{ chu
     };
     const onData = (chunk: Buffer) => {
       total += chunk.length;
-      if (total <= maxBytes) return void chunks.push(chunk);
+      if (total <= cap) return void chunks.push(chunk);
       raw.pause();
       chunks.length = 0;
-      done(new HttpProblem('image-too-large', `The upload is larger than the ${maxImageBytes}-byte image limit (with ${FORM_OVERHEAD_BYTES} bytes more for the form's other fields).`, {
-        errors: [{ parameter: 'image', message: `larger than ${maxImageBytes} bytes` }],
-      }));
+      done(overCap(type, maxImageBytes));
     };
     const onEnd = () => done();
     const onError = (err: Error) => done(err);
@@ -75,15 +84,6 @@ function readBody(request: FastifyRequest, maxImageBytes: number): Promise<{ chu
     raw.once('error', onError);
     raw.once('close', onClose);
   });
-}
-
-function readJson(body: unknown): { images: JsonImageInput[]; params: Record<string, unknown> } {
-  if (!isPlainObject(body)) {
-    throw new HttpProblem('invalid-request', 'The JSON body must be an object: {"imageUrl": "https://..."} or {"imageBase64": "..."} plus render parameters.');
-  }
-  const { imageUrl, imageBase64, image, ...params } = body;
-  if (image !== undefined) throw invalidImageField('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
-  return { images: jsonImageInputs({ imageUrl, imageBase64 }), params };
 }
 
 function queryParams(request: FastifyRequest): Record<string, unknown> {
@@ -101,21 +101,15 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
   const { ctx } = opts;
   const { config } = ctx;
 
-  // Only JSON and multipart here: Fastify answers every other content type with 415.
+  // Only JSON and multipart here: Fastify answers every other content type with 415. Both are
+  // read raw in the handler (readBody) and parsed in a render worker (request-body.ts).
   app.removeAllContentTypeParsers();
-  // Keys, nesting and duplicate keys are bounded while parsing (json-body.ts).
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
-    try {
-      done(null, parseJsonBounded(body as string));
-    } catch (err) {
-      done(err instanceof SyntaxError ? new HttpProblem('invalid-request', `The body is not valid JSON: ${err.message.slice(0, 200)}`) : (err as Error), undefined);
-    }
-  });
-  // A form is read raw in the handler (readBody) and parsed in a render worker.
-  app.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
-    forms.add(request);
-    done(null);
-  });
+  for (const [mediaType, type] of [['application/json', 'json'], ['multipart/form-data', 'form']] as const) {
+    app.addContentTypeParser(mediaType, (request, _payload, done) => {
+      bodyTypes.set(request, type);
+      done(null);
+    });
+  }
 
   // Admission before the body is read (after the rate limit): a body waiting for a worker holds
   // up to maxImageBytes of memory, so at most workers + queueLimit render and MCP requests may be
@@ -125,7 +119,6 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.route({
     method: 'POST',
     url: ENDPOINTS.render.path,
-    bodyLimit: jsonBodyLimit(config.maxImageBytes),
     ...limitedRoute(ctx.limiter, admit),
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const query = queryParams(request);
@@ -136,22 +129,15 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
         face: 'http' as const,
         ...(request.span ? { span: request.span } : {}),
       };
-      let out;
-      if (forms.has(request)) {
-        const start = nowMs();
-        const body = await readBody(request, config.maxImageBytes);
-        out = await ctx.renderer.renderForm(
-          { chunks: body.chunks, byteLength: body.byteLength, contentType: request.headers['content-type']!, query },
-          { ...call, inputTiming: { start, end: nowMs() } },
-        );
-      } else if (request.body !== undefined && request.body !== null) {
-        const json = readJson(request.body);
-        const carriers: ParamCarrier[] = [{ name: 'query string', kind: 'strings', values: query }, { name: 'JSON body', kind: 'json', values: json.params }];
-        const params = validateParams(carriers);
-        out = await ctx.renderer.render(exactlyOneImage(json.images), params, call);
-      } else {
-        throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
-      }
+      const type = bodyTypes.get(request);
+      if (!type) throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
+      const start = nowMs();
+      const body = await readBody(request, type, config.maxImageBytes);
+      if (type === 'json' && body.byteLength === 0) throw new HttpProblem('invalid-request', 'The JSON body is empty.');
+      const out = await ctx.renderer.renderBody(
+        { type, chunks: body.chunks, byteLength: body.byteLength, contentType: request.headers['content-type'] ?? '', query },
+        { ...call, inputTiming: { start, end: nowMs() } },
+      );
       return reply
         .code(200)
         .header('content-type', out.contentType)

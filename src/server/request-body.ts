@@ -1,0 +1,104 @@
+/**
+ * A render request's body (`POST /api/v1/render`), from the raw chunks the event loop read
+ * (routes/render.ts) to the image source and parameters it asks for. A body over
+ * INLINE_BODY_BYTES is read here in a render worker, so that neither a multipart form's boundary
+ * search nor a JSON body's decoding, parsing and base64 text (a 12 MP image is ~4 MB of it: ~7 ms
+ * of the event loop's time per request, and a copy across the thread boundary) runs on the thread
+ * every request shares (bench/README.md); a smaller one (a URL, a refusal, a small image) on the
+ * event loop, where it costs less than a trip through the pool.
+ */
+import { parseForm } from './form-body.js';
+import { parseJsonBounded } from './json-body.js';
+import { HttpProblem } from './problem.js';
+import {
+  checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
+} from './render-inputs.js';
+import type { BodyJob, RenderSource } from './render-task.js';
+
+/** Bodies up to this size are read on the event loop (see above); larger ones in a worker. */
+export const INLINE_BODY_BYTES = 64 * 1024;
+
+/** What a body asks for: an image to render with its parameters, or a URL to fetch first. */
+export type BodyRequest =
+  | { readonly params: Record<string, unknown>; readonly url: string }
+  | { readonly params: Record<string, unknown>; readonly source: RenderSource; readonly field: 'image' | 'imageBase64' };
+
+/**
+ * The body's one image source and its validated parameters (the query string's and the body's,
+ * with the checks every carrier gets: render-inputs.ts). Throws an HttpProblem for a refusal.
+ */
+export async function bodyRequest(body: BodyJob['body'], maxImageBytes: number): Promise<BodyRequest> {
+  const inputs = await requestInputs(body, maxImageBytes);
+  const params = validateParams(inputs.carriers);
+  const image = exactlyOneImage(inputs.images);
+  switch (image.field) {
+    case 'imageUrl':
+      return { params, url: image.url };
+    case 'imageBase64':
+      checkBase64Length(image.text, maxImageBytes);
+      return { params, source: { kind: 'base64', text: image.text }, field: 'imageBase64' };
+    case 'image':
+      return { params, source: { kind: 'bytes', bytes: joined(image.chunks) }, field: 'image' };
+  }
+}
+
+/** An upload's chunks as one array. */
+function joined(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  let n = 0;
+  for (const c of chunks) n += c.byteLength;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.byteLength;
+  }
+  return out;
+}
+
+export interface RequestInputs {
+  readonly images: readonly ImageInput[];
+  /** The query string's parameters, then the body's. */
+  readonly carriers: readonly ParamCarrier[];
+}
+
+/** The body's image sources and parameter carriers; an HttpProblem for a body that is refused. */
+export async function requestInputs(body: BodyJob['body'], maxImageBytes: number): Promise<RequestInputs> {
+  const query: ParamCarrier = { name: 'query string', kind: 'strings', values: body.query };
+  if (body.type === 'form') {
+    const form = await parseForm(body.chunks, body.contentType, maxImageBytes);
+    return { images: form.images, carriers: [query, { name: 'form fields', kind: 'strings', values: form.fields }] };
+  }
+  const json = jsonRequest(parseJsonText(utf8(body.chunks)));
+  return { images: json.images, carriers: [query, { name: 'JSON body', kind: 'json', values: json.params }] };
+}
+
+/** A JSON body's text, parsed with its bounds checked (json-body.ts); a syntax error as a 400. */
+function parseJsonText(text: string): unknown {
+  try {
+    return parseJsonBounded(text);
+  } catch (err) {
+    if (err instanceof SyntaxError) throw new HttpProblem('invalid-request', `The body is not valid JSON: ${err.message.slice(0, 200)}`);
+    throw err;
+  }
+}
+
+/** A JSON render request: an object of imageUrl or imageBase64 and render parameters. */
+function jsonRequest(body: unknown): { images: JsonImageInput[]; params: Record<string, unknown> } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new HttpProblem('invalid-request', 'The JSON body must be an object: {"imageUrl": "https://..."} or {"imageBase64": "..."} plus render parameters.');
+  }
+  const { imageUrl, imageBase64, image, ...params } = body as Record<string, unknown>;
+  if (image !== undefined) throw invalidImageField('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
+  return { images: jsonImageInputs({ imageUrl, imageBase64 }), params };
+}
+
+const decoder = new TextDecoder('utf-8');
+
+/** The body's text: its chunks decoded as UTF-8 as one (a character may span two chunks). */
+function utf8(chunks: readonly Uint8Array[]): string {
+  if (chunks.length === 1) return decoder.decode(chunks[0]);
+  let s = '';
+  for (let i = 0; i < chunks.length; i++) s += decoder.decode(chunks[i], { stream: i < chunks.length - 1 });
+  return s;
+}
