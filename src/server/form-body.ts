@@ -1,8 +1,8 @@
 /**
- * A `multipart/form-data` render request, parsed where it is rendered: the event loop reads the
- * body's raw chunks (routes/render.ts, bounded) and a render worker runs busboy over them, so the
- * boundary search over every byte of the upload is off the thread every request shares (at 12
- * MP it was ~40 % of the event loop's time per request; bench/README.md).
+ * A `multipart/form-data` render request's form, parsed from the raw chunks of its body that the
+ * event loop read (routes/render.ts, bounded): where request-body.ts says, in a render worker for
+ * a large body, so that the boundary search over every byte of an upload is off the thread every
+ * request shares (at 12 MP it was ~40 % of the event loop's time per request; bench/README.md).
  *
  * The form's rules, in the order they apply:
  * - busboy's part limits: more than MAX_FILES files, MAX_FIELDS fields or their sum in parts is

@@ -21,8 +21,8 @@ export type JsonImageInput =
 
 export type ImageInput =
   /**
-   * An upload, as the form parser cut it from the body's chunks (form-body.ts, in a render
-   * worker), joined there: the server's event loop never copies the whole image.
+   * An upload, as the form parser cut it from the body's chunks (form-body.ts; for a large body
+   * in a render worker, which joins them: the event loop never copies a large image).
    */
   | { readonly field: 'image'; readonly chunks: readonly Uint8Array[]; readonly byteLength: number }
   | JsonImageInput;

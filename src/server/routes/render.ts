@@ -102,7 +102,8 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
   const { config } = ctx;
 
   // Only JSON and multipart here: Fastify answers every other content type with 415. Both are
-  // read raw in the handler (readBody) and parsed in a render worker (request-body.ts).
+  // read raw in the handler (readBody), then parsed (request-body.ts) in a render worker when
+  // they are large.
   app.removeAllContentTypeParsers();
   for (const [mediaType, type] of [['application/json', 'json'], ['multipart/form-data', 'form']] as const) {
     app.addContentTypeParser(mediaType, (request, _payload, done) => {
@@ -122,13 +123,6 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     ...limitedRoute(ctx.limiter, admit),
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const query = queryParams(request);
-      const signal = ctx.admission.signalOf(request);
-      const call = {
-        signal,
-        traceId: request.traceId,
-        face: 'http' as const,
-        ...(request.span ? { span: request.span } : {}),
-      };
       const type = bodyTypes.get(request);
       if (!type) throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
       const start = nowMs();
@@ -136,7 +130,13 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       if (type === 'json' && body.byteLength === 0) throw new HttpProblem('invalid-request', 'The JSON body is empty.');
       const out = await ctx.renderer.renderBody(
         { type, chunks: body.chunks, byteLength: body.byteLength, contentType: request.headers['content-type'] ?? '', query },
-        { ...call, inputTiming: { start, end: nowMs() } },
+        {
+          signal: ctx.admission.signalOf(request),
+          traceId: request.traceId,
+          face: 'http',
+          ...(request.span ? { span: request.span } : {}),
+          inputTiming: { start, end: nowMs() },
+        },
       );
       return reply
         .code(200)
