@@ -37,8 +37,12 @@ export async function bodyRequest(body: BodyJob['body'], maxImageBytes: number):
     case 'imageBase64':
       checkBase64Length(image.text, maxImageBytes);
       return { params, source: { kind: 'base64', text: image.text }, field: 'imageBase64' };
-    case 'image':
-      return { params, source: { kind: 'bytes', bytes: joined(image.chunks) }, field: 'image' };
+    case 'image': {
+      const bytes = joined(image.chunks);
+      // Its chunks were views into the body's, which the image no longer needs (see above).
+      letGo(body.chunks);
+      return { params, source: { kind: 'bytes', bytes }, field: 'image' };
+    }
   }
 }
 
@@ -69,8 +73,17 @@ export async function requestInputs(body: BodyJob['body'], maxImageBytes: number
     const form = await parseForm(body.chunks, body.contentType, maxImageBytes);
     return { images: form.images, carriers: [query, { name: 'form fields', kind: 'strings', values: form.fields }] };
   }
-  const json = jsonRequest(parseJsonText(utf8(body.chunks)));
+  const text = utf8(body.chunks);
+  // The job that carries the chunks lives until the render ends; the text is all that is needed
+  // now (the JSON's base64 string, its text and the decoded image would otherwise sit beside them).
+  letGo(body.chunks);
+  const json = jsonRequest(parseJsonText(text));
   return { images: json.images, carriers: [query, { name: 'JSON body', kind: 'json', values: json.params }] };
+}
+
+/** Empties a body's chunk list (its own array: a job's, as the worker received it). */
+function letGo(chunks: readonly Uint8Array[]): void {
+  (chunks as Uint8Array[]).length = 0;
 }
 
 /** A JSON body's text, parsed with its bounds checked (json-body.ts); a syntax error as a 400. */
