@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HttpProblem } from '../src/server/problem.js';
+import type { HttpProblem } from '../src/server/problem.js';
+import { problemOf } from './server-helpers.js';
 import { requestInputs } from '../src/server/request-body.js';
 import type { BodyJob } from '../src/server/render-task.js';
 
@@ -15,17 +16,9 @@ const json = (text: string, size = 1 << 20, query: Record<string, unknown> = {})
   return { type: 'json', chunks, contentType: 'application/json', query };
 };
 
-async function refused(body: BodyJob['body']): Promise<HttpProblem> {
-  try {
-    await requestInputs(body, 1000);
-  } catch (err) {
-    assert.ok(err instanceof HttpProblem, String(err));
-    return err;
-  }
-  assert.fail('the body was accepted');
-}
+const refused = (body: BodyJob['body']): Promise<HttpProblem> => problemOf(requestInputs(body, 1000));
 
-describe('request body (read in the render worker)', () => {
+describe('request body', () => {
   test('JSON: the image sources and the parameters, the query string\'s carrier first, in chunks of any size', async () => {
     const text = JSON.stringify({ imageBase64: 'QUJD', columns: 40, charset: 'blocks', note: 'é✓𝄞' });
     for (const size of [1, 2, 3, 5, text.length]) {

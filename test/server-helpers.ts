@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ParamDef } from '../src/core/params/definitions.js';
 import { buildApp, type BuildAppOptions } from '../src/server/app.js';
 import { loadConfig, type ServerConfig } from '../src/server/config.js';
+import { HttpProblem } from '../src/server/problem.js';
 
 export interface TestServer {
   readonly app: FastifyInstance;
@@ -252,3 +253,13 @@ export function badValues(def: ParamDef): Array<{ strings?: string; json?: unkno
   }
 }
 
+/** The HttpProblem `work` is refused with (it must be refused, with one). */
+export async function problemOf(work: Promise<unknown>): Promise<HttpProblem> {
+  try {
+    await work;
+  } catch (err) {
+    assert.ok(err instanceof HttpProblem, String(err));
+    return err;
+  }
+  assert.fail('it was accepted');
+}

@@ -46,18 +46,9 @@ export async function bodyRequest(body: BodyJob['body'], maxImageBytes: number):
   }
 }
 
-/** An upload's chunks as one array. */
+/** An upload's chunks as one array (the one chunk itself when there is one). */
 function joined(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  let n = 0;
-  for (const c of chunks) n += c.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.byteLength;
-  }
-  return out;
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
 export interface RequestInputs {
