@@ -72,7 +72,7 @@ export async function requestInputs(body: BodyJob['body'], maxImageBytes: number
   return { images: json.images, carriers: [query, { name: 'JSON body', kind: 'json', values: json.params }] };
 }
 
-/** Empties a body's chunk list (its own array: a job's, as the worker received it). */
+/** Empties a body's chunk list (a job's own copy in a worker, the route's own array inline). */
 function letGo(chunks: readonly Uint8Array[]): void {
   (chunks as Uint8Array[]).length = 0;
 }
