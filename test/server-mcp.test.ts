@@ -16,6 +16,7 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/ser
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
 import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
 import { loadConfig } from '../src/server/config.js';
+import { MIN_LIFTED_BYTES } from '../src/server/json-lift.js';
 import sharp from 'sharp';
 import AjvModule from 'ajv';
 
@@ -238,6 +239,22 @@ describe('raw JSON-RPC over HTTP', () => {
     assert.equal(r.json[0].result.structuredContent.columns, 16);
     assert.match(r.json[1].result.content[0].text, /<svg/);
     assert.equal(r.json[2].result.isError, true);
+  });
+
+  test('long imageBase64 values (kept as bytes, out of the parse) render as short ones do; broken ones are refused the same way', async () => {
+    const big = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).png().toBuffer();
+    const b64 = big.toString('base64');
+    assert.ok(b64.length > MIN_LIFTED_BYTES);
+    const r = await rpc([callTool(1, { imageBase64: b64, format: 'json', columns: 24 }), callTool(2, { imageBase64: `data:image/png;base64,${b64}`, columns: 20 }), callTool(3, { imageBase64: `${b64.slice(0, -8)}!!!!!!!!` })]);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json[0].result.structuredContent.columns, 24);
+    assert.equal(r.json[1].result.isError, undefined, JSON.stringify(r.json[1]));
+    assert.equal(r.json[2].result.isError, true);
+    assert.match(r.json[2].result.content[0].text, /not valid base64/);
+    // The same image as a short value through the render API: the same art.
+    const lifted = await rpc(callTool(4, { imageBase64: b64, columns: 30 }));
+    const direct = await postJson(`${server.base}/api/v1/render?columns=30`, { imageBase64: b64 });
+    assert.equal(lifted.json.result.content[0].text.trimEnd(), direct.text.trimEnd());
   });
 
   test('[] and a batch over V2A_MCP_MAX_BATCH are one -32600', async () => {

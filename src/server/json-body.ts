@@ -48,11 +48,11 @@ function keyText(raw: string): string | undefined {
 
 /**
  * Checks the bounds of `text` (throws HttpProblem 400 `json-too-complex` or `duplicate-key`) and
- * returns `JSON.parse(text)`; a syntax error is thrown as JSON.parse's SyntaxError.
+ * returns `JSON.parse(text, reviver)`; a syntax error is thrown as JSON.parse's SyntaxError.
  */
-export function parseJsonBounded(text: string, limits: JsonLimits = DEFAULT_LIMITS): unknown {
+export function parseJsonBounded(text: string, limits: JsonLimits = DEFAULT_LIMITS, reviver?: (key: string, value: unknown) => unknown): unknown {
   checkJsonBounds(text, limits);
-  return JSON.parse(text) as unknown;
+  return JSON.parse(text, reviver) as unknown;
 }
 
 /** The scan of parseJsonBounded, without the parse. */

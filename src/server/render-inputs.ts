@@ -6,6 +6,7 @@
  */
 import { parseParams } from '../core/params/validate.js';
 import { HttpProblem, parameterDetail, type ProblemFieldError } from './problem.js';
+import type { RenderSource } from './render-task.js';
 
 /** Most parameter errors one reply lists. */
 export const MAX_LISTED_ERRORS = 50;
@@ -14,10 +15,26 @@ export const MAX_LISTED_ERRORS = 50;
 export const IMAGE_FIELDS = ['image', 'imageUrl', 'imageBase64'] as const;
 export type ImageField = (typeof IMAGE_FIELDS)[number];
 
+/**
+ * A long imageBase64 value kept as the bytes of its text, lifted out of a JSON body before the
+ * parse (json-lift.ts); in the parsed body where the string would be.
+ */
+export class LiftedText {
+  /**
+   * `bytes`: a view into the body; `movable`: no other lifted value shares that body's buffer,
+   * so it may be moved to the worker whole instead of copied (the parsed body no longer needs it).
+   */
+  constructor(readonly bytes: Uint8Array, readonly movable = false) {}
+  /** What a log or an echo of the arguments shows: never the bytes. */
+  toJSON(): string {
+    return `(${this.bytes.byteLength} characters of base64)`;
+  }
+}
+
 /** An image source of a JSON carrier (a request body, MCP tool arguments). */
 export type JsonImageInput =
   | { readonly field: 'imageUrl'; readonly url: string }
-  | { readonly field: 'imageBase64'; readonly text: string };
+  | { readonly field: 'imageBase64'; readonly text: string | LiftedText };
 
 export type ImageInput =
   /**
@@ -53,18 +70,26 @@ export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly 
     images.push({ field: 'imageUrl', url: imageUrl.trim() });
   }
   if (imageBase64 !== undefined) {
-    if (typeof imageBase64 !== 'string' || imageBase64.trim() === '') throw invalidImageField('imageBase64', 'imageBase64 must be a non-empty string of base64');
+    if (!(imageBase64 instanceof LiftedText) && (typeof imageBase64 !== 'string' || imageBase64.trim() === '')) {
+      throw invalidImageField('imageBase64', 'imageBase64 must be a non-empty string of base64');
+    }
     images.push({ field: 'imageBase64', text: imageBase64 });
   }
   return images;
+}
+
+/** A render source for imageBase64: its text, or a lifted value's bytes (moved, not copied). */
+export function base64Source(text: string | LiftedText): RenderSource {
+  return typeof text === 'string' ? { kind: 'base64', text } : { kind: 'base64-ascii', bytes: text.bytes, movable: text.movable };
 }
 
 /**
  * imageBase64 text longer than base64 of an image of `maxBytes` can be (whitespace aside, the
  * text only shrinks by 3/4 when decoded): a cheap refusal before any decoding, 413.
  */
-export function checkBase64Length(text: string, maxBytes: number): void {
-  if (text.length > Math.ceil(maxBytes / 3) * 4 * 1.03 + 4096) {
+export function checkBase64Length(text: string | LiftedText, maxBytes: number): void {
+  const length = typeof text === 'string' ? text.length : text.bytes.byteLength;
+  if (length > Math.ceil(maxBytes / 3) * 4 * 1.03 + 4096) {
     throw new HttpProblem('image-too-large', `imageBase64 is longer than an image of the ${maxBytes}-byte limit can be.`, {
       errors: [{ parameter: 'imageBase64', message: 'too large' }],
     });

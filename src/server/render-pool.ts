@@ -137,9 +137,11 @@ export function forTransfer<J extends RenderJob | BodyJob>(job: J): { task: J; t
     return { task: { ...job, body: { ...job.body, chunks } }, transferList };
   }
   const src = job.source;
-  if (src.kind === 'bytes') {
-    const bytes = transferable(src.bytes);
-    return { task: { ...job, source: { kind: 'bytes', bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
+  if (src.kind === 'bytes' || src.kind === 'base64-ascii') {
+    // A movable view goes with its whole buffer (the view's offset and length cross with it).
+    const movable = src.kind === 'base64-ascii' && src.movable === true && src.bytes.buffer instanceof ArrayBuffer;
+    const bytes = movable ? src.bytes : transferable(src.bytes);
+    return { task: { ...job, source: { ...src, bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
   }
   return { task: job, transferList: [] };
 }

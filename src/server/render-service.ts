@@ -9,7 +9,7 @@ import type { LookupFunction } from 'node:net';
 import type { ServerConfig } from './config.js';
 import { fetchImage, ImageFetchError } from './fetch-image.js';
 import { HttpProblem } from './problem.js';
-import { checkBase64Length, type ImageInput, type JsonImageInput } from './render-inputs.js';
+import { base64Source, checkBase64Length, type ImageInput, type JsonImageInput } from './render-inputs.js';
 import { INLINE_BODY_BYTES, bodyRequest, type BodyRequest } from './request-body.js';
 import type { RenderPool } from './render-pool.js';
 import type { BodyJob, BodyOutcome, RenderJob, RenderOutcome, RenderSource, RenderSuccess, WorkerStage } from './render-task.js';
@@ -181,7 +181,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     switch (image.field) {
       case 'imageBase64':
         checkBase64Length(image.text, config.maxImageBytes);
-        return { kind: 'base64', text: image.text };
+        return base64Source(image.text);
       case 'imageUrl':
         return fetchUrl(image.url, ctx.signal, ctx.span);
     }

@@ -10,7 +10,12 @@ import type { ProblemFieldError, ProblemSlug } from './problem.js';
 export type RenderSource =
   | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
   /** Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted). */
-  | { readonly kind: 'base64'; readonly text: string };
+  | { readonly kind: 'base64'; readonly text: string }
+  /**
+   * The same text as its bytes (a value json-lift.ts kept out of the parse), read as text in the
+   * worker; `movable`: its whole ArrayBuffer may move with it (else the view is copied).
+   */
+  | { readonly kind: 'base64-ascii'; readonly bytes: Uint8Array; readonly movable?: boolean };
 
 export interface RenderJob {
   readonly source: RenderSource;

@@ -84,7 +84,8 @@ async function runBodyJob(job: BodyJob): Promise<BodyOutcome> {
 async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutcome> {
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;
-  const source = job.source;
+  // A lifted base64 value arrives as its bytes; the job reads base64 text.
+  const source = job.source.kind === 'base64-ascii' ? { kind: 'base64' as const, text: Buffer.from(job.source.bytes.buffer, job.source.bytes.byteOffset, job.source.bytes.byteLength).toString('latin1') } : job.source;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
     const done = await runJob(source, job.params, {

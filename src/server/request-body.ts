@@ -11,7 +11,7 @@ import { parseForm } from './form-body.js';
 import { parseJsonBounded } from './json-body.js';
 import { HttpProblem } from './problem.js';
 import {
-  checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
+  base64Source, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
 } from './render-inputs.js';
 import type { BodyJob, RenderSource } from './render-task.js';
 
@@ -36,7 +36,7 @@ export async function bodyRequest(body: BodyJob['body'], maxImageBytes: number):
       return { params, url: image.url };
     case 'imageBase64':
       checkBase64Length(image.text, maxImageBytes);
-      return { params, source: { kind: 'base64', text: image.text }, field: 'imageBase64' };
+      return { params, source: base64Source(image.text), field: 'imageBase64' };
     case 'image': {
       const bytes = joined(image.chunks);
       // Its chunks were views into the body's, which the image no longer needs (see above).

@@ -22,6 +22,7 @@ import { jsonBodyLimit } from '../config.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { HttpProblem } from '../problem.js';
 import { parseJsonBounded } from '../json-body.js';
+import { liftValues, revive } from '../json-lift.js';
 import { failSpan, nowMs } from '../telemetry/tracing.js';
 
 export const MCP_INSTRUCTIONS =
@@ -82,10 +83,12 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
 
   // JSON only, parsed here so that a syntax error becomes a JSON-RPC parse error, not a 400. Keys,
   // nesting and duplicate keys are bounded while parsing (json-body.ts): those are 400 problems.
+  // Long imageBase64 values stay bytes, out of the parse (json-lift.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
     try {
-      done(null, parseJsonBounded(body as string));
+      const { text, lifted } = liftValues(body as Buffer, 'imageBase64');
+      done(null, parseJsonBounded(text, undefined, lifted ? revive('imageBase64', lifted) : undefined));
     } catch (err) {
       if (err instanceof SyntaxError) done(null, PARSE_ERROR);
       else done(err as Error, undefined);
