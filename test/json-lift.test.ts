@@ -12,16 +12,24 @@ import { LiftedText } from '../src/server/render-inputs.js';
 const MIN = 100;
 const b64 = (n: number, c = 'A') => c.repeat(n);
 
-/** The parse of `text` with its lifted values put back, each shown as its text again. */
-function roundTrip(text: string): { value: unknown; count: number } {
-  const { text: reduced, lifted } = liftValues(Buffer.from(text), 'imageBase64', MIN);
+/** `text`'s bytes in chunks of `size` (each its own buffer, as a socket's). */
+function chunked(text: string, size: number): Uint8Array[] {
+  const b = Buffer.from(text);
+  const out: Uint8Array[] = [];
+  for (let o = 0; o < b.length; o += size) out.push(new Uint8Array(b.subarray(o, o + size)));
+  return out;
+}
+
+/** The parse of `text` (in chunks of `size`) with its lifted values put back, each shown as its text again. */
+function roundTrip(text: string, size: number): { value: unknown; count: number } {
+  const { text: reduced, lifted } = liftValues(chunked(text, size), 'imageBase64', MIN);
   const value = parseJsonBounded(reduced, undefined, lifted ? revive('imageBase64', lifted) : undefined);
   return { value: shown(value), count: lifted?.size ?? 0 };
 }
 
 /** `v` with each LiftedText replaced by its text (JSON.stringify would use its toJSON). */
 function shown(v: unknown): unknown {
-  if (v instanceof LiftedText) return Buffer.from(v.bytes).toString('latin1');
+  if (v instanceof LiftedText) return Buffer.concat(v.parts).toString('latin1');
   if (Array.isArray(v)) return v.map(shown);
   if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shown(x)]));
   return v;
@@ -42,27 +50,31 @@ describe('lifted JSON values', () => {
       ['{"k": "\\"imageBase64\\": ", "imageBase64": "' + b64(MIN) + '"}', 1],
     ];
     for (const [text, count] of cases) {
-      const r = roundTrip(text);
-      assert.equal(r.count, count, text.slice(0, 60));
-      assert.deepEqual(r.value, JSON.parse(text), text.slice(0, 60));
+      // In chunks of any size: quotes, keys, escapes and characters split between chunks.
+      for (const size of [1, 2, 3, 7, 64, text.length]) {
+        const r = roundTrip(text, size);
+        assert.equal(r.count, count, `${text.slice(0, 60)} in chunks of ${size}`);
+        assert.deepEqual(r.value, JSON.parse(text), `${text.slice(0, 60)} in chunks of ${size}`);
+      }
     }
   });
 
-  test('a lifted value is its body\'s bytes (no copy), shows no bytes in JSON, and the bounds still hold', () => {
-    const body = Buffer.from(JSON.stringify({ imageBase64: b64(500, 'Q') }));
-    const { lifted } = liftValues(body, 'imageBase64', MIN);
+  test('a lifted value is views of its body\'s chunks (no copy), shows no bytes in JSON, and the bounds still hold', () => {
+    const chunks = chunked(JSON.stringify({ imageBase64: b64(500, 'Q') }), 128);
+    const { lifted } = liftValues(chunks, 'imageBase64', MIN);
     const value = [...lifted!.values()][0]!;
-    assert.equal(value.bytes.buffer, body.buffer);
-    assert.equal(value.movable, body.byteOffset === 0 && body.byteLength === body.buffer.byteLength, 'the only value may take a whole buffer with it');
-    const two = liftValues(Buffer.from(JSON.stringify([{ imageBase64: b64(500) }, { imageBase64: b64(500) }])), 'imageBase64', MIN).lifted!;
-    assert.deepEqual([...two.values()].map((v) => v.movable), [false, false], 'values sharing a body are copied');
+    assert.deepEqual(value.parts.map((p) => p.buffer), chunks.map((c) => c.buffer), 'views of each chunk');
+    assert.equal(value.byteLength, 500);
+    assert.equal(value.movable, true, 'the only value may take its chunks\' buffers with it');
+    const two = liftValues(chunked(JSON.stringify([{ imageBase64: b64(500) }, { imageBase64: b64(500) }]), 128), 'imageBase64', MIN).lifted!;
+    assert.deepEqual([...two.values()].map((v) => v.movable), [false, false], 'values sharing chunks are copied');
     assert.equal(JSON.stringify({ imageBase64: value }), '{"imageBase64":"(500 characters of base64)"}');
-    const twice = liftValues(Buffer.from(`{"imageBase64": "${b64(500)}", "imageBase64": "${b64(500)}"}`), 'imageBase64', MIN);
+    const twice = liftValues(chunked(`{"imageBase64": "${b64(500)}", "imageBase64": "${b64(500)}"}`, 100), 'imageBase64', MIN);
     assert.throws(() => parseJsonBounded(twice.text), (e: unknown) => e instanceof HttpProblem && e.slug === 'duplicate-key');
   });
 
   test('a placeholder sent by a client is a string like any other', () => {
-    const { text, lifted } = liftValues(Buffer.from(`{"a": {"imageBase64": "${b64(500)}"}, "b": {"imageBase64": "v2a-lifted-0-0"}}`), 'imageBase64', MIN);
+    const { text, lifted } = liftValues(chunked(`{"a": {"imageBase64": "${b64(500)}"}, "b": {"imageBase64": "v2a-lifted-0-0"}}`, 50), 'imageBase64', MIN);
     const value = parseJsonBounded(text, undefined, revive('imageBase64', lifted!)) as { a: { imageBase64: unknown }; b: { imageBase64: unknown } };
     assert.ok(value.a.imageBase64 instanceof LiftedText);
     assert.equal(value.b.imageBase64, 'v2a-lifted-0-0');

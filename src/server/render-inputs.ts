@@ -20,14 +20,21 @@ export type ImageField = (typeof IMAGE_FIELDS)[number];
  * parse (json-lift.ts); in the parsed body where the string would be.
  */
 export class LiftedText {
+  readonly byteLength: number;
   /**
-   * `bytes`: a view into the body; `movable`: no other lifted value shares that body's buffer,
-   * so it may be moved to the worker whole instead of copied (the parsed body no longer needs it).
+   * `parts`: views into the body's chunks, in order; `movable`: no other lifted value shares
+   * those chunks, so their buffers may move to the worker whole instead of being copied (the
+   * parsed body no longer needs them).
    */
-  constructor(readonly bytes: Uint8Array, readonly movable = false) {}
+  constructor(readonly parts: readonly Uint8Array[], readonly movable = false) {
+    let n = 0;
+    for (const p of parts) n += p.byteLength;
+    this.byteLength = n;
+  }
+
   /** What a log or an echo of the arguments shows: never the bytes. */
   toJSON(): string {
-    return `(${this.bytes.byteLength} characters of base64)`;
+    return `(${this.byteLength} characters of base64)`;
   }
 }
 
@@ -80,7 +87,7 @@ export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly 
 
 /** A render source for imageBase64: its text, or a lifted value's bytes (moved, not copied). */
 export function base64Source(text: string | LiftedText): RenderSource {
-  return typeof text === 'string' ? { kind: 'base64', text } : { kind: 'base64-ascii', bytes: text.bytes, movable: text.movable };
+  return typeof text === 'string' ? { kind: 'base64', text } : { kind: 'base64-ascii', parts: text.parts, movable: text.movable };
 }
 
 /**
@@ -88,7 +95,7 @@ export function base64Source(text: string | LiftedText): RenderSource {
  * text only shrinks by 3/4 when decoded): a cheap refusal before any decoding, 413.
  */
 export function checkBase64Length(text: string | LiftedText, maxBytes: number): void {
-  const length = typeof text === 'string' ? text.length : text.bytes.byteLength;
+  const length = typeof text === 'string' ? text.length : text.byteLength;
   if (length > Math.ceil(maxBytes / 3) * 4 * 1.03 + 4096) {
     throw new HttpProblem('image-too-large', `imageBase64 is longer than an image of the ${maxBytes}-byte limit can be.`, {
       errors: [{ parameter: 'imageBase64', message: 'too large' }],

@@ -137,11 +137,16 @@ export function forTransfer<J extends RenderJob | BodyJob>(job: J): { task: J; t
     return { task: { ...job, body: { ...job.body, chunks } }, transferList };
   }
   const src = job.source;
-  if (src.kind === 'bytes' || src.kind === 'base64-ascii') {
-    // A movable view goes with its whole buffer (the view's offset and length cross with it).
-    const movable = src.kind === 'base64-ascii' && src.movable === true && src.bytes.buffer instanceof ArrayBuffer;
-    const bytes = movable ? src.bytes : transferable(src.bytes);
-    return { task: { ...job, source: { ...src, bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
+  if (src.kind === 'bytes') {
+    const bytes = transferable(src.bytes);
+    return { task: { ...job, source: { kind: 'bytes', bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
+  }
+  if (src.kind === 'base64-ascii') {
+    // Movable views go with their whole buffers (each view's offset and length cross with it);
+    // others are copied into one array first.
+    const own = src.movable === true && new Set(src.parts.map((p) => p.buffer)).size === src.parts.length && src.parts.every((p) => p.buffer instanceof ArrayBuffer);
+    const parts = own ? src.parts : [Buffer.concat(src.parts as Uint8Array[])].map((b) => transferable(b));
+    return { task: { ...job, source: { kind: 'base64-ascii', parts } }, transferList: parts.map((p) => p.buffer as ArrayBuffer) };
   }
   return { task: job, transferList: [] };
 }

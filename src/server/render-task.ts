@@ -12,10 +12,11 @@ export type RenderSource =
   /** Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted). */
   | { readonly kind: 'base64'; readonly text: string }
   /**
-   * The same text as its bytes (a value json-lift.ts kept out of the parse), read as text in the
-   * worker; `movable`: its whole ArrayBuffer may move with it (else the view is copied).
+   * The same text as its bytes (a value json-lift.ts kept out of the parse, as views into the
+   * body's chunks), read as text in the worker; `movable`: the chunks' whole buffers may move
+   * with them (else the views are copied into one array).
    */
-  | { readonly kind: 'base64-ascii'; readonly bytes: Uint8Array; readonly movable?: boolean };
+  | { readonly kind: 'base64-ascii'; readonly parts: readonly Uint8Array[]; readonly movable?: boolean };
 
 export interface RenderJob {
   readonly source: RenderSource;

@@ -19,6 +19,11 @@ import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
 
+/** Bytes as text, one character each (base64 is ASCII). */
+function latin1(parts: readonly Uint8Array[]): string {
+  return parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('latin1')).join('');
+}
+
 /** Milliseconds since the Unix epoch, sub-millisecond, comparable across threads. */
 const now = () => performance.timeOrigin + performance.now();
 
@@ -85,7 +90,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;
   // A lifted base64 value arrives as its bytes; the job reads base64 text.
-  const source = job.source.kind === 'base64-ascii' ? { kind: 'base64' as const, text: Buffer.from(job.source.bytes.buffer, job.source.bytes.byteOffset, job.source.bytes.byteLength).toString('latin1') } : job.source;
+  const source = job.source.kind === 'base64-ascii' ? { kind: 'base64' as const, text: latin1(job.source.parts) } : job.source;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
     const done = await runJob(source, job.params, {

@@ -18,11 +18,11 @@ import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher, type McpHandleCon
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
-import { jsonBodyLimit } from '../config.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { HttpProblem } from '../problem.js';
 import { parseJsonBounded } from '../json-body.js';
 import { liftValues, revive } from '../json-lift.js';
+import { readBody } from '../read-body.js';
 import { failSpan, nowMs } from '../telemetry/tracing.js';
 
 export const MCP_INSTRUCTIONS =
@@ -77,23 +77,29 @@ function toolCalls(body: unknown, maxBatch: number): number {
   return body.length > maxBatch ? 0 : body.filter(isCall).length;
 }
 
+/**
+ * The JSON-RPC body: a syntax error becomes a JSON-RPC parse error, not a 400. Keys, nesting and
+ * duplicate keys are bounded while parsing (json-body.ts): those are 400 problems. Long
+ * imageBase64 values stay bytes, out of the parse (json-lift.ts).
+ */
+function parseBody(chunks: readonly Uint8Array[]): unknown {
+  try {
+    const { text, lifted } = liftValues(chunks, 'imageBase64');
+    return parseJsonBounded(text, undefined, lifted ? revive('imageBase64', lifted) : undefined);
+  } catch (err) {
+    if (err instanceof SyntaxError) return PARSE_ERROR;
+    throw err;
+  }
+}
+
 export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; dispatcher: McpDispatcher }): Promise<void> {
   const { ctx, dispatcher } = opts;
   const { config } = ctx;
 
-  // JSON only, parsed here so that a syntax error becomes a JSON-RPC parse error, not a 400. Keys,
-  // nesting and duplicate keys are bounded while parsing (json-body.ts): those are 400 problems.
-  // Long imageBase64 values stay bytes, out of the parse (json-lift.ts).
+  // JSON only (Fastify answers every other type with 415), read raw in the handler (readBody) and
+  // parsed there (parseBody).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: jsonBodyLimit(config.maxImageBytes) }, (_req, body, done) => {
-    try {
-      const { text, lifted } = liftValues(body as Buffer, 'imageBase64');
-      done(null, parseJsonBounded(text, undefined, lifted ? revive('imageBase64', lifted) : undefined));
-    } catch (err) {
-      if (err instanceof SyntaxError) done(null, PARSE_ERROR);
-      else done(err as Error, undefined);
-    }
-  });
+  app.addContentTypeParser('application/json', (_request, _payload, done) => done(null));
 
   // Admitted like a render before the body is read (admission.ts): an MCP body is as large.
   const admit = async (request: FastifyRequest, reply: FastifyReply) => { ctx.admission.admit(request, reply); };
@@ -101,7 +107,6 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   app.route({
     method: 'POST',
     url: ENDPOINTS.mcp.path,
-    bodyLimit: jsonBodyLimit(config.maxImageBytes),
     ...limitedRoute(ctx.limiter, admit),
     handler: async (request, reply) => {
       const origin = request.headers.origin;
@@ -112,7 +117,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       if (version !== undefined && !isSupportedProtocolVersion(version, dispatcher.protocolVersions)) {
         throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`);
       }
-      const body = request.body === undefined ? PARSE_ERROR : request.body;
+      const { chunks } = await readBody(request.raw, 'json', config.maxImageBytes);
+      const body = parseBody(chunks);
       // Every tools/call is a render: the request's admission unit and rate-limit token cover the
       // first; each further one in a batch takes its own (or the batch is refused: 429 / 503).
       const extra = Math.max(0, toolCalls(body, config.mcpMaxBatch) - 1);

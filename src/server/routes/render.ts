@@ -19,10 +19,9 @@
  * it is parsed (json-body.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { jsonBodyLimit } from '../config.js';
 import type { AppContext } from '../context.js';
-import { FORM_OVERHEAD_BYTES } from '../form-body.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
+import { readBody } from '../read-body.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { HttpProblem } from '../problem.js';
 import { nowMs } from '../telemetry/tracing.js';
@@ -37,54 +36,6 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * any case, parameters and spaces) as one this route reads.
  */
 const bodyTypes = new WeakMap<FastifyRequest, 'form' | 'json'>();
-
-/** The problem of a body over its cap (the reply closes the connection; the rest is never read). */
-function overCap(type: 'form' | 'json', maxImageBytes: number): HttpProblem {
-  if (type === 'json') return new HttpProblem('request-too-large', 'The request body is larger than this endpoint accepts.');
-  return new HttpProblem('image-too-large', `The upload is larger than the ${maxImageBytes}-byte image limit (with ${FORM_OVERHEAD_BYTES} bytes more for the form's other fields).`, {
-    errors: [{ parameter: 'image', message: `larger than ${maxImageBytes} bytes` }],
-  });
-}
-
-/**
- * A body's raw chunks, as they came off the socket (not joined, decoded nor parsed: a render
- * worker does that, request-body.ts). Refused (overCap) as soon as it is known to pass its cap:
- * from a Content-Length header before reading, else the moment the bytes read pass it.
- */
-function readBody(request: FastifyRequest, type: 'form' | 'json', maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
-  // A form: the image limit plus the room for its other fields; JSON: base64 of the limit.
-  const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
-  const raw = request.raw;
-  const declared = Number(raw.headers['content-length']);
-  if (declared > cap) return Promise.reject(overCap(type, maxImageBytes));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const done = (err?: unknown) => {
-      raw.off('data', onData);
-      raw.off('end', onEnd);
-      raw.off('error', onError);
-      raw.off('close', onClose);
-      if (err === undefined) resolve({ chunks, byteLength: total });
-      else reject(err);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total <= cap) return void chunks.push(chunk);
-      raw.pause();
-      chunks.length = 0;
-      done(overCap(type, maxImageBytes));
-    };
-    const onEnd = () => done();
-    const onError = (err: Error) => done(err);
-    // The client went away mid-body: nothing to answer (admission.ts frees the slot).
-    const onClose = () => { if (!raw.complete) done(new HttpProblem('invalid-request', 'The request body ended early.')); };
-    raw.on('data', onData);
-    raw.once('end', onEnd);
-    raw.once('error', onError);
-    raw.once('close', onClose);
-  });
-}
 
 function queryParams(request: FastifyRequest): Record<string, unknown> {
   const query = (isPlainObject(request.query) ? request.query : {}) as Record<string, unknown>;
@@ -126,7 +77,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       const type = bodyTypes.get(request);
       if (!type) throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
       const start = nowMs();
-      const body = await readBody(request, type, config.maxImageBytes);
+      const body = await readBody(request.raw, type, config.maxImageBytes);
       if (type === 'json' && body.byteLength === 0) throw new HttpProblem('invalid-request', 'The JSON body is empty.');
       const out = await ctx.renderer.renderBody(
         { type, chunks: body.chunks, byteLength: body.byteLength, contentType: request.headers['content-type'] ?? '', query },

@@ -1,0 +1,60 @@
+/**
+ * A request body as the raw chunks that came off the socket: not joined, decoded nor parsed (the
+ * render route's bodies are parsed by request-body.ts, the MCP endpoint's by json-lift.ts and
+ * json-body.ts), each chunk the whole of its ArrayBuffer, so a render worker can be handed them
+ * without a copy.
+ */
+import type { IncomingMessage } from 'node:http';
+import { jsonBodyLimit } from './config.js';
+import { FORM_OVERHEAD_BYTES } from './form-body.js';
+import { HttpProblem } from './problem.js';
+
+export type BodyType = 'form' | 'json';
+
+/** The problem of a body over its cap (the reply closes the connection; the rest is never read). */
+function overCap(type: BodyType, maxImageBytes: number): HttpProblem {
+  if (type === 'json') return new HttpProblem('request-too-large', 'The request body is larger than this endpoint accepts.');
+  return new HttpProblem('image-too-large', `The upload is larger than the ${maxImageBytes}-byte image limit (with ${FORM_OVERHEAD_BYTES} bytes more for the form's other fields).`, {
+    errors: [{ parameter: 'image', message: `larger than ${maxImageBytes} bytes` }],
+  });
+}
+
+/**
+ * The body's chunks, refused (overCap) as soon as it is known to pass its cap: from a
+ * Content-Length header before reading, else the moment the bytes read pass it. The cap: for a
+ * form, the image limit plus the room for its other fields; for JSON, base64 of the limit.
+ */
+export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
+  const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
+  const declared = Number(raw.headers['content-length']);
+  if (declared > cap) return Promise.reject(overCap(type, maxImageBytes));
+  // Already read to its end (a request without a body that something drained): nothing to wait for.
+  if (raw.readableEnded) return Promise.resolve({ chunks: [], byteLength: 0 });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const done = (err?: unknown) => {
+      raw.off('data', onData);
+      raw.off('end', onEnd);
+      raw.off('error', onError);
+      raw.off('close', onClose);
+      if (err === undefined) resolve({ chunks, byteLength: total });
+      else reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total <= cap) return void chunks.push(chunk);
+      raw.pause();
+      chunks.length = 0;
+      done(overCap(type, maxImageBytes));
+    };
+    const onEnd = () => done();
+    const onError = (err: Error) => done(err);
+    // The client went away mid-body: nothing to answer (admission.ts frees the slot).
+    const onClose = () => { if (!raw.complete) done(new HttpProblem('invalid-request', 'The request body ended early.')); };
+    raw.on('data', onData);
+    raw.once('end', onEnd);
+    raw.once('error', onError);
+    raw.once('close', onClose);
+  });
+}
