@@ -39,7 +39,7 @@ import { buildSync } from 'esbuild';
 import { CELL_ASPECT, VERSION } from '../src/core/types.js';
 import { buildProject, type BuildOutcome } from './lib/build.js';
 import { BENCH_DIR, OUT_DIR } from './lib/images.js';
-import { jsonBody, multipartBody, runLoad, type Carrier, type LoadResult, type RequestBody } from './lib/load.js';
+import { CARRIERS, requestBody, runLoad, type Carrier, type LoadResult, type RequestBody } from './lib/load.js';
 import { startOtlpSink, type OtlpSink } from './lib/otlp-sink.js';
 import { runProcessLoad, type ProcessLoadResult } from './lib/peer-load.js';
 import { chafaArgs, ensurePeers, parseGrid, peerVersion } from './lib/peers.js';
@@ -81,7 +81,7 @@ const USAGE = `npm run bench:server -- [options]
   --concurrency LIST   connections per level (default 2,4,8)
   --images LIST        1mp,12mp (default both)
   --columns N          columns (default 120)
-  --carrier C          multipart (default) or json (imageBase64)
+  --carrier C          multipart (default), json (imageBase64) or mcp (a tools/call with imageBase64)
   --compare-export     also measure a server exporting traces (PLATFORM_API_KEY + local OTLP sink)
   --cpu-prof           run the server under node --cpu-prof and summarize where its CPU time goes
   --no-build           measure the existing dist/
@@ -108,8 +108,8 @@ function parseArgs(argv: readonly string[]): Args {
       case '--images': a.images = (val() ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean); break;
       case '--columns': a.columns = Math.round(num(val(), key, 1)); break;
       case '--carrier': {
-        const c = val();
-        if (c !== 'multipart' && c !== 'json') throw new Error(`--carrier is multipart or json\n${USAGE}`);
+        const c = val() as Carrier;
+        if (!CARRIERS.includes(c)) throw new Error(`--carrier is ${CARRIERS.join(', ')}\n${USAGE}`);
         a.carrier = c;
         break;
       }
@@ -255,19 +255,33 @@ interface SampleCheck {
   traceparent: boolean;
 }
 
-function renderUrl(server: ServerProcess, columns: number): string {
-  return `${server.url}/api/v1/render?columns=${columns}`;
+function renderUrl(server: ServerProcess, req: RequestBody): string {
+  return `${server.url}${req.path}`;
+}
+
+/** The first text block of an MCP tools/call reply, and whether the result is an error. */
+function mcpText(reply: string): { text: string; isError: boolean } {
+  try {
+    const r = JSON.parse(reply) as { result?: { content?: { type: string; text?: string }[]; isError?: boolean } };
+    return { text: r.result?.content?.find((c) => c.type === 'text')?.text ?? reply, isError: r.result?.isError === true };
+  } catch {
+    return { text: reply, isError: true };
+  }
 }
 
 async function checkSample(server: ServerProcess, img: JpegInput, req: RequestBody, columns: number): Promise<SampleCheck> {
-  const r = await fetch(renderUrl(server, columns), { method: 'POST', headers: { 'content-type': req.contentType }, body: req.body });
-  const text = await r.text();
+  const r = await fetch(renderUrl(server, req), { method: 'POST', headers: { 'content-type': req.contentType }, body: req.body });
+  const reply = await r.text();
   const contentType = r.headers.get('content-type') ?? '';
+  // An MCP reply carries the art as its first text block (an error as a result with isError).
+  const mcp = req.carrier === 'mcp' ? mcpText(reply) : null;
+  const text = mcp ? mcp.text : reply;
   const lines = text.replace(/\n$/, '').split('\n');
   const widths = [...new Set(lines.map((l) => [...l].length))].sort((a, b) => a - b);
   const problems: string[] = [];
   if (r.status !== 200) problems.push(`status ${r.status}: ${text.slice(0, 200)}`);
-  if (!contentType.startsWith('text/plain')) problems.push(`content-type ${contentType}`);
+  if (mcp?.isError) problems.push(`tool error: ${text.slice(0, 200)}`);
+  if (!contentType.startsWith(req.carrier === 'mcp' ? 'application/json' : 'text/plain')) problems.push(`content-type ${contentType}`);
   if (r.status === 200 && (widths.length !== 1 || widths[0] !== columns)) problems.push(`row widths ${widths.join('/')} instead of ${columns}`);
   return {
     image: img.label,
@@ -308,7 +322,7 @@ async function measureLevel(server: ServerProcess, img: JpegInput, req: RequestB
   const sys0 = systemBusySeconds();
   const self0 = selfAndChildrenSeconds();
   const t0 = performance.now();
-  const r = await runLoad({ url: renderUrl(server, columns), request: req, connections, seconds });
+  const r = await runLoad({ url: renderUrl(server, req), request: req, connections, seconds });
   const wall = (performance.now() - t0) / 1000;
   const c1 = server.cpu();
   const sys1 = systemBusySeconds();
@@ -389,7 +403,7 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
   const images = await serverBenchImages(args.images, log);
   const rows: ScalingRow[] = [];
   for (const img of images) {
-    const req = args.carrier === 'json' ? jsonBody(img.data) : multipartBody(img.data, `photo-${img.width}x${img.height}.jpg`);
+    const req = requestBody(args.carrier, img.data, `photo-${img.width}x${img.height}.jpg`, columns);
     for (const workers of args.workers) {
       const connections = 2 * workers;
       progress(`scaling ${img.label}: ${workers} worker(s), ${connections} connections, ${args.duration} s ...`);
@@ -403,7 +417,7 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
       try {
         const check = await checkSample(server, img, req, columns);
         if (!check.ok) throw new Error(`sample check failed with ${workers} workers (${img.label}): ${check.problem}`);
-        if (args.warmup > 0) await runLoad({ url: renderUrl(server, columns), request: req, connections, seconds: args.warmup });
+        if (args.warmup > 0) await runLoad({ url: renderUrl(server, req), request: req, connections, seconds: args.warmup });
         const l = await measureLevel(server, img, req, columns, connections, args.duration);
         const one = rows.find((r) => r.image === img.label && r.workers === 1);
         rows.push({
@@ -420,7 +434,7 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
   }
   await stopAllServers();
   console.log('');
-  console.log(`Scaling: POST /api/v1/render?columns=${columns} (${args.carrier}), a fresh server per worker count, 2 connections per worker,`);
+  console.log(`Scaling: POST ${args.carrier === 'mcp' ? '/api/mcp' : `/api/v1/render?columns=${columns}`} (${args.carrier}), a fresh server per worker count, 2 connections per worker,`);
   console.log(`${args.warmup} s warm-up then ${args.duration} s; ${cores} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator on the same cores`);
   if (args.workers.some((w) => w > cores)) console.log(`(more workers than the ${cores} cores here: those rows show the shape only, not scaling)`);
   console.log(table([
@@ -459,7 +473,7 @@ async function main(): Promise<void> {
   if (quiet !== null) progress(`machine load before the bench: ${fix(quiet, 0)} % of one core (out of ${cores * 100} %)`);
   progress('images ...');
   const images = await serverBenchImages(args.images, log);
-  const bodies = new Map(images.map((img) => [img.label, args.carrier === 'json' ? jsonBody(img.data) : multipartBody(img.data, `photo-${img.width}x${img.height}.jpg`)]));
+  const bodies = new Map(images.map((img) => [img.label, requestBody(args.carrier, img.data, `photo-${img.width}x${img.height}.jpg`, columns)]));
   const rowsOf = (img: JpegInput) => Math.max(1, Math.round((columns * img.height * CELL_ASPECT) / img.width));
 
   progress('stages in process ...');
@@ -504,7 +518,7 @@ async function main(): Promise<void> {
       const req = bodies.get(img.label)!;
       if (args.warmup > 0) {
         progress(`${img.label}: warm-up ${args.warmup} s ...`);
-        await runLoad({ url: renderUrl(off, columns), request: req, connections: cores, seconds: args.warmup });
+        await runLoad({ url: renderUrl(off, req), request: req, connections: cores, seconds: args.warmup });
       }
       for (const c of args.concurrency) {
         progress(`${img.label}: ${c} connections, ${args.duration} s ...`);
@@ -534,12 +548,12 @@ async function main(): Promise<void> {
         const half = Math.max(2, args.duration / 2);
         for (const img of images) {
           const req = bodies.get(img.label)!;
-          await runLoad({ url: renderUrl(on, columns), request: req, connections: cores, seconds: Math.min(args.warmup, 3) });
+          await runLoad({ url: renderUrl(on, req), request: req, connections: cores, seconds: Math.min(args.warmup, 3) });
           const acc = { off: [] as LoadResult[], on: [] as LoadResult[] };
           for (let round = 0; round < 2; round++) {
             for (const which of (round % 2 ? ['on', 'off'] : ['off', 'on']) as ('off' | 'on')[]) {
               progress(`${img.label}: export ${which}, ${conn} connections, ${half} s ...`);
-              acc[which].push(await runLoad({ url: renderUrl(which === 'on' ? on : off, columns), request: req, connections: conn, seconds: half }));
+              acc[which].push(await runLoad({ url: renderUrl(which === 'on' ? on : off, req), request: req, connections: conn, seconds: half }));
             }
           }
           const ips = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.ok, 0) / rs.reduce((s, r) => s + r.seconds, 0);
@@ -583,7 +597,7 @@ async function main(): Promise<void> {
   }
 
   // --- Report ------------------------------------------------------------------------------------
-  const carrierText = args.carrier === 'multipart' ? 'multipart/form-data (file field image)' : 'application/json (imageBase64)';
+  const carrierText = { multipart: 'multipart/form-data (file field image)', json: 'application/json (imageBase64)', mcp: 'an MCP tools/call of render_ascii (imageBase64) to /api/mcp' }[args.carrier];
   console.log('');
   console.log(`v2a ${VERSION} server (node dist/server/main.js on 127.0.0.1): ${workers} workers, V2A_RATE_LIMIT=0, V2A_QUEUE_LIMIT=${queueLimit}, LOG_LEVEL=info`);
   console.log(`${cores} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator (autocannon) in this process, on the same cores`);
@@ -591,7 +605,7 @@ async function main(): Promise<void> {
   console.log(`other processes on the machine: ${fix(quiet, 0)} % of one core before the bench, up to ${fix(busiest, 0)} % during it (see "other load %")`);
   if (busiest > 25) console.log(`WARNING: the machine was busy with other work (up to ${fix(busiest, 0)} % of ${cores * 100} %): throughput and tail latency below are pessimistic and noisy; CPU ms per image is the steadier comparison`);
   console.log('');
-  console.log(`Inputs (JPEG q90, ${args.carrier === 'multipart' ? 'multipart' : 'JSON base64'} request body):`);
+  console.log(`Inputs (JPEG q90, ${{ multipart: 'multipart', json: 'JSON base64', mcp: 'MCP tools/call, base64' }[args.carrier]} request body):`);
   console.log(table([
     ['image', 'pixels', 'JPEG bytes', 'request bytes', 'source'],
     ...images.map((i) => [i.label, `${i.width}x${i.height}`, String(i.bytes), String(bodies.get(i.label)!.body.length), `${rel(i.file)} (${i.source})`]),
@@ -621,7 +635,7 @@ async function main(): Promise<void> {
   }
 
   console.log('');
-  console.log(`Load: POST /api/v1/render?columns=${columns}, ${carrierText}; autocannon, no pipelining; ${args.duration} s per level after a ${args.warmup} s warm-up per image`);
+  console.log(`Load: POST ${args.carrier === 'mcp' ? `/api/mcp (columns=${columns})` : `/api/v1/render?columns=${columns}`}, ${carrierText}; autocannon, no pipelining; ${args.duration} s per level after a ${args.warmup} s warm-up per image`);
   console.log(table([
     ['image', 'conns', 'images/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99/p50', 'max ms', '2xx', 'non-2xx', 'errors', 'srv CPU ms/img', 'main thr ms/img', 'srv CPU %', 'client CPU %', 'other load %'],
     ...levels.map((l) => [

@@ -1,33 +1,51 @@
 /**
  * HTTP load for the server bench: autocannon (programmatic API, one process, no pipelining) with a
  * prebuilt request body — multipart/form-data with the file field `image` (what a browser or
- * `curl -F image=@photo.jpg` sends) or JSON with `imageBase64` — and latencies of every 2xx
- * reply collected exactly (autocannon's per-request times, not its histogram buckets).
+ * `curl -F image=@photo.jpg` sends), JSON with `imageBase64`, or an MCP `tools/call` of
+ * render_ascii with `imageBase64` (what an agent sends) — and latencies of every 2xx reply
+ * collected exactly (autocannon's per-request times, not its histogram buckets).
  */
 import autocannon, { type AutocannonResult } from 'autocannon';
 import { randomBytes } from 'node:crypto';
 
-export type Carrier = 'multipart' | 'json';
+export type Carrier = 'multipart' | 'json' | 'mcp';
+export const CARRIERS: readonly Carrier[] = ['multipart', 'json', 'mcp'];
 
 export interface RequestBody {
   readonly carrier: Carrier;
   readonly contentType: string;
   readonly body: Buffer;
+  /** Path and query the body is posted to. */
+  readonly path: string;
 }
 
+/** The request body of `carrier` for `image`, rendered at `columns`. */
+export function requestBody(carrier: Carrier, image: Buffer, filename: string, columns: number): RequestBody {
+  if (carrier === 'mcp') return mcpBody(image, columns);
+  return carrier === 'json' ? jsonBody(image, columns) : multipartBody(image, filename, columns);
+}
+
+const renderPath = (columns: number) => `/api/v1/render?columns=${columns}`;
+
 /** multipart/form-data with one file part `image` (image/jpeg), as curl -F would send it. */
-export function multipartBody(image: Buffer, filename: string, mime = 'image/jpeg'): RequestBody {
+export function multipartBody(image: Buffer, filename: string, columns: number, mime = 'image/jpeg'): RequestBody {
   const boundary = `----v2abench${randomBytes(12).toString('hex')}`;
   const head = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="${filename}"\r\nContent-Type: ${mime}\r\n\r\n`,
   );
   const end = Buffer.from(`\r\n--${boundary}--\r\n`);
-  return { carrier: 'multipart', contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat([head, image, end]) };
+  return { carrier: 'multipart', contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat([head, image, end]), path: renderPath(columns) };
 }
 
 /** application/json with `imageBase64`. */
-export function jsonBody(image: Buffer): RequestBody {
-  return { carrier: 'json', contentType: 'application/json', body: Buffer.from(JSON.stringify({ imageBase64: image.toString('base64') })) };
+export function jsonBody(image: Buffer, columns: number): RequestBody {
+  return { carrier: 'json', contentType: 'application/json', body: Buffer.from(JSON.stringify({ imageBase64: image.toString('base64') })), path: renderPath(columns) };
+}
+
+/** A JSON-RPC `tools/call` of render_ascii with `imageBase64` (format text), to the MCP endpoint. */
+export function mcpBody(image: Buffer, columns: number): RequestBody {
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: image.toString('base64'), columns } } };
+  return { carrier: 'mcp', contentType: 'application/json', body: Buffer.from(JSON.stringify(call)), path: '/api/mcp' };
 }
 
 export interface Percentiles {
