@@ -13,6 +13,7 @@ import {
   compactGrid, contentTypeHeader, decodeCompact, FORMAT_INFO, formatResult, groundFor, parseHexColor, renderPng,
 } from '../src/core/format/index.js';
 import { render } from '../src/core/render.js';
+import { zlibDeflate } from '../src/node/deflate.js';
 import type { CellGrid } from '../src/core/types.js';
 import { scene } from './helpers/images.js';
 
@@ -47,6 +48,24 @@ describe('png format', () => {
       const img = await decode(body);
       assert.deepEqual([img.width, img.height, img.channels], [columns * 8, r.rows * 16, 3]);
       assert.ok(Buffer.from(body).equals(Buffer.from(formatResult(render(photo, { columns, format: 'png' })).body as Uint8Array)));
+    }
+  });
+
+  it('with a one-shot deflate (node:zlib, as the Node faces pass it) the pixels are the ones pako\'s streaming gives', async () => {
+    const cases = [
+      { params: { columns: 40 }, style: { color: false, monoColor: '#e5e5e5' } },
+      { params: { columns: 40, color: true }, style: { color: true, monoColor: '#e5e5e5' } },
+      { params: { columns: 40, color: true, charset: 'blocks' as const }, style: { color: true, monoColor: '#e5e5e5' } },
+    ];
+    for (const { params, style } of cases) {
+      const r = render(photo, params);
+      for (const scale of [1, 2, 8] as const) {
+        const streamed = renderPng(r, { ...style, scale });
+        const oneShot = renderPng(r, { ...style, scale, deflate: zlibDeflate });
+        const [a, b] = await Promise.all([decode(streamed), decode(oneShot)]);
+        assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels]);
+        assert.ok(a.data.equals(b.data), `${JSON.stringify(params)} at scale ${scale}`);
+      }
     }
   });
 

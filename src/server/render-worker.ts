@@ -14,6 +14,7 @@ import { asV2aError, runJob, type JobStage } from '../core/job.js';
 import { buildToolReply } from './mcp/reply.js';
 import { bodyRequest } from './request-body.js';
 import { configureSharp, decodeImage } from '../node/index.js';
+import { zlibDeflate } from '../node/deflate.js';
 import type { BodyJob, BodyOutcome, ImageFacts, RenderFailure, RenderFetch, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
 import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
@@ -106,7 +107,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
     });
     const { result, output } = done;
     image = done.image.bytes === undefined ? image : { bytes: done.image.bytes, format: done.image.format, width: done.image.width, height: done.image.height };
-    const mcp = job.mcp ? buildToolReply(result, output, job.mcp.maxChars) : undefined;
+    const mcp = job.mcp ? buildToolReply(result, output, job.mcp.maxChars, zlibDeflate) : undefined;
     return {
       ok: true,
       format: result.params.format,

@@ -36,6 +36,13 @@ export interface PngOptions {
   readonly monoColor: string;
   /** Divides the cell: 2 draws 4 x 8 px cells. Default 1. */
   readonly scale?: PngScale;
+  /**
+   * A one-shot zlib-format deflate of the whole image's scanlines, instead of pako's streaming
+   * one (which holds one band at a time): a Node face passes node:zlib's, ~2.5x faster (the MCP
+   * reply's preview: 3.2 against 7.8 ms at 960 x 720 px), where it bounds the image's size itself.
+   * The pixels are the same; the compressed bytes and IDAT chunks may differ.
+   */
+  readonly deflate?: (scanlines: Uint8Array) => Uint8Array;
 }
 
 /** A grid that may carry a second colour per cell (rows x columns x 3 sRGB bytes). */
@@ -162,17 +169,21 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   const useColor = opts.color;
 
   const idat: Uint8Array[] = [];
-  // pako, not fflate: fflate 0.8.3's streaming deflate can emit back-references before the start of
-  // the data (fflate issue #260; seen here on scale-8 previews), which every PNG decoder refuses.
-  const zlib = new Deflate({ level: 6 });
-  zlib.onData = (data) => { idat.push(chunk('IDAT', data)); };
   const pal = new Uint8Array(LEVELS * 3);
   // One flat ink on one flat ground: a 16-colour palette image at 4 bits a pixel (a sixth of RGB).
   const indexed = !useColor && !background;
   if (indexed) blend(pal, (ground >>> 16) & 255, (ground >>> 8) & 255, ground & 255, (mono >>> 16) & 255, (mono >>> 8) & 255, mono & 255);
   const stride = indexed ? 1 + Math.ceil(width / 2) : 1 + width * 3;
-  const band = new Uint8Array(stride * ch);
+  // With a one-shot deflate the bands are the rows of the whole image; else each band is pushed
+  // through pako as it is drawn. pako, not fflate: fflate 0.8.3's streaming deflate can emit
+  // back-references before the start of the data (fflate issue #260; seen here on scale-8
+  // previews), which every PNG decoder refuses.
+  const whole = opts.deflate ? new Uint8Array(stride * ch * rows) : null;
+  const zlib = whole ? null : new Deflate({ level: 6 });
+  if (zlib) zlib.onData = (data) => { idat.push(chunk('IDAT', data)); };
+  let band = whole ? whole.subarray(0, stride * ch) : new Uint8Array(stride * ch);
   for (let y = 0; y < rows; y++) {
+    if (whole) band = whole.subarray(y * stride * ch, (y + 1) * stride * ch);
     if (indexed) band.fill(0);
     for (let x = 0; x < columns; x++) {
       const i = y * columns + x;
@@ -201,8 +212,9 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
       }
     }
     if (!indexed) subFilter(band, stride, ch);
-    zlib.push(band, y === rows - 1);
+    zlib?.push(band, y === rows - 1);
   }
+  if (whole) idat.push(chunk('IDAT', opts.deflate!(whole)));
 
   const ihdr = new Uint8Array(13);
   const hv = new DataView(ihdr.buffer);

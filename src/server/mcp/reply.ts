@@ -14,7 +14,7 @@ import { V2aError } from '../../core/errors.js';
 import { encodeBase64 } from '../../core/format/base64.js';
 import { formatResult, type FormattedOutput } from '../../core/format/index.js';
 import { CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
-import { PNG_SCALES, pngSize, renderPng, type PngScale } from '../../core/format/png.js';
+import { PNG_SCALES, pngSize, renderPng, type PngOptions, type PngScale } from '../../core/format/png.js';
 import { CHARSETS, FORMATS, PARAMS, reportedParams, type Format, type RenderParams } from '../../core/params/definitions.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
 
@@ -98,8 +98,8 @@ export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
 };
 
 /** The image block: the first scale whose png is within both bounds (the format's own bytes when it is png at full size). */
-function imageBlock(result: RenderResult, output: FormattedOutput): { image: ToolImage; size: RenderSummary['image'] } {
-  const style = { color: result.params.color, monoColor: result.params.monoColor };
+function imageBlock(result: RenderResult, output: FormattedOutput, deflate: PngOptions['deflate']): { image: ToolImage; size: RenderSummary['image'] } {
+  const style = { color: result.params.color, monoColor: result.params.monoColor, ...(deflate ? { deflate } : {}) };
   let chosen: { png: Uint8Array; scale: PngScale } | undefined;
   for (const scale of PNG_SCALES) {
     const { width, height } = pngSize(result.columns, result.rows, scale);
@@ -171,7 +171,11 @@ function overBudget(result: RenderResult, format: Format, size: number, overhead
  * The reply to one call; throws V2aError `reply-too-large` when text and summary would exceed
  * `maxChars` (0: no budget).
  */
-export function buildToolReply(result: RenderResult, output: FormattedOutput, maxChars: number): ToolReply {
+/**
+ * `deflate`: the preview png's deflate (core/format/png.ts): the Node faces pass node:zlib's
+ * (src/node/deflate.ts), which this module, core imports only, does not import itself.
+ */
+export function buildToolReply(result: RenderResult, output: FormattedOutput, maxChars: number, deflate?: PngOptions['deflate']): ToolReply {
   const format = result.params.format;
   const text = textOf(result, format, output);
   // The budget is checked before any png is drawn (the summary's image size hardly changes its length).
@@ -180,6 +184,6 @@ export function buildToolReply(result: RenderResult, output: FormattedOutput, ma
   const overhead = JSON.stringify(provisional).length;
   const total = text.length + overhead;
   if (maxChars > 0 && total > maxChars) throw overBudget(result, format, total, overhead, maxChars);
-  const { image, size } = imageBlock(result, output);
+  const { image, size } = imageBlock(result, output, deflate);
   return { text, image, structured: summary(result, output, text, size) };
 }

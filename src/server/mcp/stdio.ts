@@ -21,6 +21,7 @@ import { jsonImageInputs, validateParams } from '../render-inputs.js';
 import { createMcpDispatcher, type McpDispatcher } from './dispatcher.js';
 import { createRenderTool, RENDER_TOOL_NAME } from './render-tool.js';
 import { buildToolReply } from './reply.js';
+import { zlibDeflate } from '../../node/deflate.js';
 import { Roots } from './roots.js';
 
 /** Longest a call waits for the client's answer to roots/list. */
@@ -108,7 +109,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
       }
       const [{ runJob }, { decodeImage }] = await renderModules();
       const { result, output } = await runJob(input, params, { decoder: decodeImage, limits: opts.limits, signal: ctx.signal });
-      return buildToolReply(result, output, opts.maxChars);
+      return buildToolReply(result, output, opts.maxChars, zlibDeflate);
     },
   });
   return createMcpDispatcher({
