@@ -13,7 +13,9 @@
  * image at 4 bits a pixel; anything else 8-bit RGB with every scanline filtered with Sub (runs of
  * one colour become zeros). Pixels are blended per cell from a 16-entry palette (the bitmaps have 16
  * levels). Deflated by pako (a port of zlib) as it is produced: memory holds one band of cells and the compressed
- * output, never the whole raster. No ancillary chunks (no time stamp), so equal grids give equal bytes.
+ * output, never the whole raster (unless a caller passes its own one-shot `deflate`, which then
+ * gets the whole raster: the Node faces' MCP preview). No ancillary chunks (no time stamp), so
+ * equal grids give equal bytes.
  */
 import { Deflate } from 'pako';
 import { BITMAP_CELL, GLYPH_BITMAPS, glyphBitmap } from '../glyphs/bitmaps.js';
