@@ -11,8 +11,10 @@
  *
  * Only values that need no unescaping are lifted (no backslash: base64 has none), so a lifted
  * value is exactly the string JSON.parse would have made, and the bounds check (json-body.ts)
- * sees the same structure. A control character inside a lifted value, which makes the body
- * invalid JSON, is not looked for here: the value is then refused as base64 instead.
+ * sees the same structure. A raw control character inside a lifted value, which makes the body
+ * invalid JSON, is not looked for here (that would be a pass over every byte): the base64 decode
+ * then refuses it, except the whitespace it skips in any imageBase64 (tab, CR, LF, FF), which is
+ * accepted where strict JSON would refuse the whole body.
  */
 import { randomBytes } from 'node:crypto';
 import { LiftedText } from './render-inputs.js';
