@@ -5,10 +5,12 @@
  * search nor a JSON body's decoding, parsing and base64 text (a 12 MP image is ~4 MB of it: ~7 ms
  * of the event loop's time per request, and a copy across the thread boundary) runs on the thread
  * every request shares (bench/README.md); a smaller one (a URL, a refusal, a small image) on the
- * event loop, where it costs less than a trip through the pool.
+ * event loop, where it costs less than a trip through the pool. A JSON body's long imageBase64
+ * value is kept out of its parse as the MCP endpoint's is (json-lift.ts).
  */
 import { parseForm } from './form-body.js';
 import { parseJsonBounded } from './json-body.js';
+import { liftValues, revive } from './json-lift.js';
 import { HttpProblem } from './problem.js';
 import {
   base64Source, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
@@ -64,11 +66,13 @@ export async function requestInputs(body: BodyJob['body'], maxImageBytes: number
     const form = await parseForm(body.chunks, body.contentType, maxImageBytes);
     return { images: form.images, carriers: [query, { name: 'form fields', kind: 'strings', values: form.fields }] };
   }
-  const text = utf8(body.chunks);
-  // The job that carries the chunks lives until the render ends; the text is all that is needed
-  // now (the JSON's base64 string, its text and the decoded image would otherwise sit beside them).
+  // As the MCP endpoint reads its bodies: a long imageBase64 value stays bytes (views of the
+  // chunks), out of the parse (json-lift.ts), and the worker reads it as text only to decode it.
+  const { text, lifted } = liftValues(body.chunks, 'imageBase64');
+  // The job that carries the chunk list lives until the render ends; the text and a lifted
+  // value's own views are all that is needed now.
   letGo(body.chunks);
-  const json = jsonRequest(parseJsonText(text));
+  const json = jsonRequest(parseJsonText(text, lifted ? revive('imageBase64', lifted) : undefined));
   return { images: json.images, carriers: [query, { name: 'JSON body', kind: 'json', values: json.params }] };
 }
 
@@ -78,9 +82,9 @@ function letGo(chunks: readonly Uint8Array[]): void {
 }
 
 /** A JSON body's text, parsed with its bounds checked (json-body.ts); a syntax error as a 400. */
-function parseJsonText(text: string): unknown {
+function parseJsonText(text: string, reviver?: (key: string, value: unknown) => unknown): unknown {
   try {
-    return parseJsonBounded(text);
+    return parseJsonBounded(text, undefined, reviver);
   } catch (err) {
     if (err instanceof SyntaxError) throw new HttpProblem('invalid-request', `The body is not valid JSON: ${err.message.slice(0, 200)}`);
     throw err;
@@ -95,14 +99,4 @@ function jsonRequest(body: unknown): { images: JsonImageInput[]; params: Record<
   const { imageUrl, imageBase64, image, ...params } = body as Record<string, unknown>;
   if (image !== undefined) throw invalidImageField('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
   return { images: jsonImageInputs({ imageUrl, imageBase64 }), params };
-}
-
-const decoder = new TextDecoder('utf-8');
-
-/** The body's text: its chunks decoded as UTF-8 as one (a character may span two chunks). */
-function utf8(chunks: readonly Uint8Array[]): string {
-  if (chunks.length === 1) return decoder.decode(chunks[0]);
-  let s = '';
-  for (let i = 0; i < chunks.length; i++) s += decoder.decode(chunks[i], { stream: i < chunks.length - 1 });
-  return s;
 }
