@@ -388,6 +388,22 @@ describe('render: bad input', () => {
     assertProblem(await renderForm({ image: png, columns: ['40', '50'] }), 400, 'invalid-parameters', /more than once/);
   });
 
+  test('a large form (read in a worker): part limits 413, a reserved field name 400, a JSON part that does not parse 400 naming it', async () => {
+    const big = Buffer.alloc(INLINE_BODY_BYTES, 7);
+    const b = 'LimitsBoundary';
+    const form = (parts: string[]) => Buffer.concat([
+      ...parts.map((p) => Buffer.from(`--${b}\r\n${p}\r\n`)),
+      Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`), big,
+      Buffer.from(`\r\n--${b}--\r\n`),
+    ]);
+    const post = (parts: string[]) => req('POST', RENDER, { headers: { 'content-type': `multipart/form-data; boundary=${b}` }, body: form(parts) });
+    const file = 'Content-Disposition: form-data; name="image"; filename="x.png"\r\nContent-Type: image/png\r\n\r\nxx';
+    assertProblem(await post([file, file, file, file]), 413, 'request-too-large', /too many (files|parts)/);
+    assertProblem(await post(['Content-Disposition: form-data; name="__proto__"\r\n\r\n1']), 400, 'invalid-request', /field name is not allowed/);
+    const json = assertProblem(await post(['Content-Disposition: form-data; name="columns"\r\nContent-Type: application/json\r\n\r\n{']), 400, 'invalid-request');
+    assert.deepEqual(json.errors.map((e: { parameter: string }) => e.parameter), ['columns']);
+  });
+
   test('unknown parameters and fields are 400 naming them', async () => {
     const q = assertProblem(await renderJson({ imageBase64: tinyB64 }, 'colums=80'), 400, 'invalid-parameters', /colums/);
     assert.equal(q.errors[0].parameter, 'colums');
