@@ -15,7 +15,7 @@ import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
 import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
-import { loadConfig } from '../src/server/config.js';
+import { jsonBodyLimit, loadConfig } from '../src/server/config.js';
 import { MIN_LIFTED_BYTES } from '../src/server/json-lift.js';
 import sharp from 'sharp';
 import AjvModule from 'ajv';
@@ -255,6 +255,22 @@ describe('raw JSON-RPC over HTTP', () => {
     const lifted = await rpc(callTool(4, { imageBase64: b64, columns: 30 }));
     const direct = await postJson(`${server.base}/api/v1/render?columns=30`, { imageBase64: b64 });
     assert.equal(lifted.json.result.content[0].text.trimEnd(), direct.text.trimEnd());
+  });
+
+  test('a body over the JSON cap is 413 before any of it is read (a declared Content-Length)', async () => {
+    const { port } = new URL(server.base);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: MCP, headers: { 'content-type': 'application/json', 'content-length': String(jsonBodyLimit(loadConfig({}).maxImageBytes) + 1) } });
+      request.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => { resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }); request.destroy(); });
+      });
+      request.on('error', reject);
+      request.flushHeaders(); // and not one byte of the body
+    });
+    assert.equal(answer.status, 413);
+    assert.equal(JSON.parse(answer.body).type, 'https://v2a.dev/problems/request-too-large');
   });
 
   test('[] and a batch over V2A_MCP_MAX_BATCH are one -32600', async () => {
