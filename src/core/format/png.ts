@@ -95,16 +95,30 @@ function bitmapsAt(scale: PngScale): Map<number, Uint8Array> {
   return map;
 }
 
-/** Writes the LEVELS colours from ground (level 0) to ink (the last level) into `pal` (RGB triples). */
-function blend(pal: Uint8Array, gr: number, gg: number, gb: number, ir: number, ig: number, ib: number): void {
+/** Writes the LEVELS colours from ground (level 0) to ink (the last level) into `pal` (RGB triples) from `at`. */
+function blend(pal: Uint8Array, at: number, gr: number, gg: number, gb: number, ir: number, ig: number, ib: number): void {
   const top = LEVELS - 1;
-  for (let l = 0, p = 0; l < LEVELS; l++) {
+  for (let l = 0, p = at; l < LEVELS; l++) {
     const g = top - l;
     // Exact rounding of (ground * g + ink * l) / top: all terms are non-negative.
     pal[p++] = ((gr * g + ir * l) * 2 + top) / (2 * top);
     pal[p++] = ((gg * g + ig * l) * 2 + top) / (2 * top);
     pal[p++] = ((gb * g + ib * l) * 2 + top) / (2 * top);
   }
+}
+
+/**
+ * Each bitmap packed two pixels a byte, the left one in the high nibble (the 4-bit palette
+ * image's own rows), for cells an even number of pixels wide: a cell's row is then whole bytes.
+ */
+function packedTable(table: readonly Uint8Array[]): Uint8Array[] {
+  const packed: Uint8Array[] = [];
+  for (const bmp of table) {
+    const out = new Uint8Array(bmp.length >> 1);
+    for (let i = 0; i < out.length; i++) out[i] = (bmp[2 * i]! << 4) | bmp[2 * i + 1]!;
+    packed.push(out);
+  }
+  return packed;
 }
 
 const CRC_TABLE = (() => {
@@ -171,10 +185,10 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   const useColor = opts.color;
 
   const idat: Uint8Array[] = [];
-  const pal = new Uint8Array(LEVELS * 3);
   // One flat ink on one flat ground: a 16-colour palette image at 4 bits a pixel (a sixth of RGB).
   const indexed = !useColor && !background;
-  if (indexed) blend(pal, (ground >>> 16) & 255, (ground >>> 8) & 255, ground & 255, (mono >>> 16) & 255, (mono >>> 8) & 255, mono & 255);
+  const pal = new Uint8Array(LEVELS * 3);
+  if (indexed) blend(pal, 0, (ground >>> 16) & 255, (ground >>> 8) & 255, ground & 255, (mono >>> 16) & 255, (mono >>> 8) & 255, mono & 255);
   const stride = indexed ? 1 + Math.ceil(width / 2) : 1 + width * 3;
   // With a one-shot deflate the bands are the rows of the whole image; else each band is pushed
   // through pako as it is drawn. pako, not fflate: fflate 0.8.3's streaming deflate can emit
@@ -184,36 +198,26 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   const zlib = whole ? null : new Deflate({ level: 6 });
   if (zlib) zlib.onData = (data) => { idat.push(chunk('IDAT', data)); };
   let band = whole ? whole.subarray(0, stride * ch) : new Uint8Array(stride * ch);
+  // Cells of an even pixel width (scales 1, 2, 4) take whole bytes of a 4-bit row: copied from
+  // packed bitmaps. Each cell's palette (RGB art) is blended once per row of cells, not per line.
+  const packed = indexed && cw % 2 === 0 ? packedTable(table) : null;
+  const rowGlyphs: Uint8Array[] = new Array<Uint8Array>(columns);
+  const rowPal = indexed ? pal : new Uint8Array(columns * LEVELS * 3);
   for (let y = 0; y < rows; y++) {
     if (whole) band = whole.subarray(y * stride * ch, (y + 1) * stride * ch);
-    if (indexed) band.fill(0);
-    for (let x = 0; x < columns; x++) {
-      const i = y * columns + x;
-      const bmp = table[cells[i]!]!;
-      if (indexed) {
-        // Filter byte 0 (None) stays 0; two pixels a byte, the left one in the high nibble.
-        for (let py = 0; py < ch; py++) {
-          const line = py * stride + 1;
-          for (let px = 0, X = x * cw; px < cw; px++, X++) band[line + (X >> 1)]! |= bmp[py * cw + px]! << (X & 1 ? 0 : 4);
-        }
-        continue;
+    const first = y * columns;
+    for (let x = 0; x < columns; x++) rowGlyphs[x] = (packed ?? table)[cells[first + x]!]!;
+    if (packed) drawPacked(band, stride, ch, cw >> 1, rowGlyphs);
+    else if (indexed) drawNibbles(band, stride, ch, cw, rowGlyphs);
+    else {
+      for (let x = 0; x < columns; x++) {
+        const o = (first + x) * 3;
+        const ink = useColor ? (colors[o]! << 16) | (colors[o + 1]! << 8) | colors[o + 2]! : mono;
+        const grd = background ? (background[o]! << 16) | (background[o + 1]! << 8) | background[o + 2]! : ground;
+        blend(rowPal, x * LEVELS * 3, (grd >>> 16) & 255, (grd >>> 8) & 255, grd & 255, (ink >>> 16) & 255, (ink >>> 8) & 255, ink & 255);
       }
-      const o = i * 3;
-      const ink = useColor ? (colors[o]! << 16) | (colors[o + 1]! << 8) | colors[o + 2]! : mono;
-      const grd = background ? (background[o]! << 16) | (background[o + 1]! << 8) | background[o + 2]! : ground;
-      blend(pal, (grd >>> 16) & 255, (grd >>> 8) & 255, grd & 255, (ink >>> 16) & 255, (ink >>> 8) & 255, ink & 255);
-      for (let py = 0; py < ch; py++) {
-        let p = py * stride + 1 + x * cw * 3;
-        const row = py * cw;
-        for (let px = 0; px < cw; px++) {
-          const q = bmp[row + px]! * 3;
-          band[p++] = pal[q]!;
-          band[p++] = pal[q + 1]!;
-          band[p++] = pal[q + 2]!;
-        }
-      }
+      drawSubFiltered(band, stride, ch, cw, rowGlyphs, rowPal);
     }
-    if (!indexed) subFilter(band, stride, ch);
     zlib?.push(band, y === rows - 1);
   }
   if (whole) idat.push(chunk('IDAT', opts.deflate!(whole)));
@@ -234,12 +238,53 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   return out;
 }
 
-/** Filters each scanline of the band in place with Sub (type 1): each byte minus the byte 3 to its left. */
-function subFilter(band: Uint8Array, stride: number, lines: number): void {
-  for (let l = 0; l < lines; l++) {
-    const start = l * stride;
-    band[start] = 1;
-    for (let i = start + stride - 1; i > start + 3; i--) band[i] = (band[i]! - band[i - 3]!) & 255;
+/** A row of cells into a 4-bit band from packed bitmaps (`half` bytes a cell's line); filter bytes stay 0 (None). */
+function drawPacked(band: Uint8Array, stride: number, lines: number, half: number, glyphs: readonly Uint8Array[]): void {
+  for (let py = 0; py < lines; py++) {
+    let o = py * stride + 1;
+    const from = py * half;
+    for (let x = 0; x < glyphs.length; x++) {
+      const p = glyphs[x]!;
+      for (let k = from; k < from + half; k++) band[o++] = p[k]!;
+    }
+  }
+}
+
+/** A row of cells into a 4-bit band a pixel at a time (cells of an odd pixel width share bytes). */
+function drawNibbles(band: Uint8Array, stride: number, lines: number, cw: number, glyphs: readonly Uint8Array[]): void {
+  band.fill(0);
+  for (let x = 0; x < glyphs.length; x++) {
+    const bmp = glyphs[x]!;
+    for (let py = 0; py < lines; py++) {
+      const line = py * stride + 1;
+      for (let px = 0, X = x * cw; px < cw; px++, X++) band[line + (X >> 1)]! |= bmp[py * cw + px]! << (X & 1 ? 0 : 4);
+    }
+  }
+}
+
+/**
+ * A row of cells into an RGB band, each line filtered with Sub (type 1: each byte minus the one
+ * 3 to its left, so runs of one colour become zeros) as it is written. Cell x's colours are
+ * `pal[x * 48 ..]`, from ground (level 0) to ink.
+ */
+function drawSubFiltered(band: Uint8Array, stride: number, lines: number, cw: number, glyphs: readonly Uint8Array[], pal: Uint8Array): void {
+  for (let py = 0; py < lines; py++) {
+    let o = py * stride;
+    band[o++] = 1;
+    let pr = 0, pg = 0, pb = 0;
+    const row = py * cw;
+    for (let x = 0; x < glyphs.length; x++) {
+      const bmp = glyphs[x]!;
+      const base = x * LEVELS * 3;
+      for (let px = row; px < row + cw; px++) {
+        const q = base + bmp[px]! * 3;
+        const r = pal[q]!, g = pal[q + 1]!, b = pal[q + 2]!;
+        band[o++] = (r - pr) & 255;
+        band[o++] = (g - pg) & 255;
+        band[o++] = (b - pb) & 255;
+        pr = r; pg = g; pb = b;
+      }
+    }
   }
 }
 
