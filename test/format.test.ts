@@ -619,6 +619,32 @@ describe('base64', () => {
     assert.deepEqual(decodeBase64Input('data:text/plain;charset=utf-8;base64,aGVs\nbG8='), new TextEncoder().encode('hello'));
     assert.throws(() => decodeBase64Input('data:text/plain,hello'), Base64Error);
   });
+
+  // The decoder reads its input in 64 K-character chunks, two characters a lookup, and leaves
+  // the explanation of a refusal to a character-at-a-time twin: both must agree on every input.
+  it('decodes and refuses alike across its chunks, naming the offset of a bad character', () => {
+    const bytes = Uint8Array.from({ length: 150_001 }, (_, i) => (i * 2654435761) >>> 24);
+    const good = Buffer.from(bytes).toString('base64'); // 200 004 characters, one '=' of padding
+    assert.deepEqual(decodeBase64(good), bytes);
+    for (const at of [0, 1, 2, 3, 65_535, 65_536, 65_537, 131_072, good.length - 5, good.length - 3]) {
+      for (const ch of ['*', '=', '€', '\u0100', '\n']) {
+        const bad = good.slice(0, at) + ch + good.slice(at + 1);
+        const shown = ch === '=' ? "'=' before the end" : `character ${JSON.stringify(ch)}`;
+        assert.throws(() => decodeBase64(bad), { name: 'Base64Error', message: `invalid base64: unexpected ${shown} at offset ${at}` }, `${JSON.stringify(ch)} at ${at}`);
+      }
+    }
+    // The last group: canonical pad bits only, '=' only at the end.
+    const two = Buffer.from(bytes.subarray(0, 150_002 - 2)).toString('base64'); // '==' padding
+    assert.deepEqual(decodeBase64(two), bytes.subarray(0, 150_000));
+    for (const bad of [good.slice(0, -2) + 'B=', two.slice(0, -3) + 'B==', good.slice(0, -1) + 'A', good.slice(0, -4) + '====']) {
+      assert.throws(() => decodeBase64(bad), Base64Error);
+    }
+    // Line-wrapped, with a data: URL, over several chunks: the helper takes the whitespace out.
+    const wrapped = `data:image/png;base64,${good.replace(/(.{76})/g, '$1\r\n')}\n`;
+    assert.deepEqual(decodeBase64Input(wrapped), bytes);
+    assert.throws(() => decodeBase64Input(wrapped.replace('\r\n', '\r\n*')), Base64Error);
+    assert.throws(() => decodeBase64Input(wrapped + '€'), Base64Error);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import { frame, type Frame, type KernelExports, type Ptr } from '../wasm/kernels
 import { BITMAP_CELL, glyphHex } from '../glyphs/bitmaps.js';
 import { blurCellsInFrame } from './view-blur.js';
 import { f32Of, f64Of, precomputed } from '../tables.js';
+import { textEncoder } from '../text-codec.js';
 
 /**
  * fineShapes (an extension parameter): the matcher's 4 x 8 samples per cell are too coarse for
@@ -142,7 +143,7 @@ export function computeFineTable(glyphs: readonly string[], passes = FINE_BLUR_P
   const pg2 = f.bytes(n * 8), pgm = f.bytes(n * 8), psp = f.bytes(n * 8), pbl = f.f32(n * BLOCKS), pst = f.bytes(n * 16);
   const k = f.ready();
   const text = f.viewU8(ph, chars);
-  for (let i = 0, at = 0; i < n; i++) at += encoder().encodeInto(hex[i]!, text.subarray(at)).written;
+  for (let i = 0, at = 0; i < n; i++) at += textEncoder().encodeInto(hex[i]!, text.subarray(at)).written;
   const lut = f.viewF32(plut, BITMAP_CELL.levels), top = BITMAP_CELL.levels - 1;
   for (let l = 0; l <= top; l++) lut[l] = l / top;
   if (k.hexLevels(ph, chars, plut, pa) !== size) throw new Error('fineShapes: a bitmap is not 8 x 16');
@@ -154,11 +155,6 @@ export function computeFineTable(glyphs: readonly string[], passes = FINE_BLUR_P
     taps: fineTaps(passes), blocks: f.viewF32(pbl, n * BLOCKS).slice(), blockStats: f.viewF64(pst, n * 2).slice(),
   };
 }
-
-/** The runtime's TextEncoder (Node, browsers and workers have one; the core's type check has no DOM or Node types). */
-interface Encoder { encodeInto(s: string, into: Uint8Array): { written: number } }
-let textEncoder: Encoder | null = null;
-const encoder = (): Encoder => (textEncoder ??= new (globalThis as unknown as { TextEncoder: new () => Encoder }).TextEncoder());
 
 /**
  * The filter from a coarse axis to the fine one: fine X = 2x + phase is the bilinear 2x upsample
