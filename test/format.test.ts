@@ -645,6 +645,30 @@ describe('base64', () => {
     assert.throws(() => decodeBase64Input(wrapped.replace('\r\n', '\r\n*')), Base64Error);
     assert.throws(() => decodeBase64Input(wrapped + '€'), Base64Error);
   });
+
+  it('decodes an input given as its character codes as it does the string', () => {
+    const bytes = Uint8Array.from({ length: 100_000 }, (_, i) => (i * 40503) >>> 8);
+    const good = Buffer.from(bytes).toString('base64');
+    // Whole, and in parts of 1, 3, 65 536 and 7 bytes (quads straddle them), as a body's chunks come.
+    const forms = (s: string): Uint8Array[][] => {
+      const b = new TextEncoder().encode(s);
+      const parts = [b.subarray(0, 1), b.subarray(1, 4)];
+      for (let i = 4; i < b.length; i += 65_543) parts.push(b.subarray(i, i + 65_536), b.subarray(i + 65_536, i + 65_543));
+      return [[b], parts];
+    };
+    for (const text of [good, ` \n${good}\r\n`, `data:image/png;base64,${good}`, `  DATA:image/png;charset=x;BASE64,${good}`,
+      good.replace(/(.{76})/g, '$1\n'), `\v${good}`, `\u00a0${good}`, `${good}\ufeff`]) {
+      for (const codes of forms(text)) assert.deepEqual(decodeBase64Input(codes), decodeBase64Input(text), `${JSON.stringify(text.slice(0, 30))} in ${codes.length}`);
+    }
+    for (const text of [good.slice(1), `data:image/png,${good}`, `data:image/png;base64${good}`, `${good.slice(0, 70_000)}*${good.slice(70_001)}`,
+      `${good.slice(0, 1000)}é${good.slice(1001)}`, `${good.slice(0, -2)}B=`]) {
+      let expected: unknown;
+      try { decodeBase64Input(text); } catch (e) { expected = e; }
+      assert.ok(expected instanceof Base64Error, JSON.stringify(text.slice(0, 30)));
+      for (const codes of forms(text)) assert.throws(() => decodeBase64Input(codes), { name: 'Base64Error', message: (expected as Error).message });
+    }
+    for (const empty of ['', '   ']) for (const codes of forms(empty)) assert.deepEqual(decodeBase64Input(codes), new Uint8Array(0));
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -64,8 +64,11 @@ export type FrameDecoder = (bytes: Uint8Array, request: DecodeRequest) => AsyncI
 
 export type JobInput =
   | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
-  /** Strict base64, a data: URL prefix and whitespace accepted (imageBase64). */
-  | { readonly kind: 'base64'; readonly text: string }
+  /**
+   * Strict base64, a data: URL prefix and whitespace accepted (imageBase64): a string, or its
+   * character codes in parts (a JSON body's chunks as read).
+   */
+  | { readonly kind: 'base64'; readonly text: string | readonly Uint8Array[] }
   /** Already decoded (the studio decodes with the browser). */
   | { readonly kind: 'image'; readonly image: RgbaImage };
 

@@ -20,11 +20,6 @@ import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
 
-/** Bytes as text, one character each (base64 is ASCII). */
-function latin1(parts: readonly Uint8Array[]): string {
-  return parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('latin1')).join('');
-}
-
 /** Milliseconds since the Unix epoch, sub-millisecond, comparable across threads. */
 const now = () => performance.timeOrigin + performance.now();
 
@@ -90,8 +85,9 @@ async function runBodyJob(job: BodyJob): Promise<BodyOutcome> {
 async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutcome> {
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;
-  // A lifted base64 value arrives as its bytes; the job reads base64 text.
-  const source = job.source.kind === 'base64-ascii' ? { kind: 'base64' as const, text: latin1(job.source.parts) } : job.source;
+  // A lifted base64 value arrives as its text's bytes, which the job decodes where they lie.
+  const from = job.source;
+  const source = from.kind === 'base64-ascii' ? { kind: 'base64' as const, text: from.parts } : from;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
     const done = await runJob(source, job.params, {
