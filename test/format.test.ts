@@ -657,7 +657,9 @@ describe('base64', () => {
       return [[b], parts];
     };
     for (const text of [good, ` \n${good}\r\n`, `data:image/png;base64,${good}`, `  DATA:image/png;charset=x;BASE64,${good}`,
-      good.replace(/(.{76})/g, '$1\n'), `\v${good}`, `\u00a0${good}`, `${good}\ufeff`]) {
+      good.replace(/(.{76})/g, '$1\n'), `\v${good}`, `\u00a0${good}`, `${good}\ufeff`,
+      // Whitespace at the ends that fills whole parts.
+      `${' '.repeat(70_000)}${good}${'\n'.repeat(150_000)}`, `${'\t'.repeat(65_540)}data:image/png;base64,${good}`]) {
       for (const codes of forms(text)) assert.deepEqual(decodeBase64Input(codes), decodeBase64Input(text), `${JSON.stringify(text.slice(0, 30))} in ${codes.length}`);
     }
     for (const text of [good.slice(1), `data:image/png,${good}`, `data:image/png;base64${good}`, `${good.slice(0, 70_000)}*${good.slice(70_001)}`,
@@ -667,7 +669,7 @@ describe('base64', () => {
       assert.ok(expected instanceof Base64Error, JSON.stringify(text.slice(0, 30)));
       for (const codes of forms(text)) assert.throws(() => decodeBase64Input(codes), { name: 'Base64Error', message: (expected as Error).message });
     }
-    for (const empty of ['', '   ']) for (const codes of forms(empty)) assert.deepEqual(decodeBase64Input(codes), new Uint8Array(0));
+    for (const empty of ['', '   ', ' '.repeat(200_000)]) for (const codes of forms(empty)) assert.deepEqual(decodeBase64Input(codes), new Uint8Array(0));
   });
 });
 

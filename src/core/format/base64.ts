@@ -81,8 +81,8 @@ export function decodeBase64(s: string): Uint8Array {
 }
 
 /**
- * decodeBase64() a character at a time, saying what is wrong: the path for input the fast one
- * (decodeCodes) refused, so that the error names the offset and the character.
+ * decodeBase64() a character at a time, saying what is wrong: the path for input the fast ones
+ * (decodeString, decodeRange) refused, so that the error names the offset and the character.
  */
 function explainedDecode(s: string): Uint8Array {
   const len = s.length;
@@ -154,18 +154,6 @@ function decodeString(s: string): Uint8Array | null {
     if (o < 0) return null;
   }
   return pad === 0 || decodeLast(s.charCodeAt(full), s.charCodeAt(full + 1), s.charCodeAt(full + 2), pad, out, o) ? out : null;
-}
-
-/** decodeString() of character codes codes[0..n) (no whitespace), or null. */
-function decodeCodes(codes: Uint8Array, n: number): Uint8Array | null {
-  if (n % 4 !== 0) return null;
-  if (n === 0) return new Uint8Array(0);
-  const pad = codes[n - 1] === PAD ? (codes[n - 2] === PAD ? 2 : 1) : 0;
-  const out = new Uint8Array((n / 4) * 3 - pad);
-  const full = pad === 0 ? n : n - 4;
-  const o = decodeQuads(codes, full, out, 0);
-  if (o < 0) return null;
-  return pad === 0 || decodeLast(codes[full]!, codes[full + 1]!, codes[full + 2]!, pad, out, o) ? out : null;
 }
 
 /** Decodes the m (a multiple of 4) codes into out from o: the next o, or -1 at a code outside the alphabet. */
@@ -245,10 +233,11 @@ function envelope(input: string): { payload: string; mediaType: string | null } 
 
 /**
  * `decodeBase64(unwrapBase64(input).base64)`: for user-supplied values such as `imageBase64`,
- * given as a string or as its character codes, whole or in parts (a JSON body's chunks as read: no string
- * is made for them on the way where they are plain base64, with or without a data: URL prefix). The payload
- * is decoded as it is first; only if that fails is its whitespace taken out (line-wrapped base64)
- * and the decode tried again, and only if that fails too does the strict decoder say why.
+ * given as a string or as its character codes, whole or in parts (a JSON body's chunks as read:
+ * no string is made for them where they are plain base64, with or without a data: URL prefix).
+ * The payload is decoded as it is first; only if that fails is its whitespace taken out (line-
+ * wrapped base64) and the decode tried again, and only if that fails too does the strict decoder
+ * say why.
  */
 export function decodeBase64Input(input: string | Uint8Array | readonly Uint8Array[]): Uint8Array {
   if (typeof input !== 'string') {
@@ -271,33 +260,41 @@ const MAX_PREFIX = 256;
 function decodePartsInput(parts: readonly Uint8Array[]): Uint8Array | null {
   let total = 0;
   for (const p of parts) total += p.length;
-  const at = (k: number): number => {
-    for (const p of parts) {
-      if (k < p.length) return p[k]!;
-      k -= p.length;
-    }
-    return -1;
-  };
+  // Whitespace at the ends, walked from each end (however much of it there is, once).
   let a = 0, b = total;
-  while (a < b && isSpace(at(a))) a++;
-  while (b > a && isSpace(at(b - 1))) b--;
-  if (b - a > DATA_SCHEME.length && DATA_SCHEME.every((c, i) => (at(a + i) | 0x20) === c)) {
-    const head = joined(parts, a, Math.min(b, a + MAX_PREFIX));
-    const m = DATA_URL.exec(textDecoder().decode(head));
-    // The match ends at the first comma (its pattern has none before ","); ASCII, so a character a byte.
-    const comma = head.indexOf(0x2c);
-    if (!m || comma < 0 || m[0].length !== comma + 1) return null;
-    a += comma + 1;
+  for (let j = 0, base = 0; j < parts.length && a === base; base += parts[j++]!.length) {
+    const p = parts[j]!;
+    let i = 0;
+    while (i < p.length && isSpace(p[i])) i++;
+    a = base + i;
   }
-  const out = decodeRange(parts, a, b, at);
+  for (let j = parts.length - 1, end = total; j >= 0 && b === end && b > a; end -= parts[j--]!.length) {
+    const p = parts[j]!;
+    let i = p.length;
+    while (i > 0 && end - p.length + i > a && isSpace(p[i - 1])) i--;
+    b = end - p.length + i;
+  }
+  if (b - a > DATA_SCHEME.length) {
+    const head = joined(parts, a, Math.min(b, a + MAX_PREFIX));
+    if (DATA_SCHEME.every((c, i) => (head[i]! | 0x20) === c)) {
+      const m = DATA_URL.exec(textDecoder().decode(head));
+      // The match ends at the first comma (its pattern has none before ","); ASCII, so a character a byte.
+      const comma = head.indexOf(0x2c);
+      if (!m || comma < 0 || m[0].length !== comma + 1) return null;
+      a += comma + 1;
+    }
+  }
+  const out = decodeRange(parts, a, b);
   if (out) return out;
   const copy = joined(parts, a, b);
-  return decodeCodes(copy, withoutWhitespace(copy, copy.length));
+  return decodeRange([copy], 0, withoutWhitespace(copy, copy.length));
 }
 
 /** codes[from..to) of the parts as one sequence, copied into one array. */
 function joined(parts: readonly Uint8Array[], from: number, to: number): Uint8Array {
-  const out = new Uint8Array(Math.max(0, Math.min(to, parts.reduce((n, p) => n + p.length, 0)) - from));
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(Math.max(0, Math.min(to, total) - from));
   let base = 0, o = 0;
   for (const p of parts) {
     const lo = Math.max(from, base), hi = Math.min(from + out.length, base + p.length);
@@ -310,12 +307,24 @@ function joined(parts: readonly Uint8Array[], from: number, to: number): Uint8Ar
   return out;
 }
 
-/** decodeCodes() of the codes [a, b) of the parts as one sequence (`at`: the code at an offset), quads that straddle two parts through a carry. */
-function decodeRange(parts: readonly Uint8Array[], a: number, b: number, at: (k: number) => number): Uint8Array | null {
+/** The code at offset k of the parts as one sequence; -1 past the end. */
+function codeAt(parts: readonly Uint8Array[], k: number): number {
+  for (const p of parts) {
+    if (k < p.length) return p[k]!;
+    k -= p.length;
+  }
+  return -1;
+}
+
+/**
+ * decodeString() of the codes [a, b) of the parts as one sequence (no whitespace), or null; quads
+ * that straddle two parts go through a carry.
+ */
+function decodeRange(parts: readonly Uint8Array[], a: number, b: number): Uint8Array | null {
   const n = b - a;
   if (n % 4 !== 0) return null;
   if (n === 0) return new Uint8Array(0);
-  const pad = at(b - 1) === PAD ? (at(b - 2) === PAD ? 2 : 1) : 0;
+  const pad = codeAt(parts, b - 1) === PAD ? (codeAt(parts, b - 2) === PAD ? 2 : 1) : 0;
   const out = new Uint8Array((n / 4) * 3 - pad);
   const full = pad === 0 ? b : b - 4;
   const carry = new Uint8Array(4);
@@ -343,12 +352,12 @@ function decodeRange(parts: readonly Uint8Array[], a: number, b: number, at: (k:
     }
     base += p.length;
   }
-  return pad === 0 || decodeLast(at(full), at(full + 1), at(full + 2), pad, out, o) ? out : null;
+  return pad === 0 || decodeLast(codeAt(parts, full), codeAt(parts, full + 1), codeAt(parts, full + 2), pad, out, o) ? out : null;
 }
 
 /** decodeString() of the payload without its ASCII whitespace, or null (also for a character outside ASCII). */
 function decodeWrapped(payload: string): Uint8Array | null {
   const codes = new Uint8Array(payload.length);
   const { read, written } = textEncoder().encodeInto(payload, codes);
-  return read === payload.length && written === payload.length ? decodeCodes(codes, withoutWhitespace(codes, written)) : null;
+  return read === payload.length && written === payload.length ? decodeRange([codes], 0, withoutWhitespace(codes, written)) : null;
 }
