@@ -1,13 +1,14 @@
 /**
  * Property tests (fast-check) where an example or two would not do: each property is checked on
  * a few hundred generated cases against an independent oracle, with a fixed seed so a failure
- * reproduces. The compact decoder, string parameter parsing, the Redactor, the IP policy and the
- * codebook's dynamic programme.
+ * reproduces. The compact decoder, string parameter parsing, the Redactor, the IP policy, the
+ * codebook's dynamic programme and the imageBase64 decoder.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { V2aError } from '../src/core/errors.js';
+import { Base64Error, decodeBase64Input } from '../src/core/format/base64.js';
 import { buildCompact, CompactDecodeError, decodeCompact } from '../src/core/format/compact.js';
 import { PARAMS, parseParams, type ParamDef } from '../src/core/params/index.js';
 import { chooseCodebook } from '../src/core/pipeline/codebook.js';
@@ -240,6 +241,66 @@ describe('the codebook dynamic programme against brute force', () => {
         assert.ok(Math.abs(book.rmse - Math.sqrt(bestErr / t.length)) < 1e-9, `rmse ${book.rmse} vs brute ${Math.sqrt(bestErr / t.length)}`);
       }),
       RUNS,
+    );
+  });
+});
+
+describe('the imageBase64 decoder against an independent oracle', () => {
+  /** What the decoder promises, by other means: the envelope, then strict canonical base64 via Buffer. */
+  function oracle(input: string): Uint8Array | null {
+    let s = input.trim();
+    const m = /^data:([^,;]*)((?:;[^,;]*)*?);base64,/i.exec(s);
+    if (m) s = s.slice(m[0].length);
+    s = s.replace(/[ \t\r\n\f]/g, '');
+    if (s.length % 4 !== 0 || !/^[A-Za-z0-9+/]*(?:={0,2})$/.test(s)) return null;
+    const bytes = Buffer.from(s, 'base64');
+    return bytes.toString('base64') === s ? new Uint8Array(bytes) : null; // canonical: zero pad bits
+  }
+
+  const EDITS = ['*', '=', '==', '€', '\v', '\u00a0', ' ', '\n', '\r\n', 'A', '/', '-', '_'];
+  const input = fc
+    .record({
+      bytes: fc.uint8Array({ maxLength: 200 }),
+      prefix: fc.constantFrom('', 'data:image/png;base64,', 'DATA:;base64,', ' data:x;a=b;base64,', 'data:image/png,', '\t'),
+      edits: fc.array(fc.record({ at: fc.nat(), text: fc.constantFrom(...EDITS), replace: fc.boolean() }), { maxLength: 3 }),
+      cut: fc.nat({ max: 3 }),
+      suffix: fc.constantFrom('', '\n', '  ', '\ufeff', '='),
+    })
+    .map(({ bytes, prefix, edits, cut, suffix }) => {
+      let s = Buffer.from(bytes).toString('base64');
+      s = s.slice(0, s.length - (cut === 3 ? 1 : 0));
+      for (const e of edits) {
+        const at = s.length ? e.at % s.length : 0;
+        s = s.slice(0, at) + e.text + s.slice(at + (e.replace ? 1 : 0));
+      }
+      return prefix + s + suffix;
+    });
+  /** The input's UTF-8 bytes cut into parts at `cuts` (as a body's chunks come). */
+  const inParts = (s: string, cuts: readonly number[]): Uint8Array[] => {
+    const b = new TextEncoder().encode(s);
+    const at = [...new Set(cuts.map((c) => c % (b.length + 1)))].sort((x, y) => x - y);
+    return [...at, b.length].map((end, i) => b.subarray(i ? at[i - 1]! : 0, end));
+  };
+
+  test('the string and its bytes in parts decode to the oracle\'s bytes, or are refused alike', () => {
+    fc.assert(
+      fc.property(input, fc.array(fc.nat(), { maxLength: 4 }), (text, cuts) => {
+        const expected = oracle(text);
+        const results = [() => decodeBase64Input(text), () => decodeBase64Input(inParts(text, cuts))].map((run) => {
+          try {
+            return run();
+          } catch (e) {
+            assert.ok(e instanceof Base64Error, String(e));
+            return e.message;
+          }
+        });
+        if (expected) for (const r of results) assert.deepEqual(r, expected, JSON.stringify(text));
+        else {
+          assert.equal(typeof results[0], 'string', `accepted ${JSON.stringify(text)}`);
+          assert.equal(results[1], results[0], JSON.stringify(text));
+        }
+      }),
+      { ...RUNS, numRuns: 3000 },
     );
   });
 });
