@@ -23,6 +23,7 @@ import { createTelemetry } from '../src/server/telemetry/tracing.js';
 import { startTestServer } from './server-helpers.js';
 import { ENDPOINTS } from '../src/contract/endpoints.js';
 import { HEALTH_PATHS, LIVENESS_PATH, READINESS_PATH } from '../src/server/routes/health.js';
+import { WORKER_OLD_SPACE_MB } from '../src/server/render-pool.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const K8S = join(ROOT, 'deploy', 'k8s');
@@ -128,7 +129,9 @@ function quantity(q: string | number): number {
 
 /** Measured with deploy/measure-memory.ts (see deploy/README.md); MiB. */
 // The per-render ceiling (README, "Memory per render"): V2A_MAX_DECODED_BYTES bounds the decoder.
-const MEASURED_MIB = { base: 75, workerIdle: 45, render: 380, body: 21 } as const;
+// workerHeap: the garbage a busy worker's heap may hold before a collection, below its initial
+// old generation (WORKER_OLD_SPACE_MB).
+const MEASURED_MIB = { base: 75, workerIdle: 45, workerHeap: 60, render: 380, body: 21 } as const;
 
 describe('Kubernetes manifests', () => {
   test('every file parses strictly, every document has an expected apiVersion and kind', () => {
@@ -254,11 +257,13 @@ describe('Kubernetes manifests', () => {
     // deploy/measure-memory.ts (50 MP PNG/JPEG, 400 columns, colour JSON) and the queued-upload
     // measurement; 20-60 % headroom for GC timing and allocator fragmentation.
     const cfg = loadConfig({ ...configData });
-    const formula = MEASURED_MIB.base + cfg.workers * (MEASURED_MIB.workerIdle + MEASURED_MIB.render) + (cfg.workers + cfg.queueLimit) * MEASURED_MIB.body;
+    assert.ok(MEASURED_MIB.workerHeap < WORKER_OLD_SPACE_MB, 'the heap term is what the workers\' initial old generation allows');
+    const formula = MEASURED_MIB.base + cfg.workers * (MEASURED_MIB.workerIdle + MEASURED_MIB.workerHeap + MEASURED_MIB.render) + (cfg.workers + cfg.queueLimit) * MEASURED_MIB.body;
     const limitMiB = quantity(limits.memory) / 2 ** 20;
     assert.ok(limitMiB >= formula * 1.2 && limitMiB <= formula * 1.6, `memory limit ${limits.memory} = formula ${formula} MiB + 20..60 %`);
     assert.equal(quantity(requests.memory), quantity(limits.memory), 'memory request = limit (no overcommit of what a render needs)');
     assert.ok(read('deploy', 'README.md').includes(`${MEASURED_MIB.render} MiB`), 'README states the per-render ceiling');
+    assert.ok(read('deploy', 'README.md').includes(`= ${formula} MiB`), `deploy/README states the formula's ${formula} MiB`);
     assert.ok(quantity(requests['ephemeral-storage'] ?? 0) > 0 || limits['ephemeral-storage'], 'ephemeral storage accounted');
   });
 
