@@ -160,7 +160,7 @@ export function forTransfer<J extends RenderJob | BodyJob>(job: J): { task: J; t
  * V8 counts against a limit sized from a ~9 MB live heap, so a loaded worker ran a full
  * mark-compact every 11-12 jobs at 1 MP (`--trace-gc`, 8 s of load: 38-40 a worker); starting
  * the old generation at 64 MB leaves one every ~42 (11-12 a worker, the event loop's 1 either way).
- * Measured on 2 cores, 1 MP forms, 2 workers, 8 interleaved pairs of fresh servers: 4-12 % more
+ * Measured on 2 cores, 1 MP forms, 2 workers, 8 interleaved pairs of fresh servers: 2-12 % more
  * images/s in every pair (e.g. 108.4 -> 120.4), 0.5-1.8 ms less server CPU an image, for 30-60 MB
  * more RSS in all. 48 and 32 MB gave no clear gain. Node lets no V8 flag into a Worker's
  * execArgv and its resourceLimits have no initial size, so the process-wide flag is set before the
