@@ -61,7 +61,10 @@ describe('png format', () => {
       const r = render(photo, params);
       for (const scale of [1, 2, 8] as const) {
         const streamed = renderPng(r, { ...style, scale });
-        const oneShot = renderPng(r, { ...style, scale, deflate: zlibDeflate });
+        // The deflate is told what it gets (it picks its level by it): a 4-bit palette image for mono art.
+        const kinds: string[] = [];
+        const oneShot = renderPng(r, { ...style, scale, deflate: (lines, kind) => (kinds.push(kind), zlibDeflate(lines, kind)) });
+        assert.deepEqual(kinds, [style.color ? 'rgb' : 'palette']);
         const [a, b] = await Promise.all([decode(streamed), decode(oneShot)]);
         assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels]);
         assert.ok(a.data.equals(b.data), `${JSON.stringify(params)} at scale ${scale}`);

@@ -41,14 +41,17 @@ export interface PngOptions {
   /** Divides the cell: 2 draws 4 x 8 px cells. Default 1. */
   readonly scale?: PngScale;
   /**
-   * A one-shot zlib-format deflate of the whole image's scanlines, instead of pako's streaming
-   * one (which holds one band at a time): a Node face passes node:zlib's (src/node/deflate.ts; the
-   * MCP reply's preview at 960 x 720 px: 1.5 ms at its level 4 against pako's 7.8 at 6), where it
-   * bounds the image's size itself. The pixels are the same; the compressed bytes and IDAT chunks
-   * may differ.
+   * A one-shot zlib-format deflate of the whole image's scanlines (told which kind they are),
+   * instead of pako's streaming one (which holds one band at a time): a Node face passes
+   * node:zlib's (src/node/deflate.ts; the MCP reply's mono preview at 960 x 720 px: 1.5 ms at its
+   * level 4 against pako's 7.8 at 6), where it bounds the image's size itself. The pixels are the
+   * same; the compressed bytes and IDAT chunks may differ.
    */
-  readonly deflate?: (scanlines: Uint8Array) => Uint8Array;
+  readonly deflate?: (scanlines: Uint8Array, kind: PngKind) => Uint8Array;
 }
+
+/** What the scanlines a `deflate` gets hold: 4-bit palette indices (mono art) or 8-bit RGB. */
+export type PngKind = 'palette' | 'rgb';
 
 /** A grid that may carry a second colour per cell (rows x columns x 3 sRGB bytes). */
 export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
@@ -223,7 +226,7 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
     }
     zlib?.push(band, y === rows - 1);
   }
-  if (whole) idat.push(chunk('IDAT', opts.deflate!(whole)));
+  if (whole) idat.push(chunk('IDAT', opts.deflate!(whole, indexed ? 'palette' : 'rgb')));
 
   const ihdr = new Uint8Array(13);
   const hv = new DataView(ihdr.buffer);
