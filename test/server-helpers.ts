@@ -4,6 +4,7 @@
  * schema for that path, method, status and content type.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import Ajv2020Module from 'ajv/dist/2020.js';
@@ -128,6 +129,24 @@ export async function call(url: string, init: RequestInit = {}): Promise<Reply> 
 
 export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   return call(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+}
+
+/**
+ * A POST whose headers are sent (a declared Content-Length among them) and not one byte of its
+ * body: what the server answers before reading any of it.
+ */
+export function headersOnly(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers });
+    request.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => { resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }); request.destroy(); });
+    });
+    request.on('error', reject);
+    request.flushHeaders();
+  });
 }
 
 export function postForm(url: string, fields: Record<string, string | Buffer | Array<string | Buffer>>): Promise<Reply> {

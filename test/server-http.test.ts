@@ -21,7 +21,7 @@ import { createRenderPool } from '../src/server/render-pool.js';
 import { startServer } from '../src/server/start.js';
 import { parseTraceparent, parseTracestate } from '../src/server/trace-context.js';
 import {
-  assertProblem, badValues, call, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
+  assertProblem, headersOnly, badValues, call, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
   validatingCaller, type Reply, type ResponseValidator, type TestServer,
 } from './server-helpers.js';
 
@@ -599,18 +599,8 @@ describe('render: size limits while streaming', () => {
   });
 
   test('a declared Content-Length over the cap is 413 before any of the body is read; an empty JSON body is 400', async () => {
-    const { port } = new URL(small.base);
     for (const [type, length, slug] of [['application/json', jsonBodyLimit(LIMIT) + 1, 'request-too-large'], ['multipart/form-data; boundary=b', LIMIT + FORM_OVERHEAD_BYTES + 1, 'image-too-large']] as const) {
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: RENDER, headers: { 'content-type': type, 'content-length': String(length) } });
-        request.on('response', (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => { resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }); request.destroy(); });
-        });
-        request.on('error', reject);
-        request.flushHeaders(); // and not one byte of the body
-      });
+      const answer = await headersOnly(small.base, RENDER, { 'content-type': type, 'content-length': String(length) });
       assert.equal(answer.status, 413, type);
       assert.equal(JSON.parse(answer.body).type, `https://v2a.dev/problems/${slug}`);
     }

@@ -24,7 +24,7 @@ import AjvModule from 'ajv';
 const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
 const validateOutput = new Ajv({ allErrors: true }).compile(RENDER_OUTPUT_SCHEMA);
 import {
-  assertProblem, badValues, call, photo, postJson, responseValidator, startTestServer, SVG,
+  assertProblem, headersOnly, badValues, call, photo, postJson, responseValidator, startTestServer, SVG,
   type Reply, type ResponseValidator, type TestServer,
 } from './server-helpers.js';
 
@@ -258,17 +258,7 @@ describe('raw JSON-RPC over HTTP', () => {
   });
 
   test('a body over the JSON cap is 413 before any of it is read (a declared Content-Length)', async () => {
-    const { port } = new URL(server.base);
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: MCP, headers: { 'content-type': 'application/json', 'content-length': String(jsonBodyLimit(loadConfig({}).maxImageBytes) + 1) } });
-      request.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => { resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }); request.destroy(); });
-      });
-      request.on('error', reject);
-      request.flushHeaders(); // and not one byte of the body
-    });
+    const answer = await headersOnly(server.base, MCP, { 'content-type': 'application/json', 'content-length': String(jsonBodyLimit(loadConfig({}).maxImageBytes) + 1) });
     assert.equal(answer.status, 413);
     assert.equal(JSON.parse(answer.body).type, 'https://v2a.dev/problems/request-too-large');
   });
