@@ -7,7 +7,8 @@
  * body is scanned for strings (a search for quotes, not a parse), a long value directly after the
  * key is cut out and a placeholder (with a nonce the client cannot know) parsed in its place; the
  * parse then puts a LiftedText, the value's bytes, where the string would have been, and the
- * worker reads them as text (a body's only lifted value takes its chunks' buffers with it).
+ * worker decodes the base64 from those bytes (a body's only lifted value takes its chunks'
+ * buffers with it). The render route's large JSON bodies, parsed in a worker, go the same way.
  *
  * Only values that need no unescaping are lifted (no backslash: base64 has none), so a lifted
  * value is exactly the string JSON.parse would have made, and the bounds check (json-body.ts)
@@ -17,6 +18,7 @@
  * accepted where strict JSON would refuse the whole body.
  */
 import { randomBytes } from 'node:crypto';
+import { parseJsonBounded } from './json-body.js';
 import { LiftedText } from './render-inputs.js';
 
 /** Values shorter than this are parsed as ever: lifting pays for itself on large ones only. */
@@ -154,4 +156,16 @@ export function liftValues(chunks: readonly Uint8Array[], key: string, minBytes 
 /** A JSON.parse reviver that puts each lifted value of `key` back, as its LiftedText. */
 export function revive(key: string, lifted: ReadonlyMap<string, LiftedText>): (k: string, v: unknown) => unknown {
   return (k, v) => (k === key && typeof v === 'string' ? lifted.get(v) ?? v : v);
+}
+
+/**
+ * The body parsed with its bounds checked (json-body.ts), each long value of `key` lifted out of
+ * the parse and put back as its LiftedText. The chunk list is emptied once lifted: the text and
+ * the lifted values' own views are all that is needed, so a caller that keeps the list (a job
+ * that lives until its render ends) holds nothing more. A syntax error is JSON.parse's SyntaxError.
+ */
+export function parseLifted(chunks: readonly Uint8Array[], key: string): unknown {
+  const { text, lifted } = liftValues(chunks, key);
+  (chunks as Uint8Array[]).length = 0; // the caller's list, read-only to everything but this hand-over
+  return parseJsonBounded(text, undefined, lifted ? revive(key, lifted) : undefined);
 }

@@ -13,7 +13,7 @@ export type RenderSource =
   | { readonly kind: 'base64'; readonly text: string }
   /**
    * The same text as its bytes (a value json-lift.ts kept out of the parse, as views into the
-   * body's chunks), read as text in the worker; `movable`: the chunks' whole buffers may move
+   * body's chunks), decoded from them in the worker; `movable`: the chunks' whole buffers may move
    * with them (else the views are copied into one array).
    */
   | { readonly kind: 'base64-ascii'; readonly parts: readonly Uint8Array[]; readonly movable?: boolean };

@@ -9,8 +9,7 @@
  * value is kept out of its parse as the MCP endpoint's is (json-lift.ts).
  */
 import { parseForm } from './form-body.js';
-import { parseJsonBounded } from './json-body.js';
-import { liftValues, revive } from './json-lift.js';
+import { parseLifted } from './json-lift.js';
 import { HttpProblem } from './problem.js';
 import {
   base64Source, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
@@ -67,12 +66,8 @@ export async function requestInputs(body: BodyJob['body'], maxImageBytes: number
     return { images: form.images, carriers: [query, { name: 'form fields', kind: 'strings', values: form.fields }] };
   }
   // As the MCP endpoint reads its bodies: a long imageBase64 value stays bytes (views of the
-  // chunks), out of the parse (json-lift.ts), and the worker reads it as text only to decode it.
-  const { text, lifted } = liftValues(body.chunks, 'imageBase64');
-  // The job that carries the chunk list lives until the render ends; the text and a lifted
-  // value's own views are all that is needed now.
-  letGo(body.chunks);
-  const json = jsonRequest(parseJsonText(text, lifted ? revive('imageBase64', lifted) : undefined));
+  // chunks), out of the parse, and is decoded from them (json-lift.ts); the chunk list is emptied.
+  const json = jsonRequest(parseJsonBody(body.chunks));
   return { images: json.images, carriers: [query, { name: 'JSON body', kind: 'json', values: json.params }] };
 }
 
@@ -81,10 +76,10 @@ function letGo(chunks: readonly Uint8Array[]): void {
   (chunks as Uint8Array[]).length = 0;
 }
 
-/** A JSON body's text, parsed with its bounds checked (json-body.ts); a syntax error as a 400. */
-function parseJsonText(text: string, reviver?: (key: string, value: unknown) => unknown): unknown {
+/** A JSON body, parsed with its bounds checked and its long imageBase64 lifted (json-lift.ts); a syntax error as a 400. */
+function parseJsonBody(chunks: readonly Uint8Array[]): unknown {
   try {
-    return parseJsonBounded(text, undefined, reviver);
+    return parseLifted(chunks, 'imageBase64');
   } catch (err) {
     if (err instanceof SyntaxError) throw new HttpProblem('invalid-request', `The body is not valid JSON: ${err.message.slice(0, 200)}`);
     throw err;

@@ -20,8 +20,7 @@ import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
 import { HttpProblem } from '../problem.js';
-import { parseJsonBounded } from '../json-body.js';
-import { liftValues, revive } from '../json-lift.js';
+import { parseLifted } from '../json-lift.js';
 import { readBody } from '../read-body.js';
 import { failSpan, nowMs } from '../telemetry/tracing.js';
 
@@ -84,8 +83,7 @@ function toolCalls(body: unknown, maxBatch: number): number {
  */
 function parseBody(chunks: readonly Uint8Array[]): unknown {
   try {
-    const { text, lifted } = liftValues(chunks, 'imageBase64');
-    return parseJsonBounded(text, undefined, lifted ? revive('imageBase64', lifted) : undefined);
+    return parseLifted(chunks, 'imageBase64');
   } catch (err) {
     if (err instanceof SyntaxError) return PARSE_ERROR;
     throw err;
