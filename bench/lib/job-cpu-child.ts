@@ -9,10 +9,10 @@
  * can cost less.
  * argv: dist directory, JPEG file, columns, jobs. Prints JSON: ms of CPU per image.
  */
-import sharp from 'sharp';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import sharp from 'sharp';
 import { cpuDelta, processCpu } from './server-proc.js';
 
 type WorkerModule = typeof import('../../src/server/render-worker.js');
