@@ -52,6 +52,28 @@ describe('render hand-off', () => {
     assert.equal(transferList.length, 4);
   });
 
+  test('a lifted imageBase64 (its text in parts): movable parts move with their buffers; others, or parts sharing a buffer, go as one copy', () => {
+    const a = new Uint8Array(Buffer.from('QUJD'));
+    const b = new Uint8Array(Buffer.from('REVG'));
+    const moved = forTransfer(job({ kind: 'base64', text: [a, b], movable: true }));
+    assert.deepEqual(moved.transferList, [a.buffer, b.buffer]);
+    assert.deepEqual((moved.task.source as { text: Uint8Array[] }).text, [a, b]);
+    const shared = new Uint8Array(Buffer.from('xQUJDREVGx'));
+    for (const source of [
+      { kind: 'base64', text: [a, b] } as const,
+      { kind: 'base64', text: [shared.subarray(1, 5), shared.subarray(5, 9)], movable: true } as const,
+    ]) {
+      const { task, transferList } = forTransfer(job(source));
+      const text = (task.source as { text: Uint8Array[] }).text;
+      assert.equal(text.length, 1);
+      assert.equal(Buffer.from(text[0]!).toString('latin1'), 'QUJDREVG');
+      assert.deepEqual(transferList, [text[0]!.buffer]);
+      assert.ok(!transferList.includes(shared.buffer as ArrayBuffer) && !transferList.includes(a.buffer as ArrayBuffer));
+    }
+    // A string goes as it is.
+    assert.deepEqual(forTransfer(job({ kind: 'base64', text: 'QUJD' })).transferList, []);
+  });
+
   test('an upload as the chunks of its form renders the same as in one piece, and the moved chunks are detached', { timeout: 60_000 }, async () => {
     const jpeg = new Uint8Array(await photo(320, 200, 'jpeg'));
     const pool = createRenderPool({ workers: 1, queueLimit: 4, timeoutMs: 30_000 });

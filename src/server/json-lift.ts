@@ -160,12 +160,10 @@ export function revive(key: string, lifted: ReadonlyMap<string, LiftedText>): (k
 
 /**
  * The body parsed with its bounds checked (json-body.ts), each long value of `key` lifted out of
- * the parse and put back as its LiftedText. The chunk list is emptied once lifted: the text and
- * the lifted values' own views are all that is needed, so a caller that keeps the list (a job
- * that lives until its render ends) holds nothing more. A syntax error is JSON.parse's SyntaxError.
+ * the parse and put back as its LiftedText (views of the chunks: the list itself is not needed
+ * after this). A syntax error is JSON.parse's SyntaxError.
  */
 export function parseLifted(chunks: readonly Uint8Array[], key: string): unknown {
   const { text, lifted } = liftValues(chunks, key);
-  (chunks as Uint8Array[]).length = 0; // the caller's list, read-only to everything but this hand-over
   return parseJsonBounded(text, undefined, lifted ? revive(key, lifted) : undefined);
 }

@@ -87,7 +87,7 @@ export function jsonImageInputs(values: { readonly imageUrl?: unknown; readonly 
 
 /** A render source for imageBase64: its text, or a lifted value's bytes (moved, not copied). */
 export function base64Source(text: string | LiftedText): RenderSource {
-  return typeof text === 'string' ? { kind: 'base64', text } : { kind: 'base64-ascii', parts: text.parts, movable: text.movable };
+  return typeof text === 'string' ? { kind: 'base64', text } : { kind: 'base64', text: text.parts, movable: text.movable };
 }
 
 /**

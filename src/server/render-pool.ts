@@ -144,12 +144,13 @@ export function forTransfer<J extends RenderJob | BodyJob>(job: J): { task: J; t
     const bytes = transferable(src.bytes);
     return { task: { ...job, source: { kind: 'bytes', bytes } }, transferList: [bytes.buffer as ArrayBuffer] };
   }
-  if (src.kind === 'base64-ascii') {
+  if (src.kind === 'base64' && typeof src.text !== 'string') {
     // Movable views go with their whole buffers (each view's offset and length cross with it);
     // others are copied into one array first.
-    const own = src.movable === true && new Set(src.parts.map((p) => p.buffer)).size === src.parts.length && src.parts.every((p) => p.buffer instanceof ArrayBuffer);
-    const parts = own ? src.parts : [Buffer.concat(src.parts as Uint8Array[])].map((b) => transferable(b));
-    return { task: { ...job, source: { kind: 'base64-ascii', parts } }, transferList: parts.map((p) => p.buffer as ArrayBuffer) };
+    const given = src.text;
+    const own = src.movable === true && new Set(given.map((p) => p.buffer)).size === given.length && given.every((p) => p.buffer instanceof ArrayBuffer);
+    const parts = own ? given : [transferable(Buffer.concat(given as Uint8Array[]))];
+    return { task: { ...job, source: { kind: 'base64', text: parts } }, transferList: parts.map((p) => p.buffer as ArrayBuffer) };
   }
   return { task: job, transferList: [] };
 }

@@ -9,14 +9,13 @@ import type { ProblemFieldError, ProblemSlug } from './problem.js';
 
 export type RenderSource =
   | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
-  /** Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted). */
-  | { readonly kind: 'base64'; readonly text: string }
   /**
-   * The same text as its bytes (a value json-lift.ts kept out of the parse, as views into the
-   * body's chunks), decoded from them in the worker; `movable`: the chunks' whole buffers may move
-   * with them (else the views are copied into one array).
+   * Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted), as the
+   * core's job takes it: a string, or its character codes in parts (a value json-lift.ts kept out
+   * of the parse, as views into the body's chunks). `movable` (parts only): the chunks' whole
+   * buffers may move with them, else the views are copied into one array.
    */
-  | { readonly kind: 'base64-ascii'; readonly parts: readonly Uint8Array[]; readonly movable?: boolean };
+  | { readonly kind: 'base64'; readonly text: string | readonly Uint8Array[]; readonly movable?: boolean };
 
 export interface RenderJob {
   readonly source: RenderSource;

@@ -86,8 +86,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;
   // A lifted base64 value arrives as its text's bytes, which the job decodes where they lie.
-  const from = job.source;
-  const source = from.kind === 'base64-ascii' ? { kind: 'base64' as const, text: from.parts } : from;
+  const source = job.source;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
     const done = await runJob(source, job.params, {

@@ -66,8 +66,10 @@ export async function requestInputs(body: BodyJob['body'], maxImageBytes: number
     return { images: form.images, carriers: [query, { name: 'form fields', kind: 'strings', values: form.fields }] };
   }
   // As the MCP endpoint reads its bodies: a long imageBase64 value stays bytes (views of the
-  // chunks), out of the parse, and is decoded from them (json-lift.ts); the chunk list is emptied.
+  // chunks), out of the parse, and is decoded from them (json-lift.ts). The job that carries the
+  // chunk list lives until the render ends; the parse and the lifted views are all it needs now.
   const json = jsonRequest(parseJsonBody(body.chunks));
+  letGo(body.chunks);
   return { images: json.images, carriers: [query, { name: 'JSON body', kind: 'json', values: json.params }] };
 }
 

@@ -169,11 +169,9 @@ function overBudget(result: RenderResult, format: Format, size: number, overhead
 
 /**
  * The reply to one call; throws V2aError `reply-too-large` when text and summary would exceed
- * `maxChars` (0: no budget).
- */
-/**
- * `deflate`: the preview png's deflate (core/format/png.ts): the Node faces pass node:zlib's
- * (src/node/deflate.ts), which this module, core imports only, does not import itself.
+ * `maxChars` (0: no budget). `deflate`: the preview png's deflate (core/format/png.ts): the Node
+ * faces pass node:zlib's (src/node/deflate.ts), which this module, core imports only, does not
+ * import itself.
  */
 export function buildToolReply(result: RenderResult, output: FormattedOutput, maxChars: number, deflate?: PngOptions['deflate']): ToolReply {
   const format = result.params.format;
