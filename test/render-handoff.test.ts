@@ -57,14 +57,14 @@ describe('render hand-off', () => {
     const b = new Uint8Array(Buffer.from('REVG'));
     const moved = forTransfer(job({ kind: 'base64', text: [a, b], movable: true }));
     assert.deepEqual(moved.transferList, [a.buffer, b.buffer]);
-    assert.deepEqual((moved.task.source as { text: Uint8Array[] }).text, [a, b]);
+    assert.deepEqual((moved.task.source as { text: readonly Uint8Array[] }).text, [a, b]);
     const shared = new Uint8Array(Buffer.from('xQUJDREVGx'));
     for (const source of [
       { kind: 'base64', text: [a, b] } as const,
       { kind: 'base64', text: [shared.subarray(1, 5), shared.subarray(5, 9)], movable: true } as const,
     ]) {
       const { task, transferList } = forTransfer(job(source));
-      const text = (task.source as { text: Uint8Array[] }).text;
+      const text = (task.source as { text: readonly Uint8Array[] }).text;
       assert.equal(text.length, 1);
       assert.equal(Buffer.from(text[0]!).toString('latin1'), 'QUJDREVG');
       assert.deepEqual(transferList, [text[0]!.buffer]);
