@@ -393,6 +393,8 @@ interface ScalingRow {
   p99: number;
   mainThreadMsPerImage: number | null;
   serverCpuMsPerImage: number | null;
+  /** This process's CPU (autocannon, the load generator) in % of one core: near 100, it bounds the row. */
+  loadGenCpuPercent: number;
   failed: number;
 }
 
@@ -419,13 +421,17 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
         const check = await checkSample(server, img, req, columns);
         if (!check.ok) throw new Error(`sample check failed with ${workers} workers (${img.label}): ${check.problem}`);
         if (args.warmup > 0) await runLoad({ url: renderUrl(server, req), request: req, connections, seconds: args.warmup });
+        const u0 = process.cpuUsage();
+        const t0 = performance.now();
         const l = await measureLevel(server, img, req, columns, connections, args.duration);
+        const u1 = process.cpuUsage(u0);
+        const loadGenCpuPercent = ((u1.user + u1.system) / 1000 / (performance.now() - t0)) * 100;
         const one = rows.find((r) => r.image === img.label && r.workers === 1);
         rows.push({
           image: img.label, workers, connections, imagesPerSecond: l.imagesPerSecond,
           speedup: one ? l.imagesPerSecond / one.imagesPerSecond : workers === 1 ? 1 : NaN,
           p50: l.latencyMs.p50, p99: l.latencyMs.p99,
-          mainThreadMsPerImage: l.serverMainThreadMsPerImage, serverCpuMsPerImage: l.serverCpuMsPerImage,
+          mainThreadMsPerImage: l.serverMainThreadMsPerImage, serverCpuMsPerImage: l.serverCpuMsPerImage, loadGenCpuPercent,
           failed: l.non2xx + l.errors + l.timeouts,
         });
       } finally {
@@ -439,10 +445,10 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
   console.log(`${args.warmup} s warm-up then ${args.duration} s; ${cores} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator on the same cores`);
   if (args.workers.some((w) => w > cores)) console.log(`(more workers than the ${cores} cores here: those rows show the shape only, not scaling)`);
   console.log(table([
-    ['image', 'workers', 'conns', 'images/s', 'x 1 worker', 'p50 ms', 'p99 ms', 'main thr ms/img', 'srv CPU ms/img', 'failed'],
-    ...rows.map((r) => [r.image, String(r.workers), String(r.connections), fix(r.imagesPerSecond, 1), fix(r.speedup, 2), fix(r.p50, 1), fix(r.p99, 1), fix(r.mainThreadMsPerImage, 1), fix(r.serverCpuMsPerImage, 1), String(r.failed)]),
+    ['image', 'workers', 'conns', 'images/s', 'x 1 worker', 'p50 ms', 'p99 ms', 'main thr ms/img', 'srv CPU ms/img', 'load gen CPU %', 'failed'],
+    ...rows.map((r) => [r.image, String(r.workers), String(r.connections), fix(r.imagesPerSecond, 1), fix(r.speedup, 2), fix(r.p50, 1), fix(r.p99, 1), fix(r.mainThreadMsPerImage, 1), fix(r.serverCpuMsPerImage, 1), fix(r.loadGenCpuPercent, 0), String(r.failed)]),
   ]));
-  console.log('(main thr = the event loop: HTTP, reading the body (a form is parsed in the worker), hand-off to the workers; its ms per image bounds images/s at 1000 / ms, whatever the worker count)');
+  console.log('(main thr = the event loop: HTTP, reading the body (a form is parsed in the worker), hand-off to the workers; its ms per image bounds images/s at 1000 / ms, whatever the worker count; load gen = this process, autocannon on one thread, in % of a core: near 100 it, not the server, bounds the row)');
   const file = writeJson('server-scaling.json', {
     bench: 'server-scaling', date: new Date().toISOString(), v2aVersion: VERSION, node: process.version,
     cpus: { count: cores, model: cpus()[0]?.model }, build: built, options: args, columns, rows,
