@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# Production image of the v2a HTTP service (`npm start` = node dist/server/main.js).
+# Production image of the v2a HTTP service (`npm start` = node dist/server/main.cjs).
 #
 #   docker build -t v2a:0.3.0 .
 #   docker run --rm -p 8080:8080 v2a:0.3.0
@@ -53,4 +53,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/api/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # main.ts handles SIGTERM: stop accepting, finish in-flight renders (V2A_SHUTDOWN_TIMEOUT_MS), exit 0.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/server/main.js"]
+CMD ["node", "dist/server/main.cjs"]

@@ -2,7 +2,7 @@
  * A fresh server's first requests, with and without the workers' warm-up (V2A_WARM_UP):
  * `npx tsx bench/server-first.ts [--rounds 3] [--workers 2]` (after `npm run build`).
  *
- * Per round and setting, a fresh `dist/server/main.js` (bench/lib/server-proc.ts: ready once
+ * Per round and setting, a fresh `dist/server/main.cjs` (bench/lib/server-proc.ts: ready once
  * /api/v1/health/ready answers 200), then three waves of `workers` requests at once (one per
  * worker), each the server bench's 1 MP JPEG as multipart at 120 columns. Printed: the time from
  * spawn to ready, and each wave's slowest request, as medians over the rounds (settings
@@ -16,13 +16,13 @@ import { serverBenchImages } from './lib/server-images.js';
 import { startServerProcess, stopAllServers } from './lib/server-proc.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const ENTRY = join(ROOT, 'dist/server/main.js');
+const ENTRY = join(ROOT, 'dist/server/main.cjs');
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const rounds = arg('rounds', 3), workers = arg('workers', 2);
-if (!existsSync(ENTRY)) throw new Error('dist/server/main.js is missing: run npm run build first');
+if (!existsSync(ENTRY)) throw new Error('dist/server/main.cjs is missing: run npm run build first');
 
 const [img] = await serverBenchImages(['1mp']);
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;

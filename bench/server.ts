@@ -1,7 +1,7 @@
 /**
  * `npm run bench:server`: the HTTP server under concurrent load, beside chafa run once per image.
  *
- * 1. `npm run build`, then the real server from dist (`node dist/server/main.js`) in a child
+ * 1. `npm run build`, then the real server from dist (`node dist/server/main.cjs`) in a child
  *    process on 127.0.0.1 (PORT=0: a free port), V2A_WORKERS = cores (or `--workers N`),
  *    V2A_RATE_LIMIT=0, a queue larger than the load can fill; ready when /api/v1/health/ready
  *    answers 200 (workers warm).
@@ -51,7 +51,7 @@ import {
 } from './lib/server-proc.js';
 
 const ROOT = join(BENCH_DIR, '..');
-const ENTRY = join(ROOT, 'dist/server/main.js');
+const ENTRY = join(ROOT, 'dist/server/main.cjs');
 const log = (s: string) => console.log(s);
 const progress = (s: string) => process.stderr.write(s + '\n');
 const rel = (p: string) => p.replaceAll(ROOT + '/', '');
@@ -606,7 +606,7 @@ async function main(): Promise<void> {
   // --- Report ------------------------------------------------------------------------------------
   const carrierText = { multipart: 'multipart/form-data (file field image)', json: 'application/json (imageBase64)', mcp: 'an MCP tools/call of render_ascii (imageBase64) to /api/mcp' }[args.carrier];
   console.log('');
-  console.log(`v2a ${VERSION} server (node dist/server/main.js on 127.0.0.1): ${workers} workers, V2A_RATE_LIMIT=0, V2A_QUEUE_LIMIT=${queueLimit}, LOG_LEVEL=info`);
+  console.log(`v2a ${VERSION} server (node dist/server/main.cjs on 127.0.0.1): ${workers} workers, V2A_RATE_LIMIT=0, V2A_QUEUE_LIMIT=${queueLimit}, LOG_LEVEL=info`);
   console.log(`${cores} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator (autocannon) in this process, on the same cores`);
   const busiest = Math.max(quiet ?? 0, ...levels.map((l) => l.otherCpuPercent ?? 0), ...peers.map((p) => p.otherCpuPercent ?? 0));
   console.log(`other processes on the machine: ${fix(quiet, 0)} % of one core before the bench, up to ${fix(busiest, 0)} % during it (see "other load %")`);

@@ -1,6 +1,6 @@
 /**
  * Peak memory of the server per concurrent heavy render, for the pod's memory request/limit
- * (deploy/README.md "Sizing"). Starts the real server as the image runs it (dist/server/main.js:
+ * (deploy/README.md "Sizing"). Starts the real server as the image runs it (dist/server/main.cjs:
  * `npm run build` first) once per case with
  * V2A_WORKERS = N, sends N renders of the heaviest accepted input at once, and reads the
  * process's resident set (VmRSS sampled every 10 ms, VmHWM at the end: worker threads and
@@ -59,7 +59,7 @@ async function heavyImages(): Promise<Record<string, Buffer>> {
 
 async function measure(image: Buffer, kind: string, workers: number): Promise<{ idle: number; peak: number }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/server/main.js'], {
+  const child = spawn(process.execPath, ['dist/server/main.cjs'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', V2A_WORKERS: String(workers), V2A_QUEUE_LIMIT: '0', V2A_RATE_LIMIT: '0', LOG_LEVEL: 'warn', PLATFORM_API_KEY: '' },
     stdio: ['ignore', 'ignore', 'inherit'],

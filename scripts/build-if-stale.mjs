@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** What `npm run build` writes, one file per output tree. */
-const OUTPUTS = ['dist/server/main.js', 'dist/cli/main.cjs', 'dist/core/index.js', 'dist/studio/index.html'];
+const OUTPUTS = ['dist/server/main.cjs', 'dist/cli/main.cjs', 'dist/core/index.js', 'dist/studio/index.html'];
 const INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 function newest(path) {

@@ -630,9 +630,9 @@ describe('Dockerfile', () => {
     assert.equal(finalOps('STOPSIGNAL').at(-1)?.args, 'SIGTERM');
     const cmd = finalOps('CMD').at(-1);
     assert.ok(cmd, 'CMD');
-    assert.deepEqual(JSON.parse(cmd.args), ['node', 'dist/server/main.js'], 'exec-form CMD runs the server (signals reach node)');
+    assert.deepEqual(JSON.parse(cmd.args), ['node', 'dist/server/main.cjs'], 'exec-form CMD runs the server (signals reach node)');
     const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start;
-    assert.equal(start, 'node dist/server/main.js', 'same as npm start');
+    assert.equal(start, 'node dist/server/main.cjs', 'same as npm start');
     assert.equal(finalOps('ENTRYPOINT').length, 0, 'no entrypoint wrapper between the runtime and node');
   });
 
@@ -709,7 +709,7 @@ describe('container lifecycle', () => {
     };
     // No key: nothing is exported and nothing leaves this machine.
     delete env.PLATFORM_API_KEY;
-    // The image runs dist/server/main.js; the same module from source (dist may be stale here).
+    // The image runs dist/server/main.cjs (which sizes libuv's pool, then imports main.js); main.js's source here (dist may be stale).
     child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'server', 'main.ts')], {
       cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
     });

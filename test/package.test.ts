@@ -8,7 +8,7 @@
  * PLATFORM_API_KEY says which packages to add. One pack and one install serve every test here.
  */
 import assert from 'node:assert/strict';
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,7 +203,7 @@ export { text };
   });
 
   test('the server with PLATFORM_API_KEY and no OpenTelemetry SDK: a one-line start-up error naming the packages', () => {
-    const r = run(process.execPath, [join(consumer, 'node_modules', 'v2a', 'dist', 'server', 'main.js')], consumer, 30_000, {
+    const r = run(process.execPath, [join(consumer, 'node_modules', 'v2a', 'dist', 'server', 'main.cjs')], consumer, 30_000, {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', PLATFORM_API_KEY: 'k'.repeat(40), V2A_RECEIVER_STATUS_URL: 'off', LOG_LEVEL: 'warn',
     });
     assert.equal(r.status, 2, `exit 2, a setup error (stderr: ${r.stderr})`);
@@ -211,5 +211,42 @@ export { text };
     assert.match(r.stderr, new RegExp(`npm install ${EXPORT_PACKAGES.join(' ')}`));
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
     assert.doesNotMatch(r.stderr + r.stdout, /k{40}/, 'the key is never printed');
+  });
+
+  // libuv's pool is counted as the server's threads less libvips' (whose number varies with use):
+  // the same server with a pool of 8 has 4 more than with libuv's 4. Linux only (/proc).
+  test('the server\'s entries size libuv\'s thread pool: npm start\'s main.cjs and v2a serve to V2A_WORKERS + 4, main.js keeps 4 and warns', { skip: !existsSync('/proc/self/task') && 'no /proc here' }, async () => {
+    const dist = join(consumer, 'node_modules', 'v2a', 'dist');
+    const started = async (args: string[]) => {
+      const env = { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '4', V2A_WARM_UP: 'false', LOG_LEVEL: 'info' };
+      const child = spawn(process.execPath, args, { cwd: consumer, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      try {
+        const deadline = Date.now() + 30_000;
+        while (!/"url":"http/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        const url = /"url":"(http[^"]+)"/.exec(out)?.[1];
+        assert.ok(url, `${args.join(' ')} started: ${out}`);
+        assert.equal((await fetch(`${url}/api/v1/health/ready`)).status, 200);
+        const names = readdirSync(`/proc/${child.pid}/task`).map((t) => readFileSync(`/proc/${child.pid}/task/${t}/comm`, 'utf8').trim());
+        const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; config?: Record<string, unknown> });
+        return {
+          threads: names.filter((n) => !/vips/i.test(n)).length,
+          pool: lines.find((l) => l.config)?.config?.UV_THREADPOOL_SIZE,
+          warned: lines.some((l) => /UV_THREADPOOL_SIZE/.test(l.msg)),
+        };
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
+    };
+    const esm = await started([join(dist, 'server', 'main.js')]);
+    const cjs = await started([join(dist, 'server', 'main.cjs')]);
+    const serve = await started([join(dist, 'cli', 'main.cjs'), 'serve']);
+    assert.deepEqual([esm.pool, esm.warned], [4, true], 'main.js: libuv\'s 4 threads, with a warning');
+    assert.deepEqual([cjs.pool, cjs.warned], [8, false], 'main.cjs: 4 workers + 4');
+    assert.deepEqual([serve.pool, serve.warned], [8, false], 'v2a serve: 4 workers + 4');
+    assert.equal(cjs.threads - esm.threads, 4, 'main.cjs really runs 4 more pool threads');
+    assert.equal(serve.threads, cjs.threads, 'so does v2a serve');
   });
 });

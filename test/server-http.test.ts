@@ -13,6 +13,7 @@ import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
 import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
 import { ConfigError, describeConfig, jsonBodyLimit, loadConfig } from '../src/server/config.js';
+import { sizeThreadPool } from '../src/settings/thread-pool.js';
 import { FORM_OVERHEAD_BYTES } from '../src/server/form-body.js';
 import { INLINE_BODY_BYTES } from '../src/server/request-body.js';
 import { DATA_CSP, DOCUMENT_CSP } from '../src/server/plugins/security-headers.js';
@@ -121,6 +122,24 @@ describe('configuration', () => {
     });
   });
 
+  test('UV_THREADPOOL_SIZE: libuv\'s 4 when unset, 1 to 1024 when set; npm start\'s and v2a serve\'s sizing is V2A_WORKERS + 4, an operator\'s own value kept', () => {
+    assert.equal(loadConfig({}).threadPoolSize, 4, 'unset at start: libuv runs its default');
+    assert.equal(loadConfig({ UV_THREADPOOL_SIZE: '24' }).threadPoolSize, 24);
+    for (const raw of ['0', '1025', 'lots', '-3']) assert.throws(() => loadConfig({ UV_THREADPOOL_SIZE: raw }), /UV_THREADPOOL_SIZE must be an integer from 1 to 1024/, raw);
+    const env: Record<string, string | undefined> = { V2A_WORKERS: '12' };
+    assert.equal(sizeThreadPool(env), 16);
+    assert.equal(loadConfig(env).threadPoolSize, 16);
+    const cores: Record<string, string | undefined> = {};
+    sizeThreadPool(cores);
+    assert.equal(Number(cores.UV_THREADPOOL_SIZE), loadConfig({}).workers + 4, 'default workers + 4');
+    const own = { V2A_WORKERS: '12', UV_THREADPOOL_SIZE: '6' };
+    assert.equal(sizeThreadPool(own), undefined);
+    assert.equal(own.UV_THREADPOOL_SIZE, '6', 'an operator\'s value is left alone');
+    const bad: Record<string, string | undefined> = { V2A_WORKERS: 'many' };
+    assert.equal(sizeThreadPool(bad), undefined);
+    assert.equal(bad.UV_THREADPOOL_SIZE, undefined, 'a refused V2A_WORKERS is left for the server to refuse');
+  });
+
   test('V2A_TRUST_PROXY: true, false, addresses; hop counts are refused', () => {
     assert.equal(loadConfig({ V2A_TRUST_PROXY: 'true' }).trustProxy, true);
     assert.deepEqual(loadConfig({ V2A_TRUST_PROXY: '::1, 192.168.0.0/16' }).trustProxy, ['::1', '192.168.0.0/16']);
@@ -131,7 +150,7 @@ describe('configuration', () => {
     const names = describeConfig().map((c) => c.name);
     for (const n of ['PORT', 'HOST', 'V2A_MAX_IMAGE_BYTES', 'V2A_MAX_IMAGE_PIXELS', 'V2A_IMAGE_FETCH_ALLOWLIST', 'V2A_FETCH_TIMEOUT_MS', 'V2A_WORKERS',
       'V2A_QUEUE_LIMIT', 'V2A_RENDER_TIMEOUT_MS', 'V2A_RATE_LIMIT', 'V2A_CORS_ORIGINS', 'V2A_MCP_MAX_BATCH', 'V2A_RECEIVER_URL', 'V2A_TRUST_PROXY',
-      'V2A_TEST_ALLOW_LOOPBACK_FETCH', 'LOG_LEVEL', 'PLATFORM_API_KEY']) {
+      'V2A_TEST_ALLOW_LOOPBACK_FETCH', 'LOG_LEVEL', 'PLATFORM_API_KEY', 'UV_THREADPOOL_SIZE']) {
       assert.ok(names.includes(n), n);
     }
     for (const c of describeConfig()) assert.ok(c.default && c.meaning.length > 10, c.name);

@@ -1,5 +1,5 @@
 /**
- * The v2a server as a child process for the server bench: `node [nodeArgs] dist/server/main.js`
+ * The v2a server as a child process for the server bench: `node [nodeArgs] dist/server/main.cjs`
  * on 127.0.0.1 with PORT=0 (the kernel picks a free port; it is read from the server's own
  * "Server listening at" log line, so there is no race for the port), ready once /api/v1/health/ready
  * answers 200 (after the render workers' warm-up, as a load balancer would send traffic). Its JSON log goes to a file (never a pipe the bench would have to drain).
@@ -35,7 +35,7 @@ export interface ServerProcess {
 
 export interface StartServerOptions {
   readonly label: string;
-  /** The server entry, e.g. <root>/dist/server/main.js. */
+  /** The server entry, e.g. <root>/dist/server/main.cjs. */
   readonly entry: string;
   readonly cwd: string;
   /** Settings on top of the cleaned environment (HOST and PORT are always 127.0.0.1 and 0). */

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { V2aError } from '../core/errors.js';
+import { sizeThreadPool } from '../settings/thread-pool.js';
 import { importModule } from './import-module.js';
 import { usageError } from './terminal.js';
 
@@ -17,6 +18,9 @@ interface ServeOpts {
 
 async function serveAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<ServeOpts>();
+  // First: importing the server's modules below is the thread pool's first use (thread-pool.ts).
+  // Built, the CLI is CommonJS and nothing has used the pool yet; from source (tsx) it is too late.
+  if (!opts.settings) sizeThreadPool(process.env);
   const { ConfigError, describeConfig, loadConfig } = await importModule<typeof import('../server/config.js')>('../server/config.js');
   if (opts.settings) {
     const rows = describeConfig().map((c) => `  ${c.name}\n      default: ${c.default}\n      ${c.meaning}`);

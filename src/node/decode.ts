@@ -17,9 +17,11 @@
  * `sharp.concurrency()` (default: number of cores). Several pipelines running at once (one per
  * request) each use that many threads, so a worker pool that runs N decodes in parallel should
  * call `configureSharp({ concurrency: 1 })` in each worker (N workers x 1 thread), otherwise
- * threads oversubscribe the cores. The libvips operation cache only helps when the same
- * operation runs on the same input again, which never happens for one-shot decodes of uploaded
- * bytes, and it holds memory; it is switched off when this module loads.
+ * threads oversubscribe the cores. Each pipeline also holds a thread of libuv's pool, one per
+ * process and shared by every worker thread (UV_THREADPOOL_SIZE, 4 by default): a pool of N
+ * workers needs at least N + 1 (src/settings/thread-pool.ts). The libvips operation cache only
+ * helps when the same operation runs on the same input again, which never happens for one-shot
+ * decodes of uploaded bytes, and it holds memory; it is switched off when this module loads.
  */
 import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';

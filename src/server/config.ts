@@ -4,12 +4,12 @@
  * are reported together. `describeConfig()` lists name, default and meaning for the README,
  * `v2a serve --help` and the status endpoints: the table below is the only place they are written.
  */
-import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { parseAllowlist } from './fetch-image.js';
 import {
   MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
+import { LIBUV_DEFAULT_POOL, POOL_HEADROOM, THREAD_POOL_RANGE, parseWorkers } from '../settings/thread-pool.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -27,6 +27,8 @@ export interface ServerConfig {
   readonly imageFetchAllowlist: readonly string[];
   readonly fetchTimeoutMs: number;
   readonly workers: number;
+  /** libuv's thread pool as the process started with it (UV_THREADPOOL_SIZE; libuv's 4 when unset). */
+  readonly threadPoolSize: number;
   /** Renders that may wait for a worker beyond the ones running; more -> 503. */
   readonly queueLimit: number;
   readonly renderTimeoutMs: number;
@@ -207,8 +209,14 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_WORKERS', default: DEFAULT_WORKERS_TEXT, meaning: 'Render worker threads (decode, render and format run off the event loop).',
-    apply: (raw, d) => { d.workers = unset(raw) ? Math.max(1, availableParallelism()) : integer(raw, 1, 256); },
+    apply: (raw, d) => { d.workers = parseWorkers(raw); },
     value: (c) => c.workers,
+  },
+  {
+    name: 'UV_THREADPOOL_SIZE', default: `V2A_WORKERS + ${POOL_HEADROOM}`,
+    meaning: `Threads of libuv's pool (${THREAD_POOL_RANGE.min} to ${THREAD_POOL_RANGE.max}), which every worker's decodes share, one thread each: with V2A_WORKERS or fewer, decodes wait for one another. When unset, npm start (dist/server/main.cjs) and v2a serve set it as the process starts; node dist/server/main.js, an ES module whose own loading starts the pool, runs with libuv's default, ${LIBUV_DEFAULT_POOL}, and the server logs a warning when that is too few.`,
+    apply: (raw, d) => { d.threadPoolSize = unset(raw) ? LIBUV_DEFAULT_POOL : parseInteger(raw, THREAD_POOL_RANGE); },
+    value: (c) => c.threadPoolSize,
   },
   {
     name: 'V2A_QUEUE_LIMIT', default: 'V2A_WORKERS x 8',

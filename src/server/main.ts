@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * `npm start` entry (node dist/server/main.js): reads the settings from the environment (see
- * config.ts; a bad value, or PLATFORM_API_KEY without the optional OpenTelemetry packages, exits
- * 2 naming it), serves until SIGTERM/SIGINT, shuts down gracefully and exits 0 (1 when the
- * shutdown had to be forced).
+ * The server's entry module (`npm start` runs it through main.cjs, which sizes libuv's thread pool
+ * first; `node dist/server/main.js` also works, with libuv's 4): reads the settings from the
+ * environment (see config.ts; a bad value, or PLATFORM_API_KEY without the optional OpenTelemetry
+ * packages, exits 2 naming it), serves until SIGTERM/SIGINT, shuts down gracefully and exits 0
+ * (1 when the shutdown had to be forced).
  */
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 import { startServer } from './start.js';

@@ -35,6 +35,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   // Every setting as it took effect, secrets only as set/unset (config.ts effectiveConfig).
   const effective = Object.fromEntries(effectiveConfig(config).map((e) => [e.name, e.secret ? (e.set ? '(set)' : '(unset)') : e.value]));
   app.log.info({ url, node: process.version, config: effective }, 'effective configuration');
+  if (config.threadPoolSize <= config.workers) {
+    app.log.warn({ threadPoolSize: config.threadPoolSize, workers: config.workers },
+      'libuv\'s thread pool (UV_THREADPOOL_SIZE) is no larger than V2A_WORKERS: decodes wait for one another. Start the server with npm start (dist/server/main.cjs) or v2a serve, or set UV_THREADPOOL_SIZE');
+  }
   if (config.metrics) app.log.info({ path: ENDPOINTS.metrics.path, key: platformKeyOf(config) !== undefined }, 'serving Prometheus metrics (V2A_METRICS)');
   if (telemetry.exporting) app.log.info({ endpoint: telemetry.endpoint }, 'exporting spans over OTLP/HTTP (PLATFORM_API_KEY is set)');
   if (receiver) app.log.info({ statusUrl: receiver.url, intervalMs: receiver.intervalMs }, 'checking the handoff receiver\'s status endpoint with the platform key');

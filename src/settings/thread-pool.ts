@@ -1,0 +1,68 @@
+/**
+ * The server's render workers and libuv's thread pool, sized together.
+ *
+ * sharp runs every pipeline (the header read, the decode) as libuv work, and libuv has one pool per
+ * process, shared by the main thread and every worker thread: UV_THREADPOOL_SIZE threads, 4 by
+ * default. With more render workers than pool threads, decodes wait for one another while cores
+ * idle. Measured on a 16-core machine (bench/README.md, "Scaling on 16 cores"): at 8 and 16
+ * workers 1 MP throughput stopped at 156 images/s with 6.4 of the 16 cores busy, and 12 MP at 47;
+ * sized, 16 workers served 327 and 161.
+ *
+ * libuv reads the variable once, when the pool is first used, and Node's ES module loader is such
+ * a use: an ES module entry cannot size the pool it is loaded with. So the entries that start the
+ * server from CommonJS set it before anything else runs: dist/server/main.cjs (`npm start`) and
+ * `v2a serve` (the CLI's bundle is CommonJS). An operator's own UV_THREADPOOL_SIZE is left alone.
+ * Node-only (node:os), so apart from src/settings/index.ts, which the studio may load.
+ */
+import { availableParallelism } from 'node:os';
+import { isUnset, parseInteger, type IntegerRange } from './index.js';
+
+type Env = Record<string, string | undefined>;
+
+/** V2A_WORKERS's range. */
+export const WORKERS_RANGE: IntegerRange = { min: 1, max: 256 };
+
+/** libuv's own bounds of UV_THREADPOOL_SIZE (it clamps to 1024; we refuse instead). */
+export const THREAD_POOL_RANGE: IntegerRange = { min: 1, max: 1024 };
+
+/** libuv's pool when UV_THREADPOOL_SIZE is unset. */
+export const LIBUV_DEFAULT_POOL = 4;
+
+/**
+ * Pool threads beyond one per worker, for the main thread's own pool work (static files, the DNS
+ * lookup of an imageUrl fetch) so that it never waits behind decodes: libuv's default size.
+ */
+export const POOL_HEADROOM = LIBUV_DEFAULT_POOL;
+
+/** V2A_WORKERS when unset: the available cores. */
+export function defaultWorkers(): number {
+  return Math.max(1, availableParallelism());
+}
+
+/** V2A_WORKERS's value (the default when unset); throws an Error saying what is allowed. */
+export function parseWorkers(raw: string | undefined): number {
+  return isUnset(raw) ? defaultWorkers() : parseInteger(raw, WORKERS_RANGE);
+}
+
+/** The pool for `workers` render workers: one thread each, plus the headroom. */
+export function threadPoolSizeFor(workers: number): number {
+  return Math.min(THREAD_POOL_RANGE.max, workers + POOL_HEADROOM);
+}
+
+/**
+ * Sets UV_THREADPOOL_SIZE in `env` for its V2A_WORKERS, unless it is set already; returns the size
+ * it set, or undefined. Call before the pool's first use (see above). A V2A_WORKERS the server
+ * refuses is left for it to refuse: nothing is set then.
+ */
+export function sizeThreadPool(env: Env = process.env): number | undefined {
+  if (!isUnset(env.UV_THREADPOOL_SIZE)) return undefined;
+  let workers: number;
+  try {
+    workers = parseWorkers(env.V2A_WORKERS);
+  } catch {
+    return undefined;
+  }
+  const size = threadPoolSizeFor(workers);
+  env.UV_THREADPOOL_SIZE = String(size);
+  return size;
+}
