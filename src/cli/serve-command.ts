@@ -19,8 +19,9 @@ interface ServeOpts {
 async function serveAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<ServeOpts>();
   // First: importing the server's modules below is the thread pool's first use (thread-pool.ts).
-  // Built, the CLI is CommonJS and nothing has used the pool yet; from source (tsx) it is too late.
-  if (!opts.settings) sizeThreadPool(process.env);
+  // Only the built CLI, one CommonJS bundle, gets here with the pool unused; from source or from
+  // tsc's ES modules it is too late, and the server then reports libuv's 4 and warns.
+  if (!opts.settings && import.meta.url.endsWith('.cjs')) sizeThreadPool(process.env);
   const { ConfigError, describeConfig, loadConfig } = await importModule<typeof import('../server/config.js')>('../server/config.js');
   if (opts.settings) {
     const rows = describeConfig().map((c) => `  ${c.name}\n      default: ${c.default}\n      ${c.meaning}`);

@@ -214,7 +214,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'UV_THREADPOOL_SIZE', default: `V2A_WORKERS + ${POOL_HEADROOM}`,
-    meaning: `Threads of libuv's pool (${THREAD_POOL_RANGE.min} to ${THREAD_POOL_RANGE.max}), which every worker's decodes share, one thread each: with V2A_WORKERS or fewer, decodes wait for one another. When unset, npm start (dist/server/main.cjs) and v2a serve set it as the process starts; node dist/server/main.js, an ES module whose own loading starts the pool, runs with libuv's default, ${LIBUV_DEFAULT_POOL}, and the server logs a warning when that is too few.`,
+    meaning: `Threads of libuv's pool (${THREAD_POOL_RANGE.min} to ${THREAD_POOL_RANGE.max}), which every worker's decodes share, one thread each: at V2A_WORKERS or fewer, decodes and the server's own file and DNS work wait for one another. When unset, npm start (dist/server/main.cjs) and v2a serve set it as the process starts; node dist/server/main.js, an ES module whose own loading starts the pool, runs with libuv's default, ${LIBUV_DEFAULT_POOL}, and the server logs a warning when that is too few.`,
     apply: (raw, d) => { d.threadPoolSize = unset(raw) ? LIBUV_DEFAULT_POOL : parseInteger(raw, THREAD_POOL_RANGE); },
     value: (c) => c.threadPoolSize,
   },
