@@ -9,7 +9,7 @@ import { parseAllowlist } from './fetch-image.js';
 import {
   MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
-import { LIBUV_DEFAULT_POOL, POOL_HEADROOM, THREAD_POOL_RANGE, parseWorkers } from '../settings/thread-pool.js';
+import { DEFAULT_WORKERS_TEXT, LIBUV_DEFAULT_POOL, POOL_HEADROOM, THREAD_POOL_RANGE, parseWorkers } from '../settings/thread-pool.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -86,7 +86,6 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_RECEIVER_URL = 'https://a2v.v2a.dev/receiver';
-const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism())';
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Draft = { -readonly [K in keyof ServerConfig]?: ServerConfig[K] } & { platformKey?: string };

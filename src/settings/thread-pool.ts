@@ -12,7 +12,7 @@
  * a use: an ES module entry cannot size the pool it is loaded with. So the entries that start the
  * server from CommonJS set it before anything else runs: dist/server/main.cjs (`npm start`) and
  * `v2a serve` (the CLI's bundle is CommonJS). An operator's own UV_THREADPOOL_SIZE is left alone.
- * Node-only (node:os), so apart from src/settings/index.ts, which the studio may load.
+ * Node-only (node:os): kept apart from src/settings/index.ts, which imports nothing.
  */
 import { availableParallelism } from 'node:os';
 import { isUnset, parseInteger, type IntegerRange } from './index.js';
@@ -20,7 +20,7 @@ import { isUnset, parseInteger, type IntegerRange } from './index.js';
 type Env = Record<string, string | undefined>;
 
 /** V2A_WORKERS's range. */
-export const WORKERS_RANGE: IntegerRange = { min: 1, max: 256 };
+const WORKERS_RANGE: IntegerRange = { min: 1, max: 256 };
 
 /** libuv's own bounds of UV_THREADPOOL_SIZE (it clamps to 1024; we refuse instead). */
 export const THREAD_POOL_RANGE: IntegerRange = { min: 1, max: 1024 };
@@ -35,7 +35,9 @@ export const LIBUV_DEFAULT_POOL = 4;
 export const POOL_HEADROOM = LIBUV_DEFAULT_POOL;
 
 /** V2A_WORKERS when unset: the available cores. */
-export function defaultWorkers(): number {
+export const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism())';
+
+function defaultWorkers(): number {
   return Math.max(1, availableParallelism());
 }
 
@@ -45,7 +47,7 @@ export function parseWorkers(raw: string | undefined): number {
 }
 
 /** The pool for `workers` render workers: one thread each, plus the headroom. */
-export function threadPoolSizeFor(workers: number): number {
+function threadPoolSizeFor(workers: number): number {
   return Math.min(THREAD_POOL_RANGE.max, workers + POOL_HEADROOM);
 }
 
