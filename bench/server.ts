@@ -405,8 +405,10 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
   const quiet = await machineLoad(2000);
   const images = await serverBenchImages(args.images, log);
   const rows: ScalingRow[] = [];
+  let path = '';
   for (const img of images) {
     const req = requestBody(args.carrier, img.data, `photo-${img.width}x${img.height}.jpg`, columns);
+    path = req.path;
     for (const workers of args.workers) {
       const connections = 2 * workers;
       progress(`scaling ${img.label}: ${workers} worker(s), ${connections} connections, ${args.duration} s ...`);
@@ -441,7 +443,7 @@ async function scaling(args: Args, built: BuildOutcome, tStart: number): Promise
   }
   await stopAllServers();
   console.log('');
-  console.log(`Scaling: POST ${args.carrier === 'mcp' ? '/api/mcp' : `/api/v1/render?columns=${columns}`} (${args.carrier}), a fresh server per worker count, 2 connections per worker,`);
+  console.log(`Scaling: POST ${path} (${args.carrier}), a fresh server per worker count, 2 connections per worker,`);
   console.log(`${args.warmup} s warm-up then ${args.duration} s; ${cores} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator on the same cores`);
   if (args.workers.some((w) => w > cores)) console.log(`(more workers than the ${cores} cores here: those rows show the shape only, not scaling)`);
   console.log(table([
