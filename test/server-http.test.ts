@@ -13,7 +13,6 @@ import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
 import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
 import { ConfigError, describeConfig, jsonBodyLimit, loadConfig } from '../src/server/config.js';
-import { sizeThreadPool } from '../src/settings/thread-pool.js';
 import { FORM_OVERHEAD_BYTES } from '../src/server/form-body.js';
 import { INLINE_BODY_BYTES } from '../src/server/request-body.js';
 import { DATA_CSP, DOCUMENT_CSP } from '../src/server/plugins/security-headers.js';
@@ -21,8 +20,9 @@ import { HttpProblem } from '../src/server/problem.js';
 import { createRenderPool } from '../src/server/render-pool.js';
 import { startServer } from '../src/server/start.js';
 import { parseTraceparent, parseTracestate } from '../src/server/trace-context.js';
+import { sizeThreadPool } from '../src/settings/thread-pool.js';
 import {
-  assertProblem, headersOnly, badValues, call, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
+  assertProblem, badValues, call, headersOnly, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
   validatingCaller, type Reply, type ResponseValidator, type TestServer,
 } from './server-helpers.js';
 

@@ -24,7 +24,7 @@ import AjvModule from 'ajv';
 const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
 const validateOutput = new Ajv({ allErrors: true }).compile(RENDER_OUTPUT_SCHEMA);
 import {
-  assertProblem, headersOnly, badValues, call, photo, postJson, responseValidator, startTestServer, SVG,
+  assertProblem, badValues, call, headersOnly, photo, postJson, responseValidator, startTestServer, SVG,
   type Reply, type ResponseValidator, type TestServer,
 } from './server-helpers.js';
 

@@ -11,7 +11,7 @@
  *   a request body's chunks (`runBody`) go over as read, each buffer moved once (socket reads own
  *   theirs), and are parsed in the worker, off the event loop.
  * - The workers' V8 heaps start with a larger old generation (WORKER_OLD_SPACE_MB), set as the
- *   first pool is made (see there).
+ *   pool is made (see there).
  * - `timeoutMs` bounds waiting plus running; on expiry a waiting render leaves the queue and a
  *   running one is aborted (piscina terminates its thread and starts a new one); the caller gets
  *   503 `render-timeout`. A caller's signal (client gone) removes a waiting render from the queue;

@@ -2,20 +2,21 @@
  * The messages between the server and its render workers (render-worker.ts). Plain data only:
  * they cross a thread boundary by structured clone (the image bytes by transfer).
  */
+import type { JobInput } from '../core/job.js';
 import type { Format } from '../core/params/definitions.js';
 import type { DirectorStatus } from '../core/types.js';
 import type { ToolReply } from './mcp/reply.js';
 import type { ProblemFieldError, ProblemSlug } from './problem.js';
 
+/**
+ * The core's job input (core/job.ts) minus a decoded image: bytes, or imageBase64 as a string or
+ * as its character codes in parts (a value json-lift.ts kept out of the parse, as views into the
+ * body's chunks), decoded in the worker. `movable` (parts only): the chunks' whole buffers may
+ * move with them, else the views are copied into one array.
+ */
 export type RenderSource =
-  | { readonly kind: 'bytes'; readonly bytes: Uint8Array }
-  /**
-   * Decoded in the worker (strict base64; a data: URL prefix and whitespace are accepted), as the
-   * core's job takes it: a string, or its character codes in parts (a value json-lift.ts kept out
-   * of the parse, as views into the body's chunks). `movable` (parts only): the chunks' whole
-   * buffers may move with them, else the views are copied into one array.
-   */
-  | { readonly kind: 'base64'; readonly text: string | readonly Uint8Array[]; readonly movable?: boolean };
+  | Extract<JobInput, { kind: 'bytes' }>
+  | (Extract<JobInput, { kind: 'base64' }> & { readonly movable?: boolean });
 
 export interface RenderJob {
   readonly source: RenderSource;

@@ -86,7 +86,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   const stages: { -readonly [K in JobStage]?: readonly [number, number] } = {};
   let failedStage: JobStage | undefined;
   // A lifted base64 value arrives as its text's bytes, which the job decodes where they lie.
-  const source = job.source;
+  const { source } = job;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
     const done = await runJob(source, job.params, {
