@@ -873,7 +873,7 @@ export function braille(target: usize, width: i32, cols: i32, rows: i32, hx: i32
 
 // --- Glyph matching and its viewing blur (assembly/match.ts) ------------------------------------
 export { viewBlur, viewBlurCells, matchGlyphs, templateStats } from './match';
-export { measure, roundTripError, histShares, histPercentiles } from './measure';
+export { measure, cellChroma, roundTripError, histShares, histPercentiles } from './measure';
 export { cellColors } from './colors';
 export { toneSums, quantizeTable, simSums, entryCounts, unstable, cellsRange, cellsBands, quantileBin, coverageTones, lutIndices, gather } from './metrics';
 export { codebookDp, glyphCounts } from './codebook';

@@ -11,14 +11,13 @@ import { bump, laneSum, ld } from './mem';
 
 /**
  * The noise and edge statistics of measureSource over every fourth interior row of the w x h
- * raster d, and the cells' mean chroma: out[0] = sum |Laplacian|, out[1] = samples with normalised
- * Sobel magnitude > 0.1, out[2] = sum of (max - min) of the cells' sRGB-encoded colours (f64 each);
- * magHist (256 u32, then 768 more as scratch; zeroed here) counts the magnitudes.
+ * raster d: out[0] = sum |Laplacian|, out[1] = samples with normalised Sobel magnitude > 0.1 (f64
+ * each); magHist (256 u32, then 768 more as scratch; zeroed here) counts the magnitudes.
  * The Laplacian and the gradient in f32 arithmetic, four samples at a time (f32x4): each lane sums
  * its |Laplacian| along the row in f32, the row's sum is then (l0 + l1) + (l2 + l3) and the tail's
  * samples in f64 (test/reference/measure.ts is the scalar twin, with Math.fround).
  */
-export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: usize, out: usize, magHist: usize): void {
+export function measure(d: usize, w: i32, h: i32, out: usize, magHist: usize): void {
   // Four partial histograms (one per lane, 1 KB apart) so that neighbours in the same bin do not
   // wait on each other's store; summed at the end (exact: integers).
   memory.fill(magHist, 0, 4096);
@@ -80,6 +79,16 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
     const o = <usize>b << 2;
     store<u32>(magHist + o, load<u32>(magHist + o) + load<u32>(magHist + 1024 + o) + load<u32>(magHist + 2048 + o) + load<u32>(magHist + 3072 + o));
   }
+  store<f64>(out, lapAll);
+  store<f64>(out + 8, edgesAll);
+}
+
+/**
+ * The cells' chroma for measureSource's colourfulness: the sum over `cells` cells of rgb (3 f32
+ * each, linear) of the max - min of their sRGB-encoded channels, in cell order. Apart from
+ * measure(): mono art reads it only when its report is read (director/measure.ts).
+ */
+export function cellChroma(rgb: usize, cells: i32, enc: usize): f64 {
   // A cell's chroma, max - min of its encoded channels: the encoding never decreases (a table
   // that rises, interpolated: within a segment a + (b - a) f rounds to at most b, the next
   // segment's start), so the max of the encoded is the encoded max, and likewise the min; two
@@ -91,9 +100,7 @@ export function measure(d: usize, w: i32, h: i32, rgb: usize, cells: i32, enc: u
     const r = select(r0, 0, r0 > 0), g = select(g0, 0, g0 > 0), b = select(b0, 0, b0 > 0);
     chroma += encodeLinear(enc, Math.max(r, Math.max(g, b))) - encodeLinear(enc, Math.min(r, Math.min(g, b)));
   }
-  store<f64>(out, lapAll);
-  store<f64>(out + 8, edgesAll);
-  store<f64>(out + 16, chroma);
+  return chroma;
 }
 
 /** measure()'s f32 constants, and its top bin (i32). */

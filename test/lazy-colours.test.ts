@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { render } from '../src/core/render.js';
+import { prepare, render } from '../src/core/render.js';
 import { formatResult } from '../src/core/format/index.js';
 import { FrameRenderer } from '../src/core/video.js';
 import { scene } from './helpers/images.js';
-import type { RenderResult } from '../src/core/types.js';
+import type { RenderResult, RgbaImage } from '../src/core/types.js';
 
 /** True while the result's colours are still a getter (not yet computed). */
 const deferred = (o: object, key: string) => typeof Object.getOwnPropertyDescriptor(o, key)?.get === 'function';
@@ -39,6 +39,45 @@ describe('mono art computes its colours on first read', () => {
     const json = JSON.parse(formatResult(render(img, { columns: 48, format: 'json' }), 'json').body as string);
     assert.equal(typeof json.director.metrics.roundTrip, 'number');
     assert.ok({ ...render(img, { columns: 48 }) }.colors instanceof Uint8Array);
+  });
+
+  it("a mono render leaves the cells' RGB for later: its colourfulness is measured when read, the same as colour art's", () => {
+    const r = render(img, { columns: 48 });
+    const colour = render(img, { columns: 48, color: true });
+    assert.equal(deferred(colour.director.source, 'colorfulness'), false, 'colour art measures it with the render');
+    assert.equal(deferred(r.director.source, 'colorfulness'), true, 'mono art has not read the RGB');
+    // Other renders in between reuse the kernel memory the later resample takes.
+    render(scene(200, 300, 3), { columns: 64 });
+    assert.equal(r.director.source.colorfulness, colour.director.source.colorfulness);
+    assert.ok(r.director.source.colorfulness! > 0, 'the scene has colour');
+    assert.deepEqual(Object.keys(r.director.source), Object.keys(colour.director.source), 'it keeps its place in the key order');
+  });
+
+  it("the cells' RGB resampled later is the one resampled at once", () => {
+    const later = prepare(img, 48, false, undefined, 'later');
+    const now = Float32Array.from(prepare(img, 48, false, undefined, 'now').resampled.cellLinearRgb);
+    render(scene(200, 300, 3), { columns: 64, color: true });
+    assert.equal(deferred(later.resampled, 'cellLinearRgb'), true);
+    assert.deepEqual(later.resampled.cellLinearRgb, now);
+  });
+
+  it('a mono render whose image changed before its colours were read throws instead of drawing another picture', () => {
+    for (const change of [(d: RgbaImage['data']) => d.fill(0), (d: RgbaImage['data']) => d.set(scene(320, 240, 8).data)]) {
+      const own = scene(320, 240, 7);
+      const r = render(own, { columns: 48, format: 'json-compact' });
+      change(own.data);
+      assert.throws(() => r.colors, /the image changed before its colours were read/);
+      assert.throws(() => formatResult(r, 'json-compact'), /keep them as they are until then, or read the colours first/);
+    }
+    // Read first, the pixels are free to change.
+    const own = scene(320, 240, 7);
+    const r = render(own, { columns: 48 });
+    const colors = Uint8Array.from(r.colors);
+    const colourfulness = r.director.source.colorfulness;
+    own.data.fill(0);
+    assert.deepEqual(r.colors, colors);
+    assert.equal(r.director.source.colorfulness, colourfulness);
+    assert.equal(typeof JSON.parse(formatResult(r, 'json').body as string).director.source.colorfulness, 'number');
   });
 
   it('colour output and the round-trip rubric compute them with the render', () => {

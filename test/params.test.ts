@@ -213,6 +213,22 @@ describe('every parameter changes the output as its name promises', () => {
     assert.deepEqual(on.director.adjustments.structure, { from: DEFAULTS.structure, to: aimed });
     assert.equal(render(dark, { structure: 0.7 }).params.structure, 0.7);
   });
+  it('the Director tunes saturation only where colours show: colour art and the round-trip rubric', () => {
+    // A grey image: colour art raises its saturation (proposed 1.7), mono art leaves it alone.
+    const flatGrey = image(320, 240, (x, y) => grey(40 + Math.round((150 * (x + y)) / 560)));
+    const scaled = (v: number) => Math.round((DEFAULTS.saturation + DEFAULTS.autoOptimize * (v - DEFAULTS.saturation)) * 1000) / 1000;
+    const colour = render(flatGrey, { columns: 60, color: true });
+    assert.deepEqual(colour.director.adjustments.saturation, { from: DEFAULTS.saturation, to: scaled(1.7) });
+    const mono = render(flatGrey, { columns: 60 });
+    assert.ok(!('saturation' in mono.director.adjustments));
+    assert.equal(mono.params.saturation, DEFAULTS.saturation);
+    // The round-trip rubric decodes json-compact's chroma: saturation 1 reproduces it, mono or not.
+    for (const color of [false, true]) {
+      assert.deepEqual(render(flatGrey, { columns: 60, color, qualityTarget: 'round-trip' }).director.adjustments.saturation, { from: DEFAULTS.saturation, to: scaled(1) });
+    }
+    // The glyphs are mono art's alone: the same as with saturation left at its default by hand.
+    assert.deepEqual(mono.cells, render(flatGrey, { columns: 60, saturation: DEFAULTS.saturation }).cells);
+  });
   it('balanced holds a crisp contrast (2.2-2.8) for crisp shapes, unless that crushes a region', () => {
     const scaled = (c: number) => Math.round((DEFAULTS.contrast + DEFAULTS.autoOptimize * (c - DEFAULTS.contrast)) * 1000) / 1000;
     const ladder = [2.2, 2.4, 2.6, 2.8].map(scaled);

@@ -103,7 +103,7 @@ describe('the resampled luminance kept in kernel memory', () => {
     // Read in place before its data is ever copied out: the Director's measurement, then the
     // detail stage with no denoise pass, one and two (denoise > 0.5), each with and without
     // sharpening (the passes and the in-place tone step must not write over it).
-    const measured = measureSource(r.luma, rgb);
+    const measured = measureSource(r.luma, { cellLinearRgb: rgb });
     const runs = [0, 0.3, 0.8].flatMap((denoise) => [0, 0.6].map((sharpen) => ({ denoise, sharpen, got: detail(r.luma, denoise, sharpen) })));
     assert.equal(copied(), false, 'still not copied out');
     const data = r.luma.data;
@@ -116,8 +116,8 @@ describe('the resampled luminance kept in kernel memory', () => {
     for (const { denoise, sharpen, got } of runs) {
       assert.deepEqual(got, detail(plain, denoise, sharpen), `denoise ${denoise} sharpen ${sharpen}`);
     }
-    assert.deepEqual(measured, measureSource(plain, rgb));
-    assert.deepEqual(measureSource(r.luma, rgb), measured, 'the raster left as it was');
+    assert.deepEqual(measured, measureSource(plain, { cellLinearRgb: rgb }));
+    assert.deepEqual(measureSource(r.luma, { cellLinearRgb: rgb }), measured, 'the raster left as it was');
   });
 
   it('a preparation whose luminance was read renders as if alone after another resample; one never read fails clearly', () => {
@@ -147,7 +147,7 @@ describe('the resampled luminance kept in kernel memory', () => {
     const frameprep = prepare(frameImage, 24, false, undefined, 'now', 'copied');
     assert.equal(keptAt(frameprep.resampled.luma), null);
     const own = { ...frameprep.resampled.luma, data: Float32Array.from(frameprep.resampled.luma.data) };
-    assert.deepEqual(measureSource(frameprep.resampled.luma, frameprep.resampled.cellLinearRgb), measureSource(own, frameprep.resampled.cellLinearRgb));
+    assert.deepEqual(measureSource(frameprep.resampled.luma, frameprep.resampled), measureSource(own, frameprep.resampled));
     const after = renderPrepared(still, p, ['columns'], src);
     assert.deepEqual(after.cells, alone.cells, 'the still still renders from its kept raster');
   });

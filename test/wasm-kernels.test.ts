@@ -75,7 +75,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
   it('the module compiles from the embedded bytes and exports every kernel', () => {
     const wasm = (globalThis as unknown as { WebAssembly: { Module: { exports(m: object): { name: string }[] } } }).WebAssembly;
     const names = wasm.Module.exports(kernelModule()).map((e) => e.name).sort();
-    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'complements', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'oneMinus', 'quantileBin', 'quantizeTable', 'refineBook', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
+    assert.deepEqual(names, ['applyLut', 'boxTaps', 'braille', 'cellChroma', 'cellColors', 'cellMeans', 'cellsBands', 'cellsRange', 'codebookDp', 'colorToneTable', 'complements', 'coverageTones', 'denoisePass', 'encTable', 'entryCounts', 'fineStats', 'gather', 'glyphCounts', 'heapBase', 'hexLevels', 'histPercentiles', 'histShares', 'histogram', 'lutIndices', 'matchBrailleTwoColor', 'matchGlyphs', 'matchTwoColor', 'measure', 'memory', 'oneMinus', 'quantileBin', 'quantizeTable', 'refineBook', 'refineGlyphs', 'resample', 'roundTripError', 'simSums', 'sobel', 'structure', 'templateStats', 'temporalStep', 'toneSums', 'toneTable', 'unsharp', 'unstable', 'viewBlur', 'viewBlurCells']);
     assert.deepEqual([...kernelBytes().subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
   });
 
@@ -202,7 +202,7 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       const r = rng(w + h);
       const cells = Math.max(1, Math.floor((w * h) / 8));
       const rgb = Float32Array.from({ length: cells * 3 }, () => (r() < 0.05 ? r() * 1.2 - 0.1 : r()));
-      assert.deepEqual(measureSource({ width: w, height: h, data: d }, rgb), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${w}x${h}`);
+      assert.deepEqual(measureSource({ width: w, height: h, data: d }, { cellLinearRgb: rgb }), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${w}x${h}`);
     }
     {
       // The chroma (max - min of each cell's encoded channels, taken on the channels before the
@@ -210,13 +210,13 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
       const d = raster(16, 12, 5), r = rng(17);
       const odd = [NaN, -0, 0, -1e-30, Infinity, -Infinity, 1, 1 + 1e-7, 1 / 16384, 2 / 16384, 16383 / 16384, 0.5, 0.5 + 1e-12];
       const rgb = Float32Array.from({ length: 3 * 24 }, (_, i) => (i % 4 === 0 ? r() : odd[Math.floor(r() * odd.length)]!));
-      assert.deepEqual(measureSource({ width: 16, height: 12, data: d }, rgb), refMeasureSource({ width: 16, height: 12, data: d }, rgb), 'measure, odd colours');
+      assert.deepEqual(measureSource({ width: 16, height: 12, data: d }, { cellLinearRgb: rgb }), refMeasureSource({ width: 16, height: 12, data: d }, rgb), 'measure, odd colours');
     }
     // Histograms with one value (every percentile in one bin), two extremes, values past 0..1.
     const w = 64, h = 48, rgb = new Float32Array(3 * 48);
     for (const [name, at] of [['flat', () => 0.37], ['black', () => 0], ['two', (i: number) => (i % 3 ? 0 : 1)], ['over', (i: number) => (i % 5) * 0.4 - 0.3]] as const) {
       const d = Float32Array.from({ length: w * h }, (_, i) => at(i));
-      assert.deepEqual(measureSource({ width: w, height: h, data: d }, rgb), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${name}`);
+      assert.deepEqual(measureSource({ width: w, height: h, data: d }, { cellLinearRgb: rgb }), refMeasureSource({ width: w, height: h, data: d }, rgb), `measure ${name}`);
     }
   });
 

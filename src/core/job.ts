@@ -16,7 +16,7 @@ import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
-import { prepare, renderPrepared, tune, warmUp } from './render.js';
+import { colorsWhen, prepare, renderPrepared, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
 
@@ -218,7 +218,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     applyFit(explicit, opts.fit, image.width, image.height);
     const requested = withDefaults(explicit);
     const names = Object.keys(explicit);
-    const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect);
+    const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested));
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
   const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));

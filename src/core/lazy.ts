@@ -14,3 +14,8 @@ export function lazyProperty<T extends object, K extends keyof T>(obj: T, key: K
     },
   });
 }
+
+/** Whether `obj[key]` is a lazyProperty() not read yet. */
+export function isPending(obj: object, key: PropertyKey): boolean {
+  return typeof Object.getOwnPropertyDescriptor(obj, key)?.get === 'function';
+}

@@ -4,7 +4,7 @@ import { stretch, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
 import { mixedCellColors } from '../format/compact.js';
 import { gridLines } from '../format/grid.js';
-import { lazyProperty } from '../lazy.js';
+import { isPending, lazyProperty } from '../lazy.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
 import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells, type SourceCells } from './metrics.js';
@@ -26,7 +26,11 @@ export interface DirectorInput {
 }
 
 /** The Director's working set: the sampled cells and what every candidate's metrics reuse. */
-interface SimInput extends DirectorInput {
+interface SimInput extends Omit<DirectorInput, 'prep'> {
+  /** The sampled cells' mean luminance. */
+  readonly cellLuma: Float32Array;
+  /** Their linear RGB (3 each), only where the rubric reads colours (readsColors()), else null. */
+  readonly cellRgb: Float32Array | null;
   readonly cells: SourceCells;
   /** Each sampled cell's entry in the simulation's tone table (the same for every candidate). */
   readonly lutAt: Uint16Array;
@@ -77,7 +81,9 @@ function propose(p: RenderParams, s: SourceStats, crisp?: { readonly contrast: n
   const { lo, hi } = stretch(s.levelsLow, s.levelsHigh, autoLevels);
   const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
   const gamma = Math.log(m) / Math.log(TARGET_MEDIAN[r]);
-  const saturation = s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
+  // Read only for colour art: mono art leaves saturation alone (readsColors()), and reading the
+  // colourfulness would measure the cells' RGB.
+  const saturation = !p.color ? p.saturation : s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
   const edgeStrength = s.edgeP90 > 0.005 ? 0.45 / s.edgeP90 : p.edgeStrength;
   return {
     denoise: inRange('denoise', denoise),
@@ -154,7 +160,7 @@ interface Sim { readonly metrics: Record<string, number>; readonly score: number
 /** Renders the cells' tones through the candidate's tone curve and ramp levels, and scores it. */
 function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Float64Array, colors: Uint8Array, contour = false): Sim {
   const rampLevels = simulatedLevels(p, ramp);
-  const src = input.prep.cellLuma;
+  const src = input.cellLuma;
   const n = src.length;
   // Built field by field: a spread of stretch()'s result here took a slow copy on every candidate
   // (about 5 µs each, warm: 0.3 ms of a render's ~60 candidates).
@@ -172,8 +178,8 @@ function simulate(input: SimInput, stats: SourceStats, p: RenderParams, ramp: Fl
   // A level crossing within +-sigma flips on roughly half of the frames.
   if (stable) metrics.stability = Math.max(0, 1 - unstable / n);
   if ('roundTrip' in rubric.weights) {
-    cellColors(input.prep.resampled.cellLinearRgb, colorTransform(p.saturation, tone), colors);
-    metrics.roundTrip = roundTripMetric(colors, input.prep.resampled.cellLinearRgb);
+    cellColors(input.cellRgb!, colorTransform(p.saturation, tone), colors);
+    metrics.roundTrip = roundTripMetric(colors, input.cellRgb!);
   }
   return { metrics, score: rubricScore(rubric, metrics) };
 }
@@ -257,22 +263,36 @@ function roundMetrics(m: Record<string, number>): Record<string, number> {
 /** Cells the candidate simulation looks at, at most: its metrics are statistics of the grid. */
 const SIM_CELLS = 2048;
 
-/** An even, strided sample of the cells (all of them on small grids). */
-function sampleCells(prep: DirectorInput['prep']): DirectorInput['prep'] {
-  const n = prep.cellLuma.length;
+/**
+ * An even, strided sample of the cells (all of them on small grids): their tones, and their linear
+ * RGB from `rgb` (the source cells', read by the caller before: see direct()) where given.
+ */
+function sampleCells(cellLuma: Float32Array, rgb: Float32Array | null): { cellLuma: Float32Array; cellRgb: Float32Array | null } {
+  const n = cellLuma.length;
   const stride = Math.max(1, Math.floor(n / SIM_CELLS));
-  if (stride === 1) return prep;
+  if (stride === 1) return { cellLuma, cellRgb: rgb };
   const m = Math.floor(n / stride);
   // In WebAssembly (assembly/metrics.ts gather): a first render copied these interpreted, a boxed
   // double per value.
   const f = frame();
-  const pl = f.f32(n), pr = f.f32(n * 3), ql = f.f32(m), qr = f.f32(m * 3);
+  const pl = f.f32(n), ql = f.f32(m), pr = rgb ? f.f32(n * 3) : 0, qr = rgb ? f.f32(m * 3) : 0;
   const k = f.ready();
-  f.viewF32(pl, n).set(prep.cellLuma);
-  f.viewF32(pr, n * 3).set(prep.resampled.cellLinearRgb.subarray(0, n * 3));
+  f.viewF32(pl, n).set(cellLuma);
   k.gather(pl, stride, m, 1, ql);
-  k.gather(pr, stride, m, 3, qr);
-  return { cellLuma: f.viewF32(ql, m).slice(), resampled: { luma: prep.resampled.luma, cellLinearRgb: f.viewF32(qr, m * 3).slice() } };
+  if (rgb) {
+    f.viewF32(pr, n * 3).set(rgb.subarray(0, n * 3));
+    k.gather(pr, stride, m, 3, qr);
+  }
+  return { cellLuma: f.viewF32(ql, m).slice(), cellRgb: rgb ? f.viewF32(qr, m * 3).slice() : null };
+}
+
+/**
+ * Whether a render's Director reads the source's colours: colour art, and the round-trip rubric
+ * (its metric decodes json-compact's chroma). Otherwise it leaves saturation alone, which only
+ * colours show, and never needs the cells' RGB.
+ */
+function readsColors(p: RenderParams): boolean {
+  return p.color || 'roundTrip' in RUBRICS[p.qualityTarget].weights;
 }
 
 /** lutIndex() of each cell's tone, in WebAssembly (assembly/metrics.ts lutIndices). */
@@ -333,19 +353,22 @@ function searchTones(c: SearchContext, guess: Partial<Record<Tunable, number>>, 
  * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: Omit<DirectorInput, 'prep'>): { params: RenderParams; report: DirectorReport } {
-  const sampled = sampleCells(prep);
+  // The cells' RGB (when prepare() deferred it, computed here: before any kernel frame is open).
+  const colorsRead = readsColors(requested);
+  const sampled = sampleCells(prep.cellLuma, colorsRead ? prep.resampled.cellLinearRgb : null);
   const lutAt = lutIndices(sampled.cellLuma);
   const input: SimInput = {
-    prep: sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, texture: ramp.texture, scale: ramp.scale, order: ramp.order,
+    ...sampled, cells: sourceCells(sampled.cellLuma), coverage: ramp.coverage, texture: ramp.texture, scale: ramp.scale, order: ramp.order,
     lutAt,
   };
-  const stats = measureSource(prep.resampled.luma, prep.resampled.cellLinearRgb);
+  const stats = measureSource(prep.resampled.luma, prep.resampled);
   const rampLevels = new Float64Array(ramp.order.length);
   for (let j = 0; j < rampLevels.length; j++) rampLevels[j] = ramp.coverage[ramp.order[j]!]! / ramp.scale;
-  const colors = new Uint8Array(input.prep.cellLuma.length * 3);
+  const colors = new Uint8Array(input.cellLuma.length * 3);
   const strength = requested.autoOptimize;
   const free = new Set<Tunable>(TUNABLE.filter((t) => !explicit.includes(t)));
   if (!requested.edges) free.delete('edgeStrength');
+  if (!colorsRead) free.delete('saturation');
   if (requested.glyphStrategy === 'fixed' || requested.charset === 'dots') free.delete('maxGlyphRmse');
 
   let best = requested;
@@ -395,6 +418,13 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     }
   }
   const rubric = RUBRICS[requested.qualityTarget];
+  // A colourfulness not measured yet (measure.ts) in its place, measured when first read here.
+  const later = isPending(stats, 'colorfulness');
+  const source = roundMetrics({
+    median: stats.p50, dynamicRange: stats.dynamicRange, noise: stats.noise, edgeDensity: stats.edgeDensity,
+    shadowShare: stats.shadowShare, highlightShare: stats.highlightShare, colorfulness: later ? 0 : stats.colorfulness,
+  });
+  if (later) lazyProperty(source, 'colorfulness', () => roundMetrics({ colorfulness: stats.colorfulness }).colorfulness!);
   const report: DirectorReport = {
     status: bestSim.score >= rubric.threshold ? 'target_met' : 'best_effort',
     rubric: requested.qualityTarget,
@@ -403,10 +433,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     strength,
     // The contour metric chose among crisp contrasts; the report keeps the rubric's metrics.
     metrics: roundMetrics(withoutContour(bestSim.metrics)),
-    source: roundMetrics({
-      median: stats.p50, dynamicRange: stats.dynamicRange, noise: stats.noise, edgeDensity: stats.edgeDensity,
-      shadowShare: stats.shadowShare, highlightShare: stats.highlightShare, colorfulness: stats.colorfulness,
-    }),
+    source,
     adjustments,
   };
   return { params, report };

@@ -70,7 +70,7 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
   const later = colors === 'later';
   const r = resampleInto(img, cols, rows, subX, subY, groundLinear, !later, luma, cellLuma);
   const resampled = { luma: r.luma!, cellLinearRgb: r.cellLinearRgb! };
-  if (later) lazyProperty(resampled, 'cellLinearRgb', () => cellRgbOf(img, cols, rows, subX, subY, groundLinear));
+  if (later) lazyProperty(resampled, 'cellLinearRgb', laterRgbOf(img, cols, rows, subX, subY, groundLinear));
   return resampled;
 }
 
@@ -81,8 +81,41 @@ export function resampleImage(img: RgbaImage, cols: number, rows: number, subX: 
  */
 export function laterCellRgb(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): { readonly cellLinearRgb: Float32Array } {
   const o = {} as { cellLinearRgb: Float32Array };
-  lazyProperty(o, 'cellLinearRgb', () => cellRgbOf(img, cols, rows, subX, subY, groundLinear));
+  lazyProperty(o, 'cellLinearRgb', laterRgbOf(img, cols, rows, subX, subY, groundLinear));
   return o;
+}
+
+/**
+ * cellRgbOf() for a first read later, from the pixels `img` holds now: that read checks a sample
+ * of them (PRINT_WORDS, spread over the image, and its size) and throws, naming the rule, if they
+ * changed in between, rather than return colours of another picture (a buffer reused for the
+ * next frame before the last result's colours were read).
+ */
+function laterRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, subY: number, groundLinear: number): () => Float32Array {
+  const pixels: RgbaImage = { width: img.width, height: img.height, data: img.data };
+  const print = pixelPrint(pixels.data);
+  return () => {
+    const now = pixelPrint(pixels.data);
+    if (now.some((v, i) => v !== print[i])) {
+      throw new Error('v2a: the image changed before its colours were read. A mono render computes its cells\' colours (json\'s chroma, the report\'s colourfulness) from the image\'s pixels when first read: keep them as they are until then, or read the colours first.');
+    }
+    return cellRgbOf(pixels, cols, rows, subX, subY, groundLinear);
+  };
+}
+
+/** 32-bit words of the pixels laterRgbOf() checks, spread evenly. */
+const PRINT_WORDS = 64;
+
+/** PRINT_WORDS words of `data` spread evenly over it, then its length. */
+function pixelPrint(data: RgbaImage['data']): Float64Array {
+  const out = new Float64Array(PRINT_WORDS + 1);
+  const words = data.length >>> 2;
+  for (let i = 0; i < PRINT_WORDS && words > 0; i++) {
+    const at = Math.floor((i * (words - 1)) / (PRINT_WORDS - 1)) * 4;
+    out[i] = data[at]! + 256 * (data[at + 1]! + 256 * (data[at + 2]! + 256 * data[at + 3]!));
+  }
+  out[PRINT_WORDS] = data.length;
+  return out;
 }
 
 /**

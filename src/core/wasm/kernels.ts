@@ -57,7 +57,8 @@ export interface KernelExports {
   complements(templates: Ptr, cand: Ptr, nc: number, out: Ptr): void;
   matchBrailleTwoColor(rgb: Ptr, width: number, cols: number, rows: number, templates: Ptr, lightInk: number,
     cells: Ptr, fg: Ptr, bg: Ptr, previous: Ptr, stable: Ptr, hysteresis: number, lumaLin: Ptr, work: Ptr): void;
-  measure(d: Ptr, w: number, h: number, rgb: Ptr, cells: number, enc: Ptr, out: Ptr, magHist: Ptr): void;
+  measure(d: Ptr, w: number, h: number, out: Ptr, magHist: Ptr): void;
+  cellChroma(rgb: Ptr, cells: number, enc: Ptr): number;
   histShares(h: Ptr, bins: number, out: Ptr): void;
   histPercentiles(h: Ptr, bins: number, ps: Ptr, np: number, out: Ptr): void;
   cellColors(rgb: Ptr, n: number, lut: Ptr, saturation: number, enc: Ptr, coverage: Ptr, cells: Ptr, out: Ptr): void;
