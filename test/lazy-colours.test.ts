@@ -67,7 +67,7 @@ describe('mono art computes its colours on first read', () => {
       const r = render(own, { columns: 48, format: 'json-compact' });
       change(own.data);
       assert.throws(() => r.colors, /the image changed before its colours were read/);
-      assert.throws(() => formatResult(r, 'json-compact'), /keep them as they are until then, or read the colours first/);
+      assert.throws(() => formatResult(r, 'json-compact'), /keep the pixels until then, or read the colours first/);
     }
     // Read first, the pixels are free to change.
     const own = scene(320, 240, 7);

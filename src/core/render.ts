@@ -146,8 +146,8 @@ export function prepare(image: RgbaImage, columns: number, invert: boolean, cell
 /**
  * When a render resamples its cells' RGB (prepare()'s `colors`): colour art reads it at once;
  * mono art only if something asks for its colours (json's chroma, the report's colourfulness,
- * the round-trip rubric), so it is left until then. Skipping it saves about a tenth of a mono
- * render (640 x 480 at 160 columns: 5.25 -> 4.76 ms warm).
+ * the round-trip rubric), so it is left until then. Skipping it saves about 8 % of a mono
+ * render (640 x 480 at 160 columns, warm: 5.21-5.33 -> 4.81-4.86 ms).
  */
 export function colorsWhen(p: RenderParams): 'now' | 'later' {
   return p.color ? 'now' : 'later';

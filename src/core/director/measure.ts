@@ -20,7 +20,7 @@ export interface SourceStats {
   readonly edgeDensity: number;
   /** 90th percentile of the normalised gradient magnitude (for edges mode). */
   readonly edgeP90: number;
-  /** Mean chroma of the cells (0..1): measured when first read (see measureSource). */
+  /** Mean chroma of the cells (0..1); measured when first read where their RGB is (measureSource). */
   readonly colorfulness: number;
   readonly hist: Uint32Array;
   /** The auto-levels percentiles of hist (tone.ts levels()). */
