@@ -11,8 +11,7 @@ import { resampleImage } from '../src/core/pipeline/resample.js';
 import { encodeLinear, SRGB8_TO_LINEAR } from '../src/core/pipeline/linear.js';
 import { viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { image, rng } from './helpers/images.js';
-import { percentiles } from '../src/core/pipeline/tone.js';
-import { percentile as refPercentile } from './reference/tone.js';
+import { percentile as refPercentile, percentiles as refPercentiles } from './reference/tone.js';
 import { detailInFrame } from '../src/core/pipeline/detail.js';
 import { toneLut } from '../src/core/pipeline/tone.js';
 import { measureSource } from '../src/core/director/measure.js';
@@ -216,8 +215,19 @@ describe('matchGlyphs', () => {
   });
 });
 
+/** The kernel's percentiles of `h` (assembly/measure.ts histPercentiles), as the detail stage and the Director read them. */
+function kernelPercentiles(h: Uint32Array, ps: readonly number[]): number[] {
+  const f = frame();
+  const ph = f.f32(h.length), pq = f.bytes(8 * ps.length), pv = f.bytes(8 * ps.length);
+  const k = f.ready();
+  f.viewU32(ph, h.length).set(h);
+  f.viewF64(pq, ps.length).set(ps);
+  k.histPercentiles(ph, h.length, pq, ps.length, pv);
+  return Array.from(f.viewF64(pv, ps.length));
+}
+
 describe('percentiles', () => {
-  it('equal one walk per value (the reference) on dense, sparse, one-bin and empty histograms', () => {
+  it('the kernel and its one-walk reference equal one walk per value on dense, sparse, one-bin and empty histograms', () => {
     const next = rng(7);
     const ps = [0, 0.005, 0.01, 0.5, 0.9, 0.99, 0.995, 1];
     const cases: Uint32Array[] = [new Uint32Array(1024), Uint32Array.from({ length: 256 }, () => Math.floor(next() * 50))];
@@ -226,7 +236,9 @@ describe('percentiles', () => {
     one[700] = 12;
     cases.push(one);
     for (const h of cases) {
-      assert.deepEqual(percentiles(h, ps), ps.map((p) => refPercentile(h, p)));
+      const oneWalkEach = ps.map((p) => refPercentile(h, p));
+      assert.deepEqual(kernelPercentiles(h, ps), oneWalkEach);
+      assert.deepEqual(refPercentiles(h, ps), oneWalkEach);
     }
   });
 });

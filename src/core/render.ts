@@ -18,7 +18,7 @@ import { resampleImage, type Resampled } from './pipeline/resample.js';
 import { scratch } from './pipeline/scratch.js';
 import { warmUpScene } from './warm-up-scene.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
-import { levels, toneLut, type ToneSettings } from './pipeline/tone.js';
+import { stretch, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { lazyProperty } from './lazy.js';
@@ -153,8 +153,9 @@ export function colorsWhen(p: RenderParams): 'now' | 'later' {
   return p.color ? 'now' : 'later';
 }
 
-export function toneSettings(p: RenderParams, hist: Uint32Array): ToneSettings {
-  const { lo, hi } = levels(hist, p.autoLevels);
+/** The render's tone settings, from the auto-levels percentiles of the detail stage's histogram. */
+function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
+  const { lo, hi } = stretch(pLo, pHi, p.autoLevels);
   return { lo, hi, contrast: p.contrast, brightness: p.brightness, gamma: p.gamma, invert: false };
 }
 
@@ -321,7 +322,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   // Detail: denoise first (noise must not be sharpened), then recover detail.
   // bilateralDenoise(), histogram(), the tone table from it, unsharpMask() (pipeline/detail.ts).
   let tone!: ToneSettings;
-  let { result: pt, spare: pfree } = detailInFrame(f, tuned.source ?? { width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (hist) => toneLut((tone = toneSettings(p, hist))));
+  let { result: pt, spare: pfree } = detailInFrame(f, tuned.source ?? { width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (pLo, pHi) => toneLut((tone = toneSettings(p, pLo, pHi))));
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:
   // the structure tensor below is the same for v and 1 - v).
   if (p.edges) {

@@ -1,10 +1,11 @@
 /**
  * Scalar oracle of measureSource (assembly/measure.ts: measure, histShares, histPercentiles), as
- * the TypeScript had it; the histogram and the percentiles are src's (tone.ts).
+ * the TypeScript had it; the histogram is src's (tone.ts), the percentiles ./tone.ts's.
  */
 import { encodeLinear } from '../../src/core/pipeline/linear.js';
 import type { Raster } from '../../src/core/pipeline/raster.js';
-import { histogram, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE, percentiles } from '../../src/core/pipeline/tone.js';
+import { histogram, LEVELS_HIGH_PERCENTILE, LEVELS_LOW_PERCENTILE } from '../../src/core/pipeline/tone.js';
+import { percentiles } from './tone.js';
 import type { SourceStats } from '../../src/core/director/measure.js';
 
 export function measureSource(luma: Raster, cellLinearRgb: Float32Array): SourceStats {

@@ -54,7 +54,27 @@ export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array
   return out;
 }
 
-/** percentile() as it was, one walk per value: the oracle of tone.ts percentiles(). */
+/**
+ * The value below which each share of `ps` (ascending) of the samples lie, from a histogram over
+ * 0..1, in one walk over the histogram: the same arithmetic per value as a walk per value
+ * (percentile() below), so the same results. The TypeScript assembly/measure.ts histPercentiles
+ * replaced (the render's auto-levels and the Director's measurements).
+ */
+export function percentiles(h: Uint32Array, ps: readonly number[]): number[] {
+  let total = 0;
+  for (let i = 0; i < h.length; i++) total += h[i]!;
+  const out = ps.map(() => 1);
+  let j = 0, acc = 0;
+  for (let i = 0; i < h.length && j < ps.length; i++) {
+    const c = h[i]!;
+    const next = acc + c;
+    for (; j < ps.length && c > 0 && next >= ps[j]! * total; j++) out[j] = (i + (ps[j]! * total - acc) / c) / h.length;
+    acc = next;
+  }
+  return out;
+}
+
+/** percentile() as it was, one walk per value: the oracle of percentiles() and histPercentiles. */
 export function percentile(h: Uint32Array, p: number): number {
   let total = 0;
   for (let i = 0; i < h.length; i++) total += h[i]!;

@@ -8,6 +8,8 @@ export const TONE_LUT_SIZE = 4096;
 /** Percentiles of the auto-levels stretch: robust to a few specular or dead pixels. */
 export const LEVELS_LOW_PERCENTILE = 0.005;
 export const LEVELS_HIGH_PERCENTILE = 0.995;
+/** Both, as histPercentiles() reads its shares (f64, ascending). */
+export const LEVEL_POINTS = Float64Array.of(LEVELS_LOW_PERCENTILE, LEVELS_HIGH_PERCENTILE);
 
 export interface ToneSettings {
   /** Input black and white points after auto-levels. */
@@ -34,36 +36,11 @@ export function histogram(r: Raster, bins = HIST_BINS): Uint32Array {
 }
 
 /**
- * The value below which each share of `ps` (ascending) of the samples lie, from a histogram over
- * 0..1, in one walk over the histogram: the same arithmetic per value as a walk per value
- * (test/reference/tone.ts percentile), so the same results; assembly/measure.ts histPercentiles
- * is its twin for the Director's measurements. A cold render runs this interpreted, where six separate walks
- * of 1024 bins cost about a millisecond and a half.
+ * Black and white points from a histogram's LEVEL_POINTS values (its LEVELS_LOW/HIGH_PERCENTILE
+ * percentiles: assembly/measure.ts histPercentiles): `autoLevels` blends from none (0..1) to the
+ * full percentile stretch. A nearly flat image keeps a minimum span so noise is not blown up into
+ * full contrast.
  */
-export function percentiles(h: Uint32Array, ps: readonly number[]): number[] {
-  let total = 0;
-  for (let i = 0; i < h.length; i++) total += h[i]!;
-  const out = ps.map(() => 1);
-  let j = 0, acc = 0;
-  for (let i = 0; i < h.length && j < ps.length; i++) {
-    const c = h[i]!;
-    const next = acc + c;
-    for (; j < ps.length && c > 0 && next >= ps[j]! * total; j++) out[j] = (i + (ps[j]! * total - acc) / c) / h.length;
-    acc = next;
-  }
-  return out;
-}
-
-/**
- * Black and white points: `autoLevels` blends from none (0..1) to the full percentile stretch.
- * A nearly flat image keeps a minimum span so noise is not blown up into full contrast.
- */
-export function levels(h: Uint32Array, autoLevels: number): { lo: number; hi: number } {
-  const [pLo, pHi] = percentiles(h, [LEVELS_LOW_PERCENTILE, LEVELS_HIGH_PERCENTILE]);
-  return stretch(pLo!, pHi!, autoLevels);
-}
-
-/** levels() from the histogram's LEVELS_LOW/HIGH_PERCENTILE values (for callers that reuse them). */
 export function stretch(pLo: number, pHi: number, autoLevels: number): { lo: number; hi: number } {
   let lo = autoLevels * pLo;
   let hi = 1 - autoLevels * (1 - pHi);
