@@ -128,7 +128,9 @@ describe('format table', () => {
   it('has the six formats of interface.md §2.3', () => {
     assert.deepEqual(Object.keys(FORMAT_INFO).sort(), [...FORMATS].sort());
     assert.deepEqual(FORMAT_INFO.ansi, { contentType: 'text/plain', extension: 'ans', label: 'ANSI, truecolor' });
-    assert.deepEqual(FORMAT_INFO['json-compact'], { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma' });
+    assert.deepEqual(FORMAT_INFO['json-compact'], { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma', colors: true });
+    // The formats that carry a mono render's colours (so it resamples them at once).
+    assert.deepEqual(FORMATS.filter((f) => FORMAT_INFO[f].colors), ['json', 'json-compact']);
     assert.equal(FORMAT_INFO.svg.contentType, 'image/svg+xml');
     assert.equal(CHROMA_ENCODING, 'rgb24-b64-v1');
     assert.equal(contentTypeHeader('html'), 'text/html; charset=utf-8');

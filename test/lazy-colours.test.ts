@@ -51,6 +51,12 @@ describe('mono art computes its colours on first read', () => {
     assert.equal(r.director.source.colorfulness, colour.director.source.colorfulness);
     assert.ok(r.director.source.colorfulness! > 0, 'the scene has colour');
     assert.deepEqual(Object.keys(r.director.source), Object.keys(colour.director.source), 'it keeps its place in the key order');
+    // Formats that carry the colours resample them with the luminance (one pass over the image).
+    for (const format of ['json', 'json-compact'] as const) {
+      const carried = render(img, { columns: 48, format });
+      assert.equal(deferred(carried.director.source, 'colorfulness'), false, `${format}: measured with the render`);
+      assert.equal(carried.director.source.colorfulness, colour.director.source.colorfulness);
+    }
   });
 
   it("the cells' RGB resampled later is the one resampled at once", () => {
@@ -64,7 +70,7 @@ describe('mono art computes its colours on first read', () => {
   it('a mono render whose image changed before its colours were read throws instead of drawing another picture', () => {
     for (const change of [(d: RgbaImage['data']) => d.fill(0), (d: RgbaImage['data']) => d.set(scene(320, 240, 8).data)]) {
       const own = scene(320, 240, 7);
-      const r = render(own, { columns: 48, format: 'json-compact' });
+      const r = render(own, { columns: 48 });
       change(own.data);
       assert.throws(() => r.colors, /the image changed before its colours were read/);
       assert.throws(() => formatResult(r, 'json-compact'), /keep the pixels until then, or read the colours first/);

@@ -1,6 +1,7 @@
 import { DIRECTIONAL_CHARS, glyphSetOf, glyphShape, glyphTextures } from './glyphs/charsets.js';
 import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
+import { FORMAT_INFO } from './format/info.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
@@ -144,13 +145,15 @@ export function prepare(image: RgbaImage, columns: number, invert: boolean, cell
 }
 
 /**
- * When a render resamples its cells' RGB (prepare()'s `colors`): colour art reads it at once;
- * mono art only if something asks for its colours (json's chroma, the report's colourfulness,
- * the round-trip rubric), so it is left until then. Skipping it saves about 8 % of a mono
- * render (640 x 480 at 160 columns, warm: 5.21-5.33 -> 4.81-4.86 ms).
+ * When a render resamples its cells' RGB (prepare()'s `colors`): colour art, and mono art in a
+ * format that carries its colours (json, json-compact), at once, with the luminance; other mono
+ * art only if something asks for its colours (the report's colourfulness, the round-trip
+ * rubric), so it is left until then. Skipping it saves about 8 % of a mono render (640 x 480 at
+ * 160 columns, warm: 5.21-5.33 -> 4.81-4.86 ms); resampled apart later it costs a second pass
+ * over the image.
  */
 export function colorsWhen(p: RenderParams): 'now' | 'later' {
-  return p.color ? 'now' : 'later';
+  return p.color || FORMAT_INFO[p.format].colors ? 'now' : 'later';
 }
 
 /** The render's tone settings, from the auto-levels percentiles of the detail stage's histogram. */
@@ -164,8 +167,9 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * out-of-range values throw ParamValidationError — nothing is clamped). Parameters the caller did
  * not set may be tuned by the Auto Director (autoOptimize > 0).
  * Mono art's colours (`colors`, json's chroma, the report's colourfulness and round-trip metric)
- * are computed from the image's pixels when first read (colorsWhen()): keep the pixels as they
- * are until then, or read those first. A read that finds them changed throws.
+ * are computed from the image's pixels when first read unless its format carries them
+ * (colorsWhen()): keep the pixels as they are until then, or read those first. A read that finds
+ * them changed throws.
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
   const explicit = parseParamsOrThrow(params, 'json');

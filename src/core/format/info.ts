@@ -9,6 +9,11 @@ export interface FormatInfo {
   readonly label: string;
   /** Bytes, not text: no `charset` in the Content-Type (png). */
   readonly binary?: true;
+  /**
+   * Carries the cells' colours in mono art too (json's report: colourfulness and round-trip
+   * metric; json-compact's chroma): a render for it resamples them at once (render.ts colorsWhen()).
+   */
+  readonly colors?: true;
 }
 
 /** The format table of interface.md §2.3, defined once. */
@@ -16,8 +21,8 @@ export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
   text: { contentType: 'text/plain', extension: 'txt', label: 'plain text' },
   ansi: { contentType: 'text/plain', extension: 'ans', label: 'ANSI, truecolor' },
   html: { contentType: 'text/html', extension: 'html', label: 'HTML' },
-  json: { contentType: 'application/json', extension: 'json', label: 'JSON' },
-  'json-compact': { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma' },
+  json: { contentType: 'application/json', extension: 'json', label: 'JSON', colors: true },
+  'json-compact': { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma', colors: true },
   svg: { contentType: 'image/svg+xml', extension: 'svg', label: 'SVG' },
   // Extension beyond the contract: the art rasterised from the reference font's glyph bitmaps.
   png: { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true },
