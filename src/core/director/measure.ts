@@ -23,7 +23,7 @@ export interface SourceStats {
   /** Mean chroma of the cells (0..1); measured when first read where their RGB is (measureSource). */
   readonly colorfulness: number;
   readonly hist: Uint32Array;
-  /** The auto-levels percentiles of hist (tone.ts levels()). */
+  /** The auto-levels percentiles of hist (tone.ts LEVEL_POINTS; stretch() blends them). */
   readonly levelsLow: number;
   readonly levelsHigh: number;
 }
