@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { prepare, render } from '../src/core/render.js';
+import { isPending } from '../src/core/lazy.js';
+import { colorsWhen, prepare, render } from '../src/core/render.js';
+import { withDefaults } from '../src/core/params/validate.js';
 import { formatResult } from '../src/core/format/index.js';
 import { FrameRenderer } from '../src/core/video.js';
 import { scene } from './helpers/images.js';
 import type { RenderResult, RgbaImage } from '../src/core/types.js';
 
 /** True while the result's colours are still a getter (not yet computed). */
-const deferred = (o: object, key: string) => typeof Object.getOwnPropertyDescriptor(o, key)?.get === 'function';
+const deferred = isPending;
 
 describe('mono art computes its colours on first read', () => {
   const img = scene(320, 240, 7);
@@ -84,6 +86,15 @@ describe('mono art computes its colours on first read', () => {
     assert.deepEqual(r.colors, colors);
     assert.equal(r.director.source.colorfulness, colourfulness);
     assert.equal(typeof JSON.parse(formatResult(r, 'json').body as string).director.source.colorfulness, 'number');
+  });
+
+  it('a render resamples them with the luminance where the Director or the format reads them, else later', () => {
+    const when = (p: Parameters<typeof withDefaults>[0]) => colorsWhen(withDefaults(p));
+    assert.equal(when({}), 'later');
+    for (const format of ['text', 'ansi', 'html', 'svg', 'png'] as const) assert.equal(when({ format }), 'later', format);
+    assert.equal(when({ color: true }), 'now');
+    assert.equal(when({ qualityTarget: 'round-trip' }), 'now', 'the round-trip rubric reads them in the Director');
+    for (const format of ['json', 'json-compact'] as const) assert.equal(when({ format }), 'now', format);
   });
 
   it('colour output and the round-trip rubric compute them with the render', () => {

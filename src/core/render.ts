@@ -20,7 +20,7 @@ import { scratch } from './pipeline/scratch.js';
 import { warmUpScene } from './warm-up-scene.js';
 import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { stretch, toneLut, type ToneSettings } from './pipeline/tone.js';
-import { direct, scoreResult } from './director/director.js';
+import { direct, readsColors, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
 import { lazyProperty } from './lazy.js';
 import { frame } from './wasm/kernels.js';
@@ -145,15 +145,15 @@ export function prepare(image: RgbaImage, columns: number, invert: boolean, cell
 }
 
 /**
- * When a render resamples its cells' RGB (prepare()'s `colors`): colour art, and mono art in a
- * format that carries its colours (json, json-compact), at once, with the luminance; other mono
- * art only if something asks for its colours (the report's colourfulness, the round-trip
- * rubric), so it is left until then. Skipping it saves about 8 % of a mono render (640 x 480 at
- * 160 columns, warm: 5.21-5.33 -> 4.81-4.86 ms); resampled apart later it costs a second pass
- * over the image.
+ * When a render resamples its cells' RGB (prepare()'s `colors`): at once, with the luminance,
+ * where the Director reads it (colour art, the round-trip rubric: director.ts readsColors()) or
+ * the format carries it (json, json-compact); other mono art only if something asks for its
+ * colours (the report's colourfulness, `colors`), so it is left until then. Skipping it saves
+ * about 8 % of a mono render (640 x 480 at 160 columns, warm: 5.21-5.33 -> 4.81-4.86 ms);
+ * resampled apart later it costs a second pass over the image.
  */
 export function colorsWhen(p: RenderParams): 'now' | 'later' {
-  return p.color || FORMAT_INFO[p.format].colors ? 'now' : 'later';
+  return readsColors(p) || FORMAT_INFO[p.format].colors ? 'now' : 'later';
 }
 
 /** The render's tone settings, from the auto-levels percentiles of the detail stage's histogram. */
@@ -167,8 +167,8 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * out-of-range values throw ParamValidationError — nothing is clamped). Parameters the caller did
  * not set may be tuned by the Auto Director (autoOptimize > 0).
  * Mono art's colours (`colors`, json's chroma, the report's colourfulness and round-trip metric)
- * are computed from the image's pixels when first read unless its format carries them
- * (colorsWhen()): keep the pixels as they are until then, or read those first. A read that finds
+ * are computed from the image's pixels when first read unless its format carries them or its
+ * rubric reads them (colorsWhen()): keep the pixels as they are until then, or read those first. A read that finds
  * them changed throws.
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {

@@ -291,7 +291,7 @@ function sampleCells(cellLuma: Float32Array, rgb: Float32Array | null): { cellLu
  * (its metric decodes json-compact's chroma). Otherwise it leaves saturation alone, which only
  * colours show, and never needs the cells' RGB.
  */
-function readsColors(p: RenderParams): boolean {
+export function readsColors(p: RenderParams): boolean {
   return p.color || 'roundTrip' in RUBRICS[p.qualityTarget].weights;
 }
 
@@ -353,7 +353,8 @@ function searchTones(c: SearchContext, guess: Partial<Record<Tunable, number>>, 
  * autoOptimize — only to parameters the caller did not set. autoOptimize = 0 changes nothing.
  */
 export function direct(prep: DirectorInput['prep'], requested: RenderParams, explicit: readonly string[], ramp: Omit<DirectorInput, 'prep'>): { params: RenderParams; report: DirectorReport } {
-  // The cells' RGB (when prepare() deferred it, computed here: before any kernel frame is open).
+  // The cells' RGB (render.ts colorsWhen() resamples it at once where it is read here; should a
+  // caller's prepare() have deferred it, it is computed now, before any kernel frame is open).
   const colorsRead = readsColors(requested);
   const sampled = sampleCells(prep.cellLuma, colorsRead ? prep.resampled.cellLinearRgb : null);
   const lutAt = lutIndices(sampled.cellLuma);
