@@ -4,6 +4,7 @@ import { isPending } from '../src/core/lazy.js';
 import { colorsWhen, prepare, render } from '../src/core/render.js';
 import { withDefaults } from '../src/core/params/validate.js';
 import { formatResult } from '../src/core/format/index.js';
+import { runJob } from '../src/core/job.js';
 import { FrameRenderer } from '../src/core/video.js';
 import { scene } from './helpers/images.js';
 import type { RenderResult, RgbaImage } from '../src/core/types.js';
@@ -95,6 +96,18 @@ describe('mono art computes its colours on first read', () => {
     assert.equal(when({ color: true }), 'now');
     assert.equal(when({ qualityTarget: 'round-trip' }), 'now', 'the round-trip rubric reads them in the Director');
     for (const format of ['json', 'json-compact'] as const) assert.equal(when({ format }), 'now', format);
+    assert.equal(colorsWhen(withDefaults({}), true), 'now', 'a caller that reads the whole report');
+  });
+
+  it('a job whose face reads the whole report (MCP) resamples them at once', async () => {
+    const limits = { maxBytes: 1 << 20, maxPixels: 1 << 22, decodeTimeoutSeconds: 10 };
+    const job = (readsReport: boolean) => runJob({ kind: 'image', image: img }, { columns: 48 }, { limits, readsReport });
+    const [later, now] = [await job(false), await job(true)];
+    assert.equal(deferred(later.result.director.source, 'colorfulness'), true);
+    assert.equal(deferred(now.result.director.source, 'colorfulness'), false);
+    assert.equal(now.result.director.source.colorfulness, later.result.director.source.colorfulness);
+    assert.deepEqual(now.result.colors, later.result.colors);
+    assert.equal(now.output.body, later.output.body);
   });
 
   it('colour output and the round-trip rubric compute them with the render', () => {

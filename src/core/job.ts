@@ -101,6 +101,12 @@ export interface JobOptions {
   /** Called when a stage ends; `failed` for the stage that threw. Times from `clock` (default Date.now). */
   readonly onStage?: (stage: JobStage, start: number, end: number, failed: boolean) => void;
   readonly clock?: () => number;
+  /**
+   * The face reads the whole Director report (MCP's structured reply), whose source colourfulness
+   * reads the cells' colours: mono art then resamples them with the luminance instead of in a
+   * second pass over the image (render.ts colorsWhen()).
+   */
+  readonly readsReport?: boolean;
   /** Checked between stages: a caller that went away stops the job (`interrupted`). An AbortSignal. */
   readonly signal?: { readonly aborted: boolean };
 }
@@ -218,7 +224,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     applyFit(explicit, opts.fit, image.width, image.height);
     const requested = withDefaults(explicit);
     const names = Object.keys(explicit);
-    const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested));
+    const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested, opts.readsReport));
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
   const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));

@@ -150,10 +150,11 @@ export function prepare(image: RgbaImage, columns: number, invert: boolean, cell
  * the format carries it (json, json-compact); other mono art only if something asks for its
  * colours (the report's colourfulness, `colors`), so it is left until then. Skipping it saves
  * about 8 % of a mono render (640 x 480 at 160 columns, warm: 5.21-5.33 -> 4.81-4.86 ms);
- * resampled apart later it costs a second pass over the image.
+ * resampled apart later it costs a second pass over the image, so a caller that will read the
+ * whole report (`readsReport`: the MCP reply's structured content) has them resampled at once too.
  */
-export function colorsWhen(p: RenderParams): 'now' | 'later' {
-  return readsColors(p) || FORMAT_INFO[p.format].colors ? 'now' : 'later';
+export function colorsWhen(p: RenderParams, readsReport = false): 'now' | 'later' {
+  return readsColors(p) || FORMAT_INFO[p.format].colors || readsReport ? 'now' : 'later';
 }
 
 /** The render's tone settings, from the auto-levels percentiles of the detail stage's histogram. */

@@ -95,6 +95,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
       clock: now,
       // Synchronous, png included: the worker has the png encoder loaded for MCP previews anyway.
       formatter: formatResult,
+      readsReport: job.mcp !== undefined,
       onStage: (stage, start, end, failed) => {
         stages[stage] = [start, end];
         if (failed) failedStage = stage;

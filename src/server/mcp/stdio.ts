@@ -108,7 +108,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
         input = { kind: 'base64', text: source.text };
       }
       const [{ runJob }, { decodeImage }] = await renderModules();
-      const { result, output } = await runJob(input, params, { decoder: decodeImage, limits: opts.limits, signal: ctx.signal });
+      const { result, output } = await runJob(input, params, { decoder: decodeImage, limits: opts.limits, readsReport: true, signal: ctx.signal });
       return buildToolReply(result, output, opts.maxChars, zlibDeflate);
     },
   });
