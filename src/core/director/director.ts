@@ -81,9 +81,9 @@ function propose(p: RenderParams, s: SourceStats, crisp?: { readonly contrast: n
   const { lo, hi } = stretch(s.levelsLow, s.levelsHigh, autoLevels);
   const m = Math.min(0.98, Math.max(0.02, ((s.p50 - lo) / (hi - lo) - 0.5) * contrast + 0.5));
   const gamma = Math.log(m) / Math.log(TARGET_MEDIAN[r]);
-  // Read only for colour art: mono art leaves saturation alone (readsColors()), and reading the
-  // colourfulness would measure the cells' RGB.
-  const saturation = !p.color ? p.saturation : s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
+  // Read only where the Director reads colours (readsColors(); here, past round-trip, colour art):
+  // elsewhere saturation is left alone, and reading the colourfulness would measure the cells' RGB.
+  const saturation = !readsColors(p) ? p.saturation : s.colorfulness < 0.08 ? 1.7 : s.colorfulness > 0.3 ? 1.15 : p.saturation;
   const edgeStrength = s.edgeP90 > 0.005 ? 0.45 / s.edgeP90 : p.edgeStrength;
   return {
     denoise: inRange('denoise', denoise),
