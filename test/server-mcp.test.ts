@@ -138,20 +138,28 @@ describe('with the official MCP SDK client', () => {
     assert.match((r.content as Array<{ text: string }>)[0]!.text, /No image/);
   });
 
-  test('a reply over V2A_MCP_MAX_CHARS (default 60000) is an isError naming what fits; the suggested columns fit', async () => {
-    assert.equal(loadConfig({}).mcpMaxChars, DEFAULT_MCP_MAX_CHARS);
-    const args = { imageBase64: jpegB64, format: 'html', color: true, columns: 160 };
-    const r = await client.callTool({ name: 'render_ascii', arguments: args });
-    assert.equal(r.isError, true);
-    const text = (r.content as Array<{ text: string }>)[0]!.text;
-    assert.match(text, /^The html reply at 160 columns would be [\d,]+ characters, over this server's budget of 60,000 characters per reply; nothing was cut\./);
-    assert.match(text, /V2A_MCP_MAX_CHARS/);
-    const columns = Number(/columns=(\d+) or fewer with format=html/.exec(text)?.[1]);
-    assert.ok(columns >= 8 && columns < 160, text);
-    await client.listTools();
-    const ok = await client.callTool({ name: 'render_ascii', arguments: { ...args, columns } });
-    assert.equal(ok.isError, undefined, JSON.stringify(ok.content).slice(0, 300));
-  });
+  // At 400 columns the reply is 20 times the budget: scaled down by cells alone, the estimate
+  // named columns still over it (a reply's characters per cell grow as its columns fall: html
+  // merges fewer equal-colour runs), so the refusal checks what it names by rendering it.
+  for (const asked of [160, 400]) {
+    test(`a reply over V2A_MCP_MAX_CHARS (default 60000) is an isError naming what fits; the suggested columns fit (${asked} columns)`, async () => {
+      assert.equal(loadConfig({}).mcpMaxChars, DEFAULT_MCP_MAX_CHARS);
+      const args = { imageBase64: jpegB64, format: 'html', color: true, columns: asked };
+      const r = await client.callTool({ name: 'render_ascii', arguments: args });
+      assert.equal(r.isError, true);
+      const text = (r.content as Array<{ text: string }>)[0]!.text;
+      assert.match(text, new RegExp(`^The html reply at ${asked} columns would be [\\d,]+ characters, over this server's budget of 60,000 characters per reply; nothing was cut\\.`));
+      assert.match(text, /V2A_MCP_MAX_CHARS/);
+      const columns = Number(/columns=(\d+) or fewer with format=html/.exec(text)?.[1]);
+      assert.ok(columns >= 8 && columns < asked, text);
+      await client.listTools();
+      const ok = await client.callTool({ name: 'render_ascii', arguments: { ...args, columns } });
+      assert.equal(ok.isError, undefined, JSON.stringify(ok.content).slice(0, 300));
+      // Not far below what fits: a few columns more are over the budget.
+      const more = await client.callTool({ name: 'render_ascii', arguments: { ...args, columns: Math.min(asked, Math.ceil(columns * 1.25)) } });
+      assert.equal(more.isError, true, `${columns} columns fit; ${Math.ceil(columns * 1.25)} should not`);
+    });
+  }
 
   test('unknown tool: McpError -32602; ping', async () => {
     await assert.rejects(client.callTool({ name: 'draw', arguments: {} }), (e: unknown) => e instanceof McpError && e.code === -32602);

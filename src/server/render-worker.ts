@@ -89,13 +89,16 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   const { source } = job;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
-    const done = await runJob(source, job.params, {
+    const options = {
       decoder: decodeImage,
       limits: { maxBytes: job.maxBytes, maxPixels: job.maxPixels, ...(job.maxDecodedBytes !== undefined ? { maxDecodedBytes: job.maxDecodedBytes } : {}), decodeTimeoutSeconds: job.decodeTimeoutSeconds },
       clock: now,
       // Synchronous, png included: the worker has the png encoder loaded for MCP previews anyway.
       formatter: formatResult,
       readsReport: job.mcp !== undefined,
+    };
+    const done = await runJob(source, job.params, {
+      ...options,
       onStage: (stage, start, end, failed) => {
         stages[stage] = [start, end];
         if (failed) failedStage = stage;
@@ -103,7 +106,8 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
     });
     const { result, output } = done;
     image = done.image.bytes === undefined ? image : { bytes: done.image.bytes, format: done.image.format, width: done.image.width, height: done.image.height };
-    const mcp = job.mcp ? buildToolReply(result, output, job.mcp.maxChars, zlibDeflate) : undefined;
+    // Over the budget, the refusal checks the columns it names by rendering the source at them.
+    const mcp = job.mcp ? await buildToolReply(result, output, job.mcp.maxChars, zlibDeflate, (columns) => runJob(source, { ...job.params, columns }, options)) : undefined;
     return {
       ok: true,
       format: result.params.format,

@@ -143,23 +143,68 @@ function textOf(result: RenderResult, format: Format, output?: FormattedOutput):
 
 const grouped = (n: number) => n.toLocaleString('en-US');
 
+/** The same source rendered again at other columns: lets the over-budget refusal measure its advice. */
+export type Rerender = (columns: number) => Promise<{ result: RenderResult; output: FormattedOutput }>;
+
+/** Text and summary of a reply, and their length together (what the budget counts). */
+function measure(result: RenderResult, output: FormattedOutput): { text: string; overhead: number; total: number } {
+  const text = textOf(result, result.params.format, output);
+  // The summary's image size hardly changes its length: the full-size one stands in before any png is drawn.
+  const full = pngSize(result.columns, result.rows);
+  const overhead = JSON.stringify(summary(result, output, text, { mimeType: 'image/png', ...full, cellWidth: 8, cellHeight: 16 })).length;
+  return { text, overhead, total: text.length + overhead };
+}
+
 /**
- * The refusal of a reply over budget: the columns that should fit (the size grows with the cell
- * count, so the estimate scales the cells by budget / size with a 15 % margin) and the formats
- * that fit at these columns (measured: formatted from the same result).
+ * Columns whose reply should fit, from one reply's size: its cells scaled by budget / size with a
+ * 15 % margin, and always fewer than it has.
  */
-function overBudget(result: RenderResult, format: Format, size: number, overhead: number, maxChars: number): V2aError {
-  const { columns, rows } = result;
+function fewerColumns(columns: number, rows: number, size: number, overhead: number, maxChars: number): number {
+  const cells = columns * rows * Math.max(0, (maxChars - overhead) / Math.max(1, size - overhead)) * 0.85;
+  return Math.min(columns - 1, Math.floor(Math.sqrt(cells * columns / rows)));
+}
+
+/** Most renders the refusal spends on checking the columns it names. */
+const FIT_TRIES = 4;
+
+/**
+ * The columns to name in a refusal: the estimate, checked by rendering at it when `rerender` is
+ * given (a reply's characters per cell grow as columns fall: html and ansi merge fewer equal-colour
+ * runs), and lowered from each measured size until one fits. undefined: nothing from the smallest
+ * columns up fits, or no check came out within FIT_TRIES.
+ */
+async function fittingColumns(result: RenderResult, size: number, overhead: number, maxChars: number, rerender?: Rerender): Promise<number | undefined> {
+  let columns = fewerColumns(result.columns, result.rows, size, overhead, maxChars);
+  if (!rerender) return columns >= COLUMNS.min ? columns : undefined;
+  for (let i = 0; i < FIT_TRIES && columns >= COLUMNS.min; i++) {
+    let again: Awaited<ReturnType<Rerender>>;
+    try {
+      again = await rerender(columns);
+    } catch {
+      return undefined; // the advice is not worth a failure of its own: the refusal names formats only
+    }
+    const m = measure(again.result, again.output);
+    if (m.total <= maxChars) return columns;
+    columns = fewerColumns(columns, again.result.rows, m.total, m.overhead, maxChars);
+  }
+  return undefined;
+}
+
+/**
+ * The refusal of a reply over budget: the columns that fit (fittingColumns) and the formats that
+ * fit at these columns (measured: formatted from the same result).
+ */
+async function overBudget(result: RenderResult, format: Format, size: number, overhead: number, maxChars: number, rerender?: Rerender): Promise<V2aError> {
+  const { columns } = result;
   const fits: string[] = [];
   for (const f of FORMATS) {
     if (f === format || (f === 'png' && format === 'text')) continue;
     const n = textOf(result, f).length + overhead;
     if (n <= maxChars) fits.push(`format=${f} (${grouped(n)})`);
   }
-  const cells = columns * rows * Math.max(0, (maxChars - overhead) / Math.max(1, size - overhead)) * 0.85;
-  const suggested = Math.min(columns - 1, Math.floor(Math.sqrt(cells * columns / rows)));
+  const suggested = await fittingColumns(result, size, overhead, maxChars, rerender);
   const parts: string[] = [];
-  if (suggested >= COLUMNS.min) parts.push(`columns=${suggested} or fewer with format=${format}`);
+  if (suggested !== undefined) parts.push(`columns=${suggested} or fewer with format=${format}`);
   if (fits.length) parts.push(`${fits.join(', ')} at ${columns} columns`);
   const advice = parts.length ? ` Ask again with ${parts.join('; or ')}.` : ` Even ${COLUMNS.min} columns would not fit: ask for format=text.`;
   return new V2aError('reply-too-large',
@@ -169,19 +214,14 @@ function overBudget(result: RenderResult, format: Format, size: number, overhead
 
 /**
  * The reply to one call; throws V2aError `reply-too-large` when text and summary would exceed
- * `maxChars` (0: no budget). `deflate`: the preview png's deflate (core/format/png.ts): the Node
- * faces pass node:zlib's (src/node/deflate.ts), which this module, core imports only, does not
- * import itself.
+ * `maxChars` (0: no budget), naming columns that `rerender` showed to fit. `deflate`: the preview
+ * png's deflate (core/format/png.ts): the Node faces pass node:zlib's (src/node/deflate.ts), which
+ * this module, core imports only, does not import itself.
  */
-export function buildToolReply(result: RenderResult, output: FormattedOutput, maxChars: number, deflate?: PngOptions['deflate']): ToolReply {
-  const format = result.params.format;
-  const text = textOf(result, format, output);
-  // The budget is checked before any png is drawn (the summary's image size hardly changes its length).
-  const full = pngSize(result.columns, result.rows);
-  const provisional = summary(result, output, text, { mimeType: 'image/png', ...full, cellWidth: 8, cellHeight: 16 });
-  const overhead = JSON.stringify(provisional).length;
-  const total = text.length + overhead;
-  if (maxChars > 0 && total > maxChars) throw overBudget(result, format, total, overhead, maxChars);
+export async function buildToolReply(result: RenderResult, output: FormattedOutput, maxChars: number, deflate?: PngOptions['deflate'], rerender?: Rerender): Promise<ToolReply> {
+  // The budget is checked before any png is drawn.
+  const { text, overhead, total } = measure(result, output);
+  if (maxChars > 0 && total > maxChars) throw await overBudget(result, result.params.format, total, overhead, maxChars, rerender);
   const { image, size } = imageBlock(result, output, deflate);
   return { text, image, structured: summary(result, output, text, size) };
 }

@@ -108,8 +108,10 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
         input = { kind: 'base64', text: source.text };
       }
       const [{ runJob }, { decodeImage }] = await renderModules();
-      const { result, output } = await runJob(input, params, { decoder: decodeImage, limits: opts.limits, readsReport: true, signal: ctx.signal });
-      return buildToolReply(result, output, opts.maxChars, zlibDeflate);
+      const options = { decoder: decodeImage, limits: opts.limits, readsReport: true, signal: ctx.signal };
+      const { result, output } = await runJob(input, params, options);
+      // Over the budget, the refusal checks the columns it names by rendering the source at them.
+      return buildToolReply(result, output, opts.maxChars, zlibDeflate, (columns) => runJob(input, { ...params, columns }, options));
     },
   });
   return createMcpDispatcher({
