@@ -54,6 +54,18 @@ describe('form body', () => {
     }
   });
 
+  test('the part named image is the upload without a filename too (curl -F \'image=<photo.png\'), of any type or none', async () => {
+    const image = Buffer.alloc(40_000, 9); // longer than a text field may be
+    for (const type of ['image/png', undefined]) {
+      const form = await parseForm([body([{ name: 'image', value: image, ...(type ? { type } : {}) }, { name: 'columns', value: '80' }])], TYPE, 50_000);
+      assert.deepEqual({ ...form.fields }, { columns: '80' }, String(type));
+      assert.equal(form.images.length, 1);
+      const up = form.images[0]!;
+      assert.ok(up.field === 'image');
+      assert.deepEqual(Buffer.concat(up.chunks.map((c) => Buffer.from(c))), image);
+    }
+  });
+
   test('image sources in the order of their parts; a text part declared JSON is read as JSON', async () => {
     const form = await parseForm([body([
       { name: 'imageUrl', value: 'https://example.com/a.png' },

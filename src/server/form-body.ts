@@ -67,6 +67,9 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
     bb = new Busboy({
       headers: { 'content-type': contentType },
       limits: { fileSize: maxBytes, files: MAX_FILES, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FILES + MAX_FIELDS },
+      // The part named image is the upload also without a filename (optional in RFC 7578 §4.2:
+      // `curl -F 'image=<photo.png'` sends none); busboy's own rule reads such a part as text.
+      isPartAFile: (name, type, filename) => name === 'image' || type === 'application/octet-stream' || filename !== undefined,
     });
   } catch (err) {
     throw malformed(err);
