@@ -85,6 +85,19 @@ describe('parameter validation', () => {
     assert.equal(parseParams({ color: 'true' }, 'json').ok, false);
     assert.throws(() => render(gradient(), { columns: 401 }), /columns must be an integer from 8 to 400/);
   });
+  it('a JSON array or a non-finite number is a value of the wrong type, named as it was given', () => {
+    const message = (input: Record<string, unknown>, carrier: 'json' | 'strings' = 'json') => {
+      const r = parseParams(input, carrier);
+      assert.equal(r.ok, false);
+      return !r.ok ? r.errors.map((e) => `${e.parameter}: ${e.message}`).join('; ') : '';
+    };
+    assert.equal(message({ columns: [] }), 'columns: columns must be an integer from 8 to 400 (got [])');
+    assert.equal(message({ columns: [12] }), 'columns: columns must be an integer from 8 to 400 (got [12])');
+    assert.equal(message({ columns: JSON.parse('1e999') }), 'columns: columns must be an integer from 8 to 400 (got Infinity)');
+    assert.equal(message({ contrast: NaN }), `contrast: contrast must be ${describeDomain(PARAMS.find((d) => d.name === 'contrast')!)} (got NaN)`);
+    // A text carrier's array is a name given more than once (?columns=40&columns=50).
+    assert.equal(message({ columns: ['40', '50'] }, 'strings'), 'columns: columns was given more than once');
+  });
   it('parses text carriers: numbers, 1/0 booleans, hex colours', () => {
     const r = parseParams({ columns: '80', color: '1', invert: 'false', contrast: '1.5', monoColor: 'ABC' }, 'strings');
     assert.ok(r.ok);

@@ -20,7 +20,8 @@ const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$/;
 const HEX = /^#?(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
 function show(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value);
+  // A number as itself: JSON.parse reads 1e999 as Infinity, which JSON.stringify would call null.
+  const text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : String(JSON.stringify(value) ?? value);
   return text.length > 40 ? text.slice(0, 37) + '...' : text;
 }
 
@@ -83,7 +84,8 @@ export function parseParams(input: Readonly<Record<string, unknown>>, carrier: C
       errors.push({ parameter: key, message: `unknown parameter ${show(key)}` });
       continue;
     }
-    if (Array.isArray(raw)) {
+    // Text carriers give a repeated name as an array; in JSON an array is a value of the wrong type.
+    if (Array.isArray(raw) && carrier === 'strings') {
       errors.push({ parameter: key, message: `${key} was given more than once` });
       continue;
     }
