@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { loopbackDns, startHttpsOrigin, type HttpsOrigin } from './helpers/https-origin.js';
@@ -484,6 +485,18 @@ describe('render: bad input', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'image/png', 'application/xml']) {
       assertProblem(await req('POST', RENDER, { headers: { 'content-type': type }, body: 'x=1' }), 415, 'unsupported-media-type');
     }
+  });
+
+  test('a compressed body (Content-Encoding) is 415 naming the coding, on render and MCP; identity is read', async () => {
+    const json = JSON.stringify({ imageBase64: tinyB64, columns: 16 });
+    for (const [path, coding] of [[RENDER, 'gzip'], [RENDER, 'identity, br'], ['/api/mcp', 'deflate']] as const) {
+      const r = await req('POST', path, { headers: { 'content-type': 'application/json', 'content-encoding': coding }, body: gzipSync(json) });
+      assertProblem(r, 415, 'unsupported-media-type', /Content-Encoding .* is not accepted: send the body uncompressed/);
+      assert.equal(r.headers.get('accept-encoding'), 'identity');
+      assert.deepEqual(r.json.errors, [{ parameter: 'Content-Encoding', message: 'only identity is accepted' }]);
+    }
+    const plain = await req('POST', RENDER, { headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: json });
+    assert.equal(plain.status, 200);
   });
 
   test('a form whose Content-Type is spelt in capitals or with spaces is read as a form', async () => {

@@ -20,11 +20,28 @@ function overCap(type: BodyType, maxImageBytes: number): HttpProblem {
 }
 
 /**
+ * A compressed body is refused, not read as if it were plain (its bytes would be reported as bad
+ * JSON or a bad form): bodies here are mostly an image already compressed, and inflating one would
+ * need a bound of its own (RFC 9110 §8.4: 415 for a content coding the server does not accept).
+ */
+function unsupportedEncoding(header: string | undefined): HttpProblem | undefined {
+  if (header === undefined) return undefined;
+  const codings = header.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  if (!codings.length) return undefined;
+  return new HttpProblem('unsupported-media-type', `Content-Encoding ${JSON.stringify(codings.join(', ').slice(0, 60))} is not accepted: send the body uncompressed.`, {
+    errors: [{ parameter: 'Content-Encoding', message: 'only identity is accepted' }],
+    headers: { 'accept-encoding': 'identity' },
+  });
+}
+
+/**
  * The body's chunks, refused (overCap) as soon as it is known to pass its cap: from a
  * Content-Length header before reading, else the moment the bytes read pass it. The cap: for a
  * form, the image limit plus the room for its other fields; for JSON, base64 of the limit.
  */
 export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
+  const encoding = unsupportedEncoding(raw.headers['content-encoding']);
+  if (encoding !== undefined) return Promise.reject(encoding);
   const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
   const declared = Number(raw.headers['content-length']);
   if (declared > cap) return Promise.reject(overCap(type, maxImageBytes));
