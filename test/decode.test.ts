@@ -67,13 +67,13 @@ function pngChunk(type: string, data: Buffer): Buffer {
 }
 
 /** A tiny PNG whose header claims width x height RGB pixels (a decompression bomb). */
-function bombPng(width: number, height: number): Buffer {
+function bombPng(width: number, height: number, rows = 4): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 2; // RGB
-  const idat = zlib.deflateSync(Buffer.alloc((width * 3 + 1) * 4)); // a few zero rows
+  const idat = zlib.deflateSync(Buffer.alloc((width * 3 + 1) * rows)); // a few zero rows
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', ihdr),
@@ -258,6 +258,15 @@ test('a decompression bomb (30000 x 30000 header) is refused quickly and cheaply
   assert.deepEqual(await probeImage(bomb), { format: 'png', width: 30000, height: 30000, pages: 1 });
   // Within an absurdly high maxPixels, libvips' own checks still refuse the tiny IDAT.
   await assert.rejects(decodeImage(bomb, { maxPixels: 30000 * 30000, targetWidth: 100, timeoutSeconds: 5 }), ImageInputError);
+});
+
+test('a PNG header past libspng\'s own bounds (2147483647 x 1) is too many pixels, not undecodable', async () => {
+  const wide = bombPng(2 ** 31 - 1, 1, 0);
+  const err = await rejectsWith(decodeImage(wide, { maxPixels: MAX }), 'too_many_pixels', 413);
+  assert.match(err.message, /2147483647 x 1/);
+  await rejectsWith(decodeFrames(wide, { maxPixels: MAX }).next(), 'too_many_pixels', 413);
+  // Where the limit would allow it, it stays what libspng says: undecodable.
+  await rejectsWith(decodeImage(wide, { maxPixels: 2 ** 31 }), 'undecodable', 400);
 });
 
 /** A JPEG of Gaussian noise: it does not compress away, so decoding it takes real work. */

@@ -188,13 +188,30 @@ function checkBytes(input: Uint8Array, maxBytes: number | undefined): void {
   }
 }
 
-/** Read the header only and check the format. Never decodes pixel data. */
-async function inspect(buf: Buffer): Promise<Inspection> {
+/**
+ * Width and height from a PNG's IHDR chunk (signature, length 13, "IHDR", width, height, all big
+ * endian), or undefined when the bytes do not start so.
+ */
+function pngHeaderSize(buf: Buffer): { width: number; height: number } | undefined {
+  if (buf.length < 24 || buf.readUInt32BE(0) !== 0x89504e47 || buf.readUInt32BE(4) !== 0x0d0a1a0a || buf.toString('latin1', 12, 16) !== 'IHDR') return undefined;
+  return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+}
+
+/**
+ * Read the header only and check the format. Never decodes pixel data. With `maxPixels`, a PNG
+ * header that libspng refuses for a size beyond its own bounds (2147483647 x 1 is "corrupt") is
+ * answered as too many pixels, as any size over the limit is.
+ */
+async function inspect(buf: Buffer, maxPixels?: number): Promise<Inspection> {
   let meta: Metadata;
   try {
     // limitInputPixels: false -> sharp does not refuse absurd headers here; we check ourselves.
     meta = await sharp(buf, { limitInputPixels: false, failOn: 'warning' }).metadata();
   } catch (err) {
+    const png = maxPixels !== undefined ? pngHeaderSize(buf) : undefined;
+    if (png && png.width * png.height > maxPixels!) {
+      throw new ImageInputError('too_many_pixels', pixelsMessage(png, maxPixels), { cause: `png header ${png.width}x${png.height}` });
+    }
     throw fromSharpError(err);
   }
   const format = meta.format as string;
@@ -431,7 +448,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   validateOptions(opts);
   checkBytes(input, opts.maxBytes);
   const buf = toBuffer(input);
-  const info = await inspect(buf);
+  const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
   const page = await decodePage(buf, undefined, opts, info, opts.whileDecoding);
   return {
@@ -472,7 +489,7 @@ export async function* decodeFrames(
   validateOptions(opts);
   checkBytes(input, opts.maxBytes);
   const buf = toBuffer(input);
-  const info = await inspect(buf);
+  const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;
   let count = animated ? info.pages : 1;
