@@ -446,6 +446,19 @@ describe('HTTP-level errors', () => {
     assert.equal((await accepted.reply()).status, 200);
     await assertRecovered(rss());
   });
+
+  it('serves a request with an expectation other than 100-continue as if it had none (no bare 417)', async () => {
+    const probe = new Client(port);
+    await probe.write(head('GET', '/api/health', { expect: 'foo', connection: 'close' }));
+    const r = await probe.reply();
+    assert.equal(r.status, 200);
+    assert.match(r.headers.traceparent ?? '', /^00-[0-9a-f]{32}-/);
+    const { body, type } = multipartBody(small);
+    const upload = new Client(port);
+    await upload.write(head('POST', '/api/v1/render?columns=20', { 'content-type': type, 'content-length': body.length, expect: 'something-else', connection: 'close' }));
+    await upload.write(body);
+    assert.equal((await upload.reply()).status, 200);
+  });
 });
 
 describe('access log', () => {

@@ -101,6 +101,9 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
 
   // With a listener, Node leaves `100 Continue` to us (see preParsing above).
   app.server.on('checkContinue', (req: IncomingMessage, res) => app.server.emit('request', req, res));
+  // Any other expectation is served as if it were absent (RFC 9110 §10.1.1: a server MAY answer
+  // 417); without a listener Node answered a bare 417 with no problem body and no trace.
+  app.server.on('checkExpectation', (req: IncomingMessage, res) => app.server.emit('request', req, res));
 
   opts.guard.current = {
     cutUnfinished(problem) {
