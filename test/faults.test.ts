@@ -485,6 +485,36 @@ describe('access log', () => {
   });
 });
 
+describe('clients that go away', () => {
+  it('an upload cut off mid-body is logged as the client\'s doing, not as a server error', async () => {
+    const lines: any[] = [];
+    const stream = new Writable({ write(chunk, _enc, cb) { for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l)); cb(); } });
+    const config = loadConfig({ LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_RATE_LIMIT: '0' });
+    const app = await buildApp(config, { logStream: stream });
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.server.address() as AddressInfo).port;
+      const warm = Date.now() + 20_000;
+      while (!lines.some((l) => l.msg === 'render workers warm') && Date.now() < warm) await new Promise((r) => setTimeout(r, 20));
+      const { body, type } = multipartBody(small);
+      for (const [path, contentType] of [['/api/v1/render', type], ['/api/mcp', 'application/json']] as const) {
+        const c = new Client(port);
+        await c.write(head('POST', path, { 'content-type': contentType, 'content-length': body.length }));
+        await c.write(body.subarray(0, body.length >> 1));
+        await new Promise((r) => setTimeout(r, 50));
+        c.socket.resetAndDestroy();
+        await c.closed;
+      }
+      // The server reads on after the cut until the body's end or close: give it a moment.
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(lines.filter((l) => l.msg === 'incoming request').length, 2);
+      assert.deepEqual(lines.filter((l) => l.level >= 50).map((l) => `${l.msg}: ${l.err?.message}`), [], 'no error-level line');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('shutdown', () => {
   it('SIGTERM during running renders, stalled uploads and unfinished MCP bodies exits 0 promptly', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {

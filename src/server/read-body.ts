@@ -66,9 +66,11 @@ export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: nu
       done(overCap(type, maxImageBytes));
     };
     const onEnd = () => done();
-    const onError = (err: Error) => done(err);
-    // The client went away mid-body: nothing to answer (admission.ts frees the slot).
-    const onClose = () => { if (!raw.complete) done(new HttpProblem('invalid-request', 'The request body ended early.')); };
+    // The client went away mid-body (Node's 'aborted', ECONNRESET): nothing to answer (admission.ts
+    // frees the slot), and not a server fault to log as one.
+    const endedEarly = (cause?: unknown) => new HttpProblem('invalid-request', 'The request body ended early.', cause === undefined ? {} : { cause });
+    const onError = (err: Error) => done(endedEarly(err));
+    const onClose = () => { if (!raw.complete) done(endedEarly()); };
     raw.on('data', onData);
     raw.once('end', onEnd);
     raw.once('error', onError);
