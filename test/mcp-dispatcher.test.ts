@@ -257,6 +257,11 @@ describe('parse and request errors', () => {
     assertError(await one(d, req(9, 'resources/list')), -32601, 9, /resources\/list/);
     assertError(await one(d, req('x', '')), -32601, 'x');
     assert.deepEqual(await d.handle(note('does/not/exist'), ctx()), { status: 202 });
+    // A huge name is not echoed whole: 100 characters of it, quoted as JSON.
+    const huge = await one(d, req(10, `m"${'x'.repeat(1_000_000)}`));
+    assertError(huge, -32601, 10, /^Method not found: "m\\"x{98}\.\.\."\.$/);
+    const tool = await one(d, req(11, 'tools/call', { name: 't'.repeat(500_000), arguments: {} }));
+    assertError(tool, -32602, 11, /^Unknown tool "t{100}\.\.\."\./);
   });
 
   test('a JSON-RPC response POSTed by the client is accepted without reply', async () => {

@@ -159,9 +159,14 @@ function errorResponse(id: JsonRpcId | null, code: number, message: string, data
 function objectParams(method: string, params: Params): Record<string, unknown> {
   if (params === undefined) return {};
   if (Array.isArray(params)) {
-    throw new RpcError(mcpErrorCodes.InvalidParams, `Invalid params: "${method}" takes its params as an object, not an array.`);
+    throw new RpcError(mcpErrorCodes.InvalidParams, `Invalid params: ${quoted(method)} takes its params as an object, not an array.`);
   }
   return params;
+}
+
+/** A caller's name (method, tool) quoted for a message: at most 100 characters of it, never the whole of a huge one. */
+function quoted(name: string): string {
+  return JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}...` : name);
 }
 
 function describeType(value: unknown): string {
@@ -310,7 +315,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     const tool = toolsByName.get(p.name);
     if (!tool) {
       const known = [...toolsByName.keys()].map((n) => `"${n}"`).join(', ') || 'none';
-      throw new RpcError(mcpErrorCodes.InvalidParams, `Unknown tool "${p.name}". Available tools: ${known}.`);
+      throw new RpcError(mcpErrorCodes.InvalidParams, `Unknown tool ${quoted(p.name)}. Available tools: ${known}.`);
     }
     const args = p.arguments === undefined ? {} : p.arguments;
     if (!isPlainObject(args)) {
@@ -365,7 +370,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       case 'tools/call':
         return observedCallTool(id, params, ctx);
       default:
-        throw new RpcError(mcpErrorCodes.MethodNotFound, `Method not found: "${method}".`);
+        throw new RpcError(mcpErrorCodes.MethodNotFound, `Method not found: ${quoted(method)}.`);
     }
   }
 
