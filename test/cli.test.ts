@@ -231,6 +231,20 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(r.stderr, /^v2a: unknown option '--bogus'/);
   });
 
+  test('usage errors are one line each, the suggestion and the pointer to --help in it', async () => {
+    for (const [args, line] of [
+      [[png, '--bogus'], "v2a: unknown option '--bogus' (see v2a --help)"],
+      [[png, '--color=yes'], "v2a: unknown option '--color=yes' (Did you mean --colors?) (see v2a --help)"],
+      [[png, '--columns'], "v2a: option '--columns <n>' argument missing (see v2a --help)"],
+      [['render'], "v2a: missing required argument 'file' (see v2a --help)"],
+      [['frobnicate'], "v2a: unknown command 'frobnicate' (and no such file) (see v2a --help)"],
+    ] as const) {
+      const r = await v2a([...args]);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.equal(r.stderr, `${line}\n`);
+    }
+  });
+
   test('a missing file -> exit 4', async () => {
     const r = await v2a(['render', join(dir, 'missing.png')]);
     assert.equal(r.code, 4);

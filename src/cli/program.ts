@@ -16,6 +16,9 @@ import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/in
 import { EXIT } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
+/** The end of a usage error's line. */
+const HELP_HINT = '(see v2a --help)';
+
 export type CommandRegistrar = (program: Command) => void;
 
 const EXIT_CODES_HELP = `Exit codes:
@@ -53,9 +56,10 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
     .helpOption('-h, --help', 'show help')
     .helpCommand('help [command]', 'show help for a command')
     .exitOverride()
-    .showHelpAfterError('(add --help for usage)')
     .configureOutput({
-      outputError: (str, write) => write(str.replace(/^error: /, 'v2a: ')),
+      // One line, as every message of the CLI: commander's suggestion ("Did you mean ...?") joins
+      // it, and the pointer to --help ends it.
+      outputError: (str, write) => write(`${str.replace(/^error: /, 'v2a: ').trim().replace(/\s*\n\s*/g, ' ')} ${HELP_HINT}\n`),
     });
   // Settings above are inherited by commands created from here on.
   for (const register of registrars) register(program);
@@ -120,7 +124,7 @@ export async function run(argv: readonly string[], registrars: readonly CommandR
     }
     const unknown = unknownCommand(program, argv);
     if (unknown !== undefined) {
-      process.stderr.write(`v2a: unknown command '${unknown}' (and no such file)\n(add --help for usage)\n`);
+      process.stderr.write(`v2a: unknown command '${unknown}' (and no such file) ${HELP_HINT}\n`);
       return EXIT.usage;
     }
     await program.parseAsync([...argv]);
