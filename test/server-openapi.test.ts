@@ -73,6 +73,13 @@ describe('OpenAPI document', () => {
     }
   });
 
+  test('the Kubernetes probes are documented and answer as documented', async () => {
+    const live = await req('GET', ENDPOINTS.healthLive.path);
+    assert.equal(live.json.status, 'alive');
+    const ready = await req('GET', ENDPOINTS.healthReady.path);
+    assert.ok(['ready', 'warming'].includes(ready.json.status), ready.text);
+  });
+
   test('every render parameter in the query, the JSON body and the multipart body, with its range and default', () => {
     const op = doc.paths[ENDPOINTS.render.path].post;
     const query = op.parameters.map((p: any) => resolve(p)).filter((p: any) => p.in === 'query');

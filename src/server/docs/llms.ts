@@ -49,6 +49,8 @@ export function buildLlmsTxt(config: ServerConfig, baseUrl: string): string {
     '',
     link(baseUrl, E.health),
     link(baseUrl, E.healthV1),
+    link(baseUrl, E.healthLive),
+    link(baseUrl, E.healthReady),
     link(baseUrl, E.handoff),
     link(baseUrl, E.metrics),
     link(baseUrl, E.status),

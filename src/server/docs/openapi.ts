@@ -18,7 +18,7 @@ import { JSONRPC_MESSAGE_SCHEMA, JSONRPC_RESPONSE_SCHEMA } from '../mcp/dispatch
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { ERRORS } from '../../core/errors.js';
 import { PROBLEM_SCHEMA, type ProblemSlug } from '../problem.js';
-import { HEALTH_SCHEMA } from '../routes/health.js';
+import { HEALTH_SCHEMA, LIVENESS_SCHEMA, READINESS_SCHEMA } from '../routes/health.js';
 import { STATUS_SCHEMA } from '../routes/platform.js';
 import { TRACEPARENT_PATTERN } from '../trace-context.js';
 import { AGENT_MANIFEST_SCHEMA } from './agent.js';
@@ -123,6 +123,15 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
   const paths: Obj = {
     [E.health.path]: healthOp(E.health),
     [E.healthV1.path]: healthOp(E.healthV1),
+    [E.healthLive.path]: { get: operation(E.healthLive, { responses: { 200: jsonResponse('The process answers.', LIVENESS_SCHEMA) } }) },
+    [E.healthReady.path]: {
+      get: operation(E.healthReady, {
+        responses: {
+          200: jsonResponse('The render workers are warm: send work.', READINESS_SCHEMA),
+          503: jsonResponse('Not ready: `warming` (workers warming up) or `draining` (shutting down).', READINESS_SCHEMA),
+        },
+      }),
+    },
     [E.render.path]: {
       post: operation(E.render, {
         parameters: [paramRef('traceparent'), paramRef('tracestate'), ...PARAMS.map((d) => paramRef(`query.${d.name}`))],

@@ -18,9 +18,9 @@ import { TRACE_ID_SCHEMA } from '../trace-context.js';
 /** The paths of the trace-aware envelope (interface.md). */
 export const ENVELOPE_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
 /** Kubernetes liveness: 200 while the process answers, draining included (a restart would cut it short). */
-export const LIVENESS_PATH = '/api/v1/health/live';
+export const LIVENESS_PATH = ENDPOINTS.healthLive.path;
 /** Kubernetes readiness: 200 while the pool takes work; 503 `warming` until its workers have warmed up, `draining` once shutdown began. */
-export const READINESS_PATH = '/api/v1/health/ready';
+export const READINESS_PATH = ENDPOINTS.healthReady.path;
 /** Every health path: answered during shutdown, never traced. */
 export const HEALTH_PATHS = [...ENVELOPE_PATHS, LIVENESS_PATH, READINESS_PATH] as const;
 
@@ -69,6 +69,22 @@ export const HEALTH_SCHEMA: JsonSchema = {
       },
     },
   },
+};
+
+/** Schema of the liveness probe's body. */
+export const LIVENESS_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['status', 'uptimeSeconds'],
+  additionalProperties: false,
+  properties: { status: { const: 'alive' }, uptimeSeconds: { type: 'number', minimum: 0 } },
+};
+
+/** Schema of the readiness probe's body (200 `ready`, 503 `warming` or `draining`). */
+export const READINESS_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['status', 'pool'],
+  additionalProperties: false,
+  properties: { status: { enum: ['ready', 'warming', 'draining'] }, pool: POOL_STATS_SCHEMA },
 };
 
 export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
