@@ -296,11 +296,34 @@ describe('bounded JSON', () => {
     assert.deepEqual(p.errors.map((e: { parameter: string }) => e.parameter), ['imageBase64']);
     const escaped = await postJson(`${server.base}/api/v1/render`, `{"columns":20,"colu\\u006dns":30}`);
     assert.equal(assertProblem(escaped, 400, 'duplicate-key').errors[0].parameter, 'columns');
-    const mcp = await postJson(`${server.base}/api/mcp`, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"render_ascii","arguments":{"imageBase64":"${b64}","imageBase64":"${b64}"}}}`);
-    assert.equal(assertProblem(mcp, 400, 'duplicate-key').errors[0].parameter, 'imageBase64');
     // The same key in two different objects is fine.
     const batch = await postJson(`${server.base}/api/mcp`, '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]');
     assert.equal(batch.status, 200);
+  });
+
+  it('MCP: a refused key (twice in one object, or __proto__) refuses only its own message, as a JSON-RPC error', async () => {
+    const b64 = small.toString('base64');
+    // In the tool's arguments: -32602 with the request's id, naming the key and where it is.
+    const args = await postJson(`${server.base}/api/mcp`, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"render_ascii","arguments":{"imageBase64":"${b64}","columns":20,"imageBase64":"${b64}"}}}`);
+    assert.equal(args.status, 200);
+    assert.equal(args.json.id, 7);
+    assert.equal(args.json.error.code, -32602);
+    assert.match(args.json.error.message, /^Invalid params: The JSON body names a key twice: "imageBase64" is given twice/);
+    assert.deepEqual(args.json.error.data.errors, [{ path: 'params.arguments.imageBase64', message: '"imageBase64" is given twice in one JSON object' }]);
+    // In a batch: the others are answered; a refused id is answered with id null; a prototype key
+    // is never read; a refused notification gets no reply.
+    const batch = await postJson(`${server.base}/api/mcp`, [
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      '{"jsonrpc":"2.0","id":2,"method":"ping","id":3}',
+      '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"__proto__":{"polluted":true}}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized","method":"x"}',
+      '{"jsonrpc":"2.0","id":5,"method":"ping","method":"ping"}',
+    ].join(',').replace(/^/, '[').replace(/$/, ']'));
+    assert.equal(batch.status, 200);
+    const replies = batch.json as Array<{ id: unknown; result?: unknown; error?: { code: number; message: string } }>;
+    assert.deepEqual(replies.map((r) => [r.id, r.error?.code ?? 'ok']), [[1, 'ok'], [null, -32600], [4, -32602], [5, -32600]]);
+    assert.match(replies[2]!.error!.message, /may not contain the key "__proto__"/);
+    assert.equal(({} as { polluted?: unknown }).polluted, undefined);
   });
 });
 

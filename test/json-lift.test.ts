@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseJsonBounded } from '../src/server/json-body.js';
+import { parseJsonBounded, type KeyProblem } from '../src/server/json-body.js';
 import { liftValues, revive } from '../src/server/json-lift.js';
 import { HttpProblem } from '../src/server/problem.js';
 import { LiftedText } from '../src/server/render-inputs.js';
@@ -71,6 +71,21 @@ describe('lifted JSON values', () => {
     assert.equal(JSON.stringify({ imageBase64: value }), '{"imageBase64":"(500 characters of base64)"}');
     const twice = liftValues(chunked(`{"imageBase64": "${b64(500)}", "imageBase64": "${b64(500)}"}`, 100), 'imageBase64', MIN);
     assert.throws(() => parseJsonBounded(twice.text), (e: unknown) => e instanceof HttpProblem && e.slug === 'duplicate-key');
+  });
+
+  test('refused keys collected instead of thrown: where they are (element, path); __proto__ left out; the limits still throw', () => {
+    const problems: KeyProblem[] = [];
+    const text = '[{"a":1},{"b":{"c":[{"d":1,"d":2}]},"e":1,"e":2},{"__proto__":{"x":1},"f":{"__proto__":1}}]';
+    const value = parseJsonBounded(text, undefined, undefined, problems) as Array<Record<string, unknown>>;
+    assert.deepEqual(problems.map((p) => [p.problem.slug, p.element, p.path.join('.')]), [
+      ['duplicate-key', 1, 'b.c.d'], ['duplicate-key', 1, 'e'], ['invalid-request', 2, '__proto__'], ['invalid-request', 2, 'f.__proto__'],
+    ]);
+    assert.deepEqual(value, [{ a: 1 }, { b: { c: [{ d: 2 }] }, e: 2 }, { f: {} }]);
+    assert.ok(!Object.hasOwn(value[2]!, '__proto__') && Object.getPrototypeOf(value[2]) === Object.prototype);
+    const root: KeyProblem[] = [];
+    parseJsonBounded('{"id":1,"id":2}', undefined, undefined, root);
+    assert.deepEqual(root.map((p) => [p.element, p.path]), [[-1, ['id']]]);
+    assert.throws(() => parseJsonBounded('[[[[1]]]]', { maxKeys: 10, maxDepth: 3 }, undefined, []), (e: unknown) => e instanceof HttpProblem && e.slug === 'json-too-complex');
   });
 
   test('a placeholder sent by a client is a string like any other', () => {

@@ -47,21 +47,56 @@ function keyText(raw: string): string | undefined {
 }
 
 /**
+ * A key the scan refuses (given twice in one object, or `__proto__`), as collected when the caller
+ * answers such messages one by one (the MCP endpoint) instead of refusing the whole body.
+ */
+export interface KeyProblem {
+  readonly problem: HttpProblem;
+  /** Index of the root array's element it is in; -1 when the root is not an array. */
+  readonly element: number;
+  /** Object keys from that element (or the root) down to the key itself; array indices left out. */
+  readonly path: readonly string[];
+}
+
+/**
  * Checks the bounds of `text` (throws HttpProblem 400 `json-too-complex` or `duplicate-key`) and
  * returns `JSON.parse(text, reviver)`; a syntax error is thrown as JSON.parse's SyntaxError.
+ * With `keyProblems`, refused keys are collected there instead of thrown (the limits still throw),
+ * and `__proto__` keys are left out of the value.
  */
-export function parseJsonBounded(text: string, limits: JsonLimits = DEFAULT_LIMITS, reviver?: (key: string, value: unknown) => unknown): unknown {
-  checkJsonBounds(text, limits);
-  return JSON.parse(text, reviver) as unknown;
+export function parseJsonBounded(text: string, limits: JsonLimits = DEFAULT_LIMITS, reviver?: (key: string, value: unknown) => unknown, keyProblems?: KeyProblem[]): unknown {
+  checkJsonBounds(text, limits, keyProblems);
+  if (!keyProblems?.length) return JSON.parse(text, reviver) as unknown;
+  return JSON.parse(text, function (this: unknown, key, value) {
+    if (key === '__proto__') return undefined; // JSON.parse made it an own property: dropped
+    return reviver ? reviver.call(this, key, value) : value;
+  }) as unknown;
+}
+
+const protoProblem = () => new HttpProblem('invalid-request', 'The JSON body may not contain the key "__proto__".', { errors: [{ parameter: '__proto__', message: 'not allowed' }] });
+
+function duplicateProblem(key: string): HttpProblem {
+  const message = `${JSON.stringify(key.slice(0, 100))} is given twice in one JSON object`;
+  return new HttpProblem('duplicate-key', `The JSON body names a key twice: ${message}; send each key once.`, { errors: [{ parameter: key.slice(0, 100), message }] });
 }
 
 /** The scan of parseJsonBounded, without the parse. */
-export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS): void {
-  // One entry per open container: a Set of keys for an object, null for an array.
+export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS, keyProblems?: KeyProblem[]): void {
+  // One entry per open container: a Set of keys for an object, null for an array; and the key
+  // each object level last read (the path to a refused key).
   const stack: Array<Set<string> | null> = [];
+  const names: string[] = [];
   let expectKey = false;
   let keys = 0;
+  let element = 0;
   const n = text.length;
+  const refuse = (problem: HttpProblem, key: string) => {
+    if (!keyProblems) throw problem;
+    const path: string[] = [];
+    for (let d = 0; d < stack.length - 1; d++) if (stack[d] !== null) path.push(names[d]!);
+    path.push(key);
+    keyProblems.push({ problem, element: stack[0] === null ? element : -1, path });
+  };
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
@@ -75,15 +110,11 @@ export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMIT
         }
         const key = keyText(text.slice(i + 1, end));
         if (key !== undefined) {
+          names[stack.length - 1] = key;
           // As Fastify's own JSON parser did (secure-json-parse): never a prototype key.
-          if (key === '__proto__') {
-            throw new HttpProblem('invalid-request', 'The JSON body may not contain the key "__proto__".', { errors: [{ parameter: '__proto__', message: 'not allowed' }] });
-          }
-          if (top.has(key)) {
-            const message = `${JSON.stringify(key.slice(0, 100))} is given twice in one JSON object`;
-            throw new HttpProblem('duplicate-key', `The JSON body names a key twice: ${message}; send each key once.`, { errors: [{ parameter: key.slice(0, 100), message }] });
-          }
-          top.add(key);
+          if (key === '__proto__') refuse(protoProblem(), key);
+          else if (top.has(key)) refuse(duplicateProblem(key), key);
+          else top.add(key);
         }
       }
       i = end;
@@ -97,6 +128,7 @@ export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMIT
       stack.pop();
       expectKey = false;
     } else if (c === COMMA) {
+      if (stack.length === 1 && stack[0] === null) element++;
       expectKey = stack[stack.length - 1] != null;
     }
   }

@@ -18,7 +18,7 @@
  * accepted where strict JSON would refuse the whole body.
  */
 import { randomBytes } from 'node:crypto';
-import { parseJsonBounded } from './json-body.js';
+import { parseJsonBounded, type KeyProblem } from './json-body.js';
 import { LiftedText } from './render-inputs.js';
 
 /** Values shorter than this are parsed as ever: lifting pays for itself on large ones only. */
@@ -161,9 +161,9 @@ export function revive(key: string, lifted: ReadonlyMap<string, LiftedText>): (k
 /**
  * The body parsed with its bounds checked (json-body.ts), each long value of `key` lifted out of
  * the parse and put back as its LiftedText (views of the chunks: the list itself is not needed
- * after this). A syntax error is JSON.parse's SyntaxError.
+ * after this). A syntax error is JSON.parse's SyntaxError. `keyProblems`: as parseJsonBounded's.
  */
-export function parseLifted(chunks: readonly Uint8Array[], key: string): unknown {
+export function parseLifted(chunks: readonly Uint8Array[], key: string, keyProblems?: KeyProblem[]): unknown {
   const { text, lifted } = liftValues(chunks, key);
-  return parseJsonBounded(text, undefined, lifted ? revive(key, lifted) : undefined);
+  return parseJsonBounded(text, undefined, lifted ? revive(key, lifted) : undefined, keyProblems);
 }

@@ -32,6 +32,10 @@
  *   batch, known tool or not) is reported once at its start and once with its outcome, and the
  *   observer's span is handed to the tool. Batch elements are observed each on their own, so
  *   their spans are siblings.
+ * - A message whose body scan refused a key (given twice in one object, or `__proto__`:
+ *   json-body.ts) comes as a RefusedMessage: -32602 when every refused key lies in its `params`,
+ *   else -32600, with its id unless the id itself was refused; a batch's other messages are
+ *   answered as usual, and a refused notification gets no reply.
  */
 import type { Span } from '@opentelemetry/api';
 import {
@@ -65,7 +69,30 @@ export type {
   McpToolResult,
 } from './protocol.js';
 import type { JsonSchema } from '../../core/format/jsonSchemas.js';
+import type { KeyProblem } from '../json-body.js';
 import { RENDER_TOOL_NAME } from './render-tool.js';
+
+/** A message with keys the body's scan refused (see the module comment): built by refuseKeys(). */
+export class RefusedMessage {
+  constructor(
+    /** The message as parsed (a refused key's last value kept, `__proto__` left out). */
+    readonly message: unknown,
+    readonly problems: readonly KeyProblem[],
+  ) {}
+}
+
+/**
+ * The parsed body with each message that has refused keys (collected by parseJsonBounded's
+ * `keyProblems`) wrapped in a RefusedMessage: the root, or each element of a root array.
+ */
+export function refuseKeys(body: unknown, problems: readonly KeyProblem[]): unknown {
+  if (!problems.length) return body;
+  if (!Array.isArray(body)) return new RefusedMessage(body, problems);
+  return body.map((msg, i) => {
+    const own = problems.filter((p) => p.element === i);
+    return own.length ? new RefusedMessage(msg, own) : msg;
+  });
+}
 
 export interface McpDispatcherOptions {
   serverInfo: McpServerInfo;
@@ -376,6 +403,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
 
   /** Handles one message; resolves to its reply, or undefined when it gets none. */
   async function handleOne(msg: unknown, ctx: McpHandleContext): Promise<JsonRpcResponse | undefined> {
+    if (msg instanceof RefusedMessage) return refused(msg);
     if (!isPlainObject(msg)) {
       return errorResponse(null, mcpErrorCodes.InvalidRequest, `Invalid Request: a JSON-RPC message must be an object, got ${describeType(msg)}.`);
     }
@@ -419,6 +447,17 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       report(error, { method, requestId: id });
       return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');
     }
+  }
+
+  function refused({ message, problems }: RefusedMessage): JsonRpcErrorResponse | undefined {
+    if (isPlainObject(message) && !Object.hasOwn(message, 'id')) return undefined; // a notification
+    const idRefused = problems.some((p) => p.path.length === 1 && p.path[0] === 'id');
+    const id = !idRefused && isPlainObject(message) && isValidId(message.id) ? message.id : null;
+    const inParams = problems.every((p) => p.path.length > 1 && p.path[0] === 'params');
+    // The first refused key names the fault; data lists every one, with its path in the message.
+    return errorResponse(id, inParams ? mcpErrorCodes.InvalidParams : mcpErrorCodes.InvalidRequest,
+      `${inParams ? 'Invalid params' : 'Invalid Request'}: ${problems[0]!.problem.detail}`,
+      { errors: problems.map((p) => ({ path: p.path.join('.').slice(0, 200), message: p.problem.extra.errors?.[0]?.message ?? p.problem.detail })) });
   }
 
   async function handle(body: unknown, ctx: McpHandleContext): Promise<McpHandleResult> {

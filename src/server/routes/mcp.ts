@@ -14,7 +14,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
-import { createMcpDispatcher, PARSE_ERROR, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import { createMcpDispatcher, PARSE_ERROR, refuseKeys, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
@@ -77,13 +78,15 @@ function toolCalls(body: unknown, maxBatch: number): number {
 }
 
 /**
- * The JSON-RPC body: a syntax error becomes a JSON-RPC parse error, not a 400. Keys, nesting and
- * duplicate keys are bounded while parsing (json-body.ts): those are 400 problems. Long
+ * The JSON-RPC body: a syntax error becomes a JSON-RPC parse error, not a 400. Keys and nesting
+ * are bounded while parsing (json-body.ts): those are 400 problems. A key given twice or
+ * `__proto__` refuses only the message it is in, answered by the dispatcher (refuseKeys). Long
  * imageBase64 values stay bytes, out of the parse (json-lift.ts).
  */
 function parseBody(chunks: readonly Uint8Array[]): unknown {
+  const refused: KeyProblem[] = [];
   try {
-    return parseLifted(chunks, 'imageBase64');
+    return refuseKeys(parseLifted(chunks, 'imageBase64', refused), refused);
   } catch (err) {
     if (err instanceof SyntaxError) return PARSE_ERROR;
     throw err;
