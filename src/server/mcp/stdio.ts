@@ -1,6 +1,6 @@
 /**
  * `v2a mcp`: the MCP server over stdio, where local agents (Claude Desktop, Claude Code, Cursor,
- * VS Code) run their servers. The official SDK's StdioServerTransport frames the messages; the
+ * VS Code) run their servers. Lines are framed and parsed here (serveStdio); the
  * dispatcher (dispatcher.ts) and the tool (render-tool.ts, reply.ts) are the ones /api/mcp serves.
  * What only this face adds:
  * - `imagePath`: a local file, read only inside the roots (roots.ts);
@@ -12,13 +12,14 @@
  * Nothing but protocol goes to stdout; diagnostics go to stderr.
  */
 import process from 'node:process';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { V2aError } from '../../core/errors.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
-import { createMcpDispatcher, type McpDispatcher } from './dispatcher.js';
+import { createMcpDispatcher, mcpErrorCodes, refuseKeys, type McpDispatcher } from './dispatcher.js';
+import { parseJsonBounded, type KeyProblem } from '../json-body.js';
+import { HttpProblem } from '../problem.js';
+import { readLines } from './stdio-lines.js';
 import { createRenderTool, RENDER_TOOL_NAME } from './render-tool.js';
 import { buildToolReply } from './reply.js';
 import { zlibDeflate } from '../../node/deflate.js';
@@ -125,12 +126,49 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Serves MCP on stdin/stdout until stdin ends; resolves then. */
+/** The first top-level `"id"` of a message's first bytes (a too-long line's), else null. */
+function leadingId(prefix: string): string | number | null {
+  const m = /^\s*\{[^{[]*?"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16}(?:\.\d+)?)\s*[,}]/.exec(prefix);
+  if (!m) return null;
+  try {
+    const id = JSON.parse(m[1]!) as unknown;
+    return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+const invalidRequest = (id: string | number | null, message: string) =>
+  ({ jsonrpc: '2.0' as const, id, error: { code: mcpErrorCodes.InvalidRequest, message: `Invalid Request: ${message}` } });
+
+/**
+ * Serves MCP on stdin/stdout until stdin ends; resolves then. Lines are framed here (stdio-lines.ts)
+ * and parsed as /api/mcp parses a body (json-body.ts bounds, refused keys), not by the SDK's
+ * StdioServerTransport, which drops to its onerror what fails its schema (malformed JSON, batches,
+ * bad ids), leaving the client waiting, and ends the session on one line past its buffer bound.
+ * Here every line is answered: -32700, -32600 (a too-long line too, with its id when its first
+ * bytes name one), or the dispatcher's reply.
+ */
 export async function serveStdio(opts: StdioOptions): Promise<void> {
   const stdin = opts.stdin ?? process.stdin;
+  const out = opts.stdout ?? process.stdout;
   // A line holds at most one image as base64 plus its arguments.
-  const maxBufferSize = Math.ceil(opts.limits.maxBytes / 3) * 4 + 1024 * 1024;
-  const transport = new StdioServerTransport(stdin as never, (opts.stdout ?? process.stdout) as never, { maxBufferSize });
+  const maxLineBytes = Math.ceil(opts.limits.maxBytes / 3) * 4 + 1024 * 1024;
+
+  // One JSON text a line; write() queues in order. A reply waits for 'drain' when the pipe is
+  // full, and gives up once stdout is gone ('drain' never comes then).
+  const send = (message: unknown) => new Promise<void>((resolve) => {
+    if (out.write(`${JSON.stringify(message)}\n`)) return resolve();
+    const done = () => {
+      out.off('drain', done);
+      out.off('error', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.once('drain', done);
+    out.once('error', done);
+    out.once('close', done);
+  });
 
   let clientHasRoots = false;
   let rootsRequest = 0;
@@ -144,7 +182,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     let done!: () => void;
     const promise = new Promise<void>((r) => { done = r; });
     pending = { id, done, promise };
-    void transport.send({ jsonrpc: '2.0', id, method: 'roots/list' } as JSONRPCMessage);
+    void send({ jsonrpc: '2.0', id, method: 'roots/list' });
   };
   const rootsReady = async () => {
     const p = pending;
@@ -155,20 +193,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   };
 
   const dispatcher = createStdioDispatcher(opts, rootsReady);
-  // The transport's send resolves on 'drain' only, which never comes once stdout is gone: bound it.
-  const out = opts.stdout ?? process.stdout;
-  const send = (message: JSONRPCMessage) => new Promise<void>((resolve) => {
-    const onGone = () => resolve();
-    out.once('error', onGone);
-    out.once('close', onGone);
-    void transport.send(message).then(() => {
-      out.off('error', onGone);
-      out.off('close', onGone);
-      resolve();
-    });
-  });
 
-  const onMessage = async (msg: Record<string, unknown>) => {
+  /** What this face does with a message before the dispatcher: roots, cancellation. True: consumed. */
+  const observe = async (msg: Record<string, unknown>): Promise<boolean> => {
     const method = typeof msg.method === 'string' ? msg.method : undefined;
     // The client's answer to our roots/list.
     if (method === undefined && pending && msg.id === pending.id) {
@@ -176,7 +203,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       pending = undefined;
       if (isObject(msg.result)) await opts.roots.setClientRoots(msg.result.roots);
       p.done();
-      return;
+      return true;
     }
     if (method === 'initialize' && isObject(msg.params) && isObject(msg.params.capabilities)) {
       clientHasRoots = msg.params.capabilities.roots !== undefined;
@@ -186,35 +213,52 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       const id = msg.params.requestId;
       if (typeof id === 'string' || typeof id === 'number') calls.get(id)?.abort();
     }
-    const id = msg.id;
-    const abort = new AbortController();
-    const key = typeof id === 'string' || typeof id === 'number' ? id : undefined;
-    if (key !== undefined && method !== undefined) calls.set(key, abort);
+    return false;
+  };
+
+  const onLine = async (line: string) => {
+    const refused: KeyProblem[] = [];
+    let body: unknown;
     try {
-      const reply = await dispatcher.handle(msg, { signal: abort.signal });
-      if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body as JSONRPCMessage);
+      body = refuseKeys(parseJsonBounded(line, undefined, undefined, refused), refused);
+    } catch (err) {
+      if (err instanceof SyntaxError) return send(dispatcher.parseError());
+      if (err instanceof HttpProblem) return send(invalidRequest(null, err.detail));
+      throw err;
+    }
+    const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
+    const consumed = await Promise.all(messages.map(observe));
+    if (!Array.isArray(body) && consumed[0]) return;
+    // One controller for the line: notifications/cancelled of any of its ids stops it.
+    const abort = new AbortController();
+    const keys = messages.map((m) => m.id).filter((id): id is string | number => typeof id === 'string' || typeof id === 'number');
+    for (const key of keys) calls.set(key, abort);
+    try {
+      const reply = await dispatcher.handle(body, { signal: abort.signal });
+      if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body);
     } finally {
-      if (key !== undefined) calls.delete(key);
+      for (const key of keys) if (calls.get(key) === abort) calls.delete(key);
     }
   };
 
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    stdin.once('end', () => void transport.close());
-    stdin.once('close', () => void transport.close());
-  });
-  transport.onerror = (err) => process.stderr.write(`v2a mcp: ${err.message}\n`);
   // Messages being handled: when the input ends, their answers are still written before we return.
   const inflight = new Set<Promise<void>>();
-  transport.onmessage = (msg) => {
-    const work = onMessage(msg as unknown as Record<string, unknown>).catch((err: unknown) => {
+  const track = (work: Promise<void>) => {
+    const done = work.catch((err: unknown) => {
       process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`);
     });
-    inflight.add(work);
-    void work.finally(() => inflight.delete(work));
+    inflight.add(done);
+    void done.finally(() => inflight.delete(done));
   };
-  await transport.start();
-  await closed;
+  try {
+    await readLines(stdin, maxLineBytes, {
+      line: (text) => track(onLine(text)),
+      tooLong: (prefix, bytes) => track(send(invalidRequest(leadingId(prefix),
+        `the message is ${bytes} bytes, over the ${maxLineBytes}-byte bound of one line (an image of at most ${opts.limits.maxBytes} bytes as base64, with its arguments); it was not read.`))),
+    });
+  } catch (err) {
+    process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
   pending?.done();
   await Promise.allSettled([...inflight]);
 }
