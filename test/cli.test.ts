@@ -231,6 +231,16 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(r.stderr, /^v2a: unknown option '--bogus'/);
   });
 
+  test('v2a help and v2a help <command>, as --help lists them', async () => {
+    const all = await v2a(['help']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.text, /^Usage: v2a \[options\]/);
+    assert.match(all.text, /help \[command\]\s+show help for a command/);
+    const render = await v2a(['help', 'render']);
+    assert.equal(render.code, 0, render.stderr);
+    assert.match(render.text, /^Usage: v2a render \[options\] <file>/);
+  });
+
   test('usage errors are one line each, the suggestion and the pointer to --help in it', async () => {
     for (const [args, line] of [
       [[png, '--bogus'], "v2a: unknown option '--bogus' (see v2a --help)"],

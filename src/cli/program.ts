@@ -16,6 +16,9 @@ import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/in
 import { EXIT } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
+/** The name of commander's help command (`v2a help [command]`). */
+const HELP_COMMAND = 'help';
+
 /** The end of a usage error's line. */
 const HELP_HINT = '(see v2a --help)';
 
@@ -54,7 +57,7 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
     .description('Images (and video) to character art: text, ANSI, HTML, SVG and JSON.\nv2a <file> renders it to fit the terminal, in colour when the terminal has colour.')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .helpCommand('help [command]', 'show help for a command')
+    .helpCommand(`${HELP_COMMAND} [command]`, 'show help for a command')
     .exitOverride()
     .configureOutput({
       // One line, as every message of the CLI: commander's suggestion ("Did you mean ...?") joins
@@ -109,7 +112,8 @@ export function reportError(err: unknown): number {
 function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
   const first = argv[2];
   if (first === undefined || first.startsWith('-') || /[./\\]/.test(first)) return undefined;
-  if (program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined;
+  // commander's help command is not in program.commands.
+  if (first === HELP_COMMAND || program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined;
   return existsSync(first) ? undefined : first;
 }
 
