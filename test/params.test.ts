@@ -85,6 +85,14 @@ describe('parameter validation', () => {
     assert.equal(parseParams({ color: 'true' }, 'json').ok, false);
     assert.throws(() => render(gradient(), { columns: 401 }), /columns must be an integer from 8 to 400/);
   });
+  it('refuses an image whose pixel data does not match its size, instead of rendering garbage', () => {
+    const img = gradient();
+    assert.throws(() => render({ width: 64, height: 64, data: new Uint8ClampedArray(4) }, { columns: 16 }), /image\.data has 4 bytes; a 64 x 64 RGBA image has 16384/);
+    assert.throws(() => render({ ...img, data: new Uint8Array(img.data.length + 4) }, { columns: 16 }), RangeError);
+    assert.throws(() => render({ width: 10.5, height: 2, data: new Uint8Array(84) }, { columns: 16 }), /must be integers/);
+    assert.throws(() => render({ width: 2, height: 2, data: [1, 2, 3] as unknown as Uint8Array }, { columns: 16 }), TypeError);
+    assert.throws(() => render({ width: 0, height: 2, data: new Uint8Array(0) }, { columns: 16 }), /no pixels/);
+  });
   it('a JSON array or a non-finite number is a value of the wrong type, named as it was given', () => {
     const message = (input: Record<string, unknown>, carrier: 'json' | 'strings' = 'json') => {
       const r = parseParams(input, carrier);

@@ -131,6 +131,22 @@ export interface Prepared {
 }
 
 /**
+ * A library caller's image must be what it says: whole pixels, 4 bytes each. The kernels read
+ * width x height x 4 bytes whatever `data` holds, so a short buffer rendered garbage.
+ */
+function checkPixels({ width, height, data }: RgbaImage): void {
+  if (!(data instanceof Uint8Array || data instanceof Uint8ClampedArray)) {
+    throw new TypeError('render: image.data must be a Uint8Array or Uint8ClampedArray of RGBA bytes');
+  }
+  if (!Number.isSafeInteger(width) || !Number.isSafeInteger(height)) {
+    throw new RangeError(`render: image width and height must be integers (got ${width} x ${height})`);
+  }
+  if (data.length !== width * height * 4) {
+    throw new RangeError(`render: image.data has ${data.length} bytes; a ${width} x ${height} RGBA image has ${width * height * 4}`);
+  }
+}
+
+/**
  * Resamples the source. Its luminance stays in kernel memory until the next prepare() on this
  * thread: `resampled.luma.data` is copied out on first read, which must come before that
  * (`luma: 'copied'`: at once, into scratch memory valid until the next prepare()).
@@ -140,6 +156,7 @@ export interface Prepared {
  */
 export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number, colors: 'now' | 'later' = 'now', luma: 'kept' | 'copied' = 'kept'): Prepared {
   const rows = gridRows(image.width, image.height, columns, cellAspect);
+  checkPixels(image);
   const cellLuma = new Float32Array(columns * rows);
   return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma, colors, luma), cellLuma };
 }
