@@ -229,6 +229,17 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
     }
   });
 
+  test('a budget nothing fits says so, and does not send a text reply back to format=text', async () => {
+    const { client } = await connect(['--root', root, '--max-chars', '500']);
+    try {
+      const text = errorText(await call(client, { imagePath: 'photo.png', format: 'text', columns: 60 }));
+      assert.match(text, /No format fits at 60 columns, and no fewer columns were found that fit with format=text: the budget is too small for this image\./);
+      assert.doesNotMatch(text, /ask for format=text/);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('piped messages then end of input: every one answered; the server, Fastify and OpenTelemetry never load', async () => {
     const { spawnSync } = await import('node:child_process');
     const hooks = join(base, 'hooks.mjs');
