@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -229,6 +230,19 @@ describe('v2a render', { concurrency: 4 }, () => {
     const r = await v2a(['render', png, '--bogus']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^v2a: unknown option '--bogus'/);
+  });
+
+  test('v2a serve on an address it cannot listen on is a one-line usage error, not an internal one', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const r = await v2a(['serve', '--port', String(port), '--host', '127.0.0.1']);
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr, `v2a: cannot listen on 127.0.0.1:${port}: the address is already in use (another server on that port?)\n`);
+    } finally {
+      taken.close();
+    }
   });
 
   test('v2a help and v2a help <command>, as --help lists them', async () => {

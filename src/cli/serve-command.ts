@@ -16,6 +16,15 @@ interface ServeOpts {
   settings?: boolean;
 }
 
+/** Errors of listen() that the address given causes, as told to the user. */
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the address is already in use (another server on that port?)',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'the address is not one of this machine\'s',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved now',
+};
+
 async function serveAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<ServeOpts>();
   // First: importing the server's modules below is the thread pool's first use (thread-pool.ts).
@@ -49,6 +58,9 @@ async function serveAction(cmd: Command): Promise<void> {
     // Export on without the optional OpenTelemetry packages: a setup problem, told as such
     // (matched by name: importing the class would load telemetry on every CLI start).
     if (err instanceof Error && err.name === 'MissingExporterError') throw usageError(err.message);
+    // The address cannot be listened on: the --port / --host given (or PORT / HOST), not a bug.
+    const why = LISTEN_ERRORS[(err as NodeJS.ErrnoException).code ?? ''];
+    if (why) throw usageError(`cannot listen on ${config.host}:${config.port}: ${why}`);
     throw err;
   }
   const graceful = await server.closed;
