@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -115,6 +116,20 @@ test(`a write keeps the ${KEEP_FILES} most recently written cache files`, () => 
   requireWithCodeCache<Mod>(file, cache, 'render').save();
   const after = readdirSync(cache);
   assert.ok(!after.includes('old.bin.1.tmp') && after.includes('new.bin.2.tmp'), after.join(', '));
+});
+
+test('the cache directory is made level by level (0700); a parent that refuses mkdir (/proc) is given up at once', { skip: !existsSync('/proc/self') && 'no /proc here' }, () => {
+  const { dir, file } = fresh('nested');
+  const cache = join(dir, 'a', 'b', 'c');
+  requireWithCodeCache<Mod>(file, cache, 'render').save();
+  assert.equal(readdirSync(cache).length, 1);
+  for (const d of [join(dir, 'a'), join(dir, 'a', 'b'), cache]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
+  // Node 20's recursive mkdir spins forever here: in a child process, so that this test ends.
+  const probe = `import { requireWithCodeCache } from ${JSON.stringify(new URL('../src/cli/code-cache.ts', import.meta.url).href)};
+    requireWithCodeCache(${JSON.stringify(file)}, '/proc/v2a-no-such/cache', 'render').save(); console.log('saved');`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { timeout: 20_000, encoding: 'utf8' });
+  assert.equal(r.signal, null, 'not killed by the timeout');
+  assert.equal(r.stdout.trim(), 'saved', r.stderr);
 });
 
 test('no directory: nothing cached; a directory others may write to is neither read nor written', { skip: typeof process.getuid !== 'function' && 'no user ids here' }, () => {

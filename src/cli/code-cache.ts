@@ -108,7 +108,7 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
     save() {
       if (cacheFile === undefined || fromCache) return;
       try {
-        mkdirSync(dir!, { recursive: true, mode: 0o700 });
+        makeDirs(dir!);
         if (!trusted(dir!)) return;
         const data = script.createCachedData();
         const header = Buffer.alloc(4);
@@ -127,4 +127,21 @@ export function requireWithCodeCache<T>(file: string, dir: string | undefined, v
       }
     },
   };
+}
+
+/**
+ * mkdir -p, each level once. Not `mkdirSync(dir, { recursive: true })`: on Node 20 it spins
+ * forever under a parent that says ENOENT to mkdir but exists (NODE_COMPILE_CACHE=/proc/x).
+ */
+function makeDirs(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw err;
+    makeDirs(parent);
+    mkdirSync(dir, { mode: 0o700 });
+  }
 }
