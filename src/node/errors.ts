@@ -123,5 +123,7 @@ export function decodedBytesMessage(
 
 function formatMegapixels(pixels: number): string {
   const mp = pixels / 1e6;
+  // Under a tenth of a megapixel the rounding would say 0: the pixels themselves then.
+  if (mp < 0.1) return `${pixels.toLocaleString('en-US')} pixels`;
   return `${mp >= 10 ? Math.round(mp) : Math.round(mp * 10) / 10} megapixels`;
 }
