@@ -269,6 +269,19 @@ describe('v2a render', { concurrency: 4 }, () => {
     }
   });
 
+  test('-o - is standard output (as - is standard input), not a file named -', async () => {
+    const r = await v2a([png, '-w', '20', '-o', '-']);
+    assert.equal(r.code, 0, r.stderr);
+    assertGrid(r.text, 20, 5);
+    assert.equal(existsSync(join(ROOT, '-')), false);
+  });
+
+  test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
+    const r = await v2a([png, '-w', '20'], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /the limit is 1,000 pixels\. Send a smaller image\.\n$/);
+  });
+
   test('a missing file -> exit 4', async () => {
     const r = await v2a(['render', join(dir, 'missing.png')]);
     assert.equal(r.code, 4);

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { addParamOptions } from './flags.js';
 import { addViewOptions, viewParams } from './render-command.js';
-import { readLimits } from './terminal.js';
+import { outputFile, readLimits } from './terminal.js';
 
 interface PlayOpts {
   output?: string;
@@ -26,7 +26,7 @@ export function registerPlay(program: Command): void {
     .command('play')
     .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
     .argument('<file>', 'video or animated image, or - to read it from standard input')
-    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing')
+    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing', outputFile)
     .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);
   addParamOptions(cmd);

@@ -10,7 +10,7 @@ import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import type { FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
-import { readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
+import { outputFile, readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own (`.htm`). */
@@ -184,7 +184,7 @@ export function registerRender(program: Command): void {
     .command('render', { isDefault: true })
     .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art (the default command).')
     .argument('<file>', "image file, or - to read it from standard input")
-    .option('-o, --output <file>', `write to <file> instead of standard output; its extension chooses the format (${extensionList()})`)
+    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`, outputFile)
     .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')
     .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);

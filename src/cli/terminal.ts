@@ -14,6 +14,9 @@ export { EXIT };
 /** A usage error (exit 2): an invalid flag, argument or setting, or options that conflict. */
 export const usageError = (message: string): V2aError => new V2aError('usage', message);
 
+/** commander's parser of `-o, --output <file>`: `-` is standard output, as `-` is standard input. */
+export const outputFile = (value: string): string | undefined => (value === '-' ? undefined : value);
+
 // ---------------------------------------------------------------------------------------------
 // Environment limits: the server's settings, parsed by the same code (src/settings).
 
