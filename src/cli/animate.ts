@@ -55,17 +55,17 @@ function chooseMode(opts: AnimateOptions): Mode {
   if (output === undefined && stdoutIsTty()) {
     const format: Format = params.format ?? (params.color ? 'ansi' : DEFAULTS.format);
     if (format !== 'text' && format !== 'ansi') {
-      throw usageError(`--animate plays text or ansi on a terminal, not ${format}: pipe the output or use -o for NDJSON of json-compact`);
+      throw usageError(`an animation plays as text or ansi on a terminal, not ${format}: pipe the output or use -o for NDJSON of json-compact`);
     }
     return { kind: 'play', format, loop: parseLoop(opts.loop) };
   }
   if (params.format !== undefined && params.format !== 'json-compact') {
-    throw usageError(`--animate writes NDJSON of json-compact (one object per frame) when not playing on a terminal; --format ${params.format} is not supported`);
+    throw usageError(`an animation is written as NDJSON of json-compact (one object per frame) when not played on a terminal; --format ${params.format} is not supported`);
   }
   const ext = outputExtension(output);
   const named = ext ? formatsForExtension(ext) : [];
   if (named.length && !named.includes('json-compact')) {
-    throw usageError(`--animate writes NDJSON of json-compact; the output file extension .${ext} (${named.join(' or ')}) does not fit: use .ndjson or .json`);
+    throw usageError(`an animation is written as NDJSON of json-compact; the output file extension .${ext} (${named.join(' or ')}) does not fit: use .ndjson or .json`);
   }
   parseLoop(opts.loop); // validated even though only playback uses it
   return { kind: 'ndjson', output };
