@@ -150,6 +150,8 @@ export interface McpDispatcher {
   handle(body: unknown, ctx: McpHandleContext): Promise<McpHandleResult>;
   /** The -32700 reply for a body that is not valid JSON (`id: null`). */
   parseError(): JsonRpcErrorResponse;
+  /** A -32600 reply for what the transport refused before parsing it whole (a line too long, too complex). */
+  invalidRequest(id: JsonRpcId | null, why: string): JsonRpcErrorResponse;
   /** The tool descriptors served by `tools/list`. */
   readonly tools: readonly McpToolDescriptor[];
   /** Accepted protocol versions, newest first. */
@@ -257,6 +259,8 @@ function normalizeToolResult(result: unknown): Record<string, unknown> | undefin
 }
 
 export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
+  const invalidRequest = (id: JsonRpcId | null, why: string): JsonRpcErrorResponse =>
+    errorResponse(id, mcpErrorCodes.InvalidRequest, `Invalid Request: ${why}`);
   const { serverInfo, instructions, onError } = opts;
   if (!Number.isInteger(opts.maxBatch) || opts.maxBatch < 1) {
     throw new RangeError('createMcpDispatcher: maxBatch must be an integer ≥ 1');
@@ -405,12 +409,11 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
   async function handleOne(msg: unknown, ctx: McpHandleContext): Promise<JsonRpcResponse | undefined> {
     if (msg instanceof RefusedMessage) return refused(msg);
     if (!isPlainObject(msg)) {
-      return errorResponse(null, mcpErrorCodes.InvalidRequest, `Invalid Request: a JSON-RPC message must be an object, got ${describeType(msg)}.`);
+      return invalidRequest(null, `a JSON-RPC message must be an object, got ${describeType(msg)}.`);
     }
     const hasId = Object.hasOwn(msg, 'id');
     const replyId: JsonRpcId | null = hasId && isValidId(msg.id) ? msg.id : null;
-    const invalid = (why: string): JsonRpcErrorResponse =>
-      errorResponse(replyId, mcpErrorCodes.InvalidRequest, `Invalid Request: ${why}`);
+    const invalid = (why: string): JsonRpcErrorResponse => invalidRequest(replyId, why);
 
     if (msg.jsonrpc !== JSONRPC_VERSION) return invalid('"jsonrpc" must be "2.0".');
     if (hasId && !isValidId(msg.id)) {
@@ -466,7 +469,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       if (body.length === 0) {
         return {
           status: 200,
-          body: errorResponse(null, mcpErrorCodes.InvalidRequest, 'Invalid Request: an empty batch.'),
+          body: invalidRequest(null, 'an empty batch.'),
         };
       }
       if (body.length > maxBatch) {
@@ -503,7 +506,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     return errorResponse(null, mcpErrorCodes.ParseError, 'Parse error: the body is not valid JSON.');
   }
 
-  return { handle, parseError, tools: descriptors, protocolVersions };
+  return { handle, parseError, invalidRequest, tools: descriptors, protocolVersions };
 }
 
 const JSONRPC_ID = { type: ['string', 'number'] };

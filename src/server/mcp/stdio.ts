@@ -16,7 +16,7 @@ import { V2aError } from '../../core/errors.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
-import { createMcpDispatcher, mcpErrorCodes, refuseKeys, type McpDispatcher } from './dispatcher.js';
+import { createMcpDispatcher, refuseKeys, type McpDispatcher } from './dispatcher.js';
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
 import { readLines } from './stdio-lines.js';
@@ -138,9 +138,6 @@ function leadingId(prefix: string): string | number | null {
   }
 }
 
-const invalidRequest = (id: string | number | null, message: string) =>
-  ({ jsonrpc: '2.0' as const, id, error: { code: mcpErrorCodes.InvalidRequest, message: `Invalid Request: ${message}` } });
-
 /**
  * Serves MCP on stdin/stdout until stdin ends; resolves then. Lines are framed here (stdio-lines.ts)
  * and parsed as /api/mcp parses a body (json-body.ts bounds, refused keys), not by the SDK's
@@ -223,7 +220,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       body = refuseKeys(parseJsonBounded(line, undefined, undefined, refused), refused);
     } catch (err) {
       if (err instanceof SyntaxError) return send(dispatcher.parseError());
-      if (err instanceof HttpProblem) return send(invalidRequest(null, err.detail));
+      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(null, err.detail));
       throw err;
     }
     const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
@@ -253,7 +250,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   try {
     await readLines(stdin, maxLineBytes, {
       line: (text) => track(onLine(text)),
-      tooLong: (prefix, bytes) => track(send(invalidRequest(leadingId(prefix),
+      tooLong: (prefix, bytes) => track(send(dispatcher.invalidRequest(leadingId(prefix),
         `the message is ${bytes} bytes, over the ${maxLineBytes}-byte bound of one line (an image of at most ${opts.limits.maxBytes} bytes as base64, with its arguments); it was not read.`))),
     });
   } catch (err) {
