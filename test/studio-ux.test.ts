@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
+import { FORMATS } from '../src/core/index.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
 import { ensureStudioBuilt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
 
@@ -362,5 +363,264 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     } finally {
       await context.close();
     }
+  });
+});
+
+/** Drops `files` (name, type, base64) on the page one after another, in one task. */
+async function dropFiles(page: Page, files: readonly (readonly [string, string, string])[]): Promise<void> {
+  await page.evaluate((list: any) => {
+    for (const [name, type, b64] of list) {
+      const dt = new window.DataTransfer();
+      dt.items.add(new window.File([Uint8Array.from(window.atob(b64), (c: string) => c.charCodeAt(0))], name, { type }));
+      window.dispatchEvent(new window.DragEvent('drop', { dataTransfer: dt, cancelable: true }));
+    }
+  }, files);
+}
+
+/** The value each parameter control shows, and its badge. */
+async function controlValues(page: Page): Promise<Record<string, string>> {
+  return page.$$eval('[data-param]', (rows: any[]) => Object.fromEntries(rows.map((r) => {
+    const input = r.querySelector('input[type=number], input[type=text], input[type=checkbox], input[type=color], select');
+    return [r.dataset.param, `${input.type === 'checkbox' ? input.checked : input.value} (${r.querySelector('.badge').textContent})`];
+  })));
+}
+
+describe('sources that fail or race, in headless Chromium', { skip }, () => {
+  let context: BrowserContext;
+  const png = photo(160, 120, 'png');
+  const goodText = png.then(async (b) => (await api({ imageBase64: b.toString('base64'), format: 'text' })).text());
+  before(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  });
+  after(async () => context?.close());
+
+  async function withPhoto(): Promise<{ page: Page; problems: string[] }> {
+    const studio = await openStudio(context);
+    const n = await results(studio.page);
+    await studio.page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await png });
+    await studio.page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), n, { timeout: 20_000 });
+    return studio;
+  }
+
+  test('a file that is no video, or has no picture, leaves the picture, its name, downloads and settings live', async () => {
+    const { page, problems } = await withPhoto();
+    const art = await page.locator('#art').screenshot();
+    // An audio-only WebM, recorded in the page.
+    const audio = Buffer.from(await page.evaluate(async () => {
+      const ctx = new window.AudioContext();
+      await ctx.resume();
+      const osc = ctx.createOscillator();
+      const dest = ctx.createMediaStreamDestination();
+      osc.connect(dest);
+      osc.start();
+      const rec = new window.MediaRecorder(dest.stream, { mimeType: 'audio/webm' });
+      const chunks: any[] = [];
+      rec.ondataavailable = (e: any) => chunks.push(e.data);
+      const done = new Promise((resolve) => (rec.onstop = resolve));
+      rec.start();
+      await new Promise((r) => window.setTimeout(r, 600));
+      rec.stop();
+      await done;
+      const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
+      let bin = '';
+      for (const b of bytes) bin += String.fromCharCode(b);
+      return window.btoa(bin);
+    }), 'base64');
+    const cases = [
+      ['notvideo.mp4', 'video/mp4', Buffer.from('this is just text, not a video\n'.repeat(20)), /cannot play it as a video/],
+      ['audio.webm', 'video/webm', audio, /no picture/],
+    ] as const;
+    for (const [name, mimeType, buffer, words] of cases) {
+      await page.evaluate(() => { window.__v2aStats.error = null; });
+      await page.setInputFiles('#video-file', { name, mimeType, buffer });
+      await page.waitForFunction(() => window.__v2aStats.error !== null, undefined, { timeout: 20_000 });
+      const shown = (await page.textContent('#art-error-text'))!;
+      assert.ok(shown.startsWith(`${name}: `) && words.test(shown), `${name}: "${shown}"`);
+      assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image', `${name}: the photo is still the source`);
+      assert.equal(await page.getAttribute('#stream-bar', 'data-live'), 'false', `${name}: no stream`);
+      assert.equal(await page.inputValue('#handoff-mode'), 'latest-frame', name);
+      await page.click('#art-error-close');
+      assert.ok((await page.locator('#art').screenshot()).equals(art), `${name}: the picture stays`);
+      assert.deepEqual(await downloadText(page), { name: 'v2a-photo.txt', body: await goodText }, `${name}: downloads still match the picture`);
+    }
+    // Settings still act on the picture.
+    const n = await results(page);
+    await page.fill('#p-columns-n', '80');
+    await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), n);
+    assert.equal(await page.evaluate(() => window.__v2aStats.columns), 80);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+  test('two quick drops: only the latest is shown; when it fails, the picture before stays with its name', async () => {
+    const { page, problems } = await withPhoto();
+    const art = await page.locator('#art').screenshot();
+    // The first decodes for a while; the second reaches the worker meanwhile, and the browser cannot decode it.
+    const first = await photo(2400, 1800, 'png');
+    const text = Buffer.from('this is just text, not a png\n'.repeat(20));
+    await dropFiles(page, [['first.png', 'image/png', first.toString('base64')], ['text.png', 'image/png', text.toString('base64')]]);
+    await page.waitForFunction(() => window.__v2aStats.error !== null && window.__v2aStudio.settled(), undefined, { timeout: 20_000 });
+    assert.match((await page.textContent('#art-error-text'))!, /^text\.png: /);
+    await page.click('#art-error-close');
+    assert.deepEqual(await downloadText(page), { name: 'v2a-photo.txt', body: await goodText });
+    assert.ok((await page.locator('#art').screenshot()).equals(art), 'the photo stays on screen');
+    assert.equal(await page.evaluate(() => window.__v2aStats.stillsDropped), 1, 'the first is dropped unseen');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('a large image still decoding when the webcam starts is dropped: the webcam stays live', async () => {
+    const { page, problems } = await withPhoto();
+    // Uniform, so small as a file; 100 megapixels take the browser a while to decode.
+    const huge = await sharp({ create: { width: 10000, height: 10000, channels: 3, background: '#336699' } }).png().toBuffer();
+    await page.setInputFiles('#image-file', { name: 'huge.png', mimeType: 'image/png', buffer: huge });
+    await page.click('#webcam');
+    // Until the decode ends: the worker drops it (or, wrongly, shows it and stops the stream).
+    await page.waitForFunction(() => window.__v2aStats.stillsDropped > 0 || window.__v2aStats.kind === 'still', undefined, { timeout: 30_000 });
+    const frames = await page.evaluate(() => window.__v2aStats.frames);
+    await page.waitForFunction((f) => window.__v2aStats.frames >= f + 10, frames, { timeout: 20_000 });
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'webcam');
+    assert.equal(await page.evaluate(() => window.__v2aStats.kind), 'frame');
+    await page.click('#webcam');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+  test('opening another source cancels a pending server re-render of the one shown', async () => {
+    const { page, problems } = await withPhoto();
+    // Counts the page's calls to the render endpoint (the server renders TIFF and image URLs).
+    await page.evaluate(() => {
+      const real = window.fetch.bind(window);
+      window.__renders = { started: 0, settled: 0 };
+      window.fetch = (input: any, init?: any) => {
+        const p = real(input, init);
+        if (String(input).includes('/api/v1/render')) {
+          window.__renders.started++;
+          p.finally(() => window.__renders.settled++).catch(() => {});
+        }
+        return p;
+      };
+    });
+    const tiff = await sharp(await png).tiff({ compression: 'lzw' }).toBuffer();
+    const openTiff = async () => {
+      await page.setInputFiles('#image-file', { name: 'scan.tiff', mimeType: 'image/tiff', buffer: tiff });
+      await page.waitForFunction(() => window.__v2aStats.source === 'server' && window.__v2aStudio.settled(), undefined, { timeout: 20_000 });
+    };
+    // Past the re-render's debounce: a timer set after it, for longer, fires after it.
+    const pastDebounce = () => page.evaluate(() => new Promise((r) => window.setTimeout(r, 600)));
+
+    await openTiff();
+    await page.click('#ink-color');
+    const started = await page.evaluate(() => window.__renders.started);
+    await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await png });
+    await pastDebounce();
+    await page.waitForFunction(() => window.__v2aStats.source === 'image' && window.__v2aStudio.settled(), undefined, { timeout: 20_000 });
+    assert.equal(await page.evaluate(() => window.__renders.started), started, 'no server render after the photo was opened');
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
+
+    await openTiff();
+    await page.click('#ink-mono');
+    await page.click('#webcam');
+    await page.waitForFunction(() => window.__v2aStats.source === 'webcam' && window.__v2aStats.frames >= 3, undefined, { timeout: 20_000 });
+    await pastDebounce();
+    // A re-render that started before the camera did is answered, and dropped.
+    await page.waitForFunction(() => window.__renders.started === window.__renders.settled, undefined, { timeout: 20_000 });
+    const frames = await page.evaluate(() => window.__v2aStats.frames);
+    await page.waitForFunction((f) => window.__v2aStats.frames >= f + 10, frames, { timeout: 20_000 });
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'webcam');
+    await page.click('#webcam');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('after a server render the controls show the values it used, as for the same picture rendered here', async () => {
+    const { page, problems } = await withPhoto();
+    const warnings: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+    const here = await controlValues(page);
+    const tiff = await sharp(await png).tiff({ compression: 'lzw' }).toBuffer();
+    await page.setInputFiles('#image-file', { name: 'scan.tiff', mimeType: 'image/tiff', buffer: tiff });
+    await page.waitForFunction(() => window.__v2aStats.source === 'server' && window.__v2aStudio.settled(), undefined, { timeout: 20_000 });
+    assert.deepEqual(await controlValues(page), here);
+    assert.equal(await page.textContent('#export-format'), 'text · .txt');
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+  test('a paused stream shows new settings on its held frame; a snapshot is told as one; a stream stopped while paused starts again', async () => {
+    const { page, problems } = await withPhoto();
+    await page.click('#webcam');
+    await page.waitForFunction(() => window.__v2aStats.source === 'webcam' && window.__v2aStats.frames >= 5, undefined, { timeout: 20_000 });
+    await page.click('#pause');
+    assert.equal(await page.textContent('#pause'), 'Resume');
+    await page.fill('#p-columns-n', '48');
+    await page.waitForFunction(() => window.__v2aStats.columns === 48, undefined, { timeout: 20_000 });
+    await page.click('#ink-color');
+    await page.waitForFunction(() => /in colour/.test(document.getElementById('art').getAttribute('aria-label')), undefined, { timeout: 20_000 });
+    assert.equal(await page.textContent('#pause'), 'Resume', 'still paused');
+
+    // Stopped while paused: a snapshot of the held frame, which has no picture of its own beside it.
+    let n = await results(page);
+    await page.click('#snapshot');
+    await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStats.kind === 'still', n, { timeout: 20_000 });
+    await page.click('#side-by-side');
+    assert.equal(await page.isVisible('#source-img'), false, 'not the photo opened before the webcam');
+    assert.match((await page.textContent('#source-none'))!, /snapshot of the stream/);
+    await page.click('#side-by-side');
+
+    await page.click('#webcam');
+    await page.waitForFunction(() => window.__v2aStats.source === 'webcam' && window.__v2aStats.frames >= 5, undefined, { timeout: 20_000 });
+    await page.click('#webcam');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+  test('a semi-transparent PNG downloads the API\'s bytes; images with a colour profile are converted to sRGB as the server does', async () => {
+    const { page, problems } = await withPhoto();
+    const n = await results(page);
+    await page.click('#ink-color');
+    await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), n);
+    const open = async (name: string, mimeType: string, buffer: Buffer) => {
+      const k = await results(page);
+      await page.setInputFiles('#image-file', { name, mimeType, buffer });
+      await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), k, { timeout: 20_000 });
+      assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image', name);
+    };
+    const download = async (format: string) => {
+      const [d] = await Promise.all([page.waitForEvent('download'), page.click(`#downloads [data-format="${format}"]`)]);
+      return readFileSync(await d.path());
+    };
+    // Every alpha level, fully transparent pixels included, over colours that vary.
+    const w = 160, h = 120;
+    const rgba = Buffer.alloc(w * h * 4);
+    for (let i = 0; i < w * h; i++) rgba.set([(i * 37) & 255, (i * 11 + (i >> 7)) & 255, (i * 101) & 255, (i * 7 + (i >> 5)) & 255], i * 4);
+    const clear = await sharp(rgba, { raw: { width: w, height: h, channels: 4 } }).png().toBuffer();
+    await open('clear.png', 'image/png', clear);
+    for (const format of FORMATS) {
+      const api = Buffer.from(await (await fetch(`${server.base}/api/v1/render`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ imageBase64: clear.toString('base64'), color: true, format }),
+      })).arrayBuffer());
+      assert.ok((await download(format)).equals(api), `${format}: the studio's file differs from the API's`);
+    }
+    // Display P3: read as sRGB, these colours would be off by tens of levels.
+    const rgb = Buffer.alloc(w * h * 3);
+    for (let i = 0; i < w * h; i++) rgb.set([40 + ((i % w) * 215) / w, 230 - ((i / w) * 200) / h, 60], i * 3);
+    for (const format of ['png', 'jpeg'] as const) {
+      const p3 = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).withIccProfile('p3').toFormat(format).toBuffer();
+      await open(`p3.${format}`, `image/${format}`, p3);
+      const mine = JSON.parse((await download('json')).toString('utf8')) as { colors: string[][] };
+      const api = (await (await fetch(`${server.base}/api/v1/render`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ imageBase64: p3.toString('base64'), color: true, format: 'json' }),
+      })).json()) as { colors: string[][] };
+      // Not byte for byte: the two colour conversions differ by a level in a few samples, which
+      // can tip a cell's tuning. On average the cells' colours are the API's.
+      let sum = 0, count = 0;
+      api.colors.forEach((row, y) => row.forEach((hex, x) => {
+        for (const k of [1, 3, 5]) sum += Math.abs(parseInt(hex.slice(k, k + 2), 16) - parseInt(mine.colors[y]![x]!.slice(k, k + 2), 16));
+        count += 3;
+      }));
+      assert.ok(sum / count < 1, `${format}: cell colours differ from the API's by ${(sum / count).toFixed(2)} levels on average`);
+    }
+    assert.deepEqual(problems, []);
+    await page.close();
   });
 });

@@ -92,6 +92,14 @@ el.zoom.addEventListener('change', layout);
 narrow.addEventListener('change', layout);
 
 // Side by side: the source next to the art (a still's image, a stream's video).
+/** What the source pane says when it has no picture of the source to show. */
+const NO_SOURCE = {
+  server: 'The server rendered this image; it is not kept in the page.',
+  // A still without an image of its own is a stream's snapshot (the frame went to the worker).
+  snapshot: 'A snapshot of the stream: the stream is not kept in the page.',
+  none: 'Nothing is open yet.',
+} as const;
+
 export function updateSourcePane(): void {
   const on = el.sideBySide.getAttribute('aria-pressed') === 'true';
   const live = isLive();
@@ -101,6 +109,7 @@ export function updateSourcePane(): void {
   if (state.sourceUrl && el.sourceImg.src !== state.sourceUrl) el.sourceImg.src = state.sourceUrl;
   el.video.hidden = !(on && live);
   el.sourceNone.hidden = !(on && !live && el.sourceImg.hidden);
+  el.sourceNone.textContent = NO_SOURCE[state.shown.kind === 'server' ? 'server' : state.shown.kind === 'image' ? 'snapshot' : 'none'];
   layout();
 }
 el.sideBySide.addEventListener('click', () => {

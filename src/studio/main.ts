@@ -16,7 +16,7 @@ import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
 import { allowedImageHosts } from './server-api.js';
-import { initSources, pendingFailed, pendingRendered, rerenderOnServer, showUrlBox, wireSources } from './sources.js';
+import { initSources, pendingFailed, pendingRendered, rerenderOnServer, showUrlBox, stillDropped, wireSources } from './sources.js';
 import { isLive, state, type StudioStats } from './state.js';
 import { frameDone, initStream, meterFrame, pump, setStreamUi } from './stream.js';
 import { send, settleExport, worker } from './worker-link.js';
@@ -90,7 +90,9 @@ function paramsChanged(params: ExplicitParams): void {
   updateCurl();
   const kind = state.shown.kind;
   if (kind === 'server') {
-    rerenderOnServer();
+    // A still being opened replaces the server's picture: the worker renders it with these.
+    if (state.pending) send({ t: 'params', params });
+    else rerenderOnServer();
     return;
   }
   if (kind === 'image') {
@@ -187,6 +189,9 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       if (m.result.kind === 'frame') frameDone();
       onResult(m.result);
       if (m.result.kind === 'frame') pump();
+      break;
+    case 'dropped':
+      stillDropped(m.id);
       break;
     case 'loaded':
       say(`Rendering ${state.pending?.name ?? 'the image'} (${m.width}×${m.height} px)…`);

@@ -79,6 +79,8 @@ export interface ResultInfo {
 export type FromWorker =
   | { readonly t: 'result'; readonly result: ResultInfo }
   | { readonly t: 'loaded'; readonly id: number; readonly width: number; readonly height: number }
+  /** Still `id` was not shown: a newer source reached the worker while it decoded or rendered. */
+  | { readonly t: 'dropped'; readonly id: number }
   | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string | Uint8Array; readonly extension: string; readonly contentType: string }
   /** The worker's stream reader ended (the track stopped). */
   | { readonly t: 'stream-ended' }

@@ -4,17 +4,23 @@
  * names what is wrong with the rest. A source is shown only once it rendered: until then, and
  * after any failure, the last good picture, its name and its exports stay as they were.
  */
+import { DEFAULTS, type Format } from '../core/index.js';
 import type { RemoteGrid } from './protocol.js';
 import { $ } from './dom.js';
 import { clearError, say, showError, updateSourcePane } from './layout.js';
 import { serverRender } from './server-api.js';
-import { setShown, state, type ServerSource } from './state.js';
+import { openingSource, setShown, state, type ServerSource } from './state.js';
 import { openVideo, stopStream } from './stream.js';
 import { send } from './worker-link.js';
 import type { ParamControls } from './controls.js';
 
 let controls: ParamControls;
 let imageId = 0;
+/**
+ * Stills sent to the worker and not answered yet. The worker drops one when a newer source reached
+ * it first; one it rendered before the newer arrived is painted, so it is named (see pendingRendered).
+ */
+const sent = new Map<number, NonNullable<typeof state.pending>>();
 
 export function initSources(c: ParamControls): void {
   controls = c;
@@ -27,19 +33,26 @@ function baseName(name: string): string {
 /** A still from a file, a drop or a paste: decoded and rendered in the worker. */
 export function openImage(blob: Blob, name: string): void {
   stopStream();
+  openingSource();
   const id = ++imageId;
   state.pending = { id, name, blob };
+  sent.set(id, state.pending);
   say(`Decoding ${name}…`);
   state.stillBusy = true;
   state.stillDirty = false;
   send({ t: 'image', id, blob, params: controls.values() });
 }
 
-/** The worker rendered the pending still: it is what is shown now. */
+/**
+ * The worker rendered still `id`: it is what is shown now. That may be an older one than the
+ * pending one (rendered before the newer reached the worker), which then stays pending.
+ */
 export function pendingRendered(id: number | undefined): boolean {
-  const p = state.pending;
-  if (!p || id !== p.id) return false;
-  state.pending = null;
+  const p = id === undefined ? undefined : sent.get(id);
+  if (id !== undefined) for (const k of sent.keys()) if (k <= id) sent.delete(k);
+  // No still pending: a stream or a server render was opened since, and it is what is shown.
+  if (!p || !state.pending) return false;
+  if (state.pending.id === id) state.pending = null;
   if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
   state.sourceUrl = URL.createObjectURL(p.blob);
   setShown('image', p.name);
@@ -48,14 +61,21 @@ export function pendingRendered(id: number | undefined): boolean {
   return true;
 }
 
+/** The worker dropped still `id` unseen (a newer source reached it first). */
+export function stillDropped(id: number): void {
+  sent.delete(id);
+  state.stats.stillsDropped++;
+}
+
 /** The worker could not decode or render the pending still. */
 export function pendingFailed(id: number | undefined, during: string, message: string): void {
+  if (id !== undefined) sent.delete(id);
   const p = state.pending;
   if (!p || id !== p.id) return;
   state.stillBusy = false;
   if (during === 'decode') {
     // The browser cannot read it: the server can render TIFF and names the rest precisely.
-    void openOnServer({ file: p.blob, fileName: p.name }, p.name, id);
+    void openOnServer({ file: p.blob, fileName: p.name }, p.name, { pendingId: id, seq: state.opened });
     return;
   }
   state.pending = null;
@@ -74,8 +94,14 @@ export function openFile(file: File): void {
 let serverAbort: AbortController | null = null;
 let serverTimer: ReturnType<typeof setTimeout> | undefined;
 
-/** Renders `src` on the server; shows it (named `name`) only when that succeeded. */
-export async function openOnServer(src: ServerSource, name: string, pendingId?: number): Promise<void> {
+/**
+ * Renders `src` on the server; shows it (named `name`) only when that succeeded and no source was
+ * opened after source number `seq` (see openingSource; a newly opened source unless given).
+ * `pendingId`: the pending still the browser could not decode.
+ */
+export async function openOnServer(src: ServerSource, name: string, opts: { pendingId?: number; seq?: number } = {}): Promise<void> {
+  const seq = opts.seq ?? openingSource();
+  if (seq !== state.opened) return;
   stopStream();
   serverAbort?.abort();
   const abort = new AbortController();
@@ -85,33 +111,40 @@ export async function openOnServer(src: ServerSource, name: string, pendingId?: 
   try {
     const res = await serverRender(src, params, 'json', abort.signal);
     const grid = (await res.json()) as RemoteGrid;
-    if (abort.signal.aborted) return;
-    if (pendingId !== undefined) {
-      if (state.pending?.id !== pendingId) return;
-      state.pending = null;
-    }
+    if (abort.signal.aborted || seq !== state.opened) return;
+    // Any pending still is older (the worker drops it when this arrives); so is a still render in flight.
+    state.pending = null;
+    state.stillBusy = false;
+    state.stillDirty = false;
     if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
     state.sourceUrl = null;
     setShown('server', name, src);
     state.serverParams = params;
     clearError();
     updateSourcePane();
-    send({ t: 'remote', grid });
+    // The server's json names extension parameters only when not at their default, and its format
+    // is the transport this page asked for: the controls show what the picture was rendered with.
+    const used = { ...DEFAULTS, ...grid.params, format: (params.format as Format | undefined) ?? DEFAULTS.format };
+    send({ t: 'remote', grid: { ...grid, params: used } });
   } catch (err) {
-    if (abort.signal.aborted) return;
-    if (pendingId !== undefined && state.pending?.id === pendingId) state.pending = null;
+    if (abort.signal.aborted || seq !== state.opened) return;
+    if (opts.pendingId !== undefined && state.pending?.id === opts.pendingId) state.pending = null;
     // The API's own words; the picture and everything about it stay as they were.
     showError(`${name}: ${(err as Error).message}`);
   }
 }
 
-/** Parameters changed while a server-rendered still is shown: render it again (debounced). */
+/**
+ * Parameters changed while a server-rendered still is shown: render it again (debounced), unless
+ * another source is opened meanwhile.
+ */
 export function rerenderOnServer(): void {
   const shown = state.shown;
   if (shown.kind !== 'server' || !shown.server) return;
   const src = shown.server;
+  const seq = state.opened;
   clearTimeout(serverTimer);
-  serverTimer = setTimeout(() => void openOnServer(src, shown.name), 300);
+  serverTimer = setTimeout(() => void openOnServer(src, shown.name, { seq }), 300);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ export interface StudioStats {
   columns: number;
   rows: number;
   kind: ResultInfo['kind'] | null;
+  /** Stills the worker dropped unseen because a newer source reached it first. */
+  stillsDropped: number;
   /** The last error shown beside the art (null after a success). */
   error: string | null;
   handoff: { state: string; sent: number; traceId: string | null; handoff: string | null };
@@ -55,6 +57,8 @@ export const state = {
   serverParams: {} as Record<string, unknown>,
   /** A source being opened (not shown until it renders). */
   pending: null as { id: number; name: string; blob: Blob } | null,
+  /** Counts sources opened (see openingSource): work for an older one that ends later is dropped. */
+  opened: 0,
   /** The last result drawn. */
   result: null as ResultInfo | null,
   /** Object URL of the shown still (side-by-side view). */
@@ -77,7 +81,7 @@ export const state = {
   imageUrlHosts: [] as readonly string[],
   stats: {
     source: 'none', results: 0, frames: 0, lastFrameAt: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, sumFrontMs: 0, temporal: true,
-    flicker: null, meanFlicker: null, codebookChoices: null, columns: 0, rows: 0, kind: null, error: null,
+    flicker: null, meanFlicker: null, codebookChoices: null, columns: 0, rows: 0, kind: null, stillsDropped: 0, error: null,
     handoff: { state: 'idle', sent: 0, traceId: null, handoff: null },
   } as StudioStats,
 };
@@ -86,6 +90,15 @@ export type State = typeof state;
 
 export function isLive(kind: SourceKind = state.shown.kind): kind is 'webcam' | 'video' {
   return kind === 'webcam' || kind === 'video';
+}
+
+/**
+ * A new source is being opened: returns its number. A video still loading, a server render or a
+ * debounced server re-render started for an earlier one checks it and drops its result, so the
+ * later source wins whatever order they end in.
+ */
+export function openingSource(): number {
+  return ++state.opened;
 }
 
 /** Sets what is shown (after a source rendered). */

@@ -14,7 +14,7 @@ import type { ParamControls } from './controls.js';
 import { $ } from './dom.js';
 import { clearError, el, say, showError, updateSourcePane } from './layout.js';
 import { stopRecording } from './recording.js';
-import { isLive, setShown, state } from './state.js';
+import { isLive, openingSource, setShown, state } from './state.js';
 import { send } from './worker-link.js';
 
 let controls: ParamControls;
@@ -100,12 +100,13 @@ function resetMeters(): void {
 
 /** Starts rendering `s` (a camera or any MediaStream). */
 export async function useStream(s: MediaStream, kind: 'webcam' | 'video' = 'webcam', opts: { keepHandoff?: boolean } = {}): Promise<void> {
+  openingSource();
   stopStream(opts);
   state.stream = s;
   el.video.srcObject = s;
   resetMeters();
   setShown(kind, kind === 'webcam' ? 'webcam' : 'stream');
-  state.pending = null;
+  takeOver();
   send({ t: 'params', params: controls.values() });
   const track = s.getVideoTracks()[0];
   const Processor = (globalThis as { MediaStreamTrackProcessor?: new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
@@ -152,21 +153,66 @@ function stopWebcam(): void {
   say('Webcam stopped.');
 }
 
+/**
+ * Opens a video file. It takes over only once the browser has decoded a picture of it: a file
+ * that is no video, or has no picture (audio only), leaves the source shown as it was.
+ */
 export function openVideo(file: File): void {
-  stopStream();
-  state.videoUrl = URL.createObjectURL(file);
-  el.video.src = state.videoUrl;
-  resetMeters();
-  setShown('video', file.name || 'video');
+  const seq = openingSource();
+  const name = file.name || 'video';
+  const url = URL.createObjectURL(file);
+  say(`Opening ${name}…`);
+  firstPicture(url).then(() => {
+    // Another source opened meanwhile wins.
+    if (seq !== state.opened) return URL.revokeObjectURL(url);
+    stopStream();
+    state.videoUrl = url;
+    el.video.src = url;
+    resetMeters();
+    setShown('video', name);
+    takeOver();
+    say(`Playing ${name}…`);
+    send({ t: 'params', params: controls.values() });
+    send({ t: 'stream', on: true });
+    setStreamUi();
+    el.video.play().then(() => {
+      el.video.requestVideoFrameCallback(onVideoFrame);
+      clearError();
+    }, (err: Error) => showError(`The video could not play: ${err.message}`));
+  }, (err: Error) => {
+    URL.revokeObjectURL(url);
+    if (seq === state.opened) showError(`${name}: ${err.message}`);
+  });
+}
+
+/** Resolves once the video at `url` has a decoded picture; rejects, in words, when it cannot have one. */
+function firstPicture(url: string): Promise<void> {
+  const probe = document.createElement('video');
+  probe.muted = true;
+  probe.preload = 'auto';
+  return new Promise<void>((resolve, reject) => {
+    probe.addEventListener('loadeddata', () => {
+      if (probe.videoWidth > 0) resolve();
+      else reject(new Error('it has no picture (an audio file?).'));
+    }, { once: true });
+    probe.addEventListener('error', () => reject(new Error(`the browser cannot play it as a video${probe.error?.message ? ` (${probe.error.message})` : ''}.`)), { once: true });
+    probe.src = url;
+  }).finally(() => {
+    probe.removeAttribute('src');
+    probe.load();
+  });
+}
+
+/**
+ * A live source took over: a still being opened or rendered is no longer what will be shown, and
+ * the image of the last one is no source of this (nor of a snapshot of it).
+ */
+function takeOver(): void {
+  if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
+  state.sourceUrl = null;
   state.pending = null;
-  say(`Playing ${state.shown.name}…`);
-  send({ t: 'params', params: controls.values() });
-  send({ t: 'stream', on: true });
-  setStreamUi();
-  el.video.play().then(() => {
-    el.video.requestVideoFrameCallback(onVideoFrame);
-    clearError();
-  }, (err: Error) => showError(`The video could not play: ${err.message}`));
+  state.stillBusy = false;
+  state.stillDirty = false;
 }
 
 function onVideoFrame(): void {
@@ -213,7 +259,10 @@ function togglePause(): void {
   pauseBtn.setAttribute('aria-pressed', String(state.paused));
   pauseBtn.textContent = state.paused ? 'Resume' : 'Pause';
   send({ t: 'pause', on: state.paused });
-  if (state.shown.kind === 'video' && state.videoUrl) void (state.paused ? el.video.pause() : el.video.play());
+  if (state.shown.kind === 'video' && state.videoUrl) {
+    if (state.paused) el.video.pause();
+    else el.video.play().catch((err: Error) => showError(`The video could not play: ${err.message}`));
+  }
   if (!state.paused) { state.newFrame = true; pump(); }
 }
 

@@ -1,8 +1,10 @@
 /**
  * The studio's render worker: the very same renderer core as the server (src/core), run off the
- * page's main thread. Still images are decoded here (createImageBitmap without colour conversion
- * or premultiplication, so a PNG's RGBA equals sharp's decode of it). Live sources arrive as a
- * stream of VideoFrames read here (streamLoop), video files as transferred ImageBitmaps; both go
+ * page's main thread. Still images are decoded here as the server's sharp decodes them: not
+ * premultiplied, converted to sRGB only when they carry an ICC profile (see pixels, hasIccProfile).
+ * A PNG without a profile comes out as the server's RGBA, byte for byte (with one, the browser's
+ * colour conversion and the server's differ by a level in a few samples). Live sources arrive as
+ * a stream of VideoFrames read here (streamLoop), video files as transferred ImageBitmaps; both go
  * through the temporal filter: each frame's front half (FrameFront) on a second worker started
  * from here (front-worker.ts), its back half (FrameBack) here, or FrameRenderer here where there
  * is no second thread. The art is painted into the page's canvas, transferred here as an
@@ -65,8 +67,80 @@ async function pixels(bitmap: ImageBitmap, width = bitmap.width, height = bitmap
   const ctx = canvas.getContext('2d', { willReadFrequently: true })!;
   ctx.drawImage(source, 0, 0);
   if (source !== bitmap) source.close();
-  const data = ctx.getImageData(0, 0, width, height).data;
+  let data: Uint8ClampedArray = ctx.getImageData(0, 0, width, height).data;
+  // At full size the pixels are the server's decode, byte for byte, but where they are not opaque.
+  if (source === bitmap && !opaque(data)) data = straightRgba(bitmap) ?? data;
   return { width, height, data };
+}
+
+function opaque(rgba: Uint8ClampedArray): boolean {
+  for (let i = 3; i < rgba.length; i += 4) if (rgba[i] !== 255) return false;
+  return true;
+}
+
+let gl: WebGL2RenderingContext | null | undefined;
+/**
+ * Straight (not premultiplied) RGBA of a bitmap decoded with premultiplyAlpha 'none', read through
+ * WebGL2 as stored. A 2D canvas keeps premultiplied pixels: semi-transparent ones come back from it
+ * rounded, transparent ones black, where the server's decode (and so its render) has them as the
+ * file stores them. Null where WebGL2 is not offered here, or the bitmap is too large for it.
+ */
+function straightRgba(bitmap: ImageBitmap): Uint8ClampedArray | null {
+  if (gl === undefined) {
+    try {
+      gl = new OffscreenCanvas(1, 1).getContext('webgl2');
+    } catch {
+      gl = null;
+    }
+  }
+  const { width, height } = bitmap;
+  if (!gl || gl.isContextLost() || Math.max(width, height) > (gl.getParameter(gl.MAX_TEXTURE_SIZE) as number)) return null;
+  const texture = gl.createTexture();
+  const framebuffer = gl.createFramebuffer();
+  try {
+    gl.bindTexture(gl.TEXTURE_2D, texture);
+    gl.pixelStorei(gl.UNPACK_PREMULTIPLY_ALPHA_WEBGL, false);
+    gl.pixelStorei(gl.UNPACK_COLORSPACE_CONVERSION_WEBGL, gl.NONE);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, gl.RGBA, gl.UNSIGNED_BYTE, bitmap);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, framebuffer);
+    gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, texture, 0);
+    if (gl.checkFramebufferStatus(gl.FRAMEBUFFER) !== gl.FRAMEBUFFER_COMPLETE) return null;
+    const data = new Uint8ClampedArray(width * height * 4);
+    gl.readPixels(0, 0, width, height, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(data.buffer));
+    return gl.getError() === gl.NO_ERROR ? data : null;
+  } finally {
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.deleteFramebuffer(framebuffer);
+    gl.deleteTexture(texture);
+  }
+}
+
+/**
+ * Whether the image carries an ICC colour profile (a PNG's iCCP chunk, a JPEG's ICC_PROFILE
+ * APP2 segment, found in its first 256 KiB). The server converts such an image to sRGB, so its
+ * decode here converts too; any other is decoded as stored, as the server does (a PNG's gAMA
+ * chunk, which the browser would apply, is ignored there).
+ */
+async function hasIccProfile(blob: Blob): Promise<boolean> {
+  const b = new Uint8Array(await blob.slice(0, 256 * 1024).arrayBuffer());
+  const u32 = (i: number) => ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
+  const ascii = (i: number, n: number) => String.fromCharCode(...b.subarray(i, i + n));
+  if (b.length >= 8 && u32(0) === 0x89504e47 && u32(4) === 0x0d0a1a0a) {
+    for (let i = 8; i + 8 <= b.length; i += 12 + u32(i)) {
+      const type = ascii(i + 4, 4);
+      if (type === 'iCCP') return true;
+      if (type === 'IDAT' || type === 'IEND') return false;
+    }
+    return false;
+  }
+  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8) {
+    for (let i = 2; i + 4 <= b.length && b[i] === 0xff; i += 2 + ((b[i + 2]! << 8) | b[i + 3]!)) {
+      const marker = b[i + 1]!;
+      if (marker === 0xe2 && ascii(i + 4, 12) === 'ICC_PROFILE\0') return true;
+      if (marker === 0xda) return false; // the image data starts: no more metadata
+    }
+  }
+  return false;
 }
 
 let frameCanvas: OffscreenCanvasRenderingContext2D | null = null;
@@ -130,27 +204,30 @@ function inkShare(g: { glyphs: readonly string[]; cells: Uint16Array }): number 
 
 let stillJob = 0;
 /**
- * Renders `candidate` (a newly opened still) or the current still with the current parameters.
- * Nothing changes unless it succeeds: a failed new still is dropped and the last good one, its
- * parameters and its painting stay, so exports keep matching what is shown.
+ * Renders `candidate` (a newly opened still, source number `seq`) or the current still with the
+ * current parameters. Nothing changes unless it succeeds: a failed new still is dropped and the
+ * last good one, its parameters and its painting stay, so exports keep matching what is shown.
+ * A render overtaken meanwhile (a newer still render, or a newer source for a candidate, or a
+ * stream or server picture for the current still) is dropped unseen.
  */
-async function renderStill(candidate?: Still, id?: number): Promise<void> {
-  const source = candidate ?? still;
+async function renderStill(candidate?: { still: Still; seq: number }, id?: number): Promise<void> {
+  const source = candidate?.still ?? still;
   if (!source) return;
   const job = ++stillJob;
   const p = params;
   try {
     const image = await stillImage(source, columnsOf(p));
-    if (job !== stillJob) {
-      if (candidate && candidate !== still) candidate.full.close();
+    if (job !== stillJob || (candidate ? candidate.seq !== sourceSeq : streaming || shownKind !== 'still')) {
+      if (candidate && candidate.still !== still) candidate.still.full.close();
+      if (id !== undefined) post({ t: 'dropped', id });
       return;
     }
     const t0 = performance.now();
     const result = render(image, p);
     const renderMs = performance.now() - t0;
-    if (candidate && candidate !== still) {
+    if (candidate && candidate.still !== still) {
       still?.full.close();
-      still = candidate;
+      still = candidate.still;
     }
     goodParams = p;
     shownKind = 'still';
@@ -159,7 +236,7 @@ async function renderStill(candidate?: Still, id?: number): Promise<void> {
     const drawMs = paint();
     post({ t: 'result', result: { ...info(result, 'still', renderMs, drawMs, null), ...(id !== undefined ? { id } : {}) } });
   } catch (err) {
-    if (candidate && candidate !== still) candidate.full.close();
+    if (candidate && candidate.still !== still) candidate.still.full.close();
     post({ t: 'error', during: candidate ? 'image' : 'render', ...(id !== undefined ? { id } : {}), message: errorText(err) });
   }
 }
@@ -207,11 +284,25 @@ function renderFrame(bitmap: ImageBitmap | RgbaImage, from: FrameOrigin): void {
       submitFrame(f, image, from);
       return;
     }
-    showFrame(image, 0, () => {
-      if (!temporal) return render(image, params);
-      frames ??= new FrameRenderer(params);
-      return frames.render(image);
-    });
+    showFrame(image, 0, () => renderHere(image));
+  } catch (err) {
+    post({ t: 'error', during: 'frame', message: errorText(err) });
+  }
+}
+
+/** A stream frame rendered on this thread: through the temporal filter, or alone when it is off. */
+function renderHere(image: RgbaImage): RenderResult {
+  if (!temporal) return render(image, params);
+  frames ??= new FrameRenderer(params);
+  return frames.render(image);
+}
+
+/** A paused stream's frame, rendered again after a parameter change: no new frame comes to show it. */
+function rerenderPaused(): void {
+  const image = lastFrame;
+  if (!image || shownKind !== 'frame') return;
+  try {
+    showFrame(image, 0, () => renderHere(image));
   } catch (err) {
     post({ t: 'error', during: 'frame', message: errorText(err) });
   }
@@ -525,30 +616,44 @@ scope.addEventListener('message', (event) => {
       break;
     case 'params':
       params = m.params;
-      if (streaming) resetFrames();
-      else if (still && shownKind === 'still') void renderStill();
+      if (streaming) {
+        resetFrames();
+        if (paused) rerenderPaused();
+      } else if (still && shownKind === 'still') void renderStill();
       break;
-    case 'image':
+    case 'image': {
+      // Set now: parameters that come while it decodes are newer.
+      params = m.params;
+      const seq = sourceSeq;
       void (async () => {
         let full: ImageBitmap;
         try {
-          full = await createImageBitmap(m.blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none', imageOrientation: 'from-image' });
+          const colorSpaceConversion = (await hasIccProfile(m.blob)) ? 'default' : 'none';
+          full = await createImageBitmap(m.blob, { colorSpaceConversion, premultiplyAlpha: 'none', imageOrientation: 'from-image' });
         } catch (err) {
           // The browser cannot decode it (TIFF, SVG, a damaged file): the page asks the server,
           // which renders TIFF and names what is wrong with the others.
           post({ t: 'error', id: m.id, during: 'decode', message: errorText(err) });
           return;
         }
-        params = m.params;
+        // A source opened while it decoded (a large image takes seconds) wins: this one is dropped.
+        if (seq !== sourceSeq) {
+          full.close();
+          post({ t: 'dropped', id: m.id });
+          return;
+        }
         stopStreamLoop();
         streaming = false;
         resetFrames();
         post({ t: 'loaded', id: m.id, width: full.width, height: full.height });
-        await renderStill({ full, sized: new Map() }, m.id);
+        await renderStill({ still: { full, sized: new Map() }, seq }, m.id);
       })();
       break;
+    }
     case 'stream':
       streaming = m.on;
+      // Every stream starts playing (one stopped while paused left the flag set).
+      paused = false;
       resetFrames();
       previousCells = null;
       stopStreamLoop();
@@ -578,7 +683,7 @@ scope.addEventListener('message', (event) => {
         void createImageBitmap(new ImageData(new Uint8ClampedArray(f.data), f.width, f.height)).then((full) => {
           // A source opened meanwhile wins.
           if (seq !== sourceSeq) full.close();
-          else return renderStill({ full, sized: new Map() });
+          else return renderStill({ still: { full, sized: new Map() }, seq });
         });
       }
       break;
