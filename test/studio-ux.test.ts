@@ -332,6 +332,72 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     }
   });
 
+  test('the panel scrolls instead of squeezing its cards: Details, Settings, Reset all and the Tune-for chips never overlap', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const { page, problems } = await openStudio(context);
+      const n = await results(page);
+      await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(640, 480, 'png') });
+      await waitResults(page, n);
+      await page.waitForSelector('#director details.source summary');
+      const sizes = [[1280, 800], [1366, 768], [1440, 900], [1920, 1080], [768, 1024], [360, 740]] as const;
+      const faults: string[] = [];
+      for (const open of [false, true]) {
+        await page.evaluate((o: boolean) => { document.querySelector('#director details.source').open = o; }, open);
+        for (const [width, height] of sizes) {
+          await page.setViewportSize({ width, height });
+          await page.waitForTimeout(100);
+          // (No named functions in here: tsx would wrap them in a helper the page does not have.)
+          const found = await page.evaluate(() => {
+            const card = document.querySelector('.verdict-card');
+            const settings = document.querySelector('.card.settings');
+            const named: [string, any][] = [
+              ['Details card', card],
+              ['Details', document.querySelector('#director details.source')],
+              ['Settings card', settings],
+              ['Reset all', document.getElementById('reset-all')],
+              ...[...document.querySelectorAll('#presets .chip')].map((c: any, i: number) => [`chip ${i + 1} "${c.textContent}"`, c] as [string, any]),
+            ];
+            const out: string[] = [];
+            for (let i = 0; i < named.length; i++) {
+              for (let j = i + 1; j < named.length; j++) {
+                const [na, ea] = named[i]!, [nb, eb] = named[j]!;
+                // A card may overlap what it holds.
+                if (ea.contains(eb) || eb.contains(ea)) continue;
+                const a = ea.getBoundingClientRect(), b = eb.getBoundingClientRect();
+                const x = Math.min(a.right, b.right) - Math.max(a.left, b.left), y = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+                if (x > 0.5 && y > 0.5) out.push(`${na} overlaps ${nb} by ${x.toFixed(0)}x${y.toFixed(0)}px`);
+              }
+            }
+            // What each card holds stays inside it.
+            for (const [name, c, inner] of [
+              ['Details card', card, [...card.querySelectorAll('*')]],
+              ['Settings card', settings, [settings.querySelector('.panel-head'), document.getElementById('reset-all'), ...settings.querySelectorAll('#presets .chip'), document.getElementById('controls')]],
+            ] as [string, any, any[]][]) {
+              const cb = c.getBoundingClientRect();
+              let told = 0;
+              for (const e of inner) {
+                const b = e.getBoundingClientRect();
+                // Skips what a closed <details> hides (its content is not laid out) and hidden tooltips.
+                if (b.width === 0 || b.height === 0 || !e.checkVisibility({ visibilityProperty: true })) continue;
+                if (b.left < cb.left - 0.5 || b.top < cb.top - 0.5 || b.right > cb.right + 0.5 || b.bottom > cb.bottom + 0.5) {
+                  if (told++ < 3) out.push(`${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''} "${e.textContent.slice(0, 20)}" pokes out of the ${name} (bottom ${b.bottom.toFixed(0)} vs ${cb.bottom.toFixed(0)}, right ${b.right.toFixed(0)} vs ${cb.right.toFixed(0)})`);
+                }
+              }
+            }
+            return out;
+          });
+          for (const f of found) faults.push(`${width}x${height}, Details ${open ? 'open' : 'closed'}: ${f}`);
+          if (width === 1280 && open) await page.screenshot({ path: shot('studio-1280-details-open.png') });
+        }
+      }
+      assert.deepEqual(faults, []);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('blocks leave no lines between rows: the preview and the html download of an all-ink picture', async () => {
     const white = await sharp({ create: { width: 160, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
     const context = await browser.newContext({ viewport: { width: 900, height: 700 }, acceptDownloads: true });
