@@ -451,6 +451,13 @@ async function controlValues(page: Page): Promise<Record<string, string>> {
   })));
 }
 
+/** The webcam is still the source shown, and its frames keep coming (10 more). */
+async function webcamLive(page: Page): Promise<void> {
+  const frames = await page.evaluate(() => window.__v2aStats.frames);
+  await page.waitForFunction((f) => window.__v2aStats.frames >= f + 10, frames, { timeout: 20_000 });
+  assert.equal(await page.evaluate(() => window.__v2aStats.source), 'webcam');
+}
+
 describe('sources that fail or race, in headless Chromium', { skip }, () => {
   let context: BrowserContext;
   const png = photo(160, 120, 'png');
@@ -542,9 +549,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     await page.click('#webcam');
     // Until the decode ends: the worker drops it (or, wrongly, shows it and stops the stream).
     await page.waitForFunction(() => window.__v2aStats.stillsDropped > 0 || window.__v2aStats.kind === 'still', undefined, { timeout: 30_000 });
-    const frames = await page.evaluate(() => window.__v2aStats.frames);
-    await page.waitForFunction((f) => window.__v2aStats.frames >= f + 10, frames, { timeout: 20_000 });
-    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'webcam');
+    await webcamLive(page);
     assert.equal(await page.evaluate(() => window.__v2aStats.kind), 'frame');
     await page.click('#webcam');
     assert.deepEqual(problems, []);
@@ -589,9 +594,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     await pastDebounce();
     // A re-render that started before the camera did is answered, and dropped.
     await page.waitForFunction(() => window.__renders.started === window.__renders.settled, undefined, { timeout: 20_000 });
-    const frames = await page.evaluate(() => window.__v2aStats.frames);
-    await page.waitForFunction((f) => window.__v2aStats.frames >= f + 10, frames, { timeout: 20_000 });
-    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'webcam');
+    await webcamLive(page);
     await page.click('#webcam');
     assert.deepEqual(problems, []);
     await page.close();
