@@ -461,9 +461,11 @@ async function webcamLive(page: Page): Promise<void> {
 describe('sources that fail or race, in headless Chromium', { skip }, () => {
   let context: BrowserContext;
   const png = photo(160, 120, 'png');
-  const goodText = png.then(async (b) => (await api({ imageBase64: b.toString('base64'), format: 'text' })).text());
+  // The API's text of the photo: asked once the server is up (the file's before() starts it).
+  let goodText: Promise<string>;
   before(async () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    goodText = png.then(async (b) => (await api({ imageBase64: b.toString('base64'), format: 'text' })).text());
   });
   after(async () => context?.close());
 
