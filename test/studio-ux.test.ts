@@ -222,6 +222,75 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     }
   });
 
+  test('video-stream: a playing video keeps its frame rate with the receiver in front; pause, resume and snapshot still work', async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    try {
+      const { page, problems } = await openStudio(context);
+      // A 1.5 s WebM, recorded in the page from an animated canvas (shorter than the wait behind
+      // the receiver, so the video loops meanwhile).
+      const clip = Buffer.from(await page.evaluate(async () => {
+        const c = document.createElement('canvas');
+        c.width = 320;
+        c.height = 240;
+        const g = c.getContext('2d');
+        const rec = new window.MediaRecorder(c.captureStream(30), { mimeType: 'video/webm' });
+        const chunks: any[] = [];
+        rec.ondataavailable = (e: any) => chunks.push(e.data);
+        const done = new Promise((resolve) => (rec.onstop = resolve));
+        rec.start();
+        const t0 = window.performance.now();
+        while (window.performance.now() - t0 < 1500) {
+          const t = (window.performance.now() - t0) / 1500;
+          g.fillStyle = `hsl(${Math.round(t * 360)} 70% 50%)`;
+          g.fillRect(0, 0, 320, 240);
+          g.fillStyle = '#fff';
+          g.fillRect(Math.round(t * 260), 80, 60, 80);
+          await new Promise((r) => window.setTimeout(r, 30));
+        }
+        rec.stop();
+        await done;
+        const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
+        let bin = '';
+        for (const b of bytes) bin += String.fromCharCode(b);
+        return window.btoa(bin);
+      }), 'base64');
+      await page.setInputFiles('#video-file', { name: 'clip.webm', mimeType: 'video/webm', buffer: clip });
+      await page.waitForFunction(() => window.__v2aStats.source === 'video' && window.__v2aStats.frames >= 10, undefined, { timeout: 20_000 });
+      await page.selectOption('#handoff-mode', 'video-stream');
+      const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
+      await popup.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'frame'), undefined, { timeout: 20_000 });
+      // The receiver's window in front: the studio's page goes to the background.
+      await popup.bringToFront();
+      await popup.waitForTimeout(300);
+      const frames = () => page.evaluate(() => window.__v2aStats.frames as number);
+      const f0 = await frames();
+      await popup.waitForTimeout(2000);
+      const behind = (await frames()) - f0;
+      const visibility = await page.evaluate(() => document.visibilityState);
+      console.log(`# video-stream: ${behind} studio frames in 2 s with the receiver in front (studio ${visibility})`);
+      assert.ok(behind >= 20, `${behind} frames in 2 s with the receiver in front (10 frames/s at least, as the webcam keeps)`);
+      assert.equal(await page.evaluate(() => window.__v2aStats.handoff.state), 'ready');
+      // Pause stops the frames, Resume brings them back.
+      await page.bringToFront();
+      await page.click('#pause');
+      await page.waitForTimeout(300);
+      const p0 = await frames();
+      await page.waitForTimeout(700);
+      assert.ok((await frames()) - p0 <= 1, 'no frames while paused');
+      await page.click('#pause');
+      await page.waitForFunction((f) => window.__v2aStats.frames >= f + 5, await frames(), { timeout: 10_000 });
+      // A snapshot turns the current frame into a still, and ends the stream's handoff.
+      const n = await results(page);
+      await page.click('#snapshot');
+      await page.waitForFunction((m) => window.__v2aStats.results > m && window.__v2aStats.kind === 'still', n, { timeout: 20_000 });
+      assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
+      assert.equal(await page.evaluate(() => window.__v2aStats.handoff.state), 'ended');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a scripted session: no layout shift, no axe violations, buttons named by their text; screenshots', async () => {
     // bypassCSP: only so that axe-core can be injected; the page itself runs under its CSP.
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true, colorScheme: 'dark' });

@@ -3,8 +3,10 @@
  *
  * A MediaStream (the webcam, a canvas stream) goes to the worker as a stream of VideoFrames
  * (MediaStreamTrackProcessor) that the worker reads itself: no requestAnimationFrame, no timer, so
- * the rate holds when this page is hidden behind the a2v receiver's window. Where the browser has
- * no MediaStreamTrackProcessor, and for video files, frames are grabbed on the video element's
+ * the rate holds when this page is hidden behind the a2v receiver's window. A video file goes the
+ * same way, as its element's captureStream() track (requestVideoFrameCallback, like
+ * requestAnimationFrame, all but stops in a page in the background). Where the browser has no
+ * MediaStreamTrackProcessor (or no captureStream), frames are grabbed on the video element's
  * requestVideoFrameCallback instead, at most two in flight.
  */
 import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
@@ -23,6 +25,23 @@ const pauseBtn = $('#pause');
 const streamBar = $('#stream-bar');
 const frameTimes: number[] = [];
 const flickers: number[] = [];
+/** The video file's captureStream(), while the worker reads its track (stopped with the video). */
+let captured: MediaStream | null = null;
+/** The worker reads the frames itself (a track processor), so the page grabs none. */
+let workerReads = false;
+
+type Processor = new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> };
+const trackProcessor = (): Processor | undefined => (globalThis as { MediaStreamTrackProcessor?: Processor }).MediaStreamTrackProcessor;
+
+/** Hands `track`'s frames to the worker's own stream loop; false where the browser cannot. */
+function workerStream(track: MediaStreamTrack | undefined): boolean {
+  const P = trackProcessor();
+  if (!track || !P) return false;
+  const { readable } = new P({ track, maxBufferSize: 1 });
+  send({ t: 'stream', on: true, readable }, [readable as unknown as Transferable]);
+  workerReads = true;
+  return true;
+}
 
 /** Hooks into the handoff (set by handoff-ui.ts): end a stream handoff when its stream ends. */
 export const streamHooks = {
@@ -64,6 +83,9 @@ export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
   send({ t: 'stream', on: false });
   state.stream?.getTracks().forEach((t) => t.stop());
   state.stream = null;
+  captured?.getTracks().forEach((t) => t.stop());
+  captured = null;
+  workerReads = false;
   el.video.pause();
   el.video.srcObject = null;
   el.video.removeAttribute('src');
@@ -108,11 +130,7 @@ export async function useStream(s: MediaStream, kind: 'webcam' | 'video' = 'webc
   setShown(kind, kind === 'webcam' ? 'webcam' : 'stream');
   takeOver();
   send({ t: 'params', params: controls.values() });
-  const track = s.getVideoTracks()[0];
-  const Processor = (globalThis as { MediaStreamTrackProcessor?: new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
-  if (track && Processor) {
-    const { readable } = new Processor({ track, maxBufferSize: 1 });
-    send({ t: 'stream', on: true, readable }, [readable as unknown as Transferable]);
+  if (workerStream(s.getVideoTracks()[0])) {
     setStreamUi();
     // The video element only shows the source (side by side); frames do not depend on it.
     void el.video.play().catch(() => {});
@@ -176,13 +194,37 @@ export function openVideo(file: File): void {
     send({ t: 'stream', on: true });
     setStreamUi();
     el.video.play().then(() => {
-      el.video.requestVideoFrameCallback(onVideoFrame);
+      // Another source opened meanwhile wins.
+      if (state.videoUrl !== url) return;
+      // The worker reads the playing element's own track where it can: the rate then holds while
+      // this page is hidden (the a2v receiver in front), as the webcam's does. Pause, resume and
+      // loop act on the element, and so on its track.
+      if (!workerStream(capture(el.video))) el.video.requestVideoFrameCallback(onVideoFrame);
+      else if (state.paused) send({ t: 'pause', on: true });
       clearError();
     }, (err: Error) => showError(`The video could not play: ${err.message}`));
   }, (err: Error) => {
     URL.revokeObjectURL(url);
     if (seq === state.opened) showError(`${name}: ${err.message}`);
   });
+}
+
+/** The video track of `video`'s captureStream() (kept in `captured`), or undefined where there is none. */
+function capture(video: HTMLVideoElement): MediaStreamTrack | undefined {
+  const cs = (video as { captureStream?: () => MediaStream }).captureStream;
+  if (!trackProcessor() || typeof cs !== 'function') return undefined;
+  try {
+    const s = cs.call(video);
+    const track = s.getVideoTracks()[0];
+    if (!track) {
+      s.getTracks().forEach((t) => t.stop());
+      return undefined;
+    }
+    captured = s;
+    return track;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resolves once the video at `url` has a decoded picture; rejects, in words, when it cannot have one. */
@@ -263,7 +305,7 @@ function togglePause(): void {
     if (state.paused) el.video.pause();
     else el.video.play().catch((err: Error) => showError(`The video could not play: ${err.message}`));
   }
-  if (!state.paused) { state.newFrame = true; pump(); }
+  if (!state.paused && !workerReads) { state.newFrame = true; pump(); }
 }
 
 function snapshot(): void {

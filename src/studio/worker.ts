@@ -4,7 +4,8 @@
  * premultiplied, converted to sRGB only when they carry an ICC profile (see pixels, hasIccProfile).
  * A PNG without a profile comes out as the server's RGBA, byte for byte (with one, the browser's
  * colour conversion and the server's differ by a level in a few samples). Live sources arrive as
- * a stream of VideoFrames read here (streamLoop), video files as transferred ImageBitmaps; both go
+ * a stream of VideoFrames read here (streamLoop): the webcam, and a video file as its element's
+ * captureStream() track; where the browser cannot, as ImageBitmaps the page grabs. Both go
  * through the temporal filter: each frame's front half (FrameFront) on a second worker started
  * from here (front-worker.ts), its back half (FrameBack) here, or FrameRenderer here where there
  * is no second thread. The art is painted into the page's canvas, transferred here as an
