@@ -67,6 +67,56 @@ async function api(body: Record<string, unknown>): Promise<Response> {
   return fetch(`${server.base}/api/v1/render`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
+/**
+ * A short WebM recorded in the page with MediaRecorder: 'video', 1.5 s of an animated canvas (a
+ * hue sweep and a moving block); 'audio', 0.6 s of an oscillator, no picture at all.
+ * One page function (no named helpers: tsx wraps those in a __name the page does not have).
+ */
+async function recordInPage(page: Page, kind: 'video' | 'audio'): Promise<Buffer> {
+  return Buffer.from(await page.evaluate(async (what) => {
+    let stream: any;
+    let g: any = null;
+    if (what === 'video') {
+      const c = document.createElement('canvas');
+      c.width = 320;
+      c.height = 240;
+      g = c.getContext('2d');
+      stream = c.captureStream(30);
+    } else {
+      const ctx = new window.AudioContext();
+      await ctx.resume();
+      const osc = ctx.createOscillator();
+      const dest = ctx.createMediaStreamDestination();
+      osc.connect(dest);
+      osc.start();
+      stream = dest.stream;
+    }
+    const rec = new window.MediaRecorder(stream, { mimeType: `${what}/webm` });
+    const chunks: any[] = [];
+    rec.ondataavailable = (e: any) => chunks.push(e.data);
+    const done = new Promise((resolve) => (rec.onstop = resolve));
+    rec.start();
+    const ms = what === 'video' ? 1500 : 600;
+    const t0 = window.performance.now();
+    while (window.performance.now() - t0 < ms) {
+      if (g) {
+        const t = (window.performance.now() - t0) / ms;
+        g.fillStyle = `hsl(${Math.round(t * 360)} 70% 50%)`;
+        g.fillRect(0, 0, 320, 240);
+        g.fillStyle = '#fff';
+        g.fillRect(Math.round(t * 260), 80, 60, 80);
+      }
+      await new Promise((r) => window.setTimeout(r, 30));
+    }
+    rec.stop();
+    await done;
+    const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
+    let bin = '';
+    for (const b of bytes) bin += String.fromCharCode(b);
+    return window.btoa(bin);
+  }, kind), 'base64');
+}
+
 async function downloadText(page: Page): Promise<{ name: string; body: string }> {
   const [d] = await Promise.all([page.waitForEvent('download'), page.click('#downloads [data-format="text"]')]);
   return { name: d.suggestedFilename(), body: readFileSync(await d.path(), 'utf8') };
@@ -228,32 +278,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       const { page, problems } = await openStudio(context);
       // A 1.5 s WebM, recorded in the page from an animated canvas (shorter than the wait behind
       // the receiver, so the video loops meanwhile).
-      const clip = Buffer.from(await page.evaluate(async () => {
-        const c = document.createElement('canvas');
-        c.width = 320;
-        c.height = 240;
-        const g = c.getContext('2d');
-        const rec = new window.MediaRecorder(c.captureStream(30), { mimeType: 'video/webm' });
-        const chunks: any[] = [];
-        rec.ondataavailable = (e: any) => chunks.push(e.data);
-        const done = new Promise((resolve) => (rec.onstop = resolve));
-        rec.start();
-        const t0 = window.performance.now();
-        while (window.performance.now() - t0 < 1500) {
-          const t = (window.performance.now() - t0) / 1500;
-          g.fillStyle = `hsl(${Math.round(t * 360)} 70% 50%)`;
-          g.fillRect(0, 0, 320, 240);
-          g.fillStyle = '#fff';
-          g.fillRect(Math.round(t * 260), 80, 60, 80);
-          await new Promise((r) => window.setTimeout(r, 30));
-        }
-        rec.stop();
-        await done;
-        const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
-        let bin = '';
-        for (const b of bytes) bin += String.fromCharCode(b);
-        return window.btoa(bin);
-      }), 'base64');
+      const clip = await recordInPage(page, 'video');
       await page.setInputFiles('#video-file', { name: 'clip.webm', mimeType: 'video/webm', buffer: clip });
       await page.waitForFunction(() => window.__v2aStats.source === 'video' && window.__v2aStats.frames >= 10, undefined, { timeout: 20_000 });
       await page.selectOption('#handoff-mode', 'video-stream');
@@ -550,26 +575,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     const { page, problems } = await withPhoto();
     const art = await page.locator('#art').screenshot();
     // An audio-only WebM, recorded in the page.
-    const audio = Buffer.from(await page.evaluate(async () => {
-      const ctx = new window.AudioContext();
-      await ctx.resume();
-      const osc = ctx.createOscillator();
-      const dest = ctx.createMediaStreamDestination();
-      osc.connect(dest);
-      osc.start();
-      const rec = new window.MediaRecorder(dest.stream, { mimeType: 'audio/webm' });
-      const chunks: any[] = [];
-      rec.ondataavailable = (e: any) => chunks.push(e.data);
-      const done = new Promise((resolve) => (rec.onstop = resolve));
-      rec.start();
-      await new Promise((r) => window.setTimeout(r, 600));
-      rec.stop();
-      await done;
-      const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
-      let bin = '';
-      for (const b of bytes) bin += String.fromCharCode(b);
-      return window.btoa(bin);
-    }), 'base64');
+    const audio = await recordInPage(page, 'audio');
     const cases = [
       ['notvideo.mp4', 'video/mp4', Buffer.from('this is just text, not a video\n'.repeat(20)), /cannot play it as a video/],
       ['audio.webm', 'video/webm', audio, /no picture/],
