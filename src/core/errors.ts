@@ -62,7 +62,7 @@ export const ERRORS = {
   'image-too-large': { status: 413, exit: EXIT.input, mcp: 'tool', title: 'Image too large', description: 'The image (upload, base64 or fetched body) exceeds V2A_MAX_IMAGE_BYTES, its pixel count exceeds V2A_MAX_IMAGE_PIXELS, or decoding it would take more memory than V2A_MAX_DECODED_BYTES.' },
   'request-too-large': { status: 413, exit: EXIT.usage, mcp: 'protocol', title: 'Request too large', description: 'The request body exceeds its size limit.' },
   'headers-too-large': { status: 431, exit: EXIT.usage, mcp: 'protocol', title: 'Request header fields too large', description: 'The request line and headers exceed what the server reads; the connection is closed.' },
-  'unsupported-media-type': { status: 415, exit: EXIT.usage, mcp: 'protocol', title: 'Unsupported media type', description: 'The request Content-Type is not one this endpoint accepts.' },
+  'unsupported-media-type': { status: 415, exit: EXIT.usage, mcp: 'protocol', title: 'Unsupported media type', description: 'The request Content-Type is not one this endpoint accepts, or the body has a Content-Encoding other than identity (with Accept-Encoding: identity).' },
   'rate-limited': { status: 429, exit: EXIT.internal, mcp: 'protocol', title: 'Too many requests', description: 'The per-client rate limit (V2A_RATE_LIMIT per minute) was reached; see Retry-After and RateLimit-* headers.' },
   'io-error': { status: 500, exit: EXIT.io, mcp: 'protocol', title: 'I/O error', description: 'A file or stream could not be read or written (CLI only).' , local: true },
   'internal-error': { status: 500, exit: EXIT.internal, mcp: 'tool', title: 'Internal server error', description: 'An unexpected error; the traceId identifies it in the server logs.' },
