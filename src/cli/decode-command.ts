@@ -102,7 +102,7 @@ export function registerDecode(program: Command): void {
     .command('decode')
     .description('Turn json-compact output (or NDJSON of it, from render --animate) back into PNG: each cell a block of its colour.')
     .argument('<file>', 'json-compact document or NDJSON file, or - to read standard input')
-    .option('-o, --output <file>', 'PNG file to write (required when standard output is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...', outputFile)
+    .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...', outputFile)
     .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`)
     .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT})`)
     .addHelpText('after', `

@@ -26,7 +26,7 @@ export function registerPlay(program: Command): void {
     .command('play')
     .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
     .argument('<file>', 'video or animated image, or - to read it from standard input')
-    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing', outputFile)
+    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)', outputFile)
     .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);
   addParamOptions(cmd);

@@ -186,8 +186,8 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * not set may be tuned by the Auto Director (autoOptimize > 0).
  * Mono art's colours (`colors`, json's chroma, the report's colourfulness and round-trip metric)
  * are computed from the image's pixels when first read unless its format carries them or its
- * rubric reads them (colorsWhen()): keep the pixels as they are until then, or read those first. A read that finds
- * them changed throws.
+ * rubric reads them (colorsWhen()): keep the pixels as they are until then, or read those first.
+ * A read that finds them changed throws.
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
   const explicit = parseParamsOrThrow(params, 'json');
