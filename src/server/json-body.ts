@@ -81,7 +81,7 @@ function duplicateProblem(key: string): HttpProblem {
 }
 
 /** The scan of parseJsonBounded, without the parse. */
-export function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS, keyProblems?: KeyProblem[]): void {
+function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS, keyProblems?: KeyProblem[]): void {
   // One entry per open container: a Set of keys for an object, null for an array; and the key
   // each object level last read (the path to a refused key).
   const stack: Array<Set<string> | null> = [];

@@ -73,7 +73,7 @@ import type { KeyProblem } from '../json-body.js';
 import { RENDER_TOOL_NAME } from './render-tool.js';
 
 /** A message with keys the body's scan refused (see the module comment): built by refuseKeys(). */
-export class RefusedMessage {
+class RefusedMessage {
   constructor(
     /** The message as parsed (a refused key's last value kept, `__proto__` left out). */
     readonly message: unknown,
