@@ -6,6 +6,7 @@
  * test/out/ for a reviewer.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
@@ -210,6 +211,59 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       assert.equal(await page.isVisible('#url-form'), false);
     } finally {
       await context.close();
+    }
+  });
+
+  test('the API command says, in the API\'s own words, when the API would refuse the image the studio rendered', async () => {
+    // A server whose limits small test images cross: 20,000 pixels, 20,000 bytes.
+    const small = await startTestServer({ V2A_MAX_IMAGE_PIXELS: '20000', V2A_MAX_IMAGE_BYTES: '20000' });
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    try {
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      await page.goto(small.base + '/');
+      await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
+      await page.waitForLoadState('networkidle');
+      // As the command sends it: a multipart upload.
+      const refusal = async (png: Buffer) => {
+        const form = new FormData();
+        form.append('image', new Blob([png], { type: 'image/png' }), 'x.png');
+        const res = await fetch(`${small.base}/api/v1/render`, { method: 'POST', body: form });
+        return { status: res.status, detail: ((await res.json()) as { detail: string }).detail };
+      };
+      const open = async (name: string, png: Buffer) => {
+        const n = await results(page);
+        await page.setInputFiles('#image-file', { name, mimeType: 'image/png', buffer: png });
+        await waitResults(page, n);
+        return { note: await page.locator('#curl-note').evaluate((e: any) => (e.hidden ? null : e.textContent)), curl: await page.textContent('#curl') };
+      };
+      const flat = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#336699' } }).png().toBuffer();
+
+      // Over the pixel limit (a flat file, far under the byte limit).
+      const wide = await flat(200, 150);
+      const tooMany = await refusal(wide);
+      assert.equal(tooMany.status, 413);
+      let shown = await open('wide.png', wide);
+      assert.equal(shown.note, `This server's API refuses this image (413): ${tooMany.detail}`);
+      assert.match(shown.curl!, /-F image=@wide\.png/);
+
+      // Under both limits: no note, and the command names the new file.
+      shown = await open('fits.png', await flat(100, 100));
+      assert.equal(shown.note, null);
+      assert.match(shown.curl!, /-F image=@fits\.png/);
+
+      // Over the byte limit (noise compresses badly), under the pixel limit.
+      const noise = await sharp(randomBytes(140 * 140 * 3), { raw: { width: 140, height: 140, channels: 3 } }).png().toBuffer();
+      assert.ok(noise.length > 20000, `${noise.length} bytes`);
+      const tooLarge = await refusal(noise);
+      assert.equal(tooLarge.status, 413);
+      shown = await open('noise.png', noise);
+      assert.equal(shown.note, `This server's API refuses this image (413): ${tooLarge.detail}`);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+      await small.close();
     }
   });
 

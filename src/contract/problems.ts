@@ -23,6 +23,9 @@ export const PROBLEM_TYPES: Readonly<Partial<Record<ErrorCode, ErrorInfo>>> = Ob
 
 export type ProblemFieldError = FieldError;
 
+/** The detail of a 413 for an upload over the byte limit (the studio says it of files it would refuse). */
+export const uploadTooLargeDetail = (maxBytes: number): string => `The uploaded image is larger than the ${maxBytes}-byte limit.`;
+
 /** The JSON body of a problem reply. */
 export interface ProblemBody {
   type: string;

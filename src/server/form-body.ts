@@ -16,6 +16,7 @@
  * `"80"` both give 80), as @fastify/multipart did before this moved here.
  */
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
+import { uploadTooLargeDetail } from '../contract/problems.js';
 import { HttpProblem } from './problem.js';
 import type { ImageInput } from './render-inputs.js';
 
@@ -37,7 +38,7 @@ export interface ParsedForm {
 }
 
 export const uploadTooLarge = (maxBytes: number): HttpProblem =>
-  new HttpProblem('image-too-large', `The uploaded image is larger than the ${maxBytes}-byte limit.`, {
+  new HttpProblem('image-too-large', uploadTooLargeDetail(maxBytes), {
     errors: [{ parameter: 'image', message: `larger than ${maxBytes} bytes` }],
   });
 

@@ -8,6 +8,9 @@ import { FORMATS, FORMAT_INFO, type Format } from '../core/index.js';
 import type { ParamControls } from './controls.js';
 import { $, h } from './dom.js';
 import { say, showError } from './layout.js';
+import { uploadTooLargeDetail } from '../contract/problems.js';
+// A pure module (no Node API): the server's words for an image over the pixel limit.
+import { pixelsMessage } from '../node/errors.js';
 import { serverRender } from './server-api.js';
 import { state } from './state.js';
 import { workerExport, type Exported } from './worker-link.js';
@@ -96,13 +99,31 @@ async function doDownload(format: Format): Promise<void> {
 }
 
 const curlEl = $('#curl');
+const curlNote = $('#curl-note');
 export function updateCurl(): void {
+  curlNote.textContent = apiRefusal() ?? '';
+  curlNote.hidden = !curlNote.textContent;
   const { format, ...params } = controls.values();
   const quote = (s: string) => (/^[\w.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
   const fields = Object.entries({ ...params, format: format ?? currentFormat() }).map(([k, v]) => ` \\\n  -F ${quote(`${k}=${String(v)}`)}`);
   const server = state.shown.server;
   const image = server && 'url' in server ? `imageUrl=${server.url}` : `image=@${state.shown.kind === 'none' ? 'image.png' : state.shown.name}`;
   curlEl.textContent = `curl -sS ${location.origin}/api/v1/render \\\n  -F ${quote(image)}${fields.join('')}`;
+}
+
+/**
+ * Why the API would refuse the shown still, in its own 413 words; null when it would not. The
+ * studio renders such an image in the page (sparing the server), so the command is still shown.
+ */
+function apiRefusal(): string | null {
+  const size = state.shown.kind === 'image' ? state.shown.size : null;
+  if (!size) return null;
+  const { maxImageBytes, maxImagePixels } = state.limits;
+  const why =
+    maxImageBytes !== null && size.bytes > maxImageBytes ? uploadTooLargeDetail(maxImageBytes)
+    : maxImagePixels !== null && size.width * size.height > maxImagePixels ? pixelsMessage(size, maxImagePixels)
+    : null;
+  return why && `This server's API refuses this image (413): ${why}`;
 }
 
 export function initExport(c: ParamControls): void {

@@ -15,8 +15,8 @@ import { el, initialView, layout, say, showError } from './layout.js';
 import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
-import { allowedImageHosts } from './server-api.js';
-import { initSources, pendingFailed, pendingRendered, rerenderOnServer, showUrlBox, stillDropped, wireSources } from './sources.js';
+import { serverLimits } from './server-api.js';
+import { initSources, pendingFailed, pendingLoaded, pendingRendered, rerenderOnServer, stillDropped, useServerLimits, wireSources } from './sources.js';
 import { isLive, state, type StudioStats } from './state.js';
 import { frameDone, initStream, meterFrame, pump, setStreamUi } from './stream.js';
 import { send, settleExport, worker } from './worker-link.js';
@@ -44,7 +44,10 @@ initExport(controls);
 initRecording();
 initHandoffUi();
 wireSources();
-void allowedImageHosts().then(showUrlBox);
+void serverLimits().then((limits) => {
+  useServerLimits(limits);
+  updateCurl();
+});
 
 // ---------------------------------------------------------------------------------------------
 // Controls, and the stage's ink, ground and style buttons (plain parameter sets)
@@ -168,6 +171,7 @@ function onResult(r: ResultInfo): void {
   }
   if (reshaped) {
     setExportEnabled(true);
+    updateCurl();
     suggestMode();
   }
 }
@@ -194,6 +198,7 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       stillDropped(m.id);
       break;
     case 'loaded':
+      pendingLoaded(m.id, m.width, m.height);
       say(`Rendering ${state.pending?.name ?? 'the image'} (${m.width}×${m.height} px)…`);
       break;
     case 'stream-ended':

@@ -1,6 +1,6 @@
 /**
  * The studio's calls to its own server: renders it does in the browser's stead (an image URL, or
- * a file the browser cannot decode) and what the server allows (image hosts). A failure is an
+ * a file the browser cannot decode) and what the server allows (image hosts, image sizes). A failure is an
  * Error carrying the API's own problem+json detail, word for word.
  */
 import { ENDPOINTS } from '../contract/endpoints.js';
@@ -34,18 +34,30 @@ export async function serverRender(src: ServerSource, params: ExplicitParams, fo
   return res;
 }
 
-/**
- * Image hosts the server fetches `imageUrl` from (the agent manifest's limits.imageUrlHosts);
- * empty when it allows none, or when the manifest cannot be read.
- */
-export async function allowedImageHosts(): Promise<readonly string[]> {
+/** What the server allows, from its agent manifest's `limits`. */
+export interface ServerLimits {
+  /** Hosts it fetches `imageUrl` from (empty: none; the URL box is hidden). */
+  readonly imageUrlHosts: readonly string[];
+  /** Largest image it accepts, in bytes and in pixels (null: not stated). */
+  readonly maxImageBytes: number | null;
+  readonly maxImagePixels: number | null;
+}
+
+/** The server's limits; no hosts and no size limits when the manifest cannot be read. */
+export async function serverLimits(): Promise<ServerLimits> {
+  const none: ServerLimits = { imageUrlHosts: [], maxImageBytes: null, maxImagePixels: null };
   try {
     const res = await fetch(ENDPOINTS.agent.path, { headers: { accept: 'application/json' } });
-    if (!res.ok) return [];
-    const m = (await res.json()) as { limits?: { imageUrlHosts?: unknown } };
+    if (!res.ok) return none;
+    const m = (await res.json()) as { limits?: { imageUrlHosts?: unknown; maxImageBytes?: unknown; maxImagePixels?: unknown } };
     const hosts = m.limits?.imageUrlHosts;
-    return Array.isArray(hosts) ? hosts.filter((x): x is string => typeof x === 'string') : [];
+    const count = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : null);
+    return {
+      imageUrlHosts: Array.isArray(hosts) ? hosts.filter((x): x is string => typeof x === 'string') : [],
+      maxImageBytes: count(m.limits?.maxImageBytes),
+      maxImagePixels: count(m.limits?.maxImagePixels),
+    };
   } catch {
-    return [];
+    return none;
   }
 }

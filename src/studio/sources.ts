@@ -8,7 +8,7 @@ import { DEFAULTS, type Format } from '../core/index.js';
 import type { RemoteGrid } from './protocol.js';
 import { $ } from './dom.js';
 import { clearError, say, showError, updateSourcePane } from './layout.js';
-import { serverRender } from './server-api.js';
+import { serverRender, type ServerLimits } from './server-api.js';
 import { openingSource, setShown, state, type ServerSource } from './state.js';
 import { openVideo, stopStream } from './stream.js';
 import { send } from './worker-link.js';
@@ -55,10 +55,16 @@ export function pendingRendered(id: number | undefined): boolean {
   if (state.pending.id === id) state.pending = null;
   if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
   state.sourceUrl = URL.createObjectURL(p.blob);
-  setShown('image', p.name);
+  setShown('image', p.name, null, p.width !== undefined && p.height !== undefined ? { bytes: p.blob.size, width: p.width, height: p.height } : null);
   clearError();
   updateSourcePane();
   return true;
+}
+
+/** The worker decoded still `id`: its full size (the API's pixel limit applies to it). */
+export function pendingLoaded(id: number, width: number, height: number): void {
+  const p = sent.get(id);
+  if (p) Object.assign(p, { width, height });
 }
 
 /** The worker dropped still `id` unseen (a newer source reached it first). */
@@ -212,7 +218,7 @@ export function wireSources(): void {
       openFile(file.name ? file : new File([file], 'pasted image', { type: file.type }));
       return;
     }
-    if (editing || !state.imageUrlHosts.length) return;
+    if (editing || !state.limits.imageUrlHosts.length) return;
     const text = e.clipboardData?.getData('text/plain').trim() ?? '';
     if (/^https?:\/\/\S+$/i.test(text)) {
       e.preventDefault();
@@ -222,9 +228,10 @@ export function wireSources(): void {
   });
 }
 
-/** Shows the URL box only when the server fetches from some host, and names them. */
-export function showUrlBox(hosts: readonly string[]): void {
-  state.imageUrlHosts = hosts;
+/** Keeps the server's limits; shows the URL box only when it fetches from some host, and names them. */
+export function useServerLimits(limits: ServerLimits): void {
+  state.limits = limits;
+  const hosts = limits.imageUrlHosts;
   const form = $('#url-form') as HTMLFormElement;
   form.hidden = hosts.length === 0;
   const input = $('#url') as HTMLInputElement;

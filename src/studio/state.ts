@@ -7,6 +7,7 @@
 import type { HandoffManifest } from '../contract/handoff.js';
 import type { HandoffSession } from './handoff.js';
 import type { ResultInfo } from './protocol.js';
+import type { ServerLimits } from './server-api.js';
 
 /**
  * image: a still the worker rendered; server: a still the server rendered (an image URL, or a file
@@ -17,6 +18,13 @@ export type SourceKind = 'none' | 'image' | 'server' | 'webcam' | 'video';
 
 /** What the server renders for a `server` source: an image URL or the file itself. */
 export type ServerSource = { readonly url: string } | { readonly file: Blob; readonly fileName: string };
+
+/** A still file's size: its bytes and its full decoded size (the API's limits apply to both). */
+export interface FileSize {
+  readonly bytes: number;
+  readonly width: number;
+  readonly height: number;
+}
 
 /** Live numbers for the readouts, the tests and bench/studio.ts. */
 export interface StudioStats {
@@ -51,12 +59,15 @@ export interface StudioStats {
 }
 
 export const state = {
-  /** What is on screen: its kind, its name (downloads are named after it), its server source. */
-  shown: { kind: 'none' as SourceKind, name: 'art', server: null as ServerSource | null },
+  /**
+   * What is on screen: its kind, its name (downloads are named after it), its server source, and
+   * for a still file its size (the API command says when the API would refuse it).
+   */
+  shown: { kind: 'none' as SourceKind, name: 'art', server: null as ServerSource | null, size: null as FileSize | null },
   /** The parameters the shown server render used (its exports use them too). */
   serverParams: {} as Record<string, unknown>,
-  /** A source being opened (not shown until it renders). */
-  pending: null as { id: number; name: string; blob: Blob } | null,
+  /** A source being opened (not shown until it renders); its size once the worker decoded it. */
+  pending: null as { id: number; name: string; blob: Blob; width?: number; height?: number } | null,
   /** Counts sources opened (see openingSource): work for an older one that ends later is dropped. */
   opened: 0,
   /** The last result drawn. */
@@ -77,8 +88,8 @@ export const state = {
   /** The a2v handoff. */
   manifest: null as HandoffManifest | null,
   handoff: null as HandoffSession | null,
-  /** Image hosts the server fetches image URLs from (empty: the URL box is hidden). */
-  imageUrlHosts: [] as readonly string[],
+  /** The server's limits (its image hosts: empty hides the URL box; its image sizes). */
+  limits: { imageUrlHosts: [], maxImageBytes: null, maxImagePixels: null } as ServerLimits,
   stats: {
     source: 'none', results: 0, frames: 0, lastFrameAt: 0, fps: 0, renderMs: 0, drawMs: 0, sumRenderMs: 0, sumDrawMs: 0, sumFrontMs: 0, temporal: true,
     flicker: null, meanFlicker: null, codebookChoices: null, columns: 0, rows: 0, kind: null, stillsDropped: 0, error: null,
@@ -102,8 +113,8 @@ export function openingSource(): number {
 }
 
 /** Sets what is shown (after a source rendered). */
-export function setShown(kind: SourceKind, name: string, server: ServerSource | null = null): void {
-  state.shown = { kind, name, server };
+export function setShown(kind: SourceKind, name: string, server: ServerSource | null = null, size: FileSize | null = null): void {
+  state.shown = { kind, name, server, size };
   state.stats.source = kind;
   document.body.dataset.source = kind;
 }
