@@ -269,10 +269,25 @@ describe('v2a render', { concurrency: 4 }, () => {
     }
   });
 
-  test('-o - is standard output (as - is standard input), not a file named -', async () => {
+  test('-o - is standard output (as - is standard input), not a file named -: render, --animate, play and decode write what they write without -o', async () => {
     const r = await v2a([png, '-w', '20', '-o', '-']);
     assert.equal(r.code, 0, r.stderr);
     assertGrid(r.text, 20, 5);
+    assert.equal(existsSync(join(ROOT, '-')), false);
+    // Sized as standard output is (COLUMNS), not as a file (120 columns).
+    const env = { COLUMNS: '50' };
+    const same = async (args: readonly string[], opts: { input?: Buffer; env?: Record<string, string> } = {}) => {
+      const [plain, dash] = await Promise.all([v2a(args, opts), v2a([...args, '-o', '-'], opts)]);
+      assert.equal(dash.code, 0, `${args.join(' ')} -o -: ${dash.stderr}`);
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.ok(dash.stdout.length > 0 && dash.stdout.equals(plain.stdout), `${args.join(' ')} -o -`);
+      return dash;
+    };
+    assertGrid((await same([png], { env })).text, 50, 13);
+    await same(['render', gif, '--animate'], { env });
+    await same(['play', gif], { env });
+    const compact = await v2a([png, '-w', '20', '--format', 'json-compact']);
+    await same(['decode', '-'], { input: compact.stdout });
     assert.equal(existsSync(join(ROOT, '-')), false);
   });
 

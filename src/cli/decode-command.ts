@@ -70,16 +70,17 @@ interface DecodeOpts {
 
 async function decodeAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<DecodeOpts>();
+  const output = outputFile(opts.output);
   const cellWidth = parseCellSize(opts.cellWidth, '--cell-width', DEFAULT_CELL_WIDTH);
   const cellHeight = parseCellSize(opts.cellHeight, '--cell-height', DEFAULT_CELL_HEIGHT);
-  if (opts.output === undefined && stdoutIsTty()) {
+  if (output === undefined && stdoutIsTty()) {
     throw usageError('refusing to write PNG data to a terminal: give -o <file.png> or redirect standard output');
   }
   const sharpModule = importModule<typeof import('sharp')>('sharp');
   sharpModule.catch(() => undefined);
   const input = await readInput(file);
   const docs = parseDocuments(input.toString('utf8'));
-  if (docs.length > 1 && opts.output === undefined) {
+  if (docs.length > 1 && output === undefined) {
     throw usageError(`the input has ${docs.length} json-compact documents (NDJSON): give -o <name.png> to write numbered files`);
   }
   const { default: sharp } = await sharpModule;
@@ -92,8 +93,8 @@ async function decodeAction(file: string, cmd: Command): Promise<void> {
       .catch((err: unknown) => {
         throw new V2aError('invalid-compact', `cannot encode the PNG: ${err instanceof Error ? err.message : String(err)}`);
       });
-    if (opts.output === undefined) await writeStdout(png);
-    else writeFile(docs.length > 1 ? numberedPath(opts.output, i, docs.length) : opts.output, png);
+    if (output === undefined) await writeStdout(png);
+    else writeFile(docs.length > 1 ? numberedPath(output, i, docs.length) : output, png);
   }
 }
 
@@ -102,7 +103,7 @@ export function registerDecode(program: Command): void {
     .command('decode')
     .description('Turn json-compact output (or NDJSON of it, from render --animate) back into PNG: each cell a block of its colour.')
     .argument('<file>', 'json-compact document or NDJSON file, or - to read standard input')
-    .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...', outputFile)
+    .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...')
     .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`)
     .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT})`)
     .addHelpText('after', `

@@ -15,10 +15,11 @@ interface PlayOpts {
 
 async function playAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<PlayOpts>();
-  const { params, fit } = viewParams(cmd, opts.output);
+  const output = outputFile(opts.output);
+  const { params, fit } = viewParams(cmd, output);
   const limits = readLimits();
   const { animate } = await import('./animate.js');
-  return animate({ file, params, fit, output: opts.output, loop: opts.loop, limits });
+  return animate({ file, params, fit, output, loop: opts.loop, limits });
 }
 
 export function registerPlay(program: Command): void {
@@ -26,7 +27,7 @@ export function registerPlay(program: Command): void {
     .command('play')
     .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
     .argument('<file>', 'video or animated image, or - to read it from standard input')
-    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)', outputFile)
+    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)')
     .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);
   addParamOptions(cmd);

@@ -97,15 +97,16 @@ export function viewParams(cmd: Command, output: string | undefined): { params: 
 
 async function renderAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<RenderOpts>();
-  const { params, fit, flags } = viewParams(cmd, opts.output);
+  const output = outputFile(opts.output);
+  const { params, fit, flags } = viewParams(cmd, output);
   const limits = readLimits();
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
   if (opts.animate) {
     const { animate } = await import('./animate.js');
-    return animate({ file, params, fit, output: opts.output, loop: opts.loop, limits });
+    return animate({ file, params, fit, output, loop: opts.loop, limits });
   }
-  const format = resolveFormat(params, opts.output);
-  if (format === 'png' && !opts.output && process.stdout.isTTY) {
+  const format = resolveFormat(params, output);
+  if (format === 'png' && !output && process.stdout.isTTY) {
     throw usageError('png is binary and standard output is a terminal: write it with -o art.png, or pipe it');
   }
   if (flags.colors !== undefined && params.colorDepth !== undefined && params.colorDepth !== 'truecolor' && format !== 'ansi') {
@@ -122,13 +123,13 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   renderer.catch(() => undefined);
   const bytes = await readInput(file, limits.maxBytes);
   const { decodeImage, runJob } = await renderer;
-  const { output } = await runJob({ kind: 'bytes', bytes }, renderParams, {
+  const { output: art } = await runJob({ kind: 'bytes', bytes }, renderParams, {
     decoder: decodeImage,
     limits,
     fit: fit ?? { columns: DEFAULTS.columns },
   });
-  const body = withNewline(output.body);
-  if (opts.output) writeFile(opts.output, body);
+  const body = withNewline(art.body);
+  if (output) writeFile(output, body);
   else await writeStdout(body);
 }
 
@@ -184,7 +185,7 @@ export function registerRender(program: Command): void {
     .command('render', { isDefault: true })
     .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art (the default command).')
     .argument('<file>', "image file, or - to read it from standard input")
-    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`, outputFile)
+    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`)
     .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')
     .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);

@@ -14,8 +14,12 @@ export { EXIT };
 /** A usage error (exit 2): an invalid flag, argument or setting, or options that conflict. */
 export const usageError = (message: string): V2aError => new V2aError('usage', message);
 
-/** commander's parser of `-o, --output <file>`: `-` is standard output, as `-` is standard input. */
-export const outputFile = (value: string): string | undefined => (value === '-' ? undefined : value);
+/**
+ * The file of `-o, --output <file>`, read from the parsed options: `-` is standard output (as `-`
+ * is standard input), as is no -o. Not a commander parser: commander stores a parser's undefined
+ * as '' for an option that takes a value.
+ */
+export const outputFile = (value: string | undefined): string | undefined => (value === '-' ? undefined : value);
 
 // ---------------------------------------------------------------------------------------------
 // Environment limits: the server's settings, parsed by the same code (src/settings).
