@@ -36,6 +36,22 @@ describe('two colours per cell (cellColors)', () => {
     assert.match(formatResult(r, 'ansi').body, /\x1b\[48;2;20;60;180m/);
   });
 
+  it('a custom ramp under blocks or dots has two-colour glyphs of its own, whatever was rendered before (both orders)', () => {
+    const img = scene(96, 72, 3);
+    const custom = { columns: 30, color: true, glyphs: ' .oO@' } as const;
+    // Each render alone in a fresh cache is the reference; here they run in both orders.
+    for (const charset of ['blocks', 'dots'] as const) {
+      const plainFirst = render(img, { columns: 30, charset, color: true });
+      const customAfter = render(img, { ...custom, charset });
+      assert.ok(Array.from(customAfter.cells).every((c) => c < customAfter.glyphs.length), `${charset}: cells index the custom ramp`);
+      assert.ok(Array.from(customAfter.cells).some((c) => customAfter.glyphs[c] !== ' '), `${charset}: some ink`);
+      const plainAfter = render(img, { columns: 30, charset, color: true });
+      assert.deepEqual(plainAfter.cells, plainFirst.cells, `${charset}: the charset's own render is unchanged by the custom one`);
+      assert.deepEqual(plainAfter.glyphs, plainFirst.glyphs);
+      assert.deepEqual(render(img, { ...custom, charset }).cells, customAfter.cells);
+    }
+  });
+
   it('is on by default for blocks and dots with colour, off for ASCII, for mono, and with cellColors=fg', () => {
     const img = scene(96, 72, 3);
     assert.ok(render(img, { columns: 16, charset: 'blocks', color: true }).background);

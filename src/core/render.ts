@@ -101,11 +101,12 @@ function glyphTable(set: GlyphSet): Table {
   return table;
 }
 
-const twoColorSets = new Map<string, TwoColorGlyphs>();
+/** Per table (a custom ramp under a charset's name is a table of its own): freed with it. */
+const twoColorSets = new WeakMap<Table, TwoColorGlyphs>();
 
 /** The glyphs a two-colour cell may take: every shaped glyph of the set, with complements. */
 function twoColorGlyphs(table: Table): TwoColorGlyphs {
-  const hit = twoColorSets.get(table.set.name);
+  const hit = twoColorSets.get(table);
   if (hit) return hit;
   const { glyphs, templates } = table.set;
   const blank = glyphs.indexOf(' ');
@@ -115,7 +116,7 @@ function twoColorGlyphs(table: Table): TwoColorGlyphs {
     templates, candidates, complement: complements(templates, candidates, glyphs.length),
     blank: Math.max(0, blank), full: fullAt >= 0 ? fullAt : Math.max(0, blank),
   };
-  twoColorSets.set(table.set.name, set);
+  twoColorSets.set(table, set);
   return set;
 }
 
