@@ -704,6 +704,11 @@ describe('background plane (cellColors extension)', () => {
     assert.ok(XMLValidator.validate(svg) === true);
     assert.match(svg, /<rect x="0" y="0" width="6" height="12" fill="#00ff00"\/>/);
     assert.match(svg, /<rect x="6" y="12" width="12" height="12" fill="#ff0000"\/>/);
+    // Another cell aspect: the rects follow the rows (square cells, 6 units tall; 0.25, 24).
+    const square = formatSvg({ ...r, cellAspect: 1 });
+    assert.match(square, /viewBox="0 0 18 12"/);
+    assert.match(square, /<rect x="6" y="6" width="12" height="6" fill="#ff0000"\/>/);
+    assert.match(formatSvg({ ...r, cellAspect: 0.25 }), /<rect x="6" y="24" width="12" height="24" fill="#ff0000"\/>/);
     const json = JSON.parse(formatJson(r)) as Record<string, unknown>;
     assert.deepEqual(json.background, [['#00ff00', '#808080', '#00ff00'], ['#00ff00', '#ff0000', '#ff0000']]);
     // (The fixture's 3 columns are below the parameter's minimum of 8; the grid is what is checked.)

@@ -44,7 +44,7 @@ export function formatSvg(result: RenderResult): string {
     for (let y = 0; y < rows; y++) {
       let x = 0;
       for (const run of rowPairRuns(result, texts, none, y)) {
-        cellsBg += `<rect x="${x * SVG_CELL_WIDTH}" y="${y * SVG_CELL_HEIGHT}" width="${run.text.length * SVG_CELL_WIDTH}" height="${SVG_CELL_HEIGHT}" fill="${hexOfPacked(run.background)}"/>\n`;
+        cellsBg += `<rect x="${x * SVG_CELL_WIDTH}" y="${Math.round(y * cellHeight * 100) / 100}" width="${run.text.length * SVG_CELL_WIDTH}" height="${cellHeight}" fill="${hexOfPacked(run.background)}"/>\n`;
         x += run.text.length;
       }
     }
