@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { decodeImage } from '../src/node/index.js';
 import { render } from '../src/core/render.js';
@@ -67,4 +68,44 @@ test('a 16-bit TIFF using its full range is converted as before (about value / 2
   const file = tiff16(16, 8, (x) => x * 4096 + 257);
   const img = await decodeImage(file, OPTS);
   for (let x = 0; x < 16; x++) assert.ok(Math.abs(img.data[x * 4]! - (x * 4096 + 257) / 257) <= 1, `x ${x}: ${img.data[x * 4]}`);
+});
+
+/** A 16-bit PNG (colour type 6 RGBA or 4 grey+alpha) written by hand, samples stored as given. */
+function png16(width: number, height: number, colourType: 4 | 6, pixel: (x: number, y: number) => readonly number[]): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(td.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    td.copy(out, 4);
+    out.writeUInt32BE(crc32(td), td.length + 4);
+    return out;
+  };
+  const bands = colourType === 6 ? 4 : 2;
+  const raw = Buffer.alloc(height * (1 + width * bands * 2));
+  for (let y = 0, o = 0; y < height; y++) {
+    raw[o++] = 0;
+    for (let x = 0; x < width; x++) for (const v of pixel(x, y)) o = raw.writeUInt16BE(v, o);
+  }
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([16, colourType, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+test('a 16-bit PNG with alpha whose samples all span 0..255 widens its alpha too: opaque stays opaque, not blank', async () => {
+  const rgba = await decodeImage(png16(64, 32, 6, (x) => [x * 4, 255 - x * 4, 128, 255]), OPTS);
+  const grey = await decodeImage(png16(64, 32, 4, (x) => [x * 4, 255]), OPTS);
+  for (const img of [rgba, grey]) {
+    for (let i = 3; i < img.data.length; i += 4) assert.equal(img.data[i], 255, 'opaque');
+    assert.equal(img.data[10 * 4], 40);
+    assert.match(formatResult(render(img, { columns: 32 }), 'text').body, /[^ \n]/, 'the art is not blank');
+  }
+  // Semi-transparent in 8-bit values: alpha widened with the colour (x * 4 of 255).
+  const semi = await decodeImage(png16(64, 32, 6, (x) => [255, 255, 255, x * 4]), OPTS);
+  assert.equal(semi.data[10 * 4 + 3], 40);
+  // A true 16-bit alpha is kept as it is (65535 is opaque) while the narrow colour is widened.
+  const full = await decodeImage(png16(64, 32, 6, (x) => [x * 4, 0, 0, 65535]), OPTS);
+  assert.equal(full.data[10 * 4], 40);
+  assert.equal(full.data[10 * 4 + 3], 255);
 });

@@ -362,7 +362,7 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
  * A 16-bit image whose colour samples all lie in 0..255 holds 8-bit values in 16-bit words (a
  * common export mistake): the 8-bit conversion (divide by 257) would leave nothing but 0 and 1,
  * an all-black image that renders as a blank grid. Such samples are scaled by 257 first, so the
- * image keeps its 256 levels. Only 16-bit inputs (the header says so: inspect()) pay for the
+ * image keeps its 256 levels (an alpha band too, when it also lies in 0..255). Only 16-bit inputs (the header says so: inspect()) pay for the
  * stats; the header is not read again.
  */
 async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: DecodeOptions, pipeline: Sharp, hasAlpha: boolean): Promise<Sharp> {
@@ -370,7 +370,9 @@ async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: De
     const stats = await sharp(buf, { failOn: 'warning', limitInputPixels: opts.maxPixels, ...(page !== undefined ? { page, pages: 1 } : {}) }).stats();
     const colour = hasAlpha ? stats.channels.slice(0, -1) : stats.channels;
     if (!colour.length || colour.some((c) => c.max > 255)) return pipeline;
-    const gains = stats.channels.map((_, i) => (hasAlpha && i === stats.channels.length - 1 ? 1 : 257));
+    // Alpha is widened by the same mistake when it lies in 0..255 too (else 255, opaque, would read
+    // as 255/65535, transparent); a true 16-bit alpha (above 255 somewhere) is kept.
+    const gains = stats.channels.map((c, i) => (hasAlpha && i === stats.channels.length - 1 && c.max > 255 ? 1 : 257));
     return pipeline.linear(gains, gains.map(() => 0));
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
