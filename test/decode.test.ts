@@ -409,3 +409,23 @@ test('sharp errors map to safe ImageInputErrors', () => {
   assert.equal(fromSharpError(new Error('Input buffer contains unsupported image format')).reason, 'unsupported_format');
   assert.equal(fromSharpError(new Error('Input buffer contains unsupported image format')).code, 'unsupported-image');
 });
+
+test('a render of a decode shrunk on load has the rows and source size of the image itself (rows = round(columns x h / w / 2))', async () => {
+  // 2912 x 250 at 58 columns: round(58 x 250 / 2912 / 2) = 2; the decode at 4 px a column is
+  // 232 x 20, whose own shape would give round(2.5) = 3.
+  const png = await sharp(solid(2912, 250, [90, 140, 200]), { raw: { width: 2912, height: 250, channels: 3 } }).png().toBuffer();
+  const { render } = await import('../src/core/render.js');
+  const { runJob } = await import('../src/core/job.js');
+  const shrunk = await decodeImage(png, { maxPixels: MAX, targetWidth: 58 * 4 });
+  assert.deepEqual([shrunk.width, shrunk.height, shrunk.sourceWidth, shrunk.sourceHeight], [232, 20, 2912, 250]);
+  const full = render(await decodeImage(png, { maxPixels: MAX }), { columns: 58 });
+  const fromShrunk = render(shrunk, { columns: 58 });
+  const job = (await runJob({ kind: 'bytes', bytes: png }, { columns: 58, format: 'json' }, { decoder: decodeImage, limits: { maxBytes: MAX, maxPixels: MAX } })).result;
+  for (const r of [full, fromShrunk, job]) {
+    assert.equal(r.rows, 2);
+    assert.deepEqual(r.source, { width: 2912, height: 250 });
+  }
+  // Library images without a source size keep their own shape; a half-given one is refused.
+  assert.deepEqual(render({ width: 232, height: 20, data: shrunk.data }, { columns: 58 }).rows, 3);
+  assert.throws(() => render({ width: 232, height: 20, data: shrunk.data, sourceWidth: 2912 }, { columns: 58 }), /sourceWidth and sourceHeight must be positive integers/);
+});

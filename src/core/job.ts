@@ -15,7 +15,7 @@ import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
-import { DECODE_PIXELS_PER_COLUMN, fitColumns } from './pipeline/geometry.js';
+import { DECODE_PIXELS_PER_COLUMN, fitColumns, sourceSize } from './pipeline/geometry.js';
 import { colorsWhen, prepare, renderPrepared, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
@@ -221,7 +221,8 @@ export async function runJob(input: JobInput, params: Readonly<Record<string, un
 
 async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partial<RenderParams>, opts: JobOptions, stages: Stages): Promise<JobResult> {
   const { prep, tuned, requested, names } = await stages.run('director', () => {
-    applyFit(explicit, opts.fit, image.width, image.height);
+    const source = sourceSize(image);
+    applyFit(explicit, opts.fit, source.width, source.height);
     const requested = withDefaults(explicit);
     const names = Object.keys(explicit);
     const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested, opts.readsReport));

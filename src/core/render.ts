@@ -8,7 +8,7 @@ import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
 import { detailInFrame } from './pipeline/detail.js';
-import { gridRows } from './pipeline/geometry.js';
+import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
 import { matchInFrame, type GlyphTable } from './pipeline/match.js';
 import { cellMeansInFrame, invertInFrame } from './pipeline/raster.js';
@@ -135,7 +135,8 @@ export interface Prepared {
  * A library caller's image must be what it says: whole pixels, 4 bytes each. The kernels read
  * width x height x 4 bytes whatever `data` holds, so a short buffer rendered garbage.
  */
-function checkPixels({ width, height, data }: RgbaImage): void {
+function checkPixels(image: RgbaImage): void {
+  const { width, height, data } = image;
   if (!(data instanceof Uint8Array || data instanceof Uint8ClampedArray)) {
     throw new TypeError('render: image.data must be a Uint8Array or Uint8ClampedArray of RGBA bytes');
   }
@@ -144,6 +145,10 @@ function checkPixels({ width, height, data }: RgbaImage): void {
   }
   if (data.length !== width * height * 4) {
     throw new RangeError(`render: image.data has ${data.length} bytes; a ${width} x ${height} RGBA image has ${width * height * 4}`);
+  }
+  const { sourceWidth: sw, sourceHeight: sh } = image;
+  if ((sw !== undefined || sh !== undefined) && !(Number.isSafeInteger(sw) && Number.isSafeInteger(sh) && sw! > 0 && sh! > 0)) {
+    throw new RangeError(`render: image sourceWidth and sourceHeight must be positive integers, both or neither (got ${sw} x ${sh})`);
   }
 }
 
@@ -156,8 +161,9 @@ function checkPixels({ width, height, data }: RgbaImage): void {
  * must not change until then (a read that finds them changed throws: resample.ts).
  */
 export function prepare(image: RgbaImage, columns: number, invert: boolean, cellAspect?: number, colors: 'now' | 'later' = 'now', luma: 'kept' | 'copied' = 'kept'): Prepared {
-  const rows = gridRows(image.width, image.height, columns, cellAspect);
   checkPixels(image);
+  const source = sourceSize(image);
+  const rows = gridRows(source.width, source.height, columns, cellAspect);
   const cellLuma = new Float32Array(columns * rows);
   return { image, columns, rows, resampled: resampleImage(image, columns, rows, SUB_X, SUB_Y, invert ? 1 : 0, cellLuma, colors, luma), cellLuma };
 }
@@ -461,7 +467,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       bitsPerCell: round(entropyBits(cells, table.glyphs.length), 4),
     },
     director: tuned.report,
-    source: { width: image.width, height: image.height },
+    source: sourceSize(image),
     cellAspect: p.cellAspect,
   };
   if (deferredColors) lazyProperty(result, 'colors', deferredColors);

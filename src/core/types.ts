@@ -11,6 +11,13 @@ export interface RgbaImage {
   readonly width: number;
   readonly height: number;
   readonly data: Uint8Array | Uint8ClampedArray;
+  /**
+   * Size of the image these pixels were decoded from, where the decode shrank it on load
+   * (decodeImage() sets them): the grid's rows, a fit to a box and the result's `source` follow
+   * it, so they do not depend on how far the decode shrank. Default: width and height.
+   */
+  readonly sourceWidth?: number;
+  readonly sourceHeight?: number;
 }
 
 /** Reference cell: width:height = 1:2 (a terminal cell); rows = round(columns * h / w * CELL_ASPECT). */

@@ -1,6 +1,6 @@
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
-import { gridRows } from './pipeline/geometry.js';
+import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { glyphStage, prepare, sourceStage, type TunedSource } from './render.js';
 import { SUB_X, SUB_Y } from './glyphs/types.js';
 import { laterCellRgb } from './pipeline/resample.js';
@@ -58,7 +58,8 @@ export class FrameFront {
    */
   render(frame: RgbaImage): FrameHandoff {
     const { columns, invert, cellAspect } = this.requested;
-    const rows = gridRows(frame.width, frame.height, columns, cellAspect);
+    const source = sourceSize(frame);
+    const rows = gridRows(source.width, source.height, columns, cellAspect);
     // The filter of the same grid goes on; a new grid starts a new one (after the resample).
     const kept = this.filter && this.filter.rows === rows && this.filter.columns === columns ? this.filter : null;
     if (kept) {

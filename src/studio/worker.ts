@@ -160,7 +160,8 @@ async function stillImage(s: Still, columns: number): Promise<RgbaImage> {
   const { width, height } = decodeWidth(s.full.width, s.full.height, columns);
   let img = s.sized.get(width);
   if (!img) {
-    img = await pixels(s.full, width, height);
+    // The grid follows the full size, as the server's does (RgbaImage.sourceWidth).
+    img = { ...(await pixels(s.full, width, height)), sourceWidth: s.full.width, sourceHeight: s.full.height };
     if (s.sized.size >= 3) s.sized.delete(s.sized.keys().next().value!);
     s.sized.set(width, img);
   }

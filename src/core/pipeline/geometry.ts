@@ -1,6 +1,6 @@
 import { V2aError } from '../errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../params/definitions.js';
-import { CELL_ASPECT } from '../types.js';
+import { CELL_ASPECT, type RgbaImage } from '../types.js';
 
 /**
  * Source width per column the adapters decode at (server, CLI, studio): wider images are shrunk
@@ -23,6 +23,11 @@ export class GeometryError extends V2aError {
   constructor(detail: string) {
     super('image-too-tall', detail, { errors: [{ parameter: 'columns', message: detail }] });
   }
+}
+
+/** The size an image's grid follows: the source it was decoded from where known (RgbaImage). */
+export function sourceSize(image: Omit<RgbaImage, 'data'>): { width: number; height: number } {
+  return { width: image.sourceWidth ?? image.width, height: image.sourceHeight ?? image.height };
 }
 
 function rowsOf(width: number, height: number, columns: number, cellAspect: number): number {
