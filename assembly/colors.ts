@@ -47,7 +47,11 @@ function transform(lut: usize, saturation: f64, enc: usize, r: f64, g: f64, b: f
   const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   const yt = tonedY(lut, enc, y);
   if (y > 1e-7) {
-    const f = yt / y;
+    let f = yt / y;
+    // No brighter than its chromaticity allows in sRGB (the largest channel at 1): lifted past it,
+    // the lightness kept would leave no room for chroma, and a saturated red would come out white.
+    const m = r > g ? (r > b ? r : b) : g > b ? g : b;
+    if (m * f > 1) f = 1 / m;
     r *= f; g *= f; b *= f;
   } else {
     r = g = b = yt;
@@ -141,7 +145,10 @@ function transform2(lut: usize, saturation: f64, enc: usize, r: v128, g: v128, b
   const yt = f64x2.replace_lane(f64x2.splat(tonedY(lut, enc, f64x2.extract_lane(y, 0))), 1, tonedY(lut, enc, f64x2.extract_lane(y, 1)));
   // y > 1e-7: the colour scaled by yt / y (chromaticity kept); else the grey yt.
   const scaled = f64x2.gt(y, k2(1e-7));
-  const f = f64x2.div(yt, y);
+  let f = f64x2.div(yt, y);
+  // No brighter than the chromaticity allows (transform()): f = 1 / max channel where m x f > 1.
+  const top = v128.bitselect(v128.bitselect(r, b, f64x2.gt(r, b)), v128.bitselect(g, b, f64x2.gt(g, b)), f64x2.gt(r, g));
+  f = v128.bitselect(f64x2.div(k2(1), top), f, f64x2.gt(f64x2.mul(top, f), k2(1)));
   r = v128.bitselect(f64x2.mul(r, f), yt, scaled);
   g = v128.bitselect(f64x2.mul(g, f), yt, scaled);
   b = v128.bitselect(f64x2.mul(b, f), yt, scaled);

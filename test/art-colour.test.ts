@@ -84,6 +84,23 @@ describe('two colours per cell (cellColors)', () => {
 });
 
 describe('colour carries tone once', () => {
+  it('a saturated colour the tone curve lifts keeps its hue and chroma: pure red, green and blue ramps are not inked white', () => {
+    for (const [name, c] of [['red', 0], ['green', 1], ['blue', 2]] as const) {
+      const w = 64, h = 32, data = new Uint8Array(w * h * 4);
+      for (let i = 0; i < w * h; i++) { data[i * 4 + c] = Math.round((255 * (i % w)) / (w - 1)); data[i * 4 + 3] = 255; }
+      // At defaults: auto-levels lift the ramp's top (luminance 0.07-0.72) toward white.
+      for (const charset of ['standard', 'blocks'] as const) {
+        const r = render({ width: w, height: h, data }, { columns: 16, color: true, charset });
+        for (let i = 0; i < r.cells.length; i++) {
+          const rgb = Array.from(r.colors.subarray(i * 3, i * 3 + 3));
+          if (Math.max(...rgb) < 128) continue;
+          // Its own channel leads by far (OKLab keeps blue's hue with a little green: #0037ff).
+          assert.ok(rgb.every((v, k) => k === c || v <= rgb[c]! / 3), `${name} ${charset} cell ${i}: ink ${rgb}`);
+        }
+      }
+    }
+  });
+
   it('ink-only colour: coverage x ink matches a mid-grey source instead of darkening it twice', () => {
     const data = new Uint8Array(64 * 32 * 4).fill(128);
     for (let i = 3; i < data.length; i += 4) data[i] = 255;

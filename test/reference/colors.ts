@@ -33,7 +33,7 @@ const inGamut = (c: Float64Array) => c[0]! >= -1e-6 && c[0]! <= 1 + 1e-6 && c[1]
 
 /**
  * One linear-light colour through the transform, into `out` (linear, 0..1): its luminance moved
- * along the tone curve (chromaticity kept), then its OKLab chroma scaled by `saturation` with
+ * along the tone curve (chromaticity kept), no further than its largest channel reaching 1, then its OKLab chroma scaled by `saturation` with
  * lightness and hue kept. Where the result leaves the sRGB gamut the chroma is reduced (never the
  * hue or the lightness) until it fits.
  */
@@ -43,7 +43,9 @@ export function transformColor(t: ColorTransform, r: number, g: number, b: numbe
   const k = x >= LUT_SIZE ? LUT_SIZE - 1 : x | 0;
   const yt = t.lut[k]! + (t.lut[k + 1]! - t.lut[k]!) * (x - k);
   if (y > 1e-7) {
-    const f = yt / y;
+    let f = yt / y;
+    const m = r > g ? (r > b ? r : b) : g > b ? g : b;
+    if (m * f > 1) f = 1 / m;
     r *= f; g *= f; b *= f;
   } else {
     r = g = b = yt;

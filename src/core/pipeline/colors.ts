@@ -44,7 +44,8 @@ export interface InkCoverage {
 
 /**
  * Each cell's colour, as sRGB bytes into `out`: its mean linear-light RGB with its luminance moved
- * along the tone curve (chromaticity kept), then its OKLab chroma scaled by `saturation` with
+ * along the tone curve (chromaticity kept), no further than its largest channel reaching 1 (lifted
+ * past that, the lightness kept leaves no room for chroma: a saturated red would turn white), then its OKLab chroma scaled by `saturation` with
  * lightness and hue kept; where the result leaves the sRGB gamut the chroma is reduced (never the
  * hue or the lightness, by bisection) until it fits. With `ink` (ink-only colour output), the
  * colour is the *ink*: divided by the cell's glyph coverage, so that coverage x ink reproduces the
