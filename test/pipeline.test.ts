@@ -259,3 +259,15 @@ describe('warm-up', () => {
     assert.deepEqual(render(img, { columns: 16, charset: 'standard' }).cells, before.cells);
   });
 });
+
+describe('grid geometry', () => {
+  it('a grid over the row limit names the columns that fit, or says that only a crop helps', async () => {
+    const { gridRows, GeometryError } = await import('../src/core/pipeline/geometry.js');
+    // 16 x 2000 px at 400 columns: 25,000 rows; round(c x 62.5) <= 800 up to 12 columns.
+    assert.throws(() => gridRows(16, 2000, 400), (e: unknown) => e instanceof GeometryError && /use 12 columns or fewer, or crop it\.$/.test(e.message));
+    assert.equal(gridRows(16, 2000, 12), 750);
+    assert.throws(() => gridRows(16, 2000, 13), GeometryError);
+    // 1 x 3000 px: 12,000 rows even at 8 columns, the fewest: no column count helps.
+    assert.throws(() => gridRows(1, 3000, 8), (e: unknown) => e instanceof GeometryError && /even at 8 columns, the fewest, it would need 12000 rows \(at most 800\); crop it\.$/.test(e.message) && !/fewer/.test(e.message));
+  });
+});

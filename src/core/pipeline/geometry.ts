@@ -42,7 +42,11 @@ export function gridRows(width: number, height: number, columns: number, cellAsp
   if (!(width > 0 && height > 0)) throw new V2aError('undecodable-image', 'The image has no pixels (zero width or height).');
   const rows = rowsOf(width, height, columns, cellAspect);
   if (rows > MAX_ROWS) {
-    throw new GeometryError(`The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use fewer columns or crop it.`);
+    // Fewer columns help only down to the minimum; below it no parameter can, only a crop.
+    const fewest = rowsOf(width, height, MIN_COLUMNS, cellAspect);
+    throw new GeometryError(fewest > MAX_ROWS
+      ? `The image is too tall to render: even at ${MIN_COLUMNS} columns, the fewest, it would need ${fewest} rows (at most ${MAX_ROWS}); crop it.`
+      : `The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use ${fitColumns(width, height, columns, MAX_ROWS, cellAspect)} columns or fewer, or crop it.`);
   }
   return rows;
 }
