@@ -291,6 +291,25 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.equal(existsSync(join(ROOT, '-')), false);
   });
 
+  test('-H and --size are a promise: an image that needs more rows even at 8 columns is exit 2, not art outside the box', async () => {
+    const tall = join(dir, 'tall.png');
+    await sharp({ create: { width: 50, height: 2000, channels: 3, background: '#888888' } }).png().toFile(tall);
+    for (const args of [[tall, '-H', '10'], [tall, '--size', '40x10'], [tall, '-w', '40', '-H', '10']]) {
+      const r = await v2a(args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.equal(r.stdout.length, 0);
+      assert.equal(r.stderr, 'v2a: a 50 x 2000 image needs 160 rows at 8 columns, the fewest; the box has 10 (give more rows, or crop the image)\n');
+    }
+    // A box it fits in: at most its rows.
+    const fits = await v2a([tall, '-H', '200']);
+    assert.equal(fits.code, 0, fits.stderr);
+    assert.equal(lines(fits.text).length, 200);
+    // The terminal's height is a preference: a tall image keeps 8 columns and scrolls.
+    const term = await v2a([tall], { env: { COLUMNS: '80', LINES: '24' } });
+    assert.equal(term.code, 0, term.stderr);
+    assertGrid(term.text, 8, 160);
+  });
+
   test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
     const r = await v2a([png, '-w', '20'], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
     assert.equal(r.code, 3);

@@ -78,13 +78,13 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
     if (out.columns !== undefined || height !== undefined) throw usageError('--size gives both dimensions: drop -w/--width, -H/--height and --columns');
     const size = parseSize(flags.size);
     const term = terminalBox(env, isTty);
-    return { params: out, fit: { columns: size.columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), ...(size.rows ? { rows: size.rows } : {}) } };
+    return { params: out, fit: { columns: size.columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), ...(size.rows ? { rows: size.rows, strict: true } : {}) } };
   }
   if (height !== undefined) {
     const columns = out.columns;
     delete out.columns;
     const term = terminalBox(env, isTty);
-    return { params: out, fit: { columns: columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), rows: height } };
+    return { params: out, fit: { columns: columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), rows: height, strict: true } };
   }
   if (out.columns !== undefined || output !== undefined) return { params: out, fit: undefined };
   const term = terminalBox(env, isTty);

@@ -15,7 +15,7 @@ import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
-import { DECODE_PIXELS_PER_COLUMN, fitColumns, sourceSize } from './pipeline/geometry.js';
+import { DECODE_PIXELS_PER_COLUMN, fitColumns, gridRows, sourceSize } from './pipeline/geometry.js';
 import { colorsWhen, prepare, renderPrepared, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
@@ -84,6 +84,12 @@ export interface FitBox {
   readonly columns: number;
   /** Most rows; absent: only the renderer's own row limit. */
   readonly rows?: number;
+  /**
+   * The rows are a promise to the caller (a box it asked for), not a preference (a terminal's
+   * height): an image that needs more even at the fewest columns is a usage error, not art
+   * overflowing the box.
+   */
+  readonly strict?: boolean;
 }
 
 export interface JobOptions {
@@ -187,7 +193,14 @@ function parse(params: Readonly<Record<string, unknown>>, opts: JobOptions): { e
  */
 function applyFit(explicit: Partial<RenderParams>, fit: FitBox | undefined, width: number, height: number): void {
   if (explicit.columns !== undefined || !fit) return;
-  const columns = fitColumns(width, height, fit.columns, fit.rows, explicit.cellAspect ?? DEFAULTS.cellAspect);
+  const cellAspect = explicit.cellAspect ?? DEFAULTS.cellAspect;
+  const columns = fitColumns(width, height, fit.columns, fit.rows, cellAspect);
+  if (fit.strict && fit.rows !== undefined) {
+    const rows = gridRows(width, height, columns, cellAspect);
+    if (rows > fit.rows) {
+      throw new V2aError('usage', `a ${width} x ${height} image needs ${rows} rows at ${columns} columns, the fewest; the box has ${fit.rows} (give more rows, or crop the image)`);
+    }
+  }
   if (columns !== DEFAULTS.columns) explicit.columns = columns;
 }
 
@@ -256,7 +269,8 @@ export async function* runFrameJob(
     const frame = next.value;
     const result = await stages.run('render', () => {
       if (!renderer) {
-        applyFit(explicit, opts.fit, frame.width, frame.height);
+        const source = sourceSize(frame);
+        applyFit(explicit, opts.fit, source.width, source.height);
         renderer = new FrameRenderer(explicit);
       }
       return renderer.render(frame);
