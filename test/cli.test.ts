@@ -310,6 +310,22 @@ describe('v2a render', { concurrency: 4 }, () => {
     assertGrid(term.text, 8, 160);
   });
 
+  test('render given a video says to play it (render reads images only)', async () => {
+    // An ISO BMFF header with a video brand: sharp has no decoder for it, ffmpeg would.
+    const head = Buffer.alloc(64);
+    head.writeUInt32BE(24, 0);
+    head.write('ftypisom', 4, 'latin1');
+    const clip = join(dir, 'my clip.mp4');
+    writeFileSync(clip, head);
+    const r = await v2a([clip]);
+    assert.equal(r.code, 3);
+    assert.equal(r.stderr, `v2a: The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image. This is a video: play it with v2a play '${clip}'.\n`);
+    const piped = await v2a(['-'], { input: head });
+    assert.match(piped.stderr, /This is a video: play it with v2a play -\.\n$/);
+    // Anything else unsupported gets the plain message.
+    assert.doesNotMatch((await v2a(['-'], { input: Buffer.from('plain text, not an image') })).stderr, /video/);
+  });
+
   test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
     const r = await v2a([png, '-w', '20'], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
     assert.equal(r.code, 3);

@@ -6,6 +6,7 @@
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
+import { V2aError } from '../core/errors.js';
 import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import type { FitBox } from '../core/job.js';
@@ -127,10 +128,21 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
     decoder: decodeImage,
     limits,
     fit: fit ?? { columns: DEFAULTS.columns },
+  }).catch(async (err: unknown) => {
+    // A video is no image for render, but it is for play: say so.
+    if (err instanceof V2aError && err.code === 'unsupported-image' && (await import('./video-source.js')).isVideo(bytes)) {
+      throw new V2aError(err.code, `${err.message} This is a video: play it with v2a play ${file === '-' ? '-' : quoteArg(file)}.`);
+    }
+    throw err;
   });
   const body = withNewline(art.body);
   if (output) writeFile(output, body);
   else await writeStdout(body);
+}
+
+/** A file name as a shell reads it back: quoted unless plain. */
+function quoteArg(s: string): string {
+  return /^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The manual part of `v2a render --help` (the README's command-line section says the same). */
