@@ -326,6 +326,14 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.doesNotMatch((await v2a(['-'], { input: Buffer.from('plain text, not an image') })).stderr, /video/);
   });
 
+  test('a file whose size is 0 until read (/proc) is read to its end; an empty file is empty', async () => {
+    if (!existsSync('/proc/self/status')) return;
+    assert.match((await v2a(['/proc/self/status'])).stderr, /format is not supported/);
+    const empty = join(dir, 'empty.png');
+    writeFileSync(empty, '');
+    assert.equal((await v2a([empty])).stderr, 'v2a: The image is empty (0 bytes).\n');
+  });
+
   test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
     const r = await v2a([png, '-w', '20'], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
     assert.equal(r.code, 3);

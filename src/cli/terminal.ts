@@ -103,7 +103,8 @@ function readPath(path: string, maxBytes: number | undefined): Buffer {
   return withReadFd(path, (fd) => {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw ioError('read', path, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
-    if (st.isFile()) {
+    // A size of 0 may be a file that has no size until read (/proc): read to EOF like a pipe.
+    if (st.isFile() && st.size > 0) {
       if (maxBytes !== undefined && st.size > maxBytes) throw tooLarge(st.size, maxBytes);
       const buf = Buffer.allocUnsafe(st.size);
       let off = 0;
