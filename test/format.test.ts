@@ -704,6 +704,11 @@ describe('background plane (cellColors extension)', () => {
     assert.ok(XMLValidator.validate(svg) === true);
     assert.match(svg, /<rect x="0" y="0" width="6" height="12" fill="#00ff00"\/>/);
     assert.match(svg, /<rect x="6" y="12" width="12" height="12" fill="#ff0000"\/>/);
+    // html: the line pitch follows the cell aspect; blocks lines are stretched to it.
+    assert.match(formatHtml({ ...r, cellAspect: 1 }), /font:12px\/1\.16 [^;]*;.*transform:scaleY\(0\.5172\)/);
+    assert.match(formatHtml({ ...r, charset: 'standard', cellAspect: 1 }), /font:12px\/0\.6 /);
+    assert.match(formatHtml({ ...r, charset: 'standard', cellAspect: 0.25 }), /font:12px\/2\.4 /);
+    assert.match(formatHtml({ ...r, charset: 'standard' }), /font:12px\/1\.2 /);
     // Another cell aspect: the rects follow the rows (square cells, 6 units tall; 0.25, 24).
     const square = formatSvg({ ...r, cellAspect: 1 });
     assert.match(square, /viewBox="0 0 18 12"/);

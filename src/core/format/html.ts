@@ -1,11 +1,12 @@
-import type { RenderResult } from '../types.js';
+import { CELL_ASPECT, type RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, escapeMarkup } from './escape.js';
 import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 
 /**
  * Font size in px of the html document. The line height is 1.2em: DejaVu Sans Mono advances
- * 0.602em, so a cell is 0.602em x 1.2em, the reference 1:2 cell.
+ * 0.602em, so a cell is 0.602em x 1.2em, the reference 1:2 cell; another `cellAspect` scales the
+ * line height (0.6em at 1), so the art keeps its proportions as the SVG's rows do.
  */
 const FONT_PX = 12;
 const LINE_HEIGHT = 1.2;
@@ -32,6 +33,8 @@ export function formatHtml(result: RenderResult): string {
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(',');
   const title = `Character art, ${columns}x${rows}, ${result.charset}`;
   const blocks = result.charset === 'blocks';
+  // Another cell aspect sets its own line pitch (the glyphs' width stays the font's).
+  const line = result.cellAspect === CELL_ASPECT ? LINE_HEIGHT : +((LINE_HEIGHT * CELL_ASPECT) / result.cellAspect).toFixed(4);
 
   let art: string;
   if (!params.color) {
@@ -68,8 +71,8 @@ export function formatHtml(result: RenderResult): string {
     `<title>${escapeMarkup(title)}</title>\n` +
     '<style>\n' +
     `html,body{margin:0;background:${ground}}\n` +
-    `pre{margin:0;padding:1em;color:${ink};background:${ground};font:${FONT_PX}px/${blocks ? BLOCK_LINE_HEIGHT : LINE_HEIGHT} ${font};` +
-    `letter-spacing:0;white-space:pre;font-variant-ligatures:none${blocks ? `;transform:scaleY(${+(LINE_HEIGHT / BLOCK_LINE_HEIGHT).toFixed(4)});transform-origin:0 0` : ''}}\n` +
+    `pre{margin:0;padding:1em;color:${ink};background:${ground};font:${FONT_PX}px/${blocks ? BLOCK_LINE_HEIGHT : line} ${font};` +
+    `letter-spacing:0;white-space:pre;font-variant-ligatures:none${blocks ? `;transform:scaleY(${+(line / BLOCK_LINE_HEIGHT).toFixed(4)});transform-origin:0 0` : ''}}\n` +
     '</style>\n' +
     '</head>\n' +
     '<body>\n' +
