@@ -61,6 +61,30 @@ async function renderForm(fields: Record<string, string | Buffer | Array<string 
   return r;
 }
 
+/** One request written as is over a new connection; the reply as text, once the server closes. */
+function rawExchange(request: string | Buffer): Promise<{ head: string; status: number; problem: any }> {
+  const { port } = new URL(server.base);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(request));
+    let out = '';
+    socket.on('data', (d) => (out += d));
+    socket.on('close', () => {
+      const i = out.indexOf('\r\n\r\n');
+      const head = out.slice(0, i);
+      const json = /content-type: application\/problem\+json/i.test(head) ? JSON.parse(out.slice(i + 4)) : undefined;
+      resolve({ head, status: Number(head.split(' ')[1]), problem: json });
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** A raw reply is a problem of `slug` whose traceId is its traceparent's. */
+function assertRawProblem(r: { head: string; status: number; problem: any }, status: number, slug: string): void {
+  assert.equal(r.status, status, r.head);
+  assert.equal(r.problem?.type, `https://v2a.dev/problems/${slug}`, r.head);
+  assert.equal(r.problem.traceId, /traceparent: 00-([0-9a-f]{32})-/i.exec(r.head)?.[1], r.head);
+}
+
 function assertCommonHeaders(r: Reply): void {
   assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
   assert.equal(r.headers.get('x-frame-options'), 'DENY');
@@ -499,6 +523,38 @@ describe('render: bad input', () => {
     assert.equal(plain.status, 200);
   });
 
+  test('a transfer coding other than chunked (gzip, chunked) is 415 naming it, before the body is read as plain', async () => {
+    const gz = gzipSync(JSON.stringify({ imageBase64: tinyB64, columns: 16 }));
+    for (const path of [RENDER, '/api/mcp']) {
+      const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n${gz.length.toString(16)}\r\n`;
+      const r = await rawExchange(Buffer.concat([Buffer.from(head), gz, Buffer.from('\r\n0\r\n\r\n')]));
+      assertRawProblem(r, 415, 'unsupported-media-type');
+      assert.match(r.problem.detail, /Transfer-Encoding "gzip" is not accepted/);
+      assert.deepEqual(r.problem.errors, [{ parameter: 'Transfer-Encoding', message: 'only chunked is accepted' }]);
+    }
+    const chunked = JSON.stringify({ imageBase64: tinyB64, columns: 16 });
+    const plain = await rawExchange(`POST ${RENDER} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunked.length.toString(16)}\r\n${chunked}\r\n0\r\n\r\n`);
+    assert.equal(plain.status, 200, plain.head);
+  });
+
+  test('Host: missing on HTTP/1.1 or given twice is a 400 problem with a trace (RFC 9112 §3.2); HTTP/1.0 needs none', async () => {
+    const missing = await rawExchange('GET /api/health HTTP/1.1\r\n\r\n');
+    assertRawProblem(missing, 400, 'invalid-request');
+    assert.deepEqual(missing.problem.errors, [{ parameter: 'Host', message: 'missing' }]);
+    assert.equal(missing.problem.instance, '/api/health');
+    const twice = await rawExchange('GET /api/health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n');
+    assertRawProblem(twice, 400, 'invalid-request');
+    assert.deepEqual(twice.problem.errors, [{ parameter: 'Host', message: 'given more than once' }]);
+    assert.equal((await rawExchange('GET /api/health HTTP/1.0\r\n\r\n')).status, 200);
+  });
+
+  test('CONNECT is a 405 problem with a trace, not a socket closed without a word', async () => {
+    const r = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    assertRawProblem(r, 405, 'method-not-allowed');
+    assert.match(r.problem.detail, /not a proxy/);
+    assert.equal(r.problem.instance, '/', 'the target is no path of this server');
+  });
+
   test('a form whose Content-Type is spelt in capitals or with spaces is read as a form', async () => {
     const boundary = 'SpeltBoundary';
     const body = Buffer.concat([
@@ -573,6 +629,10 @@ describe('render: bad input', () => {
 
   test('unknown paths are 404 and GET on render is 405, as problems', async () => {
     assertProblem(await req('GET', '/api/v2/render'), 404, 'not-found', /\/api\/v2\/render/);
+    // Disabled platform actions (no key, V2A_METRICS off) are unknown paths for every method.
+    for (const path of ['/api/v1/status', '/api/v1/metrics']) {
+      for (const method of ['GET', 'POST', 'DELETE']) assertProblem(await call(`${server.base}${path}`, { method }), 404, 'not-found');
+    }
     assertProblem(await req('GET', '/api/health/'), 404, 'not-found');
     const r = await req('GET', RENDER);
     assertProblem(r, 405, 'method-not-allowed');
@@ -802,6 +862,9 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       const r = await postForm(`${timed.base}${RENDER}`, { image: slow, columns: '400' });
       validator!.check('POST', RENDER, r);
       assertProblem(r, 503, 'render-timeout');
+      // A stopped render counts as a timeout, not as a completed render nor as an error.
+      assert.equal(timed.app.v2a.pool.stats().completed, 0);
+      assert.deepEqual(['timeout', 'error'].map((outcome) => timed.app.v2a.metrics.renders.value({ face: 'http', outcome })), [1, 0]);
       // The stopped worker is replaced; once it is up, small renders succeed again (a thread that
       // loads tsx and sharp can take seconds to start on a loaded machine).
       let ok: Reply | undefined;

@@ -4,7 +4,8 @@
  * (problem+json), body guard (body idle timeout, 100-continue, cutting uploads at shutdown),
  * CORS, rate limit, shutdown gate, then the routes; render admission (admission.ts) is shared by
  * the render and MCP routes. Node's header and request timeouts and its parser errors are
- * answered by the body guard's client-error handler. `buildApp` does not listen;
+ * answered by the body guard's client-error handler, CONNECT by its refuseConnect; connections.ts
+ * closes idle connections at shutdown. `buildApp` does not listen;
  * main.ts (and `v2a serve`) do. Closing the app closes the worker pool, flushes and stops the
  * span export and stops the receiver status checks.
  */
@@ -14,7 +15,8 @@ import { VERSION } from '../core/types.js';
 import { platformKeyOf, type ServerConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { createAdmission } from './admission.js';
-import { bodyGuardPlugin, clientErrorHandler, type BodyGuard } from './plugins/body-guard.js';
+import { bodyGuardPlugin, clientErrorHandler, refuseConnect, type BodyGuard } from './plugins/body-guard.js';
+import { trackConnections } from './connections.js';
 import { registerCors } from './plugins/cors.js';
 import { closeAfter, errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -98,6 +100,9 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 4))),
+      // Host is checked in plugins/errors.ts, which answers a problem body with a trace (Node's
+      // own check writes a bare 400) and also refuses two Host headers.
+      requireHostHeader: false,
     },
     requestTimeout: config.requestTimeoutMs,
     clientErrorHandler,
@@ -171,11 +176,17 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   app.addHook('onReady', async () => {
     receiver?.start();
   });
+  // CONNECT never reaches Fastify: Node hands it to 'connect' listeners, and without one destroys
+  // the socket unanswered.
+  app.server.on('connect', (req, socket) => refuseConnect(app, req, socket));
+  const connections = trackConnections(app.server);
   const guard: { current?: BodyGuard } = {};
-  // Uploads still arriving when shutdown starts are cut: draining waits for renders, not for them.
+  // Uploads still arriving when shutdown starts are cut, and connections with no request in
+  // progress are closed: draining waits for renders, not for them.
   app.addHook('preClose', async () => {
     app.v2a.closing = true;
     guard.current?.cutUnfinished(() => new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
+    connections.drain();
   });
   app.addHook('onClose', async () => {
     app.v2a.closing = true;
@@ -197,7 +208,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await registerCors(app, config);
   const limiter = await registerRateLimit(app, config);
   const admission = createAdmission(config.workers + config.queueLimit, () => pool.retryAfterSeconds());
-  const ctx: AppContext = { config, pool, renderer, limiter, admission, startedAt, telemetry, metrics, receiver, closing: false };
+  const ctx: AppContext = { config, pool, renderer, limiter, admission, startedAt, telemetry, metrics, receiver, connections, closing: false };
   app.decorate('v2a', ctx);
 
   // Shutdown gate: once closing, new work is refused (health still answers, with 503).

@@ -1,6 +1,7 @@
 /** What the route plugins share: settings, the worker pool, the render operation and run state. */
 import type { FastifyRequest } from 'fastify';
 import type { Admission } from './admission.js';
+import type { Connections } from './connections.js';
 import type { RateLimiter } from './plugins/rate-limit.js';
 import type { ServerConfig } from './config.js';
 import type { RenderPool } from './render-pool.js';
@@ -24,6 +25,8 @@ export interface AppContext {
   readonly metrics: ServerMetrics;
   /** Status checks of the handoff receiver (undefined: no key, or V2A_RECEIVER_STATUS_URL=off). */
   readonly receiver: ReceiverChecker | undefined;
+  /** The server's connections: requests in progress, and closing idle ones at shutdown. */
+  readonly connections: Connections;
   /** Set when shutdown begins: new work is refused with 503, health reports it. */
   closing: boolean;
 }

@@ -77,7 +77,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
     title: { type: 'string' },
     status: { type: 'integer', minimum: 400, maximum: 599 },
     detail: { type: 'string', description: 'What went wrong, for the caller; never a stack trace.' },
-    instance: { type: 'string', format: 'uri-reference', description: 'The request path.' },
+    instance: { type: 'string', format: 'uri-reference', description: 'The request path (/ for a request refused before its path was read).' },
     traceId: TRACE_ID_SCHEMA,
     errors: {
       type: 'array',

@@ -23,14 +23,17 @@ function overCap(type: BodyType, maxImageBytes: number): HttpProblem {
  * A compressed body is refused, not read as if it were plain (its bytes would be reported as bad
  * JSON or a bad form): bodies here are mostly an image already compressed, and inflating one would
  * need a bound of its own (RFC 9110 §8.4: 415 for a content coding the server does not accept).
+ * The same holds for a transfer coding before `chunked` (`gzip, chunked`): Node's parser undoes
+ * the chunking and hands on the gzip bytes as if they were the body.
  */
-function unsupportedEncoding(header: string | undefined): HttpProblem | undefined {
+function unsupportedEncoding(header: string | undefined, name: 'Content-Encoding' | 'Transfer-Encoding'): HttpProblem | undefined {
   if (header === undefined) return undefined;
-  const codings = header.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  const plain = name === 'Content-Encoding' ? 'identity' : 'chunked';
+  const codings = header.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== plain);
   if (!codings.length) return undefined;
-  return new HttpProblem('unsupported-media-type', `Content-Encoding ${JSON.stringify(codings.join(', ').slice(0, 60))} is not accepted: send the body uncompressed.`, {
-    errors: [{ parameter: 'Content-Encoding', message: 'only identity is accepted' }],
-    headers: { 'accept-encoding': 'identity' },
+  return new HttpProblem('unsupported-media-type', `${name} ${JSON.stringify(codings.join(', ').slice(0, 60))} is not accepted: send the body uncompressed.`, {
+    errors: [{ parameter: name, message: `only ${plain} is accepted` }],
+    ...(name === 'Content-Encoding' ? { headers: { 'accept-encoding': 'identity' } } : {}),
   });
 }
 
@@ -40,7 +43,7 @@ function unsupportedEncoding(header: string | undefined): HttpProblem | undefine
  * form, the image limit plus the room for its other fields; for JSON, base64 of the limit.
  */
 export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
-  const encoding = unsupportedEncoding(raw.headers['content-encoding']);
+  const encoding = unsupportedEncoding(raw.headers['content-encoding'], 'Content-Encoding') ?? unsupportedEncoding(raw.headers['transfer-encoding'], 'Transfer-Encoding');
   if (encoding !== undefined) return Promise.reject(encoding);
   const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
   const declared = Number(raw.headers['content-length']);

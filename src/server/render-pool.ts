@@ -53,6 +53,7 @@ export interface PoolStats {
   running: number;
   queued: number;
   queueLimit: number;
+  /** Renders finished, successfully or not; a render stopped by the timeout is not one of them. */
   completed: number;
 }
 
@@ -284,9 +285,10 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       (outcome) => outcome,
       (err: unknown) => { throw timeout.aborted ? timedOut() : err; },
     );
-    void settled.catch(() => {}).finally(() => {
+    void settled.then(() => true, (err: unknown) => !(err instanceof HttpProblem && err.slug === 'render-timeout')).then((finished) => {
       release();
-      completed++;
+      // A render stopped by the timeout did not complete (v2a_renders_total counts it as a timeout).
+      if (finished) completed++;
       meanMs = meanMs * 0.8 + (performance.now() - started) * 0.2;
     });
     return signal ? abandonable(settled, signal) : settled;

@@ -317,21 +317,25 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     return settle(outcome, CARRIERS[field ?? 'imageBase64'], ctx);
   }
 
-  /** Counts a face's render by its outcome. */
-  async function counted(face: Face, work: Promise<RenderSuccess>): Promise<RenderSuccess> {
+  /**
+   * Counts a face's render by its outcome: ok, error, timeout (V2A_RENDER_TIMEOUT_MS), or cancelled
+   * (its client went away: neither the server's fault nor the input's).
+   */
+  async function counted(face: Face, work: Promise<RenderSuccess>, signal: AbortSignal | undefined): Promise<RenderSuccess> {
     try {
       const out = await work;
       metrics?.renders.inc({ face, outcome: 'ok' });
       return out;
     } catch (err) {
-      metrics?.renders.inc({ face, outcome: 'error' });
+      const outcome = signal?.aborted ? 'cancelled' : err instanceof HttpProblem && err.slug === 'render-timeout' ? 'timeout' : 'error';
+      metrics?.renders.inc({ face, outcome });
       throw err;
     }
   }
 
   return {
-    render: (image, params, ctx = {}) => counted(ctx.face ?? 'http', run(image, params, ctx)),
-    renderBody: (form, ctx = {}) => counted(ctx.face ?? 'http', runBody(form, ctx)),
+    render: (image, params, ctx = {}) => counted(ctx.face ?? 'http', run(image, params, ctx), ctx.signal),
+    renderBody: (form, ctx = {}) => counted(ctx.face ?? 'http', runBody(form, ctx), ctx.signal),
   };
 }
 

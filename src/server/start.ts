@@ -2,10 +2,12 @@
  * Starting and stopping the server, shared by `npm start` (main.ts) and `v2a serve`.
  *
  * Graceful shutdown on SIGTERM/SIGINT: new work is refused (503 `shutting-down`, health reports
- * `shutting_down`), the listener stops accepting, idle keep-alive connections close, in-flight
- * requests (renders included) finish, then the worker pool closes and the spans still batched are
- * exported (PLATFORM_API_KEY set). If that takes longer than
- * V2A_SHUTDOWN_TIMEOUT_MS, remaining connections are cut. A second signal exits at once.
+ * `shutting_down`), the listener stops accepting (so new connections, probes included, are
+ * refused: in Kubernetes the preStop sleep has already taken the pod out of its Service),
+ * connections with no request in progress close at once (connections.ts), in-flight requests
+ * (renders included) finish, then the worker pool closes and the spans still batched are exported
+ * (PLATFORM_API_KEY set). V2A_SHUTDOWN_TIMEOUT_MS bounds all of it: when it runs out, remaining
+ * connections are cut. A second signal exits at once.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';
@@ -60,21 +62,32 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     shutting ??= (async () => {
       app.v2a.closing = true;
       app.log.info({ reason, pool: app.v2a.pool.stats() }, 'shutting down: finishing in-flight requests');
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs);
-        timer.unref();
+      // The timeout bounds the whole exit: the drain gets all of it but a tenth (at most 1 s), kept
+      // for stopping the pool and exporting the last spans once the drain is over or cut short.
+      const timeoutMs = config.shutdownTimeoutMs;
+      const flushMs = Math.min(1000, Math.floor(timeoutMs / 10));
+      const closing = app.close().then(() => true as const, (err: unknown) => {
+        app.log.error({ err }, 'closing the server failed');
+        return true as const;
       });
-      const graceful = await Promise.race([app.close().then(() => true as const), timeout]);
-      clearTimeout(timer);
+      let graceful = (await within(closing, timeoutMs - flushMs)) ?? false;
       if (!graceful) {
-        app.log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out: closing remaining connections');
-        app.server.closeAllConnections();
-        await app.v2a.pool.close().catch(() => {});
-        await app.v2a.telemetry.shutdown().catch(() => {});
-      } else {
-        app.log.info('shut down');
+        // Only cutting a request makes the shutdown forced: an idle server whose pool or span
+        // export is slower to stop than a very short timeout still drained gracefully.
+        const cut = app.v2a.connections.busy;
+        if (cut > 0) {
+          app.log.warn({ timeoutMs, requests: cut }, 'shutdown timed out: closing remaining connections');
+          app.server.closeAllConnections();
+        }
+        // app.close() goes on (the pool, then the span export); the spans batched so far get what
+        // is left of the timeout, and no more.
+        const done = await within(Promise.allSettled([closing, app.v2a.telemetry.shutdown()]), flushMs);
+        if (cut === 0) {
+          graceful = true;
+          if (!done) app.log.warn({ timeoutMs }, 'shut down before the worker pool and the span export had stopped (V2A_SHUTDOWN_TIMEOUT_MS)');
+        }
       }
+      if (graceful) app.log.info('shut down');
       if (handleSignals) {
         process.off('SIGTERM', onSignal);
         process.off('SIGINT', onSignal);
@@ -90,4 +103,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     process.on('SIGINT', onSignal);
   }
   return { app, url, shutdown, closed };
+}
+
+/** `work`'s result, or undefined once `ms` have passed (the timer does not outlive `work`). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), ms); })]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

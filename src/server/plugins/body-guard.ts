@@ -12,15 +12,19 @@
  * - Shutdown: bodies still arriving are cut with 503 `shutting-down` so that draining does not
  *   wait on slow uploads.
  * - Node's parser errors (431 oversized headers, 400 malformed requests, 408 header or request
- *   timeouts) are written as problem+json with a trace id, and the connection is closed.
+ *   timeouts) are written as problem+json with a trace id, logged (one line with that trace id)
+ *   and counted in the HTTP metrics, and the connection is closed. So is CONNECT (405): Node
+ *   would destroy its socket without a reply.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
 import { formatTraceparent, traceContextFor } from '../trace-context.js';
 import { CLOSE_GRACE_MS, closeAfter, sendProblem } from './errors.js';
 import { globalPlugin } from './plugin.js';
+import { methodLabel, UNPARSED_ROUTE } from './telemetry.js';
 
 
 export interface BodyGuard {
@@ -117,10 +121,58 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
 const HEADER_OVERFLOW = new Set(['HPE_HEADER_OVERFLOW']);
 
 /**
- * Fastify's `clientErrorHandler`: Node's own parser and timeout errors as problem+json with a
- * trace id (a new trace: the headers could not be read), then the connection is closed.
+ * The method and path of the request Node's parser refused, when its request line was read: only
+ * from the bytes of the failed read, and only when they are all this connection sent (else the
+ * line could be an earlier request's).
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket): void {
+function requestLineOf(rawPacket: unknown, socket: Socket): { method: string; path?: string } | undefined {
+  if (!Buffer.isBuffer(rawPacket) || rawPacket.length !== socket.bytesRead) return undefined;
+  const m = /^([A-Z]{1,20}) (?:(\/[\x21-\x7e]{0,2000}?)[ ?#])?/.exec(rawPacket.toString('latin1', 0, 2048));
+  return m ? { method: m[1]!, ...(m[2] !== undefined ? { path: m[2] } : {}) } : undefined;
+}
+
+interface RawRequest {
+  readonly method?: string;
+  /** The request path, when it was read. */
+  readonly path?: string;
+  readonly traceparent?: string;
+  readonly tracestate?: string;
+}
+
+/**
+ * A problem reply written straight to a socket, for requests Fastify never sees (Node's parser
+ * errors, CONNECT), with what every other reply has: a trace, one log line and a count in the
+ * HTTP metrics (route `unparsed`: the path is unknown or not routed). The connection is closed.
+ */
+function answerRaw(app: FastifyInstance, socket: Socket | Duplex, problem: HttpProblem, request: RawRequest, msg: string, why: Record<string, unknown> = {}): void {
+  const trace = traceContextFor({ traceparent: request.traceparent, tracestate: request.tracestate });
+  // `instance` is the request path where it was read; decisions.md makes the member required, so
+  // a request line that could not be read (or a CONNECT authority) gets the root.
+  const body = JSON.stringify(problemBody(problem, request.path ?? '/', trace.traceId));
+  const headers = Object.entries(problem.extra.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `traceparent: ${formatTraceparent(trace)}\r\n` + headers +
+    'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+    body,
+  );
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  const method = methodLabel(request.method);
+  app.v2a?.metrics.requests.inc({ method, route: UNPARSED_ROUTE, status: String(problem.status) });
+  // The client's doing, not a server fault: no error level, no stack. Timeouts are routine.
+  const line = { traceId: trace.traceId, res: { statusCode: problem.status }, problem: problem.slug, ...why, method: request.method, url: request.path, remoteAddress: (socket as Partial<Socket>).remoteAddress };
+  if (problem.status === 408) app.log.info(line, msg);
+  else app.log.warn(line, msg);
+}
+
+/**
+ * Fastify's `clientErrorHandler` (`this`: the app): Node's own parser and timeout errors as
+ * problem+json with a trace id (a new trace: the headers could not be read), logged and counted,
+ * then the connection is closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (!socket.writable || inFlight?.headersSent) {
@@ -135,15 +187,16 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { rawPacket?: un
   } else {
     problem = new HttpProblem('invalid-request', 'The request is not valid HTTP/1.1 (malformed request line, header or Content-Length); the connection is closed.', { title: 'Bad request' });
   }
-  const trace = traceContextFor({});
-  const body = JSON.stringify(problemBody(problem, '/', trace.traceId));
-  socket.end(
-    `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
-    `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    `traceparent: ${formatTraceparent(trace)}\r\n` +
-    'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
-    body,
-  );
-  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  answerRaw(this, socket, problem, requestLineOf(err.rawPacket, socket) ?? {}, 'request refused by the HTTP parser', { parserError: err.code });
+}
+
+/**
+ * CONNECT (a tunnel request): this server is no proxy. Node hands it to 'connect' listeners with
+ * the raw socket, and with none it destroys the socket without a word.
+ */
+export function refuseConnect(app: FastifyInstance, req: IncomingMessage, socket: Duplex): void {
+  const problem = new HttpProblem('method-not-allowed', 'CONNECT is not served: this server is not a proxy.', { headers: { allow: '' } });
+  // The target of a CONNECT is an authority (host:port), not a path: no instance.
+  const { traceparent, tracestate } = req.headers;
+  answerRaw(app, socket, problem, { method: req.method, ...(typeof traceparent === 'string' ? { traceparent } : {}), ...(typeof tracestate === 'string' ? { tracestate } : {}) }, 'CONNECT refused: this server is not a proxy');
 }

@@ -1,7 +1,8 @@
 /**
  * Every failure becomes an RFC 9457 `application/problem+json` reply (../problem.ts): our own
  * HttpProblem errors, Fastify's body-parser and validation errors, plugin errors (the rate
- * limit), unknown paths (404) and known paths with the wrong method (405 with `Allow`).
+ * limit), unknown paths (404), known paths with the wrong method (405 with `Allow`), and requests
+ * without a Host header or with two (400).
  * Unexpected errors are logged with their stack and answered 500 with a generic detail: a stack
  * trace or an internal path never reaches a client.
  */
@@ -127,6 +128,20 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
 
 export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply));
+
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with more than one, is 400.
+  // Node's own check (requireHostHeader, off in app.ts) wrote a bare 400 (no problem body, trace
+  // or log line), and Node keeps the first of two Host headers.
+  app.addHook('onRequest', async (request, reply) => {
+    const raw = request.raw;
+    let hosts = 0;
+    for (let i = 0; i < raw.rawHeaders.length; i += 2) if (raw.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+    const needsHost = raw.httpVersionMajor > 1 || (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1);
+    if (hosts === 1 || (hosts === 0 && !needsHost)) return;
+    closeAfter(request, reply);
+    const [detail, message] = hosts > 1 ? ['The request has more than one Host header', 'given more than once'] : ['An HTTP/1.1 request needs a Host header', 'missing'];
+    return sendProblem(request, reply, new HttpProblem('invalid-request', `${detail} (RFC 9112, section 3.2).`, { errors: [{ parameter: 'Host', message }] }));
+  });
 
   app.setNotFoundHandler((request, reply) => {
     const path = requestPath(request);

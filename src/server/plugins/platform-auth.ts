@@ -9,15 +9,14 @@
  *   (in either header): 401 with `error="invalid_token"` added (RFC 6750 §3). When both headers
  *   are sent, both must hold the key. An Authorization header of another scheme (Basic, ...) is
  *   not a platform credential and is ignored.
- * - PLATFORM_API_KEY not configured: the protected actions do not exist: 404 `not-found`, the
- *   same reply as any unknown path.
+ * - PLATFORM_API_KEY not configured: the protected actions are not registered (routes/platform.ts):
+ *   404 `not-found` for every method, the same reply as any unknown path.
  * - The key never reaches logs: the logger redacts both headers (app.ts), spans never record
  *   headers, and 401 details do not echo what was sent.
  */
 import crypto from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { HttpProblem } from '../problem.js';
-import { requestPath } from './errors.js';
 
 export const PLATFORM_REALM = 'v2a';
 export const WWW_AUTHENTICATE = `Bearer realm="${PLATFORM_REALM}"`;
@@ -54,14 +53,10 @@ const missing = () =>
 const invalid = () =>
   new HttpProblem('unauthorized', 'The platform key sent is not valid.', { headers: { 'www-authenticate': WWW_AUTHENTICATE_INVALID } });
 
-/**
- * The onRequest hook of a protected route. `key`: PLATFORM_API_KEY, or undefined when it is not
- * configured (the route then answers 404 like an unknown path).
- */
-export function requirePlatformKey(key: string | undefined): onRequestAsyncHookHandler {
-  const verify = key === undefined ? undefined : platformKeyVerifier(key);
+/** The onRequest hook of a protected route; `key`: PLATFORM_API_KEY (without one the routes are not registered). */
+export function requirePlatformKey(key: string): onRequestAsyncHookHandler {
+  const verify = platformKeyVerifier(key);
   return async (request) => {
-    if (!verify) throw new HttpProblem('not-found', `There is nothing at ${requestPath(request)}.`);
     const presented = presentedCredentials(request);
     if (presented.length === 0) throw missing();
     let valid = true;

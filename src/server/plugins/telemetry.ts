@@ -3,7 +3,7 @@
  * metrics of every request (GET /api/v1/metrics).
  *
  * - Span: started in onRequest (after plugins/trace.ts decided the ids), ended in onResponse with
- *   the route pattern and status, or in onRequestAbort when the client went away; its last child
+ *   the route pattern and status, or when the connection closed before the reply; its last child
  *   `v2a.reply` covers sending the reply (onSend to onResponse). Attributes:
  *   `http.request.method`, `url.path` (never the query), `url.scheme`, `http.route`,
  *   `http.response.status_code`, `error.type` (the problem slug of an error reply), and
@@ -11,7 +11,13 @@
  *   server span, as the HTTP semantic conventions say). Probes and scrapes (health, metrics,
  *   status) are not traced: they are frequent and carry nothing to act on.
  * - Metrics: requests by method, route and status; latency by method and route; rejected render
- *   requests by cause (the problem slug).
+ *   requests by cause (the problem slug). A request whose client went away before its reply was
+ *   written counts with status 499 (nginx's "client closed request"; the problem type
+ *   `interrupted` says the same); requests Node's parser refused count under the route `unparsed`
+ *   (plugins/body-guard.ts).
+ * - Logs: Fastify logs "incoming request" and, once the reply is written, "request completed";
+ *   a request whose connection closed first (mostly a client that gave up) ends with "request
+ *   aborted: ..." instead, so that every incoming request has a line that ends it.
  */
 import type { Span } from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
@@ -42,6 +48,18 @@ type WithSendAt = FastifyRequest & { [kSendAt]?: number };
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
 
+/** The method label of the HTTP metrics: a bounded set. */
+export const methodLabel = (method: string | undefined): string => (method !== undefined && METHODS.has(method) ? method : 'other');
+
+/** The route label of requests Node's HTTP parser refused (no route was ever matched). */
+export const UNPARSED_ROUTE = 'unparsed';
+
+/** The status label of a request whose client closed the connection before the reply was written. */
+export const ABORTED_STATUS = '499';
+
+const kCounted = Symbol('v2a.counted');
+type WithCounted = FastifyRequest & { [kCounted]?: true };
+
 function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? 'unmatched';
 }
@@ -67,18 +85,32 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
       if (request.span) (request as WithSendAt)[kSendAt] = nowMs();
       return payload;
     });
+  }
 
-    app.addHook('onRequestAbort', async (request) => {
+  // A connection that closes before the reply was written (a client that gave up on a render, say)
+  // gets no onResponse, and Fastify's onRequestAbort only fires while the body is still arriving:
+  // the request ends here, in the logs and the metrics.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished || (request as WithCounted)[kCounted]) return;
+      (request as WithCounted)[kCounted] = true;
+      const method = methodLabel(request.method);
+      const route = routeOf(request);
+      metrics.requests.inc({ method, route, status: ABORTED_STATUS });
+      metrics.latency.observe({ method, route }, reply.elapsedTime / 1000);
+      request.log.info({ responseTime: reply.elapsedTime }, 'request aborted: the connection closed before the reply');
       const span = request.span;
       if (!span) return;
       request.span = undefined;
       span.setAttribute('v2a.client_aborted', true);
-      endSpan(span, { 'http.route': routeOf(request) });
+      endSpan(span, { 'http.route': route });
     });
-  }
+  });
 
   app.addHook('onResponse', async (request, reply) => {
-    const method = METHODS.has(request.method) ? request.method : 'other';
+    if ((request as WithCounted)[kCounted]) return;
+    (request as WithCounted)[kCounted] = true;
+    const method = methodLabel(request.method);
     const route = routeOf(request);
     const status = reply.statusCode;
     metrics.requests.inc({ method, route, status: String(status) });

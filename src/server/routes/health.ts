@@ -3,8 +3,14 @@
  * both. 200 `ok` while serving; 503 `shutting_down` once shutdown began, so load balancers stop
  * sending work. Never touches the worker pool (answers promptly under load).
  * `GET /api/v1/health/live` and `/api/v1/health/ready`: the Kubernetes probes (operational
- * extensions, deploy/README.md), liveness and readiness apart so a draining pod leaves the
- * Service without being restarted.
+ * extensions, deploy/README.md), liveness and readiness apart so a busy or warming pod is never
+ * restarted.
+ *
+ * At SIGTERM the listener closes (start.ts): a probe, on a new connection each time, is refused,
+ * which the kubelet counts as not ready. By then the pod has left its Service's endpoints (they
+ * drop a terminating pod; deploy/k8s's preStop sleep covers the propagation), and the kubelet
+ * runs no liveness probes on a terminating pod. `shutting_down` and `draining` are what a
+ * request still reaching the app during the drain sees (one on a connection that stayed open).
  */
 import type { FastifyInstance } from 'fastify';
 import { CHARSETS, FORMATS, QUALITY_TARGETS } from '../../core/params/definitions.js';
@@ -17,9 +23,9 @@ import { TRACE_ID_SCHEMA } from '../trace-context.js';
 
 /** The paths of the trace-aware envelope (interface.md). */
 export const ENVELOPE_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
-/** Kubernetes liveness: 200 while the process answers, draining included (a restart would cut it short). */
+/** Kubernetes liveness: 200 while the process answers (refused once shutdown has closed the listener). */
 export const LIVENESS_PATH = ENDPOINTS.healthLive.path;
-/** Kubernetes readiness: 200 while the pool takes work; 503 `warming` until its workers have warmed up, `draining` once shutdown began. */
+/** Kubernetes readiness: 200 while the pool takes work; 503 `warming` until its workers have warmed up, `draining` once shutdown began (refused once it has closed the listener). */
 export const READINESS_PATH = ENDPOINTS.healthReady.path;
 /** Every health path: answered during shutdown, never traced. */
 export const HEALTH_PATHS = [...ENVELOPE_PATHS, LIVENESS_PATH, READINESS_PATH] as const;

@@ -1,6 +1,7 @@
 /**
  * Protected platform actions (interface.md §5), each behind the platform key
- * (plugins/platform-auth.ts; 404 when PLATFORM_API_KEY is not configured):
+ * (plugins/platform-auth.ts; not registered, so 404 for every method, when PLATFORM_API_KEY is not
+ * configured):
  *
  * - `GET /api/v1/metrics`: Prometheus text exposition 0.0.4 (telemetry/metrics.ts), served when
  *   V2A_METRICS is on (default: when the key is set); behind the key only when one is configured.
@@ -71,13 +72,16 @@ export const STATUS_SCHEMA: JsonSchema = {
 export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
   const key = platformKeyOf(ctx.config);
-  const onRequest = [requirePlatformKey(key)];
-  // V2A_METRICS: off -> 404 (requirePlatformKey without a key); on -> the key when one is set.
-  const metricsGate = !ctx.config.metrics ? [requirePlatformKey(undefined)] : key !== undefined ? onRequest : [];
+  // A disabled action is not registered at all: 404 for every method, like any unknown path (a
+  // registered one answered 405 to a POST, telling that it exists).
+  const onRequest = key === undefined ? [] : [requirePlatformKey(key)];
+  // V2A_METRICS: off -> absent; on -> behind the key when one is set, else open.
+  if (ctx.config.metrics) {
+    app.get(ENDPOINTS.metrics.path, { onRequest }, async (_request, reply) =>
+      reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(ctx.metrics.expose()));
+  }
 
-  app.get(ENDPOINTS.metrics.path, { onRequest: metricsGate }, async (_request, reply) =>
-    reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(ctx.metrics.expose()));
-
+  if (key === undefined) return;
   app.get(ENDPOINTS.status.path, { onRequest }, async (request, reply) => {
     const receiver = ctx.receiver;
     const maxAge = receiver && receiver.intervalMs > 0 ? receiver.intervalMs * 2 : ON_DEMAND_MAX_AGE_MS;

@@ -169,10 +169,10 @@ export class ServerMetrics {
     const r = this.registry;
     r.add(new Collected('v2a_build_info', 'Version of the running v2a server (always 1).', 'gauge', () => [[{ version: VERSION }, 1]]));
     r.add(new Collected('v2a_uptime_seconds', 'Seconds since the server started.', 'gauge', () => [[{}, Math.round((performance.now() - sources.startedAt) / 10) / 100]]));
-    this.requests = r.add(new Counter('v2a_http_requests_total', 'HTTP requests answered, by method, route pattern (unmatched for unknown paths) and status code.', ['method', 'route', 'status']));
+    this.requests = r.add(new Counter('v2a_http_requests_total', 'HTTP requests, by method, route pattern (unmatched for unknown paths, unparsed for requests refused by the HTTP parser) and status code (499: the client closed the connection before the reply).', ['method', 'route', 'status']));
     this.latency = r.add(new Histogram('v2a_http_request_duration_seconds', 'Time from receiving a request to finishing its reply, by method and route pattern.', ['method', 'route'], LATENCY_BUCKETS));
     this.stages = r.add(new Histogram('v2a_render_stage_duration_seconds', 'Time spent in each render stage: queue (waiting for a worker), input (upload read, base64 decode or URL fetch), decode, director (resample and Auto Director), render (glyphs and colours), format.', ['stage'], STAGE_BUCKETS));
-    this.renders = r.add(new Counter('v2a_renders_total', 'Renders attempted, by face (http or mcp) and outcome (ok or error).', ['face', 'outcome']));
+    this.renders = r.add(new Counter('v2a_renders_total', 'Renders attempted, by face (http or mcp) and outcome (ok, error, timeout, or cancelled: the client went away).', ['face', 'outcome']));
     this.rejected = r.add(new Counter('v2a_rejected_inputs_total', 'Render requests refused, by face and cause (the problem type slug: missing-image, invalid-parameters, image-too-large, unsupported-image, image-url-not-allowed, rate-limited, overloaded, ...).', ['face', 'cause']));
     this.toolCalls = r.add(new Counter('v2a_mcp_tool_calls_total', 'MCP tools/call requests, by tool and outcome (ok, tool_error, rpc_error).', ['tool', 'outcome']));
     const pool = (pick: (s: PoolStats) => number) => (): Array<[Labels, number]> => [[{}, pick(sources.pool())]];
@@ -180,7 +180,7 @@ export class ServerMetrics {
     r.add(new Collected('v2a_render_pool_running', 'Renders running in a worker now.', 'gauge', pool((s) => s.running)));
     r.add(new Collected('v2a_render_pool_queue_depth', 'Renders waiting for a free worker now.', 'gauge', pool((s) => s.queued)));
     r.add(new Collected('v2a_render_pool_queue_limit', 'Most renders that may wait (V2A_QUEUE_LIMIT); more are refused with 503.', 'gauge', pool((s) => s.queueLimit)));
-    r.add(new Collected('v2a_render_pool_completed_total', 'Renders the pool has finished (successfully or not).', 'counter', pool((s) => s.completed)));
+    r.add(new Collected('v2a_render_pool_completed_total', 'Renders the pool has finished, successfully or not (a render stopped by V2A_RENDER_TIMEOUT_MS is not: v2a_renders_total counts it as a timeout).', 'counter', pool((s) => s.completed)));
     this.receiverChecks = r.add(new Counter('v2a_receiver_checks_total', 'Status checks of the handoff receiver, by result (ok, http_error, unreachable, refused).', ['result']));
     r.add(new Collected('v2a_receiver_up', 'Whether the last status check of the handoff receiver got a 2xx answer (absent before the first check).', 'gauge', () => {
       const l = sources.receiver?.latest();

@@ -1,0 +1,107 @@
+/**
+ * Every request ends in the logs and the HTTP metrics, also those Fastify never routes: replies of
+ * Node's own HTTP parser (400, 431, 408: one line with the problem's traceId, counted under the
+ * route `unparsed`, `instance` the path when it was read, else /) and requests whose client went away
+ * before the reply (one "request aborted" line, counted with status 499; an abandoned render is
+ * `cancelled` in v2a_renders_total, not an error).
+ */
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/server/app.js';
+import { loadConfig } from '../src/server/config.js';
+import { noise } from './server-helpers.js';
+
+let app: FastifyInstance;
+let port: number;
+const lines: any[] = [];
+
+before(async () => {
+  const stream = new Writable({ write(chunk, _enc, cb) { for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l)); cb(); } });
+  const config = loadConfig({
+    LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_RATE_LIMIT: '0', V2A_WARM_UP: 'false', V2A_METRICS: 'on',
+    V2A_HEADERS_TIMEOUT_MS: '300', V2A_REQUEST_TIMEOUT_MS: '1000',
+  });
+  app = await buildApp(config, { logStream: stream });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  port = (app.server.address() as AddressInfo).port;
+});
+after(async () => {
+  app.server.closeAllConnections();
+  await app.close();
+});
+
+/** Writes `data` on a new connection; what came back once the server closed it. */
+function exchange(data: string | Buffer): Promise<{ status: number; traceparent: string | undefined; problem: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(data));
+    let out = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (out += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const i = out.indexOf('\r\n\r\n');
+      resolve({ status: Number(out.split(' ')[1]), traceparent: /traceparent: (\S+)/i.exec(out.slice(0, i))?.[1], problem: JSON.parse(out.slice(i + 4)) });
+    });
+  });
+}
+
+async function metric(name: string, labels: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/api/v1/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+describe('replies of Node\'s HTTP parser', () => {
+  test('400, 431 and 408 are each logged once with their traceId and counted under route="unparsed"; instance the path when it was read, else /', async () => {
+    const before400 = await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="400"');
+    const cases = [
+      { data: 'GET /api/health HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n', status: 400, slug: 'invalid-request', instance: '/api/health' },
+      // (Its path counts as read only when the failed read holds all the connection sent: 20 kB
+      // arrive in one read on loopback, but nothing promises it.)
+      { data: `GET /api/health?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, status: 431, slug: 'headers-too-large', instance: ['/api/health', '/'] },
+      { data: 'GET /api/hea', status: 408, slug: 'request-timeout', instance: '/' },
+    ];
+    for (const c of cases) {
+      const r = await exchange(c.data);
+      assert.equal(r.status, c.status);
+      assert.equal(r.problem.type, `https://v2a.dev/problems/${c.slug}`);
+      assert.equal(r.problem.traceId, r.traceparent?.split('-')[1]);
+      const instances = Array.isArray(c.instance) ? c.instance : [c.instance];
+      assert.ok(instances.includes(r.problem.instance), `instance ${r.problem.instance}: the path when it was read, else /`);
+      const mine = lines.filter((l) => l.traceId === r.problem.traceId);
+      assert.equal(mine.length, 1, `one log line for ${c.status}: ${JSON.stringify(mine)}`);
+      assert.equal(mine[0].res?.statusCode, c.status);
+      assert.equal(mine[0].level, c.status === 408 ? 30 : 40, 'info or warn, never error');
+      assert.equal(mine[0].err, undefined, 'no error object, no stack');
+    }
+    assert.equal(await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="400"'), before400 + 1);
+    assert.equal(await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="431"'), 1);
+    assert.equal(await metric('v2a_http_requests_total', 'method="other",route="unparsed",status="408"'), 1);
+  });
+});
+
+describe('requests whose client goes away', () => {
+  test('a render abandoned mid-way ends with one "request aborted" line, status 499 in the metrics, and counts as cancelled, not as an error', { timeout: 60_000 }, async () => {
+    const image = await noise(1600, 1200);
+    const form = new FormData();
+    form.append('image', new Blob([image]), 'x.png');
+    const abort = new AbortController();
+    const request = fetch(`http://127.0.0.1:${port}/api/v1/render?columns=400&format=html&color=true`, { method: 'POST', body: form, signal: abort.signal }).catch(() => 'aborted');
+    while (app.v2a.pool.stats().running === 0) await new Promise((r) => setTimeout(r, 5));
+    abort.abort();
+    assert.equal(await request, 'aborted');
+    const traceId = lines.find((l) => l.msg === 'incoming request' && l.req?.url?.startsWith('/api/v1/render'))?.traceId;
+    assert.ok(traceId);
+    while (!lines.some((l) => l.traceId === traceId && /aborted/.test(l.msg))) await new Promise((r) => setTimeout(r, 5));
+    const ends = lines.filter((l) => l.traceId === traceId && l.msg !== 'incoming request');
+    assert.equal(ends.length, 1, JSON.stringify(ends));
+    assert.equal(typeof ends[0].responseTime, 'number');
+    assert.equal(await metric('v2a_http_requests_total', 'method="POST",route="/api/v1/render",status="499"'), 1);
+    assert.equal(await metric('v2a_renders_total', 'face="http",outcome="cancelled"'), 1);
+    assert.equal(await metric('v2a_renders_total', 'face="http",outcome="error"'), 0);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * Graceful shutdown (src/server/start.ts, connections.ts) against a real server on loopback:
+ * connections that never sent a whole request do not hold the drain, in-flight requests still
+ * finish, V2A_SHUTDOWN_TIMEOUT_MS bounds the whole exit (a span export that hangs included), and
+ * an idle server drains gracefully whatever the timeout.
+ */
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { describe, test } from 'node:test';
+import { loadConfig } from '../src/server/config.js';
+import type { RenderPool } from '../src/server/render-pool.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
+import type { Telemetry } from '../src/server/telemetry/tracing.js';
+import { noise, postForm } from './server-helpers.js';
+
+const start = (env: Record<string, string>, options: Parameters<typeof startServer>[1] = {}): Promise<RunningServer> =>
+  startServer(loadConfig({ LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_RATE_LIMIT: '0', V2A_WARM_UP: 'false', ...env }), { handleSignals: false, logger: false, ...options });
+
+/** A connection that has written `text` (maybe nothing) and waits; `closed` resolves when the server closes it. */
+async function half(url: string, text: string): Promise<{ socket: Socket; closed: Promise<void> }> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  if (text) await new Promise<void>((resolve) => socket.write(text, () => resolve()));
+  return { socket, closed: new Promise((resolve) => socket.once('close', () => resolve())) };
+}
+
+/** Telemetry whose flush never ends: a collector that accepts and never answers. */
+const HANGING_TELEMETRY: Telemetry = {
+  exporting: false,
+  disabledReason: 'test',
+  endpoint: undefined,
+  startRequestSpan: () => undefined,
+  startSpan: () => undefined,
+  recordSpan: () => {},
+  forceFlush: () => new Promise(() => {}),
+  shutdown: () => new Promise(() => {}),
+};
+
+describe('shutdown', () => {
+  test('connections with no request in progress (none sent, half a request line, headers trickling) close at once; an in-flight render finishes', { timeout: 60_000 }, async () => {
+    const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '20000' });
+    const waiting = await Promise.all([
+      half(running.url, ''),
+      half(running.url, 'GET /api/hea'),
+      half(running.url, 'GET /api/health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n'),
+    ]);
+    const inflight = postForm(`${running.url}/api/v1/render?columns=400&format=html&color=true`, { image: await noise(1600, 1200) });
+    while (running.app.v2a.pool.stats().running === 0) await new Promise((r) => setTimeout(r, 10));
+    const t0 = performance.now();
+    const graceful = await running.shutdown('test');
+    const ms = performance.now() - t0;
+    assert.equal(graceful, true, 'not forced');
+    assert.ok(ms < 10_000, `drained in ${ms.toFixed(0)} ms, not held for V2A_SHUTDOWN_TIMEOUT_MS`);
+    await Promise.all(waiting.map((w) => w.closed));
+    assert.equal((await inflight).status, 200, 'the in-flight render finished');
+  });
+
+  test('an idle server drains gracefully whatever the timeout (0, 1, 50 ms)', async () => {
+    for (const timeout of ['0', '1', '50']) {
+      const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: timeout });
+      assert.equal((await fetch(`${running.url}/api/health`)).status, 200);
+      assert.equal(await running.shutdown('test'), true, `V2A_SHUTDOWN_TIMEOUT_MS=${timeout}`);
+    }
+  });
+
+  test('a span export that never ends does not outlast V2A_SHUTDOWN_TIMEOUT_MS, idle or with a request cut', { timeout: 30_000 }, async () => {
+    const idle = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1000' }, { telemetry: HANGING_TELEMETRY });
+    let t0 = performance.now();
+    assert.equal(await idle.shutdown('test'), true, 'no request was cut');
+    let ms = performance.now() - t0;
+    assert.ok(ms >= 800 && ms < 1500, `idle: ${ms.toFixed(0)} ms`);
+
+    // A render that never ends holds the drain: cut at the timeout, and the exit still on time.
+    let reached!: () => void;
+    const inPool = new Promise<void>((resolve) => (reached = resolve));
+    const never = () => { reached(); return new Promise<never>(() => {}); };
+    const stuck: RenderPool = {
+      run: never,
+      runBody: never,
+      stats: () => ({ workers: 1, running: 1, queued: 0, queueLimit: 0, completed: 0 }),
+      retryAfterSeconds: () => 1,
+      warm: () => true,
+      close: async () => {},
+    };
+    const busy = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1000' }, { telemetry: HANGING_TELEMETRY, pool: stuck });
+    const cut = postForm(`${busy.url}/api/v1/render`, { image: Buffer.from('x') }).catch((err: unknown) => err);
+    await inPool;
+    t0 = performance.now();
+    assert.equal(await busy.shutdown('test'), false, 'forced: a request was cut');
+    ms = performance.now() - t0;
+    assert.ok(ms >= 800 && ms < 1500, `forced: ${ms.toFixed(0)} ms`);
+    assert.ok(await cut instanceof Error, 'the cut request failed');
+  });
+});
