@@ -537,7 +537,7 @@ describe('render: bad input', () => {
     assert.equal(plain.status, 200, plain.head);
   });
 
-  test('Host: missing on HTTP/1.1 or given twice is a 400 problem with a trace (RFC 9112 §3.2); HTTP/1.0 needs none', async () => {
+  test('Host: missing on HTTP/1.1, given twice or invalid is a 400 problem with a trace (RFC 9112 §3.2); HTTP/1.0 needs none', async () => {
     const missing = await rawExchange('GET /api/health HTTP/1.1\r\n\r\n');
     assertRawProblem(missing, 400, 'invalid-request');
     assert.deepEqual(missing.problem.errors, [{ parameter: 'Host', message: 'missing' }]);
@@ -546,6 +546,16 @@ describe('render: bad input', () => {
     assertRawProblem(twice, 400, 'invalid-request');
     assert.deepEqual(twice.problem.errors, [{ parameter: 'Host', message: 'given more than once' }]);
     assert.equal((await rawExchange('GET /api/health HTTP/1.0\r\n\r\n')).status, 200);
+    // An invalid Host never reaches the manifests' links (V2A_PUBLIC_URL unset).
+    for (const host of ['"><script>x</script>', 'evil.example/path?x=', 'a b', 'host:port']) {
+      const bad = await rawExchange(`GET /api/v1/agent HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      assertRawProblem(bad, 400, 'invalid-request');
+      assert.deepEqual(bad.problem.errors, [{ parameter: 'Host', message: 'invalid' }], host);
+    }
+    for (const host of ['v2a.example.com', 'localhost:8080', '127.0.0.1:1', '[::1]:8080', 'xn--bcher-kva.example']) {
+      const ok = await rawExchange(`GET /api/health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      assert.equal(ok.status, 200, host);
+    }
   });
 
   test('CONNECT is a 405 problem with a trace, not a socket closed without a word', async () => {

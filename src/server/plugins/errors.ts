@@ -126,20 +126,27 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
   return sendProblem(request, reply, problem);
 }
 
+/** RFC 9110 §7.2 Host: uri-host [ ":" port ], uri-host an IP literal or a reg-name (RFC 3986). */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::[0-9]{0,5})?$/;
+
 export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply));
 
-  // RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with more than one, is 400.
-  // Node's own check (requireHostHeader, off in app.ts) wrote a bare 400 (no problem body, trace
-  // or log line), and Node keeps the first of two Host headers.
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with more than one or with an
+  // invalid one, is 400. Node's own check (requireHostHeader, off in app.ts) wrote a bare 400 (no
+  // problem body, trace or log line), Node keeps the first of two Host headers, and an invalid
+  // one (`"><script>`, `host/path?`) would reach the manifests' links (V2A_PUBLIC_URL unset).
   app.addHook('onRequest', async (request, reply) => {
     const raw = request.raw;
     let hosts = 0;
     for (let i = 0; i < raw.rawHeaders.length; i += 2) if (raw.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
     const needsHost = raw.httpVersionMajor > 1 || (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1);
-    if (hosts === 1 || (hosts === 0 && !needsHost)) return;
+    const valid = hosts === 1 ? HOST.test(raw.headers.host ?? '') : hosts === 0 && !needsHost;
+    if (valid) return;
     closeAfter(request, reply);
-    const [detail, message] = hosts > 1 ? ['The request has more than one Host header', 'given more than once'] : ['An HTTP/1.1 request needs a Host header', 'missing'];
+    const [detail, message] = hosts > 1 ? ['The request has more than one Host header', 'given more than once']
+      : hosts === 1 ? ['The Host header is not a host name or address with an optional port', 'invalid']
+      : ['An HTTP/1.1 request needs a Host header', 'missing'];
     return sendProblem(request, reply, new HttpProblem('invalid-request', `${detail} (RFC 9112, section 3.2).`, { errors: [{ parameter: 'Host', message }] }));
   });
 
