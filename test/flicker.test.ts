@@ -113,3 +113,24 @@ describe('temporal filtering of video frames', () => {
     }
   });
 });
+
+describe('scene cuts', () => {
+  it('a hard cut is drawn in its own frame with a tuning of its own: a slide-show GIF shows each slide on time', () => {
+    const flat = (v: number) => image(96, 72, () => grey(v));
+    const a = scene(96, 72, 1);
+    const text = (r: RenderResult) => r.glyphs.length && Array.from(r.cells, (c) => r.glyphs[c]).join('');
+    for (const [name, frames] of [
+      ['black -> white', [flat(0), flat(255), flat(255)]],
+      ['white -> scene', [flat(255), a, a]],
+      ['scene -> black -> scene', [a, a, flat(0), a]],
+    ] as const) {
+      const video = new FrameRenderer({ columns: 16 });
+      const out = frames.map((f) => video.render(f));
+      // Each frame reads as the same picture rendered on its own.
+      frames.forEach((f, i) => {
+        const alone = new FrameRenderer({ columns: 16 }).render(f);
+        if (i === 0 || frames[i - 1] !== f) assert.equal(text(out[i]!), text(alone), `${name}: frame ${i}`);
+      });
+    }
+  });
+});

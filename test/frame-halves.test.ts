@@ -4,7 +4,7 @@ import { detachHandoff, FrameBack, FrameFront, FrameRenderer } from '../src/core
 import { prepare, renderPrepared } from '../src/core/render.js';
 import { parseParamsOrThrow, withDefaults } from '../src/core/params/validate.js';
 import { gridRows } from '../src/core/pipeline/geometry.js';
-import { SHIFT_DELTA, TemporalFilter } from '../src/core/temporal/filter.js';
+import { CUT_DELTA, SHIFT_DELTA, TemporalFilter } from '../src/core/temporal/filter.js';
 import { scene, withNoise } from './helpers/images.js';
 import type { DirectorReport, RenderResult, RgbaImage } from '../src/core/types.js';
 import type { RenderParams } from '../src/core/params/definitions.js';
@@ -20,6 +20,7 @@ class OnePass {
   private previous: Uint16Array | null = null;
   private tuned: { params: RenderParams; report: DirectorReport } | null = null;
   private codebook: Int32Array | null = null;
+  private lastCells: Float32Array | null = null;
   choices = 0;
 
   constructor(params: Record<string, unknown>) {
@@ -40,6 +41,16 @@ class OnePass {
       }
     }
     const prep = prepare(frame, columns, invert, cellAspect, this.tuned && !this.requested.color ? 'later' : 'now');
+    // A hard cut (over 60 % of the cells' means moved by more than CUT_DELTA) is tuned for in its own frame.
+    const last = kept ? this.lastCells : null;
+    if (last && last.length === prep.cellLuma.length) {
+      const moved = prep.cellLuma.filter((v, i) => Math.abs(v - last[i]!) > CUT_DELTA).length;
+      if (moved > 0.6 * prep.cellLuma.length) {
+        this.tuned = null;
+        this.codebook = null;
+      }
+    }
+    this.lastCells = prep.cellLuma.slice();
     const filter = kept ?? (this.filter = new TemporalFilter({ columns, rows }));
     if (!kept) this.previous = null;
     filter.setUpsampled(prep.resampled.luma.width > frame.width || prep.resampled.luma.height > frame.height);
@@ -127,7 +138,8 @@ describe('FrameRenderer in two halves (FrameFront, FrameBack), as the studio run
       const { handoff, transfer } = detachHandoff(front.render(frame));
       assert.equal(snapshot(back.render(copy(frame), structuredClone(handoff, { transfer }))), snapshot(whole.render(frame)), `frame ${i}`);
     });
-    assert.equal(back.codebookChoices, 2);
+    // The first frame, the retune at 3, and the cut to the negative at 5 (tuned in its own frame).
+    assert.equal(back.codebookChoices, 3);
   });
 
   it('a detached handoff owns its arrays: the front goes on with its own', () => {

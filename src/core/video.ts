@@ -4,11 +4,22 @@ import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { glyphStage, prepare, sourceStage, type TunedSource } from './render.js';
 import { SUB_X, SUB_Y } from './glyphs/types.js';
 import { laterCellRgb } from './pipeline/resample.js';
-import { SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
+import { CUT_DELTA, SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
 import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
 
 /** Share of cells in motion, and of cells whose mean changed, that counts as a scene cut. */
 const SCENE_CUT = 0.6;
+
+/** More than SCENE_CUT of the cells' means moved by more than CUT_DELTA since the previous frame. */
+function hardCut(previous: Float32Array, cells: Float32Array): boolean {
+  const need = SCENE_CUT * cells.length;
+  let moved = 0;
+  for (let i = 0; i < cells.length; i++) {
+    const d = cells[i]! - previous[i]!;
+    if ((d > CUT_DELTA || d < -CUT_DELTA) && ++moved > need) return true;
+  }
+  return false;
+}
 
 /**
  * What FrameFront hands FrameBack for one frame: plain data and typed arrays, so the two halves
@@ -39,6 +50,8 @@ export class FrameFront {
   private readonly explicit: readonly string[];
   private filter: TemporalFilter | null = null;
   private tuned: { params: RenderParams; report: DirectorReport } | null = null;
+  /** The previous frame's cell means (the same grid), to see a hard cut before it is tuned for. */
+  private lastCells: Float32Array | null = null;
 
   constructor(params: Readonly<Record<string, unknown>> = {}) {
     const explicit = parseParamsOrThrow(params, 'json');
@@ -73,6 +86,14 @@ export class FrameFront {
     const later = this.tuned !== null && !this.requested.color;
     // The temporal filter reads the luminance at once, in JavaScript: copied out, not kept.
     const prep = prepare(frame, columns, invert, cellAspect, later ? 'later' : 'now', 'copied');
+    // A hard cut (most cells' means moved more than any noise explains: CUT_DELTA) is tuned for in
+    // its own frame. The filter's statistics above see it only a frame later, when a slide-show
+    // GIF's next slide has already been drawn with the tone of the one before (black -> white
+    // showed a blank frame for the white slide's whole delay).
+    const last = kept ? this.lastCells : null;
+    if (this.tuned && last && last.length === prep.cellLuma.length && hardCut(last, prep.cellLuma)) this.tuned = null;
+    if (!last || last.length !== prep.cellLuma.length) this.lastCells = new Float32Array(prep.cellLuma.length);
+    this.lastCells!.set(prep.cellLuma);
     const filter = kept ?? (this.filter = new TemporalFilter({ columns, rows }));
     const raster = prep.resampled.luma;
     filter.setUpsampled(raster.width > frame.width || raster.height > frame.height);
@@ -145,10 +166,11 @@ export class FrameBack {
  * Renders a stream of frames (webcam, video, animated GIF) without flicker: the Bayesian temporal
  * filter smooths each sample, stable cells keep their glyph unless another is clearly better
  * (hysteresis), and the Auto Director's tuning and the glyph codebook are chosen on the first
- * frame and kept, since re-tuning per frame would itself flicker. A scene cut re-tunes on the
- * next frame: most cells in motion at once AND a change no noise explains, in absolute terms:
- * most cell means moved by more than CUT_DELTA (a new scene), or the whole frame's mean moved by
- * more than SHIFT_DELTA (a fade). Absolute, so a noise estimate still settling (the first frames)
+ * frame and kept, since re-tuning per frame would itself flicker. A hard cut (most cell means
+ * moved by more than CUT_DELTA since the previous frame) re-tunes in its own frame; the filter's
+ * view of a cut re-tunes on the next: most cells in motion at once AND a change no noise explains,
+ * in absolute terms: most cell means moved by more than CUT_DELTA from its estimate, or the whole
+ * frame's mean moved by more than SHIFT_DELTA (a fade). Absolute, so a noise estimate still settling (the first frames)
  * or reading low cannot pass a still noisy scene for a cut at any column count.
  * `retune()` starts afresh (a new source, or the caller changed parameters).
  * Mono frames on a kept tuning compute their cells' colours only when something reads them (json's
