@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -32,10 +32,14 @@ after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The completions bash offers for the words typed so far (the last one being completed). */
-function complete(words: readonly string[]): string[] {
-  const arr = words.map((w) => `'${w}'`).join(' ');
-  const r = spawnSync('bash', ['-c', `source ${join(dir, 'v2a.bash')}; COMP_WORDS=(${arr}); COMP_CWORD=${words.length - 1}; _v2a; printf '%s\\n' "\${COMPREPLY[@]}"`], { cwd: dir, encoding: 'utf8' });
+/**
+ * The completions bash offers for the words typed so far (the last one being completed), as bash
+ * splits them (COMP_WORDS: `--charset=d` is `--charset`, `=`, `d` with the default COMP_WORDBREAKS),
+ * run in `cwd` (the scripts' directory by default).
+ */
+function complete(words: readonly string[], cwd = dir): string[] {
+  // The words as arguments, so that any name passes unquoted.
+  const r = spawnSync('bash', ['-c', `source ${join(dir, 'v2a.bash')}; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _v2a; printf '%s\\n' "\${COMPREPLY[@]}"`, 'bash', ...words], { cwd, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.split('\n').filter(Boolean).sort();
 }
@@ -63,6 +67,56 @@ describe('v2a completion', () => {
     assert.ok(complete(['v2a', 'pho']).includes('photo.jpg'), 'file names for the default command');
   });
 
+  test('bash: a file name with spaces or glob characters is one completion, for each file operand and -o', () => {
+    const files = mkdtempSync(join(tmpdir(), 'v2a-files-'));
+    try {
+      for (const name of ['my photo.png', 'my\tclip.mp4', 'my[1].json', 'my*.png']) writeFileSync(join(files, name), '');
+      const all = ['my\tclip.mp4', 'my photo.png', 'my*.png', 'my[1].json'];
+      for (const words of [['v2a', 'my'], ['v2a', 'render', 'my'], ['v2a', 'x.png', '-o', 'my'], ['v2a', 'play', 'my'], ['v2a', 'play', 'x.mp4', '--output', 'my'], ['v2a', 'decode', 'my'], ['v2a', 'decode', 'a.json', '-o', 'my']]) {
+        assert.deepEqual(complete(words, files), all, words.join(' '));
+      }
+      assert.deepEqual(complete(['v2a', 'my p'], files), ['my photo.png']);
+    } finally {
+      rmSync(files, { recursive: true, force: true });
+    }
+  });
+
+  test('bash: mcp --root offers folders, not files', () => {
+    const files = mkdtempSync(join(tmpdir(), 'v2a-files-'));
+    try {
+      mkdirSync(join(files, 'pics one'));
+      writeFileSync(join(files, 'pic.png'), '');
+      assert.deepEqual(complete(['v2a', 'mcp', '--root', 'pi'], files), ['pics one']);
+      assert.deepEqual(complete(['v2a', 'mcp', '--root', '=', 'pi'], files), ['pics one']);
+    } finally {
+      rmSync(files, { recursive: true, force: true });
+    }
+  });
+
+  test('bash: option values complete after --flag= too, as bash splits it or as one word', () => {
+    assert.deepEqual(complete(['v2a', 'x.png', '--charset', '=']), ['binary', 'blocks', 'detailed', 'dots', 'minimal', 'standard']);
+    assert.deepEqual(complete(['v2a', 'x.png', '--charset', '=', 'd']), ['detailed', 'dots']);
+    assert.deepEqual(complete(['v2a', 'play', 'x.mp4', '--colors', '=', '2']), ['256']);
+    assert.deepEqual(complete(['v2a', '--charset=d']), ['--charset=detailed', '--charset=dots']);
+    assert.deepEqual(complete(['v2a', '--format=json']), ['--format=json', '--format=json-compact']);
+    // A switch takes no value: nothing, not file names.
+    assert.deepEqual(complete(['v2a', 'x.png', '--color', '=', '']), []);
+  });
+
+  test('bash: -V, --version and the help command are offered', () => {
+    assert.deepEqual(complete(['v2a', '-V']), ['-V']);
+    assert.deepEqual(complete(['v2a', '--vers']), ['--version']);
+    assert.deepEqual(complete(['v2a', 'x.png', '--vers']), []);
+    assert.deepEqual(complete(['v2a', 'hel']), ['help']);
+    assert.deepEqual(complete(['v2a', 'help', 'pl']), ['play']);
+  });
+
+  test('zsh: descriptions keep their colons and brackets, escaped', () => {
+    assert.ok(scripts.zsh!.includes('[write to <file> instead of standard output (-\\: standard output)]'), 'the -o description, whole');
+    assert.ok(scripts.zsh!.includes("'--charset=[Glyph ramp]:value:(standard detailed blocks binary dots minimal)'"), '--charset=value');
+    assert.ok(scripts.zsh!.includes("'--root=[a folder imagePath may read from (repeatable)]:folder:_files -/'"), 'mcp --root: folders');
+  });
+
   test('an unknown shell is a usage error', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'completion', 'tcsh'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 2);
@@ -76,6 +130,9 @@ describe('v2a completion', () => {
     assert.deepEqual(ask('v2a x.png --charset d'), ['detailed', 'dots']);
     assert.deepEqual(ask('v2a play x.mp4 --lo'), ['--loop']);
     assert.ok(ask('v2a pl').includes('play'));
+    assert.ok(ask('v2a -').includes('--version'));
+    assert.ok(ask('v2a h').includes('help'));
+    assert.deepEqual(ask('v2a --charset=d'), ['--charset=detailed', '--charset=dots']);
   });
 
   for (const shell of ['zsh', 'fish']) {

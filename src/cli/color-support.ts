@@ -1,26 +1,28 @@
 /**
- * The colour depth a terminal supports, from the environment as terminals and tools agree on it
- * (the conventions of NO_COLOR, FORCE_COLOR and the supports-color package):
- * - `NO_COLOR` set and not empty: none (https://no-color.org), unless FORCE_COLOR says otherwise.
- * - `FORCE_COLOR`: 0 or false none; 1 or true (or empty) at least 16; 2 at least 256; 3 truecolor —
- *   also when standard output is not a terminal.
- * - Otherwise only a terminal gets colour: `COLORTERM=truecolor|24bit` truecolor; a TERM naming a
- *   24-bit terminal (kitty, ghostty, wezterm, iTerm, *-direct) truecolor; `TERM=*-256color` 256;
- *   `TERM=dumb` none; any other TERM (xterm, screen, linux, vt100, ...) or COLORTERM set, 16.
+ * The colour depth a terminal supports, from the environment, in the order Node's own
+ * tty.WriteStream.getColorDepth reads it (one well-known precedence, so that v2a agrees with
+ * Node's own colours and the FORCE_COLOR / NO_COLOR conventions):
+ * 1. `FORCE_COLOR`, exact, also when standard output is not a terminal: 1 (or empty, or true) 16,
+ *    2 256, 3 truecolor; 0, false or any other value none.
+ * 2. An off switch: `NO_COLOR` (https://no-color.org) or `NODE_DISABLE_COLORS` set and not empty,
+ *    or `TERM=dumb`: none.
+ * 3. Only a terminal gets colour: `COLORTERM=truecolor|24bit` truecolor; a TERM naming a 24-bit
+ *    terminal (kitty, ghostty, wezterm, iTerm, *-direct) truecolor; `TERM=*-256color` 256; any
+ *    other TERM (xterm, screen, linux, vt100, ...) or COLORTERM set, 16.
+ * The off switches only decide whether colour is on by default: colour asked for explicitly
+ * (`--color`) gets the depth of step 1 or 3 (`colorDepthWhenOn`).
  */
 import type { ColorDepth } from '../core/params/definitions.js';
 
 export type ColorSupport = ColorDepth | 'none';
 
-const RANK: Readonly<Record<ColorSupport, number>> = { none: 0, '16': 1, '256': 2, truecolor: 3 };
-const BY_RANK: readonly ColorSupport[] = ['none', '16', '256', 'truecolor'];
+type Env = Readonly<Record<string, string | undefined>>;
 
-/** What the terminal itself claims, from COLORTERM and TERM. */
-function fromTerminal(env: Readonly<Record<string, string | undefined>>): ColorSupport {
+/** What the terminal itself claims, from COLORTERM and TERM (TERM=dumb is an off switch, not a depth). */
+function fromTerminal(env: Env): ColorSupport {
   const colorterm = (env.COLORTERM ?? '').toLowerCase();
   const term = (env.TERM ?? '').toLowerCase();
   if (colorterm === 'truecolor' || colorterm === '24bit') return 'truecolor';
-  if (term === 'dumb') return 'none';
   if (/^(xterm-kitty|xterm-ghostty|wezterm|alacritty|foot)|-direct$|-truecolor$/.test(term)) return 'truecolor';
   if (env.TERM_PROGRAM === 'iTerm.app' || env.TERM_PROGRAM === 'WezTerm' || env.TERM_PROGRAM === 'ghostty') return 'truecolor';
   if (/-256(colou?r)?$/.test(term)) return '256';
@@ -28,22 +30,41 @@ function fromTerminal(env: Readonly<Record<string, string | undefined>>): ColorS
   return 'none';
 }
 
-/** FORCE_COLOR's level, or undefined when it is not set. */
+/** FORCE_COLOR's depth as Node reads it, or undefined when it is not set. */
 function forced(value: string | undefined): ColorSupport | undefined {
   if (value === undefined) return undefined;
-  const v = value.trim().toLowerCase();
-  if (v === '0' || v === 'false') return 'none';
-  if (v === '' || v === '1' || v === 'true') return '16';
-  if (v === '2') return '256';
-  if (v === '3') return 'truecolor';
-  return '16';
+  switch (value.trim().toLowerCase()) {
+    case '': case '1': case 'true': return '16';
+    case '2': return '256';
+    case '3': return 'truecolor';
+    default: return 'none';
+  }
 }
 
-/** The colour depth to use on standard output when the user did not say (`--colors`). */
-export function detectColor(env: Readonly<Record<string, string | undefined>>, isTty: boolean): ColorSupport {
+const set = (value: string | undefined) => value !== undefined && value !== '';
+
+/** NO_COLOR, NODE_DISABLE_COLORS or TERM=dumb: no colour unless asked for. */
+function switchedOff(env: Env): boolean {
+  return set(env.NO_COLOR) || set(env.NODE_DISABLE_COLORS) || (env.TERM ?? '').toLowerCase() === 'dumb';
+}
+
+/** The colour depth to use on standard output when the user did not say (`--color`, `--colors`). */
+export function detectColor(env: Env, isTty: boolean): ColorSupport {
   const force = forced(env.FORCE_COLOR);
-  if (force === 'none') return 'none';
-  if (force !== undefined) return BY_RANK[Math.max(RANK[force], RANK[fromTerminal(env)])]!;
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 'none';
+  if (force !== undefined) return force;
+  if (switchedOff(env)) return 'none';
   return isTty ? fromTerminal(env) : 'none';
+}
+
+/**
+ * The depth for colour the user turned on (`--color`, `--format ansi`) without `--colors`: the
+ * detection without its off switches, since NO_COLOR, TERM=dumb and FORCE_COLOR=0 say "no colour
+ * by default", not "this terminal has fewer colours". Undefined where nothing tells a depth (piped
+ * without FORCE_COLOR, a terminal without TERM or COLORTERM): the colorDepth parameter's default.
+ */
+export function colorDepthWhenOn(env: Env, isTty: boolean): ColorDepth | undefined {
+  const force = forced(env.FORCE_COLOR);
+  if (force !== undefined && force !== 'none') return force;
+  const depth = isTty ? fromTerminal(env) : 'none';
+  return depth === 'none' ? undefined : depth;
 }

@@ -6,7 +6,7 @@
  */
 import { Option, type Command } from 'commander';
 import {
-  PARAMS, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
+  DEFAULTS, PARAMS, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
 } from '../core/params/definitions.js';
 import { ParamValidationError, parseParams } from '../core/params/validate.js';
 
@@ -26,7 +26,18 @@ export function flagOf(def: ParamDef): string {
   return `--${kebabName(def.name)}`;
 }
 
+/**
+ * Defaults the CLI chooses in place of the parameters' own (the API's): render and play put colour
+ * on for a colour terminal, and then write ansi. Every help text that shows a default shows these.
+ */
+const CLI_DEFAULTS: Partial<Record<ParamName, string>> = {
+  color: 'on when standard output is a colour terminal',
+  format: `ansi when colour is on, else ${DEFAULTS.format}`,
+};
+
 function showDefault(def: ParamDef): string {
+  const cli = CLI_DEFAULTS[def.name as ParamName];
+  if (cli !== undefined) return cli;
   if (def.type === 'boolean') return def.default ? 'on' : 'off';
   return String(def.default);
 }

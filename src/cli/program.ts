@@ -13,10 +13,10 @@ import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary } from './flags.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
-import { EXIT } from './terminal.js';
+import { EXIT, usageError } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
-/** The name of commander's help command (`v2a help [command]`). */
+/** The name of the help command (`v2a help [command]`). */
 const HELP_COMMAND = 'help';
 
 /** The end of a usage error's line. */
@@ -37,9 +37,10 @@ const EXIT_CODES_HELP = `Exit codes:
 export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [
   ...[MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS].map((s) => ({ name: s.name, default: String(s.default), meaning: `${s.meaning} Must be ${describeRange(s)}.` })),
   { name: 'V2A_DEBUG', default: '(unset)', meaning: 'Set to 1 to print stack traces of errors.' },
-  { name: 'NO_COLOR', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work.' },
-  { name: 'FORCE_COLOR', default: '(unset)', meaning: 'Colour even when piped: 0 none, 1 16 colours, 2 256, 3 truecolor.' },
-  { name: 'COLORTERM, TERM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit, TERM=*-256color, TERM=dumb (none).' },
+  // Colour, in the order it is read (color-support.ts, as Node's getColorDepth).
+  { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1 16 colours, 2 256, 3 truecolor; 0 (or another value) none.' },
+  { name: 'NO_COLOR, NODE_DISABLE_COLORS', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work, at the depth of the terminal.' },
+  { name: 'COLORTERM, TERM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit truecolor, TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
   { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped.' },
   {
     name: 'NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE',
@@ -47,6 +48,23 @@ export const CLI_ENV: readonly { readonly name: string; readonly default: string
     meaning: 'v2a keeps the code each command compiled (and its bundle of sharp\'s) in a code cache (and on Node >= 22.8 turns on Node\'s compile cache for what it loads from node_modules), in NODE_COMPILE_CACHE or else <os.tmpdir()>/node-compile-cache, so later runs start faster; NODE_DISABLE_COMPILE_CACHE=1 turns both off.',
   },
 ];
+
+/**
+ * `v2a help [command]`, in place of commander's, which answers `help help` and `help <unknown>`
+ * with the whole help on stderr and exit 2, the unknown name unsaid.
+ */
+function addHelpCommand(program: Command): void {
+  program
+    .command(HELP_COMMAND)
+    .description('show help for a command')
+    .argument('[command]', 'the command to show help for')
+    .action((name: string | undefined) => {
+      if (name === undefined) return program.outputHelp();
+      const cmd = program.commands.find((c) => c.name() === name || c.aliases().includes(name));
+      if (cmd === undefined) throw usageError(`unknown command '${name}' ${HELP_HINT}`);
+      cmd.outputHelp();
+    });
+}
 
 const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.default})\n      ${e.meaning}`).join('\n')}`;
 
@@ -57,7 +75,7 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
     .description('Images (and video) to character art: text, ANSI, HTML, SVG and JSON.\nv2a <file> renders it to fit the terminal, in colour when the terminal has colour.')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .helpCommand(`${HELP_COMMAND} [command]`, 'show help for a command')
+    .helpCommand(false)
     .exitOverride()
     .configureOutput({
       // One line, as every message of the CLI: commander's suggestion ("Did you mean ...?") joins
@@ -66,6 +84,7 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
     });
   // Settings above are inherited by commands created from here on.
   for (const register of registrars) register(program);
+  addHelpCommand(program);
   // A function: the text is built only when help is shown, not on every run.
   program.addHelpText(
     'after',
@@ -112,8 +131,7 @@ export function reportError(err: unknown): number {
 function unknownCommand(program: Command, argv: readonly string[]): string | undefined {
   const first = argv[2];
   if (first === undefined || first.startsWith('-') || /[./\\]/.test(first)) return undefined;
-  // commander's help command is not in program.commands.
-  if (first === HELP_COMMAND || program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined;
+  if (program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined;
   return existsSync(first) ? undefined : first;
 }
 

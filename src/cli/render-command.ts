@@ -158,12 +158,13 @@ Piped without COLUMNS, or written with -o: ${DEFAULTS.columns} columns. A defaul
 extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of
 your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
 
-Colour: on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless
---no-color, --format, or NO_COLOR (any value) say otherwise; piped it is text unless FORCE_COLOR
-(1: 16 colours, 2: 256, 3: truecolor) is set. -c/--colors truecolor|256|16 turns colour on at that
+Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256,
+3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is
+ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or
+TERM=dumb say otherwise; piped it is text. -c/--colors truecolor|256|16 turns colour on at that
 depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error),
 none turns it off. The depth is detected from COLORTERM=truecolor|24bit, TERM=*-256color, other
-TERM values (16), TERM=dumb (none).
+TERM values (16); --color with NO_COLOR or TERM=dumb keeps it.
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
@@ -205,8 +206,8 @@ export function registerRender(program: Command): void {
   addViewOptions(cmd);
   addParamOptions(cmd, {
     columns: 'the same as -w; when neither is given, the art fits the terminal (see Size below)',
-    format: `when not given: from the -o extension, else ansi if colour is on, else ${DEFAULTS.format}`,
-    color: 'on by default when standard output is a colour terminal (see Colour below)',
+    format: 'an -o file\'s extension chooses it first',
+    color: 'see Colour below',
   });
   cmd.addHelpText('after', `\n${RENDER_HELP}`);
   cmd.action((file: string, _opts: unknown, command: Command) => renderAction(file, command));

@@ -6,7 +6,7 @@
 import type { FitBox } from '../core/job.js';
 import { COLOR_DEPTHS, PARAM_BY_NAME, type ColorDepth, type IntegerDef, type RenderParams } from '../core/params/definitions.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
-import { detectColor, type ColorSupport } from './color-support.js';
+import { colorDepthWhenOn, detectColor, type ColorSupport } from './color-support.js';
 import { clampColumns, stdoutIsTty, usageError } from './terminal.js';
 
 const COLUMNS_DEF = PARAM_BY_NAME.get('columns') as IntegerDef;
@@ -123,9 +123,10 @@ export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, ou
     return out;
   }
   if (output !== undefined) return out;
-  const detected = detectColor(env, isTty);
-  if (detected === 'none') return out;
-  if (params.color === undefined && params.format === undefined) out.color = true;
-  if ((out.color || out.format === 'ansi') && detected !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = detected;
+  if (params.color === undefined && params.format === undefined && detectColor(env, isTty) !== 'none') out.color = true;
+  // NO_COLOR, TERM=dumb and FORCE_COLOR=0 turn only the default off: colour turned on by hand
+  // (--color, --format ansi) still gets the depth the terminal supports.
+  const depth = colorDepthWhenOn(env, isTty);
+  if ((out.color || out.format === 'ansi') && depth !== undefined && depth !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = depth;
   return out;
 }

@@ -1,0 +1,107 @@
+/**
+ * The CLI's colour from the environment (color-support.ts), in the order Node's
+ * tty.WriteStream.getColorDepth reads it: FORCE_COLOR, exact; then the off switches NO_COLOR,
+ * NODE_DISABLE_COLORS and TERM=dumb; then COLORTERM and TERM on a terminal. The off switches only
+ * turn the default off: colour turned on by hand keeps the terminal's depth. And what the help
+ * says of it: colour's and the format's defaults as the CLI chooses them, the environment in that
+ * order, and the help command.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { colorDepthWhenOn, detectColor } from '../src/cli/color-support.js';
+import { resolveColor } from '../src/cli/view.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MAIN = join(ROOT, 'src/cli/main.ts');
+
+const XTERM_256 = { TERM: 'xterm-256color' };
+
+describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / TERM=dumb, then the terminal', () => {
+  test('FORCE_COLOR is exact, piped or not, whatever the terminal claims', () => {
+    for (const isTty of [false, true]) {
+      for (const [value, depth] of [['1', '16'], ['', '16'], ['true', '16'], ['2', '256'], ['3', 'truecolor'], ['0', 'none'], ['false', 'none']] as const) {
+        assert.equal(detectColor({ FORCE_COLOR: value, TERM: 'xterm-256color', COLORTERM: 'truecolor' }, isTty), depth, `FORCE_COLOR=${value} isTty=${isTty}`);
+      }
+    }
+  });
+
+  test('FORCE_COLOR comes before NO_COLOR and TERM=dumb', () => {
+    assert.equal(detectColor({ NO_COLOR: '1', FORCE_COLOR: '3' }, false), 'truecolor');
+    assert.equal(detectColor({ TERM: 'dumb', FORCE_COLOR: '2' }, true), '256');
+  });
+
+  test('NO_COLOR, NODE_DISABLE_COLORS and TERM=dumb: none, whatever COLORTERM says', () => {
+    for (const env of [{ NO_COLOR: '1' }, { NODE_DISABLE_COLORS: '1' }, { TERM: 'dumb' }]) {
+      assert.equal(detectColor({ ...XTERM_256, COLORTERM: 'truecolor', ...env }, true), 'none', JSON.stringify(env));
+    }
+    // Empty is unset (no-color.org).
+    assert.equal(detectColor({ ...XTERM_256, NO_COLOR: '' }, true), '256');
+  });
+
+  test('a terminal: COLORTERM, then TERM; piped: none', () => {
+    assert.equal(detectColor({ ...XTERM_256, COLORTERM: 'truecolor' }, true), 'truecolor');
+    assert.equal(detectColor(XTERM_256, true), '256');
+    assert.equal(detectColor({ TERM: 'xterm' }, true), '16');
+    assert.equal(detectColor({}, true), 'none');
+    assert.equal(detectColor({ ...XTERM_256, COLORTERM: 'truecolor' }, false), 'none');
+  });
+
+  test('colour turned on by hand: the depth without the off switches', () => {
+    for (const off of [{ NO_COLOR: '1' }, { NODE_DISABLE_COLORS: '1' }, { FORCE_COLOR: '0' }, {}]) {
+      assert.equal(colorDepthWhenOn({ ...XTERM_256, ...off }, true), '256', JSON.stringify(off));
+    }
+    assert.equal(colorDepthWhenOn({ TERM: 'dumb', COLORTERM: 'truecolor' }, true), 'truecolor');
+    assert.equal(colorDepthWhenOn({ TERM: 'dumb' }, true), '16');
+    assert.equal(colorDepthWhenOn({ NO_COLOR: '1', FORCE_COLOR: '2' }, false), '256');
+    // Nothing tells a depth: the colorDepth parameter's default.
+    assert.equal(colorDepthWhenOn(XTERM_256, false), undefined);
+    assert.equal(colorDepthWhenOn({}, true), undefined);
+  });
+
+  test('--color with NO_COLOR on a 256-colour terminal renders at 256 colours, as without NO_COLOR', () => {
+    for (const env of [XTERM_256, { ...XTERM_256, NO_COLOR: '1' }]) {
+      assert.deepEqual(resolveColor({ color: true }, {}, undefined, env, true), { color: true, colorDepth: '256' }, JSON.stringify(env));
+    }
+    assert.deepEqual(resolveColor({ format: 'ansi' }, {}, undefined, { TERM: 'dumb' }, true), { format: 'ansi', colorDepth: '16' });
+    // The default is still off.
+    assert.deepEqual(resolveColor({}, {}, undefined, { ...XTERM_256, NO_COLOR: '1' }, true), {});
+  });
+});
+
+function v2a(args: readonly string[]) {
+  return spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, V2A_DEBUG: '' } });
+}
+
+describe('help', () => {
+  test('v2a --help: --color and --format defaults as the CLI chooses them; colour variables in the order they are read', () => {
+    const r = v2a(['--help']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^ {2}--color, --no-color +a switch; default on when standard output is a colour terminal/m);
+    assert.match(r.stdout, /^ {2}--format <name> +one of .*; default ansi when colour is on, else text/m);
+    const order = ['FORCE_COLOR', 'NO_COLOR, NODE_DISABLE_COLORS', 'COLORTERM, TERM'].map((name) => r.stdout.indexOf(`\n  ${name} (default`));
+    assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `order: ${order.join(' ')}`);
+  });
+
+  test('v2a play --help: colour on for a colour terminal', { todo: 'needs play-command.ts to pass --color and --format notes to addParamOptions' }, () => {
+    const r = v2a(['play', '--help']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout.replace(/\s+/g, ' '), /on by default when standard output is a colour terminal/);
+  });
+
+  test('v2a help help: the help command\'s help, on stdout, exit 0', () => {
+    const r = v2a(['help', 'help']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.match(r.stdout, /^Usage: v2a help \[options\] \[command\]/);
+  });
+
+  test('v2a help <unknown>: one usage line naming it, exit 2', () => {
+    const r = v2a(['help', 'bogus']);
+    assert.equal(r.status, 2);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, "v2a: unknown command 'bogus' (see v2a --help)\n");
+  });
+});
