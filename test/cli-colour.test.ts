@@ -85,10 +85,12 @@ describe('help', () => {
     assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `order: ${order.join(' ')}`);
   });
 
-  test('v2a play --help: colour on for a colour terminal', { todo: 'needs play-command.ts to pass --color and --format notes to addParamOptions' }, () => {
+  test('v2a play --help: colour on for a colour terminal, and --no-color is not called the default', () => {
     const r = v2a(['play', '--help']);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout.replace(/\s+/g, ' '), /on by default when standard output is a colour terminal/);
+    const text = r.stdout.replace(/\s+/g, ' ');
+    assert.match(text, /default on when standard output is a colour terminal/);
+    assert.match(text, /--no-color turn --color off --/);
   });
 
   test('v2a help help: the help command\'s help, on stdout, exit 0', () => {

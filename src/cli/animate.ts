@@ -7,21 +7,28 @@
  *
  * - Standard output a terminal and no -o: played in place (cursor hidden, cursor home before each
  *   frame, frame delays honoured, `--loop` times, 0 = until Ctrl-C), as text or, with --color or
- *   --format ansi, as ansi. The terminal is restored on the end, on errors and on SIGINT/SIGTERM.
+ *   --format ansi, as ansi; the keys, signals and restoring of the terminal are
+ *   playback-terminal.ts's. A size that came from the terminal follows it when it is resized: the
+ *   clip goes on at the next frame, rendered for the new size. A terminal without cursor
+ *   addressing (TERM=dumb) is refused.
  * - Otherwise (piped, or -o): NDJSON, one json-compact object per line per frame. --format is
  *   refused unless it is json-compact: silently writing something else than asked is worse.
  *
- * A still image is one frame.
+ * A still image is one frame. The input is any file, a pipe or FIFO (`<(...)`), or `-`; what is
+ * read into memory is bounded by V2A_MAX_IMAGE_BYTES. A video file is not read: ffmpeg streams it
+ * from disk frame by frame, so its size costs no memory (each frame is bounded by
+ * V2A_MAX_IMAGE_PIXELS); a bound of 16 MiB would refuse most real clips.
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import type { FitBox, FrameDecoder, FrameJobResult } from '../core/job.js';
+import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { V2aError } from '../core/errors.js';
+import type { DecodeRequest, DecodedFrame, FitBox, FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { bodyText } from '../core/format/output.js';
+import { PlaybackTerminal } from './playback-terminal.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
-import {
-  ESC, EXIT, ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits,
-} from './terminal.js';
-import { isVideo, videoFrameDecoder, type VideoInput } from './video-source.js';
+import { ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits } from './terminal.js';
+import { isVideo, videoFrameDecoder } from './video-source.js';
+import { resolveBox } from './view.js';
 
 export interface AnimateOptions {
   readonly file: string;
@@ -57,6 +64,10 @@ function chooseMode(opts: AnimateOptions): Mode {
     if (format !== 'text' && format !== 'ansi') {
       throw usageError(`an animation plays as text or ansi on a terminal, not ${format}: pipe the output or use -o for NDJSON of json-compact`);
     }
+    // Without cursor addressing each frame would scroll under the last: a wall of text, not a clip.
+    if (process.env.TERM === 'dumb') {
+      throw usageError('this terminal (TERM=dumb) cannot play an animation in place: write the frames with -o frames.ndjson, or play it in a terminal with cursor addressing');
+    }
     return { kind: 'play', format, loop: parseLoop(opts.loop) };
   }
   if (params.format !== undefined && params.format !== 'json-compact') {
@@ -71,123 +82,163 @@ function chooseMode(opts: AnimateOptions): Mode {
   return { kind: 'ndjson', output };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Frames from index `from` on (a player resumes there after a resize). */
+type Frames = (bytes: Uint8Array, request: DecodeRequest, from: number) => AsyncGenerator<DecodedFrame, void, undefined>;
 
-/** The first bytes of a file, to tell a video from an image without reading it all. */
-function head(path: string): Uint8Array {
+/** A pass over the frames from `from` on, fitted to `fit`. */
+type Pass = (fit: FitBox | undefined, from: number) => AsyncIterable<FrameJobResult>;
+
+/**
+ * The first bytes of a regular file, to tell a video from an image without reading it all;
+ * undefined for anything else: opening a FIFO to look would take bytes from its reader.
+ */
+function sniff(path: string): { head: Uint8Array } | undefined {
+  try {
+    if (!statSync(path).isFile()) return undefined;
+  } catch (err) {
+    throw ioError('read', path, err);
+  }
   return withReadFd(path, (fd) => {
     const buf = new Uint8Array(256);
-    return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0));
+    return { head: buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)) };
   });
 }
 
-/** The frames' source: a video for ffmpeg (a path it opens, or standard input's bytes), or image bytes for sharp. */
-async function frameSource(opts: AnimateOptions, realtime: boolean): Promise<{ bytes: Uint8Array; decoder: FrameDecoder; video: boolean }> {
-  const fromFile = opts.file !== '-';
-  if (fromFile && isVideo(head(opts.file))) {
-    // A video file streams through ffmpeg: its size is not bounded by V2A_MAX_IMAGE_BYTES.
-    return { bytes: new Uint8Array(0), decoder: videoFrameDecoder({ input: { path: opts.file }, realtime }), video: true };
+/** Sharp decodes an animation from its start: the frames before `from` are skipped. */
+async function* skipTo(frames: AsyncGenerator<DecodedFrame, void, undefined>, from: number): AsyncGenerator<DecodedFrame, void, undefined> {
+  for await (const frame of frames) if (frame.index >= from) yield frame;
+}
+
+/**
+ * The frames' source: a video for ffmpeg (a regular file by its path, else its bytes), or image
+ * bytes for sharp. Standard input, a pipe or a FIFO can be read only once: it is read whole, as
+ * an image is. `clock`: the player's, for dropping late video frames.
+ */
+async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean }> {
+  const { file, limits } = opts;
+  const realtime = clock !== undefined;
+  const regular = file === '-' ? undefined : sniff(file);
+  if (regular && isVideo(regular.head)) {
+    // Streamed by ffmpeg from disk: no byte bound (see above).
+    return { bytes: new Uint8Array(0), frames: videoFrameDecoder({ input: { path: file }, realtime, clock }), video: true };
   }
   const sharpFrames = import('./renderer.js');
   sharpFrames.catch(() => undefined);
-  const bytes = await readInput(opts.file, opts.limits.maxBytes);
-  if (!fromFile && isVideo(bytes)) {
-    const input: VideoInput = { bytes };
-    return { bytes, decoder: videoFrameDecoder({ input, realtime }), video: true };
-  }
-  return { bytes, decoder: (await sharpFrames).decodeFrames, video: false };
+  const bytes = await readInput(file, limits.maxBytes);
+  if (isVideo(bytes)) return { bytes, frames: videoFrameDecoder({ input: { bytes }, realtime, clock }), video: true };
+  const { decodeFrames } = await sharpFrames;
+  return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
 }
 
 export async function animate(opts: AnimateOptions): Promise<void> {
   const mode = chooseMode(opts);
   const job = import('./renderer.js');
   job.catch(() => undefined);
-  const source = await frameSource(opts, mode.kind === 'play');
-  const { runFrameJob } = await job;
-  const pass = () => runFrameJob(source.bytes, opts.params, {
-    frameDecoder: source.decoder,
-    limits: opts.limits,
-    fit: opts.fit ?? { columns: DEFAULTS.columns },
-    format: mode.kind === 'play' ? mode.format : 'json-compact',
-  });
-
-  if (mode.kind === 'ndjson') {
-    let fd: number | undefined;
-    if (mode.output !== undefined) {
-      try {
-        fd = openSync(mode.output, 'w');
-      } catch (err) {
-        throw ioError('write', mode.output, err);
-      }
-    }
-    try {
-      for await (const { output } of pass()) {
-        const line = bodyText(output) + '\n';
-        if (fd === undefined) await writeStdout(line);
-        else {
-          try {
-            writeSync(fd, line);
-          } catch (err) {
-            throw ioError('write', mode.output!, err);
-          }
-        }
-      }
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-    return;
+  // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
+  const term = mode.kind === 'play' ? new PlaybackTerminal(opts.file !== '-' && process.stdin.isTTY === true) : undefined;
+  // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
+  // return() does, which for-await calls on a break or a throw.
+  try {
+    const source = await frameSource(opts, term?.now);
+    const { runFrameJob } = await job;
+    const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
+      frameDecoder: (bytes, request) => source.frames(bytes, request, from),
+      limits: opts.limits,
+      fit: fit ?? { columns: DEFAULTS.columns },
+      format: mode.kind === 'play' ? mode.format : 'json-compact',
+    });
+    if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
+    // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again.
+    const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined).fit : undefined;
+    // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
+    await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
+  } finally {
+    term?.close();
   }
-
-  // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
-  await play(pass, mode.loop, !source.video);
 }
 
-/**
- * Plays frames in place. The first pass renders them as they decode; later passes replay the
- * kept bodies (`keep`), or run the job again.
- */
-async function play(pass: () => AsyncIterable<FrameJobResult>, loop: number, keep: boolean): Promise<void> {
-  let started = false;
-  const restore = () => {
-    if (started) writeSync(1, ESC.reset + ESC.showCursor);
-    started = false;
-  };
-  const onSignal = (signal: NodeJS.Signals) => {
-    restore();
-    process.exit(signal === 'SIGINT' ? EXIT.interrupted : 128 + 15);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+async function writeNdjson(frames: AsyncIterable<FrameJobResult>, output: string | undefined): Promise<void> {
+  let fd: number | undefined;
   try {
-    const kept: { body: string; delay: number }[] = [];
-    let next = performance.now();
-    const show = async (body: string, delay: number) => {
-      const wait = next - performance.now();
-      if (wait > 0) await sleep(wait);
-      if (!started) {
-        started = true;
-        await writeStdout(ESC.hideCursor + ESC.clearScreen);
-      }
-      await writeStdout(ESC.home + body);
-      next = Math.max(next + Math.max(delay, MIN_FRAME_MS), performance.now());
-    };
-    let count = 0;
-    for await (const { output, frame } of pass()) {
-      count = frame.count;
-      const body = bodyText(output);
-      if (loop !== 1 && keep) kept.push({ body, delay: frame.delayMs });
-      await show(body, frame.delayMs);
-    }
-    // A still image (or a one-frame animation) has nothing to replay.
-    if (count > 1) {
-      for (let n = 1; loop === 0 || n < loop; n++) {
-        if (keep) for (const { body, delay } of kept) await show(body, delay);
-        else for await (const { output, frame } of pass()) await show(bodyText(output), frame.delayMs);
+    for await (const { output: art } of frames) {
+      const line = bodyText(art) + '\n';
+      if (output === undefined) await writeStdout(line);
+      else {
+        try {
+          // Opened once a frame has rendered: an input that fails leaves an existing file as it was, as render does.
+          fd ??= openSync(output, 'w');
+          writeSync(fd, line);
+        } catch (err) {
+          throw ioError('write', output, err);
+        }
       }
     }
   } finally {
-    restore();
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Plays frames in place, `loop` times (0: until stopped). The first pass renders them as they
+ * decode; later passes replay the kept bodies (`keep`), or run the job again. A resize that
+ * changes the fit (`refit`) ends the pass and starts it again at the next frame, at the new size.
+ */
+async function play(term: PlaybackTerminal, pass: Pass, fit: FitBox | undefined, refit: (() => FitBox | undefined) | undefined, loop: number, keep: boolean): Promise<void> {
+  let kept: { body: string; delay: number }[] | undefined;
+  let next = term.now();
+  const show = async (body: string, delay: number) => {
+    const wait = next - term.now();
+    if (wait > 0) await term.wait(wait);
+    if (term.quit) return;
+    await term.draw(body);
+    next = Math.max(next + Math.max(delay, MIN_FRAME_MS), term.now());
+  };
+  /** Whether a resize changed the fit; then the kept bodies are the old size's. */
+  const refitted = (): boolean => {
+    if (!refit || !term.takeResize()) return false;
+    const box = refit();
+    if (box?.columns === fit?.columns && box?.rows === fit?.rows) return false;
+    fit = box;
+    kept = undefined;
+    return true;
+  };
+  let count = 0;
+  let from = 0;
+  for (let n = 0; (loop === 0 || n < loop) && !term.quit;) {
+    let resume = -1;
+    if (kept && from === 0) {
+      const bodies = kept;
+      for (let i = 0; i < bodies.length; i++) {
+        const { body, delay } = bodies[i]!;
+        await show(body, delay);
+        if (term.quit) break;
+        if (refitted()) {
+          resume = i + 1;
+          break;
+        }
+      }
+    } else {
+      const collect: typeof kept = keep && loop !== 1 && from === 0 ? [] : undefined;
+      for await (const { output, frame } of pass(fit, from)) {
+        count = frame.count;
+        const body = bodyText(output);
+        collect?.push({ body, delay: frame.delayMs });
+        await show(body, frame.delayMs);
+        if (term.quit) break;
+        if (refitted()) {
+          resume = frame.index + 1;
+          break;
+        }
+      }
+      if (resume < 0 && !term.quit) kept = collect;
+    }
+    if (resume >= 0) {
+      from = resume;
+      continue;
+    }
+    from = 0;
+    n++;
+    // A still image (or a one-frame animation) has nothing to replay.
+    if (count <= 1) break;
   }
 }

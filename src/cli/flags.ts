@@ -66,7 +66,8 @@ export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, s
     if (def.type === 'boolean') {
       cmd.addOption(new Option(flag, help).helpGroup(heading));
       const negated = `--no-${kebabName(def.name)}`;
-      cmd.addOption(new Option(negated, `turn ${flag} off${def.default ? '' : ' (the default)'}`).helpGroup(heading));
+      const offByDefault = !def.default && CLI_DEFAULTS[def.name as ParamName] === undefined;
+      cmd.addOption(new Option(negated, `turn ${flag} off${offByDefault ? ' (the default)' : ''}`).helpGroup(heading));
     } else {
       cmd.addOption(new Option(`${flag} ${placeholder(def)}`, help).helpGroup(heading));
     }

@@ -30,13 +30,17 @@ export function registerPlay(program: Command): void {
     .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)')
     .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);
-  addParamOptions(cmd);
+  addParamOptions(cmd, { format: 'piped or with -o: json-compact only, as NDJSON' });
   cmd.addHelpText('after', `
 On a terminal the frames play in place at the clip's frame rate (frames that render too late are
-dropped, so the clip keeps its speed), fitted to the terminal's width and height unless
--w/-H/--size/--columns say otherwise; Ctrl-C stops and restores the cursor and colours (exit 130).
-Piped or with -o: one json-compact object per frame (NDJSON). Video is decoded by ffmpeg and
-ffprobe from the PATH (Debian: apt-get install ffmpeg); without them v2a says so and exits 3.
+dropped, so the clip keeps its speed), fitted to the terminal's width and height, and refitted when
+it is resized, unless -w/-H/--size/--columns say otherwise. q stops; Ctrl-C stops and restores the
+cursor and colours (exit 130); Ctrl-Z suspends (fg resumes). A terminal that cannot move the cursor
+(TERM=dumb) is refused: use -o. Piped or with -o: one json-compact object per frame (NDJSON), the
+file written once the first frame has rendered. The input is a file, a pipe or FIFO (<(...)) or -;
+what is read into memory is at most V2A_MAX_IMAGE_BYTES (a video file is streamed by ffmpeg from
+disk instead). Video is decoded by ffmpeg and ffprobe from the PATH (Debian: apt-get install
+ffmpeg); without them v2a says so and exits 3.
 
 Examples:
   v2a play clip.mp4

@@ -31,7 +31,8 @@ const EXIT_CODES_HELP = `Exit codes:
     3  the input is not a usable image (undecodable, unsupported, too large), or for
        decode, not valid json-compact
     4  I/O: the input cannot be read, the output cannot be written
-  130  interrupted (Ctrl-C) while playing an animation`;
+  130  interrupted (Ctrl-C) while playing an animation
+  129  the terminal closed (SIGHUP) while playing; 143: SIGTERM while playing`;
 
 /** The environment variables the CLI reads, for `v2a --help` and the README. */
 export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [

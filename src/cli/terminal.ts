@@ -49,6 +49,8 @@ const IO_REASONS: Readonly<Record<string, string>> = {
   EMFILE: 'too many open files',
   ENAMETOOLONG: 'file name too long',
   EEXIST: 'file exists',
+  ESPIPE: 'not seekable',
+  EIO: 'input/output error',
 };
 
 function isSystemError(err: unknown): err is NodeJS.ErrnoException {

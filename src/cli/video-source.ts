@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { V2aError } from '../core/errors.js';
-import type { DecodeRequest, DecodedFrame, FrameDecoder } from '../core/job.js';
+import type { DecodeRequest, DecodedFrame } from '../core/job.js';
 
 /** Container signatures sharp cannot decode but ffmpeg can (ISO BMFF, Matroska/WebM, AVI, Ogg, MPEG). */
 export function isVideo(head: Uint8Array): boolean {
@@ -127,17 +127,20 @@ export interface VideoOptions {
   readonly input: VideoInput;
   /** Drop frames that are more than a frame late at this clock, so playback keeps the clip's speed. */
   readonly realtime?: boolean;
+  /** The clock of `realtime` (default performance.now); the player's stands still while it is suspended. */
+  readonly clock?: () => number;
 }
 
 /**
  * A FrameDecoder (for runFrameJob) over ffmpeg: its bytes argument is ignored, the video comes
- * from `opts.input`. Frames carry the clip's frame interval as their delay.
+ * from `opts.input`. Frames carry the clip's frame interval as their delay. `from`: the index of
+ * the first frame, found by ffmpeg's seeking (a player resumes there after a resize).
  */
-export function videoFrameDecoder(opts: VideoOptions): FrameDecoder {
-  return (_bytes: Uint8Array, request: DecodeRequest) => decodeVideo(opts, request);
+export function videoFrameDecoder(opts: VideoOptions): (bytes: Uint8Array, request: DecodeRequest, from?: number) => AsyncGenerator<DecodedFrame, void, undefined> {
+  return (_bytes, request, from = 0) => decodeVideo(opts, request, from);
 }
 
-async function* decodeVideo(opts: VideoOptions, request: DecodeRequest): AsyncGenerator<DecodedFrame, void, undefined> {
+async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: number): AsyncGenerator<DecodedFrame, void, undefined> {
   const ffmpeg = findExecutable('ffmpeg');
   const ffprobe = findExecutable('ffprobe');
   if (!ffmpeg || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
@@ -149,7 +152,8 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest): AsyncGe
   const width = Math.max(2, Math.min(info.width, request.targetWidth) & ~1);
   const height = Math.max(2, Math.round((width * info.height) / info.width) & ~1);
   const frameBytes = width * height * 4;
-  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', '-i', source(opts.input), '-map', '0:v:0', '-an', '-sn',
+  const seek = from > 0 ? ['-ss', (from / info.fps).toFixed(3)] : [];
+  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', ...seek, '-i', source(opts.input), '-map', '0:v:0', '-an', '-sn',
     '-vf', `scale=${width}:${height}:flags=area`, '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
   { stdio: ['bytes' in opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   track(child);
@@ -164,7 +168,8 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest): AsyncGe
   }
   const delayMs = 1000 / info.fps;
   const count = info.frames ?? 0;
-  let index = 0;
+  const clock = opts.clock ?? (() => performance.now());
+  let index = from;
   let frame = Buffer.allocUnsafe(frameBytes);
   let filled = 0;
   let start = -1;
@@ -179,10 +184,10 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest): AsyncGe
         if (filled < frameBytes) continue;
         const i = index++;
         filled = 0;
-        const now = performance.now();
+        const now = clock();
         if (start < 0) start = now;
         // Behind by more than a frame: skip this one rather than slow the clip down.
-        if (opts.realtime && i > 0 && now > start + (i + 1) * delayMs) continue;
+        if (opts.realtime && i > from && now > start + (i - from + 1) * delayMs) continue;
         const data = new Uint8Array(frame.buffer, frame.byteOffset, frameBytes);
         frame = Buffer.allocUnsafe(frameBytes); // the yielded frame is the consumer's now
         yield { width, height, data, format: info.codec, sourceWidth: info.width, sourceHeight: info.height, delayMs, index: i, count: Math.max(count, i + 1) };
@@ -190,6 +195,7 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest): AsyncGe
     }
     const code = await Promise.race([exited, spawnError]);
     if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr)}`);
+    // (Resumed past the last frame, there is simply nothing left.)
     if (index === 0) throw new V2aError('undecodable-image', 'the video has no frames');
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -263,24 +263,30 @@ export async function* runFrameJob(
   const { explicit, decodeColumns } = parse(params, opts);
   const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits))[Symbol.asyncIterator]();
   let renderer: FrameRenderer | null = null;
-  for (;;) {
-    const next = await stages.run('decode', () => frames.next());
-    if (next.done) return;
-    const frame = next.value;
-    const result = await stages.run('render', () => {
-      if (!renderer) {
-        const source = sourceSize(frame);
-        applyFit(explicit, opts.fit, source.width, source.height);
-        renderer = new FrameRenderer(explicit);
-      }
-      return renderer.render(frame);
-    });
-    const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
-    yield {
-      result,
-      output,
-      image: { bytes: bytes.byteLength, format: frame.format, width: frame.sourceWidth, height: frame.sourceHeight },
-      frame: { index: frame.index, count: frame.count, delayMs: frame.delayMs },
-    };
+  // A consumer that stops early (return() on this generator) ends the decoder too: a video's
+  // ffmpeg would otherwise be left blocked on its pipe.
+  try {
+    for (;;) {
+      const next = await stages.run('decode', () => frames.next());
+      if (next.done) return;
+      const frame = next.value;
+      const result = await stages.run('render', () => {
+        if (!renderer) {
+          const source = sourceSize(frame);
+          applyFit(explicit, opts.fit, source.width, source.height);
+          renderer = new FrameRenderer(explicit);
+        }
+        return renderer.render(frame);
+      });
+      const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
+      yield {
+        result,
+        output,
+        image: { bytes: bytes.byteLength, format: frame.format, width: frame.sourceWidth, height: frame.sourceHeight },
+        frame: { index: frame.index, count: frame.count, delayMs: frame.delayMs },
+      };
+    }
+  } finally {
+    await frames.return?.();
   }
 }

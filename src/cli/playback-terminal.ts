@@ -1,0 +1,205 @@
+/**
+ * The terminal while `v2a play` (and `render --animate`) draws frames in place: the cursor hidden
+ * and the screen taken from the first frame on, the keyboard in raw mode (when standard input is
+ * the terminal, not the clip), and every way out restoring the terminal as it was:
+ *
+ * - `q` stops the playback (exit 0). Raw mode turns the terminal's own signal keys off, so they
+ *   are handled here as the terminal would: Ctrl-C is SIGINT, Ctrl-\ SIGQUIT, Ctrl-Z suspends.
+ * - SIGINT, SIGTERM, SIGHUP (the terminal closed), SIGQUIT: restore, exit 128 + the signal (the
+ *   terminal gone: killed by SIGHUP, which the shell reports as 129 too).
+ * - SIGTSTP (Ctrl-Z): restore, stop; SIGCONT (fg): cursor hidden, raw mode and the frame back.
+ *   The playing clock stands still meanwhile, so frames are not late (and dropped) after it.
+ * - A resize (SIGWINCH) is noted for the player, which refits; the next frame clears the screen.
+ */
+import { writeSync } from 'node:fs';
+import { constants } from 'node:os';
+import { ESC, writeStdout } from './terminal.js';
+
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+type ExitSignal = (typeof EXIT_SIGNALS)[number];
+
+/** Raw-mode bytes of the keys the terminal would have turned into signals. */
+const KEY_SIGNALS: Readonly<Record<number, ExitSignal>> = { 0x03: 'SIGINT', 0x1c: 'SIGQUIT' };
+const CTRL_Z = 0x1a;
+
+export class PlaybackTerminal {
+  /** `q` was typed: the player stops. */
+  quit = false;
+  private drawn = false;
+  private hidden = false;
+  private raw = false;
+  private stopped = false;
+  private clear = false;
+  private resized = false;
+  /** The body on screen, drawn again after a suspension. */
+  private last = '';
+  private pausedAt = 0;
+  private paused = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private resolveWait: (() => void) | undefined;
+
+  /** `keys`: read the keyboard (standard input is a terminal that is not the clip's source). */
+  constructor(private readonly keys: boolean) {
+    for (const s of EXIT_SIGNALS) process.on(s, this.onExitSignal);
+    process.on('SIGTSTP', this.onStop);
+    process.on('SIGCONT', this.onContinue);
+    process.stdout.on('resize', this.onResize);
+    process.stdout.prependListener('error', this.onOutputError);
+    if (keys) {
+      process.stdin.on('data', this.onKey);
+      this.enterRaw();
+    }
+  }
+
+  /** Playing time in ms: performance.now() without the time spent suspended. */
+  readonly now = (): number => performance.now() - this.paused;
+
+  /** Whether the terminal was resized since the last call. */
+  takeResize(): boolean {
+    const r = this.resized;
+    this.resized = false;
+    return r;
+  }
+
+  /** Waits `ms` of playing time, less if `q` is typed. */
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.resolveWait = resolve;
+      this.timer = setTimeout(this.wake, ms);
+    });
+  }
+
+  /** Draws a frame from the top left corner; the first one (and the first after a resize) clears the screen. */
+  draw(body: string): Promise<void> {
+    this.last = body;
+    const lead = !this.drawn ? ESC.hideCursor + ESC.clearScreen + ESC.home : this.clear ? ESC.clearScreen + ESC.home : ESC.home;
+    this.drawn = this.hidden = true;
+    this.clear = false;
+    return writeStdout(lead + body);
+  }
+
+  /** Gives the terminal back as it was; the frame stays on screen. */
+  close(): void {
+    // A write that failed as the terminal hung up may end the playback before SIGHUP's event.
+    if (!this.restore()) this.hangUp();
+    for (const s of EXIT_SIGNALS) process.removeListener(s, this.onExitSignal);
+    process.removeListener('SIGTSTP', this.onStop);
+    process.removeListener('SIGCONT', this.onContinue);
+    process.stdout.removeListener('resize', this.onResize);
+    process.stdout.removeListener('error', this.onOutputError);
+    if (this.keys) {
+      process.stdin.removeListener('data', this.onKey);
+      process.stdin.pause();
+    }
+    this.wake();
+  }
+
+  private readonly wake = (): void => {
+    clearTimeout(this.timer);
+    const resolve = this.resolveWait;
+    this.resolveWait = undefined;
+    resolve?.();
+  };
+
+  private enterRaw(): void {
+    process.stdin.setRawMode(true);
+    process.stdin.resume();
+    this.raw = true;
+  }
+
+  /** Restores what was changed; false when the terminal is gone (hung up). Each step on its own. */
+  private restore(): boolean {
+    let ok = true;
+    if (this.raw) {
+      this.raw = false;
+      try {
+        process.stdin.setRawMode(false);
+      } catch {
+        ok = false;
+      }
+    }
+    if (this.hidden) {
+      this.hidden = false;
+      try {
+        writeSync(1, ESC.reset + ESC.showCursor);
+      } catch {
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  /**
+   * The terminal hung up: die of SIGHUP, its default. process.exit() would reset the terminal
+   * and, that failing, abort on the Node versions before nodejs/node#58200; the shell sees 129
+   * either way.
+   */
+  private hangUp(): void {
+    process.removeListener('SIGHUP', this.onExitSignal);
+    process.kill(process.pid, 'SIGHUP');
+  }
+
+  /** Before the CLI's own handler, which exits at once (terminal.ts): restore first, or if the terminal is gone, hang up. */
+  private readonly onOutputError = (): void => {
+    if (!this.restore()) this.hangUp();
+  };
+
+  private readonly onExitSignal = (signal: ExitSignal): void => {
+    if (!this.restore() || signal === 'SIGHUP') this.hangUp();
+    process.exit(128 + constants.signals[signal]);
+  };
+
+  /**
+   * Restores the terminal, then stops as SIGTSTP's default would: the handler is removed first so
+   * that the signal raised again stops the process. Ctrl-Z stops the whole job (the process group,
+   * ffmpeg included), as the terminal would have; a SIGTSTP sent to v2a alone stops v2a alone.
+   */
+  private suspend(group: boolean): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.restore();
+    this.pausedAt = performance.now();
+    process.removeListener('SIGTSTP', this.onStop);
+    process.kill(group ? 0 : process.pid, 'SIGTSTP');
+    // A signal sent to oneself is taken on the way out of kill(): stopped, this runs once
+    // continued (SIGCONT's event then finds nothing to do). In an orphaned process group the
+    // kernel discards the signal, as it would the terminal's Ctrl-Z: playback goes on.
+    this.onContinue();
+  }
+
+  private readonly onStop = (): void => this.suspend(false);
+
+  private readonly onContinue = (): void => {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.paused += performance.now() - this.pausedAt;
+    process.on('SIGTSTP', this.onStop);
+    try {
+      if (this.keys) this.enterRaw();
+      // The shell drew its prompt over the frame: take the screen back now, not at the next frame.
+      if (this.drawn) {
+        this.hidden = true;
+        writeSync(1, ESC.hideCursor + ESC.clearScreen + ESC.home + this.last);
+      }
+    } catch {
+      // the terminal is gone: SIGHUP follows
+    }
+  };
+
+  private readonly onResize = (): void => {
+    this.resized = this.clear = true;
+  };
+
+  private readonly onKey = (data: Buffer): void => {
+    for (const byte of data) {
+      const signal = KEY_SIGNALS[byte];
+      if (signal) return this.onExitSignal(signal);
+      if (byte === CTRL_Z) return this.suspend(true);
+      if (byte === 0x71 || byte === 0x51) {
+        // q or Q
+        this.quit = true;
+        this.wake();
+      }
+    }
+  };
+}

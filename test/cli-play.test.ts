@@ -1,0 +1,288 @@
+/**
+ * `v2a play` (and `render --animate`): input from pipes and FIFOs, the byte limit on video files,
+ * -o written only once the input is known good, and playing on a real pseudo-terminal driven by
+ * python3's pty module (sized, resized, typed into, signalled; skipped, saying so, without it):
+ * raw mode and q, Ctrl-C, SIGHUP, Ctrl-Z and fg under a job-control shell, refitting on a resize,
+ * and TERM=dumb refused.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MAIN = join(ROOT, 'src/cli/main.ts');
+const V2A = [process.execPath, '--import', 'tsx', MAIN];
+const hasPython = spawnSync('python3', ['-c', 'import pty, termios']).status === 0;
+const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
+const hasMkfifo = spawnSync('mkfifo', ['--version']).status === 0;
+const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('ffprobe', ['-version']).status === 0;
+
+/** The environment of a plain terminal without colour, without what the test runner's may carry. */
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'TERM', 'TERM_PROGRAM'].includes(k)) out[k] = v;
+  }
+  return { ...out, TERM: 'xterm-256color', NO_COLOR: '1', V2A_DEBUG: '', ...extra };
+}
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+function piped(args: readonly string[], extra: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(V2A[0]!, [...V2A.slice(1), ...args], { cwd: ROOT, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c; });
+    child.stderr.on('data', (c: Buffer) => { stderr += c; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * Runs argv on a pseudo-terminal of cols x rows (set before exec). Each step waits (for `frames`
+ * cursor-home escapes in all the output, for `text` in the output since the previous step, or
+ * `sleep` seconds), records the terminal's modes, then acts: types `write`, resizes to `resize`,
+ * sends `signal` to the child, or closes the terminal (`hangUp`). Then waits for the exit; the
+ * code is a shell's (128 + n when killed by signal n).
+ */
+interface Step { frames?: number; text?: string; sleep?: number; write?: string; resize?: [number, number]; signal?: string; hangUp?: boolean }
+interface Modes { icanon: boolean; echo: boolean }
+/** `parts[i]`: the output up to step i's mark (each step's after the previous one's), the last what came after. */
+interface PtyRun { code: number; out: string; parts: string[]; modes: Modes[]; after: Modes }
+
+const DRIVER = String.raw`
+import json, os, pty, sys, struct, fcntl, termios, select, time, signal
+spec = json.loads(sys.argv[1])
+cols, rows = spec['size']
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+    os.execvpe(spec['argv'][0], spec['argv'], spec['env'])
+out = bytearray()
+def pump(t):
+    end = time.time() + t
+    while time.time() < end:
+        try:
+            if not select.select([fd], [], [], 0.02)[0]: continue
+            d = os.read(fd, 65536)
+        except (OSError, ValueError): return False
+        if not d: return False
+        out.extend(d)
+    return True
+def modes():
+    try: a = termios.tcgetattr(fd)
+    except (termios.error, OSError): return None
+    return {'icanon': bool(a[3] & termios.ICANON), 'echo': bool(a[3] & termios.ECHO)}
+marks = []
+last = 0
+for step in spec['steps']:
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if 'frames' in step and out.count(b'\x1b[H') >= step['frames']: break
+        if 'text' in step and step['text'].encode() in out[last:]: break
+        if 'sleep' in step:
+            pump(step['sleep']); break
+        if not pump(0.05): break
+    last = len(out)
+    marks.append({'at': len(out), 'modes': modes()})
+    if 'write' in step: os.write(fd, step['write'].encode())
+    if 'resize' in step: fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', step['resize'][1], step['resize'][0], 0, 0))
+    if 'signal' in step: os.kill(pid, getattr(signal, step['signal']))
+    if step.get('hangUp'): os.close(fd)
+deadline = time.time() + 20
+status = None
+while status is None:
+    p, st = os.waitpid(pid, os.WNOHANG)
+    if p: status = st
+    elif time.time() > deadline: os.kill(pid, signal.SIGKILL)
+    elif not pump(0.05): time.sleep(0.05)
+pump(0.2)
+code = os.waitstatus_to_exitcode(status)
+# As a shell reports it: killed by signal n is 128 + n.
+print(json.dumps({'code': code if code >= 0 else 128 - code, 'out': out.decode('latin1'), 'marks': marks, 'after': modes()}))
+`;
+
+function inPty(argv: readonly string[], size: [number, number], steps: Step[], extra: Record<string, string> = {}): PtyRun {
+  const spec = JSON.stringify({ argv, size, steps, env: env(extra) });
+  const r = spawnSync('python3', ['-c', DRIVER, spec], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, r.stderr);
+  const run = JSON.parse(r.stdout) as { code: number; out: string; marks: { at: number; modes: Modes }[]; after: Modes };
+  const cuts = [0, ...run.marks.map((m) => m.at), run.out.length];
+  const parts = cuts.slice(1).map((end, i) => Buffer.from(run.out.slice(cuts[i], end), 'latin1').toString('utf8').replace(/\r/g, ''));
+  return { code: run.code, out: parts.join(''), parts, modes: run.marks.map((m) => m.modes), after: run.after };
+}
+
+const RESTORED = '\x1b[0m\x1b[?25h';
+/** The frames drawn in `out` (each starts at cursor home), escapes removed, as rows. */
+const frames = (out: string) => out.split('\x1b[H').slice(1).map((f) => f.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\n').filter((l) => l.length > 0));
+
+let dir = '';
+let gif = '';
+let clip = '';
+let json = '';
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'v2a-play-'));
+  gif = join(dir, 'anim.gif');
+  json = join(dir, 'not-an-image.json');
+  writeFileSync(json, '{"not": "an image"}\n');
+  // 4 frames of a wide gradient with a moving disc, 0.2 s each.
+  const w = 160;
+  const h = 80;
+  const page = (shift: number) => {
+    const d = Buffer.alloc(w * h * 3);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+      const i = (y * w + x) * 3;
+      const disc = Math.hypot(x - w * (0.2 + shift), y - h / 2) < h * 0.3 ? 150 : 0;
+      d[i] = Math.min(255, (255 * x) / w + disc); d[i + 1] = Math.min(255, (200 * y) / h + disc); d[i + 2] = 60 + disc;
+    }
+    return d;
+  };
+  await sharp(Buffer.concat([0, 0.2, 0.4, 0.6].map(page)), { raw: { width: w, height: h * 4, channels: 3, pageHeight: h } })
+    .gif({ delay: [200, 200, 200, 200], loop: 0 })
+    .toFile(gif);
+  if (hasFfmpeg) {
+    clip = join(dir, 'clip.mp4');
+    const r = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10', '-t', '3', '-pix_fmt', 'yuv420p', '-y', clip]);
+    assert.equal(r.status, 0, String(r.stderr));
+  }
+});
+
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('v2a play: input and output', () => {
+  test('a FIFO (or <(...)) is read like standard input: a GIF, and a video fed to ffmpeg', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
+    for (const file of [gif, ...(clip ? [clip] : [])]) {
+      const fifo = join(dir, `fifo-${Math.random().toString(36).slice(2)}`);
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      const writer = createWriteStream(fifo);
+      writer.on('error', () => undefined);
+      writer.end(readFileSync(file));
+      const r = await piped(['play', fifo, '--columns', '20']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim().split('\n').length, file === gif ? 4 : 30);
+    }
+  });
+
+  test('<(cat anim.gif): process substitution', { skip: hasBash ? false : 'no bash' }, () => {
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const r = spawnSync('bash', ['-c', `${V2A.map(q).join(' ')} play <(cat ${q(gif)}) --columns 20`], { cwd: ROOT, env: env(), encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim().split('\n').length, 4);
+  });
+
+  test('-o: an input that fails leaves the existing file as it was (exit 3)', async () => {
+    const out = join(dir, 'keep.ndjson');
+    writeFileSync(out, 'keep\n');
+    const r = await piped(['play', json, '-o', out]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(readFileSync(out, 'utf8'), 'keep\n');
+    const ok = await piped(['play', gif, '-o', out, '--columns', '20']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 4);
+  });
+
+  test('V2A_MAX_IMAGE_BYTES bounds what is read into memory: a video piped in, not a video file ffmpeg streams from disk', async () => {
+    const video = join(dir, 'big.mp4');
+    // An ISO BMFF header (isom brand): a video by its signature, 400 bytes.
+    const bytes = Buffer.concat([Buffer.from([0, 0, 0, 0x20]), Buffer.from('ftypisom'), Buffer.alloc(388)]);
+    writeFileSync(video, bytes);
+    // The file goes on to ffmpeg (absent here), whatever its size.
+    const file = await piped(['play', video], { V2A_MAX_IMAGE_BYTES: '100', PATH: '/nonexistent' });
+    assert.equal(file.code, 3);
+    assert.match(file.stderr, /ffmpeg/);
+    assert.doesNotMatch(file.stderr, /too large/);
+    // Piped in, it is read whole: the limit holds.
+    const fifo = join(dir, 'big.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const writer = spawn('sh', ['-c', `cat '${video}' > '${fifo}'`], { stdio: 'ignore' });
+    const piped400 = await piped(['play', fifo], { V2A_MAX_IMAGE_BYTES: '100', PATH: '/nonexistent' });
+    writer.kill();
+    assert.equal(piped400.code, 3);
+    assert.match(piped400.stderr, /too large .*the limit is 100 bytes \(V2A_MAX_IMAGE_BYTES\)/);
+  });
+});
+
+describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, termios) is not installed' }, () => {
+  const play = (...args: string[]) => [...V2A, 'play', gif, '--loop', '0', ...args];
+
+  test('raw mode while playing: q stops (exit 0), nothing echoed, the terminal restored', () => {
+    const r = inPty(play(), [80, 24], [{ frames: 3, write: 'xq' }]);
+    assert.equal(r.code, 0, r.out.slice(-200));
+    assert.deepEqual(r.modes[0], { icanon: false, echo: false }, 'raw while playing: keys neither echoed nor left for the shell');
+    assert.deepEqual(r.after, { icanon: true, echo: true }, 'cooked again');
+    assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
+  });
+
+  test('Ctrl-C in raw mode is SIGINT: exit 130, restored, cooked again', () => {
+    const r = inPty(play(), [80, 24], [{ frames: 3, write: '\x03' }]);
+    assert.equal(r.code, 130);
+    assert.deepEqual(r.modes[0], { icanon: false, echo: false });
+    assert.deepEqual(r.after, { icanon: true, echo: true });
+    assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
+  });
+
+  test('SIGHUP: the cursor restored, exit 129', () => {
+    const r = inPty(play(), [80, 24], [{ frames: 3, signal: 'SIGHUP' }]);
+    assert.equal(r.code, 129);
+    assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
+  });
+
+  test('the terminal closed while playing: 129 (killed by SIGHUP), never an abort', () => {
+    for (const file of [gif, ...(clip ? [clip] : [])]) {
+      const r = inPty([...V2A, 'play', file, '--loop', '0'], [80, 24], [{ frames: 3, hangUp: true }]);
+      assert.equal(r.code, 129);
+    }
+  });
+
+  test('a resize refits the next frames to the new size (the screen cleared)', () => {
+    const r = inPty(play(), [80, 24], [{ frames: 3, resize: [40, 12] }, { frames: 8, signal: 'SIGTERM' }]);
+    assert.equal(r.code, 143);
+    const before = frames(r.parts[0]!).slice(0, -1); // the last one may be cut short
+    const afterResize = r.parts.slice(1).join('');
+    assert.ok(before.length > 0 && before.every((f) => Math.max(...f.map((l) => l.length)) === 80), 'the first frames are 80 wide');
+    assert.ok(afterResize.includes('\x1b[2J'), 'cleared');
+    const later = frames(afterResize).slice(-3);
+    for (const f of later) {
+      assert.ok(Math.max(...f.map((l) => l.length)) <= 40 && f.length <= 11, `a ${Math.max(...f.map((l) => l.length))}x${f.length} frame in 40x12`);
+    }
+  });
+
+  test('explicit --columns: a resize does not refit', () => {
+    const r = inPty(play('--columns', '30'), [80, 24], [{ frames: 2, resize: [60, 20] }, { frames: 6, signal: 'SIGTERM' }]);
+    assert.equal(r.code, 143);
+    for (const f of frames(r.out)) assert.equal(Math.max(...f.map((l) => l.length)), 30);
+  });
+
+  test('TERM=dumb: refused with a usage error, no escapes', () => {
+    const r = inPty(play(), [80, 24], [], { TERM: 'dumb' });
+    assert.equal(r.code, 2);
+    assert.ok(!r.out.includes('\x1b'), JSON.stringify(r.out));
+    assert.match(r.out, /^v2a: this terminal \(TERM=dumb\) cannot play an animation in place: write the frames with -o frames\.ndjson/);
+  });
+
+  test('Ctrl-Z under a job-control shell: restored before the stop; fg: hidden and raw again, q works', { skip: hasBash ? false : 'no bash' }, () => {
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
+      { text: 'PROMPT$ ', write: `${play().map(q).join(' ')}\n` },
+      { frames: 3, write: '\x1a' },
+      { text: 'Stopped', write: 'fg\n' },
+      { text: '\x1b[?25l' },
+      { sleep: 0.5, write: 'q' },
+      { text: 'PROMPT$ ', write: 'echo STATUS=$?; exit\n' },
+    ], { PS1: 'PROMPT$ ' });
+    const stop = r.parts[2]!;
+    assert.ok(stop.includes(RESTORED) && stop.indexOf(RESTORED) < stop.indexOf('Stopped'), JSON.stringify(stop.slice(-200)));
+    assert.ok(r.parts[3]!.includes('\x1b[?25l\x1b[2J\x1b[H'), 'fg takes the screen back at once');
+    assert.match(r.parts[6]!, /STATUS=0/, 'q stopped it: raw mode was back');
+  });
+});
