@@ -59,7 +59,7 @@ export interface IntegerSetting extends IntegerRange {
 
 export const MAX_IMAGE_BYTES: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
-  meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input; larger is 413 (CLI: exit 3).',
+  meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).',
 };
 
 export const MAX_IMAGE_PIXELS: IntegerSetting = {
