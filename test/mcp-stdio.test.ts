@@ -161,6 +161,10 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
       ['folder.png', /"folder\.png" is a directory, not an image file/],
       ['.', /is a directory/],
       ['missing.png', /"missing\.png" does not exist/],
+      // Through a link out, nothing past the link is looked up: an existing and a missing file read alike.
+      ['linked-dir/no-such-file.png', /"linked-dir\/no-such-file\.png" leads outside the allowed roots .* through a symbolic link/],
+      ['https://example.com/a.png', /is a URI of another scheme or host/],
+      ['file://elsewhere.example/a.png', /is a URI of another scheme or host/],
     ];
     for (const [imagePath, message] of cases) {
       const text = errorText(await call(client, { imagePath }));
@@ -168,6 +172,12 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
       assert.ok(text.includes(root) || !/outside/.test(text), 'the message names the roots');
     }
     assert.match(errorText(await call(client, { imagePath: 12 })), /imagePath must be a non-empty string/);
+  });
+
+  test('imagePath as a file: URI (as roots are given) or with %-escapes reads the file', async () => {
+    for (const imagePath of [pathToFileURL(join(root, 'photo.png')).href, pathToFileURL(join(root, 'photo.png')).href.replace('photo', '%70hoto')]) {
+      assert.equal((await call(client, { imagePath, columns: 16 })).isError, undefined, imagePath);
+    }
   });
 
   test('bad parameters are refused naming them, as over HTTP', async () => {
@@ -179,14 +189,33 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
 });
 
 describe('v2a mcp: the client\'s roots and the character budget', () => {
-  test('a client offering MCP roots may read inside them; the --root default is the working directory', async () => {
+  test('a client offering MCP roots may read inside them; without --root they replace the working directory', async () => {
     const { client } = await connect([], { roots: [extra], cwd: root });
     try {
       assert.equal((await call(client, { imagePath: join(extra, 'theirs.png'), columns: 16 })).isError, undefined, 'inside a client root');
-      assert.equal((await call(client, { imagePath: 'photo.png', columns: 16 })).isError, undefined, 'inside the working directory');
-      assert.match(errorText(await call(client, { imagePath: join(outside, 'secret.png') })), new RegExp(`allowed roots \\(${root}, ${extra}\\)`));
+      assert.equal((await call(client, { imagePath: 'theirs.png', columns: 16 })).isError, undefined, 'relative to the client\'s first root');
+      assert.match(errorText(await call(client, { imagePath: join(root, 'photo.png') })), new RegExp(`is outside the allowed roots \\(${extra}\\)`), 'the working directory is no root once the client lists its own');
     } finally {
       await client.close();
+    }
+    const { client: both } = await connect(['--root', root], { roots: [extra] });
+    try {
+      assert.equal((await call(both, { imagePath: 'photo.png', columns: 16 })).isError, undefined, '--root stays with client roots');
+      assert.match(errorText(await call(both, { imagePath: join(outside, 'secret.png') })), new RegExp(`allowed roots \\(${root}, ${extra}\\)`));
+    } finally {
+      await both.close();
+    }
+    const { client: cwdOnly } = await connect([], { cwd: root });
+    try {
+      assert.equal((await call(cwdOnly, { imagePath: 'photo.png', columns: 16 })).isError, undefined, 'no client roots: the working directory');
+    } finally {
+      await cwdOnly.close();
+    }
+    const { client: slash } = await connect([], { cwd: '/' });
+    try {
+      assert.match(errorText(await call(slash, { imagePath: join(root, 'photo.png') })), /allowed roots \(none: start v2a mcp with --root DIR/, 'a working directory of / is no root');
+    } finally {
+      await slash.close();
     }
     const { client: plain } = await connect(['--root', root]);
     try {
@@ -267,5 +296,96 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--root', join(root, 'photo.png')], { cwd: ROOT, input: '', encoding: 'utf8' });
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /^v2a: --root: root ".*photo\.png" is not a folder\n$/);
+  });
+});
+
+describe('v2a mcp: roots under change', () => {
+  test('a folder swapped for a symlink out while files are read: nothing outside a root is ever read', async () => {
+    const { Roots, realFolder } = await import('../src/server/mcp/roots.js');
+    const { renameSync } = await import('node:fs');
+    const dir = mkdtempSync(join(tmpdir(), 'v2a-race-'));
+    try {
+      const inRoot = join(dir, 'root'), away = join(dir, 'away');
+      mkdirSync(join(inRoot, 'real'), { recursive: true });
+      mkdirSync(away);
+      writeFileSync(join(inRoot, 'real', 'x.png'), 'inside');
+      writeFileSync(join(away, 'x.png'), 'OUTSIDE');
+      symlinkSync(away, join(inRoot, 'spare'));
+      renameSync(join(inRoot, 'real'), join(inRoot, 'race'));
+      const roots = new Roots([await realFolder(inRoot)]);
+      // Exchanges race/ (the real folder, then the link out, ...) and spare/ on every turn of the
+      // event loop, between the steps of each read.
+      let swapping = true;
+      const swap = () => {
+        if (!swapping) return;
+        renameSync(join(inRoot, 'race'), join(inRoot, 'tmp'));
+        renameSync(join(inRoot, 'spare'), join(inRoot, 'race'));
+        renameSync(join(inRoot, 'tmp'), join(inRoot, 'spare'));
+        setImmediate(swap);
+      };
+      setImmediate(swap);
+      const read: string[] = [];
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {
+        try {
+          read.push(Buffer.from(await roots.read(join(inRoot, 'race', 'x.png'), 1 << 20)).toString());
+        } catch { /* refused or missing mid-swap */ }
+      }
+      swapping = false;
+      assert.ok(read.length > 0, 'some reads went through');
+      assert.deepEqual([...new Set(read)], ['inside']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('new roots are in force for a call sent right after notifications/roots/list_changed', async () => {
+    let current = [extra];
+    const client = new Client({ name: 'v2a-roots-test', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: current.map((d) => ({ uri: pathToFileURL(d).href })) }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', TSX, MAIN, 'mcp'], cwd: base, env: { ...process.env, V2A_DEBUG: '' } as Record<string, string>, stderr: 'pipe' }));
+    try {
+      for (let i = 0; i < 6; i++) {
+        current = i % 2 ? [extra] : [root];
+        await client.sendRootsListChanged();
+        const [inside, gone] = i % 2 ? [join(extra, 'theirs.png'), join(root, 'photo.png')] : [join(root, 'photo.png'), join(extra, 'theirs.png')];
+        assert.equal((await call(client, { imagePath: inside, columns: 8 })).isError, undefined, `round ${i}: the new root`);
+        assert.match(errorText(await call(client, { imagePath: gone, columns: 8 })), /outside the allowed roots/, `round ${i}: the root just removed`);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a client that never answers roots/list costs one wait, not one per call', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'mcp', '--root', root], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const replies = new Map<number, (m: Record<string, unknown>) => void>();
+    let buf = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buf += c.toString();
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const m = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+        buf = buf.slice(nl + 1);
+        if (typeof m.id === 'number') replies.get(m.id)?.(m);
+      }
+    });
+    const send = (m: object) => child.stdin.write(JSON.stringify(m) + '\n');
+    const request = (id: number, method: string, params: object) => new Promise<Record<string, unknown>>((resolve) => {
+      replies.set(id, resolve);
+      send({ jsonrpc: '2.0', id, method, params });
+    });
+    try {
+      await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 'silent', version: '1' } });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const args = { name: 'render_ascii', arguments: { imagePath: join(root, 'photo.png'), columns: 8 } };
+      await request(2, 'tools/call', args); // waits for the roots answer that never comes
+      const t0 = performance.now();
+      const second = await request(3, 'tools/call', args);
+      assert.equal((second.result as { isError?: boolean }).isError, undefined);
+      assert.ok(performance.now() - t0 < 2500, `the second call waited ${Math.round(performance.now() - t0)} ms`);
+    } finally {
+      child.kill();
+    }
   });
 });

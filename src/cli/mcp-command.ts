@@ -30,7 +30,9 @@ async function mcpAction(cmd: Command): Promise<void> {
     importModule<typeof import('../server/mcp/stdio.js')>('../server/mcp/stdio.js'),
     importModule<typeof import('../server/mcp/roots.js')>('../server/mcp/roots.js'),
   ]);
-  const dirs = opts.root && opts.root.length ? opts.root : [process.cwd()];
+  // Without --root, the working directory until the client lists roots (roots.ts).
+  const implicit = !(opts.root && opts.root.length);
+  const dirs = implicit ? [process.cwd()] : opts.root!;
   const real: Awaited<ReturnType<typeof realFolder>>[] = [];
   for (const dir of dirs) {
     try {
@@ -39,19 +41,20 @@ async function mcpAction(cmd: Command): Promise<void> {
       throw usageError(`--root: ${(err as Error).message}`);
     }
   }
-  await serveStdio({ roots: new Roots(real), maxChars, limits, env: process.env });
+  await serveStdio({ roots: new Roots(real, implicit), maxChars, limits, env: process.env });
 }
 
 export function registerMcp(program: Command): void {
   program
     .command('mcp')
     .description('Serve the render_ascii MCP tool over stdio (for Claude Desktop, Claude Code, Cursor, VS Code); imagePath reads local files inside the roots.')
-    .option('--root <dir>', 'a folder imagePath may read from (repeatable); default: the working directory. The client\'s MCP roots are allowed too', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--root <dir>', 'a folder imagePath may read from (repeatable); the client\'s MCP roots are allowed too. Default: the working directory, until the client lists roots (never /)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--max-chars <n>', `character budget of one reply, text plus structured summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${DEFAULT_MAX_CHARS})`)
     .addHelpText('after', `
 The server speaks MCP (JSON-RPC, one message per line) on standard input and output until its
 input ends. Every result carries the art as text, a PNG image block and a structured summary.
-imagePath must name a regular file whose real path (symlinks resolved) lies inside a root.
+imagePath must name a regular file inside a root, reached through symlinks that stay inside the
+roots. Without --root, the root is the working directory until the client lists roots of its own.
 
 Examples (client configuration):
   { "mcpServers": { "v2a": { "command": "npx", "args": ["-y", "v2a", "mcp"] } } }

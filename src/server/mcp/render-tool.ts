@@ -16,7 +16,7 @@ export const RENDER_TOOL_NAME = 'render_ascii';
 export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be on the server\'s trusted list or in V2A_IMAGE_FETCH_ALLOWLIST.';
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
 export const IMAGE_PATH_DESCRIPTION =
-  'Path of a local image file (absolute, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +
+  'Path of a local image file (absolute, ~/..., a file: URI, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +
   'symlinks are followed only while they stay inside a root.';
 
 export interface RenderToolSchemaOptions {

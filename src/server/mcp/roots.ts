@@ -1,17 +1,23 @@
 /**
  * The folders `v2a mcp` may read images from, and the one way it opens an `imagePath`.
  *
- * Roots are the `--root` folders (default: the working directory) plus the roots the MCP client
- * lists (`roots/list`, file: URIs), each taken by its real path. An `imagePath` is read only when:
+ * Roots are the `--root` folders plus the roots the MCP client lists (`roots/list`, file: URIs),
+ * each taken by its real path. Without `--root` the working directory is the root until the
+ * client lists roots of its own, which then replace it (a client starts its servers in a folder of
+ * its choosing, often / or the home folder); a working directory of / is never a root.
+ * An `imagePath` is read only when:
  * 1. the path as written (relative paths against the first root) lies inside a root, checked
  *    before the file system is touched, so nothing is learnt about files elsewhere;
- * 2. its real path (every symlink resolved) still lies inside a root: a symlink leading out is refused;
+ * 2. walked one component at a time from that root, every symlink on the way leads inside a root,
+ *    checked before its target is looked up (so a link out tells nothing of what lies there);
  * 3. it is a regular file (not a directory, device or fifo), no larger than the byte limit.
- * The file is opened by its real path with O_NOFOLLOW and checked again on the open descriptor.
+ * The file is opened with O_NOFOLLOW, and where it really is is read back from the open descriptor
+ * (/proc/self/fd) and checked once more: a folder swapped for a symlink meanwhile is refused.
  * Every refusal is a V2aError `image-path-refused` (an MCP isError) naming the path and the roots.
  */
 import { constants, promises as fs } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, parse as parsePath, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { V2aError } from '../../core/errors.js';
 
@@ -46,19 +52,45 @@ export async function realFolder(dir: string): Promise<Root> {
   return { given, real };
 }
 
+/**
+ * A path as an agent may spell it: a file: URI (as roots are given) or ~/ for the home folder, as
+ * a shell would read it; undefined for a URI of another scheme or host. Anything else as it is.
+ */
+function spelled(imagePath: string): string | undefined {
+  if (/^file:/i.test(imagePath)) {
+    try {
+      return fileURLToPath(imagePath);
+    } catch {
+      return undefined;
+    }
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(imagePath)) return undefined;
+  if (imagePath === '~' || imagePath.startsWith('~/')) return join(homedir(), imagePath.slice(1));
+  return imagePath;
+}
+
+/** Symlinks followed in one path at most (as the kernel's ELOOP bound). */
+const MAX_LINKS = 40;
+
 export class Roots {
   /** The client's roots, replaced on every roots/list answer. */
   private client: readonly Root[] = [];
+  private readonly configured: readonly Root[];
 
-  /** `configured`: the --root folders (or the working directory). */
-  constructor(private readonly configured: readonly Root[]) {
-    if (configured.length === 0) throw new RangeError('Roots: at least one configured root');
+  /**
+   * `configured`: the --root folders, or with `implicit` the working directory, which the client's
+   * roots replace and which is no root at all when it is the file system's root.
+   */
+  constructor(configured: readonly Root[], private readonly implicit = false) {
+    this.configured = implicit ? configured.filter((r) => parsePath(r.real).root !== r.real) : configured;
+    if (!implicit && configured.length === 0) throw new RangeError('Roots: at least one configured root');
   }
 
   /** Every root in force, configured first. */
   all(): readonly Root[] {
     const seen = new Set<string>();
-    return [...this.configured, ...this.client].filter((r) => !seen.has(r.real) && seen.add(r.real));
+    const configured = this.implicit && this.client.length > 0 ? [] : this.configured;
+    return [...configured, ...this.client].filter((r) => !seen.has(r.real) && seen.add(r.real));
   }
 
   /**
@@ -82,26 +114,62 @@ export class Roots {
   }
 
   private list(): string {
-    return this.all().map((r) => r.given).join(', ');
+    return this.all().map((r) => r.given).join(', ') || 'none: start v2a mcp with --root DIR, or use a client that lists roots';
+  }
+
+  /**
+   * The real path of `path` (absolute, inside `root` as written), walked from the root one
+   * component at a time: a symlink is read, and followed only when its target lies inside a root;
+   * nothing outside the roots is looked up. Throws `refused` for a link out, ENOENT-like for a
+   * missing component.
+   */
+  private async walk(imagePath: string, path: string, root: Root, roots: readonly Root[]): Promise<string> {
+    let current = root.real;
+    const rest = relative(isInside(root.given, path) ? root.given : root.real, path).split(sep).filter(Boolean);
+    for (let links = 0; rest.length > 0;) {
+      const next = join(current, rest.shift()!);
+      if (!(await fs.lstat(next)).isSymbolicLink()) {
+        current = next;
+        continue;
+      }
+      if (++links > MAX_LINKS) throw refused(imagePath, 'passes through too many symbolic links.');
+      const target = resolve(dirname(next), await fs.readlink(next));
+      const inside = roots.find((r) => isInside(r.real, target)) ?? roots.find((r) => isInside(r.given, target));
+      if (!inside) throw refused(imagePath, `leads outside the allowed roots (${this.list()}) through a symbolic link.`);
+      current = inside.real;
+      rest.unshift(...relative(isInside(inside.real, target) ? inside.real : inside.given, target).split(sep).filter(Boolean));
+    }
+    return current;
+  }
+
+  /** Where the open file really is (Linux: /proc/self/fd), or undefined where that cannot be read. */
+  private static async openedAt(handle: fs.FileHandle): Promise<string | undefined> {
+    try {
+      return await fs.readlink(`/proc/self/fd/${handle.fd}`);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Checks `imagePath` and reads the file (at most `maxBytes`). */
   async read(imagePath: string, maxBytes: number): Promise<Uint8Array> {
     const roots = this.all();
     if (imagePath.includes('\0')) throw refused(imagePath, 'contains a NUL character.');
-    const asWritten = isAbsolute(imagePath) ? resolve(imagePath) : resolve(roots[0]!.given, imagePath);
+    const path = spelled(imagePath);
+    if (path === undefined) throw refused(imagePath, 'is a URI of another scheme or host: give a file path or a file: URI of this machine.');
+    if (roots.length === 0 && !isAbsolute(path)) throw refused(imagePath, `cannot be read: there are no allowed roots (${this.list()}).`);
+    const asWritten = isAbsolute(path) ? resolve(path) : resolve(roots[0]!.given, path);
     // As written, a path may name a root by the folder given or by its real path (/tmp or /private/tmp).
-    if (!roots.some((root) => isInside(root.given, asWritten) || isInside(root.real, asWritten))) {
+    const root = roots.find((r) => isInside(r.given, asWritten)) ?? roots.find((r) => isInside(r.real, asWritten));
+    if (!root) {
       throw refused(imagePath, `is outside the allowed roots (${this.list()}). v2a mcp reads files only inside its --root folders and the client's roots.`);
     }
     let real: string;
     try {
-      real = await fs.realpath(asWritten);
-    } catch {
-      throw refused(imagePath, 'does not exist (or cannot be reached).');
-    }
-    if (!roots.some((root) => isInside(root.real, real))) {
-      throw refused(imagePath, `leads outside the allowed roots (${this.list()}) through a symbolic link.`);
+      real = await this.walk(imagePath, asWritten, root, roots);
+    } catch (err) {
+      if (err instanceof V2aError) throw err;
+      throw refused(imagePath, `does not exist (or cannot be reached) inside the allowed roots (${this.list()}).`);
     }
     let handle: fs.FileHandle;
     try {
@@ -111,6 +179,12 @@ export class Roots {
       throw refused(imagePath, code === 'EACCES' || code === 'EPERM' ? 'cannot be read: permission denied.' : 'cannot be opened.');
     }
     try {
+      // The file opened must be the one walked to: a folder on the way swapped for a symlink since
+      // would have led the open elsewhere.
+      const opened = await Roots.openedAt(handle);
+      if (opened !== undefined && !roots.some((r) => isInside(r.real, opened))) {
+        throw refused(imagePath, `leads outside the allowed roots (${this.list()}) through a symbolic link.`);
+      }
       const st = await handle.stat();
       if (st.isDirectory()) throw refused(imagePath, 'is a directory, not an image file.');
       if (!st.isFile()) throw refused(imagePath, 'is not a regular file.');

@@ -187,6 +187,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([p.promise, new Promise<void>((r) => { timer = setTimeout(r, ROOTS_WAIT_MS); })]);
     clearTimeout(timer);
+    // Unanswered: the roots stay as they were, and later calls do not wait for it again (its late
+    // answer is ignored, as an unasked one is).
+    if (pending === p) pending = undefined;
   };
 
   const dispatcher = createStdioDispatcher(opts, rootsReady);
@@ -197,8 +200,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     // The client's answer to our roots/list.
     if (method === undefined && pending && msg.id === pending.id) {
       const p = pending;
-      pending = undefined;
+      // Calls wait on `pending` until the new roots are in force (setClientRoots looks each up).
       if (isObject(msg.result)) await opts.roots.setClientRoots(msg.result.roots);
+      if (pending === p) pending = undefined;
       p.done();
       return true;
     }
@@ -233,6 +237,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     try {
       const reply = await dispatcher.handle(body, { signal: abort.signal });
       if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body);
+    } catch (err) {
+      // Cancelled by the client (notifications/cancelled): nothing to answer, nothing went wrong.
+      if (!abort.signal.aborted) throw err;
     } finally {
       for (const key of keys) if (calls.get(key) === abort) calls.delete(key);
     }
