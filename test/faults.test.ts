@@ -539,6 +539,26 @@ describe('clients that go away', () => {
 });
 
 describe('shutdown', () => {
+  it('npm start on a PORT that is taken exits 2 with one line naming the address, as v2a serve does', async () => {
+    const { createServer } = await import('node:net');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+        env: { ...process.env, ...FAULT_ENV, PORT: String(port), HOST: '127.0.0.1', V2A_WARM_UP: 'false', LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      assert.equal(code, 2, err);
+      assert.equal(err, `v2a: cannot listen on 127.0.0.1:${port}: the address is already in use (another server on that port?)\n`);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('SIGTERM during running renders, stalled uploads and unfinished MCP bodies exits 0 promptly', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
       env: { ...process.env, ...FAULT_ENV, V2A_BODY_IDLE_TIMEOUT_MS: '60000', V2A_REQUEST_TIMEOUT_MS: '120000', V2A_HEADERS_TIMEOUT_MS: '60000', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', V2A_RATE_LIMIT: '0' },

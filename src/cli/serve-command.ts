@@ -17,14 +17,6 @@ interface ServeOpts {
 }
 
 /** Errors of listen() that the address given causes, as told to the user. */
-const LISTEN_ERRORS: Readonly<Record<string, string>> = {
-  EADDRINUSE: 'the address is already in use (another server on that port?)',
-  EACCES: 'permission denied (ports below 1024 need privileges)',
-  EADDRNOTAVAIL: 'the address is not one of this machine\'s',
-  ENOTFOUND: 'no such host',
-  EAI_AGAIN: 'the host name could not be resolved now',
-};
-
 async function serveAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<ServeOpts>();
   // First: importing the server's modules below is the thread pool's first use (thread-pool.ts).
@@ -50,7 +42,7 @@ async function serveAction(cmd: Command): Promise<void> {
     if (err instanceof ConfigError) throw usageError(err.problems.join('\nv2a: '));
     throw err;
   }
-  const { startServer } = await importModule<typeof import('../server/start.js')>('../server/start.js');
+  const { listenProblem, startServer } = await importModule<typeof import('../server/start.js')>('../server/start.js');
   let server;
   try {
     server = await startServer(config);
@@ -59,8 +51,8 @@ async function serveAction(cmd: Command): Promise<void> {
     // (matched by name: importing the class would load telemetry on every CLI start).
     if (err instanceof Error && err.name === 'MissingExporterError') throw usageError(err.message);
     // The address cannot be listened on: the --port / --host given (or PORT / HOST), not a bug.
-    const why = LISTEN_ERRORS[(err as NodeJS.ErrnoException).code ?? ''];
-    if (why) throw usageError(`cannot listen on ${config.host}:${config.port}: ${why}`);
+    const problem = listenProblem(err, config);
+    if (problem) throw usageError(problem);
     throw err;
   }
   const graceful = await server.closed;

@@ -3,11 +3,11 @@
  * The server's entry module (`npm start` runs it through main.cjs, which sizes libuv's thread pool
  * first; `node dist/server/main.js` also works, with libuv's 4): reads the settings from the
  * environment (see config.ts; a bad value, or PLATFORM_API_KEY without the optional OpenTelemetry
- * packages, exits 2 naming it), serves until SIGTERM/SIGINT, shuts down gracefully and exits 0
+ * packages, exits 2 naming it, as does a PORT / HOST that cannot be listened on), serves until SIGTERM/SIGINT, shuts down gracefully and exits 0
  * (1 when the shutdown had to be forced).
  */
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
-import { startServer } from './start.js';
+import { listenProblem, startServer } from './start.js';
 
 let config: ServerConfig;
 try {
@@ -23,7 +23,9 @@ try {
   const graceful = await server.closed;
   process.exit(graceful ? 0 : 1);
 } catch (err) {
-  process.stderr.write(`v2a: could not start the server: ${err instanceof Error ? err.message : String(err)}\n`);
-  // A missing optional package for the configured span export is a setup error, like a bad setting.
-  process.exit(err instanceof Error && err.name === 'MissingExporterError' ? 2 : 1);
+  // PORT / HOST that cannot be listened on, and a missing optional package for the configured span
+  // export, are setup errors, exit 2 like a bad setting.
+  const listen = listenProblem(err, config);
+  process.stderr.write(`v2a: ${listen ?? `could not start the server: ${err instanceof Error ? err.message : String(err)}`}\n`);
+  process.exit(listen || (err instanceof Error && err.name === 'MissingExporterError') ? 2 : 1);
 }

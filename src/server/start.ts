@@ -114,3 +114,21 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
     clearTimeout(timer);
   }
 }
+
+/** Why an address cannot be listened on, in words, for the listen errors a setting causes. */
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the address is already in use (another server on that port?)',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'the address is not one of this machine\'s',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved now',
+};
+
+/**
+ * `cannot listen on host:port: why` when `err` is a listen error of the configured address (the
+ * PORT / HOST given: a setting, exit 2, not a bug); undefined for anything else.
+ */
+export function listenProblem(err: unknown, config: Pick<ServerConfig, 'host' | 'port'>): string | undefined {
+  const why = LISTEN_ERRORS[(err as NodeJS.ErrnoException | undefined)?.code ?? ''];
+  return why && `cannot listen on ${config.host}:${config.port}: ${why}`;
+}
