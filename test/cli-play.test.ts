@@ -11,12 +11,9 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { ROOT, V2A, runCli } from './helpers/cli-run.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
-const V2A = [process.execPath, '--import', 'tsx', MAIN];
 const hasPython = spawnSync('python3', ['-c', 'import pty, termios']).status === 0;
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
 const hasMkfifo = spawnSync('mkfifo', ['--version']).status === 0;
@@ -31,19 +28,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
   return { ...out, TERM: 'xterm-256color', NO_COLOR: '1', V2A_DEBUG: '', ...extra };
 }
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function piped(args: readonly string[], extra: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(V2A[0]!, [...V2A.slice(1), ...args], { cwd: ROOT, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c; });
-    child.stderr.on('data', (c: Buffer) => { stderr += c; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const piped = (args: readonly string[], extra: Record<string, string> = {}) => runCli(args, env(extra));
 
 /**
  * Runs argv on a pseudo-terminal of cols x rows (set before exec). Each step waits (for `frames`

@@ -4,20 +4,17 @@
  * the CLI (one line, exit 2) refuse the same values with the same message, and accept the same.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { kebabName } from '../src/core/params/definitions.js';
 import { parseParams } from '../src/core/params/validate.js';
 import { photo, postForm, startTestServer, type TestServer } from './server-helpers.js';
+import { runCli } from './helpers/cli-run.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
 
 /** The test runner's environment without what steers the CLI's colour and size. */
 function plainEnv(): Record<string, string> {
@@ -26,19 +23,7 @@ function plainEnv(): Record<string, string> {
   return { ...env, V2A_DEBUG: '' };
 }
 
-function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-      cwd: ROOT, env: plainEnv(), stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c; });
-    child.stderr.on('data', (c: Buffer) => { stderr += c; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: readonly string[]) => runCli(args, plainEnv());
 
 /** Invalid values and the one message every face must give for them. */
 const INVALID: readonly [name: string, value: string, message: RegExp][] = [
