@@ -243,6 +243,13 @@ test('a truncated JPEG is refused as undecodable', async () => {
   await rejectsWith(decodeImage(cut, { maxPixels: MAX, targetWidth: 64 }), 'undecodable', 400);
 });
 
+test('a TIFF cut short (its directory gone) is damaged, not of an unsupported format; text stays unsupported', async () => {
+  // A TIFF header whose first directory lies past the end of the file (written after the pixels, then cut).
+  const cut = Buffer.concat([Buffer.from('II*\0', 'latin1'), Buffer.from([0x00, 0x10, 0x00, 0x00]), Buffer.alloc(512, 0x80)]);
+  await rejectsWith(decodeImage(cut, { maxPixels: MAX }), 'undecodable', 400);
+  await rejectsWith(decodeImage(Buffer.from('plain text, no image at all'), { maxPixels: MAX }), 'unsupported_format', 400);
+});
+
 test('a decompression bomb (30000 x 30000 header) is refused quickly and cheaply', async () => {
   const bomb = bombPng(30000, 30000);
   assert.ok(bomb.length < 2000);

@@ -197,6 +197,13 @@ function pngHeaderSize(buf: Buffer): { width: number; height: number } | undefin
   return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
 }
 
+/** The file starts with the signature of a format decoded here (TIFF, JPEG, PNG, GIF, WebP). */
+function acceptedSignature(buf: Buffer): boolean {
+  const at = (offset: number, text: string) => buf.length >= offset + text.length && buf.toString('latin1', offset, offset + text.length) === text;
+  return at(0, 'II*\0') || at(0, 'MM\0*') || at(0, 'II+\0') || at(0, 'MM\0+') || at(0, '\xff\xd8\xff') || at(0, '\x89PNG\r\n\x1a\n')
+    || at(0, 'GIF87a') || at(0, 'GIF89a') || (at(0, 'RIFF') && at(8, 'WEBP'));
+}
+
 /**
  * Read the header only and check the format. Never decodes pixel data. With `maxPixels`, a PNG
  * header that libspng refuses for a size beyond its own bounds (2147483647 x 1 is "corrupt") is
@@ -212,7 +219,11 @@ async function inspect(buf: Buffer, maxPixels?: number): Promise<Inspection> {
     if (png && png.width * png.height > maxPixels!) {
       throw new ImageInputError('too_many_pixels', pixelsMessage(png, maxPixels), { cause: `png header ${png.width}x${png.height}` });
     }
-    throw fromSharpError(err);
+    const refused = fromSharpError(err);
+    // A file that starts as an accepted format does but cannot be read (a TIFF cut short, whose
+    // first directory is gone) is damaged, not of another format.
+    if (refused.reason === 'unsupported_format' && acceptedSignature(buf)) throw new ImageInputError('undecodable', undefined, typeof refused.cause === 'string' ? { cause: refused.cause } : {});
+    throw refused;
   }
   const format = meta.format as string;
   if (!(ALLOWED_FORMATS as readonly string[]).includes(format)) {
