@@ -4,6 +4,7 @@
  * security scheme from the same definitions the server runs on, and the recipes it and the agent
  * manifest publish actually run.
  */
+import { MCP_ROOT_HELP } from '../src/contract/mcp-stdio.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -163,6 +164,10 @@ describe('discovery documents', () => {
     for (const key of ['openapi', 'mcp', 'llms', 'llmsFull', 'interoperability']) assert.match(m.discovery[key], /^http:\/\/127\.0\.0\.1:\d+\//);
     assert.ok(m.recipes.length >= 5);
     for (const recipe of m.recipes) assert.match(recipe.command, /^curl /);
+    // The stdio face's roots, as v2a mcp --help and llms-full.txt state them (one definition).
+    const stdio = (m.tools as { mcpStdio?: { options: Record<string, string> } }[]).find((t) => t.mcpStdio)?.mcpStdio;
+    assert.equal(stdio?.options['--root <dir>'], MCP_ROOT_HELP);
+    assert.ok((await req('GET', ENDPOINTS.llmsFull.path)).text.includes(MCP_ROOT_HELP));
   });
 
   test('GET /api/v1/interoperability', async () => {

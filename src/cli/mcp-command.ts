@@ -4,6 +4,7 @@
  * `render_ascii` of /api/mcp, plus `imagePath` confined to the roots. Only the stdio face loads:
  * no HTTP server, no telemetry (src/server/mcp/stdio.ts is imported when the command runs).
  */
+import { MCP_ROOT_HELP } from '../contract/mcp-stdio.js';
 import type { Command } from 'commander';
 import { importModule } from './import-module.js';
 import { readLimits, usageError } from './terminal.js';
@@ -48,7 +49,7 @@ export function registerMcp(program: Command): void {
   program
     .command('mcp')
     .description('Serve the render_ascii MCP tool over stdio (for Claude Desktop, Claude Code, Cursor, VS Code); imagePath reads local files inside the roots.')
-    .option('--root <dir>', 'a folder imagePath may read from (repeatable); the client\'s MCP roots are allowed too. Default: the working directory, until the client lists roots (never /)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--root <dir>', MCP_ROOT_HELP, (v: string, prev: string[] = []) => [...prev, v])
     .option('--max-chars <n>', `character budget of one reply, text plus structured summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${DEFAULT_MAX_CHARS})`)
     .addHelpText('after', `
 The server speaks MCP (JSON-RPC, one message per line) on standard input and output until its

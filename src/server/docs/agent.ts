@@ -1,4 +1,5 @@
 /** The agent manifest served by GET /api/v1/agent (interface.md §4.5), generated from the definitions. */
+import { MCP_ROOT_HELP } from '../../contract/mcp-stdio.js';
 import { CHROMA_ENCODING, FORMAT_INFO } from '../../core/format/info.js';
 import {
   CHARSETS, DEFAULTS, FORMATS, GLYPH_STRATEGIES, PARAMS, QUALITY_TARGETS, describeDomain,
@@ -51,7 +52,7 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
           transport: 'stdio',
           command: 'npx',
           args: ['-y', 'v2a', 'mcp'],
-          options: { '--root <dir>': 'a folder imagePath may read (repeatable; default the working directory); the client\'s MCP roots are allowed too', '--max-chars <n>': 'the character budget of one reply (0 = none)' },
+          options: { '--root <dir>': MCP_ROOT_HELP, '--max-chars <n>': 'the character budget of one reply (0 = none)' },
           extraArguments: { imagePath: IMAGE_PATH_DESCRIPTION },
         },
         inputSchema: renderToolInputSchema(),

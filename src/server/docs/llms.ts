@@ -3,6 +3,7 @@
  * sections of links. The full version inlines the parameter table, formats, errors, limits and
  * examples. Generated from the same definitions as everything else.
  */
+import { MCP_ROOT_HELP } from '../../contract/mcp-stdio.js';
 import { CHROMA_ENCODING, FORMAT_INFO } from '../../core/format/info.js';
 import { FORMATS, PARAMS, describeDomain } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
@@ -109,7 +110,7 @@ export function buildLlmsFullTxt(config: ServerConfig, baseUrl: string): string 
       '(format, columns, rows, charset, codebook, Director report, effective parameters; the json payload is only in the text). ' +
       `A reply over ${config.mcpMaxChars ? `${config.mcpMaxChars} characters (V2A_MCP_MAX_CHARS)` : 'the character budget (V2A_MCP_MAX_CHARS, off here)'} is an isError naming the smaller columns and the formats that fit; nothing is ever cut. ` +
       'Failures are isError results with the same message as the HTTP API. A browser Origin other than the server\'s own or one in V2A_CORS_ORIGINS is 403. ' +
-      'The same tool runs locally over stdio: `npx -y v2a mcp --root DIR` (repeatable; default the working directory) adds `imagePath`, a local file read only inside the roots and the client\'s MCP roots.',
+      `The same tool runs locally over stdio: \`npx -y v2a mcp --root DIR\` adds \`imagePath\`, a local file read only inside the roots. --root: ${MCP_ROOT_HELP}.`,
     '',
     '## Browser handoff',
     '',
