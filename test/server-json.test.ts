@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Command } from 'commander';
 import { registerMcp } from '../src/cli/mcp-command.js';
+import { MCP_ROOT_HELP } from '../src/contract/mcp-stdio.js';
 
 const read = (name: string) => JSON.parse(readFileSync(new URL(`../${name}`, import.meta.url), 'utf8'));
 
@@ -26,4 +27,7 @@ test('server.json matches package.json and the v2a mcp command', () => {
   const mcp = program.commands.find((c) => c.name() === 'mcp')!;
   const flags = mcp.options.map((o) => o.long);
   for (const arg of npm.packageArguments.filter((a: { type: string }) => a.type === 'named')) assert.ok(flags.includes(arg.name), arg.name);
+  // The roots rule as v2a mcp --help states it (a JSON file cannot import it).
+  const root = npm.packageArguments.find((a: { name?: string }) => a.name === '--root');
+  assert.equal(root.description, `${MCP_ROOT_HELP[0]!.toUpperCase()}${MCP_ROOT_HELP.slice(1)}.`);
 });
