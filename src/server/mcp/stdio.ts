@@ -120,7 +120,11 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
     instructions: STDIO_INSTRUCTIONS,
     tools: [tool],
     maxBatch: 16,
-    onError: (err) => process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`),
+    // A call its client cancelled is no error to report (notifications/cancelled).
+    onError: (err) => {
+      if (err instanceof V2aError && err.code === 'interrupted') return;
+      process.stderr.write(`v2a mcp: ${err instanceof Error ? err.message : String(err)}\n`);
+    },
   });
 }
 
