@@ -32,14 +32,16 @@ const EXIT_CODES_HELP = `Exit codes:
        decode, not valid json-compact
     4  I/O: the input cannot be read, the output cannot be written
   130  interrupted (Ctrl-C) while playing an animation
-  129  the terminal closed (SIGHUP) while playing; 143: SIGTERM while playing`;
+  129  the terminal closed (SIGHUP) while playing
+  131  quit (Ctrl-\\) while playing
+  143  terminated (SIGTERM) while playing`;
 
 /** The environment variables the CLI reads, for `v2a --help` and the README. */
 export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [
   ...[MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS].map((s) => ({ name: s.name, default: String(s.default), meaning: `${s.meaning} Must be ${describeRange(s)}.` })),
   { name: 'V2A_DEBUG', default: '(unset)', meaning: 'Set to 1 to print stack traces of errors.' },
   // Colour, in the order it is read (color-support.ts, as Node's getColorDepth).
-  { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1 16 colours, 2 256, 3 truecolor; 0 (or another value) none.' },
+  { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1, true or empty 16 colours, 2 256, 3 truecolor; 0 or any other value none.' },
   { name: 'NO_COLOR, NODE_DISABLE_COLORS', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work, at the depth of the terminal.' },
   { name: 'COLORTERM, TERM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit truecolor, TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
   { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped.' },
