@@ -92,3 +92,14 @@ describe('serveStdio answers every line', () => {
     assert.match(big.error.message, /^Invalid Request: the message is \d+ bytes, over the \d+-byte bound of one line \(an image of at most 1000 bytes as base64/);
   });
 });
+
+describe('Roots.read', () => {
+  test('a file that reports size 0 until read (/proc) is read to its end, bounded by maxBytes', async (t) => {
+    if (process.platform !== 'linux') return t.skip('needs /proc');
+    const roots = new Roots([await realFolder('/proc')]);
+    const bytes = await roots.read('/proc/self/status', 1 << 20);
+    assert.ok(bytes.length > 100, `read ${bytes.length} bytes`);
+    assert.match(Buffer.from(bytes).toString('latin1'), /^Name:/);
+    await assert.rejects(roots.read('/proc/self/status', 50), (err: Error & { code?: string }) => err.code === 'image-too-large' && /more than 50 bytes/.test(err.message));
+  });
+});

@@ -193,14 +193,7 @@ export class Roots {
           errors: [{ parameter: 'imagePath', message: 'too large' }],
         });
       }
-      const bytes = new Uint8Array(st.size);
-      let at = 0;
-      while (at < bytes.length) {
-        const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at);
-        if (bytesRead === 0) break;
-        at += bytesRead;
-      }
-      return at === bytes.length ? bytes : bytes.subarray(0, at);
+      return st.size > 0 ? await readSized(handle, st.size) : await readToEnd(handle, imagePath, maxBytes);
     } catch (err) {
       if (err instanceof V2aError) throw err;
       throw refused(imagePath, 'could not be read.');
@@ -208,4 +201,40 @@ export class Roots {
       await handle.close();
     }
   }
+}
+
+async function readSized(handle: fs.FileHandle, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  while (at < bytes.length) {
+    const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at);
+    if (bytesRead === 0) break;
+    at += bytesRead;
+  }
+  return at === bytes.length ? bytes : bytes.subarray(0, at);
+}
+
+/** A file that reports size 0 until read (/proc, some FUSE mounts): read to EOF, bounded. */
+async function readToEnd(handle: fs.FileHandle, imagePath: string, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = new Uint8Array(64 * 1024);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, total);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+    if (total > maxBytes) {
+      throw new V2aError('image-too-large', `imagePath ${JSON.stringify(imagePath)} is more than ${maxBytes} bytes, over the limit (V2A_MAX_IMAGE_BYTES).`, {
+        errors: [{ parameter: 'imagePath', message: 'too large' }],
+      });
+    }
+    chunks.push(chunk.subarray(0, bytesRead));
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return bytes;
 }
