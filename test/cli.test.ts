@@ -337,7 +337,7 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
     const r = await v2a([png, '-w', '20'], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
     assert.equal(r.code, 3);
-    assert.match(r.stderr, /the limit is 1,000 pixels\. Send a smaller image\.\n$/);
+    assert.match(r.stderr, /the limit is 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)\. Send a smaller image\.\n$/);
   });
 
   test('a missing file -> exit 4', async () => {
@@ -359,13 +359,20 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.equal(r.stderr.split('\n').length, 2);
   });
 
-  test('V2A_MAX_IMAGE_BYTES and V2A_MAX_IMAGE_PIXELS apply (exit 3); a bad value is exit 2', async () => {
+  test('V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES apply (exit 3); a bad value is exit 2', async () => {
     const bytes = await v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '100' } });
     assert.equal(bytes.code, 3);
     assert.match(bytes.stderr, /too large/);
     const pixels = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
     assert.equal(pixels.code, 3);
     assert.match(pixels.stderr, /too many pixels/);
+    // 1024 x 1024 RGBA needs 4 MiB to decode: over a 1 MiB V2A_MAX_DECODED_BYTES.
+    const big = join(dir, 'decoded-4mib.png');
+    writeFileSync(big, await sharp({ create: { width: 1024, height: 1024, channels: 4, background: { r: 9, g: 99, b: 199, alpha: 0.5 } } }).png().toBuffer());
+    const decoded = await v2a(['render', big, '--columns', '16'], { env: { V2A_MAX_DECODED_BYTES: '1MiB' } });
+    assert.equal(decoded.code, 3, decoded.stderr);
+    assert.match(decoded.stderr, /^v2a: Decoding the image would take about 4 MiB .*the limit is 1 MiB \(V2A_MAX_DECODED_BYTES\)/);
+    assert.equal((await v2a(['render', big, '--columns', '16'])).code, 0);
     const bad = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: 'lots' } });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^v2a: V2A_MAX_IMAGE_PIXELS must be an integer from 1 to 1000000000 \(got "lots"\)\n$/);

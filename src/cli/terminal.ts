@@ -26,7 +26,7 @@ export const outputFile = (value: string | undefined): string | undefined => (va
 
 export type InputLimits = ImageLimits;
 
-/** V2A_MAX_IMAGE_BYTES and V2A_MAX_IMAGE_PIXELS; a bad value is a usage error (exit 2). */
+/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES; a bad value is a usage error (exit 2). */
 export function readLimits(env: Readonly<Record<string, string | undefined>> = process.env): InputLimits {
   try {
     return readImageLimits(env);

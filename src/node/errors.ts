@@ -107,7 +107,7 @@ export function fromSharpError(
 
 export function pixelsMessage(dims: { width: number; height: number } | undefined, maxPixels?: number): string {
   const has = dims ? ` (${dims.width} x ${dims.height} = ${formatMegapixels(dims.width * dims.height)})` : '';
-  const max = maxPixels ? `; the limit is ${formatMegapixels(maxPixels)}` : '';
+  const max = maxPixels ? `; the limit is ${formatMegapixels(maxPixels)} (V2A_MAX_IMAGE_PIXELS)` : '';
   return `The image has too many pixels${has}${max}. Send a smaller image.`;
 }
 

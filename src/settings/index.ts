@@ -69,7 +69,7 @@ export const MAX_IMAGE_PIXELS: IntegerSetting = {
 
 export const MAX_DECODED_BYTES: IntegerSetting = {
   name: 'V2A_MAX_DECODED_BYTES', min: 1024 * 1024, max: 64 * 1024 * MIB, size: true, default: 256 * MIB,
-  meaning: 'Largest decoder memory one image may need (256 MiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413.',
+  meaning: 'Largest decoder memory one image may need (256 MiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413 (CLI: exit 3).',
 };
 
 /** Blank or absent counts as unset. */
@@ -91,9 +91,14 @@ export function readInteger(setting: IntegerSetting, env: Env): number {
 export interface ImageLimits {
   readonly maxBytes: number;
   readonly maxPixels: number;
+  readonly maxDecodedBytes: number;
 }
 
-/** V2A_MAX_IMAGE_BYTES and V2A_MAX_IMAGE_PIXELS, as the server and the CLI read them. */
+/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES, as the CLI and `v2a mcp` read them. */
 export function readImageLimits(env: Env): ImageLimits {
-  return { maxBytes: readInteger(MAX_IMAGE_BYTES, env), maxPixels: readInteger(MAX_IMAGE_PIXELS, env) };
+  return {
+    maxBytes: readInteger(MAX_IMAGE_BYTES, env),
+    maxPixels: readInteger(MAX_IMAGE_PIXELS, env),
+    maxDecodedBytes: readInteger(MAX_DECODED_BYTES, env),
+  };
 }
