@@ -380,7 +380,7 @@ describe('tools/call', () => {
     assert.deepEqual(r.result, { content: [{ type: 'text', text: 'The image could not be decoded.' }], isError: true });
   });
 
-  test('a throwing tool -> isError result with a generic message, no stack, onError told', async () => {
+  test('a throwing tool -> isError result with a generic message, no stack, onError told with the trace id the text names', async () => {
     errorsSeen.length = 0;
     const c = { signal: new AbortController().signal, traceId: '4bf92f3577b34da6a3ce929d0e0e4736' };
     const r = await one(d, req('b', 'tools/call', { name: 'boom', arguments: {} }), c);
@@ -395,7 +395,7 @@ describe('tools/call', () => {
     assert.ok(!wire.includes('/internal/path'), wire);
     assert.ok(!/\bat .+:\d+:\d+/.test(wire), wire);
     assert.equal(errorsSeen.length, 1);
-    assert.deepEqual(errorsSeen[0]!.info, { method: 'tools/call', tool: 'boom', requestId: 'b' });
+    assert.deepEqual(errorsSeen[0]!.info, { method: 'tools/call', tool: 'boom', requestId: 'b', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' });
     assert.equal((errorsSeen[0]!.error as Error).message, SECRET);
   });
 

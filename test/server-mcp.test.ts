@@ -78,12 +78,12 @@ describe('with the official MCP SDK client', () => {
   });
   after(async () => client?.close());
 
-  test('initialize: server info, instructions, capabilities, latest protocol version, no session', () => {
+  test('initialize: server info, instructions, capabilities, latest protocol version, a session id (for cancels only)', () => {
     assert.deepEqual(client.getServerVersion(), { name: 'v2a', version: VERSION, title: 'v2a image to character art' });
     assert.match(client.getInstructions() ?? '', /render_ascii/);
     assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
     assert.equal(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
-    assert.equal(transport.sessionId, undefined);
+    assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);
     assert.deepEqual(statuses.slice(0, 3), [200, 202, 405], 'initialize, initialized notification, GET stream refused');
     assert.deepEqual(clientErrors, []);
   });

@@ -4,7 +4,8 @@
  * holds up to the body limit of memory), and holds its units until its socket is done with it:
  *
  * - capacity = V2A_WORKERS + V2A_QUEUE_LIMIT units. A render request takes one; an MCP request
- *   takes one for its body and, once parsed, one more for each `tools/call` beyond the first.
+ *   takes one for its body (none for a small one: initialize, ping and tools/list are never
+ *   refused for renders in flight) and, once parsed, enough for one per `tools/call`.
  *   Refused: 503 `overloaded` with Retry-After (and `Connection: close`, so the body is not read).
  * - Units are released exactly once, when the response emits `close`: Node emits it after the
  *   reply is written, and when the socket closes first (client gone, timeout, request aborted,
@@ -23,10 +24,15 @@ interface Ticket {
 }
 
 export interface Admission {
-  /** Admits the request (one unit) or throws 503 `overloaded`. */
-  admit(request: FastifyRequest, reply: FastifyReply): void;
+  /**
+   * Admits the request with `units` (default one) or throws 503 `overloaded`. Zero units: a
+   * request too small to matter is tracked (signal, grow) without taking a slot.
+   */
+  admit(request: FastifyRequest, reply: FastifyReply, units?: number): void;
   /** Adds `units` to an admitted request, or throws 503 `overloaded` (nothing taken). */
   grow(request: FastifyRequest, units: number): void;
+  /** Units an admitted request holds. */
+  held(request: FastifyRequest): number;
   /** Aborted when the request's socket closed before its reply was written. */
   signalOf(request: FastifyRequest): AbortSignal;
   /** Units in use. */
@@ -48,11 +54,11 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
   return {
     get inFlight() { return inFlight; },
     capacity,
-    admit(request, reply) {
+    admit(request, reply, units = 1) {
       if (tickets.has(request)) return;
-      if (inFlight >= capacity) throw overloaded();
-      const ticket: Ticket = { units: 1, released: false, abort: new AbortController() };
-      inFlight++;
+      if (units > 0 && inFlight + units > capacity) throw overloaded();
+      const ticket: Ticket = { units, released: false, abort: new AbortController() };
+      inFlight += units;
       tickets.set(request, ticket);
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) ticket.abort.abort(clientClosed());
@@ -68,6 +74,11 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
       if (inFlight + units > capacity) throw overloaded();
       inFlight += units;
       ticket.units += units;
+    },
+    held(request) {
+      const ticket = tickets.get(request);
+      if (!ticket) throw new Error('held: request was not admitted');
+      return ticket.units;
     },
     signalOf(request) {
       const ticket = tickets.get(request);

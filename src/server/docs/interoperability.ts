@@ -26,7 +26,7 @@ export function buildInteroperability(config: ServerConfig, baseUrl: string) {
       },
       mcp: {
         endpoint: url(ENDPOINTS.mcp.path),
-        transport: 'Streamable HTTP, stateless: POST only, application/json replies, no SSE stream, no sessions',
+        transport: 'Streamable HTTP, stateless: POST only, application/json replies, no SSE stream; the Mcp-Session-Id of initialize only scopes notifications/cancelled and no request needs it',
         jsonrpc: '2.0',
         protocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
         latest: LATEST_PROTOCOL_VERSION,

@@ -166,17 +166,17 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     [E.handoff.path]: doc(E.handoff, 'application/json', ref('HandoffManifest'), 'The handoff manifest.'),
     [E.mcp.path]: {
       post: operation(E.mcp, {
-        parameters: [paramRef('traceparent'), paramRef('tracestate'), paramRef('MCP-Protocol-Version')],
+        parameters: [paramRef('traceparent'), paramRef('tracestate'), paramRef('MCP-Protocol-Version'), paramRef('Mcp-Session-Id')],
         requestBody: {
           required: true,
           content: { 'application/json': { schema: { oneOf: [ref('JsonRpcMessage'), { type: 'array', items: ref('JsonRpcMessage'), minItems: 1, maxItems: config.mcpMaxBatch }] } } },
         },
         responses: {
-          200: jsonResponse('JSON-RPC reply: one response object, or an array for a batch (notifications get no reply).', { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, rateHeaders),
-          202: { description: 'Only notifications (or client responses) were sent: no body.', headers: TRACE_HEADERS },
+          200: jsonResponse('JSON-RPC reply: one response object, or an array for a batch (notifications get no reply).', { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
+          202: { description: 'Only notifications (or client responses) were sent, or the client cancelled the call (notifications/cancelled): no body.', headers: TRACE_HEADERS },
           400: problemResponse(`An unsupported MCP-Protocol-Version header, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
           403: problemResponse(problemList('forbidden-origin')),
-          405: problemResponse('GET and DELETE: no SSE stream and no sessions here. `Allow: POST`.', { Allow: headerRef('Allow') }),
+          405: problemResponse('GET and DELETE: no SSE stream, and no session to end (the Mcp-Session-Id of initialize only scopes notifications/cancelled). `Allow: POST`.', { Allow: headerRef('Allow') }),
           413: problemResponse(problemList('request-too-large')),
           415: problemResponse(`Not application/json, or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
           429: problemResponse(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After'), ...rateHeaders }),
@@ -285,6 +285,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         traceparent: { name: 'traceparent', in: 'header', required: false, description: 'W3C trace context; a valid one is continued, otherwise a new trace starts.', schema: { type: 'string', pattern: TRACEPARENT_PATTERN } },
         tracestate: { name: 'tracestate', in: 'header', required: false, description: 'W3C tracestate; kept when well formed with at most 32 members and 512 characters.', schema: { type: 'string' } },
         'MCP-Protocol-Version': { name: 'MCP-Protocol-Version', in: 'header', required: false, description: 'MCP protocol version negotiated in initialize.', schema: { enum: [...SUPPORTED_PROTOCOL_VERSIONS] } },
+        'Mcp-Session-Id': { name: 'Mcp-Session-Id', in: 'header', required: false, description: 'The id initialize handed out: a notifications/cancelled stops only calls sent with the same id. No request needs it.', schema: { type: 'string' } },
         ...queryParams,
       },
       headers: {
@@ -297,6 +298,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
         'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
         Allow: { description: 'Methods the path supports.', schema: { type: 'string' } },
+        'Mcp-Session-Id': { description: 'On the reply to initialize: a new random id that scopes notifications/cancelled to this client (stored nowhere).', schema: { type: 'string', pattern: '^[0-9a-f-]{36}$' } },
         'Accept-Encoding': { description: 'On a 415 for a compressed body: identity, the only content coding a request body may have.', schema: { const: 'identity' } },
         'WWW-Authenticate': { description: 'Bearer realm="v2a" (no credential sent), with error="invalid_token" when a wrong key was sent.', schema: { type: 'string', pattern: '^Bearer realm="v2a"(, error="invalid_token")?$' } },
       },

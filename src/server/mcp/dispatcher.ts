@@ -107,7 +107,7 @@ export interface McpDispatcherOptions {
    * Told about unexpected exceptions (a tool throwing, a tool returning a malformed result, a
    * dispatcher fault) so the transport can log them. Never affects the reply.
    */
-  onError?: (error: unknown, info: { method: string; tool?: string; requestId?: JsonRpcId }) => void;
+  onError?: (error: unknown, info: { method: string; tool?: string; requestId?: JsonRpcId; traceId?: string }) => void;
 }
 
 export interface McpHandleContext {
@@ -179,7 +179,7 @@ function isValidId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
-function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcErrorResponse {
+export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcErrorResponse {
   const error: JsonRpcErrorResponse['error'] = { code, message };
   if (data !== undefined) error.data = data;
   return { jsonrpc: JSONRPC_VERSION, id, error };
@@ -281,9 +281,9 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
   const serverInfoOut: Record<string, unknown> = { name: serverInfo.name, version: serverInfo.version };
   if (serverInfo.title !== undefined) serverInfoOut.title = serverInfo.title;
 
-  const report = (error: unknown, info: { method: string; tool?: string; requestId?: JsonRpcId }): void => {
+  const report = (error: unknown, info: { method: string; tool?: string; requestId?: JsonRpcId }, ctx: McpHandleContext): void => {
     try {
-      onError?.(error, info);
+      onError?.(error, ctx.traceId !== undefined ? { ...info, traceId: ctx.traceId } : info);
     } catch {
       // a faulty logger must not break the reply
     }
@@ -316,12 +316,12 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
           try {
             observer.end(outcome);
           } catch (error) {
-            report(error, { method: 'tools/call', requestId: id });
+            report(error, { method: 'tools/call', requestId: id }, ctx);
           }
         },
       };
     } catch (error) {
-      report(error, { method: 'tools/call', requestId: id });
+      report(error, { method: 'tools/call', requestId: id }, ctx);
       return undefined;
     }
   }
@@ -373,7 +373,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       if (span !== undefined) toolCtx.span = span;
       raw = await tool.call(args, toolCtx);
     } catch (error) {
-      report(error, { method: 'tools/call', tool: tool.name, requestId: id });
+      report(error, { method: 'tools/call', tool: tool.name, requestId: id }, ctx);
       return genericFailure();
     }
     const result = normalizeToolResult(raw);
@@ -382,7 +382,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
         method: 'tools/call',
         tool: tool.name,
         requestId: id,
-      });
+      }, ctx);
       return genericFailure();
     }
     return result;
@@ -437,7 +437,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     if (params === null) return invalid('"params" must be an object or an array, got null.');
 
     // Notifications (no id): `notifications/initialized`, `notifications/cancelled`, ... never get a
-    // reply. Nothing to do for any of them in a stateless server.
+    // reply. The transport acts on a cancel before the dispatcher sees it (it holds the calls).
     if (!hasId) return undefined;
 
     const id = msg.id as JsonRpcId;
@@ -447,7 +447,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       return { jsonrpc: JSONRPC_VERSION, id, result };
     } catch (error) {
       if (error instanceof RpcError) return errorResponse(id, error.code, error.message, error.data);
-      report(error, { method, requestId: id });
+      report(error, { method, requestId: id }, ctx);
       return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');
     }
   }
@@ -496,7 +496,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       return await handleOne(msg, ctx);
     } catch (error) {
       // Defensive: handleOne catches everything it expects to.
-      report(error, { method: isPlainObject(msg) && typeof msg.method === 'string' ? msg.method : '' });
+      report(error, { method: isPlainObject(msg) && typeof msg.method === 'string' ? msg.method : '' }, ctx);
       const id = isPlainObject(msg) && isValidId(msg.id) ? msg.id : null;
       return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');
     }
@@ -513,12 +513,12 @@ const JSONRPC_ID = { type: ['string', 'number'] };
 /** Schema of what handle() accepts: one message (a batch is an array of them). */
 export const JSONRPC_MESSAGE_SCHEMA: JsonSchema = {
   type: 'object',
-  description: 'A JSON-RPC 2.0 request (with id) or notification (without). Methods: initialize, ping, tools/list, tools/call, notifications/initialized.',
+  description: 'A JSON-RPC 2.0 request (with id) or notification (without). Methods: initialize, ping, tools/list, tools/call, notifications/initialized, notifications/cancelled (stops the call it names in the same Mcp-Session-Id).',
   required: ['jsonrpc', 'method'],
   properties: {
     jsonrpc: { const: '2.0' },
     id: JSONRPC_ID,
-    method: { type: 'string', examples: ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized'] },
+    method: { type: 'string', examples: ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized', 'notifications/cancelled'] },
     params: { type: 'object' },
   },
 };
@@ -529,7 +529,7 @@ export const JSONRPC_RESPONSE_SCHEMA: JsonSchema = {
   properties: {
     jsonrpc: { const: '2.0' },
     id: { type: ['string', 'number', 'null'] },
-    result: { type: 'object', description: `For tools/call of ${RENDER_TOOL_NAME}: { content: [{ type: "text", text }], structuredContent? (json formats), isError? }.` },
+    result: { type: 'object', description: `For tools/call of ${RENDER_TOOL_NAME}: { content: [{ type: "text", text }, { type: "image", data, mimeType: "image/png" }], structuredContent (the summary of its outputSchema) } or, on failure, { content: [{ type: "text", text }], isError: true }.` },
     error: {
       type: 'object', required: ['code', 'message'],
       properties: { code: { type: 'integer', description: '-32700 parse error, -32600 invalid request (also empty or oversized batch), -32601 unknown method, -32602 invalid params, -32603 internal.' }, message: { type: 'string' }, data: {} },

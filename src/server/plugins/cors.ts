@@ -1,7 +1,7 @@
 /**
  * CORS for browsers calling the service from other origins. No endpoint uses cookies or other
  * credentials, so the default `*` is safe; V2A_CORS_ORIGINS narrows it to a list. The trace,
- * rate-limit, Auto Director and download headers are exposed to scripts.
+ * rate-limit, Auto Director, download and MCP session headers are exposed to scripts.
  */
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
@@ -13,7 +13,7 @@ export const CORS_ALLOWED_HEADERS = [
 ];
 export const CORS_EXPOSED_HEADERS = [
   'traceparent', 'tracestate', 'x-auto-director', 'content-disposition', 'retry-after',
-  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate',
+  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate', 'mcp-session-id',
 ];
 
 export async function registerCors(app: FastifyInstance, config: ServerConfig): Promise<void> {

@@ -10,7 +10,7 @@
  * an onRequest hook.
  */
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ServerConfig } from '../config.js';
 import { HttpProblem } from '../problem.js';
 
@@ -21,9 +21,10 @@ export interface RateLimiter {
   readonly hook: onRequestAsyncHookHandler;
   /**
    * Takes `count` more tokens from the request's client (an MCP batch: one per tools/call beyond
-   * the first); throws 429 `rate-limited` when the budget runs out.
+   * the first) and brings the reply's RateLimit-Remaining up to date; throws 429 `rate-limited`
+   * when the budget cannot cover them all, having taken at most one.
    */
-  take(request: FastifyRequest, count: number): Promise<void>;
+  take(request: FastifyRequest, reply: FastifyReply, count: number): Promise<void>;
 }
 
 /** Registers the plugin; returns the shared limiter, or undefined when the limit is off. */
@@ -42,16 +43,26 @@ export async function registerRateLimit(app: FastifyInstance, config: ServerConf
   const check = app.createRateLimit();
   return {
     hook,
-    async take(request, count) {
-      for (let i = 0; i < count; i++) {
-        const r = await check(request);
-        if (!r.isAllowed && r.isExceeded) {
-          const after = Math.max(1, r.ttlInSeconds);
-          throw new HttpProblem('rate-limited', `At most ${r.max} requests per minute are allowed from one client, and each tools/call of a batch counts as one; retry in ${after} s.`, {
-            headers: { 'retry-after': String(after) },
-          });
-        }
+    async take(request, reply, count) {
+      if (count <= 0) return;
+      const refuse = (max: number, ttl: number): HttpProblem => {
+        const after = Math.max(1, ttl);
+        const never = count + 1 > max ? ' (more than the whole budget: split the batch)' : '';
+        return new HttpProblem('rate-limited', `At most ${max} requests per minute are allowed from one client, and each tools/call of a batch counts as one: this batch needs ${count + 1}${never}; retry in ${after} s.`, {
+          headers: { 'retry-after': String(after) },
+        });
+      };
+      // The first token says how many are left: a batch they cannot cover is refused without
+      // spending the rest (the store cannot give tokens back).
+      const first = await check(request);
+      if (first.isAllowed) return; // an allow-listed client: no budget
+      if (first.isExceeded || first.remaining < count - 1) throw refuse(first.max, first.ttlInSeconds);
+      let r = first;
+      for (let i = 1; i < count; i++) {
+        const next = await check(request);
+        if (!next.isAllowed) r = next;
       }
+      reply.header('ratelimit-remaining', String(r.remaining));
     },
   };
 }

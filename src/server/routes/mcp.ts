@@ -2,19 +2,24 @@
  * `POST /api/mcp`: the MCP dispatcher (mcp/dispatcher.ts) over stateless Streamable HTTP with
  * JSON replies. As the dispatcher's header asks: the body is parsed here (invalid JSON is handed
  * over as PARSE_ERROR and answered -32700 with status 200), 200 carries the JSON reply, 202 has no
- * body. GET and DELETE are 405 with `Allow: POST` (no SSE stream, no sessions); the error plugin
- * does that for every path. An `MCP-Protocol-Version` header we do not support is 400 (MCP
+ * body. GET and DELETE are 405 with `Allow: POST` (no SSE stream); the error plugin does that for
+ * every path. `initialize` hands out an `Mcp-Session-Id` that is stored nowhere: it only scopes
+ * `notifications/cancelled` to the client that sent the call (mcp/cancels.ts), and any id, or
+ * none, is served alike. An `MCP-Protocol-Version` header we do not support is 400 (MCP
  * 2025-06-18, "Protocol Version Header"). A browser Origin that is neither the server's own nor in
  * a V2A_CORS_ORIGINS list is 403 (DNS-rebinding protection, mcp/origin.ts).
  *
- * Bounds: a request is admitted like a render before its body is read (admission.ts), and each
- * tools/call of a batch beyond the first takes one more admission slot and rate-limit token.
+ * Bounds: a request is admitted like a render before its body is read (admission.ts; a small body
+ * is read first), and each tools/call takes an admission slot and, beyond the first, a rate-limit
+ * token (or the batch is refused: 429 / 503; -32600 when it has more calls than the server slots).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { V2aError } from '../../core/errors.js';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
-import { createMcpDispatcher, PARSE_ERROR, refuseKeys, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import { InFlightCalls, newSessionId, sessionOf } from '../mcp/cancels.js';
+import { createMcpDispatcher, errorResponse, mcpErrorCodes, PARSE_ERROR, refuseKeys, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
 import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
@@ -27,11 +32,16 @@ import { failSpan, nowMs } from '../telemetry/tracing.js';
 
 export const MCP_INSTRUCTIONS =
   `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imageUrl (https, allowlisted host) or imageBase64 and optional ` +
-  'render parameters (columns, charset, format, color, ...). format=json or json-compact also returns structuredContent.';
+  'render parameters (columns, charset, format, color, ...). Every result has the output as text, the art as a PNG image to look at, ' +
+  'and structuredContent with its dimensions, codebook, Director report and effective parameters.';
 
 export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, msg: string): void }): McpDispatcher {
   return createMcpDispatcher({
-    onError: (err, info) => log?.error({ err, ...info }, 'MCP tool or dispatcher error'),
+    // A call whose client went away or cancelled it is no fault (the request's log says it ended).
+    onError: (err, info) => {
+      if (err instanceof V2aError && err.code === 'interrupted') return;
+      log?.error({ err, ...info }, 'MCP tool or dispatcher error');
+    },
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
     instructions: MCP_INSTRUCTIONS,
     tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics, maxChars: ctx.config.mcpMaxChars })],
@@ -45,7 +55,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
  * `gen_ai.tool.name` (unknown tools: `_unknown`), `jsonrpc.request.id`, and on failure
  * `error.type` (the problem slug of a tool error, or `jsonrpc_<code>`); plus the tool-call counter.
  */
-function toolCallObserver(ctx: AppContext, request: FastifyRequest): McpHandleContext['observeToolCall'] {
+function toolCallObserver(ctx: AppContext, request: FastifyRequest, cancelled: AbortSignal): McpHandleContext['observeToolCall'] {
   return ({ requestId, tool }) => {
     const name = tool ?? '_unknown';
     const span = ctx.telemetry.startSpan(request.span, 'v2a.tool_call', {
@@ -57,7 +67,7 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest): McpHandleCo
     return {
       ...(span ? { span } : {}),
       end({ result, errorCode }) {
-        ctx.metrics.toolCalls.inc({ tool: name, outcome: result });
+        ctx.metrics.toolCalls.inc({ tool: name, outcome: cancelled.aborted ? 'cancelled' : result });
         if (!span) return;
         span.setAttribute('v2a.tool.is_error', result !== 'ok');
         if (result === 'rpc_error') {
@@ -69,6 +79,17 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest): McpHandleCo
     };
   };
 }
+
+/** Bodies this small are read before they take an admission slot (an initialize is ~300 bytes). */
+const SMALL_BODY_BYTES = 16 * 1024;
+
+function smallBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return length !== undefined && /^\d{1,9}$/.test(length) && Number(length) <= SMALL_BODY_BYTES;
+}
+
+const isInitialize = (body: unknown): boolean =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
 
 /** tools/call requests in a body (a batch's beyond V2A_MCP_MAX_BATCH are refused unrun: 0). */
 function toolCalls(body: unknown, maxBatch: number): number {
@@ -102,8 +123,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (_request, _payload, done) => done(null));
 
-  // Admitted like a render before the body is read (admission.ts): an MCP body is as large.
-  const admit = async (request: FastifyRequest, reply: FastifyReply) => { ctx.admission.admit(request, reply); };
+  // Admitted like a render before the body is read (admission.ts): an MCP body is as large. A
+  // small one (initialize, ping, tools/list, a call by imageUrl) takes its slots once parsed, one
+  // per tools/call, so a busy server still answers the protocol's own messages.
+  const admit = async (request: FastifyRequest, reply: FastifyReply) => {
+    ctx.admission.admit(request, reply, smallBody(request) ? 0 : 1);
+  };
+  const calls = new InFlightCalls();
 
   app.route({
     method: 'POST',
@@ -120,17 +146,34 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       }
       const { chunks } = await readBody(request.raw, 'json', config.maxImageBytes);
       const body = parseBody(chunks);
-      // Every tools/call is a render: the request's admission unit and rate-limit token cover the
-      // first; each further one in a batch takes its own (or the batch is refused: 429 / 503).
-      const extra = Math.max(0, toolCalls(body, config.mcpMaxBatch) - 1);
-      if (extra > 0) {
-        await ctx.limiter?.take(request, extra);
-        ctx.admission.grow(request, extra);
+      const session = sessionOf(request.headers['mcp-session-id']);
+      calls.cancel(session, body);
+      // Every tools/call is a render and takes its own admission slot and rate-limit token (the
+      // request's own token covers the first). A batch of more calls than the server has slots
+      // could never be admitted: that is a permanent refusal, not a 503 to retry.
+      const n = toolCalls(body, config.mcpMaxBatch);
+      if (n > ctx.admission.capacity) {
+        reply.header('cache-control', 'no-store');
+        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(errorResponse(null, mcpErrorCodes.InvalidRequest,
+          `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${ctx.admission.capacity} at once (V2A_WORKERS + V2A_QUEUE_LIMIT). Send at most ${ctx.admission.capacity} per batch.`,
+          { maxToolCalls: ctx.admission.capacity })));
       }
+      if (n > 1) await ctx.limiter?.take(request, reply, n - 1);
+      ctx.admission.grow(request, n - ctx.admission.held(request));
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
-      const result = await dispatcher.handle(body, { signal: ctx.admission.signalOf(request), traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request) });
+      const tracked = calls.track(session, body);
+      let result: Awaited<ReturnType<McpDispatcher['handle']>>;
+      try {
+        const signal = AbortSignal.any([ctx.admission.signalOf(request), tracked.signal]);
+        result = await dispatcher.handle(body, { signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request, tracked.signal) });
+      } finally {
+        tracked.done();
+      }
       reply.header('cache-control', 'no-store');
-      if (result.status === 202) return reply.code(202).send();
+      // A new session id with each initialize: it keys this client's calls for notifications/cancelled.
+      if (result.status === 200 && isInitialize(body)) reply.header('mcp-session-id', newSessionId());
+      // Cancelled by the client (notifications/cancelled): it expects no answer.
+      if (result.status === 202 || tracked.signal.aborted) return reply.code(202).send();
       return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result.body));
     },
   });

@@ -1,0 +1,78 @@
+/**
+ * `notifications/cancelled` over stateless Streamable HTTP. The cancel arrives in a POST of its
+ * own while the call's POST is still open, so the calls in flight are kept by the client's
+ * `Mcp-Session-Id` (a random id handed out with `initialize`, never stored otherwise) and their
+ * JSON-RPC ids. Without a session id there is no safe key: ids are small integers every client
+ * reuses, and one client must not cancel another's call. A cancel that reaches another instance
+ * than its call (no sticky routing) finds nothing and is ignored, as MCP allows.
+ *
+ * One controller per POST, as on stdio: cancelling one call of a batch cancels the batch.
+ */
+import { randomUUID } from 'node:crypto';
+import { HttpProblem } from '../problem.js';
+import type { JsonRpcId } from './protocol.js';
+
+/** MCP: a session id is visible ASCII (0x21..0x7E). Longer ones are no id of ours. */
+const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
+
+export const newSessionId = (): string => randomUUID();
+
+/** The request's session id, when it is one that can key its calls. */
+export function sessionOf(header: string | string[] | undefined): string | undefined {
+  return typeof header === 'string' && SESSION_ID.test(header) ? header : undefined;
+}
+
+const keyOf = (session: string, id: JsonRpcId): string => `${session}\n${typeof id}\n${id}`;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const messages = (body: unknown): readonly unknown[] => (Array.isArray(body) ? body : [body]);
+
+/** The ids of the requests (messages with a method and an id) in a body. */
+function requestIds(body: unknown): JsonRpcId[] {
+  const ids: JsonRpcId[] = [];
+  for (const m of messages(body)) {
+    if (isObject(m) && typeof m.method === 'string' && (typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id)))) ids.push(m.id);
+  }
+  return ids;
+}
+
+export interface TrackedCall {
+  /** Aborted by a `notifications/cancelled` naming one of the body's ids in the same session. */
+  readonly signal: AbortSignal;
+  /** Forgets the body's ids; call once its reply is settled. */
+  done(): void;
+}
+
+export class InFlightCalls {
+  private readonly calls = new Map<string, AbortController>();
+
+  /** Registers the requests of `body` under `session` (a fresh, never aborted signal without one). */
+  track(session: string | undefined, body: unknown): TrackedCall {
+    const abort = new AbortController();
+    const keys = session === undefined ? [] : requestIds(body).map((id) => keyOf(session, id));
+    for (const key of keys) this.calls.set(key, abort);
+    return {
+      signal: abort.signal,
+      done: () => {
+        for (const key of keys) if (this.calls.get(key) === abort) this.calls.delete(key);
+      },
+    };
+  }
+
+  /** Aborts the calls named by the `notifications/cancelled` messages of `body` in `session`. */
+  cancel(session: string | undefined, body: unknown): void {
+    if (session === undefined) return;
+    for (const m of messages(body)) {
+      if (!isObject(m) || m.method !== 'notifications/cancelled' || Object.hasOwn(m, 'id') || !isObject(m.params)) continue;
+      const id = m.params.requestId;
+      if (typeof id !== 'string' && typeof id !== 'number') continue;
+      this.calls.get(keyOf(session, id))?.abort(new HttpProblem('interrupted', 'The client cancelled the call (notifications/cancelled).'));
+    }
+  }
+
+  /** Calls in flight under a session id (for tests). */
+  get size(): number {
+    return this.calls.size;
+  }
+}
