@@ -269,6 +269,9 @@ describe('raw JSON-RPC over HTTP', () => {
     const answer = await headersOnly(server.base, MCP, { 'content-type': 'application/json', 'content-length': String(jsonBodyLimit(loadConfig({}).maxImageBytes) + 1) });
     assert.equal(answer.status, 413);
     assert.equal(JSON.parse(answer.body).type, 'https://v2a.dev/problems/request-too-large');
+    // The limit is named, and what it is made of.
+    const cap = jsonBodyLimit(loadConfig({}).maxImageBytes);
+    assert.match(JSON.parse(answer.body).detail, new RegExp(`larger than its ${cap}-byte limit: one image of at most 16777216 bytes \\(V2A_MAX_IMAGE_BYTES\\) as base64`));
   });
 
   test('[] and a batch over V2A_MCP_MAX_BATCH are one -32600', async () => {

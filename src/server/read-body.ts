@@ -12,8 +12,10 @@ import { HttpProblem } from './problem.js';
 export type BodyType = 'form' | 'json';
 
 /** The problem of a body over its cap (the reply closes the connection; the rest is never read). */
-function overCap(type: BodyType, maxImageBytes: number): HttpProblem {
-  if (type === 'json') return new HttpProblem('request-too-large', 'The request body is larger than this endpoint accepts.');
+function overCap(type: BodyType, maxImageBytes: number, cap: number): HttpProblem {
+  if (type === 'json') {
+    return new HttpProblem('request-too-large', `The JSON body is larger than its ${cap}-byte limit: one image of at most ${maxImageBytes} bytes (V2A_MAX_IMAGE_BYTES) as base64, with room for the other fields. The images of an MCP batch share the limit: send large ones in calls of their own.`);
+  }
   return new HttpProblem('image-too-large', `The upload is larger than the ${maxImageBytes}-byte image limit (with ${FORM_OVERHEAD_BYTES} bytes more for the form's other fields).`, {
     errors: [{ parameter: 'image', message: `larger than ${maxImageBytes} bytes` }],
   });
@@ -47,7 +49,7 @@ export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: nu
   if (encoding !== undefined) return Promise.reject(encoding);
   const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
   const declared = Number(raw.headers['content-length']);
-  if (declared > cap) return Promise.reject(overCap(type, maxImageBytes));
+  if (declared > cap) return Promise.reject(overCap(type, maxImageBytes, cap));
   // Already read to its end (a request without a body that something drained): nothing to wait for.
   if (raw.readableEnded) return Promise.resolve({ chunks: [], byteLength: 0 });
   return new Promise((resolve, reject) => {
@@ -66,7 +68,7 @@ export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: nu
       if (total <= cap) return void chunks.push(chunk);
       raw.pause();
       chunks.length = 0;
-      done(overCap(type, maxImageBytes));
+      done(overCap(type, maxImageBytes, cap));
     };
     const onEnd = () => done();
     // The client went away mid-body (Node's 'aborted', ECONNRESET): nothing to answer (admission.ts
