@@ -233,6 +233,8 @@ describe('parse and request errors', () => {
     assertError(await one(d, req(true, 'ping')), -32600, null, /"id" must be a string or a number/);
     assertError(await one(d, req({ a: 1 }, 'ping')), -32600, null);
     assertError(await one(d, req([1], 'ping')), -32600, null);
+    // "id": 1e400 parses to Infinity: named as out of range, not as "got a number".
+    assertError(await one(d, JSON.parse('{"jsonrpc":"2.0","id":1e400,"method":"ping"}')), -32600, null, /"id" must be a string or a number, got a number out of range\./);
   });
 
   test('missing or non-string method -> -32600', async () => {

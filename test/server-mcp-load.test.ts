@@ -89,6 +89,10 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
         assert.equal(next.isError, undefined, JSON.stringify(next.content));
       }
       assert.deepEqual(logs.filter((l) => l.level >= 50), []);
+      // One info line per call, with its outcome and the request's trace id.
+      const lines = logs.filter((l) => l.msg === 'tool call');
+      assert.deepEqual(lines.map((l) => l.outcome), ['cancelled', 'ok', 'ok']);
+      assert.ok(lines.every((l) => l.level === 30 && l.tool === 'render_ascii' && /^[0-9a-f]{32}$/.test(l.traceId) && l.responseTime >= 0), JSON.stringify(lines));
     } finally {
       await client.close();
     }

@@ -316,6 +316,17 @@ describe('raw JSON-RPC over HTTP', () => {
     assertProblem(await rpc(request(1, 'ping'), { 'mcp-protocol-version': '1999-01-01' }), 400, 'invalid-request', /MCP-Protocol-Version/);
     const ok = await rpc(request(1, 'ping'), { 'mcp-protocol-version': '2025-06-18' });
     assert.equal(ok.status, 200);
+    // Sent twice (two header lines): named as such, not as the unsupported version "a, b".
+    const twice = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const body = JSON.stringify(request(1, 'ping'));
+      const req = http.request(`${server.base}${MCP}`, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-protocol-version': ['2025-06-18', '2025-06-18'], 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.on('error', reject).end(body);
+    });
+    assert.equal(twice.status, 400);
+    assert.match(JSON.parse(twice.body).detail, /^MCP-Protocol-Version is given 2 times; send it once\.$/);
     for (const type of ['text/plain', 'multipart/form-data; boundary=x']) {
       const r = await call(`${server.base}${MCP}`, { method: 'POST', headers: { 'content-type': type }, body: '{}' });
       validator.check('POST', MCP, r);

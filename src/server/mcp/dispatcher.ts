@@ -201,6 +201,8 @@ function quoted(name: string): string {
 function describeType(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
+  // JSON has no Infinity: 1e400 parses to it, and "got a number" would read as no fault at all.
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'a number out of range';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 

@@ -53,11 +53,13 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
  * One `v2a.tool_call` span per tools/call, a child of the request's server span (batch elements
  * are siblings), with `mcp.method.name`, `gen_ai.operation.name` (execute_tool),
  * `gen_ai.tool.name` (unknown tools: `_unknown`), `jsonrpc.request.id`, and on failure
- * `error.type` (the problem slug of a tool error, or `jsonrpc_<code>`); plus the tool-call counter.
+ * `error.type` (the problem slug of a tool error, or `jsonrpc_<code>`); plus the tool-call counter
+ * and a `tool call` log line.
  */
 function toolCallObserver(ctx: AppContext, request: FastifyRequest, cancelled: AbortSignal): McpHandleContext['observeToolCall'] {
   return ({ requestId, tool }) => {
     const name = tool ?? '_unknown';
+    const started = nowMs();
     const span = ctx.telemetry.startSpan(request.span, 'v2a.tool_call', {
       'mcp.method.name': 'tools/call',
       'gen_ai.operation.name': 'execute_tool',
@@ -67,7 +69,10 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest, cancelled: A
     return {
       ...(span ? { span } : {}),
       end({ result, errorCode }) {
-        ctx.metrics.toolCalls.inc({ tool: name, outcome: cancelled.aborted ? 'cancelled' : result });
+        const outcome = cancelled.aborted ? 'cancelled' : result;
+        ctx.metrics.toolCalls.inc({ tool: name, outcome });
+        // One line per call: a batch's reply is one 200 whatever each of its calls came to.
+        request.log.info({ tool: name, requestId: String(requestId).slice(0, 64), outcome, ...(errorCode !== undefined ? { errorCode } : {}), responseTime: Math.round(nowMs() - started) }, 'tool call');
         if (!span) return;
         span.setAttribute('v2a.tool.is_error', result !== 'ok');
         if (result === 'rpc_error') {
@@ -141,6 +146,9 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`);
       }
       const version = request.headers['mcp-protocol-version'];
+      // Node joins a repeated header with ", ": say so rather than call the joined text a version.
+      const given = request.raw.headersDistinct['mcp-protocol-version']?.length ?? 0;
+      if (given > 1) throw new HttpProblem('invalid-request', `MCP-Protocol-Version is given ${given} times; send it once.`);
       if (version !== undefined && !isSupportedProtocolVersion(version, dispatcher.protocolVersions)) {
         throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`);
       }
