@@ -271,6 +271,8 @@ describe('GET /api/v1/metrics', () => {
     assert.equal(sample(m, 'v2a_build_info', { version: VERSION }), 1);
     assert.equal(sample(m, 'v2a_render_pool_workers'), 1);
     assert.equal(sample(m, 'v2a_render_pool_queue_depth'), 0);
+    assert.equal(sample(m, 'v2a_admission_slots'), server.config.workers + server.config.queueLimit);
+    assert.equal(sample(m, 'v2a_admission_slots_in_use'), 0);
   });
 
   test('counters and histograms move with renders, rejections and tool calls', async () => {
@@ -286,6 +288,8 @@ describe('GET /api/v1/metrics', () => {
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'render_ascii', arguments: {} } },
     ]);
     assert.equal(mcp.status, 200);
+    // Refused before the dispatcher: an HTTP problem of the MCP face.
+    assert.equal((await postJson(`${server.base}/api/mcp`, { jsonrpc: '2.0', id: 3, method: 'ping' }, { 'mcp-protocol-version': '1999-01-01' })).status, 400);
     await call(`${server.base}/no/such/path?x=1`);
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
@@ -299,6 +303,10 @@ describe('GET /api/v1/metrics', () => {
     assert.equal(delta('v2a_rejected_inputs_total', { face: 'mcp', cause: 'missing-image' }), 1);
     assert.equal(delta('v2a_renders_total', { face: 'http', outcome: 'ok' }), 2);
     assert.equal(delta('v2a_renders_total', { face: 'mcp', outcome: 'ok' }), 1);
+    // Refused before rendering counts as a render error on both faces.
+    assert.equal(delta('v2a_renders_total', { face: 'http', outcome: 'error' }), 2);
+    assert.equal(delta('v2a_renders_total', { face: 'mcp', outcome: 'error' }), 1);
+    assert.equal(delta('v2a_rejected_inputs_total', { face: 'mcp', cause: 'invalid-request' }), 1);
     assert.equal(delta('v2a_mcp_tool_calls_total', { tool: 'render_ascii', outcome: 'ok' }), 1);
     assert.equal(delta('v2a_mcp_tool_calls_total', { tool: 'render_ascii', outcome: 'tool_error' }), 1);
     for (const stage of ['queue', 'decode', 'director', 'render', 'format']) {

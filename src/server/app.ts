@@ -125,6 +125,8 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   let telemetry: Telemetry | undefined;
   const metrics = new ServerMetrics({
     pool: () => pool.stats(),
+    // Read at scrape time, after `admission` below exists.
+    admission: () => admission,
     startedAt,
     receiver: {
       latest: () => {
@@ -200,7 +202,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     telemetry,
     metrics,
     untraced: new Set<string>([...HEALTH_PATHS, ENDPOINTS.metrics.path, ENDPOINTS.status.path]),
-    renderRoutes: new Set<string>([ENDPOINTS.render.path]),
+    renderRoutes: new Map<string, 'http' | 'mcp'>([[ENDPOINTS.render.path, 'http'], [ENDPOINTS.mcp.path, 'mcp']]),
   });
   await app.register(securityHeadersPlugin);
   await app.register(errorsPlugin);

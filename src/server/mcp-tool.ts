@@ -29,9 +29,17 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
   return createTool({
     async run(args, ctx) {
       const { imageUrl, imageBase64, ...rest } = args;
-      const images = jsonImageInputs({ imageUrl, imageBase64 });
-      const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
-      const image = exactlyOneImage(images);
+      let params: ReturnType<typeof validateParams>;
+      let image: ReturnType<typeof exactlyOneImage>;
+      try {
+        const images = jsonImageInputs({ imageUrl, imageBase64 });
+        params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
+        image = exactlyOneImage(images);
+      } catch (err) {
+        // Counted as the HTTP face counts a request it refuses before rendering (there, inside renderBody).
+        opts.metrics?.renders.inc({ face: 'mcp', outcome: 'error' });
+        throw err;
+      }
       const out = await renderer.render(image, params, {
         signal: ctx.signal,
         ...(ctx.traceId ? { traceId: ctx.traceId } : {}),

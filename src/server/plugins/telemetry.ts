@@ -39,8 +39,8 @@ export interface TelemetryPluginOptions {
   metrics: ServerMetrics;
   /** Paths that get no span. */
   untraced: ReadonlySet<string>;
-  /** Route patterns whose error replies count as rejected inputs (render). */
-  renderRoutes: ReadonlySet<string>;
+  /** Route patterns whose error replies count as rejected inputs, with the face they count under. */
+  renderRoutes: ReadonlyMap<string, 'http' | 'mcp'>;
 }
 
 const kSendAt = Symbol('v2a.sendAt');
@@ -116,7 +116,8 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
     metrics.requests.inc({ method, route, status: String(status) });
     metrics.latency.observe({ method, route }, reply.elapsedTime / 1000);
     const slug = problemSlugOf(request);
-    if (status >= 400 && opts.renderRoutes.has(route)) metrics.rejected.inc({ face: 'http', cause: slug ?? `http-${status}` });
+    const face = opts.renderRoutes.get(route);
+    if (status >= 400 && face) metrics.rejected.inc({ face, cause: slug ?? `http-${status}` });
 
     const span = request.span;
     if (!span) return;

@@ -148,6 +148,8 @@ export interface ReceiverGaugeSource {
 
 export interface MetricsSources {
   pool: () => PoolStats;
+  /** Admission slots: in use (uploading, waiting or rendering) and how many there are. */
+  admission?: () => { inFlight: number; capacity: number };
   startedAt: number;
   receiver?: ReceiverGaugeSource;
   exporting: () => boolean;
@@ -173,13 +175,17 @@ export class ServerMetrics {
     this.latency = r.add(new Histogram('v2a_http_request_duration_seconds', 'Time from receiving a request to finishing its reply, by method and route pattern.', ['method', 'route'], LATENCY_BUCKETS));
     this.stages = r.add(new Histogram('v2a_render_stage_duration_seconds', 'Time spent in each render stage: queue (waiting for a worker), input (upload read, base64 decode or URL fetch), decode, director (resample and Auto Director), render (glyphs and colours), format.', ['stage'], STAGE_BUCKETS));
     this.renders = r.add(new Counter('v2a_renders_total', 'Renders attempted, by face (http or mcp) and outcome (ok, error, timeout, or cancelled: the client went away).', ['face', 'outcome']));
-    this.rejected = r.add(new Counter('v2a_rejected_inputs_total', 'Render requests refused, by face and cause (the problem type slug: missing-image, invalid-parameters, image-too-large, unsupported-image, image-url-not-allowed, rate-limited, overloaded, ...).', ['face', 'cause']));
+    this.rejected = r.add(new Counter('v2a_rejected_inputs_total', 'Render requests refused, by face and cause (the problem type slug: missing-image, invalid-parameters, image-too-large, unsupported-image, image-url-not-allowed, rate-limited, overloaded, ...); for mcp, both a tool call answered isError and a POST /api/mcp refused with an HTTP problem.', ['face', 'cause']));
     this.toolCalls = r.add(new Counter('v2a_mcp_tool_calls_total', 'MCP tools/call requests, by tool and outcome (ok, tool_error, rpc_error, or cancelled: by notifications/cancelled).', ['tool', 'outcome']));
     const pool = (pick: (s: PoolStats) => number) => (): Array<[Labels, number]> => [[{}, pick(sources.pool())]];
     r.add(new Collected('v2a_render_pool_workers', 'Render worker threads.', 'gauge', pool((s) => s.workers)));
     r.add(new Collected('v2a_render_pool_running', 'Renders running in a worker now.', 'gauge', pool((s) => s.running)));
     r.add(new Collected('v2a_render_pool_queue_depth', 'Renders waiting for a free worker now.', 'gauge', pool((s) => s.queued)));
     r.add(new Collected('v2a_render_pool_queue_limit', 'Most renders that may wait (V2A_QUEUE_LIMIT); more are refused with 503.', 'gauge', pool((s) => s.queueLimit)));
+    const admission = (pick: (a: { inFlight: number; capacity: number }) => number) => (): Array<[Labels, number]> =>
+      sources.admission ? [[{}, pick(sources.admission())]] : [];
+    r.add(new Collected('v2a_admission_slots_in_use', 'Render and MCP requests holding a slot now (uploading, waiting or rendering; one per tools/call); at v2a_admission_slots new ones are refused with 503.', 'gauge', admission((a) => a.inFlight)));
+    r.add(new Collected('v2a_admission_slots', 'Slots for render and MCP requests in flight (V2A_WORKERS + V2A_QUEUE_LIMIT).', 'gauge', admission((a) => a.capacity)));
     r.add(new Collected('v2a_render_pool_completed_total', 'Renders the pool has finished, successfully or not (a render stopped by V2A_RENDER_TIMEOUT_MS is not: v2a_renders_total counts it as a timeout).', 'counter', pool((s) => s.completed)));
     this.receiverChecks = r.add(new Counter('v2a_receiver_checks_total', 'Status checks of the handoff receiver, by result (ok, http_error, unreachable, refused).', ['result']));
     r.add(new Collected('v2a_receiver_up', 'Whether the last status check of the handoff receiver got a 2xx answer (absent before the first check).', 'gauge', () => {
