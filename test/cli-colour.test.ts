@@ -91,6 +91,8 @@ describe('help', () => {
     const text = r.stdout.replace(/\s+/g, ' ');
     assert.match(text, /default on when standard output is a colour terminal/);
     assert.match(text, /--no-color turn --color off --/);
+    // --columns' default 120 is only the piped one: on a terminal the clip fits it.
+    assert.match(text, /default 120; the same as -w; when neither is given, the clip fits the terminal \(piped without COLUMNS, or with -o: 120\)/);
   });
 
   test('v2a help help: the help command\'s help, on stdout, exit 0', () => {

@@ -30,7 +30,10 @@ export function registerPlay(program: Command): void {
     .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)')
     .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
   addViewOptions(cmd);
-  addParamOptions(cmd, { format: 'piped or with -o: json-compact only, as NDJSON' });
+  addParamOptions(cmd, {
+    columns: 'the same as -w; when neither is given, the clip fits the terminal (piped without COLUMNS, or with -o: 120)',
+    format: 'piped or with -o: json-compact only, as NDJSON',
+  });
   cmd.addHelpText('after', `
 On a terminal the frames play in place at the clip's frame rate (frames that render too late are
 dropped, so the clip keeps its speed), fitted to the terminal's width and height, and refitted when
