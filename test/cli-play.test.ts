@@ -255,6 +255,29 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     assert.match(r.out, /^v2a: this terminal \(TERM=dumb\) cannot play an animation in place: write the frames with -o frames\.ndjson/);
   });
 
+  test('in the background (&, or bg after Ctrl-Z) it plays on without stopping for the terminal; fg gives it the keys', { skip: hasBash ? false : 'no bash' }, () => {
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
+      { text: 'PROMPT$ ', write: `${play().map(q).join(' ')} &\n` },
+      { frames: 3, sleep: 0.5, write: 'jobs\n' },
+      { sleep: 0.5, write: 'fg\n' },
+      { sleep: 0.5, write: '\x1a' },
+      { text: 'Stopped', write: 'bg\n' },
+      { sleep: 0.8, write: 'jobs\n' },
+      { sleep: 0.5, write: 'fg\n' },
+      { sleep: 0.5, write: 'q' },
+      { text: 'PROMPT$ ', write: 'echo STATUS=$?; exit\n' },
+    ], { PS1: 'PROMPT$ ' });
+    const plain = (i: number) => r.parts[i]!.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    // Started with &: running, not "Stopped (tty output)" / "(tty input)".
+    assert.match(plain(2), /Running/, plain(2).slice(-300));
+    assert.doesNotMatch(plain(1) + plain(2), /Stopped/);
+    // bg after Ctrl-Z: running again in the background, drawing frames.
+    assert.match(plain(6), /Running/, plain(6).slice(-300));
+    assert.ok(frames(r.parts[5]! + r.parts[6]!).length >= 2, 'frames drawn in the background');
+    assert.match(plain(9), /STATUS=0/, 'fg gave it the keys: q stopped it');
+  });
+
   test('Ctrl-Z under a job-control shell: restored before the stop; fg: hidden and raw again, q works', { skip: hasBash ? false : 'no bash' }, () => {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [

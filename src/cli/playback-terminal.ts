@@ -9,9 +9,13 @@
  *   terminal gone: killed by SIGHUP, which the shell reports as 129 too).
  * - SIGTSTP (Ctrl-Z): restore, stop; SIGCONT (fg): cursor hidden, raw mode and the frame back.
  *   The playing clock stands still meanwhile, so frames are not late (and dropped) after it.
+ * - In the background (`v2a play x.gif &`, or `bg` after Ctrl-Z) the keyboard is the shell's:
+ *   touching its modes or reading it would stop the job (SIGTTOU, SIGTTIN), so playback goes on
+ *   without keys, and takes them once `fg` brings it to the foreground (checked at SIGCONT and at
+ *   each frame: bash's `fg` of a running job sends no signal).
  * - A resize (SIGWINCH) is noted for the player, which refits; the next frame clears the screen.
  */
-import { writeSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { ESC, writeStdout } from './terminal.js';
 
@@ -45,10 +49,7 @@ export class PlaybackTerminal {
     process.on('SIGCONT', this.onContinue);
     process.stdout.on('resize', this.onResize);
     process.stdout.prependListener('error', this.onOutputError);
-    if (keys) {
-      process.stdin.on('data', this.onKey);
-      this.enterRaw();
-    }
+    if (keys) this.takeKeys();
   }
 
   /** Playing time in ms: performance.now() without the time spent suspended. */
@@ -72,6 +73,8 @@ export class PlaybackTerminal {
   /** Draws a frame from the top left corner; the first one (and the first after a resize) clears the screen. */
   draw(body: string): Promise<void> {
     this.last = body;
+    // Brought to the foreground while running (fg after &): bash sends no SIGCONT then.
+    if (this.keys && !this.raw && !this.stopped) this.takeKeys();
     const lead = !this.drawn ? ESC.hideCursor + ESC.clearScreen + ESC.home : this.clear ? ESC.clearScreen + ESC.home : ESC.home;
     this.drawn = this.hidden = true;
     this.clear = false;
@@ -101,8 +104,11 @@ export class PlaybackTerminal {
     resolve?.();
   };
 
-  private enterRaw(): void {
+  /** Raw mode and the keyboard read, when there are keys to read and the job is in the foreground. */
+  private takeKeys(): void {
+    if (!this.keys || this.raw || !inForeground()) return;
     process.stdin.setRawMode(true);
+    if (!process.stdin.listeners('data').includes(this.onKey)) process.stdin.on('data', this.onKey);
     process.stdin.resume();
     this.raw = true;
   }
@@ -114,6 +120,8 @@ export class PlaybackTerminal {
       this.raw = false;
       try {
         process.stdin.setRawMode(false);
+        // Not read while stopped or in the background (a read there would stop the job again).
+        process.stdin.pause();
       } catch {
         ok = false;
       }
@@ -169,15 +177,18 @@ export class PlaybackTerminal {
 
   private readonly onStop = (): void => this.suspend(false);
 
+  /** Continued after a stop (fg or bg), or brought to the foreground while running (fg after &). */
   private readonly onContinue = (): void => {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.paused += performance.now() - this.pausedAt;
-    process.on('SIGTSTP', this.onStop);
+    const wasStopped = this.stopped;
+    if (wasStopped) {
+      this.stopped = false;
+      this.paused += performance.now() - this.pausedAt;
+      process.on('SIGTSTP', this.onStop);
+    }
     try {
-      if (this.keys) this.enterRaw();
+      this.takeKeys();
       // The shell drew its prompt over the frame: take the screen back now, not at the next frame.
-      if (this.drawn) {
+      if (wasStopped && this.drawn && inForeground()) {
         this.hidden = true;
         writeSync(1, ESC.hideCursor + ESC.clearScreen + ESC.home + this.last);
       }
@@ -202,4 +213,19 @@ export class PlaybackTerminal {
       }
     }
   };
+}
+
+/**
+ * Whether this process's group is the terminal's foreground group (Linux: /proc/self/stat's pgrp
+ * and tpgid). Elsewhere, or when it cannot be read, taken as true: the behaviour before this check.
+ */
+function inForeground(): boolean {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'latin1');
+    // After the command name in parentheses: state ppid pgrp session tty_nr tpgid ...
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[2] === fields[5];
+  } catch {
+    return true;
+  }
 }
