@@ -169,3 +169,29 @@ describe('rate limit (V2A_RATE_LIMIT=6)', () => {
     assert.equal(p.headers.get('ratelimit-remaining'), '0');
   });
 });
+
+describe('a full batch (16 tools/call, the default V2A_MCP_MAX_BATCH)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '16', V2A_RATE_LIMIT: '0' });
+  });
+  after(async () => server?.close());
+
+  test('is served without a MaxListenersExceededWarning (a non-JSON line in the logs)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const tiny = (await photo(48, 32, 'png')).toString('base64');
+      const batch = Array.from({ length: 16 }, (_, i) => callTool(i + 1, { imageBase64: tiny, columns: 12 }));
+      const r = await postJson(`${server.base}${MCP}`, batch, { accept: 'application/json' });
+      assert.equal(r.status, 200);
+      assert.equal(r.json.length, 16);
+      assert.ok(r.json.every((m: any) => m.result && m.result.isError === undefined));
+      await sleep(50);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(warnings, []);
+  });
+});

@@ -13,6 +13,7 @@
  * is read first), and each tools/call takes an admission slot and, beyond the first, a rate-limit
  * token (or the batch is refused: 429 / 503; -32600 when it has more calls than the server slots).
  */
+import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { V2aError } from '../../core/errors.js';
 import { VERSION } from '../../core/types.js';
@@ -173,6 +174,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       let result: Awaited<ReturnType<McpDispatcher['handle']>>;
       try {
         const signal = AbortSignal.any([ctx.admission.signalOf(request), tracked.signal]);
+        // Each call of a batch listens on it (fetch, queue, pool): no leak warning for 16 of them.
+        setMaxListeners(0, signal);
         result = await dispatcher.handle(body, { signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request, tracked.signal) });
       } finally {
         tracked.done();
