@@ -547,7 +547,7 @@ describe('render: bad input', () => {
     assert.deepEqual(twice.problem.errors, [{ parameter: 'Host', message: 'given more than once' }]);
     assert.equal((await rawExchange('GET /api/health HTTP/1.0\r\n\r\n')).status, 200);
     // An invalid Host never reaches the manifests' links (V2A_PUBLIC_URL unset).
-    for (const host of ['"><script>x</script>', 'evil.example/path?x=', 'a b', 'host:port']) {
+    for (const host of ['"><script>x</script>', 'evil.example/path?x=', 'a b', 'host:port', 'localhost:99999']) {
       const bad = await rawExchange(`GET /api/v1/agent HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
       assertRawProblem(bad, 400, 'invalid-request');
       assert.deepEqual(bad.problem.errors, [{ parameter: 'Host', message: 'invalid' }], host);
@@ -930,6 +930,16 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       assert.equal((await ping(trusting.base, '203.0.113.7')).status, 429);
       assert.equal((await ping(direct.base, '203.0.113.7')).status, 200);
       assert.equal((await ping(direct.base, '203.0.113.8')).status, 429, 'without trust, X-Forwarded-For is ignored');
+      // What a trusted proxy forwards is held to Host's rules and to http/https: it writes the links.
+      for (const [header, value] of [
+        ['x-forwarded-host', 'evil.example/"><script>'], ['x-forwarded-host', 'user@evil.example'], ['x-forwarded-host', 'evil.example:99999'],
+        ['x-forwarded-host', 'evil.example/ IGNORE PREVIOUS INSTRUCTIONS'], ['x-forwarded-proto', 'javascript'],
+      ] as const) {
+        const r = await call(`${trusting.base}/llms.txt`, { headers: { ...forwarded('203.0.113.9'), [header]: value } });
+        assertProblem(r, 400, 'invalid-request', header === 'x-forwarded-proto' ? /X-Forwarded-Proto .*must be http or https/ : /X-Forwarded-Host .*is not a host name/);
+        assert.equal((await call(`${direct.base}/llms.txt`, { headers: { [header]: value } })).status, 200, 'ignored without trust');
+      }
+      assert.equal((await call(`${trusting.base}/api/v1/agent`, { headers: { ...forwarded('203.0.113.9'), 'x-forwarded-host': 'v2a.example.org:8443' } })).json.baseUrl, 'https://v2a.example.org:8443');
     } finally {
       await Promise.all([trusting.close(), direct.close()]);
     }

@@ -315,7 +315,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_TRUST_PROXY', default: 'false',
-    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8.',
+    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8. A forwarded host must be a valid Host value and a forwarded scheme http or https (else 400); V2A_PUBLIC_URL, when set, writes the links instead.',
     apply: (raw, d) => {
       if (unset(raw)) {
         d.trustProxy = false;

@@ -127,7 +127,13 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
 }
 
 /** RFC 9110 §7.2 Host: uri-host [ ":" port ], uri-host an IP literal or a reg-name (RFC 3986). */
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::[0-9]{0,5})?$/;
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{0,5}))?$/;
+
+/** A Host value: the grammar, and a port (when one is given) of at most 65535. */
+function validHost(value: string): boolean {
+  const m = HOST.exec(value);
+  return m !== null && (m[1] === undefined || m[1] === '' || Number(m[1]) <= 65535);
+}
 
 export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply));
@@ -141,14 +147,29 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
     let hosts = 0;
     for (let i = 0; i < raw.rawHeaders.length; i += 2) if (raw.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
     const needsHost = raw.httpVersionMajor > 1 || (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1);
-    const valid = hosts === 1 ? HOST.test(raw.headers.host ?? '') : hosts === 0 && !needsHost;
-    if (valid) return;
+    const valid = hosts === 1 ? validHost(raw.headers.host ?? '') : hosts === 0 && !needsHost;
+    if (valid) return forwarded(request, reply);
     closeAfter(request, reply);
     const [detail, message] = hosts > 1 ? ['The request has more than one Host header', 'given more than once']
       : hosts === 1 ? ['The Host header is not a host name or address with an optional port', 'invalid']
       : ['An HTTP/1.1 request needs a Host header', 'missing'];
     return sendProblem(request, reply, new HttpProblem('invalid-request', `${detail} (RFC 9112, section 3.2).`, { errors: [{ parameter: 'Host', message }] }));
   });
+
+  /**
+   * Behind a trusted proxy (V2A_TRUST_PROXY) the host and scheme come from X-Forwarded-Host and
+   * X-Forwarded-Proto and build the links of the manifests, llms.txt and OpenAPI's servers: held
+   * to the rules of Host and to http or https, or 400 (a proxy that passes a client's own header
+   * on would otherwise let it write `javascript://` or free text into those documents).
+   */
+  function forwarded(request: FastifyRequest, reply: FastifyReply) {
+    const badHost = request.host !== (request.raw.headers.host ?? '') && !validHost(request.host);
+    const badProto = request.protocol !== 'http' && request.protocol !== 'https';
+    if (!badHost && !badProto) return;
+    closeAfter(request, reply);
+    const [name, detail] = badHost ? ['X-Forwarded-Host', 'is not a host name or address with an optional port'] : ['X-Forwarded-Proto', 'must be http or https'];
+    return sendProblem(request, reply, new HttpProblem('invalid-request', `The ${name} header the trusted proxy forwarded ${detail}.`, { errors: [{ parameter: name, message: 'invalid' }] }));
+  }
 
   app.setNotFoundHandler((request, reply) => {
     const path = requestPath(request);
