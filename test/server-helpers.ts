@@ -27,6 +27,8 @@ const TEST_ENV: Record<string, string> = {
   LOG_LEVEL: 'silent',
   V2A_WORKERS: '2',
   V2A_RATE_LIMIT: '0',
+  // Every test client is 127.0.0.1: the per-client cap is off like the rate limit (its own tests set it).
+  V2A_CLIENT_SLOTS: '0',
   // Off for speed (every test file starts servers); the warm-up has tests of its own.
   V2A_WARM_UP: 'false',
   PORT: '0',

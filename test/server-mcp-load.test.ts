@@ -39,6 +39,7 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
     const config = loadConfig({
       LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '1', V2A_RATE_LIMIT: '0', V2A_WARM_UP: 'false', V2A_METRICS: 'on',
       V2A_MCP_MAX_CHARS: '0', // the slow call's reply is large: no budget refusal ends it early
+      V2A_CLIENT_SLOTS: '0', // one test client fills both slots on purpose
     });
     app = await buildApp(config, { logStream: stream });
     await app.listen({ port: 0, host: '127.0.0.1' });

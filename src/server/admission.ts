@@ -3,7 +3,8 @@
  * `POST /api/mcp`. A request is admitted before its body is read (a body waiting for a worker
  * holds up to the body limit of memory), and holds its units until its socket is done with it:
  *
- * - capacity = V2A_WORKERS + V2A_QUEUE_LIMIT units. A render request takes one; an MCP request
+ * - capacity = V2A_WORKERS + V2A_QUEUE_LIMIT units, at most V2A_CLIENT_SLOTS of them per client
+ *   address (429 over it). A render request takes one; an MCP request
  *   takes one for its body (none for a small one: initialize, ping and tools/list are never
  *   refused for renders in flight) and, once parsed, enough for one per `tools/call`.
  *   Refused: 503 `overloaded` with Retry-After (and `Connection: close`, so the body is not read).
@@ -21,6 +22,8 @@ interface Ticket {
   units: number;
   released: boolean;
   readonly abort: AbortController;
+  /** The client's address (request.ip: the proxy-supplied one under V2A_TRUST_PROXY). */
+  readonly client: string;
 }
 
 export interface Admission {
@@ -40,9 +43,32 @@ export interface Admission {
   readonly capacity: number;
 }
 
-export function createAdmission(capacity: number, retryAfterSeconds: () => number): Admission {
+/**
+ * `clientSlots`: most units one client address may hold (0: no cap of its own), so that one
+ * client's slow uploads or unread replies cannot take every slot: over it is 429 `rate-limited`.
+ */
+export function createAdmission(capacity: number, retryAfterSeconds: () => number, clientSlots = 0): Admission {
   let inFlight = 0;
   const tickets = new WeakMap<FastifyRequest, Ticket>();
+  /** Units held per client address (entries removed at 0: the map stays as small as the clients in flight). */
+  const byClient = new Map<string, number>();
+
+  const clientFull = (client: string, units: number): HttpProblem | undefined => {
+    if (clientSlots <= 0 || (byClient.get(client) ?? 0) + units <= clientSlots) return undefined;
+    return new HttpProblem('rate-limited', `One client may have at most ${clientSlots} requests in flight (uploading, waiting, rendering or receiving their replies), and this one has ${byClient.get(client) ?? 0}; retry when one is done.`, {
+      headers: { 'retry-after': '1' },
+    });
+  };
+  const take = (client: string, units: number): void => {
+    inFlight += units;
+    if (units !== 0) byClient.set(client, (byClient.get(client) ?? 0) + units);
+  };
+  const give = (client: string, units: number): void => {
+    inFlight -= units;
+    const left = (byClient.get(client) ?? 0) - units;
+    if (left > 0) byClient.set(client, left);
+    else byClient.delete(client);
+  };
 
   const overloaded = (): HttpProblem => {
     const retry = String(retryAfterSeconds());
@@ -56,23 +82,30 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
     capacity,
     admit(request, reply, units = 1) {
       if (tickets.has(request)) return;
-      if (units > 0 && inFlight + units > capacity) throw overloaded();
-      const ticket: Ticket = { units, released: false, abort: new AbortController() };
-      inFlight += units;
+      const client = request.ip;
+      if (units > 0) {
+        const full = clientFull(client, units);
+        if (full) throw full;
+        if (inFlight + units > capacity) throw overloaded();
+      }
+      const ticket: Ticket = { units, released: false, abort: new AbortController(), client };
+      take(client, units);
       tickets.set(request, ticket);
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) ticket.abort.abort(clientClosed());
         if (ticket.released) return;
         ticket.released = true;
-        inFlight -= ticket.units;
+        give(client, ticket.units);
       });
     },
     grow(request, units) {
       const ticket = tickets.get(request);
       if (!ticket) throw new Error('grow: request was not admitted');
       if (units <= 0 || ticket.released) return;
+      const full = clientFull(ticket.client, units);
+      if (full) throw full;
       if (inFlight + units > capacity) throw overloaded();
-      inFlight += units;
+      take(ticket.client, units);
       ticket.units += units;
     },
     held(request) {

@@ -181,7 +181,11 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   // CONNECT never reaches Fastify: Node hands it to 'connect' listeners, and without one destroys
   // the socket unanswered.
   app.server.on('connect', (req, socket) => refuseConnect(app, req, socket));
-  const connections = trackConnections(app.server);
+  const connections = trackConnections(app.server, { maxConnections: config.maxConnections, sendTimeoutMs: config.sendTimeoutMs });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    connections.sending(reply.raw);
+    return payload;
+  });
   const guard: { current?: BodyGuard } = {};
   // Uploads still arriving when shutdown starts are cut, and connections with no request in
   // progress are closed: draining waits for renders, not for them.
@@ -209,7 +213,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await app.register(bodyGuardPlugin, { bodyIdleTimeoutMs: config.bodyIdleTimeoutMs, guard });
   await registerCors(app, config);
   const limiter = await registerRateLimit(app, config);
-  const admission = createAdmission(config.workers + config.queueLimit, () => pool.retryAfterSeconds());
+  const admission = createAdmission(config.workers + config.queueLimit, () => pool.retryAfterSeconds(), config.clientSlots);
   const ctx: AppContext = { config, pool, renderer, limiter, admission, startedAt, telemetry, metrics, receiver, connections, closing: false };
   app.decorate('v2a', ctx);
 

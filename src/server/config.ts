@@ -4,6 +4,7 @@
  * are reported together. `describeConfig()` lists name, default and meaning for the README,
  * `v2a serve --help` and the status endpoints: the table below is the only place they are written.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseAllowlist } from './fetch-image.js';
 import {
@@ -44,6 +45,12 @@ export interface ServerConfig {
   readonly maxDecodedBytes: number;
   /** Requests per minute per client on render and MCP; 0 = no limit. */
   readonly rateLimit: number;
+  /** Admission slots one client address may hold at once; 0 = no cap of its own. */
+  readonly clientSlots: number;
+  /** Longest a client may take to receive a reply, from its first byte; 0 = no bound. */
+  readonly sendTimeoutMs: number;
+  /** Most open connections (Node's server.maxConnections); more are closed as they arrive. */
+  readonly maxConnections: number;
   /** `'*'` or the exact origins allowed by CORS. */
   readonly corsOrigins: '*' | readonly string[];
   readonly mcpMaxBatch: number;
@@ -262,6 +269,27 @@ const SETTINGS: readonly Setting[] = [
     meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp (RateLimit-* headers, 429 with Retry-After). 0 = off.',
     apply: (raw, d) => { d.rateLimit = unset(raw) ? 120 : integer(raw, 0, 10_000_000); },
     value: (c) => c.rateLimit,
+  },
+  {
+    name: 'V2A_CLIENT_SLOTS', default: 'half the slots (at least V2A_WORKERS)',
+    meaning: 'Most of the V2A_WORKERS + V2A_QUEUE_LIMIT admission slots one client address (as the rate limit tells clients apart) may hold at once, uploading, waiting, rendering or receiving its reply; over it is 429 with Retry-After, so one client cannot take every slot with slow uploads or unread replies. 0 = no cap of its own.',
+    apply: (raw, d) => {
+      const slots = d.workers! + d.queueLimit!;
+      d.clientSlots = unset(raw) ? Math.max(d.workers!, Math.ceil(slots / 2)) : integer(raw, 0, 100_000);
+    },
+    value: (c) => c.clientSlots,
+  },
+  {
+    name: 'V2A_SEND_TIMEOUT_MS', default: '60000',
+    meaning: 'Longest time in milliseconds a client may take to receive a reply once it is sent (a client that stops reading holds its slot and memory); over it the connection is closed. 0 = no bound.',
+    apply: (raw, d) => { d.sendTimeoutMs = unset(raw) ? 60_000 : integer(raw, 0, 3_600_000); },
+    value: (c) => c.sendTimeoutMs,
+  },
+  {
+    name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, at most 10000',
+    meaning: 'Most open connections; more are closed as they arrive, so that idle keep-alive connections cannot take every file descriptor (render workers, fetches and logs need some). The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
+    apply: (raw, d) => { d.maxConnections = unset(raw) ? defaultMaxConnections() : integer(raw, 1, 10_000_000); },
+    value: (c) => c.maxConnections,
   },
   {
     name: 'V2A_CORS_ORIGINS', default: '*',
@@ -493,4 +521,17 @@ export function describeConfig(): ConfigEntry[] {
 export function jsonBodyLimit(maxImageBytes: number): number {
   const base64 = Math.ceil(maxImageBytes / 3) * 4;
   return base64 + Math.ceil(base64 / 38) + 64 * 1024;
+}
+
+/** The soft RLIMIT_NOFILE less 256 spare descriptors, at most 10000 (10000 where unknown). */
+function defaultMaxConnections(): number {
+  const MOST = 10_000;
+  const SPARE = 256;
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'latin1'));
+    if (!m || m[1] === 'unlimited') return MOST;
+    return Math.max(16, Math.min(MOST, Number(m[1]) - SPARE));
+  } catch {
+    return MOST;
+  }
 }

@@ -8,18 +8,32 @@
  * as active from its accept (the headers timeout covers it), and close() also stops the checks of
  * that timeout: such a connection held the drain for the whole V2A_SHUTDOWN_TIMEOUT_MS and made it
  * a forced exit. `drain()` closes every idle connection at once, and any accepted after it.
+ *
+ * Bounds on what clients hold: open connections (V2A_MAX_CONNECTIONS) and the time to take a
+ * reply (V2A_SEND_TIMEOUT_MS): the request timeouts end when the request has arrived.
  */
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface Connections {
   /** Requests whose reply has not closed yet. */
   readonly busy: number;
+  /**
+   * The reply is being sent: it must be taken within the send timeout, or its connection is
+   * closed (a client that stops reading would hold its admission slot and the reply's memory).
+   */
+  sending(res: ServerResponse): void;
   /** Closes every connection with no request in progress, now and from now on (shutdown). */
   drain(): void;
 }
 
-export function trackConnections(server: Server): Connections {
+/**
+ * `maxConnections`: more are closed as they arrive (Node's server.maxConnections), so idle
+ * keep-alive connections cannot take every file descriptor. `sendTimeoutMs`: see `sending`; 0: none.
+ */
+export function trackConnections(server: Server, opts: { maxConnections?: number; sendTimeoutMs?: number } = {}): Connections {
+  if (opts.maxConnections !== undefined) server.maxConnections = opts.maxConnections;
+  const sendTimeoutMs = opts.sendTimeoutMs ?? 0;
   const open = new Set<Socket>();
   /** Requests in progress per socket (pipelined requests wait on their socket for their turn). */
   const inProgress = new WeakMap<Socket, number>();
@@ -49,6 +63,14 @@ export function trackConnections(server: Server): Connections {
 
   return {
     get busy() { return busy; },
+    sending(res) {
+      if (sendTimeoutMs <= 0 || res.writableFinished) return;
+      const timer = setTimeout(() => {
+        if (!res.writableFinished) res.socket?.destroy();
+      }, sendTimeoutMs);
+      timer.unref();
+      res.once('close', () => clearTimeout(timer));
+    },
     drain() {
       draining = true;
       for (const socket of open) if (!inProgress.get(socket)) socket.destroy();

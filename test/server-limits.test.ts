@@ -1,0 +1,147 @@
+/**
+ * What one client may hold of a server on the open internet: admission slots (V2A_CLIENT_SLOTS,
+ * so slow uploads or unread replies from one address cannot take them all), the time to take a
+ * reply (V2A_SEND_TIMEOUT_MS) and open connections (V2A_MAX_CONNECTIONS). Raw sockets, some bound
+ * to 127.0.0.2 to be another client.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/server/config.js';
+import { noise, photo, postForm, startTestServer, type TestServer } from './server-helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A socket to the server from `from` (a loopback address) that collects what comes back. */
+function open(port: number, from = '127.0.0.1'): { socket: Socket; data: () => string; closed: Promise<void> } {
+  const socket = connect({ port, host: '127.0.0.1', localAddress: from });
+  let data = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (d: string) => { data += d; });
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, data: () => data, closed };
+}
+
+function multipart(image: Buffer): { body: Buffer; type: string } {
+  const boundary = 'limitsboundary';
+  return {
+    body: Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n`),
+      image,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    type: `multipart/form-data; boundary=${boundary}`,
+  };
+}
+
+const head = (path: string, headers: Record<string, string | number>) =>
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(20)) if (check()) return true;
+  return check();
+}
+
+describe('defaults', () => {
+  test('a client may hold half the slots, never fewer than the workers; connections stop short of the open-file limit', () => {
+    assert.equal(loadConfig({ V2A_WORKERS: '2' }).clientSlots, 9); // 2 + 16 slots
+    assert.equal(loadConfig({ V2A_WORKERS: '4', V2A_QUEUE_LIMIT: '0' }).clientSlots, 4);
+    assert.equal(loadConfig({ V2A_WORKERS: '1', V2A_CLIENT_SLOTS: '0' }).clientSlots, 0);
+    assert.equal(loadConfig({}).sendTimeoutMs, 60_000);
+    const max = loadConfig({}).maxConnections;
+    const soft = /^Max open files\s+(\d+)/m.exec((existsSync('/proc/self/limits') ? readFileSync('/proc/self/limits', 'latin1') : ''))?.[1];
+    if (soft) assert.equal(max, Math.max(16, Math.min(10_000, Number(soft) - 256)));
+    assert.throws(() => loadConfig({ V2A_MAX_CONNECTIONS: '0' }), /V2A_MAX_CONNECTIONS/);
+  });
+});
+
+describe('one client cannot hold every slot', () => {
+  let server: TestServer;
+  let port: number;
+  let heavy: Buffer;
+  before(async () => {
+    // 1 worker + 3 waiting = 4 slots; one client may hold 2 (the default: half).
+    server = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '3', V2A_CLIENT_SLOTS: '', V2A_SEND_TIMEOUT_MS: '1000', V2A_BODY_IDLE_TIMEOUT_MS: '30000' });
+    port = Number(new URL(server.base).port);
+    heavy = await noise(1600, 1200);
+  });
+  after(async () => server?.close());
+
+  test('stalled uploads take the client\'s share; its next request is 429, another client is served', async () => {
+    assert.equal(server.config.clientSlots, 2);
+    const { body, type } = multipart(heavy);
+    const stalled = [0, 1].map(() => open(port));
+    for (const c of stalled) {
+      c.socket.write(head('/api/v1/render?columns=40', { 'content-type': type, 'content-length': body.length }));
+      c.socket.write(body.subarray(0, 1000));
+    }
+    assert.ok(await until(() => server.app.v2a.admission.inFlight === 2, 3000), 'both uploads admitted');
+    const small = await photo(64, 48);
+    const refused = await postForm(`${server.base}/api/v1/render?columns=20`, { image: small });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.json.type, 'https://v2a.dev/problems/rate-limited');
+    assert.match(refused.json.detail, /at most 2 requests in flight/);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    // Another address: served from the slots left.
+    const other = open(port, '127.0.0.2');
+    const form = multipart(small);
+    other.socket.write(head('/api/v1/render?columns=20', { 'content-type': form.type, 'content-length': form.body.length, connection: 'close' }));
+    other.socket.write(form.body);
+    await other.closed;
+    assert.match(other.data(), /^HTTP\/1\.1 200 /);
+    for (const c of stalled) c.socket.destroy();
+    assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 3000));
+  });
+
+  test('a client that stops reading its reply loses the connection at V2A_SEND_TIMEOUT_MS, and its slot', async () => {
+    const { body, type } = multipart(heavy);
+    const c = open(port);
+    // A reply of about 5.7 MB (svg of colour blocks at 400 columns), never read: the socket is
+    // paused before it comes, so the kernel's buffers stay small.
+    c.socket.pause();
+    c.socket.write(head('/api/v1/render?columns=400&format=svg&color=true&charset=blocks', { 'content-type': type, 'content-length': body.length }));
+    c.socket.write(body);
+    assert.ok(await until(() => server.app.v2a.admission.inFlight === 1, 3000), 'admitted');
+    // Rendered (under a second or two), then 1 s to be taken: the slot is back long before the
+    // reply could have been (it never would: the client never reads).
+    assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 8000), 'its slot is back');
+    // Reading now, the client finds the connection cut short of the whole reply.
+    c.socket.resume();
+    await Promise.race([c.closed, sleep(5000)]);
+    assert.ok(c.socket.destroyed, 'the server closed the connection');
+    assert.match(c.data(), /^HTTP\/1\.1 200 /);
+    assert.ok(!c.data().trimEnd().endsWith('</svg>'), 'the reply was not completed');
+  });
+});
+
+describe('open connections', () => {
+  let server: TestServer;
+  let port: number;
+  before(async () => {
+    server = await startTestServer({ V2A_MAX_CONNECTIONS: '4' });
+    port = Number(new URL(server.base).port);
+  });
+  after(async () => server?.close());
+
+  test('past V2A_MAX_CONNECTIONS a new connection is closed at once; one freed is usable again', async () => {
+    const held = Array.from({ length: 4 }, () => open(port));
+    await Promise.all(held.map((c) => once(c.socket, 'connect')));
+    await sleep(100);
+    const extra = open(port);
+    extra.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await Promise.race([extra.closed, sleep(3000)]);
+    assert.ok(extra.socket.destroyed, 'closed');
+    assert.equal(extra.data(), '');
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    await sleep(100);
+    const again = open(port);
+    again.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    await again.closed;
+    assert.match(again.data(), /^HTTP\/1\.1 200 /);
+    for (const c of held) c.socket.destroy();
+  });
+});
