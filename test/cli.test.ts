@@ -521,3 +521,14 @@ describe('v2a help and version', { concurrency: 4 }, () => {
     assert.match(unknown.stderr, /unknown command 'paint'/);
   });
 });
+
+describe('internal errors are one line', () => {
+  test("sharp's load failure (an install without its optional platform package) says what to do; other messages keep their first line", async () => {
+    const { internalMessage } = await import('../src/cli/program.js');
+    const sharpText = 'Could not load the "sharp" module using the linux-x64 runtime\nPossible solutions:\n- Ensure optional dependencies can be installed:\n    npm install --include=optional sharp';
+    const msg = internalMessage(sharpText);
+    assert.doesNotMatch(msg, /\n/);
+    assert.match(msg, /^sharp's native library for this platform \(.+\) is not installed: reinstall v2a with optional dependencies \(npm install --include=optional\)/);
+    assert.match(internalMessage('first\nsecond\nthird'), /^internal error: first( \(set V2A_DEBUG=1 for details\))?$/);
+  });
+});

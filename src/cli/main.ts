@@ -36,7 +36,9 @@ async function start(): Promise<number> {
 start().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`v2a: internal error: ${err instanceof Error ? err.message : String(err)}${process.env.V2A_DEBUG === '1' && err instanceof Error ? `\n${err.stack}` : ''}\n`);
+    // The first line only (sharp's load failure is a dozen): the rest with V2A_DEBUG=1.
+    const text = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`v2a: internal error: ${text.split('\n', 1)[0]}${process.env.V2A_DEBUG === '1' && err instanceof Error ? `\n${err.stack}` : ''}\n`);
     process.exit(1);
   },
 );

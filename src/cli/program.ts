@@ -104,6 +104,18 @@ function debugStack(err: unknown): void {
 
 const debugHint = () => (process.env.V2A_DEBUG === '1' ? '' : ' (set V2A_DEBUG=1 for details)');
 
+/**
+ * An unexpected error as one line: sharp's own load failure (an install without its optional
+ * platform package, `npm install --omit=optional`) says what to do; any other message keeps its
+ * first line (V2A_DEBUG=1 prints the rest with the stack).
+ */
+export function internalMessage(text: string): string {
+  if (/Could not load the "sharp" module/.test(text)) {
+    return `sharp's native library for this platform (${process.platform}-${process.arch}) is not installed: reinstall v2a with optional dependencies (npm install --include=optional)${debugHint()}`;
+  }
+  return `internal error: ${text.split('\n', 1)[0]}${debugHint()}`;
+}
+
 /** Prints `v2a: <message>` (no stack trace unless V2A_DEBUG=1) and returns the exit code. */
 export function reportError(err: unknown): number {
   if (err instanceof CommanderError) {
@@ -120,7 +132,7 @@ export function reportError(err: unknown): number {
     message = err.code === 'invalid-parameters' && err.errors ? err.errors.map((e) => e.message).join('\nv2a: ') : err.message;
   } else {
     const cause = err instanceof V2aError && err.cause !== undefined ? err.cause : err;
-    message = `internal error: ${cause instanceof Error ? cause.message : String(cause)}${debugHint()}`;
+    message = internalMessage(cause instanceof Error ? cause.message : String(cause));
   }
   process.stderr.write(`v2a: ${message}\n`);
   return code;
