@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { once } from 'node:events';
 import https from 'node:https';
 import net, { type AddressInfo, type LookupFunction } from 'node:net';
@@ -181,6 +182,11 @@ before(async () => {
       bigClosed = once(res, 'close').then(() => {});
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': 10_000_000 });
       res.write(CHUNK); // then stall: reading the body would only end at the timeout
+    } else if (url.pathname === '/gzipped') {
+      // Whatever the request asked for: a server that compresses anyway.
+      const gz = gzipSync(IMAGE);
+      res.writeHead(200, { 'content-type': 'image/png', 'content-encoding': 'gzip', 'content-length': gz.length });
+      res.end(gz);
     } else if (url.pathname === '/stall') {
       // accept and never answer
     } else {
@@ -355,6 +361,11 @@ describe('fetchImage', () => {
   test('a non-2xx final status is 502', { timeout: 10_000 }, async () => {
     const err = await refusal(fetchImage(at('images.test', '/nope'), options()), 502, 'upstream_status');
     assert.match(err.message, /404/);
+  });
+
+  test('a compressed body is refused naming its Content-Encoding, not read as an image of an unknown format', { timeout: 10_000 }, async () => {
+    const err = await refusal(fetchImage(at('images.test', '/gzipped'), options()), 502, 'upstream_status');
+    assert.match(err.message, /Content-Encoding "gzip"; v2a reads images uncompressed \(identity\) only/);
   });
 
   test('an untrusted certificate is 502 unreachable', { timeout: 10_000 }, async () => {

@@ -126,7 +126,7 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
           origin: current.origin,
           path: current.pathname + current.search,
           method: 'GET',
-          headers: { accept: 'image/*', 'user-agent': 'v2a/0.3.0 (image fetch)' },
+          headers: { accept: 'image/*', 'accept-encoding': 'identity', 'user-agent': 'v2a/0.3.0 (image fetch)' },
           signal,
         });
         const location = res.headers.location;
@@ -148,6 +148,13 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
         if (res.statusCode < 200 || res.statusCode > 299) {
           discard(res.body);
           throw new ImageFetchError(502, 'upstream_status', `Host ${host()} answered HTTP ${res.statusCode} for the image URL`);
+        }
+        // Asked for identity: a compressed body is not inflated (a bomb would need a bound of its
+        // own), and read as is it would be called an unsupported image format.
+        const encoding = String(res.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+        if (encoding !== 'identity' && encoding !== '') {
+          discard(res.body);
+          throw new ImageFetchError(502, 'upstream_status', `Host ${host()} sent the image with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; v2a reads images uncompressed (identity) only`);
         }
         return await readCapped(res.body, res.headers['content-length'], maxBytes, host());
       }
