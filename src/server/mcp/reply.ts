@@ -210,7 +210,7 @@ async function overBudget(result: RenderResult, format: Format, size: number, ov
   const advice = parts.length ? ` Ask again with ${parts.join('; or ')}.` : ` No format fits at ${columns} columns, and no fewer columns were found that fit with format=${format}: the budget is too small for this image.`;
   return new V2aError('reply-too-large',
     `The ${format} reply at ${columns} columns would be ${grouped(size)} characters, over this server's budget of ${grouped(maxChars)} characters per reply; ` +
-    `nothing was cut.${advice} (The budget is V2A_MCP_MAX_CHARS on the HTTP server, --max-chars on v2a mcp; 0 turns it off.)`);
+    `nothing was cut.${advice} (The budget is V2A_MCP_MAX_CHARS on the HTTP server; on v2a mcp, --max-chars, else V2A_MCP_MAX_CHARS; 0 turns it off.)`);
 }
 
 /**
