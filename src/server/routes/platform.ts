@@ -10,12 +10,14 @@
  *   and the handoff receiver's status check (receiver-check.ts): the latest background result,
  *   or a new check when none is fresh (results are shared, never more than one check at a time).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/types.js';
 import { EFFECTIVE_SETTING_SCHEMA, effectiveConfig, platformKeyOf } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
+import { requestPath } from '../plugins/errors.js';
 import { requirePlatformKey } from '../plugins/platform-auth.js';
+import { HttpProblem } from '../problem.js';
 import { ON_DEMAND_MAX_AGE_MS, RECEIVER_CHECK_SCHEMA } from '../receiver-check.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../telemetry/metrics.js';
 import { PLATFORM_KEY_HEADER } from '../telemetry/tracing.js';
@@ -74,15 +76,20 @@ export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppConte
   const key = platformKeyOf(ctx.config);
   // A disabled action is not registered at all: 404 for every method, like any unknown path (a
   // registered one answered 405 to a POST, telling that it exists).
+  // Spelt exactly: the router decodes /api/v1/%6detrics to this path, which a proxy that hides the
+  // path by exact match (deploy/k8s/httproute.yaml) would let through.
+  const spelt = (path: string) => async (request: FastifyRequest) => {
+    if (requestPath(request) !== path) throw new HttpProblem('not-found', `There is nothing at ${requestPath(request)}.`);
+  };
   const onRequest = key === undefined ? [] : [requirePlatformKey(key)];
   // V2A_METRICS: off -> absent; on -> behind the key when one is set, else open.
   if (ctx.config.metrics) {
-    app.get(ENDPOINTS.metrics.path, { onRequest }, async (_request, reply) =>
+    app.get(ENDPOINTS.metrics.path, { onRequest: [spelt(ENDPOINTS.metrics.path), ...onRequest] }, async (_request, reply) =>
       reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(ctx.metrics.expose()));
   }
 
   if (key === undefined) return;
-  app.get(ENDPOINTS.status.path, { onRequest }, async (request, reply) => {
+  app.get(ENDPOINTS.status.path, { onRequest: [spelt(ENDPOINTS.status.path), ...onRequest] }, async (request, reply) => {
     const receiver = ctx.receiver;
     const maxAge = receiver && receiver.intervalMs > 0 ? receiver.intervalMs * 2 : ON_DEMAND_MAX_AGE_MS;
     const check = receiver ? await receiver.current(maxAge) : null;
