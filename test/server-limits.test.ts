@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/server/config.js';
-import { noise, photo, postForm, startTestServer, type TestServer } from './server-helpers.js';
+import { noise, photo, postForm, postJson, startTestServer, type TestServer } from './server-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -94,6 +94,17 @@ describe('one client cannot hold every slot', () => {
     assert.match(other.data(), /^HTTP\/1\.1 200 /);
     for (const c of stalled) c.socket.destroy();
     assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 3000));
+  });
+
+  test('an MCP batch with more calls than one client may hold is a permanent -32600, not a 429 to retry', async () => {
+    const tiny = (await photo(32, 24)).toString('base64');
+    const batch = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: tiny, columns: 12 } } }));
+    const r = await postJson(`${server.base}/api/mcp`, batch);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.error.code, -32600);
+    assert.match(r.json.error.message, /runs at most 2 at once for one client \(V2A_CLIENT_SLOTS\)/);
+    const two = await postJson(`${server.base}/api/mcp`, batch.slice(0, 2));
+    assert.equal(two.json.length, 2);
   });
 
   test('a client that stops reading its reply loses the connection at V2A_SEND_TIMEOUT_MS, and its slot', async () => {

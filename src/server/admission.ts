@@ -41,6 +41,8 @@ export interface Admission {
   /** Units in use. */
   readonly inFlight: number;
   readonly capacity: number;
+  /** Most units one request can ever hold: the capacity, or one client's share when smaller. */
+  readonly mostPerRequest: number;
 }
 
 /**
@@ -80,6 +82,7 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
   return {
     get inFlight() { return inFlight; },
     capacity,
+    mostPerRequest: clientSlots > 0 ? Math.min(capacity, clientSlots) : capacity,
     admit(request, reply, units = 1) {
       if (tickets.has(request)) return;
       const client = request.ip;

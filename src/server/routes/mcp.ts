@@ -161,11 +161,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       // request's own token covers the first). A batch of more calls than the server has slots
       // could never be admitted: that is a permanent refusal, not a 503 to retry.
       const n = toolCalls(body, config.mcpMaxBatch);
-      if (n > ctx.admission.capacity) {
+      const most = ctx.admission.mostPerRequest;
+      if (n > most) {
+        const bound = most < ctx.admission.capacity ? 'for one client (V2A_CLIENT_SLOTS)' : '(V2A_WORKERS + V2A_QUEUE_LIMIT)';
         reply.header('cache-control', 'no-store');
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(errorResponse(null, mcpErrorCodes.InvalidRequest,
-          `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${ctx.admission.capacity} at once (V2A_WORKERS + V2A_QUEUE_LIMIT). Send at most ${ctx.admission.capacity} per batch.`,
-          { maxToolCalls: ctx.admission.capacity })));
+          `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${most} at once ${bound}. Send at most ${most} per batch.`,
+          { maxToolCalls: most })));
       }
       if (n > 1) await ctx.limiter?.take(request, reply, n - 1);
       ctx.admission.grow(request, n - ctx.admission.held(request));
