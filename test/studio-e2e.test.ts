@@ -282,8 +282,8 @@ describe('studio in headless Chromium', { skip }, () => {
     // A WebM clip of the art (MediaRecorder on the art canvas): an EBML file with frames in it.
     await page.click('#record');
     // Past the recorder's 1 s timeslice, so the encoder has written data (a shorter clip is refused).
-    await page.waitForFunction(() => Number(/\d+/.exec(document.getElementById('rec-info')!.textContent ?? '')?.[0] ?? 0) >= 10);
-    await page.waitForTimeout(1500);
+    await page.waitForFunction(() => /● [1-9]\d* s/.test(document.getElementById('rec-info')!.textContent ?? ''));
+    await page.waitForTimeout(1000);
     const [clip] = await Promise.all([page.waitForEvent('download'), page.click('#record')]);
     assert.match(clip.suggestedFilename(), /^v2a-webcam-clip\.webm$/);
     const webmClip = readFileSync(await clip.path());

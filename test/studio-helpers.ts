@@ -9,7 +9,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+// Callbacks of page.evaluate run in the page; this Node program has no DOM types.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const window: any, document: any;
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const STUDIO_INDEX = join(ROOT, 'dist/studio/index.html');
@@ -153,4 +157,69 @@ addEventListener('message', (e) => {
 });
 `}
 </script>`;
+}
+
+/**
+ * The studio at `base` in a new page of `context`, once its controls are built; `problems`
+ * collects page errors and console errors. Refused renders are 400s, which the browser itself
+ * logs: expected, so not collected.
+ */
+export async function openStudioAt(context: BrowserContext, base: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !/status of 400/.test(m.text())) problems.push(`console: ${m.text()}`); });
+  await page.goto(base + '/');
+  await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
+  return { page, problems };
+}
+
+/**
+ * A short WebM recorded in the page with MediaRecorder: 'video', 1.5 s of an animated canvas (a
+ * hue sweep and a moving block), `width` x `height`; 'audio', 0.6 s of an oscillator, no picture
+ * at all. One page function (no named helpers: tsx wraps those in a __name the page does not have).
+ */
+export async function recordInPage(page: Page, kind: 'video' | 'audio', width = 320, height = 240): Promise<Buffer> {
+  return Buffer.from(await page.evaluate(async ([what, w, h]) => {
+    let stream: any;
+    let g: any = null;
+    if (what === 'video') {
+      const c = document.createElement('canvas');
+      c.width = w;
+      c.height = h;
+      g = c.getContext('2d');
+      stream = c.captureStream(30);
+    } else {
+      const ctx = new window.AudioContext();
+      await ctx.resume();
+      const osc = ctx.createOscillator();
+      const dest = ctx.createMediaStreamDestination();
+      osc.connect(dest);
+      osc.start();
+      stream = dest.stream;
+    }
+    const rec = new window.MediaRecorder(stream, { mimeType: `${what}/webm` });
+    const chunks: any[] = [];
+    rec.ondataavailable = (e: any) => chunks.push(e.data);
+    const done = new Promise((resolve) => (rec.onstop = resolve));
+    rec.start();
+    const ms = what === 'video' ? 1500 : 600;
+    const t0 = window.performance.now();
+    while (window.performance.now() - t0 < ms) {
+      if (g) {
+        const t = (window.performance.now() - t0) / ms;
+        g.fillStyle = `hsl(${Math.round(t * 360)} 70% 50%)`;
+        g.fillRect(0, 0, w, h);
+        g.fillStyle = '#fff';
+        g.fillRect(Math.round(t * (w - 60)), h / 3, 60, h / 3);
+      }
+      await new Promise((r) => window.setTimeout(r, 30));
+    }
+    rec.stop();
+    await done;
+    const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
+    let bin = '';
+    for (const b of bytes) bin += String.fromCharCode(b);
+    return window.btoa(bin);
+  }, [kind, width, height] as const), 'base64');
 }

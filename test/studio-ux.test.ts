@@ -14,7 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { FORMATS } from '../src/core/index.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
-import { ensureStudioBuilt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
+import { ensureStudioBuilt, findChromium, launchChromium, openStudioAt, pageServer, receiverPage, recordInPage, type PageServer } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, PerformanceObserver: any, getComputedStyle: any;
@@ -48,16 +48,7 @@ after(async () => {
   await receiver?.close();
 });
 
-async function openStudio(context: BrowserContext): Promise<{ page: Page; problems: string[] }> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  // Refused renders are 400s, which the browser itself logs: expected here, nothing else is.
-  page.on('console', (m) => { if (m.type() === 'error' && !/status of 400/.test(m.text())) problems.push(`console: ${m.text()}`); });
-  await page.goto(server.base + '/');
-  await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
-  return { page, problems };
-}
+const openStudio = (context: BrowserContext) => openStudioAt(context, server.base);
 
 const results = (page: Page) => page.evaluate(() => window.__v2aStats.results as number);
 async function waitResults(page: Page, from: number): Promise<void> {
@@ -66,56 +57,6 @@ async function waitResults(page: Page, from: number): Promise<void> {
 
 async function api(body: Record<string, unknown>): Promise<Response> {
   return fetch(`${server.base}/api/v1/render`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-}
-
-/**
- * A short WebM recorded in the page with MediaRecorder: 'video', 1.5 s of an animated canvas (a
- * hue sweep and a moving block); 'audio', 0.6 s of an oscillator, no picture at all.
- * One page function (no named helpers: tsx wraps those in a __name the page does not have).
- */
-async function recordInPage(page: Page, kind: 'video' | 'audio'): Promise<Buffer> {
-  return Buffer.from(await page.evaluate(async (what) => {
-    let stream: any;
-    let g: any = null;
-    if (what === 'video') {
-      const c = document.createElement('canvas');
-      c.width = 320;
-      c.height = 240;
-      g = c.getContext('2d');
-      stream = c.captureStream(30);
-    } else {
-      const ctx = new window.AudioContext();
-      await ctx.resume();
-      const osc = ctx.createOscillator();
-      const dest = ctx.createMediaStreamDestination();
-      osc.connect(dest);
-      osc.start();
-      stream = dest.stream;
-    }
-    const rec = new window.MediaRecorder(stream, { mimeType: `${what}/webm` });
-    const chunks: any[] = [];
-    rec.ondataavailable = (e: any) => chunks.push(e.data);
-    const done = new Promise((resolve) => (rec.onstop = resolve));
-    rec.start();
-    const ms = what === 'video' ? 1500 : 600;
-    const t0 = window.performance.now();
-    while (window.performance.now() - t0 < ms) {
-      if (g) {
-        const t = (window.performance.now() - t0) / ms;
-        g.fillStyle = `hsl(${Math.round(t * 360)} 70% 50%)`;
-        g.fillRect(0, 0, 320, 240);
-        g.fillStyle = '#fff';
-        g.fillRect(Math.round(t * 260), 80, 60, 80);
-      }
-      await new Promise((r) => window.setTimeout(r, 30));
-    }
-    rec.stop();
-    await done;
-    const bytes = new Uint8Array(await new window.Blob(chunks).arrayBuffer());
-    let bin = '';
-    for (const b of bytes) bin += String.fromCharCode(b);
-    return window.btoa(bin);
-  }, kind), 'base64');
 }
 
 async function downloadText(page: Page): Promise<{ name: string; body: string }> {

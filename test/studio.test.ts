@@ -1,8 +1,9 @@
 /**
  * The studio without a browser: how the server serves it (headers, caching, the page when it was
  * not built), the decode width it shares with the server's render worker, and the handoff
- * helpers' refusal of manifests without a fixed target origin. The browser tests are in
- * studio-e2e.test.ts.
+ * helpers' refusal of manifests without a fixed target origin; what it reads from an image file's
+ * bytes (a colour profile, CMYK). The browser tests are in studio-e2e.test.ts and the other
+ * studio-*.test.ts.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -10,9 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
+import sharp from 'sharp';
 import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../src/contract/handoff.js';
 import { STUDIO_CSP, loadStudio, studioRoutes } from '../src/server/routes/studio.js';
 import { PIXELS_PER_COLUMN, decodeWidth } from '../src/studio/decode-width.js';
+import { imageFacts } from '../src/studio/image-facts.js';
 import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
 import { runJob } from '../src/core/job.js';
 import { freshTraceId, launchUrl, randomHex32, targetOriginOf } from '../src/studio/launch.js';
@@ -137,6 +140,17 @@ describe('studio helpers', () => {
     assert.deepEqual(decodeWidth(160, 120, 120), { width: 160, height: 120 });
     assert.deepEqual(decodeWidth(4000, 3000, 120), { width: 480, height: 360 });
     assert.deepEqual(decodeWidth(481, 10, 120), { width: 480, height: 10 });
+  });
+
+  test('the studio reads a colour profile and CMYK from a file\'s bytes', async () => {
+    const raw = () => sharp(Buffer.alloc(48 * 32 * 3, 90), { raw: { width: 48, height: 32, channels: 3 } });
+    const facts = async (image: ReturnType<typeof raw>) => imageFacts(new Uint8Array(await image.toBuffer()));
+    assert.deepEqual(await facts(raw().jpeg()), { icc: false, cmyk: false });
+    assert.deepEqual(await facts(raw().toColourspace('cmyk').jpeg()), { icc: false, cmyk: true });
+    assert.deepEqual(await facts(raw().toColourspace('cmyk').withIccProfile('cmyk').jpeg()), { icc: true, cmyk: true });
+    assert.deepEqual(await facts(raw().withIccProfile('p3').jpeg({ progressive: true })), { icc: true, cmyk: false });
+    assert.deepEqual(await facts(raw().withIccProfile('p3').png()), { icc: true, cmyk: false });
+    assert.deepEqual(await facts(raw().png()), { icc: false, cmyk: false });
   });
 
   test('the handoff needs a fixed target origin that is the launch address\'s own', () => {

@@ -24,6 +24,13 @@ export const GROUPS: readonly { readonly id: ParamGroup; readonly title: string 
   { id: 'director', title: 'Auto-tuning' },
 ];
 
+/**
+ * What a "Tune for" preset hands back to the Auto Director: the numbers of the tone, detail and
+ * character groups, which it tunes (the character budget, maxGlyphRmse, among them). The others,
+ * output settings (cellAspect), the video's motion response and the tuning strength, stay.
+ */
+const PRESET_RESETS: ReadonlySet<string> = new Set(PARAMS.filter((d) => d.type === 'number' && (d.group === 'tone' || d.group === 'detail' || d.group === 'glyphs')).map((d) => d.name));
+
 interface Row {
   readonly def: ParamDef;
   readonly el: HTMLElement;
@@ -65,6 +72,10 @@ export class ParamControls {
       this.presetButtons.set(target, b);
       presets.append(b);
     }
+    // Escape closes the tooltip shown (WCAG 1.4.13) until the pointer or the focus leaves its row.
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') for (const row of root.querySelectorAll('.param:hover, .param:focus-within')) row.classList.add('tip-closed');
+    });
     this.refresh();
   }
 
@@ -83,6 +94,9 @@ export class ParamControls {
     let inputs: (HTMLInputElement | HTMLSelectElement)[];
     let show: (v: unknown) => void;
     const el = h('div', { class: `param param-${def.type}`, 'data-param': def.name });
+    const reopenTip = () => el.classList.remove('tip-closed');
+    el.addEventListener('mouseleave', reopenTip);
+    el.addEventListener('focusout', reopenTip);
 
     switch (def.type) {
       case 'integer':
@@ -147,19 +161,27 @@ export class ParamControls {
       }
       case 'glyphs': {
         // A custom ramp: applied once it is valid (the same check as the API's, naming the glyph).
-        const box = h('input', { type: 'text', id, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': descId });
-        const problem = h('p', { class: 'desc', role: 'status' });
-        box.addEventListener('input', () => {
-          const why = glyphsProblem(box.value, def.maxGlyphs);
+        // What is wrong shows under the field, not in its tooltip, for as long as the field holds
+        // it, and is announced (a live region).
+        const problemId = `${id}-problem`;
+        const box = h('input', { type: 'text', id, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': `${problemId} ${descId}` });
+        const problem = h('p', { id: problemId, class: 'field-error', role: 'status' });
+        const showProblem = (why: string | undefined) => {
           problem.textContent = why ? `${def.name} must be ${describeDomain(def)}: ${why}` : '';
           if (why) box.setAttribute('aria-invalid', 'true');
-          else {
-            box.removeAttribute('aria-invalid');
-            this.set(def.name, box.value);
-          }
+          else box.removeAttribute('aria-invalid');
+        };
+        box.addEventListener('input', () => {
+          const why = glyphsProblem(box.value, def.maxGlyphs);
+          showProblem(why);
+          if (!why) this.set(def.name, box.value);
         });
         inputs = [box];
-        show = (v) => { if (document.activeElement !== box) box.value = String(v); };
+        show = (v) => {
+          if (document.activeElement === box) return;
+          box.value = String(v);
+          showProblem(undefined);
+        };
         el.append(head, h('div', { class: 'row-input' }, box), problem, desc);
         break;
       }
@@ -211,13 +233,11 @@ export class ParamControls {
   }
 
   /**
-   * Preset for a rubric: qualityTarget set, the numeric settings (but columns) handed back to the
-   * Auto Director; enums, switches and colours stay as they are.
+   * Preset for a rubric: qualityTarget set, the settings the Auto Director tunes handed back to it
+   * (PRESET_RESETS); every other setting stays as it is.
    */
   preset(target: QualityTarget): void {
-    for (const def of PARAMS) {
-      if ((def.type === 'number') && this.explicit.has(def.name)) this.explicit.delete(def.name);
-    }
+    for (const name of PRESET_RESETS) this.explicit.delete(name);
     this.explicit.delete('qualityTarget');
     this.explicit.set('qualityTarget', target);
     this.refresh();

@@ -12,7 +12,7 @@ import { uploadTooLargeDetail } from '../contract/problems.js';
 // A pure module (no Node API): the server's words for an image over the pixel limit.
 import { pixelsMessage } from '../node/errors.js';
 import { serverRender } from './server-api.js';
-import { state } from './state.js';
+import { isLive, isSnapshot, state, type FileSize } from './state.js';
 import { workerExport, type Exported } from './worker-link.js';
 
 /**
@@ -100,24 +100,58 @@ async function doDownload(format: Format): Promise<void> {
 
 const curlEl = $('#curl');
 const curlNote = $('#curl-note');
+const copyCurlBtn = $('#copy-curl') as HTMLButtonElement;
+
+/** A shell word: as it is when plain, else in single quotes. */
+const shellWord = (s: string) => (/^[\w.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+/**
+ * A file name as curl's -F reads it after `@`: plain, or in double quotes with `"` and `\`
+ * escaped (unquoted, a `,` or `;` ends the name, and curl takes what follows for options).
+ */
+const curlFileName = (name: string) => (/^[\w.+-]+$/.test(name) ? name : `"${name.replace(/["\\]/g, '\\$&')}"`);
+
+/** What the API cannot render as the studio did: live sources, and a snapshot (no file of its own). */
+const NO_COMMAND = {
+  live: 'The API renders still images only: there is no command for a video or the webcam. Open an image file to get its command.',
+  snapshot: 'The API renders image files only: this snapshot of the stream is not one, so there is no command for it.',
+} as const;
+
 export function updateCurl(): void {
-  curlNote.textContent = apiRefusal() ?? '';
-  curlNote.hidden = !curlNote.textContent;
+  const none = isLive() ? NO_COMMAND.live : isSnapshot() ? NO_COMMAND.snapshot : null;
+  const note = none ?? apiNote();
+  curlNote.textContent = note ?? '';
+  curlNote.hidden = !note;
+  curlEl.hidden = copyCurlBtn.hidden = none !== null;
+  if (none) {
+    curlEl.textContent = '';
+    return;
+  }
   const { format, ...params } = controls.values();
-  const quote = (s: string) => (/^[\w.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-  const fields = Object.entries({ ...params, format: format ?? currentFormat() }).map(([k, v]) => ` \\\n  -F ${quote(`${k}=${String(v)}`)}`);
+  // Every value as --form-string: -F would read a glyph ramp starting with @ or < as a file,
+  // end it at a ;, and drop its leading spaces.
+  const fields = Object.entries({ ...params, format: format ?? currentFormat() }).map(([k, v]) => `--form-string ${shellWord(`${k}=${String(v)}`)}`);
   const server = state.shown.server;
-  const image = server && 'url' in server ? `imageUrl=${server.url}` : `image=@${state.shown.kind === 'none' ? 'image.png' : state.shown.name}`;
-  curlEl.textContent = `curl -sS ${location.origin}/api/v1/render \\\n  -F ${quote(image)}${fields.join('')}`;
+  const image = server && 'url' in server
+    ? `--form-string ${shellWord(`imageUrl=${server.url}`)}`
+    : `-F ${shellWord(`image=@${curlFileName(state.shown.kind === 'none' ? 'image.png' : state.shown.name)}`)}`;
+  curlEl.textContent = [`curl -sS ${location.origin}/api/v1/render`, image, ...fields].join(' \\\n  ');
+}
+
+/**
+ * Why the API's answer for the shown still would not be the studio's, in words; null when it
+ * would be. The command is still shown.
+ */
+function apiNote(): string | null {
+  const size = state.shown.kind === 'image' ? state.shown.size : null;
+  if (!size) return null;
+  return apiRefusal(size) ?? (size.cmyk ? 'This is a CMYK JPEG: the API decodes its colours otherwise than this browser does, so its art will differ from what is shown here.' : null);
 }
 
 /**
  * Why the API would refuse the shown still, in its own 413 words; null when it would not. The
  * studio renders such an image in the page (sparing the server), so the command is still shown.
  */
-function apiRefusal(): string | null {
-  const size = state.shown.kind === 'image' ? state.shown.size : null;
-  if (!size) return null;
+function apiRefusal(size: FileSize): string | null {
   const { maxImageBytes, maxImagePixels } = state.limits;
   const why =
     maxImageBytes !== null && size.bytes > maxImageBytes ? uploadTooLargeDetail(maxImageBytes)
@@ -150,6 +184,6 @@ export function initExport(c: ParamControls): void {
     }
   });
   downloadBtn.addEventListener('click', () => void doDownload(currentFormat()));
-  $('#copy-curl').addEventListener('click', () => void copyText(curlEl.textContent ?? '').then(() => say('Copied the curl command.')));
+  copyCurlBtn.addEventListener('click', () => void copyText(curlEl.textContent ?? '').then(() => say('Copied the curl command.')));
   updateCurl();
 }

@@ -39,7 +39,8 @@ const VALUE_LABELS: Readonly<Record<string, Readonly<Record<string, string>>>> =
 
 export function labelOf(name: string): string {
   if (LABELS[name]) return LABELS[name];
-  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  // In the project's spelling, as in its prose ("colorDepth" -> "Colour depth").
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/\bcolor/g, 'colour');
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 

@@ -6,7 +6,7 @@
 import { groundFor } from '../core/index.js';
 import { $ } from './dom.js';
 import { send } from './worker-link.js';
-import { isLive, state } from './state.js';
+import { isLive, isSnapshot, state } from './state.js';
 import type { ViewSettings } from './protocol.js';
 
 export const el = {
@@ -109,7 +109,7 @@ export function updateSourcePane(): void {
   if (state.sourceUrl && el.sourceImg.src !== state.sourceUrl) el.sourceImg.src = state.sourceUrl;
   el.video.hidden = !(on && live);
   el.sourceNone.hidden = !(on && !live && el.sourceImg.hidden);
-  el.sourceNone.textContent = NO_SOURCE[state.shown.kind === 'server' ? 'server' : state.shown.kind === 'image' ? 'snapshot' : 'none'];
+  el.sourceNone.textContent = NO_SOURCE[state.shown.kind === 'server' ? 'server' : isSnapshot() ? 'snapshot' : 'none'];
   layout();
 }
 el.sideBySide.addEventListener('click', () => {

@@ -180,25 +180,33 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
   const m = event.data;
   if (settleExport(m)) return;
   switch (m.t) {
-    case 'result':
-      if (m.result.kind === 'still') {
-        pendingRendered(m.result.id);
-        state.stillBusy = false;
-        if (state.stillDirty) {
-          state.stillDirty = false;
-          state.stillBusy = true;
-          send({ t: 'params', params: controls.values() });
+    case 'result': {
+      const r = m.result;
+      // A result of a source shown before this one (a snapshot or still render in flight when a
+      // stream took over, a frame in flight when the stream stopped) is no news of the source
+      // shown: the status line, readout and reports stay with that one.
+      const current = r.sourceId >= state.shown.sourceId;
+      if (r.kind === 'still') {
+        pendingRendered(r.id);
+        if (current) {
+          state.stillBusy = false;
+          if (state.stillDirty) {
+            state.stillDirty = false;
+            state.stillBusy = true;
+            send({ t: 'params', params: controls.values() });
+          }
         }
       }
-      if (m.result.kind === 'frame') frameDone();
-      onResult(m.result);
-      if (m.result.kind === 'frame') pump();
+      if (r.kind === 'frame') frameDone();
+      if (current) onResult(r);
+      if (r.kind === 'frame') pump();
       break;
+    }
     case 'dropped':
       stillDropped(m.id);
       break;
     case 'loaded':
-      pendingLoaded(m.id, m.width, m.height);
+      pendingLoaded(m.id, m.width, m.height, m.cmyk);
       say(`Rendering ${state.pending?.name ?? 'the image'} (${m.width}×${m.height} px)…`);
       break;
     case 'stream-ended':

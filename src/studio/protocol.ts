@@ -28,28 +28,36 @@ export interface RemoteGrid {
   readonly source: { readonly width: number; readonly height: number };
 }
 
+/**
+ * Messages that hand the worker a source carry `sourceId`, the page's number for it (state.ts
+ * newSourceId), and every result carries its source's number: a result still in flight for a
+ * source the page has moved on from is known as such.
+ */
 export type ToWorker =
   | { readonly t: 'canvas'; readonly canvas: OffscreenCanvas; readonly view: ViewSettings }
   | { readonly t: 'view'; readonly view: ViewSettings }
   | { readonly t: 'params'; readonly params: ExplicitParams }
   /** A still image (file, drop, paste): decoded in the worker. */
-  | { readonly t: 'image'; readonly id: number; readonly blob: Blob; readonly params: ExplicitParams }
+  | { readonly t: 'image'; readonly id: number; readonly sourceId: number; readonly blob: Blob; readonly params: ExplicitParams }
   /** Start (on) or stop a stream: frames follow with `frame`, or come from `readable` (a
    * MediaStreamTrackProcessor's frames, transferred), which the worker reads itself. */
-  | { readonly t: 'stream'; readonly on: boolean; readonly readable?: ReadableStream<VideoFrame> }
+  | { readonly t: 'stream'; readonly on: true; readonly sourceId: number; readonly readable?: ReadableStream<VideoFrame> }
+  | { readonly t: 'stream'; readonly on: false }
   | { readonly t: 'pause'; readonly on: boolean }
   /** Streams: the temporal filter and glyph hysteresis (FrameRenderer) on, or each frame alone. */
   | { readonly t: 'temporal'; readonly on: boolean }
   | { readonly t: 'frame'; readonly bitmap: ImageBitmap; readonly time: number }
   /** Turn the last stream frame into the still source (snapshot). */
-  | { readonly t: 'snapshot' }
-  | { readonly t: 'remote'; readonly grid: RemoteGrid }
+  | { readonly t: 'snapshot'; readonly sourceId: number }
+  | { readonly t: 'remote'; readonly sourceId: number; readonly grid: RemoteGrid }
   | { readonly t: 'export'; readonly id: number; readonly format: Format }
   /** What each frame result should carry besides the reports. */
   | { readonly t: 'wants'; readonly compact: boolean; readonly compactLine: boolean };
 
 export interface ResultInfo {
   readonly kind: 'still' | 'frame' | 'remote';
+  /** The page's number for the source rendered (see ToWorker). */
+  readonly sourceId: number;
   readonly columns: number;
   readonly rows: number;
   readonly source: { readonly width: number; readonly height: number };
@@ -78,7 +86,8 @@ export interface ResultInfo {
 
 export type FromWorker =
   | { readonly t: 'result'; readonly result: ResultInfo }
-  | { readonly t: 'loaded'; readonly id: number; readonly width: number; readonly height: number }
+  /** Still `id` decoded: its full size, and whether it is a CMYK JPEG (see image-facts.ts). */
+  | { readonly t: 'loaded'; readonly id: number; readonly width: number; readonly height: number; readonly cmyk: boolean }
   /** Still `id` was not shown: a newer source reached the worker while it decoded or rendered. */
   | { readonly t: 'dropped'; readonly id: number }
   | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string | Uint8Array; readonly extension: string; readonly contentType: string }

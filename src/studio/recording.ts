@@ -10,6 +10,7 @@ import type { ResultInfo } from './protocol.js';
 import { state } from './state.js';
 import { send } from './worker-link.js';
 import { handoffWantsCompact } from './handoff-ui.js';
+import { finishWebm } from './webm.js';
 
 const recordBtn = $('#record');
 const recordAs = $('#record-as') as HTMLSelectElement;
@@ -43,7 +44,7 @@ function startRecording(): void {
       return;
     }
     const recorder = new MediaRecorder(stream, { mimeType: type, videoBitsPerSecond: 4_000_000 });
-    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], frames: 0 };
+    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], started: performance.now() };
     recorder.addEventListener('dataavailable', (e) => { if (e.data.size) rec.chunks.push(e.data); });
     recorder.addEventListener('stop', () => {
       stream.getTracks().forEach((t) => t.stop());
@@ -52,9 +53,15 @@ function startRecording(): void {
         showError('The clip was too short to encode: record for a second or more.');
         return;
       }
-      const blob = new Blob(rec.chunks, { type: 'video/webm' });
-      downloadBlob(blob, `${exportBase()}-clip.webm`);
-      say(`Clip saved: ${rec.frames} frames as WebM (${Math.round(blob.size / 1024)} KiB).`);
+      // Named now: the source may change while the clip is read.
+      const name = `${exportBase()}-clip.webm`;
+      void new Blob(rec.chunks).arrayBuffer().then((bytes) => {
+        // The frames the file holds (the encoder takes fewer than the art's results), and its length.
+        const clip = finishWebm(new Uint8Array(bytes));
+        const blob = new Blob([...clip.parts], { type: 'video/webm' });
+        downloadBlob(blob, name);
+        say(`Clip saved: ${clip.frames} frames as WebM (${Math.round(blob.size / 1024)} KiB).`);
+      });
     });
     recorder.start(1000);
     state.recording = rec;
@@ -92,8 +99,8 @@ export function onFrameForRecording(r: ResultInfo): void {
   const rec = state.recording;
   if (!rec) return;
   if (rec.kind === 'webm') {
-    rec.frames++;
-    if (rec.frames % 10 === 1) recInfo.textContent = `● ${rec.frames} frames`;
+    // Its time: the frames it holds are known once it is saved (see finishWebm).
+    recInfo.textContent = `● ${Math.floor((performance.now() - rec.started) / 1000)} s`;
     return;
   }
   if (!r.compactLine) return;

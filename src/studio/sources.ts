@@ -9,7 +9,7 @@ import type { RemoteGrid } from './protocol.js';
 import { $ } from './dom.js';
 import { clearError, say, showError, updateSourcePane } from './layout.js';
 import { serverRender, type ServerLimits } from './server-api.js';
-import { openingSource, setShown, state, type ServerSource } from './state.js';
+import { newSourceId, openingSource, setShown, state, type ServerSource } from './state.js';
 import { openVideo, stopStream } from './stream.js';
 import { send } from './worker-link.js';
 import type { ParamControls } from './controls.js';
@@ -35,12 +35,13 @@ export function openImage(blob: Blob, name: string): void {
   stopStream();
   openingSource();
   const id = ++imageId;
-  state.pending = { id, name, blob };
+  const sourceId = newSourceId();
+  state.pending = { id, sourceId, name, blob };
   sent.set(id, state.pending);
   say(`Decoding ${name}…`);
   state.stillBusy = true;
   state.stillDirty = false;
-  send({ t: 'image', id, blob, params: controls.values() });
+  send({ t: 'image', id, sourceId, blob, params: controls.values() });
 }
 
 /**
@@ -55,16 +56,16 @@ export function pendingRendered(id: number | undefined): boolean {
   if (state.pending.id === id) state.pending = null;
   if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
   state.sourceUrl = URL.createObjectURL(p.blob);
-  setShown('image', p.name, null, p.width !== undefined && p.height !== undefined ? { bytes: p.blob.size, width: p.width, height: p.height } : null);
+  setShown('image', p.name, p.sourceId, null, p.width !== undefined && p.height !== undefined ? { bytes: p.blob.size, width: p.width, height: p.height, cmyk: p.cmyk ?? false } : null);
   clearError();
   updateSourcePane();
   return true;
 }
 
-/** The worker decoded still `id`: its full size (the API's pixel limit applies to it). */
-export function pendingLoaded(id: number, width: number, height: number): void {
+/** The worker decoded still `id`: its full size (the API's pixel limit applies to it), and whether it is CMYK. */
+export function pendingLoaded(id: number, width: number, height: number, cmyk: boolean): void {
   const p = sent.get(id);
-  if (p) Object.assign(p, { width, height });
+  if (p) Object.assign(p, { width, height, cmyk });
 }
 
 /** The worker dropped still `id` unseen (a newer source reached it first). */
@@ -124,14 +125,15 @@ export async function openOnServer(src: ServerSource, name: string, opts: { pend
     state.stillDirty = false;
     if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
     state.sourceUrl = null;
-    setShown('server', name, src);
+    const sourceId = newSourceId();
+    setShown('server', name, sourceId, src);
     state.serverParams = params;
     clearError();
     updateSourcePane();
     // The server's json names extension parameters only when not at their default, and its format
     // is the transport this page asked for: the controls show what the picture was rendered with.
     const used = { ...DEFAULTS, ...grid.params, format: (params.format as Format | undefined) ?? DEFAULTS.format };
-    send({ t: 'remote', grid: { ...grid, params: used } });
+    send({ t: 'remote', sourceId, grid: { ...grid, params: used } });
   } catch (err) {
     if (abort.signal.aborted || seq !== state.opened) return;
     if (opts.pendingId !== undefined && state.pending?.id === opts.pendingId) state.pending = null;

@@ -19,11 +19,15 @@ export type SourceKind = 'none' | 'image' | 'server' | 'webcam' | 'video';
 /** What the server renders for a `server` source: an image URL or the file itself. */
 export type ServerSource = { readonly url: string } | { readonly file: Blob; readonly fileName: string };
 
-/** A still file's size: its bytes and its full decoded size (the API's limits apply to both). */
+/**
+ * A still file's size: its bytes and its full decoded size (the API's limits apply to both); and
+ * whether it is a CMYK JPEG, which the API decodes otherwise (image-facts.ts).
+ */
 export interface FileSize {
   readonly bytes: number;
   readonly width: number;
   readonly height: number;
+  readonly cmyk: boolean;
 }
 
 /** Live numbers for the readouts, the tests and bench/studio.ts. */
@@ -61,13 +65,16 @@ export interface StudioStats {
 export const state = {
   /**
    * What is on screen: its kind, its name (downloads are named after it), its server source, and
-   * for a still file its size (the API command says when the API would refuse it).
+   * for a still file its size (the API command says when the API would refuse it); the number of
+   * its source (see newSourceId).
    */
-  shown: { kind: 'none' as SourceKind, name: 'art', server: null as ServerSource | null, size: null as FileSize | null },
+  shown: { kind: 'none' as SourceKind, name: 'art', sourceId: 0, server: null as ServerSource | null, size: null as FileSize | null },
+  /** The last source number handed out (newSourceId). */
+  sourceIds: 0,
   /** The parameters the shown server render used (its exports use them too). */
   serverParams: {} as Record<string, unknown>,
   /** A source being opened (not shown until it renders); its size once the worker decoded it. */
-  pending: null as { id: number; name: string; blob: Blob; width?: number; height?: number } | null,
+  pending: null as { id: number; sourceId: number; name: string; blob: Blob; width?: number; height?: number; cmyk?: boolean } | null,
   /** Counts sources opened (see openingSource): work for an older one that ends later is dropped. */
   opened: 0,
   /** The last result drawn. */
@@ -84,7 +91,7 @@ export const state = {
   frameInFlight: 0,
   newFrame: false,
   /** Recording: json-compact lines, or a WebM MediaRecorder. */
-  recording: null as null | { kind: 'ndjson'; lines: string[] } | { kind: 'webm'; recorder: MediaRecorder; chunks: Blob[]; frames: number },
+  recording: null as null | { kind: 'ndjson'; lines: string[] } | { kind: 'webm'; recorder: MediaRecorder; chunks: Blob[]; started: number },
   /** The a2v handoff. */
   manifest: null as HandoffManifest | null,
   handoff: null as HandoffSession | null,
@@ -112,9 +119,23 @@ export function openingSource(): number {
   return ++state.opened;
 }
 
-/** Sets what is shown (after a source rendered). */
-export function setShown(kind: SourceKind, name: string, server: ServerSource | null = null, size: FileSize | null = null): void {
-  state.shown = { kind, name, server, size };
+/**
+ * A number for a source handed to the worker, which tags that source's results with it. They
+ * count up: a result whose number is below that of the source shown belongs to one shown before
+ * (a still render or snapshot still in flight when a stream took over), and is not shown.
+ */
+export function newSourceId(): number {
+  return ++state.sourceIds;
+}
+
+/** Sets what is shown (after a source rendered): `sourceId`, its number (newSourceId). */
+export function setShown(kind: SourceKind, name: string, sourceId: number, server: ServerSource | null = null, size: FileSize | null = null): void {
+  state.shown = { kind, name, sourceId, server, size };
   state.stats.source = kind;
   document.body.dataset.source = kind;
+}
+
+/** The still shown is a stream's snapshot: it has no file of its own (nor a picture beside it). */
+export function isSnapshot(): boolean {
+  return state.shown.kind === 'image' && !state.sourceUrl;
 }

@@ -14,9 +14,10 @@ import { gridRows } from '../core/pipeline/geometry.js';
 import { DEFAULTS } from '../core/index.js';
 import type { ParamControls } from './controls.js';
 import { $ } from './dom.js';
+import { updateCurl } from './export.js';
 import { clearError, el, say, showError, updateSourcePane } from './layout.js';
 import { stopRecording } from './recording.js';
-import { isLive, openingSource, setShown, state } from './state.js';
+import { isLive, newSourceId, openingSource, setShown, state } from './state.js';
 import { send } from './worker-link.js';
 
 let controls: ParamControls;
@@ -38,7 +39,7 @@ function workerStream(track: MediaStreamTrack | undefined): boolean {
   const P = trackProcessor();
   if (!track || !P) return false;
   const { readable } = new P({ track, maxBufferSize: 1 });
-  send({ t: 'stream', on: true, readable }, [readable as unknown as Transferable]);
+  send({ t: 'stream', on: true, sourceId: state.shown.sourceId, readable }, [readable as unknown as Transferable]);
   workerReads = true;
   return true;
 }
@@ -69,6 +70,7 @@ export function setStreamUi(): void {
   webcamBtn.setAttribute('aria-pressed', String(state.shown.kind === 'webcam'));
   webcamBtn.textContent = state.shown.kind === 'webcam' ? 'Stop webcam' : 'Webcam';
   updateSourcePane();
+  updateCurl();
 }
 
 /**
@@ -99,10 +101,11 @@ export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
   // fails to open leaves it on screen).
   if (state.result?.kind === 'frame') {
     state.stillBusy = true;
-    send({ t: 'snapshot' });
-    setShown('image', state.shown.name);
+    const sourceId = newSourceId();
+    send({ t: 'snapshot', sourceId });
+    setShown('image', state.shown.name, sourceId);
   } else {
-    setShown('none', state.shown.name);
+    setShown('none', state.shown.name, newSourceId());
   }
   setStreamUi();
 }
@@ -127,7 +130,7 @@ export async function useStream(s: MediaStream, kind: 'webcam' | 'video' = 'webc
   state.stream = s;
   el.video.srcObject = s;
   resetMeters();
-  setShown(kind, kind === 'webcam' ? 'webcam' : 'stream');
+  setShown(kind, kind === 'webcam' ? 'webcam' : 'stream', newSourceId());
   takeOver();
   send({ t: 'params', params: controls.values() });
   if (workerStream(s.getVideoTracks()[0])) {
@@ -136,7 +139,7 @@ export async function useStream(s: MediaStream, kind: 'webcam' | 'video' = 'webc
     void el.video.play().catch(() => {});
     return;
   }
-  send({ t: 'stream', on: true });
+  send({ t: 'stream', on: true, sourceId: state.shown.sourceId });
   setStreamUi();
   await el.video.play();
   el.video.requestVideoFrameCallback(onVideoFrame);
@@ -187,11 +190,11 @@ export function openVideo(file: File): void {
     state.videoUrl = url;
     el.video.src = url;
     resetMeters();
-    setShown('video', name);
+    setShown('video', name, newSourceId());
     takeOver();
     say(`Playing ${name}…`);
     send({ t: 'params', params: controls.values() });
-    send({ t: 'stream', on: true });
+    send({ t: 'stream', on: true, sourceId: state.shown.sourceId });
     setStreamUi();
     el.video.play().then(() => {
       // Another source opened meanwhile wins.
@@ -312,8 +315,11 @@ function snapshot(): void {
   if (!state.result || state.result.kind !== 'frame') return;
   const name = `${state.shown.name}-snapshot`;
   stopStream();
-  setShown('image', name);
+  setShown('image', name, state.shown.sourceId);
   setStreamUi();
+  // A snapshot is a source that succeeded: an error left by one that failed (a file with no
+  // picture, opened while the stream played) is over, as after any other.
+  clearError();
   say('Snapshot taken: a still you can tune and export in every format.');
 }
 

@@ -1,7 +1,7 @@
 /**
  * The studio's render worker: the very same renderer core as the server (src/core), run off the
  * page's main thread. Still images are decoded here as the server's sharp decodes them: not
- * premultiplied, converted to sRGB only when they carry an ICC profile (see pixels, hasIccProfile).
+ * premultiplied, converted to sRGB only when they carry an ICC profile (see pixels, image-facts.ts).
  * A PNG without a profile comes out as the server's RGBA, byte for byte (with one, the browser's
  * colour conversion and the server's differ by a level in a few samples). Live sources arrive as
  * a stream of VideoFrames read here (streamLoop): the webcam, and a video file as its element's
@@ -21,6 +21,7 @@ import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
 import type { FromFront, ToFront } from './front-protocol.js';
 import { decodeWidth } from './decode-width.js';
+import { imageFacts, type ImageFacts } from './image-facts.js';
 import { SUB_X, SUB_Y } from '../core/glyphs/types.js';
 import { gridRows } from '../core/pipeline/geometry.js';
 
@@ -32,14 +33,19 @@ const scope = globalThis as unknown as WorkerScope;
 
 let painter: ArtPainter | null = null;
 let params: ExplicitParams = {};
-/** The still source: decoded at full size, plus the decode-width copies the server would make. */
-interface Still { full: ImageBitmap; sized: Map<number, RgbaImage> }
+/**
+ * The still source: decoded at full size, plus the decode-width copies the server would make;
+ * `sourceId`, the page's number for it, goes with its results.
+ */
+interface Still { full: ImageBitmap; sized: Map<number, RgbaImage>; sourceId: number }
 let still: Still | null = null;
 /** The parameters of the still shown: exports use them, so a download is what is on screen. */
 let goodParams: ExplicitParams = {};
 /** What the canvas shows: exports and parameter changes act on it. */
 let shownKind: 'none' | 'still' | 'frame' | 'remote' = 'none';
 let streaming = false;
+/** The page's number for the stream being rendered (see Still). */
+let streamSourceId = 0;
 let frames: FrameRenderer | null = null;
 /** A live stream's back half, while its front half runs on the front thread (see frontThread). */
 let back: FrameBack | null = null;
@@ -116,34 +122,6 @@ function straightRgba(bitmap: ImageBitmap): Uint8ClampedArray | null {
   }
 }
 
-/**
- * Whether the image carries an ICC colour profile (a PNG's iCCP chunk, a JPEG's ICC_PROFILE
- * APP2 segment, found in its first 256 KiB). The server converts such an image to sRGB, so its
- * decode here converts too; any other is decoded as stored, as the server does (a PNG's gAMA
- * chunk, which the browser would apply, is ignored there).
- */
-async function hasIccProfile(blob: Blob): Promise<boolean> {
-  const b = new Uint8Array(await blob.slice(0, 256 * 1024).arrayBuffer());
-  const u32 = (i: number) => ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
-  const ascii = (i: number, n: number) => String.fromCharCode(...b.subarray(i, i + n));
-  if (b.length >= 8 && u32(0) === 0x89504e47 && u32(4) === 0x0d0a1a0a) {
-    for (let i = 8; i + 8 <= b.length; i += 12 + u32(i)) {
-      const type = ascii(i + 4, 4);
-      if (type === 'iCCP') return true;
-      if (type === 'IDAT' || type === 'IEND') return false;
-    }
-    return false;
-  }
-  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8) {
-    for (let i = 2; i + 4 <= b.length && b[i] === 0xff; i += 2 + ((b[i + 2]! << 8) | b[i + 3]!)) {
-      const marker = b[i + 1]!;
-      if (marker === 0xe2 && ascii(i + 4, 12) === 'ICC_PROFILE\0') return true;
-      if (marker === 0xda) return false; // the image data starts: no more metadata
-    }
-  }
-  return false;
-}
-
 let frameCanvas: OffscreenCanvasRenderingContext2D | null = null;
 function framePixels(bitmap: ImageBitmap): RgbaImage {
   const { width, height } = bitmap;
@@ -179,9 +157,10 @@ function paint(): number {
   return performance.now() - t0;
 }
 
-function info(result: RenderResult, kind: ResultInfo['kind'], renderMs: number, drawMs: number, flicker: number | null, director = result.director): ResultInfo {
+function info(result: RenderResult, kind: ResultInfo['kind'], sourceId: number, renderMs: number, drawMs: number, flicker: number | null, director = result.director): ResultInfo {
   return {
     kind,
+    sourceId,
     columns: result.columns,
     rows: result.rows,
     source: result.source,
@@ -236,7 +215,7 @@ async function renderStill(candidate?: { still: Still; seq: number }, id?: numbe
     lastResult = result;
     last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
     const drawMs = paint();
-    post({ t: 'result', result: { ...info(result, 'still', renderMs, drawMs, null), ...(id !== undefined ? { id } : {}) } });
+    post({ t: 'result', result: { ...info(result, 'still', source.sourceId, renderMs, drawMs, null), ...(id !== undefined ? { id } : {}) } });
   } catch (err) {
     if (candidate && candidate.still !== still) candidate.still.full.close();
     post({ t: 'error', during: candidate ? 'image' : 'render', ...(id !== undefined ? { id } : {}), message: errorText(err) });
@@ -335,7 +314,7 @@ function showFrame(image: RgbaImage, frontMs: number, renderIt: () => RenderResu
   last = { grid: result, color: result.params.color, monoColor: result.params.monoColor };
   const drawMs = paint();
   const out: ResultInfo = {
-    ...info(result, 'frame', renderMs, drawMs, flicker, director),
+    ...info(result, 'frame', streamSourceId, renderMs, drawMs, flicker, director),
     ...(frontMs > 0 ? { frontMs } : {}),
     codebookChoices: temporal ? frameChoices() : null,
     ...(wants.compact ? { compact: buildCompact(result) } : {}),
@@ -360,6 +339,7 @@ interface FrontThread {
   gen: number;
   /** Origins of the frames sent and not yet back, in order (it answers in order). */
   readonly origins: FrameOrigin[];
+  /** The stream loop waiting for room (frontRoom). */
   wake: (() => void) | null;
 }
 
@@ -378,7 +358,7 @@ function frontThread(): FrontThread | null {
       worker.terminate();
       front = null;
       for (const from of f.origins.splice(0)) if (from === 'page') post({ t: 'frame-dropped' });
-      f.wake?.();
+      wake(f);
     });
     front = f;
   } catch {
@@ -403,9 +383,7 @@ function submitFrame(f: FrontThread, image: RgbaImage, from: FrameOrigin): void 
 
 function onFront(f: FrontThread, m: FromFront): void {
   const from = f.origins.shift();
-  const wake = f.wake;
-  f.wake = null;
-  wake?.();
+  wake(f);
   if (m.t === 'stale' || m.gen !== gen || !streaming || !temporal) {
     recycle(m.image.data);
     if (from === 'page') post({ t: 'frame-dropped' });
@@ -423,9 +401,18 @@ function onFront(f: FrontThread, m: FromFront): void {
   }
 }
 
-/** Waits while the front thread has FRONT_IN_FLIGHT frames (the stream's processor drops frames meanwhile). */
-async function frontRoom(f: FrontThread): Promise<void> {
-  while (front === f && f.origins.length >= FRONT_IN_FLIGHT) await new Promise<void>((resolve) => (f.wake = resolve));
+/**
+ * Waits while the front thread has FRONT_IN_FLIGHT frames (the stream's processor drops frames
+ * meanwhile), unless the stream of `reader` is stopped.
+ */
+async function frontRoom(f: FrontThread, reader: ReadableStreamDefaultReader<VideoFrame>): Promise<void> {
+  while (front === f && streamReader === reader && f.origins.length >= FRONT_IN_FLIGHT) await new Promise<void>((resolve) => (f.wake = resolve));
+}
+
+function wake(f: FrontThread): void {
+  const resolve = f.wake;
+  f.wake = null;
+  resolve?.();
 }
 
 /**
@@ -440,10 +427,33 @@ let paused = false;
 let streamReader: ReadableStreamDefaultReader<VideoFrame> | null = null;
 let grab: OffscreenCanvasRenderingContext2D | null = null;
 
+/**
+ * Stops the stream loop: it reads no more frames for rendering, and closes those still coming
+ * until the stream ends (see drain).
+ */
 function stopStreamLoop(): void {
-  const r = streamReader;
   streamReader = null;
-  if (r) void r.cancel().catch(() => {});
+  // A loop waiting for the front thread goes on to drain now: the next stream's loop, waiting in
+  // its turn, would take its place (one waits at a time), and it would never wake.
+  if (front) wake(front);
+}
+
+/**
+ * Reads a stopped stream to its end, closing every frame. Cancelling it instead would drop the
+ * frames queued on their way here (the transferred stream holds one or two) without closing them:
+ * the browser warns of them ("A VideoFrame was garbage collected without being closed") and held
+ * their memory till then. The end comes soon: the page stops the track whenever it changes
+ * sources. (Chromium 156 still warns, in the page, of a frame its stream transfer itself loses
+ * now and then, even when every frame that arrives here is closed.)
+ */
+async function drain(reader: ReadableStreamDefaultReader<VideoFrame>): Promise<void> {
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      value?.close();
+      if (done) return;
+    }
+  } catch { /* an errored stream holds no frames */ }
 }
 
 /**
@@ -523,7 +533,7 @@ async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
   try {
     while (streamReader === reader) {
       const f = temporal ? frontThread() : null;
-      if (f) await frontRoom(f);
+      if (f) await frontRoom(f, reader);
       const { value: frame, done } = await reader.read();
       if (done || !frame) break;
       if (streamReader !== reader || paused || !streaming) {
@@ -546,6 +556,7 @@ async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
   } catch (err) {
     if (streamReader === reader) post({ t: 'error', during: 'frame', message: errorText(err) });
   } finally {
+    if (streamReader !== reader) await drain(reader);
     reader.releaseLock();
     if (streamReader === reader) {
       streamReader = null;
@@ -629,8 +640,10 @@ scope.addEventListener('message', (event) => {
       const seq = sourceSeq;
       void (async () => {
         let full: ImageBitmap;
+        let facts: ImageFacts;
         try {
-          const colorSpaceConversion = (await hasIccProfile(m.blob)) ? 'default' : 'none';
+          facts = imageFacts(new Uint8Array(await m.blob.slice(0, 256 * 1024).arrayBuffer()));
+          const colorSpaceConversion = facts.icc ? 'default' : 'none';
           full = await createImageBitmap(m.blob, { colorSpaceConversion, premultiplyAlpha: 'none', imageOrientation: 'from-image' });
         } catch (err) {
           // The browser cannot decode it (TIFF, SVG, a damaged file): the page asks the server,
@@ -647,13 +660,14 @@ scope.addEventListener('message', (event) => {
         stopStreamLoop();
         streaming = false;
         resetFrames();
-        post({ t: 'loaded', id: m.id, width: full.width, height: full.height });
-        await renderStill({ still: { full, sized: new Map() }, seq }, m.id);
+        post({ t: 'loaded', id: m.id, width: full.width, height: full.height, cmyk: facts.cmyk });
+        await renderStill({ still: { full, sized: new Map(), sourceId: m.sourceId }, seq }, m.id);
       })();
       break;
     }
     case 'stream':
       streaming = m.on;
+      if (m.on) streamSourceId = m.sourceId;
       // Every stream starts playing (one stopped while paused left the flag set).
       paused = false;
       resetFrames();
@@ -685,7 +699,7 @@ scope.addEventListener('message', (event) => {
         void createImageBitmap(new ImageData(new Uint8ClampedArray(f.data), f.width, f.height)).then((full) => {
           // A source opened meanwhile wins.
           if (seq !== sourceSeq) full.close();
-          else return renderStill({ still: { full, sized: new Map() }, seq });
+          else return renderStill({ still: { full, sized: new Map(), sourceId: m.sourceId }, seq });
         });
       }
       break;
@@ -696,7 +710,7 @@ scope.addEventListener('message', (event) => {
       const g = remoteGrid(m.grid);
       last = { grid: g, color: m.grid.params.color, monoColor: m.grid.params.monoColor };
       const drawMs = paint();
-      post({ t: 'result', result: { kind: 'remote', columns: g.columns, rows: g.rows, source: m.grid.source, params: m.grid.params, explicit: m.grid.explicit, director: m.grid.director, codebook: m.grid.codebook, renderMs: 0, drawMs, flicker: null, inkCoverage: inkShare(g) } });
+      post({ t: 'result', result: { kind: 'remote', sourceId: m.sourceId, columns: g.columns, rows: g.rows, source: m.grid.source, params: m.grid.params, explicit: m.grid.explicit, director: m.grid.director, codebook: m.grid.codebook, renderMs: 0, drawMs, flicker: null, inkCoverage: inkShare(g) } });
       break;
     }
     case 'export':
