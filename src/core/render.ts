@@ -364,6 +364,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   const cells = new Uint16Array(cols * rows);
   const levelsOf = new Float32Array(table.set.coverage.length);
   for (let g = 0; g < levelsOf.length; g++) levelsOf[g] = table.set.coverage[g]! / table.scale;
+  checkVideoOptions(options, levelsOf.length, cols * rows);
   // Two colours per cell draw shape, not tone: every glyph of the set stays available.
   const book = options.codebook
     ? { indices: options.codebook, rmse: chooseCodebook(levelsOf, options.codebook, targetMeans, 'fixed', 1).rmse }
@@ -486,3 +487,24 @@ function round(v: number, digits: number): number {
   return Math.round(v * k) / k;
 }
 
+/**
+ * `codebook` and `previous` come from a caller of the public render() too: codebook indices the
+ * kernels would read past their tables with (a WebAssembly out-of-bounds trap), and a previous
+ * frame of another grid, are a RangeError naming the option. Once per frame: no per-pixel cost.
+ */
+function checkVideoOptions(options: GlyphStageOptions, glyphs: number, cells: number): void {
+  const book = options.codebook;
+  if (book !== undefined) {
+    if (!(book instanceof Int32Array) || book.length === 0) throw new RangeError('render options: codebook must be a non-empty Int32Array of glyph indices');
+    for (let i = 0; i < book.length; i++) {
+      const g = book[i]!;
+      if (g < 0 || g >= glyphs) throw new RangeError(`render options: codebook[${i}] is ${g}, not a glyph index of this charset (0 to ${glyphs - 1})`);
+    }
+  }
+  const previous = options.previous;
+  if (previous !== undefined) {
+    if (!(previous instanceof Uint16Array) || previous.length !== cells) {
+      throw new RangeError(`render options: previous must be a Uint16Array of the grid's ${cells} cells (the previous frame's cells)`);
+    }
+  }
+}
