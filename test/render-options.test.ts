@@ -23,3 +23,16 @@ test('a codebook with indices outside the charset, or a previous frame of anothe
   assert.equal(render(img, { columns: 16 }, { previous: new Uint16Array(ok.columns * ok.rows) }).columns, 16);
   assert.deepEqual(render(img, { columns: 16 }).cells, ok.cells);
 });
+
+test('the error table is exported: a caller narrows on code without deep imports', async () => {
+  const core = await import('../src/core/index.js');
+  let caught: unknown;
+  try {
+    core.render(image(), { columns: 2 });
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(core.isV2aError(caught) && caught instanceof core.V2aError);
+  assert.equal(caught.code, 'invalid-parameters');
+  assert.equal(core.ERRORS[caught.code].status, 400);
+});

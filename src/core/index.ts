@@ -14,6 +14,8 @@ export { TemporalFilter } from './temporal/filter.js';
 export { getGlyphSet } from './glyphs/charsets.js';
 export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/geometry.js';
 export * from './format/index.js';
+// The one table of error codes: every error thrown carries `code` (ErrorCode), narrowed by isV2aError.
+export { ERRORS, EXIT, V2aError, isV2aError, type ErrorCode, type ErrorInfo, type FieldError } from './errors.js';
 
 /**
  * Render parameters as a caller passes them: any of RenderParams, the type derived from the one
