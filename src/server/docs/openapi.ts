@@ -303,7 +303,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'WWW-Authenticate': { description: 'Bearer realm="v2a" (no credential sent), with error="invalid_token" when a wrong key was sent.', schema: { type: 'string', pattern: '^Bearer realm="v2a"(, error="invalid_token")?$' } },
       },
       responses: {
-        Error: problemResponse('Any other error: 404 not found, 405 method not allowed (with Allow), 500 internal error.'),
+        Error: problemResponse('Any other error: 400 for a missing, repeated or invalid Host (or, behind a trusted proxy, X-Forwarded-Host or X-Forwarded-Proto), 404 not found, 405 method not allowed (with Allow), 500 internal error.'),
       },
       securitySchemes: {
         PlatformBearer: { type: 'http', scheme: 'bearer', description: 'Platform key (PLATFORM_API_KEY) for protected platform actions (GET /api/v1/metrics, GET /api/v1/status), compared in constant time. No public endpoint requires it.' },

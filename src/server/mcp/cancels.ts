@@ -70,9 +70,4 @@ export class InFlightCalls {
       this.calls.get(keyOf(session, id))?.abort(new HttpProblem('interrupted', 'The client cancelled the call (notifications/cancelled).'));
     }
   }
-
-  /** Calls in flight under a session id (for tests). */
-  get size(): number {
-    return this.calls.size;
-  }
 }

@@ -6,7 +6,8 @@
  * Nothing here knows about Fastify or the MCP SDK.
  *
  * Decisions (see also the project docs):
- * - Stateless: no sessions, no `Mcp-Session-Id`, no server-initiated messages, no SSE. Every method
+ * - Stateless: no sessions kept here (the HTTP transport's `Mcp-Session-Id` only scopes its
+ *   cancels, routes/mcp.ts), no server-initiated messages, no SSE. Every method
  *   works without a prior `initialize`; `initialize` is answered whenever it comes, also inside a
  *   batch.
  * - `initialize` echoes the client's `protocolVersion` when supported, else answers the latest

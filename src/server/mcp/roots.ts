@@ -230,11 +230,5 @@ async function readToEnd(handle: fs.FileHandle, imagePath: string, maxBytes: num
     }
     chunks.push(chunk.subarray(0, bytesRead));
   }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return bytes;
+  return Buffer.concat(chunks, total);
 }

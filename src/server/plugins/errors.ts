@@ -15,6 +15,9 @@ import { DATA_CSP } from './security-headers.js';
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
+/** The 404 of a path nothing answers at (the router's, and a route's own refusal of a spelling). */
+export const notFound = (path: string): HttpProblem => new HttpProblem('not-found', `There is nothing at ${path}.`);
+
 /** The request path without the query string. */
 export function requestPath(request: FastifyRequest): string {
   const url = request.raw.url ?? request.url ?? '/';
@@ -178,6 +181,6 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
       const allow = allowed.join(', ');
       return sendProblem(request, reply, new HttpProblem('method-not-allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { allow } }));
     }
-    return sendProblem(request, reply, new HttpProblem('not-found', `There is nothing at ${path}.`));
+    return sendProblem(request, reply, notFound(path));
   });
 });

@@ -15,9 +15,8 @@ import { VERSION } from '../../core/types.js';
 import { EFFECTIVE_SETTING_SCHEMA, effectiveConfig, platformKeyOf } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
-import { requestPath } from '../plugins/errors.js';
+import { notFound, requestPath } from '../plugins/errors.js';
 import { requirePlatformKey } from '../plugins/platform-auth.js';
-import { HttpProblem } from '../problem.js';
 import { ON_DEMAND_MAX_AGE_MS, RECEIVER_CHECK_SCHEMA } from '../receiver-check.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../telemetry/metrics.js';
 import { PLATFORM_KEY_HEADER } from '../telemetry/tracing.js';
@@ -79,7 +78,8 @@ export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppConte
   // Spelt exactly: the router decodes /api/v1/%6detrics to this path, which a proxy that hides the
   // path by exact match (deploy/k8s/httproute.yaml) would let through.
   const spelt = (path: string) => async (request: FastifyRequest) => {
-    if (requestPath(request) !== path) throw new HttpProblem('not-found', `There is nothing at ${requestPath(request)}.`);
+    const asSent = requestPath(request);
+    if (asSent !== path) throw notFound(asSent);
   };
   const onRequest = key === undefined ? [] : [requirePlatformKey(key)];
   // V2A_METRICS: off -> absent; on -> behind the key when one is set, else open.
