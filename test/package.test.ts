@@ -170,7 +170,7 @@ describe('installed from the tarball in a fresh directory', () => {
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: [] },
     }));
     writeFileSync(join(consumer, 'good.ts'), `
-import { render, formatResult, DEFAULTS, type RenderInput, type RenderParams } from 'v2a';
+import { render, formatResult, DEFAULTS, FrameRenderer, type RenderInput, type RenderParams } from 'v2a';
 import { decodeImage, DEFAULT_DECODE_LIMITS } from 'v2a/node';
 const image = { width: 4, height: 4, data: new Uint8Array(64) };
 const params: RenderInput = { columns: 40, charset: 'blocks', color: true, format: 'svg' };
@@ -178,6 +178,7 @@ const result = render(image, params);
 const text: string = formatResult(result).body.toString();
 const full: RenderParams = { ...DEFAULTS, columns: 12 };
 render(image, full);
+export const frame = new FrameRenderer(params).render(image);
 export const pending: Promise<unknown> = decodeImage(new Uint8Array(0)).then((img) => render(img, { invert: true }));
 export const limit: number = DEFAULT_DECODE_LIMITS.maxPixels;
 export { text };
@@ -188,8 +189,11 @@ export { text };
       [`render(image, { charset: 'emoji' });`, /TS2322/],
       [`render(image, { colunms: 80 });`, /TS2353|TS2561/],
       [`render(image, { dither: 'yes' });`, /TS2322/],
+      // FrameRenderer took any record: a misspelt name compiled and threw at run time.
+      [`new FrameRenderer({ colunms: 80 });`, /TS2353|TS2561/],
+      [`new FrameFront({ columns: 'wide' });`, /TS2322/],
     ] as const;
-    writeFileSync(join(consumer, 'bad.ts'), `import { render } from 'v2a';\nconst image = { width: 4, height: 4, data: new Uint8Array(64) };\n${bad.map(([c]) => c).join('\n')}\n`);
+    writeFileSync(join(consumer, 'bad.ts'), `import { render, FrameRenderer, FrameFront } from 'v2a';\nconst image = { width: 4, height: 4, data: new Uint8Array(64) };\n${bad.map(([c]) => c).join('\n')}\n`);
     // One compile of both files: good.ts must have no error, every line of bad.ts one.
     const r = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], consumer, 120_000);
     assert.notEqual(r.status, 0);

@@ -36,3 +36,60 @@ test('the error table is exported: a caller narrows on code without deep imports
   assert.equal(caught.code, 'invalid-parameters');
   assert.equal(core.ERRORS[caught.code].status, 400);
 });
+
+/** `fn` throws `type` with a message matching `pattern`: a named argument, not a crash deep inside. */
+function throwsNamed(fn: () => unknown, type: typeof TypeError | typeof RangeError, pattern: RegExp): void {
+  assert.throws(fn, (e: Error) => e.constructor === type && pattern.test(e.message) && !/Cannot read|Cannot convert|Cannot destructure/.test(e.message), String(fn));
+}
+
+test('the library names a wrong argument: null, a string or a wrong type is a TypeError, a bad number a RangeError', async () => {
+  const core = await import('../src/core/index.js');
+  const img = image(8, 8);
+  const any = (v: unknown) => v as never;
+  throwsNamed(() => core.render(any(null)), TypeError, /^render: image must be an object \(got null\)/);
+  throwsNamed(() => core.render(img, any(null)), TypeError, /^params must be an object \(got null\)/);
+  // A string's characters are not parameters named "0", "1", ...
+  throwsNamed(() => core.render(img, any('columns=80')), TypeError, /^params must be an object \(got a string\)/);
+  throwsNamed(() => core.render(img, {}, any(null)), TypeError, /^render: options must be an object/);
+  throwsNamed(() => core.parseParams(any(null), 'json'), TypeError, /^params must be an object/);
+  throwsNamed(() => new core.FrameRenderer(any(null)), TypeError, /^params must be an object/);
+  throwsNamed(() => new core.FrameRenderer().render(any(null)), TypeError, /^render: image must be an object/);
+  // An empty frame is the caller's mistake, not "the image has no pixels" of an undecodable upload.
+  throwsNamed(() => new core.FrameRenderer().render(any({})), TypeError, /^render: image\.data must be/);
+  throwsNamed(() => core.formatResult(any(null)), TypeError, /^formatResult: result must be an object/);
+  throwsNamed(() => core.encodeBase64(any(null)), TypeError, /^encodeBase64: bytes must be a Uint8Array/);
+  // A string's length was read as bytes: "hello" encoded as "AAAAAAA=".
+  throwsNamed(() => core.encodeBase64(any('hello')), TypeError, /^encodeBase64: bytes must be a Uint8Array or Buffer \(got a string\)/);
+  throwsNamed(() => core.decodeBase64(any(null)), TypeError, /^decodeBase64: input must be a string/);
+  throwsNamed(() => core.decodeBase64Input(any(42)), TypeError, /^decodeBase64Input: input must be/);
+  throwsNamed(() => core.getGlyphSet(any('nope')), RangeError, /unknown charset "nope"/);
+  // pngSize(NaN) gave NaN x NaN, and a scale of 3 a size no PNG of that scale has.
+  throwsNamed(() => core.pngSize(NaN, 10), RangeError, /^pngSize: columns and rows must be positive integers/);
+  throwsNamed(() => core.pngSize(10, 10, any(3)), RangeError, /^pngSize: scale must be one of 1, 2, 4, 8/);
+  assert.deepEqual(core.pngSize(10, 5, 2), { width: 40, height: 40 });
+  // Right arguments still work.
+  assert.equal(core.decodeBase64(core.encodeBase64(new Uint8Array([1, 2, 3]))).length, 3);
+});
+
+test('v2a/node names a wrong argument before sharp sees it', async () => {
+  const node = await import('../src/node/index.js');
+  const sharp = (await import('sharp')).default;
+  const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#888' } }).png().toBuffer();
+  const any = (v: unknown) => v as never;
+  const rejects = (p: () => Promise<unknown>, type: typeof TypeError | typeof RangeError, pattern: RegExp) =>
+    assert.rejects(p, (e: Error) => e.constructor === type && pattern.test(e.message), pattern.source);
+  await rejects(() => node.decodeImage(any(null)), TypeError, /^decode: input must be a Uint8Array or Buffer \(got null\)/);
+  await rejects(() => node.decodeImage(any('photo.jpg')), TypeError, /^decode: input must be a Uint8Array or Buffer \(got a string\)/);
+  await rejects(() => node.probeImage(any(undefined)), TypeError, /^decode: input must be/);
+  await rejects(() => node.decodeImage(png, any(null)), TypeError, /^decode: options must be an object/);
+  // sharp's own "Expected positive integer between 1 and 100000000 for width" reached the caller.
+  await rejects(() => node.decodeImage(png, { targetWidth: 1e9 }), RangeError, /^decode: targetWidth must be an integer from 1 to 100000000/);
+  // A timeout over sharp's hour was quietly made an hour.
+  await rejects(() => node.decodeImage(png, { timeoutSeconds: 7200 }), RangeError, /^decode: timeoutSeconds must be a number from 0 to 3600/);
+  // A maxBytes that is not a number was no limit at all.
+  await rejects(() => node.decodeImage(png, any({ maxBytes: 'x' })), RangeError, /^decode: maxBytes must be a positive integer/);
+  assert.throws(() => node.configureSharp({ concurrency: -1 }), /^RangeError: configureSharp: concurrency must be an integer >= 0/);
+  assert.throws(() => node.configureSharp({ concurrency: 2.5 }), RangeError);
+  assert.throws(() => node.configureSharp(any(null)), TypeError);
+  assert.equal((await node.decodeImage(png, { targetWidth: 1e8, timeoutSeconds: 3600 })).width, 4);
+});

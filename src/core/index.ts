@@ -2,9 +2,8 @@
  * The v2a renderer core: pure TypeScript over typed arrays, no Node or DOM imports. The server,
  * MCP tool, CLI and studio are thin adapters over these exports.
  */
-import type { RenderParams } from './params/definitions.js';
 import { render as renderImage, type RenderOptions } from './render.js';
-import type { RenderResult, RgbaImage } from './types.js';
+import type { RenderInput, RenderResult, RgbaImage } from './types.js';
 
 export * from './params/index.js';
 export * from './types.js';
@@ -16,13 +15,6 @@ export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/ge
 export * from './format/index.js';
 // The one table of error codes: every error thrown carries `code` (ErrorCode), narrowed by isV2aError.
 export { ERRORS, EXIT, V2aError, isV2aError, type ErrorCode, type ErrorInfo, type FieldError } from './errors.js';
-
-/**
- * Render parameters as a caller passes them: any of RenderParams, the type derived from the one
- * table in params/definitions.ts, so a wrong name or type (`{ columns: 'wide' }`) does not
- * compile. Values are still validated at run time (ranges; input from JavaScript).
- */
-export type RenderInput = Readonly<Partial<RenderParams>>;
 
 /**
  * Renders an image (8-bit RGBA) into a cell grid; `formatResult` turns it into text, ANSI, HTML,

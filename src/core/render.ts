@@ -22,6 +22,7 @@ import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { stretch, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, readsColors, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
+import { checkObject } from './args.js';
 import { lazyProperty } from './lazy.js';
 import { frame } from './wasm/kernels.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -135,7 +136,8 @@ export interface Prepared {
  * A library caller's image must be what it says: whole pixels, 4 bytes each. The kernels read
  * width x height x 4 bytes whatever `data` holds, so a short buffer rendered garbage.
  */
-function checkPixels(image: RgbaImage): void {
+export function checkPixels(image: RgbaImage): void {
+  checkObject(image, 'render: image');
   const { width, height, data } = image;
   if (!(data instanceof Uint8Array || data instanceof Uint8ClampedArray)) {
     throw new TypeError('render: image.data must be a Uint8Array or Uint8ClampedArray of RGBA bytes');
@@ -197,6 +199,7 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * A read that finds them changed throws.
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
+  checkObject(options, 'render: options');
   const explicit = parseParamsOrThrow(params, 'json');
   const requested = withDefaults(explicit);
   const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested));

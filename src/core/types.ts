@@ -1,5 +1,12 @@
 import type { Charset, GlyphStrategy, QualityTarget, RenderParams } from './params/definitions.js';
 
+/**
+ * Render parameters as a caller passes them: any of RenderParams, the type derived from the one
+ * table in params/definitions.ts, so a wrong name or type (`{ columns: 'wide' }`) does not
+ * compile. Values are still validated at run time (ranges; input from JavaScript).
+ */
+export type RenderInput = Readonly<Partial<RenderParams>>;
+
 /** Service and document version (interface.md §9). */
 export const VERSION = '0.3.0';
 

@@ -1,11 +1,11 @@
 import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { gridRows, sourceSize } from './pipeline/geometry.js';
-import { glyphStage, prepare, sourceStage, type TunedSource } from './render.js';
+import { checkPixels, glyphStage, prepare, sourceStage, type TunedSource } from './render.js';
 import { SUB_X, SUB_Y } from './glyphs/types.js';
 import { laterCellRgb } from './pipeline/resample.js';
 import { CUT_DELTA, SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
-import type { DirectorReport, RenderResult, RgbaImage } from './types.js';
+import type { DirectorReport, RenderInput, RenderResult, RgbaImage } from './types.js';
 
 /** Share of cells in motion, and of cells whose mean changed, that counts as a scene cut. */
 const SCENE_CUT = 0.6;
@@ -53,7 +53,7 @@ export class FrameFront {
   /** The previous frame's cell means (the same grid), to see a hard cut before it is tuned for. */
   private lastCells: Float32Array | null = null;
 
-  constructor(params: Readonly<Record<string, unknown>> = {}) {
+  constructor(params: RenderInput = {}) {
     const explicit = parseParamsOrThrow(params, 'json');
     this.requested = withDefaults(explicit);
     this.explicit = Object.keys(explicit);
@@ -70,6 +70,7 @@ export class FrameFront {
    * the next call: pass it to the back at once, or `detachHandoff` it.
    */
   render(frame: RgbaImage): FrameHandoff {
+    checkPixels(frame);
     const { columns, invert, cellAspect } = this.requested;
     const source = sourceSize(frame);
     const rows = gridRows(source.width, source.height, columns, cellAspect);
@@ -182,7 +183,8 @@ export class FrameRenderer {
   private readonly front: FrameFront;
   private readonly back = new FrameBack();
 
-  constructor(params: Readonly<Record<string, unknown>> = {}) {
+  /** `params` as render()'s: validated at run time too (ParamValidationError). */
+  constructor(params: RenderInput = {}) {
     this.front = new FrameFront(params);
   }
 

@@ -26,6 +26,7 @@
 import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 
+import { checkBytes, checkObject } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 
@@ -119,6 +120,13 @@ export interface ProbeResult {
  * before decoding (e.g. `configureSharp({ concurrency: 1 })` in each worker of a pool).
  */
 export function configureSharp(opts: { concurrency?: number; cache?: boolean } = {}): void {
+  checkObject(opts, 'configureSharp: options');
+  const c = opts.concurrency;
+  // sharp takes any number and keeps what libvips makes of it (-1 became 1, 2.5 became 2).
+  if (c !== undefined && !(Number.isSafeInteger(c) && c >= 0)) {
+    throw new RangeError(`configureSharp: concurrency must be an integer >= 0, 0 for one thread per core (got ${c})`);
+  }
+  if (opts.cache !== undefined && typeof opts.cache !== 'boolean') throw new TypeError('configureSharp: cache must be a boolean');
   if (opts.concurrency !== undefined) sharp.concurrency(opts.concurrency);
   sharp.cache(opts.cache ?? false);
 }
@@ -178,7 +186,8 @@ function toBuffer(input: Uint8Array): Buffer {
   return Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
 }
 
-function checkBytes(input: Uint8Array, maxBytes: number | undefined): void {
+function checkInput(input: Uint8Array, maxBytes: number | undefined): void {
+  checkBytes(input, 'decode: input');
   if (input.byteLength === 0) throw new ImageInputError('empty');
   if (maxBytes !== undefined && input.byteLength > maxBytes) {
     throw new ImageInputError(
@@ -286,19 +295,25 @@ function checkPixels(info: Inspection, opts: DecodeOptions): void {
   }
 }
 
+/** sharp's own bound on a resize's width and height. */
+const MAX_TARGET = 100_000_000;
+
 function validateOptions(opts: DecodeOptions): void {
   if (!(Number.isInteger(opts.maxPixels) && opts.maxPixels > 0)) {
     throw new RangeError('decode: maxPixels must be a positive integer');
   }
   for (const k of ['targetWidth', 'targetHeight'] as const) {
     const v = opts[k];
-    if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new RangeError(`decode: ${k} must be a positive integer`);
+    if (v !== undefined && !(Number.isInteger(v) && v > 0 && v <= MAX_TARGET)) throw new RangeError(`decode: ${k} must be an integer from 1 to ${MAX_TARGET}`);
   }
-  const m = opts.maxDecodedBytes;
-  if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw new RangeError('decode: maxDecodedBytes must be a positive integer');
+  for (const k of ['maxBytes', 'maxDecodedBytes'] as const) {
+    const m = opts[k];
+    if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw new RangeError(`decode: ${k} must be a positive integer`);
+  }
   const t = opts.timeoutSeconds;
-  if (t !== undefined && !(Number.isFinite(t) && t >= 0)) {
-    throw new RangeError('decode: timeoutSeconds must be a finite number >= 0');
+  // sharp's timeout takes whole seconds up to an hour; a longer one is not quietly made an hour.
+  if (t !== undefined && !(Number.isFinite(t) && t >= 0 && t <= 3600)) {
+    throw new RangeError('decode: timeoutSeconds must be a number from 0 to 3600');
   }
 }
 
@@ -459,7 +474,7 @@ export const FRAME_CHUNK_PIXELS = 4 * 1024 * 1024;
  */
 export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promise<DecodedImage> {
   validateOptions(opts);
-  checkBytes(input, opts.maxBytes);
+  checkInput(input, opts.maxBytes);
   const buf = toBuffer(input);
   const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
@@ -500,7 +515,7 @@ export async function* decodeFrames(
   opts: FrameDecodeOptions,
 ): AsyncGenerator<DecodedFrame, void, undefined> {
   validateOptions(opts);
-  checkBytes(input, opts.maxBytes);
+  checkInput(input, opts.maxBytes);
   const buf = toBuffer(input);
   const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
@@ -550,7 +565,7 @@ export async function* decodeFrames(
  * yourself).
  */
 export async function probeImage(input: Uint8Array): Promise<ProbeResult> {
-  checkBytes(input, undefined);
+  checkInput(input, undefined);
   const info = await inspect(toBuffer(input));
   return { format: info.format, width: info.width, height: info.height, pages: info.pages };
 }

@@ -10,6 +10,7 @@
  * default to the ones the server and the CLI apply (V2A_MAX_IMAGE_PIXELS and V2A_MAX_IMAGE_BYTES
  * of src/settings, their defaults; the environment is not read here).
  */
+import { checkObject } from '../core/args.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from '../settings/index.js';
 import {
   decodeFrames as decodeFramesWith,
@@ -45,6 +46,7 @@ export const DEFAULT_DECODE_LIMITS: Readonly<Required<Pick<DecodeOptions, 'maxPi
 });
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
+  checkObject(opts, 'decode: options');
   return {
     ...opts,
     maxPixels: opts.maxPixels ?? DEFAULT_DECODE_LIMITS.maxPixels,
@@ -58,11 +60,11 @@ function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeO
  * larger input with an ImageInputError; `targetWidth`/`targetHeight` decode at reduced size
  * (shrink-on-load); `timeoutSeconds` aborts a slow decode.
  */
-export function decodeImage(input: Uint8Array, opts: Partial<DecodeOptions> = {}): Promise<DecodedImage> {
+export async function decodeImage(input: Uint8Array, opts: Partial<DecodeOptions> = {}): Promise<DecodedImage> {
   return decodeImageWith(input, withLimits(opts));
 }
 
 /** The frames of an animated GIF or WebP (a still image yields one), one at a time; options as decodeImage plus `maxFrames`. */
-export function decodeFrames(input: Uint8Array, opts: Partial<FrameDecodeOptions> = {}): AsyncGenerator<DecodedFrame, void, undefined> {
-  return decodeFramesWith(input, withLimits(opts));
+export async function* decodeFrames(input: Uint8Array, opts: Partial<FrameDecodeOptions> = {}): AsyncGenerator<DecodedFrame, void, undefined> {
+  yield* decodeFramesWith(input, withLimits(opts));
 }

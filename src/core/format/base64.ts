@@ -8,6 +8,7 @@
  * explicit `unwrapBase64` / `decodeBase64Input` helpers (used for user-supplied `imageBase64`).
  */
 
+import { checkBytes, describeType } from '../args.js';
 import { textDecoder, textEncoder } from '../text-codec.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -34,6 +35,7 @@ export class Base64Error extends Error {
 
 /** Base64 of `bytes`, standard alphabet, padded. */
 export function encodeBase64(bytes: Uint8Array): string {
+  checkBytes(bytes, 'encodeBase64: bytes');
   const n = bytes.length;
   const out = new Uint8Array(Math.ceil(n / 3) * 4);
   const whole = n - (n % 3);
@@ -77,6 +79,7 @@ function sextet(s: string, i: number): number {
 
 /** Decodes strict, canonical base64 (see the module comment); throws `Base64Error` otherwise. */
 export function decodeBase64(s: string): Uint8Array {
+  if (typeof s !== 'string') throw new TypeError(`decodeBase64: input must be a string (got ${describeType(s)})`);
   return decodeString(s) ?? explainedDecode(s);
 }
 
@@ -240,6 +243,9 @@ function envelope(input: string): { payload: string; mediaType: string | null } 
  * say why.
  */
 export function decodeBase64Input(input: string | Uint8Array | readonly Uint8Array[]): Uint8Array {
+  if (!(typeof input === 'string' || input instanceof Uint8Array || (Array.isArray(input) && input.every((p) => p instanceof Uint8Array)))) {
+    throw new TypeError(`decodeBase64Input: input must be a string, a Uint8Array or an array of them (got ${describeType(input)})`);
+  }
   if (typeof input !== 'string') {
     const parts = input instanceof Uint8Array ? [input] : input;
     return decodePartsInput(parts) ?? decodeBase64Input(textDecoder().decode(joined(parts, 0, Infinity)));

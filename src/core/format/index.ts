@@ -1,4 +1,5 @@
 /** The six output formats of interface.md §2.3, plus png. Pure ECMAScript: no Node or DOM APIs. */
+import { checkObject } from '../args.js';
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { formatTextResult, formatted, type FormattedOutput, type TextFormat, type TextOutput } from './output.js';
@@ -9,8 +10,10 @@ export { bodyText, type FormattedOutput, type TextFormat, type TextOutput } from
 /** Formats a render result in `format` (default: `result.params.format`), png included, synchronously. */
 export function formatResult(result: RenderResult, format: TextFormat): TextOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput;
-export function formatResult(result: RenderResult, format: Format = result.params.format): FormattedOutput {
-  return format === 'png' ? formatted(format, formatPng(result)) : formatTextResult(result, format);
+export function formatResult(result: RenderResult, format?: Format): FormattedOutput {
+  checkObject(result, 'formatResult: result');
+  const f = format ?? result.params.format;
+  return f === 'png' ? formatted(f, formatPng(result)) : formatTextResult(result, f);
 }
 
 export { FORMAT_INFO, CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';

@@ -58,6 +58,10 @@ export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
 
 /** Pixel size of the png of a `columns` x `rows` grid at `scale`. */
 export function pngSize(columns: number, rows: number, scale: PngScale = 1): { width: number; height: number } {
+  if (!(Number.isSafeInteger(columns) && columns > 0 && Number.isSafeInteger(rows) && rows > 0)) {
+    throw new RangeError(`pngSize: columns and rows must be positive integers (got ${columns} x ${rows})`);
+  }
+  if (!PNG_SCALES.includes(scale)) throw new RangeError(`pngSize: scale must be one of ${PNG_SCALES.join(', ')} (got ${scale})`);
   return { width: columns * (PNG_CELL_WIDTH / scale), height: rows * (PNG_CELL_HEIGHT / scale) };
 }
 

@@ -162,7 +162,7 @@ export function computeGlyphSet(name: Charset): GlyphSet {
     case 'binary': glyphs = [' ', densest(PRINTABLE_ASCII)]; break;
     case 'blocks': kind = 'blocks'; glyphs = byCoverage([...BLOCK_GLYPHS]); break;
     case 'dots': kind = 'braille'; glyphs = BRAILLE; break; // code-point order: index = dot bits
-    default: throw new Error(`unknown charset ${JSON.stringify(name)}; expected one of ${CHARSETS.join(', ')}`);
+    default: throw new RangeError(`unknown charset ${JSON.stringify(name)}; expected one of ${CHARSETS.join(', ')}`);
   }
   return freezeSet(name, name, kind, glyphs);
 }

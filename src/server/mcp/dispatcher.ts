@@ -69,6 +69,7 @@ export type {
   McpToolDescriptor,
   McpToolResult,
 } from './protocol.js';
+import { describeType } from '../../core/args.js';
 import type { JsonSchema } from '../../core/format/jsonSchemas.js';
 import type { KeyProblem } from '../json-body.js';
 import { RENDER_TOOL_NAME } from './render-tool.js';
@@ -197,14 +198,6 @@ function objectParams(method: string, params: Params): Record<string, unknown> {
 /** A caller's name (method, tool) quoted for a message: at most 100 characters of it, never the whole of a huge one. */
 function quoted(name: string): string {
   return JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}...` : name);
-}
-
-function describeType(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return 'an array';
-  // JSON has no Infinity: 1e400 parses to it, and "got a number" would read as no fault at all.
-  if (typeof value === 'number' && !Number.isFinite(value)) return 'a number out of range';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 function validateToolDefinition(tool: McpTool): void {
