@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import { GLYPH_BITMAPS } from '../src/core/glyphs/bitmaps.generated.js';
 import { GLYPH_DATA } from '../src/core/glyphs/font-data.generated.js';
 import {
-  compactGrid, contentTypeHeader, decodeCompact, FORMAT_INFO, formatResult, groundFor, parseHexColor, renderPng,
+  compactGrid, contentTypeHeader, decodeCompact, FORMAT_INFO, formatResult, groundFor, parseHexColor, pngCell, pngSize, renderPng,
 } from '../src/core/format/index.js';
 import { render } from '../src/core/render.js';
 import { zlibDeflate } from '../src/node/deflate.js';
@@ -144,6 +144,32 @@ describe('png format', () => {
       assert.ok(Math.abs(sumFull / full.data.length - sumSmall / img.data.length) < 2, `scale ${scale} keeps the mean tone`);
     }
     assert.throws(() => renderPng(r, { color: true, monoColor: '#e5e5e5', scale: 3 as 2 }), /scale/);
+  });
+
+  it('keeps the picture\'s proportions for another cellAspect: the cell is 8 px wide and 8 / cellAspect tall', async () => {
+    // The grid's rows follow cellAspect; drawn in 8 x 16 cells, a 0.25 grid came out half as tall as its picture.
+    const ref = await decode(formatResult(render(photo, { columns: 40, format: 'png' })).body as Uint8Array);
+    assert.equal(Buffer.compare(
+      formatResult(render(photo, { columns: 40, format: 'png', cellAspect: 0.5 })).body as Uint8Array,
+      formatResult(render(photo, { columns: 40, format: 'png' })).body as Uint8Array), 0, 'the reference aspect is the 8 x 16 png');
+    for (const [cellAspect, cellHeight] of [[0.25, 32], [0.45, 18], [0.6, 13], [1, 8]] as const) {
+      const r = render(photo, { columns: 40, format: 'png', color: true, cellAspect });
+      const img = await decode(formatResult(r).body as Uint8Array);
+      assert.deepEqual([img.width, img.height], [320, r.rows * cellHeight], `cellAspect ${cellAspect}`);
+      assert.deepEqual(pngSize(r.columns, r.rows, 1, cellAspect), { width: 320, height: r.rows * cellHeight });
+      // The picture's height / width is the source's (160 x 120), within a row's rounding.
+      assert.ok(Math.abs(img.height / img.width - 120 / 160) <= cellHeight / img.width, `cellAspect ${cellAspect}: ${img.width} x ${img.height}`);
+      // Resampled bitmaps keep the glyphs' ink: the mean tone is the reference picture's.
+      const mean = (d: Buffer) => d.reduce((a, v) => a + v, 0) / d.length;
+      const refColour = await decode(formatResult(render(photo, { columns: 40, format: 'png', color: true })).body as Uint8Array);
+      assert.ok(Math.abs(mean(img.data) - mean(refColour.data)) < 6, `cellAspect ${cellAspect}: mean ${mean(img.data)} vs ${mean(refColour.data)}`);
+      for (const scale of [2, 8] as const) {
+        const small = await decode(renderPng(r, { color: true, monoColor: '#e5e5e5', scale, cellAspect }));
+        const cell = pngCell(scale, cellAspect);
+        assert.deepEqual([small.width, small.height], [40 * cell.width, r.rows * cell.height]);
+      }
+    }
+    assert.equal(ref.height, render(photo, { columns: 40 }).rows * 16);
   });
 
   it('the png of a json-compact render equals the png rendered directly', () => {

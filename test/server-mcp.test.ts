@@ -132,6 +132,15 @@ describe('with the official MCP SDK client', () => {
     });
   }
 
+  test('the image block keeps the picture\'s proportions for another cellAspect (cells 8 px wide, 8 / cellAspect tall)', async () => {
+    const r = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: jpegB64, columns: 40, cellAspect: 0.25 } });
+    const s = r.structuredContent as { rows: number; image: { width: number; height: number; cellWidth: number; cellHeight: number } };
+    const data = (r.content as Array<{ data?: string }>)[1]!.data!;
+    const meta = await sharp(Buffer.from(data, 'base64')).metadata();
+    assert.deepEqual([meta.width, meta.height], [320, s.rows * 32]);
+    assert.deepEqual(s.image, { mimeType: 'image/png', width: 320, height: s.rows * 32, cellWidth: 8, cellHeight: 32 });
+  });
+
   test('tool failures are isError results, not protocol errors', async () => {
     const r = await client.callTool({ name: 'render_ascii', arguments: { columns: 40 } });
     assert.equal(r.isError, true);

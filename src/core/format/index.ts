@@ -27,7 +27,7 @@ export { formatText } from './text.js';
 export { formatAnsi, sgrForeground, sgrBackground, SGR_RESET } from './ansi.js';
 export { formatHtml } from './html.js';
 export {
-  formatPng, renderPng, compactGrid, pngSize, PNG_CELL_WIDTH, PNG_CELL_HEIGHT, PNG_SCALES, type PngScale, type PngOptions, type PngKind,
+  formatPng, renderPng, compactGrid, pngCell, pngSize, PNG_CELL_WIDTH, PNG_CELL_HEIGHT, PNG_SCALES, type PngScale, type PngOptions, type PngKind,
 } from './png.js';
 export { formatSvg, SVG_CELL_WIDTH, SVG_CELL_HEIGHT, SVG_FONT_SIZE, SVG_BASELINE } from './svg.js';
 export { formatJson, buildJsonOutput, colorRows, type JsonOutput } from './json.js';

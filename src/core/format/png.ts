@@ -2,7 +2,9 @@
  * `png`: the art rasterised from the glyph bitmaps generated from the reference font
  * (glyphs/bitmaps.generated.ts), so the bytes are the same on every machine: no system font, no
  * text engine. One cell is 8 x 16 px (the grid's 1:2 reference cell); `scale` 2, 4 or 8 draws
- * smaller cells from the same bitmaps, area-averaged (previews with a bounded size).
+ * smaller cells from the same bitmaps, area-averaged (previews with a bounded size). Another
+ * `cellAspect` keeps the picture's proportions, as svg and html do: the cell stays 8 px wide and
+ * its height is 8 / cellAspect px, the bitmaps resampled to it (a font of that shape).
  *
  * Colours follow the other documents: the ground is `groundFor(monoColor)` (html, svg), or the
  * cell's own background colour where the grid carries a background plane; the ink is the cell's
@@ -40,6 +42,8 @@ export interface PngOptions {
   readonly monoColor: string;
   /** Divides the cell: 2 draws 4 x 8 px cells. Default 1. */
   readonly scale?: PngScale;
+  /** Width / height of the cell the grid was made for (its rows): the cell's height follows. Default 0.5 (8 x 16). */
+  readonly cellAspect?: number;
   /**
    * A one-shot zlib-format deflate of the whole image's scanlines (told which kind they are),
    * instead of pako's streaming one (which holds one band at a time): a Node face passes
@@ -56,17 +60,30 @@ export type PngKind = 'palette' | 'rgb';
 /** A grid that may carry a second colour per cell (rows x columns x 3 sRGB bytes). */
 export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
 
-/** Pixel size of the png of a `columns` x `rows` grid at `scale`. */
-export function pngSize(columns: number, rows: number, scale: PngScale = 1): { width: number; height: number } {
+/** The reference cell's width / height: the bitmaps' own 8 x 16. */
+const REFERENCE_ASPECT = PNG_CELL_WIDTH / PNG_CELL_HEIGHT;
+
+/** Pixel size of one cell at `scale` for a cell of `cellAspect`: 8 / scale px wide, as tall as the aspect makes it (at least 1 px). */
+export function pngCell(scale: PngScale = 1, cellAspect = REFERENCE_ASPECT): { width: number; height: number } {
+  if (!PNG_SCALES.includes(scale)) throw new RangeError(`png scale must be one of ${PNG_SCALES.join(', ')} (got ${scale})`);
+  if (!(Number.isFinite(cellAspect) && cellAspect > 0)) throw new RangeError(`png cellAspect must be a positive number (got ${cellAspect})`);
+  const width = PNG_CELL_WIDTH / scale;
+  return { width, height: cellAspect === REFERENCE_ASPECT ? PNG_CELL_HEIGHT / scale : Math.max(1, Math.round(width / cellAspect)) };
+}
+
+/** Pixel size of the png of a `columns` x `rows` grid at `scale`, for a cell of `cellAspect`. */
+export function pngSize(columns: number, rows: number, scale: PngScale = 1, cellAspect = REFERENCE_ASPECT): { width: number; height: number } {
   if (!(Number.isSafeInteger(columns) && columns > 0 && Number.isSafeInteger(rows) && rows > 0)) {
     throw new RangeError(`pngSize: columns and rows must be positive integers (got ${columns} x ${rows})`);
   }
-  if (!PNG_SCALES.includes(scale)) throw new RangeError(`pngSize: scale must be one of ${PNG_SCALES.join(', ')} (got ${scale})`);
-  return { width: columns * (PNG_CELL_WIDTH / scale), height: rows * (PNG_CELL_HEIGHT / scale) };
+  const cell = pngCell(scale, cellAspect);
+  return { width: columns * cell.width, height: rows * cell.height };
 }
 
 let fullSize: Map<number, Uint8Array> | undefined;
-const scaled = new Map<PngScale, Map<number, Uint8Array>>();
+/** Bitmaps by cell size ("w x h"), made on first use; few sizes in practice (a scale, an aspect). */
+const scaled = new Map<string, Map<number, Uint8Array>>();
+const MAX_SIZES = 32;
 const LEVELS = BITMAP_CELL.levels;
 
 /** Coverage level 0..15 per pixel of each glyph at scale 1. */
@@ -77,31 +94,47 @@ function fullBitmaps(): Map<number, Uint8Array> {
   return (fullSize = map);
 }
 
-/** The bitmaps at `scale`: each pixel the mean level of its scale x scale block, rounded. */
-function bitmapsAt(scale: PngScale): Map<number, Uint8Array> {
+/**
+ * The bitmaps for a `w` x `h` px cell: each pixel the mean level of the 8 x 16 bitmap over its
+ * footprint, rounded. `w` divides 8; `h` is any height, each source row weighted by how much of
+ * it the pixel's footprint covers (exact integer sums when `h` divides 16).
+ */
+function bitmapsAt(w: number, h: number): Map<number, Uint8Array> {
   const full = fullBitmaps();
-  if (scale === 1) return full;
-  let map = scaled.get(scale);
+  if (w === PNG_CELL_WIDTH && h === PNG_CELL_HEIGHT) return full;
+  const key = `${w}x${h}`;
+  let map = scaled.get(key);
   if (map) return map;
-  const w = PNG_CELL_WIDTH / scale;
-  const h = PNG_CELL_HEIGHT / scale;
-  const area = scale * scale;
+  const sx = PNG_CELL_WIDTH / w;
+  // Row weights: footprint of output row y is [y * fy, (y + 1) * fy) in source rows.
+  const fy = PNG_CELL_HEIGHT / h;
+  const weights = new Float64Array(h * PNG_CELL_HEIGHT);
+  for (let y = 0; y < h; y++) {
+    for (let r = 0; r < PNG_CELL_HEIGHT; r++) {
+      weights[y * PNG_CELL_HEIGHT + r] = Math.max(0, Math.min(r + 1, (y + 1) * fy) - Math.max(r, y * fy));
+    }
+  }
+  const area = sx * fy;
   map = new Map();
   for (const [cp, src] of full) {
     const out = new Uint8Array(w * h);
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
         let sum = 0;
-        for (let dy = 0; dy < scale; dy++) {
-          const row = (y * scale + dy) * PNG_CELL_WIDTH + x * scale;
-          for (let dx = 0; dx < scale; dx++) sum += src[row + dx]!;
+        for (let r = 0; r < PNG_CELL_HEIGHT; r++) {
+          const wr = weights[y * PNG_CELL_HEIGHT + r]!;
+          if (wr === 0) continue;
+          let line = 0;
+          for (let dx = 0, at = r * PNG_CELL_WIDTH + x * sx; dx < sx; dx++) line += src[at + dx]!;
+          sum += wr * line;
         }
         out[y * w + x] = Math.round(sum / area);
       }
     }
     map.set(cp, out);
   }
-  scaled.set(scale, map);
+  if (scaled.size >= MAX_SIZES) scaled.clear();
+  scaled.set(key, map);
   return map;
 }
 
@@ -162,8 +195,8 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
 const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 
 /** The glyph bitmaps of the grid's glyph table, by glyph index. */
-function glyphTable(glyphs: readonly string[], scale: PngScale): Uint8Array[] {
-  const bitmaps = bitmapsAt(scale);
+function glyphTable(glyphs: readonly string[], cw: number, ch: number): Uint8Array[] {
+  const bitmaps = bitmapsAt(cw, ch);
   // A loop, not map() with a callback made for every call: see wasm/kernels.ts openNested().
   const table: Uint8Array[] = [];
   for (const g of glyphs) {
@@ -177,8 +210,6 @@ function glyphTable(glyphs: readonly string[], scale: PngScale): Uint8Array[] {
 /** Renders a cell grid (a render result, or one rebuilt from json-compact) as PNG bytes. */
 export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   checkGrid(grid, opts.color);
-  const scale = opts.scale ?? 1;
-  if (!PNG_SCALES.includes(scale)) throw new RangeError(`png scale must be one of ${PNG_SCALES.join(', ')}`);
   const { columns, rows, cells } = grid;
   // Mono art's colours are computed on first read: read only where drawn.
   const colors = opts.color ? grid.colors : new Uint8Array(0);
@@ -186,10 +217,10 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   if (background && background.length !== columns * rows * 3) {
     throw new RangeError(`grid has ${background.length} background bytes, expected ${columns * rows * 3}`);
   }
-  const cw = PNG_CELL_WIDTH / scale;
-  const ch = PNG_CELL_HEIGHT / scale;
-  const { width, height } = pngSize(columns, rows, scale);
-  const table = glyphTable(grid.glyphs, scale);
+  const { width: cw, height: ch } = pngCell(opts.scale, opts.cellAspect);
+  const width = columns * cw;
+  const height = rows * ch;
+  const table = glyphTable(grid.glyphs, cw, ch);
   const mono = parseHexColor(opts.monoColor);
   const ground = parseHexColor(groundFor(opts.monoColor));
   const useColor = opts.color;
@@ -293,9 +324,9 @@ function drawRgb(band: Uint8Array, stride: number, lines: number, cw: number, gl
   }
 }
 
-/** `png`: the art at 8 x 16 px per cell. */
+/** `png`: the art at 8 x 16 px per cell (8 px wide and 8 / cellAspect px tall for another cell aspect). */
 export function formatPng(result: RenderResult): Uint8Array {
-  return renderPng(result, { color: result.params.color, monoColor: result.params.monoColor });
+  return renderPng(result, { color: result.params.color, monoColor: result.params.monoColor, cellAspect: result.cellAspect });
 }
 
 /**

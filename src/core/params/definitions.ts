@@ -80,7 +80,7 @@ export const PARAMS = [
   { name: 'charset', type: 'enum', values: CHARSETS, default: 'detailed', group: 'glyphs',
     description: 'Glyph ramp: standard (10 ASCII glyphs), detailed (all 95 printable ASCII), blocks (Unicode shades, 2x2 quadrants and eighth blocks), binary (blank and the densest glyph), dots (Braille 2x4), minimal (6 light ASCII glyphs).' },
   { name: 'format', type: 'enum', values: FORMATS, default: 'text', group: 'output',
-    description: 'Output format: text, ansi (24-bit SGR), html, json, json-compact (text plus rgb24-b64-v1 chroma), svg; extension: png (the art drawn from the reference font\'s glyphs at 8x16 px per cell).' },
+    description: 'Output format: text, ansi (24-bit SGR), html, json, json-compact (text plus rgb24-b64-v1 chroma), svg; extension: png (the art drawn from the reference font\'s glyphs at 8x16 px per cell; 8 px wide and 8 / cellAspect tall for another cellAspect).' },
   { name: 'color', type: 'boolean', default: false, group: 'output',
     description: 'Per-cell 24-bit colour in ansi, html, svg, json and png; ignored by plain text.' },
   { name: 'invert', type: 'boolean', default: false, group: 'tone',

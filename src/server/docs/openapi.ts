@@ -57,7 +57,7 @@ function renderContent(): Obj {
     const description = `format=${formats.join(' or format=')} (${formats.map((f) => FORMAT_INFO[f].label).join('; ')}), ${binary ? 'bytes' : 'UTF-8'}.`;
     if (binary) {
       // Extension beyond the contract: png, the art drawn from the reference font's glyph bitmaps.
-      content[type] = { schema: { type: 'string', format: 'binary', contentMediaType: type, description: `${description} Extension: the art rasterised at 8x16 px per cell from the reference font's glyph data (no system fonts), so the same parameters give the same bytes on every machine.` } };
+      content[type] = { schema: { type: 'string', format: 'binary', contentMediaType: type, description: `${description} Extension: the art rasterised at 8x16 px per cell (8 / cellAspect px tall for another cellAspect) from the reference font's glyph data (no system fonts), so the same parameters give the same bytes on every machine.` } };
     } else if (type === 'application/json') {
       content[type] = { schema: { oneOf: formats.map((f) => ref(f === 'json' ? 'RenderJsonOutput' : 'RenderJsonCompactOutput')), description } };
     } else {

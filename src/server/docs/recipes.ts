@@ -54,7 +54,7 @@ export function buildRecipes(baseUrl: string): Recipe[] {
     },
     {
       name: 'render-png',
-      description: 'The art as a PNG image (extension): 8x16 px per cell, drawn from the reference font\'s glyph data.',
+      description: 'The art as a PNG image (extension): 8x16 px per cell (8 / cellAspect px tall for another cellAspect), drawn from the reference font\'s glyph data.',
       command: `curl -sS -F image=@photo.jpg -F format=png -F color=true -o ascii.png ${q(render)}`,
     },
     {

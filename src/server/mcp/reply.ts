@@ -14,7 +14,7 @@ import { V2aError } from '../../core/errors.js';
 import { encodeBase64 } from '../../core/format/base64.js';
 import { formatResult, type FormattedOutput } from '../../core/format/index.js';
 import { CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
-import { PNG_SCALES, pngSize, renderPng, type PngOptions, type PngScale } from '../../core/format/png.js';
+import { PNG_SCALES, pngCell, pngSize, renderPng, type PngOptions, type PngScale } from '../../core/format/png.js';
 import { CHARSETS, FORMATS, PARAMS, reportedParams, type Format, type RenderParams } from '../../core/params/definitions.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
 
@@ -99,21 +99,22 @@ export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
 
 /** The image block: the first scale whose png is within both bounds (the format's own bytes when it is png at full size). */
 function imageBlock(result: RenderResult, output: FormattedOutput, deflate: PngOptions['deflate']): { image: ToolImage; size: RenderSummary['image'] } {
-  const style = { color: result.params.color, monoColor: result.params.monoColor, ...(deflate ? { deflate } : {}) };
+  const style = { color: result.params.color, monoColor: result.params.monoColor, cellAspect: result.cellAspect, ...(deflate ? { deflate } : {}) };
   let chosen: { png: Uint8Array; scale: PngScale } | undefined;
   for (const scale of PNG_SCALES) {
-    const { width, height } = pngSize(result.columns, result.rows, scale);
+    const { width, height } = pngSize(result.columns, result.rows, scale, result.cellAspect);
     if (Math.max(width, height) > MCP_IMAGE_MAX_EDGE && scale !== 8) continue;
     const png = scale === 1 && output.body instanceof Uint8Array ? output.body : renderPng(result, { ...style, scale });
     chosen = { png, scale };
     if (png.byteLength <= MCP_IMAGE_MAX_BYTES) break;
   }
-  // Scale 8 (1 x 2 px cells) fits every grid the parameters allow: 400 x 800 cells are 400 x 1600 px.
+  // Scale 8 (1 x 2 px cells) fits every grid the parameters allow: 400 x 800 cells are 400 x 1600 px
+  // (another cell aspect has fewer, taller rows or more, shorter ones: the same picture height).
   const { png, scale } = chosen!;
-  const { width, height } = pngSize(result.columns, result.rows, scale);
+  const cell = pngCell(scale, result.cellAspect);
   return {
     image: { data: encodeBase64(png), mimeType: 'image/png' },
-    size: { mimeType: 'image/png', width, height, cellWidth: 8 / scale, cellHeight: 16 / scale },
+    size: { mimeType: 'image/png', width: result.columns * cell.width, height: result.rows * cell.height, cellWidth: cell.width, cellHeight: cell.height },
   };
 }
 
@@ -150,8 +151,9 @@ export type Rerender = (columns: number) => Promise<{ result: RenderResult; outp
 function measure(result: RenderResult, output: FormattedOutput): { text: string; overhead: number; total: number } {
   const text = textOf(result, result.params.format, output);
   // The summary's image size hardly changes its length: the full-size one stands in before any png is drawn.
-  const full = pngSize(result.columns, result.rows);
-  const overhead = JSON.stringify(summary(result, output, text, { mimeType: 'image/png', ...full, cellWidth: 8, cellHeight: 16 })).length;
+  const cell = pngCell(1, result.cellAspect);
+  const full = { width: result.columns * cell.width, height: result.rows * cell.height, cellWidth: cell.width, cellHeight: cell.height };
+  const overhead = JSON.stringify(summary(result, output, text, { mimeType: 'image/png', ...full })).length;
   return { text, overhead, total: text.length + overhead };
 }
 
