@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -168,6 +168,22 @@ describe('COLUMNS and LINES', () => {
     assert.equal(r.code, 0);
     assert.equal(Math.max(...r.out.split('\n').map((l) => [...l].length)), 50);
     assert.ok(!r.out.includes('\x1b'), 'piped: no colour');
+  });
+  test('a file (-o) is the same whatever window it was made in: -H and --size are not bounded by COLUMNS', async () => {
+    for (const args of [['-H', '10'], ['--size', 'x10']]) {
+      const files = [];
+      for (const columns of ['30', '']) {
+        const file = join(dir, `h${columns}.txt`);
+        const r = await piped([wide, ...args, '-o', file], termEnv(columns ? { COLUMNS: columns, LINES: '8' } : {}));
+        assert.equal(r.code, 0, r.out);
+        files.push(readFileSync(file, 'utf8'));
+      }
+      assert.equal(files[0], files[1], args.join(' '));
+      const lines = files[0]!.trimEnd().split('\n');
+      // 10 rows of the 4:1 image: about 80 columns, far past the window's 30.
+      assert.equal(lines.length, 10, args.join(' '));
+      assert.ok([...lines[0]!].length > 70, `${args.join(' ')}: ${[...lines[0]!].length} columns`);
+    }
   });
   test('LINES bounds the rows of a tall image', async () => {
     const r = await piped([tall], termEnv({ COLUMNS: '100', LINES: '21' }));

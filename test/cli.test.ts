@@ -3,9 +3,9 @@
  * generated with sharp in a temporary directory.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -207,16 +207,18 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.equal(r.stdout.length, 0);
     const expected = parseParams({ columns: '500' }, 'strings');
     assert.ok(!expected.ok);
-    assert.equal(r.stderr, `v2a: ${expected.errors[0]!.message}\n`);
-    assert.match(r.stderr, /columns must be an integer from 8 to 400/);
+    // The API's message, naming the flag the user typed.
+    assert.equal(r.stderr, `v2a: --${expected.errors[0]!.message}\n`);
+    assert.match(r.stderr, /^v2a: --columns must be an integer from 8 to 400/);
   });
 
   test('every invalid value is reported', async () => {
     const r = await v2a(['render', png, '--contrast', 'abc', '--charset', 'nope', '--mono-color', 'red']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /charset must be one of/);
-    assert.match(r.stderr, /contrast must be a number from/);
-    assert.match(r.stderr, /monoColor must be a hex colour/);
+    // Each as the flag the user typed (it said monoColor for --mono-color), one line each.
+    assert.match(r.stderr, /^v2a: --charset must be one of/m);
+    assert.match(r.stderr, /^v2a: --contrast must be a number from/m);
+    assert.match(r.stderr, /^v2a: --mono-color must be a hex colour/m);
     assert.ok(!r.stderr.includes('    at '), 'no stack trace');
   });
 
@@ -230,6 +232,25 @@ describe('v2a render', { concurrency: 4 }, () => {
     const r = await v2a(['render', png, '--bogus']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^v2a: unknown option '--bogus'/);
+  });
+
+  test('a value flag given twice is a usage error, as a repeated field is over HTTP (commander kept the last)', async () => {
+    for (const args of [['--columns', '40', '--columns', '50'], ['--charset', 'blocks', '--charset', 'dots'], ['-w', '20', '--width', '30'], ['-c', '256', '-c', '16']]) {
+      const r = await v2a(['render', png, ...args]);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, /^v2a: (--columns|--charset|-w\/--width|-c\/--colors) was given more than once\n$/, args.join(' '));
+    }
+    const serve = await v2a(['serve', '--port', '0', '--port', '1']);
+    assert.equal(serve.stderr, 'v2a: -p/--port was given more than once\n');
+  });
+
+  test('v2a serve --host: an empty address is refused (it meant every interface), a bad one is named as the flag', async () => {
+    const empty = await v2a(['serve', '--host', '', '--port', '0']);
+    assert.equal(empty.code, 2);
+    assert.equal(empty.stderr, 'v2a: --host needs an address (default 0.0.0.0, every interface)\n');
+    const bad = await v2a(['serve', '--host', 'a b', '--port', '0']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^v2a: --host must be /);
   });
 
   test('v2a serve on an address it cannot listen on is a one-line usage error, not an internal one', async () => {
@@ -344,6 +365,34 @@ describe('v2a render', { concurrency: 4 }, () => {
     const r = await v2a(['render', join(dir, 'missing.png')]);
     assert.equal(r.code, 4);
     assert.match(r.stderr, /^v2a: cannot read '.*missing\.png': no such file or directory\n$/);
+  });
+
+  test('-o with an empty name or naming the input file is a usage error, and the input is left alone', async () => {
+    // `-o ''` printed the art to standard output; `-o same.png` overwrote the picture with its art.
+    const empty = await v2a(['render', png, '--columns', '8', '-o', '']);
+    assert.equal(empty.code, 2);
+    assert.equal(empty.stderr, 'v2a: -o/--output needs a file name (- for standard output)\n');
+    assert.equal(empty.stdout.length, 0);
+    const same = join(dir, 'same.png');
+    copyFileSync(png, same);
+    const before = readFileSync(same);
+    for (const [cmd, out] of [['render', same], ['render', join(dir, '.', 'same.png')], ['play', same]] as const) {
+      const r = await v2a([cmd, same, '--columns', '8', '-o', out]);
+      assert.equal(r.code, 2, `${cmd} -o ${out}`);
+      assert.match(r.stderr, /^v2a: -o\/--output '.*same\.png' is the input file: refusing to overwrite it\n$/);
+    }
+    assert.ok(readFileSync(same).equals(before));
+  });
+
+  test('standard input that is a directory -> exit 4 naming it, not "the image is empty"', () => {
+    const fd = openSync(dir, 'r');
+    try {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, '-'], { cwd: ROOT, env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '' }, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8' });
+      assert.equal(r.status, 4);
+      assert.equal(r.stderr, 'v2a: cannot read standard input: is a directory\n');
+    } finally {
+      closeSync(fd);
+    }
   });
 
   test('an unwritable output -> exit 4', async () => {

@@ -86,7 +86,8 @@ describe('extension parameters: the same validation through HTTP, MCP and the CL
       assert.equal(run.stdout, '');
       const line = run.stderr.split('\n')[0]!.replace(/^v2a: /, '');
       if (name === 'colorDepth') assert.match(line, /^-c\/--colors must be one of truecolor, 256, 16, none \(got "8"\)$/);
-      else assert.equal(line, problem.errors[0]!.message);
+      // The same message, naming the flag the user typed.
+      else assert.equal(line, problem.errors[0]!.message.replace(new RegExp(`^${name}\\b`), flag));
     });
   }
 

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
 import { V2aError } from '../core/errors.js';
 import { importModule } from './import-module.js';
-import { outputFile, readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
+import { once, outputFile, readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
 const DEFAULT_CELL_HEIGHT = 16;
@@ -70,7 +70,7 @@ interface DecodeOpts {
 
 async function decodeAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<DecodeOpts>();
-  const output = outputFile(opts.output);
+  const output = outputFile(opts.output, file);
   const cellWidth = parseCellSize(opts.cellWidth, '--cell-width', DEFAULT_CELL_WIDTH);
   const cellHeight = parseCellSize(opts.cellHeight, '--cell-height', DEFAULT_CELL_HEIGHT);
   if (output === undefined && stdoutIsTty()) {
@@ -103,9 +103,9 @@ export function registerDecode(program: Command): void {
     .command('decode')
     .description('Turn json-compact output (or NDJSON of it, from render --animate) back into PNG: each cell a block of its colour.')
     .argument('<file>', 'json-compact document or NDJSON file, or - to read standard input')
-    .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...')
-    .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`)
-    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT})`)
+    .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...', once('-o/--output'))
+    .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`, once('--cell-width'))
+    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT})`, once('--cell-height'))
     .addHelpText('after', `
 Invalid input exits with status 3 and the decoder's message.
 

@@ -6,9 +6,10 @@
  */
 import { Option, type Command } from 'commander';
 import {
-  DEFAULTS, PARAMS, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
+  DEFAULTS, PARAMS, PARAM_BY_NAME, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
 } from '../core/params/definitions.js';
-import { ParamValidationError, parseParams } from '../core/params/validate.js';
+import { ParamValidationError, parseParams, type ParamError } from '../core/params/validate.js';
+import { once } from './terminal.js';
 
 /** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours, `<glyphs>` for a ramp. */
 function placeholder(def: ParamDef): string {
@@ -69,7 +70,7 @@ export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, s
       const offByDefault = !def.default && CLI_DEFAULTS[def.name as ParamName] === undefined;
       cmd.addOption(new Option(negated, `turn ${flag} off${offByDefault ? ' (the default)' : ''}`).helpGroup(heading));
     } else {
-      cmd.addOption(new Option(`${flag} ${placeholder(def)}`, help).helpGroup(heading));
+      cmd.addOption(new Option(`${flag} ${placeholder(def)}`, help).helpGroup(heading).argParser(once(flag)));
     }
   }
   return cmd;
@@ -102,8 +103,15 @@ export function collectParams(cmd: Command): Partial<RenderParams> {
     raw[def.name] = opts[attr];
   }
   const parsed = parseParams(raw, 'strings');
-  if (!parsed.ok) throw new ParamValidationError(parsed.errors);
+  if (!parsed.ok) throw new ParamValidationError(parsed.errors.map(asFlag));
   return parsed.params;
+}
+
+/** A parameter's error as the user typed it: `--mono-color must be ...`, not the API's `monoColor must be ...`. */
+function asFlag(error: ParamError): ParamError {
+  const def = PARAM_BY_NAME.get(error.parameter);
+  const named = def && error.message.startsWith(`${def.name} `);
+  return named ? { ...error, message: `${flagOf(def)}${error.message.slice(def.name.length)}` } : error;
 }
 
 /** One line per parameter flag, for `v2a --help`: `--columns <n>  an integer from 8 to 400; default 120`. */

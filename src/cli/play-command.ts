@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { addParamOptions } from './flags.js';
 import { addViewOptions, viewParams } from './render-command.js';
-import { outputFile, readLimits } from './terminal.js';
+import { once, outputFile, readLimits } from './terminal.js';
 
 interface PlayOpts {
   output?: string;
@@ -15,7 +15,7 @@ interface PlayOpts {
 
 async function playAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<PlayOpts>();
-  const output = outputFile(opts.output);
+  const output = outputFile(opts.output, file);
   const { params, fit } = viewParams(cmd, output);
   const limits = readLimits();
   const { animate } = await import('./animate.js');
@@ -27,8 +27,8 @@ export function registerPlay(program: Command): void {
     .command('play')
     .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
     .argument('<file>', 'video or animated image, or - to read it from standard input')
-    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)')
-    .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)');
+    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)', once('-o/--output'))
+    .option('--loop <n>', 'play <n> times, 0 = until Ctrl-C (default 1)', once('--loop'));
   addViewOptions(cmd);
   addParamOptions(cmd, {
     columns: 'the same as -w; when neither is given, the clip fits the terminal (piped without COLUMNS, or with -o: 120)',

@@ -11,7 +11,7 @@ import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import type { FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
-import { outputFile, readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
+import { once, outputFile, readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own (`.htm`). */
@@ -82,10 +82,10 @@ interface RenderOpts extends ViewFlags {
 /** The flags that say where the art goes and how it looks there (view.ts), for render and play. */
 export function addViewOptions(cmd: Command): Command {
   return cmd
-    .option('-w, --width <n>', 'width in characters (the same as --columns); with -H, a box to fit in')
-    .option('-H, --height <n>', `at most <n> rows (1 to ${MAX_ROWS}): the image is fitted, its aspect kept`)
-    .option('--size <WxH>', 'fit in a box of W columns and H rows, aspect kept (also Wx or xH)')
-    .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`);
+    .option('-w, --width <n>', 'width in characters (the same as --columns); with -H, a box to fit in', once('-w/--width'))
+    .option('-H, --height <n>', `at most <n> rows (1 to ${MAX_ROWS}): the image is fitted, its aspect kept`, once('-H/--height'))
+    .option('--size <WxH>', 'fit in a box of W columns and H rows, aspect kept (also Wx or xH)', once('--size'))
+    .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`, once('-c/--colors'));
 }
 
 /** Parameters from flags, colour and size resolved for the place the art goes. */
@@ -98,7 +98,7 @@ export function viewParams(cmd: Command, output: string | undefined): { params: 
 
 async function renderAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<RenderOpts>();
-  const output = outputFile(opts.output);
+  const output = outputFile(opts.output, file);
   const { params, fit, flags } = viewParams(cmd, output);
   const limits = readLimits();
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
@@ -200,9 +200,9 @@ export function registerRender(program: Command): void {
     .command('render', { isDefault: true })
     .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art (the default command).')
     .argument('<file>', "image file, or - to read it from standard input")
-    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`)
+    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`, once('-o/--output'))
     .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')
-    .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)');
+    .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)', once('--loop'));
   addViewOptions(cmd);
   addParamOptions(cmd, {
     columns: 'the same as -w; when neither is given, the art fits the terminal (see Size below)',

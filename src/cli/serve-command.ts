@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { sizeThreadPool } from '../settings/thread-pool.js';
 import { importModule } from './import-module.js';
-import { usageError } from './terminal.js';
+import { once, usageError } from './terminal.js';
 
 interface ServeOpts {
   port?: string;
@@ -34,12 +34,18 @@ async function serveAction(cmd: Command): Promise<void> {
     if (!/^\d{1,5}$/.test(opts.port.trim()) || Number(opts.port) > 65535) throw usageError(`--port must be an integer from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
     env.PORT = opts.port.trim();
   }
-  if (opts.host !== undefined) env.HOST = opts.host;
+  if (opts.host !== undefined) {
+    // An empty HOST is unset, which listens on every interface: `--host "$UNSET"` must not.
+    if (opts.host.trim() === '') throw usageError('--host needs an address (default 0.0.0.0, every interface)');
+    env.HOST = opts.host;
+  }
   let config;
   try {
     config = loadConfig(env);
   } catch (err) {
-    if (err instanceof ConfigError) throw usageError(err.problems.join('\nv2a: '));
+    // A setting the user gave as a flag is named as the flag.
+    const named = (problem: string) => (opts.host !== undefined ? problem.replace(/^HOST\b/, '--host') : problem);
+    if (err instanceof ConfigError) throw usageError(err.problems.map(named).join('\nv2a: '));
     throw err;
   }
   const { listenProblem, startServer } = await importModule<typeof import('../server/start.js')>('../server/start.js');
@@ -63,8 +69,8 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('Run the HTTP API (POST /api/v1/render, /api/mcp, manifests) until Ctrl-C or SIGTERM.')
-    .option('-p, --port <n>', 'TCP port (overrides PORT; default 8080, 0 = any free port)')
-    .option('--host <address>', 'address to listen on (overrides HOST; default 0.0.0.0)')
+    .option('-p, --port <n>', 'TCP port (overrides PORT; default 8080, 0 = any free port)', once('-p/--port'))
+    .option('--host <address>', 'address to listen on (overrides HOST; default 0.0.0.0)', once('--host'))
     .option('--settings', 'list every setting (environment variable) with its default and meaning, and exit')
     .addHelpText('after', `
 Settings are environment variables (V2A_MAX_IMAGE_BYTES, V2A_WORKERS, V2A_RATE_LIMIT, ...):

@@ -3,7 +3,7 @@
  * input (a path or `-` for standard input), writing the output, the terminal size and the ANSI
  * escapes of in-place playback. Light on purpose: no sharp, no renderer.
  */
-import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { EXIT, V2aError } from '../core/errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
 import { ImageInputError } from '../node/errors.js';
@@ -15,11 +15,39 @@ export { EXIT };
 export const usageError = (message: string): V2aError => new V2aError('usage', message);
 
 /**
+ * A value flag's parser that refuses a second value: commander keeps the last (`--columns 40
+ * --columns 50` rendered 50 columns), where the HTTP API refuses a repeated field.
+ */
+export function once(flag: string): (value: string, previous: unknown) => string {
+  return (value, previous) => {
+    if (previous !== undefined) throw usageError(`${flag} was given more than once`);
+    return value;
+  };
+}
+
+/**
  * The file of `-o, --output <file>`, read from the parsed options: `-` is standard output (as `-`
  * is standard input), as is no -o. Not a commander parser: commander stores a parser's undefined
- * as '' for an option that takes a value.
+ * as '' for an option that takes a value. An empty name (`-o "$UNSET"`) and the input file itself
+ * are refused: the one printed to the terminal what was meant for a file, the other overwrote
+ * the picture with its art.
  */
-export const outputFile = (value: string | undefined): string | undefined => (value === '-' ? undefined : value);
+export function outputFile(value: string | undefined, input: string): string | undefined {
+  if (value === '-' || value === undefined) return undefined;
+  if (value === '') throw usageError('-o/--output needs a file name (- for standard output)');
+  if (input !== '-' && sameFile(value, input)) throw usageError(`-o/--output '${value}' is the input file: refusing to overwrite it`);
+  return value;
+}
+
+/** Both paths name one existing file (device and inode): links and other spellings included. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a), y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Environment limits: the server's settings, parsed by the same code (src/settings).
@@ -136,6 +164,8 @@ async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
   if (process.stdin.isTTY) {
     throw usageError("refusing to read from a terminal: pipe the input into 'v2a' or give a file name instead of -");
   }
+  // `v2a - < somedir` reads as an empty stream: say what it is, not "the image is empty".
+  if (fstatSync(0).isDirectory()) throw ioError('read', '-', Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
   const chunks: Buffer[] = [];
   let total = 0;
   try {

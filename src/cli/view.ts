@@ -63,12 +63,14 @@ function parseSize(raw: string): { columns?: number; rows?: number } {
 /**
  * The columns or the box of the art. Columns the user gave (`--columns` or `-w` alone) are used
  * as given. `--size`, or `-w` with `-H`, is a box the image fits in, its aspect kept; `-H` alone
- * bounds the rows, the width bounded by the terminal if known. Otherwise, written to standard
+ * bounds the rows, the width bounded by the terminal if known and written to it. Otherwise, written to standard
  * output: the terminal (or COLUMNS/LINES), one line left for the prompt; a file (-o) gets the
  * default, whatever window it was made in.
  */
 export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): { params: Partial<RenderParams>; fit: FitBox | undefined } {
   const out = { ...params };
+  // A file is the same whatever window it was made in: the terminal bounds only what is shown in it.
+  const shownBox = (): { columns?: number; rows?: number } => (output === undefined ? terminalBox(env, isTty) : {});
   if (flags.width !== undefined) {
     if (params.columns !== undefined) throw usageError('-w/--width and --columns both set the width: give one');
     out.columns = intFlag('-w/--width', flags.width, COLUMNS_DEF.min, COLUMNS_DEF.max);
@@ -77,13 +79,13 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
   if (flags.size !== undefined) {
     if (out.columns !== undefined || height !== undefined) throw usageError('--size gives both dimensions: drop -w/--width, -H/--height and --columns');
     const size = parseSize(flags.size);
-    const term = terminalBox(env, isTty);
+    const term = shownBox();
     return { params: out, fit: { columns: size.columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), ...(size.rows ? { rows: size.rows, strict: true } : {}) } };
   }
   if (height !== undefined) {
     const columns = out.columns;
     delete out.columns;
-    const term = terminalBox(env, isTty);
+    const term = shownBox();
     return { params: out, fit: { columns: columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), rows: height, strict: true } };
   }
   if (out.columns !== undefined || output !== undefined) return { params: out, fit: undefined };
