@@ -52,6 +52,18 @@ describe('two colours per cell (cellColors)', () => {
     }
   });
 
+  it('not for plain text, which shows no colour: render() with format text and the render job give color=false\'s glyphs', async () => {
+    const { runJob } = await import('../src/core/job.js');
+    const img = scene(96, 72, 3);
+    for (const charset of ['blocks', 'dots'] as const) {
+      const mono = formatResult(render(img, { columns: 24, charset }), 'text').body;
+      assert.equal(formatResult(render(img, { columns: 24, charset, color: true, format: 'text' })).body, mono, charset);
+      assert.equal((await runJob({ kind: 'image', image: img }, { columns: 24, charset, color: true }, {})).output.body, mono, `${charset}: job`);
+      // Rendered without a format, a result may be formatted in any: it keeps two colours.
+      assert.ok(render(img, { columns: 24, charset, color: true }).background, charset);
+    }
+  });
+
   it('is on by default for blocks and dots with colour, off for ASCII, for mono, and with cellColors=fg', () => {
     const img = scene(96, 72, 3);
     assert.ok(render(img, { columns: 16, charset: 'blocks', color: true }).background);

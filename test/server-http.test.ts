@@ -324,6 +324,24 @@ describe('trace context', () => {
 });
 
 describe('render: success', () => {
+  test('plain text ignores color (interface.md §2.2): the same art with and without it, for every charset', async () => {
+    // Blocks and dots chose their glyphs for an ink and background pair text cannot show.
+    for (const charset of ['blocks', 'dots', 'standard']) {
+      for (const cellColors of [undefined, 'fg-bg']) {
+        const extra = cellColors ? { cellColors } : {};
+        const mono = await renderForm({ image: png, columns: '40', charset, ...extra });
+        const colour = await renderForm({ image: png, columns: '40', charset, color: 'true', ...extra });
+        const json = await renderJson({ imageBase64: png.toString('base64'), columns: 40, charset, color: true, format: 'text', ...extra });
+        assert.equal(colour.status, 200, colour.text);
+        assert.equal(colour.text, mono.text, `${charset} ${cellColors ?? ''}`);
+        assert.equal(json.text, mono.text, `${charset} ${cellColors ?? ''} (json)`);
+      }
+    }
+    // A format that shows colour keeps two colours per cell.
+    const ansi = await renderForm({ image: png, columns: '40', charset: 'blocks', color: 'true', format: 'ansi' });
+    assert.match(ansi.text, /\x1b\[48;2;/);
+  });
+
   for (const format of FORMATS) {
     test(`multipart, format=${format}: content type, disposition, Auto Director header`, async () => {
       const r = await renderForm({ image: png, format, columns: '48', color: 'true' });
