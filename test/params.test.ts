@@ -133,6 +133,14 @@ describe('every parameter changes the output as its name promises', () => {
     const dots = text(render(img, { ...OFF, charset: 'dots' })).replace(/\n/g, '');
     assert.ok([...dots].every((c) => c.codePointAt(0)! >= 0x2800 && c.codePointAt(0)! <= 0x28ff));
   });
+  it('binary is two levels, blank and the densest glyph (decisions.md), whatever structure is', () => {
+    // structure drew - / | \ into it: 173 of a line drawing's ink cells at the Director's 0.055.
+    const allowed = new Set(getGlyphSet('binary').glyphs);
+    for (const params of [{}, { structure: 1 }, { ...OFF, structure: 1 }, { fineShapes: true }]) {
+      const r = render(img, { charset: 'binary', columns: 60, ...params });
+      for (const ch of text(r).replace(/\n/g, '')) assert.ok(allowed.has(ch), `${JSON.stringify(params)} used ${ch}`);
+    }
+  });
   it('format sets the content type', () => {
     assert.match(formatResult(render(img, { ...OFF, columns: 20, format: 'svg' })).contentType, /image\/svg\+xml/);
   });

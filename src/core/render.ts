@@ -65,9 +65,10 @@ function glyphTable(set: GlyphSet): Table {
   let coverage = set.coverage;
   let directional: Int32Array | null = null;
   // A custom ramp keeps to its own glyphs: the directional ones only when it has all four.
+  // binary is two levels, blank and the densest glyph (decisions.md): none.
   const custom = set.key !== set.name;
   const allDirectional = Object.values(DIRECTIONAL_CHARS).every((ch) => glyphs.includes(ch));
-  if (set.kind === 'ramp' && (!custom || allDirectional)) {
+  if (set.kind === 'ramp' && (custom ? allDirectional : set.name !== 'binary')) {
     const extra: string[] = [];
     directional = new Int32Array(4);
     // DIR_* order of pipeline/structure.ts: - / | \

@@ -34,7 +34,7 @@ export const CODEBOOK_SCHEMA: JsonSchema = {
   additionalProperties: false,
   properties: {
     strategy: { enum: [...GLYPH_STRATEGIES] },
-    glyphs: { type: 'string', description: 'The glyphs of the codebook in ramp order, lightest first.' },
+    glyphs: { type: 'string', description: 'The glyphs of the codebook in ramp order, lightest first: the tone levels. structure\'s directional glyphs (- / | \\) are substituted along contours on top of them and are not listed.' },
     size: { type: 'integer', minimum: 1, description: 'Number of glyphs in the codebook.' },
     rampSize: { type: 'integer', minimum: 1, description: 'Size of the ramp the codebook was chosen from.' },
     rmse: { type: 'number', minimum: 0, maximum: 1, description: 'Measured normalized luminance quantization RMSE.' },
