@@ -65,10 +65,9 @@ function glyphTable(set: GlyphSet): Table {
   let coverage = set.coverage;
   let directional: Int32Array | null = null;
   // A custom ramp keeps to its own glyphs: the directional ones only when it has all four.
-  // binary is two levels, blank and the densest glyph (decisions.md): none.
   const custom = set.key !== set.name;
   const allDirectional = Object.values(DIRECTIONAL_CHARS).every((ch) => glyphs.includes(ch));
-  if (set.kind === 'ramp' && (custom ? allDirectional : set.name !== 'binary')) {
+  if (set.kind === 'ramp' && (!custom || allDirectional)) {
     const extra: string[] = [];
     directional = new Int32Array(4);
     // DIR_* order of pipeline/structure.ts: - / | \
@@ -413,7 +412,9 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       target.set(f.viewF32(pt, n));
       matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
     } else {
-      const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.structure;
+      // binary is two levels, blank and the densest glyph (decisions.md): structure draws no strokes
+      // into it. edges' line art is a look of its own, drawn with them in every ramp.
+      const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.charset === 'binary' ? 0 : p.structure;
       // The matcher substitutes a directional glyph only where strength x amount > 0.05, and the
       // tensor's strength (coherence x energy / (energy + half)) stays below 1 + rounding: at a
       // smaller amount no glyph can change, so the tensor is not computed.

@@ -104,7 +104,7 @@ export const PARAMS = [
   { name: 'autoLevels', type: 'number', min: 0, max: 1, default: 0.9, step: 0.05, group: 'tone',
     description: 'Automatic percentile histogram stretch: 0 none, 1 a full stretch of the 0.5th-99.5th percentiles.' },
   { name: 'structure', type: 'number', min: 0, max: 1, default: 0.55, step: 0.05, group: 'detail',
-    description: 'Contour-aware directional glyph substitution (- / | and backslash) where the local gradient is coherent; in the ASCII ramps (binary keeps its two levels; a custom ramp needs all four glyphs).' },
+    description: 'Contour-aware directional glyph substitution (- / | and backslash) where the local gradient is coherent; in the ASCII ramps (binary keeps its two levels, but for edges\' line art; a custom ramp needs all four glyphs).' },
   { name: 'denoise', type: 'number', min: 0, max: 1, default: 0.35, step: 0.05, group: 'detail',
     description: 'Edge-preserving bilateral denoising before detail recovery.' },
   { name: 'motionSensitivity', type: 'number', min: 0, max: 1, default: 0.7, step: 0.05, group: 'video',
