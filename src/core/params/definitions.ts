@@ -118,7 +118,7 @@ export const PARAMS = [
   { name: 'maxGlyphRmse', type: 'number', min: 0.005, max: 0.1, default: 0.03, step: 0.005, group: 'glyphs',
     description: 'Maximum normalized luminance quantization RMSE for adaptive glyph selection.' },
   { name: 'monoColor', type: 'color', default: '#e5e5e5', group: 'output',
-    description: 'Ink colour (#rrggbb) for mono output in ansi, html and svg.' },
+    description: 'Ink colour (#rrggbb) for mono output in ansi, html and svg. It also picks the ground of html, svg and png, with color=true too: dark (#0b0b0b) under a light ink, light (#fafafa) under a dark one, where art that is not inverted reads as a negative: with a dark monoColor, set invert for dark art on light.' },
   // Extensions beyond interface.md §2.2 (the terminal's habits). Their defaults change nothing.
   { name: 'glyphs', type: 'glyphs', default: '', maxGlyphs: 256, group: 'glyphs', extension: true,
     description: 'Extension (beyond the contract): custom glyph ramp instead of the charset\'s, e.g. " .oO@": each glyph must be measured from the reference font (printable ASCII, the block elements of blocks, Braille); ordered by measured coverage, the space always included as the ground. Empty: the charset\'s ramp.' },
