@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { codeCacheDir, commandVariant, KEEP_FILES, requireWithCodeCache } from '../src/cli/code-cache.js';
+import { codeCacheDir, COMMAND_NAMES, commandVariant, KEEP_FILES, requireWithCodeCache } from '../src/cli/code-cache.js';
 
 const root = mkdtempSync(join(tmpdir(), 'v2a-code-cache-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -166,6 +166,17 @@ test('the CLI keeps one cache per command', () => {
   assert.equal(v('render', '--help'), 'options');
   assert.equal(v('-V'), 'options');
   assert.equal(v(), 'options');
+  assert.equal(v('help', 'render'), 'options');
+  // A file named like a word is rendered: one cache, not one per file name.
+  assert.equal(v('adir'), 'render');
+  assert.equal(v('photo'), 'render');
+});
+
+test('the cache variants name the commands the CLI registers', async () => {
+  const { COMMANDS } = await import('../src/cli/cli.js');
+  const { createProgram } = await import('../src/cli/program.js');
+  const names = createProgram(COMMANDS).commands.map((c) => c.name()).filter((n) => n !== 'help');
+  assert.deepEqual([...names].sort(), [...COMMAND_NAMES].sort());
 });
 
 test("codeCacheDir follows Node's compile cache variables", () => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -158,6 +158,20 @@ describe('v2a play: input and output', () => {
     }
   });
 
+  test('an MP4 with its index at the end (ffmpeg\'s default), piped in: played from a private temporary file, removed at exit', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, () => {
+    // Over ffmpeg's probe buffer (~64 KB): from a pipe it cannot seek back to the moov atom.
+    const late = join(dir, 'late-moov.mp4');
+    const made = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=10', '-t', '4', '-pix_fmt', 'yuv420p', '-y', late]);
+    assert.equal(made.status, 0, String(made.stderr));
+    assert.ok(statSync(late).size > 70_000);
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'play', '-', '--columns', '20'], { cwd: ROOT, env: env({ TMPDIR: tmp }), input: readFileSync(late), encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim().split('\n').length, 40);
+    // (tsx, which runs the CLI from source here, keeps its own cache there.)
+    assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
+  });
+
   test('<(cat anim.gif): process substitution', { skip: hasBash ? false : 'no bash' }, () => {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const r = spawnSync('bash', ['-c', `${V2A.map(q).join(' ')} play <(cat ${q(gif)}) --columns 20`], { cwd: ROOT, env: env(), encoding: 'utf8' });
@@ -170,6 +184,8 @@ describe('v2a play: input and output', () => {
     writeFileSync(out, 'keep\n');
     const r = await piped(['play', json, '-o', out]);
     assert.equal(r.code, 3, r.stderr);
+    // play takes videos too: its message says so (it named only the image formats).
+    assert.match(r.stderr, /^v2a: The image format is not supported\. .* Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or MPEG\.\n$/);
     assert.equal(readFileSync(out, 'utf8'), 'keep\n');
     const ok = await piped(['play', gif, '-o', out, '--columns', '20']);
     assert.equal(ok.code, 0, ok.stderr);

@@ -521,6 +521,19 @@ describe('v2a decode', { concurrency: 4 }, () => {
     assert.ok(!existsSync(join(dir, 'frame-0004.png')));
   });
 
+  test('decode bounds the picture it makes by V2A_MAX_IMAGE_PIXELS: a usage error naming the size, not an internal error', async () => {
+    const rendered = await v2a(['render', png, '--columns', '200', '--format', 'json-compact']);
+    const rows = decodeCompact(rendered.text.trim()).rows;
+    // 200 x rows cells of 256 x 256 px: an allocation of gigabytes ("Invalid typed array length").
+    const huge = await v2a(['decode', '-', '--cell-width', '256', '--cell-height', '256', '-o', join(dir, 'huge.png')], { input: rendered.stdout });
+    assert.equal(huge.code, 2);
+    assert.equal(huge.stderr, `v2a: the PNG would be 51200 x ${rows * 256} px, over the limit of 50,000,000 pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height\n`);
+    assert.ok(!existsSync(join(dir, 'huge.png')));
+    const limited = await v2a(['decode', '-'], { input: rendered.stdout, env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
+    assert.equal(limited.code, 2);
+    assert.match(limited.stderr, /over the limit of 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)/);
+  });
+
   test('invalid json-compact -> exit 3 with the decoder message', async () => {
     const r = await v2a(['decode', '-'], { input: '{"v":1,"columns":2}' });
     assert.equal(r.code, 3);

@@ -27,7 +27,7 @@ import { bodyText } from '../core/format/output.js';
 import { PlaybackTerminal } from './playback-terminal.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
 import { ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits } from './terminal.js';
-import { isVideo, videoFrameDecoder } from './video-source.js';
+import { isVideo, spoolVideo, videoFrameDecoder } from './video-source.js';
 import { resolveBox } from './view.js';
 
 export interface AnimateOptions {
@@ -125,7 +125,7 @@ async function frameSource(opts: AnimateOptions, clock: (() => number) | undefin
   const sharpFrames = import('./renderer.js');
   sharpFrames.catch(() => undefined);
   const bytes = await readInput(file, limits.maxBytes);
-  if (isVideo(bytes)) return { bytes, frames: videoFrameDecoder({ input: { bytes }, realtime, clock }), video: true };
+  if (isVideo(bytes)) return { bytes, frames: videoFrameDecoder({ input: spoolVideo(bytes), realtime, clock }), video: true };
   const { decodeFrames } = await sharpFrames;
   return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
 }
@@ -136,25 +136,36 @@ export async function animate(opts: AnimateOptions): Promise<void> {
   job.catch(() => undefined);
   // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
   const term = mode.kind === 'play' ? new PlaybackTerminal(opts.file !== '-' && process.stdin.isTTY === true) : undefined;
-  // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
-  // return() does, which for-await calls on a break or a throw.
   try {
-    const source = await frameSource(opts, term?.now);
-    const { runFrameJob } = await job;
-    const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
-      frameDecoder: (bytes, request) => source.frames(bytes, request, from),
-      limits: opts.limits,
-      fit: fit ?? { columns: DEFAULTS.columns },
-      format: mode.kind === 'play' ? mode.format : 'json-compact',
-    });
-    if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
-    // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again.
-    const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined).fit : undefined;
-    // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
-    await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
+    return await animateFrom(opts, mode, job, term);
+  } catch (err) {
+    // Neither an image nor a video it knows: the message named only the image formats.
+    if (err instanceof V2aError && err.code === 'unsupported-image') throw new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`);
+    throw err;
   } finally {
     term?.close();
   }
+}
+
+/** What the frames' sources take beside images (isVideo's containers). */
+const VIDEO_FORMATS = 'Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or MPEG.';
+
+async function animateFrom(opts: AnimateOptions, mode: Mode, job: Promise<typeof import('./renderer.js')>, term: PlaybackTerminal | undefined): Promise<void> {
+  const source = await frameSource(opts, term?.now);
+  const { runFrameJob } = await job;
+  // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
+  // return() does, which for-await calls on a break or a throw.
+  const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
+    frameDecoder: (bytes, request) => source.frames(bytes, request, from),
+    limits: opts.limits,
+    fit: fit ?? { columns: DEFAULTS.columns },
+    format: mode.kind === 'play' ? mode.format : 'json-compact',
+  });
+  if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
+  // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again.
+  const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined).fit : undefined;
+  // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
+  await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
 }
 
 async function writeNdjson(frames: AsyncIterable<FrameJobResult>, output: string | undefined): Promise<void> {

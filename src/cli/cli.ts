@@ -13,7 +13,7 @@ import { registerRender } from './render-command.js';
 import { registerServe } from './serve-command.js';
 import { exitQuietlyOnEpipe } from './terminal.js';
 
-const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe, registerMcp, registerCompletion];
+export const COMMANDS: readonly CommandRegistrar[] = [registerRender, registerPlay, registerDecode, registerServe, registerMcp, registerCompletion];
 
 /**
  * Runs the command line `argv` (as process.argv) and resolves to the exit code. `importer`: how to

@@ -49,14 +49,22 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | und
 }
 
 /**
+ * The CLI's commands (cli.ts registers them; a test holds the two lists equal). Named here, not
+ * imported: this module runs before the bundle is loaded.
+ */
+export const COMMAND_NAMES: readonly string[] = ['render', 'play', 'decode', 'serve', 'mcp', 'completion'];
+
+/**
  * The cache a CLI run uses (`argv` as process.argv): one per command, since each compiles other
- * code. Help and version anywhere: `options`; a lowercase word first: that command; else the
- * default command, `render` (`v2a photo.jpg`, `v2a - < x.png`, `v2a --columns 80 x.png`).
+ * code. Help and version anywhere (and `help`): `options`; a command's name first: that command;
+ * else the default command, `render` (`v2a photo.jpg`, `v2a adir`, `v2a - < x.png`, `v2a
+ * --columns 80 x.png`). Any lowercase first word made a cache of its own (~600 KB each, of the 12
+ * kept), pushing out render's.
  */
 export function commandVariant(argv: readonly string[]): string {
   const args = argv.slice(2);
-  if (args.length === 0 || args.some((a) => /^(-h|--help|-V|--version)$/.test(a))) return 'options';
-  return /^[a-z]+$/.test(args[0]!) ? args[0]! : 'render';
+  if (args.length === 0 || args[0] === 'help' || args.some((a) => /^(-h|--help|-V|--version)$/.test(a))) return 'options';
+  return COMMAND_NAMES.includes(args[0]!) ? args[0]! : 'render';
 }
 
 /** Owned by this process's user (always true where there are no user ids). */

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
 import { V2aError } from '../core/errors.js';
 import { importModule } from './import-module.js';
-import { once, outputFile, readInput, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
+import { once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
 const DEFAULT_CELL_HEIGHT = 16;
@@ -83,6 +83,15 @@ async function decodeAction(file: string, cmd: Command): Promise<void> {
   if (docs.length > 1 && output === undefined) {
     throw usageError(`the input has ${docs.length} json-compact documents (NDJSON): give -o <name.png> to write numbered files`);
   }
+  // The picture is as large as the flags make it: bounded as a decoded image is (400 x 800 cells
+  // of 256 x 256 px were an internal error, 64 x 64 a 25600 x 9600 px PNG of a gigabyte in memory).
+  const { maxPixels } = readLimits();
+  for (const doc of docs) {
+    const width = doc.columns * cellWidth, height = doc.rows * cellHeight;
+    if (width * height > maxPixels) {
+      throw usageError(`the PNG would be ${width} x ${height} px, over the limit of ${maxPixels.toLocaleString('en-US')} pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height`);
+    }
+  }
   const { default: sharp } = await sharpModule;
   for (let i = 0; i < docs.length; i++) {
     const image = compactToImage(docs[i]!, { cellWidth, cellHeight });
@@ -105,7 +114,7 @@ export function registerDecode(program: Command): void {
     .argument('<file>', 'json-compact document or NDJSON file, or - to read standard input')
     .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...', once('-o/--output'))
     .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`, once('--cell-width'))
-    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT})`, once('--cell-height'))
+    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT}; json-compact does not record the cell aspect: for art made with --cell-aspect A, give --cell-width x 1/A, e.g. 32 for 0.25)`, once('--cell-height'))
     .addHelpText('after', `
 Invalid input exits with status 3 and the decoder's message.
 

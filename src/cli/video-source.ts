@@ -7,7 +7,8 @@
  * consumer that stops).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { V2aError } from '../core/errors.js';
 import type { DecodeRequest, DecodedFrame } from '../core/job.js';
@@ -58,6 +59,28 @@ const NO_FFMPEG = 'playing video needs ffmpeg (with ffprobe) on the PATH, e.g. `
 
 /** Where the video is: a path ffmpeg opens itself, or bytes (standard input) fed on a pipe. */
 export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Array };
+
+/**
+ * A video read from a pipe, a FIFO or standard input, for ffmpeg: written to a private temporary
+ * file (removed when the process exits), since an MP4 or MOV whose index (moov) follows its data,
+ * ffmpeg's own default layout, cannot be read from a pipe (ffmpeg must seek back: "Error marking
+ * filters as finished"), and a player that resumes after a resize seeks. Where no temporary file
+ * can be written, the bytes go down ffmpeg's pipe as before.
+ */
+export function spoolVideo(bytes: Uint8Array): VideoInput {
+  let dir: string | undefined;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'v2a-video-'));
+    const path = join(dir, 'input');
+    writeFileSync(path, bytes, { mode: 0o600 });
+    const made = dir;
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+    return { path };
+  } catch {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    return { bytes };
+  }
+}
 
 interface Probe {
   readonly width: number;
