@@ -58,7 +58,7 @@ describe('two colours per cell (cellColors)', () => {
     for (const charset of ['blocks', 'dots'] as const) {
       const mono = formatResult(render(img, { columns: 24, charset }), 'text').body;
       assert.equal(formatResult(render(img, { columns: 24, charset, color: true, format: 'text' })).body, mono, charset);
-      assert.equal((await runJob({ kind: 'image', image: img }, { columns: 24, charset, color: true }, {})).output.body, mono, `${charset}: job`);
+      assert.equal((await runJob({ kind: 'image', image: img }, { columns: 24, charset, color: true }, { limits: { maxBytes: 1 << 20, maxPixels: 1 << 20 } })).output.body, mono, `${charset}: job`);
       // Rendered without a format, a result may be formatted in any: it keeps two colours.
       assert.ok(render(img, { columns: 24, charset, color: true }).background, charset);
     }

@@ -41,7 +41,7 @@ test('problemBody matches PROBLEM_SCHEMA, with and without field errors', () => 
 });
 
 test('healthEnvelope matches HEALTH_SCHEMA, serving and shutting down', () => {
-  const stats = { workers: 2, running: 1, queued: 0, queueLimit: 8, completed: 5 };
+  const stats = { workers: 2, running: 1, queued: 0, queueLimit: 8, completed: 5, threadsStarted: 2 };
   for (const closing of [false, true]) {
     const ctx = { closing, startedAt: performance.now(), pool: { stats: () => stats } } as unknown as AppContext;
     valid(HEALTH_SCHEMA, healthEnvelope(ctx, traceId));

@@ -78,7 +78,7 @@ describe('shutdown', () => {
     const stuck: RenderPool = {
       run: never,
       runBody: never,
-      stats: () => ({ workers: 1, running: 1, queued: 0, queueLimit: 0, completed: 0 }),
+      stats: () => ({ workers: 1, running: 1, queued: 0, queueLimit: 0, completed: 0, threadsStarted: 1 }),
       retryAfterSeconds: () => 1,
       warm: () => true,
       close: async () => {},

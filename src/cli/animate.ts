@@ -136,11 +136,12 @@ export async function animate(opts: AnimateOptions): Promise<void> {
   job.catch(() => undefined);
   // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
   const term = mode.kind === 'play' ? new PlaybackTerminal(opts.file !== '-' && process.stdin.isTTY === true) : undefined;
+  const source = { video: false };
   try {
-    return await animateFrom(opts, mode, job, term);
+    return await animateFrom(opts, mode, job, term, source);
   } catch (err) {
-    // Neither an image nor a video it knows: the message named only the image formats.
-    if (err instanceof V2aError && err.code === 'unsupported-image') throw new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`);
+    // Neither an image nor a video it knows: sharp's message named only the image formats.
+    if (!source.video && err instanceof V2aError && err.code === 'unsupported-image') throw new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`);
     throw err;
   } finally {
     term?.close();
@@ -150,8 +151,10 @@ export async function animate(opts: AnimateOptions): Promise<void> {
 /** What the frames' sources take beside images (isVideo's containers). */
 const VIDEO_FORMATS = 'Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or MPEG.';
 
-async function animateFrom(opts: AnimateOptions, mode: Mode, job: Promise<typeof import('./renderer.js')>, term: PlaybackTerminal | undefined): Promise<void> {
+/** `seen.video`: set once the input is known to be a video (ffmpeg's errors are its own). */
+async function animateFrom(opts: AnimateOptions, mode: Mode, job: Promise<typeof import('./renderer.js')>, term: PlaybackTerminal | undefined, seen: { video: boolean }): Promise<void> {
   const source = await frameSource(opts, term?.now);
+  seen.video = source.video;
   const { runFrameJob } = await job;
   // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
   // return() does, which for-await calls on a break or a throw.

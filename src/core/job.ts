@@ -115,6 +115,11 @@ export interface JobOptions {
   readonly readsReport?: boolean;
   /** Checked between stages: a caller that went away stops the job (`interrupted`). An AbortSignal. */
   readonly signal?: { readonly aborted: boolean };
+  /**
+   * Checked between stages: past the caller's time the job stops (`render-timeout`). A server's
+   * worker stops so, at the next stage, where terminating its thread would leak libvips' memory.
+   */
+  readonly deadline?: { readonly aborted: boolean };
 }
 
 /** What the job learnt about the input image (sizes, never content). */
@@ -144,12 +149,13 @@ export function asV2aError(err: unknown): V2aError {
 /** Runs stages in order, timing each; the first failure is reported with its stage and rethrown. */
 class Stages {
   private readonly clock: () => number;
-  constructor(private readonly opts: Pick<JobOptions, 'onStage' | 'clock' | 'signal'>) {
+  constructor(private readonly opts: Pick<JobOptions, 'onStage' | 'clock' | 'signal' | 'deadline'>) {
     this.clock = opts.clock ?? Date.now;
   }
 
   async run<T>(stage: JobStage, work: () => T | Promise<T>): Promise<T> {
     if (this.opts.signal?.aborted) throw new V2aError('interrupted', 'The render was stopped: the caller went away.');
+    if (this.opts.deadline?.aborted) throw new V2aError('render-timeout', 'The render was stopped: its time was up.');
     const start = this.clock();
     try {
       const value = await work();

@@ -30,7 +30,21 @@ export interface RenderJob {
   readonly decodeTimeoutSeconds: number;
   /** Also build the MCP tool reply (text, image block, summary) under this character budget (0: none). */
   readonly mcp?: { readonly maxChars: number };
+  /**
+   * One Int32 the pool sets when the render should stop (STOP codes): the worker's job reads it
+   * before each stage. Shared memory: the worker is busy in its render, deaf to messages.
+   */
+  readonly stop?: SharedArrayBuffer;
 }
+
+/** Values of a job's `stop` word: go on, the timeout passed, the caller went away. */
+export const STOP = { none: 0, timeout: 1, gone: 2 } as const;
+/**
+ * How long a render told to stop may take to reach its next stage before its thread is
+ * terminated. A stage of the largest render the limits allow (12 MP at 400 columns, fineShapes,
+ * png) takes about 2 s here; an MCP reply over its budget renders again, a stage at a time.
+ */
+export const STOP_GRACE_MS = 10_000;
 
 /**
  * A render request's body for a worker to parse and render (request-body.ts): a

@@ -15,7 +15,7 @@ import { buildToolReply } from './mcp/reply.js';
 import { bodyRequest } from './request-body.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import { zlibDeflate } from '../node/deflate.js';
-import type { BodyJob, BodyOutcome, ImageFacts, RenderFailure, RenderFetch, RenderJob, RenderOutcome, StageTimes } from './render-task.js';
+import { STOP, type BodyJob, type BodyOutcome, type ImageFacts, type RenderFailure, type RenderFetch, type RenderJob, type RenderOutcome, type StageTimes } from './render-task.js';
 import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
@@ -89,8 +89,13 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   const { source } = job;
   let image: ImageFacts | undefined = source.kind === 'bytes' ? { bytes: source.bytes.byteLength } : undefined;
   try {
+    const stop = job.stop ? new Int32Array(job.stop) : null;
     const options = {
       decoder: decodeImage,
+      ...(stop ? {
+        deadline: { get aborted() { return Atomics.load(stop, 0) === STOP.timeout; } },
+        signal: { get aborted() { return Atomics.load(stop, 0) === STOP.gone; } },
+      } : {}),
       limits: { maxBytes: job.maxBytes, maxPixels: job.maxPixels, ...(job.maxDecodedBytes !== undefined ? { maxDecodedBytes: job.maxDecodedBytes } : {}), decodeTimeoutSeconds: job.decodeTimeoutSeconds },
       clock: now,
       // Synchronous, png included: the worker has the png encoder loaded for MCP previews anyway.

@@ -9,6 +9,7 @@
  */
 import { VERSION } from '../../core/types.js';
 import type { PoolStats } from '../render-pool.js';
+import { STOP_GRACE_MS } from '../render-task.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -186,6 +187,7 @@ export class ServerMetrics {
       sources.admission ? [[{}, pick(sources.admission())]] : [];
     r.add(new Collected('v2a_admission_slots_in_use', 'Render and MCP requests holding a slot now (uploading, waiting or rendering; one per tools/call); at v2a_admission_slots new ones are refused with 503.', 'gauge', admission((a) => a.inFlight)));
     r.add(new Collected('v2a_admission_slots', 'Slots for render and MCP requests in flight (V2A_WORKERS + V2A_QUEUE_LIMIT).', 'gauge', admission((a) => a.capacity)));
+    r.add(new Collected('v2a_render_pool_threads_started_total', `Render worker threads started: V2A_WORKERS at start-up, then one for each thread replaced (terminated when a render told to stop by V2A_RENDER_TIMEOUT_MS had not stopped ${STOP_GRACE_MS / 1000} s later, or crashed).`, 'counter', pool((s) => s.threadsStarted)));
     r.add(new Collected('v2a_render_pool_completed_total', 'Renders the pool has finished, successfully or not (a render stopped by V2A_RENDER_TIMEOUT_MS is not: v2a_renders_total counts it as a timeout).', 'counter', pool((s) => s.completed)));
     this.receiverChecks = r.add(new Counter('v2a_receiver_checks_total', 'Status checks of the handoff receiver, by result (ok, http_error, unreachable, refused).', ['result']));
     r.add(new Collected('v2a_receiver_up', 'Whether the last status check of the handoff receiver got a 2xx answer (absent before the first check).', 'gauge', () => {
