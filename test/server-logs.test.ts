@@ -104,4 +104,29 @@ describe('requests whose client goes away', () => {
     assert.equal(await metric('v2a_renders_total', 'face="http",outcome="cancelled"'), 1);
     assert.equal(await metric('v2a_renders_total', 'face="http",outcome="error"'), 0);
   });
+
+  test('a client that ends its side mid-upload is an aborted request (499), not a 400 of the HTTP parser', { timeout: 30_000 }, async () => {
+    const unparsed = () => metric('v2a_http_requests_total', 'method="POST",route="unparsed",status="400"');
+    const before400 = await unparsed();
+    const before499 = await metric('v2a_http_requests_total', 'method="POST",route="/api/v1/render",status="499"');
+    const count = lines.length;
+    // Half the body announced, then FIN (curl --max-time, a closed laptop lid): llhttp's
+    // HPE_INVALID_EOF_STATE, which was answered 400 at warn level and counted as unparsed.
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        const head = '--b\r\nContent-Disposition: form-data; name="image"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n';
+        socket.write(`POST /api/v1/render HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n${head}${'x'.repeat(1000)}`);
+        setTimeout(() => socket.end(), 100);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve());
+      socket.resume();
+    });
+    const deadline = performance.now() + 5000;
+    while (!lines.slice(count).some((l) => /aborted/.test(l.msg)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const mine = lines.slice(count).filter((l) => l.msg !== 'incoming request');
+    assert.deepEqual(mine.map((l) => [l.level, /^request aborted/.test(l.msg)]), [[30, true]], JSON.stringify(mine));
+    assert.equal(await unparsed(), before400);
+    assert.equal(await metric('v2a_http_requests_total', 'method="POST",route="/api/v1/render",status="499"'), before499 + 1);
+  });
 });

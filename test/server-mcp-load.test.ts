@@ -99,6 +99,25 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
     }
   });
 
+  test('a call whose client goes away counts as cancelled, not as a tool error', async () => {
+    const cancelled = () => metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="cancelled"');
+    const toolError = () => metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="tool_error"');
+    const [c0, e0] = [await cancelled(), await toolError()];
+    const abort = new AbortController();
+    const call = fetch(`${base}${MCP}`, {
+      method: 'POST', signal: abort.signal,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(callTool(9, { ...slowCall, imageBase64: slowB64 })),
+    }).catch(() => 'gone');
+    for (let i = 0; i < 200 && (await metric(base, 'v2a_render_pool_running', '')) < 1; i++) await sleep(10);
+    abort.abort();
+    assert.equal(await call, 'gone');
+    for (let i = 0; i < 200 && (await cancelled()) === c0; i++) await sleep(10);
+    assert.deepEqual([await cancelled(), await toolError()], [c0 + 1, e0]);
+    // Its worker stops at the render's next stage: free again for the next call.
+    for (let i = 0; i < 300 && (await metric(base, 'v2a_render_pool_running', '')) > 0; i++) await sleep(10);
+  });
+
   test('a cancel from another session, or from none, does not stop a call', async () => {
     const session = 'the-callers-session';
     const call = postJson(`${base}${MCP}`, callTool(7, { imageBase64: tinyB64, columns: 30 }), { accept: 'application/json', 'mcp-session-id': session });

@@ -175,7 +175,9 @@ function answerRaw(app: FastifyInstance, socket: Socket | Duplex, problem: HttpP
 export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (!socket.writable || inFlight?.headersSent) {
+  // The client ended its side in the middle of a request being read (a body cut short): its route
+  // sees the abort (499, 'request aborted'); this is no malformed request to answer 400.
+  if (!socket.writable || inFlight?.headersSent || (err.code === 'HPE_INVALID_EOF_STATE' && inFlight)) {
     socket.destroy();
     return;
   }

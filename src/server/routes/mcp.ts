@@ -178,7 +178,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         const signal = AbortSignal.any([ctx.admission.signalOf(request), tracked.signal]);
         // Each call of a batch listens on it (fetch, queue, pool): no leak warning for 16 of them.
         setMaxListeners(0, signal);
-        result = await dispatcher.handle(body, { signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request, tracked.signal) });
+        result = await dispatcher.handle(body, { signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request, signal) });
       } finally {
         tracked.done();
       }

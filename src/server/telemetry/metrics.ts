@@ -177,7 +177,7 @@ export class ServerMetrics {
     this.stages = r.add(new Histogram('v2a_render_stage_duration_seconds', 'Time spent in each render stage: queue (waiting for a worker), input (upload read, base64 decode or URL fetch), decode, director (resample and Auto Director), render (glyphs and colours), format.', ['stage'], STAGE_BUCKETS));
     this.renders = r.add(new Counter('v2a_renders_total', 'Renders attempted, by face (http or mcp) and outcome (ok, error, timeout, or cancelled: the client went away).', ['face', 'outcome']));
     this.rejected = r.add(new Counter('v2a_rejected_inputs_total', 'Render requests refused, by face and cause (the problem type slug: missing-image, invalid-parameters, image-too-large, unsupported-image, image-url-not-allowed, rate-limited, overloaded, ...); for mcp, both a tool call answered isError and a POST /api/mcp refused with an HTTP problem.', ['face', 'cause']));
-    this.toolCalls = r.add(new Counter('v2a_mcp_tool_calls_total', 'MCP tools/call requests, by tool and outcome (ok, tool_error, rpc_error, or cancelled: by notifications/cancelled).', ['tool', 'outcome']));
+    this.toolCalls = r.add(new Counter('v2a_mcp_tool_calls_total', 'MCP tools/call requests, by tool and outcome (ok, tool_error, rpc_error, or cancelled: by notifications/cancelled, or the client went away).', ['tool', 'outcome']));
     const pool = (pick: (s: PoolStats) => number) => (): Array<[Labels, number]> => [[{}, pick(sources.pool())]];
     r.add(new Collected('v2a_render_pool_workers', 'Render worker threads.', 'gauge', pool((s) => s.workers)));
     r.add(new Collected('v2a_render_pool_running', 'Renders running in a worker now.', 'gauge', pool((s) => s.running)));
