@@ -399,6 +399,19 @@ describe('without PLATFORM_API_KEY', () => {
   });
 });
 
+describe('an endpoint that is no URL', () => {
+  test('is a start-up error naming the variable: the exporter fell back to localhost:4318, the key in clear text', async () => {
+    const { createTelemetry, TelemetrySetupError } = await import('../src/server/telemetry/tracing.js');
+    for (const [env, name] of [
+      [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+      [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://collector.example/v1/traces' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    ] as const) {
+      await assert.rejects(createTelemetry({ key: KEY, env }), (e: Error) => e instanceof TelemetrySetupError && e.name === 'TelemetrySetupError'
+        && e.message.startsWith(`${name} must be an http or https URL`), name);
+    }
+  });
+});
+
 describe('shutdown', () => {
   test('closing the app flushes the spans still batched', async () => {
     process.env.OTEL_BSP_SCHEDULE_DELAY = '60000';

@@ -53,9 +53,10 @@ async function serveAction(cmd: Command): Promise<void> {
   try {
     server = await startServer(config);
   } catch (err) {
-    // Export on without the optional OpenTelemetry packages: a setup problem, told as such
-    // (matched by name: importing the class would load telemetry on every CLI start).
-    if (err instanceof Error && err.name === 'MissingExporterError') throw usageError(err.message);
+    // Span export that cannot be set up (the optional OpenTelemetry packages missing, an endpoint
+    // that is no URL): a setup problem, told as such (matched by name: importing the class would
+    // load telemetry on every CLI start).
+    if (err instanceof Error && err.name === 'TelemetrySetupError') throw usageError(err.message);
     // The address cannot be listened on: the --port / --host given (or PORT / HOST), not a bug.
     const problem = listenProblem(err, config);
     if (problem) throw usageError(problem);

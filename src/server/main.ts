@@ -23,9 +23,9 @@ try {
   const graceful = await server.closed;
   process.exit(graceful ? 0 : 1);
 } catch (err) {
-  // PORT / HOST that cannot be listened on, and a missing optional package for the configured span
-  // export, are setup errors, exit 2 like a bad setting.
+  // PORT / HOST that cannot be listened on, and span export that cannot be set up (a missing
+  // optional package, an endpoint that is no URL), are setup errors, exit 2 like a bad setting.
   const listen = listenProblem(err, config);
   process.stderr.write(`v2a: ${listen ?? `could not start the server: ${err instanceof Error ? err.message : String(err)}`}\n`);
-  process.exit(listen || (err instanceof Error && err.name === 'MissingExporterError') ? 2 : 1);
+  process.exit(listen || (err instanceof Error && err.name === 'TelemetrySetupError') ? 2 : 1);
 }

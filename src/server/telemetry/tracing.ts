@@ -29,6 +29,7 @@ import type { TraceContext } from '../trace-context.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
 
 /** Header that carries the platform key to the OTLP endpoint (and the receiver status checks). */
+
 export const PLATFORM_KEY_HEADER = 'x-platform-api-key';
 export const TRACER_NAME = 'v2a';
 
@@ -117,10 +118,17 @@ export const EXPORT_PACKAGES = [
 ] as const;
 
 /** PLATFORM_API_KEY is set (export on) but the OpenTelemetry SDK packages are not installed. */
-export class MissingExporterError extends Error {
+/**
+ * Span export cannot be set up as configured: a start-up error (exit 2), like a bad setting.
+ * The entries (main.ts, v2a serve) match it by name, not to load this module first.
+ */
+export class TelemetrySetupError extends Error {
+  override name = 'TelemetrySetupError';
+}
+
+export class MissingExporterError extends TelemetrySetupError {
   constructor(missing: string) {
     super(`PLATFORM_API_KEY is set, so spans are exported over OTLP, but the OpenTelemetry SDK is not installed (${missing} not found). Install the optional packages: npm install ${EXPORT_PACKAGES.join(' ')} (or unset PLATFORM_API_KEY, or set OTEL_SDK_DISABLED=true).`);
-    this.name = 'MissingExporterError';
   }
 }
 
@@ -139,13 +147,20 @@ export async function createTelemetry(opts: TelemetryOptions): Promise<Telemetry
     opts.log?.warn({ minLength: MIN_SECRET_LENGTH }, 'PLATFORM_API_KEY is very short: it cannot be redacted from span text and is easy to guess; use 32 or more random characters');
   }
   const url = otlpTracesUrl(env);
+  // The exporter fell back to http://localhost:4318 for an endpoint that is no URL, sending the
+  // platform key there in clear text while status showed "(invalid URL)".
+  let u: URL | undefined;
   try {
-    const u = new URL(url);
-    if (u.protocol === 'http:' && !/^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(u.hostname)) {
-      opts.log?.warn({ endpoint: displayUrl(url) }, 'spans are exported over plain http to a host that is not loopback: the platform key travels in clear text; use https');
-    }
+    u = new URL(url);
   } catch {
-    opts.log?.warn({}, 'OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is not a valid URL: the exporter falls back to its default');
+    u = undefined;
+  }
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+    throw new TelemetrySetupError(`${name} must be an http or https URL, such as https://collector.example:4318 (PLATFORM_API_KEY is set, so spans are exported there)`);
+  }
+  if (u.protocol === 'http:' && !/^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(u.hostname)) {
+    opts.log?.warn({ endpoint: displayUrl(url) }, 'spans are exported over plain http to a host that is not loopback: the platform key travels in clear text; use https');
   }
 
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
