@@ -56,6 +56,19 @@ describe('shutdown', () => {
     assert.equal((await inflight).status, 200, 'the in-flight render finished');
   });
 
+  test('SIGTERM while the server starts is kept: once up, it shuts down gracefully (it was killed, 143, without a word)', { timeout: 60_000 }, async () => {
+    const lines: any[] = [];
+    const stream = { write: (l: string) => { lines.push(JSON.parse(l)); } };
+    const starting = start({}, { handleSignals: true, logger: { level: 'info', stream } });
+    // The handler is in place from the first step of startServer (here, the workers still start).
+    assert.ok(process.listenerCount('SIGTERM') >= 1);
+    process.emit('SIGTERM', 'SIGTERM');
+    const running = await starting;
+    assert.equal(await running.closed, true);
+    assert.ok(lines.some((l) => l.msg === 'shutting down: finishing in-flight requests' && l.reason === 'SIGTERM while starting'), JSON.stringify(lines.map((l) => l.msg)));
+    assert.equal(process.listenerCount('SIGTERM'), 0, 'no handler left behind');
+  });
+
   test('an idle server drains gracefully whatever the timeout (0, 1, 50 ms)', async () => {
     for (const timeout of ['0', '1', '50']) {
       const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: timeout });

@@ -31,8 +31,27 @@ export interface StartOptions extends BuildAppOptions {
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const { handleSignals = true, ...buildOptions } = options;
-  const app = await buildApp(config, buildOptions);
-  const url = await app.listen({ port: config.port, host: config.host });
+  // A signal while the app starts (its workers take a second or two) is kept, and the shutdown
+  // runs once it is up: it killed the process with 143 and no word (Node's default). A second one
+  // exits at once, as later.
+  let early: NodeJS.Signals | undefined;
+  const onEarlySignal = (signal: NodeJS.Signals): void => {
+    if (early) process.exit(1);
+    early = signal;
+  };
+  const earlyHandlers = (on: boolean) => {
+    if (!handleSignals) return;
+    for (const s of ['SIGTERM', 'SIGINT'] as const) (on ? process.on : process.off).call(process, s, onEarlySignal);
+  };
+  earlyHandlers(true);
+  let app: FastifyInstance;
+  let url: string;
+  try {
+    app = await buildApp(config, buildOptions);
+    url = await app.listen({ port: config.port, host: config.host });
+  } finally {
+    earlyHandlers(false);
+  }
   const { telemetry, receiver } = app.v2a;
   // Every setting as it took effect, secrets only as set/unset (config.ts effectiveConfig).
   const effective = Object.fromEntries(effectiveConfig(config).map((e) => [e.name, e.secret ? (e.set ? '(set)' : '(unset)') : e.value]));
@@ -102,6 +121,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   }
+  if (early) void shutdown(`${early} while starting`);
   return { app, url, shutdown, closed };
 }
 
