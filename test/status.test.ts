@@ -79,7 +79,7 @@ describe('GET /api/v1/status', () => {
     assert.ok(Date.parse(b.startedAt) <= Date.parse(b.time));
     assert.equal(b.traceId, r.headers.get('traceparent')!.split('-')[1]);
     assert.equal(b.node, process.version);
-    assert.deepEqual(Object.keys(b.pool).sort(), ['completed', 'queueLimit', 'queued', 'running', 'workers']);
+    assert.deepEqual(Object.keys(b.pool).sort(), ['completed', 'queueLimit', 'queued', 'running', 'threadsStarted', 'workers']);
     assert.equal(b.pool.workers, 1);
     assert.deepEqual(b.telemetry, { exporting: false, disabledReason: 'OTEL_TRACES_EXPORTER is none' });
   });
