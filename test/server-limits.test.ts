@@ -146,6 +146,9 @@ describe('open connections', () => {
     await Promise.race([extra.closed, sleep(3000)]);
     assert.ok(extra.socket.destroyed, 'closed');
     assert.equal(extra.data(), '');
+    // Counted, so an operator sees the cap (it left no trace).
+    assert.equal(server.app.v2a.metrics.droppedConnections.value({}), 1);
+    assert.match(server.app.v2a.metrics.expose(), /^v2a_connections_dropped_total 1$/m);
     held[0]!.socket.destroy();
     await held[0]!.closed;
     await sleep(100);

@@ -143,7 +143,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
       onExport: (ok) => metrics.spanExports.inc({ result: ok ? 'ok' : 'failed' }),
     });
   } catch (err) {
-    // Export on but the SDK missing (MissingExporterError): no worker threads left behind.
+    // Span export that cannot be set up (TelemetrySetupError): no worker threads left behind.
     await pool.close();
     throw err;
   }
@@ -182,6 +182,15 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   // the socket unanswered.
   app.server.on('connect', (req, socket) => refuseConnect(app, req, socket));
   const connections = trackConnections(app.server, { maxConnections: config.maxConnections, sendTimeoutMs: config.sendTimeoutMs });
+  // At V2A_MAX_CONNECTIONS Node closes new connections unanswered: counted, and logged at most
+  // once a minute (a flood of them must not flood the log), so an operator sees the cap.
+  let droppedLogged = -Infinity;
+  app.server.on('drop', () => {
+    metrics.droppedConnections.inc({});
+    if (performance.now() - droppedLogged < 60_000) return;
+    droppedLogged = performance.now();
+    app.log.warn({ maxConnections: config.maxConnections }, 'V2A_MAX_CONNECTIONS connections are open: new connections are closed as they arrive');
+  });
   app.addHook('onSend', async (_request, reply, payload) => {
     connections.sending(reply.raw);
     return payload;
