@@ -61,6 +61,10 @@ describe('two colours per cell (cellColors)', () => {
       assert.equal((await runJob({ kind: 'image', image: img }, { columns: 24, charset, color: true }, { limits: { maxBytes: 1 << 20, maxPixels: 1 << 20 } })).output.body, mono, `${charset}: job`);
       // Rendered without a format, a result may be formatted in any: it keeps two colours.
       assert.ok(render(img, { columns: 24, charset, color: true }).background, charset);
+      // Frames too (v2a play --format text --color, the studio's temporal path).
+      const { FrameRenderer } = await import('../src/core/video.js');
+      assert.equal(formatResult(new FrameRenderer({ columns: 24, charset, color: true, format: 'text' }).render(img), 'text').body,
+        formatResult(new FrameRenderer({ columns: 24, charset, format: 'text' }).render(img), 'text').body, `${charset}: frames`);
     }
   });
 

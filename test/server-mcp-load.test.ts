@@ -116,6 +116,7 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
     assert.deepEqual([await cancelled(), await toolError()], [c0 + 1, e0]);
     // Its worker stops at the render's next stage: free again for the next call.
     for (let i = 0; i < 300 && (await metric(base, 'v2a_render_pool_running', '')) > 0; i++) await sleep(10);
+    assert.equal(await metric(base, 'v2a_render_pool_running', ''), 0);
   });
 
   test('a cancel from another session, or from none, does not stop a call', async () => {

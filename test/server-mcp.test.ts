@@ -139,6 +139,16 @@ describe('with the official MCP SDK client', () => {
     const meta = await sharp(Buffer.from(data, 'base64')).metadata();
     assert.deepEqual([meta.width, meta.height], [320, s.rows * 32]);
     assert.deepEqual(s.image, { mimeType: 'image/png', width: 320, height: s.rows * 32, cellWidth: 8, cellHeight: 32 });
+    // A tall picture at a small aspect: 512 rows of 4 px cells even at scale 8 would be 2048 px,
+    // over the 1600 px the output schema states (the SDK client refused the reply).
+    const tall = (await sharp({ create: { width: 100, height: 3200, channels: 3, background: '#808080' } }).png().toBuffer()).toString('base64');
+    const t = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: tall, columns: 64, cellAspect: 0.25 } });
+    assert.equal(t.isError, undefined, JSON.stringify(t.content));
+    const ts = t.structuredContent as { rows: number; image: { width: number; height: number; cellHeight: number } };
+    const tmeta = await sharp(Buffer.from((t.content as Array<{ data?: string }>)[1]!.data!, 'base64')).metadata();
+    assert.equal(ts.rows, 512);
+    assert.deepEqual([tmeta.width, tmeta.height], [ts.image.width, ts.image.height]);
+    assert.deepEqual([ts.image.width, ts.image.height, ts.image.cellHeight], [64, 1536, 3]);
   });
 
   test('tool failures are isError results, not protocol errors', async () => {

@@ -114,7 +114,7 @@ async function* skipTo(frames: AsyncGenerator<DecodedFrame, void, undefined>, fr
  * bytes for sharp. Standard input, a pipe or a FIFO can be read only once: it is read whole, as
  * an image is. `clock`: the player's, for dropping late video frames.
  */
-async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean }> {
+async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean; remove?: () => void }> {
   const { file, limits } = opts;
   const realtime = clock !== undefined;
   const regular = file === '-' ? undefined : sniff(file);
@@ -125,7 +125,10 @@ async function frameSource(opts: AnimateOptions, clock: (() => number) | undefin
   const sharpFrames = import('./renderer.js');
   sharpFrames.catch(() => undefined);
   const bytes = await readInput(file, limits.maxBytes);
-  if (isVideo(bytes)) return { bytes, frames: videoFrameDecoder({ input: spoolVideo(bytes), realtime, clock }), video: true };
+  if (isVideo(bytes)) {
+    const spooled = spoolVideo(bytes);
+    return { bytes, frames: videoFrameDecoder({ input: spooled.input, realtime, clock }), video: true, remove: spooled.remove };
+  }
   const { decodeFrames } = await sharpFrames;
   return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
 }
@@ -155,20 +158,24 @@ const VIDEO_FORMATS = 'Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or
 async function animateFrom(opts: AnimateOptions, mode: Mode, job: Promise<typeof import('./renderer.js')>, term: PlaybackTerminal | undefined, seen: { video: boolean }): Promise<void> {
   const source = await frameSource(opts, term?.now);
   seen.video = source.video;
-  const { runFrameJob } = await job;
-  // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
-  // return() does, which for-await calls on a break or a throw.
-  const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
-    frameDecoder: (bytes, request) => source.frames(bytes, request, from),
-    limits: opts.limits,
-    fit: fit ?? { columns: DEFAULTS.columns },
-    format: mode.kind === 'play' ? mode.format : 'json-compact',
-  });
-  if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
-  // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again.
-  const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined).fit : undefined;
-  // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
-  await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
+  try {
+    const { runFrameJob } = await job;
+    // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
+    // return() does, which for-await calls on a break or a throw.
+    const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
+      frameDecoder: (bytes, request) => source.frames(bytes, request, from),
+      limits: opts.limits,
+      fit: fit ?? { columns: DEFAULTS.columns },
+      format: mode.kind === 'play' ? mode.format : 'json-compact',
+    });
+    if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
+    // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again.
+    const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined).fit : undefined;
+    // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
+    await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
+  } finally {
+    source.remove?.();
+  }
 }
 
 async function writeNdjson(frames: AsyncIterable<FrameJobResult>, output: string | undefined): Promise<void> {

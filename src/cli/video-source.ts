@@ -65,21 +65,26 @@ export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Arra
  * file (removed when the process exits), since an MP4 or MOV whose index (moov) follows its data,
  * ffmpeg's own default layout, cannot be read from a pipe (ffmpeg must seek back: "Error marking
  * filters as finished"), and a player that resumes after a resize seeks. Where no temporary file
- * can be written, the bytes go down ffmpeg's pipe as before.
+ * can be written, the bytes go down ffmpeg's pipe as before. `remove()` deletes the copy (the
+ * caller's `finally`); an exit removes it too. (A process killed by a signal it does not handle
+ * leaves it behind: SIGHUP of a closed terminal.)
  */
-export function spoolVideo(bytes: Uint8Array): VideoInput {
+export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () => void } {
   let dir: string | undefined;
   try {
     dir = mkdtempSync(join(tmpdir(), 'v2a-video-'));
-    const path = join(dir, 'input');
-    writeFileSync(path, bytes, { mode: 0o600 });
-    const made = dir;
-    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
-    return { path };
+    writeFileSync(join(dir, 'input'), bytes, { mode: 0o600 });
   } catch {
     if (dir) rmSync(dir, { recursive: true, force: true });
-    return { bytes };
+    return { input: { bytes }, remove: () => undefined };
   }
+  const made = dir;
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(made, { recursive: true, force: true });
+  };
+  process.once('exit', remove);
+  return { input: { path: join(made, 'input') }, remove };
 }
 
 interface Probe {

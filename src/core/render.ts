@@ -212,7 +212,8 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
  * ignored by plain text): glyphs chosen as one-colour art chooses them, the art of color=false.
  * Chosen for an ink and a background colour (cellColors fg-bg, auto's choice for blocks and dots),
  * they read as noise without them: a clean ░▒▓█ ramp became a mush of eighth blocks. The colours
- * are still computed (a face may show them: the MCP reply's image).
+ * are still computed (a face may show them: the MCP reply's image). The result's params report
+ * what was used: cellColors fg.
  */
 export function forText(p: RenderParams): RenderParams {
   return p.format === 'text' && p.color && p.cellColors !== 'fg' ? { ...p, cellColors: 'fg' } : p;
@@ -413,8 +414,9 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       matchBraille(target, W, cols, rows, p.dither, cells, options.previous, stable, options.previous ? 1 : 0);
     } else {
       // binary is two levels, blank and the densest glyph (decisions.md): structure draws no strokes
-      // into it. edges' line art is a look of its own, drawn with them in every ramp.
-      const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.charset === 'binary' ? 0 : p.structure;
+      // into it (a custom ramp, `glyphs`, is the caller's own). edges' line art is a look of its
+      // own, drawn with them in every ramp.
+      const structureAmount = p.edges ? Math.max(p.structure, 0.5) : p.charset === 'binary' && !p.glyphs ? 0 : p.structure;
       // The matcher substitutes a directional glyph only where strength x amount > 0.05, and the
       // tensor's strength (coherence x energy / (energy + half)) stays below 1 + rounding: at a
       // smaller amount no glyph can change, so the tensor is not computed.

@@ -266,19 +266,6 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     waiting.shift()?.go();
   }
 
-  /**
-   * A rejection with timedOut() once `timeout` aborts (never settles before), for the caller; the
-   * task it races goes on until its worker stops.
-   */
-  function whenTimedOut(timeout: AbortSignal): Promise<never> {
-    const late = new Promise<never>((_, reject) => {
-      if (timeout.aborted) reject(timedOut());
-      else timeout.addEventListener('abort', () => reject(timedOut()), { once: true });
-    });
-    late.catch(() => undefined);
-    return late;
-  }
-
   async function run<J extends RenderJob | BodyJob>(job: J, signal?: AbortSignal): Promise<J extends BodyJob ? BodyOutcome : RenderOutcome> {
     type Out = J extends BodyJob ? BodyOutcome : RenderOutcome;
     if (closing) {
@@ -297,10 +284,6 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
     const stop = new Int32Array(new SharedArrayBuffer(4));
     const terminate = new AbortController();
     let grace: NodeJS.Timeout | undefined;
-    const onTimeout = () => {
-      Atomics.store(stop, 0, STOP.timeout);
-      grace = setTimeout(() => terminate.abort(), STOP_GRACE_MS).unref();
-    };
     const onGone = () => Atomics.compareExchange(stop, 0, STOP.none, STOP.gone);
     try {
       timeout.throwIfAborted();
@@ -311,21 +294,33 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       release();
       throw timeout.aborted ? timedOut() : err;
     }
+    // The caller's answer: the outcome, or the timeout's 503 as soon as it passes, while the task
+    // goes on until its worker stops. (Not Promise.race with a promise the timeout rejects: the
+    // signal's listener kept every finished render's output alive until the timeout fired.)
+    let answer: (err: unknown) => void = () => undefined;
+    const settled = new Promise<Out>((resolve, reject) => {
+      answer = reject;
+      task.then(resolve, reject);
+    });
+    const onTimeout = () => {
+      Atomics.store(stop, 0, STOP.timeout);
+      answer(timedOut());
+      grace = setTimeout(() => terminate.abort(), STOP_GRACE_MS).unref();
+    };
     timeout.addEventListener('abort', onTimeout, { once: true });
     signal?.addEventListener('abort', onGone, { once: true });
     // The worker's slot is released exactly once, when the task settles (the worker is free),
     // whoever still waits on it.
-    void task.then(() => Atomics.load(stop, 0) !== STOP.timeout, () => false).then((finished) => {
+    const done = () => {
       timeout.removeEventListener('abort', onTimeout);
       signal?.removeEventListener('abort', onGone);
       clearTimeout(grace);
       release();
       // A render stopped by the timeout did not complete (v2a_renders_total counts it as a timeout).
-      if (finished) completed++;
+      if (Atomics.load(stop, 0) !== STOP.timeout) completed++;
       meanMs = meanMs * 0.8 + (performance.now() - started) * 0.2;
-    });
-    // The caller's answer: the outcome, or the timeout's 503 as soon as it passes.
-    const settled = Promise.race([task, whenTimedOut(timeout)]);
+    };
+    void task.then(done, done);
     return signal ? abandonable(settled, signal) : settled;
   }
 

@@ -129,7 +129,7 @@ export const PARAMS = [
   { name: 'colorDither', type: 'boolean', default: false, group: 'output', extension: true,
     description: 'Extension (beyond the contract): with colorDepth 256 or 16: Floyd-Steinberg error diffusion of the cell colours in OKLab (smoother gradients, more colour changes).' },
   { name: 'cellColors', type: 'enum', values: CELL_COLOR_MODES, default: 'auto', group: 'output', extension: true,
-    description: 'Extension (beyond the contract): colours per cell with color=true. fg: ink only; fg-bg: ink and background, chosen with the glyph; auto: fg-bg for blocks and dots, fg for the ASCII charsets. Plain text shows no colour: its glyphs are always those of color=false.' },
+    description: 'Extension (beyond the contract): colours per cell with color=true. fg: ink only; fg-bg: ink and background, chosen with the glyph; auto: fg-bg for blocks and dots, fg for the ASCII charsets. Plain text shows no colour: art rendered for it (format text) has the glyphs of color=false, and reports cellColors fg.' },
   { name: 'fineShapes', type: 'boolean', default: false, group: 'glyphs', extension: true,
     description: 'Extension (beyond the contract): choose every cell\'s glyph again by its shape on an 8x16 grid per cell (the 4x8 grid\'s matching sees strokes a quarter of a cell wide). Off (the default), only the cells with structure (an edge, a stroke, texture) are chosen again: crisper up close and truer from afar than the 4x8 choice alone. On, every cell: crisper contours still, with cell tone a little less even, about 1.1-1.2x the default\'s render time. ASCII ramps of still images without dither; blocks, dots and video frames keep the 4x8 choice.' },
 ] as const satisfies readonly ParamDef[];

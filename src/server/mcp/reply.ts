@@ -99,19 +99,25 @@ export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
 
 /** The image block: the first scale whose png is within both bounds (the format's own bytes when it is png at full size). */
 function imageBlock(result: RenderResult, output: FormattedOutput, deflate: PngOptions['deflate']): { image: ToolImage; size: RenderSummary['image'] } {
-  const style = { color: result.params.color, monoColor: result.params.monoColor, cellAspect: result.cellAspect, ...(deflate ? { deflate } : {}) };
+  // Scale 8 (1 px wide cells) fits every grid's width (400 columns). Its height fits at the
+  // reference aspect (800 rows of 2 px); rows are capped at 800 whatever the aspect, so a smaller
+  // one (cells 3 or 4 px tall) could pass the edge: the preview's cells are then made flatter,
+  // the picture squashed rather than over the bound the output schema states.
+  const aspectAt = (scale: PngScale): number => {
+    if (scale !== 8 || pngSize(result.columns, result.rows, 8, result.cellAspect).height <= MCP_IMAGE_MAX_EDGE) return result.cellAspect;
+    return 1 / Math.max(1, Math.floor(MCP_IMAGE_MAX_EDGE / result.rows));
+  };
+  const style = { color: result.params.color, monoColor: result.params.monoColor, ...(deflate ? { deflate } : {}) };
   let chosen: { png: Uint8Array; scale: PngScale } | undefined;
   for (const scale of PNG_SCALES) {
     const { width, height } = pngSize(result.columns, result.rows, scale, result.cellAspect);
     if (Math.max(width, height) > MCP_IMAGE_MAX_EDGE && scale !== 8) continue;
-    const png = scale === 1 && output.body instanceof Uint8Array ? output.body : renderPng(result, { ...style, scale });
+    const png = scale === 1 && output.body instanceof Uint8Array ? output.body : renderPng(result, { ...style, scale, cellAspect: aspectAt(scale) });
     chosen = { png, scale };
     if (png.byteLength <= MCP_IMAGE_MAX_BYTES) break;
   }
-  // Scale 8 (1 x 2 px cells) fits every grid the parameters allow: 400 x 800 cells are 400 x 1600 px
-  // (another cell aspect has fewer, taller rows or more, shorter ones: the same picture height).
   const { png, scale } = chosen!;
-  const cell = pngCell(scale, result.cellAspect);
+  const cell = pngCell(scale, aspectAt(scale));
   return {
     image: { data: encodeBase64(png), mimeType: 'image/png' },
     size: { mimeType: 'image/png', width: result.columns * cell.width, height: result.rows * cell.height, cellWidth: cell.width, cellHeight: cell.height },

@@ -29,7 +29,6 @@ import type { TraceContext } from '../trace-context.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
 
 /** Header that carries the platform key to the OTLP endpoint (and the receiver status checks). */
-
 export const PLATFORM_KEY_HEADER = 'x-platform-api-key';
 export const TRACER_NAME = 'v2a';
 
@@ -117,7 +116,6 @@ export const EXPORT_PACKAGES = [
   '@opentelemetry/sdk-trace-base', '@opentelemetry/semantic-conventions',
 ] as const;
 
-/** PLATFORM_API_KEY is set (export on) but the OpenTelemetry SDK packages are not installed. */
 /**
  * Span export cannot be set up as configured: a start-up error (exit 2), like a bad setting.
  * The entries (main.ts, v2a serve) match it by name, not to load this module first.
@@ -126,6 +124,7 @@ export class TelemetrySetupError extends Error {
   override name = 'TelemetrySetupError';
 }
 
+/** PLATFORM_API_KEY is set (export on) but the OpenTelemetry SDK packages are not installed. */
 export class MissingExporterError extends TelemetrySetupError {
   constructor(missing: string) {
     super(`PLATFORM_API_KEY is set, so spans are exported over OTLP, but the OpenTelemetry SDK is not installed (${missing} not found). Install the optional packages: npm install ${EXPORT_PACKAGES.join(' ')} (or unset PLATFORM_API_KEY, or set OTEL_SDK_DISABLED=true).`);
@@ -134,7 +133,8 @@ export class MissingExporterError extends TelemetrySetupError {
 
 /**
  * The telemetry of one app: the no-op when export is off, otherwise the SDK-backed one of
- * ./export.ts, imported only now. Throws MissingExporterError when the SDK is not installed.
+ * ./export.ts, imported only now. Throws TelemetrySetupError: MissingExporterError when the SDK
+ * is not installed, or for an OTLP endpoint that is no http(s) URL.
  */
 export async function createTelemetry(opts: TelemetryOptions): Promise<Telemetry> {
   const env = opts.env ?? process.env;
