@@ -189,6 +189,13 @@ before(async () => {
       res.end(gz);
     } else if (url.pathname === '/stall') {
       // accept and never answer
+    } else if (url.pathname === '/status') {
+      // Any status, with the image's bytes and a Location (a 304 or 300 with one is no redirect).
+      res.writeHead(Number(url.searchParams.get('code')), { location: '/img', 'content-length': IMAGE.length });
+      res.end(IMAGE);
+    } else if (url.pathname === '/empty') {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': 0 });
+      res.end();
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
@@ -361,6 +368,20 @@ describe('fetchImage', () => {
   test('a non-2xx final status is 502', { timeout: 10_000 }, async () => {
     const err = await refusal(fetchImage(at('images.test', '/nope'), options()), 502, 'upstream_status');
     assert.match(err.message, /404/);
+  });
+
+  test('only a whole image is read: 206, 204 and an empty 200 are 502; only 301, 302, 303, 307 and 308 are followed', { timeout: 10_000 }, async () => {
+    // They were read as the image (a 206 is part of one) and an empty body blamed on the client
+    // (400 undecodable); a 304 or 300 with a Location was followed as a redirect.
+    for (const code of [206, 204, 304, 300]) {
+      const err = await refusal(fetchImage(at('images.test', `/status?code=${code}`), options()), 502, 'upstream_status');
+      assert.match(err.message, new RegExp(`answered HTTP ${code} for the image URL`));
+    }
+    const empty = await refusal(fetchImage(at('images.test', '/empty'), options()), 502, 'upstream_status');
+    assert.match(empty.message, /answered HTTP 200 with an empty body/);
+    for (const code of [200, 203, 307]) {
+      assert.deepEqual(Buffer.from(await fetchImage(at('images.test', `/status?code=${code}`), options())), IMAGE, String(code));
+    }
   });
 
   test('a compressed body is refused naming its Content-Encoding, not read as an image of an unknown format', { timeout: 10_000 }, async () => {

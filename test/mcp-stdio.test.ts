@@ -37,7 +37,7 @@ let extra = '';
 type Block = { type: string; text?: string; data?: string; mimeType?: string };
 type CallResult = { content: Block[]; isError?: boolean; structuredContent?: Record<string, unknown> };
 
-async function connect(args: readonly string[], opts: { roots?: string[]; cwd?: string } = {}): Promise<{ client: Client; stderr: () => string }> {
+async function connect(args: readonly string[], opts: { roots?: string[]; cwd?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: () => string }> {
   const client = new Client({ name: 'v2a-stdio-test', version: '1.0.0' }, opts.roots ? { capabilities: { roots: { listChanged: true } } } : {});
   if (opts.roots) {
     const roots = opts.roots;
@@ -47,7 +47,7 @@ async function connect(args: readonly string[], opts: { roots?: string[]; cwd?: 
     command: process.execPath,
     args: ['--import', TSX, MAIN, 'mcp', ...args],
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, V2A_DEBUG: '' } as Record<string, string>,
+    env: { ...process.env, V2A_DEBUG: '', ...opts.env } as Record<string, string>,
     stderr: 'pipe',
   });
   let err = '';
@@ -336,6 +336,17 @@ describe('v2a mcp: roots under change', () => {
       assert.deepEqual([...new Set(read)], ['inside']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('imageUrl reads V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS as the server does: a bad value is named, not taken for an empty list', async () => {
+    // A bad allowlist refused every host without a word; a bad timeout was never read.
+    const { client } = await connect([], { env: { V2A_IMAGE_FETCH_ALLOWLIST: '*.', V2A_FETCH_TIMEOUT_MS: '5' } });
+    try {
+      const text = errorText(await call(client, { imageUrl: 'https://images.example.com/a.png', columns: 8 }));
+      assert.match(text, /^imageUrl cannot be fetched: V2A_IMAGE_FETCH_ALLOWLIST .*; V2A_FETCH_TIMEOUT_MS must be an integer from 100 to 600000/);
+    } finally {
+      await client.close();
     }
   });
 

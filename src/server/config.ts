@@ -452,9 +452,27 @@ const SETTINGS: readonly Setting[] = [
 
 /** Parses and validates the settings from `env` (default: process.env). Throws ConfigError. */
 export function loadConfig(env: Env = process.env): ServerConfig {
+  const draft = applySettings(env, SETTINGS);
+  const { platformKey, ...settings } = draft;
+  const config = Object.freeze(settings as ServerConfig);
+  if (platformKey !== undefined) PLATFORM_KEYS.set(config, platformKey);
+  return config;
+}
+
+/**
+ * The imageUrl fetch's settings alone (V2A_IMAGE_FETCH_ALLOWLIST, V2A_FETCH_TIMEOUT_MS), parsed as
+ * the server parses them, for `v2a mcp`, which fetches as the server does. Throws ConfigError.
+ */
+export function loadFetchSettings(env: Env = process.env): Pick<ServerConfig, 'imageFetchAllowlist' | 'fetchTimeoutMs'> {
+  const draft = applySettings(env, SETTINGS.filter((s) => s.name === 'V2A_IMAGE_FETCH_ALLOWLIST' || s.name === 'V2A_FETCH_TIMEOUT_MS'));
+  return { imageFetchAllowlist: draft.imageFetchAllowlist!, fetchTimeoutMs: draft.fetchTimeoutMs! };
+}
+
+/** `settings` applied to a draft; every bad value named in one ConfigError. */
+function applySettings(env: Env, settings: readonly (typeof SETTINGS)[number][]): Draft {
   const draft: Draft = {};
   const problems: string[] = [];
-  for (const s of SETTINGS) {
+  for (const s of settings) {
     try {
       s.apply(env[s.name], draft);
     } catch (err) {
@@ -465,10 +483,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     }
   }
   if (problems.length) throw new ConfigError(problems);
-  const { platformKey, ...settings } = draft;
-  const config = Object.freeze(settings as ServerConfig);
-  if (platformKey !== undefined) PLATFORM_KEYS.set(config, platformKey);
-  return config;
+  return draft;
 }
 
 /** One setting as GET /api/v1/status shows it: secret settings only say whether they are set. */

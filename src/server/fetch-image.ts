@@ -130,7 +130,8 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
           signal,
         });
         const location = res.headers.location;
-        if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') {
+        // Only the redirects: 304 Not Modified or 300 Multiple Choices with a Location were followed.
+        if (REDIRECTS.has(res.statusCode) && typeof location === 'string') {
           discard(res.body);
           if (redirects >= maxRedirects) {
             throw new ImageFetchError(502, 'too_many_redirects', `Fetching the image from ${host()} took more than ${maxRedirects} redirects`);
@@ -145,7 +146,9 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
           current = next;
           continue;
         }
-        if (res.statusCode < 200 || res.statusCode > 299) {
+        // A whole image only: 206 is part of one (no Range is sent), 204 and 205 none; they were
+        // decoded as the image and blamed on the client (400 "undecodable").
+        if (res.statusCode !== 200 && res.statusCode !== 203) {
           discard(res.body);
           throw new ImageFetchError(502, 'upstream_status', `Host ${host()} answered HTTP ${res.statusCode} for the image URL`);
         }
@@ -156,7 +159,9 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
           discard(res.body);
           throw new ImageFetchError(502, 'upstream_status', `Host ${host()} sent the image with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; v2a reads images uncompressed (identity) only`);
         }
-        return await readCapped(res.body, res.headers['content-length'], maxBytes, host());
+        const bytes = await readCapped(res.body, res.headers['content-length'], maxBytes, host());
+        if (bytes.byteLength === 0) throw new ImageFetchError(502, 'upstream_status', `Host ${host()} answered HTTP ${res.statusCode} with an empty body for the image URL`);
+        return bytes;
       }
     });
   } catch (err) {
@@ -171,6 +176,9 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
     await agent.destroy().catch(() => {});
   }
 }
+
+/** The statuses whose Location is followed. */
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 function parseUrl(url: string): URL {
   try {

@@ -38,7 +38,7 @@ export interface StdioOptions {
   /** Character budget of one reply (0: none). */
   readonly maxChars: number;
   readonly limits: JobLimits;
-  /** V2A_IMAGE_FETCH_ALLOWLIST hosts, for imageUrl. */
+  /** The environment: V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS, for imageUrl. */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly stdin?: NodeJS.ReadableStream & { pause(): unknown };
   readonly stdout?: NodeJS.WritableStream;
@@ -70,15 +70,18 @@ function oneSource(args: Record<string, unknown>): Source {
 
 /** imageUrl through the server's fetcher and its rules (https, allowlisted hosts, public addresses). */
 async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): Promise<Uint8Array> {
-  const { fetchImage, parseAllowlist, ImageFetchError } = await import('../fetch-image.js');
-  let allowlist: string[];
+  const [{ fetchImage, ImageFetchError }, { ConfigError, loadFetchSettings }] = await Promise.all([import('../fetch-image.js'), import('../config.js')]);
+  // As the server reads them; a bad value refused every host (or used the default timeout) unsaid.
+  let settings: ReturnType<typeof loadFetchSettings>;
   try {
-    allowlist = parseAllowlist(opts.env.V2A_IMAGE_FETCH_ALLOWLIST ?? '');
-  } catch {
-    allowlist = [];
+    settings = loadFetchSettings(opts.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const message = `imageUrl cannot be fetched: ${err.problems.join('; ')}`;
+    throw new V2aError('image-url-not-allowed', message, { errors: [{ parameter: 'imageUrl', message }] });
   }
   try {
-    return await fetchImage(url, { allowlist, maxBytes: opts.limits.maxBytes, signal });
+    return await fetchImage(url, { allowlist: settings.imageFetchAllowlist, timeoutMs: settings.fetchTimeoutMs, maxBytes: opts.limits.maxBytes, signal });
   } catch (err) {
     if (!(err instanceof ImageFetchError)) throw err;
     const errors = [{ parameter: 'imageUrl', message: err.message }];
