@@ -389,8 +389,12 @@ describe('fetchImage', () => {
     assert.match(err.message, /Content-Encoding "gzip"; v2a reads images uncompressed \(identity\) only/);
   });
 
-  test('an untrusted certificate is 502 unreachable', { timeout: 10_000 }, async () => {
-    await refusal(fetchImage(at('images.test', '/img'), options({ ca: undefined })), 502, 'unreachable');
+  test('an untrusted certificate is 502 unreachable; the log names the TLS code the reply leaves out', { timeout: 10_000 }, async () => {
+    const err = await refusal(fetchImage(at('images.test', '/img'), options({ ca: undefined })), 502, 'unreachable');
+    // The server's 'request failed' line carries the codes of the cause chain (plugins/errors.ts).
+    const { causeCodes } = await import('../src/server/plugins/errors.js');
+    const codes = causeCodes(err);
+    assert.ok(codes.some((c) => /CERT|SIGNATURE|ISSUER/.test(c)), JSON.stringify(codes));
   });
 
   test('a caller abort rejects with the caller reason', { timeout: 10_000 }, async () => {

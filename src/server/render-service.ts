@@ -78,7 +78,8 @@ function fetchProblem(err: ImageFetchError): HttpProblem {
   const errors = [{ parameter: 'imageUrl', message: err.message }];
   if (err.status === 413) return new HttpProblem('image-too-large', err.message, { errors });
   if (err.status === 400) return new HttpProblem('image-url-not-allowed', err.message, { errors });
-  return new HttpProblem('image-fetch-failed', err.message, { errors });
+  // The cause (undici's error) stays out of the reply; the log names its codes (plugins/errors.ts).
+  return new HttpProblem('image-fetch-failed', err.message, { errors, cause: err });
 }
 
 /** Input carrier names of spans and metrics. */

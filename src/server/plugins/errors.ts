@@ -114,6 +114,20 @@ export function closeAfter(request: FastifyRequest, reply: FastifyReply): void {
 /** How long a socket whose reply said `Connection: close` may linger before it is destroyed. */
 export const CLOSE_GRACE_MS = 2000;
 
+/**
+ * The codes along an error's cause chain (undici's UND_ERR_*, llhttp's HPE_*, a TLS or socket
+ * code): the operator's clue to a failed image fetch, whose reply says only "the connection
+ * failed". Codes only, never messages, which may carry a URL.
+ */
+export function causeCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) codes.push(code);
+  }
+  return codes;
+}
+
 /** Answers an error: the shared code of the error handler and Fastify's `frameworkErrors`. */
 export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   let problem = toProblem(err, request);
@@ -121,7 +135,8 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
     request.log.error({ err }, 'unexpected error');
     problem = new HttpProblem('internal-error', 'An unexpected error occurred; the traceId identifies it in the server logs.');
   } else if (problem.status >= 500) {
-    request.log.warn({ problem: problem.slug, detail: problem.detail }, 'request failed');
+    const causes = causeCodes(problem.cause);
+    request.log.warn({ problem: problem.slug, detail: problem.detail, ...(causes.length ? { causes } : {}) }, 'request failed');
   }
   // The client may still be sending a body we refuse to read (413, 415, a 503 or 429 before the
   // body, a timeout): close the connection after the reply instead of reading the rest.
