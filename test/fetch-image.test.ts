@@ -288,6 +288,9 @@ describe('fetchImage', () => {
     await refusal(fetchImage(at('sub.images.test', '/img'), options({ lookup: counting })), 400, 'host_not_allowed');
     await refusal(fetchImage(at('images.test', '/img'), options({ allowlist: [] })), 400, 'host_not_allowed');
     assert.equal(looked, 0);
+    // A 54 KB host name was echoed whole (twice in the problem): at most a DNS name's 253 characters.
+    const long = await refusal(fetchImage(`https://${'a'.repeat(60)}.${'b'.repeat(54_000)}/x.png`, options()), 400, 'host_not_allowed');
+    assert.ok(long.message.length < 400, `${long.message.length} characters`);
   });
 
   test('refuses a name resolving to loopback unless the test-only switch is on', async () => {

@@ -188,10 +188,12 @@ function parseUrl(url: string): URL {
   }
 }
 
+const clipped = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}...` : text);
+
 /** Everything decidable from the URL alone, before any DNS or connection. */
 function checkUrl(url: URL, hosts: readonly string[], what = ''): void {
   if (url.protocol !== 'https:') {
-    throw new ImageFetchError(400, 'scheme_not_allowed', `imageUrl${what} must use https:, not ${url.protocol}`);
+    throw new ImageFetchError(400, 'scheme_not_allowed', `imageUrl${what} must use https:, not ${clipped(url.protocol, 40)}`);
   }
   if (url.username !== '' || url.password !== '') {
     throw new ImageFetchError(400, 'credentials_not_allowed', `imageUrl${what} must not contain credentials`);
@@ -201,7 +203,8 @@ function checkUrl(url: URL, hosts: readonly string[], what = ''): void {
     throw new ImageFetchError(400, 'ip_literal', `imageUrl${what} must name a host, not an IP address`);
   }
   if (!hosts.some((p) => matchesHostPattern(url.hostname, p))) {
-    throw new ImageFetchError(400, 'host_not_allowed', `Host ${url.hostname}${what} is not on the image host allowlist`);
+    // A DNS name has at most 253 characters: a longer one is echoed cut (it was echoed whole, twice).
+    throw new ImageFetchError(400, 'host_not_allowed', `Host ${clipped(url.hostname, 253)}${what} is not on the image host allowlist`);
   }
 }
 
