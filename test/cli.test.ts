@@ -235,12 +235,13 @@ describe('v2a render', { concurrency: 4 }, () => {
   });
 
   test('a value flag given twice is a usage error, as a repeated field is over HTTP (commander kept the last)', async () => {
-    for (const args of [['--columns', '40', '--columns', '50'], ['--charset', 'blocks', '--charset', 'dots'], ['-w', '20', '--width', '30'], ['-c', '256', '-c', '16']]) {
-      const r = await v2a(['render', png, ...args]);
-      assert.equal(r.code, 2, args.join(' '));
-      assert.match(r.stderr, /^v2a: (--columns|--charset|-w\/--width|-c\/--colors) was given more than once\n$/, args.join(' '));
-    }
-    const serve = await v2a(['serve', '--port', '0', '--port', '1']);
+    // One process each, run side by side (a CLI start is seconds on a loaded machine).
+    const cases = [['--columns', '40', '--columns', '50'], ['--charset', 'blocks', '--charset', 'dots'], ['-w', '20', '--width', '30'], ['-c', '256', '-c', '16']];
+    const [serve, ...runs] = await Promise.all([v2a(['serve', '--port', '0', '--port', '1']), ...cases.map((args) => v2a(['render', png, ...args]))]);
+    runs.forEach((r, i) => {
+      assert.equal(r.code, 2, cases[i]!.join(' '));
+      assert.match(r.stderr, /^v2a: (--columns|--charset|-w\/--width|-c\/--colors) was given more than once\n$/, cases[i]!.join(' '));
+    });
     assert.equal(serve.stderr, 'v2a: -p/--port was given more than once\n');
   });
 
@@ -277,17 +278,20 @@ describe('v2a render', { concurrency: 4 }, () => {
   });
 
   test('usage errors are one line each, the suggestion and the pointer to --help in it', async () => {
-    for (const [args, line] of [
+    const cases = [
       [[png, '--bogus'], "v2a: unknown option '--bogus' (see v2a --help)"],
       [[png, '--color=yes'], "v2a: unknown option '--color=yes' (Did you mean --colors?) (see v2a --help)"],
       [[png, '--columns'], "v2a: option '--columns <n>' argument missing (see v2a --help)"],
       [['render'], "v2a: missing required argument 'file' (see v2a --help)"],
       [['frobnicate'], "v2a: unknown command 'frobnicate' (and no such file) (see v2a --help)"],
-    ] as const) {
-      const r = await v2a([...args]);
+    ] as const;
+    // Side by side: a CLI start is seconds on a loaded machine.
+    const runs = await Promise.all(cases.map(([args]) => v2a([...args])));
+    runs.forEach((r, i) => {
+      const [args, line] = cases[i]!;
       assert.equal(r.code, 2, args.join(' '));
       assert.equal(r.stderr, `${line}\n`);
-    }
+    });
   });
 
   test('-o - is standard output (as - is standard input), not a file named -: render, --animate, play and decode write what they write without -o', async () => {
@@ -315,18 +319,17 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('-H and --size are a promise: an image that needs more rows even at 8 columns is exit 2, not art outside the box', async () => {
     const tall = join(dir, 'tall.png');
     await sharp({ create: { width: 50, height: 2000, channels: 3, background: '#888888' } }).png().toFile(tall);
-    for (const args of [[tall, '-H', '10'], [tall, '--size', '40x10'], [tall, '-w', '40', '-H', '10']]) {
-      const r = await v2a(args);
-      assert.equal(r.code, 2, args.join(' '));
+    const boxes = [[tall, '-H', '10'], [tall, '--size', '40x10'], [tall, '-w', '40', '-H', '10']];
+    // A box it fits in (at most its rows), and the terminal's height, a preference: a tall image
+    // keeps 8 columns and scrolls. All side by side.
+    const [fits, term, ...runs] = await Promise.all([v2a([tall, '-H', '200']), v2a([tall], { env: { COLUMNS: '80', LINES: '24' } }), ...boxes.map((args) => v2a(args))]);
+    runs.forEach((r, i) => {
+      assert.equal(r.code, 2, boxes[i]!.join(' '));
       assert.equal(r.stdout.length, 0);
       assert.equal(r.stderr, 'v2a: a 50 x 2000 image needs 160 rows at 8 columns, the fewest; the box has 10 (give more rows, or crop the image)\n');
-    }
-    // A box it fits in: at most its rows.
-    const fits = await v2a([tall, '-H', '200']);
+    });
     assert.equal(fits.code, 0, fits.stderr);
     assert.equal(lines(fits.text).length, 200);
-    // The terminal's height is a preference: a tall image keeps 8 columns and scrolls.
-    const term = await v2a([tall], { env: { COLUMNS: '80', LINES: '24' } });
     assert.equal(term.code, 0, term.stderr);
     assertGrid(term.text, 8, 160);
   });
@@ -369,18 +372,18 @@ describe('v2a render', { concurrency: 4 }, () => {
 
   test('-o with an empty name or naming the input file is a usage error, and the input is left alone', async () => {
     // `-o ''` printed the art to standard output; `-o same.png` overwrote the picture with its art.
-    const empty = await v2a(['render', png, '--columns', '8', '-o', '']);
-    assert.equal(empty.code, 2);
-    assert.equal(empty.stderr, 'v2a: -o/--output needs a file name (- for standard output)\n');
-    assert.equal(empty.stdout.length, 0);
     const same = join(dir, 'same.png');
     copyFileSync(png, same);
     const before = readFileSync(same);
-    for (const [cmd, out] of [['render', same], ['render', join(dir, '.', 'same.png')], ['play', same]] as const) {
-      const r = await v2a([cmd, same, '--columns', '8', '-o', out]);
-      assert.equal(r.code, 2, `${cmd} -o ${out}`);
+    const cases = [['render', same], ['render', join(dir, '.', 'same.png')], ['play', same]] as const;
+    const [empty, ...runs] = await Promise.all([v2a(['render', png, '--columns', '8', '-o', '']), ...cases.map(([cmd, out]) => v2a([cmd, same, '--columns', '8', '-o', out]))]);
+    assert.equal(empty.code, 2);
+    assert.equal(empty.stderr, 'v2a: -o/--output needs a file name (- for standard output)\n');
+    assert.equal(empty.stdout.length, 0);
+    runs.forEach((r, i) => {
+      assert.equal(r.code, 2, cases[i]!.join(' -o '));
       assert.match(r.stderr, /^v2a: -o\/--output '.*same\.png' is the input file: refusing to overwrite it\n$/);
-    }
+    });
     assert.ok(readFileSync(same).equals(before));
   });
 
@@ -409,31 +412,35 @@ describe('v2a render', { concurrency: 4 }, () => {
   });
 
   test('V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES apply (exit 3); a bad value is exit 2', async () => {
-    const bytes = await v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '100' } });
-    assert.equal(bytes.code, 3);
-    assert.match(bytes.stderr, /too large/);
-    const pixels = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
-    assert.equal(pixels.code, 3);
-    assert.match(pixels.stderr, /too many pixels/);
     // 1024 x 1024 RGBA needs 4 MiB to decode: over a 1 MiB V2A_MAX_DECODED_BYTES.
     const big = join(dir, 'decoded-4mib.png');
     writeFileSync(big, await sharp({ create: { width: 1024, height: 1024, channels: 4, background: { r: 9, g: 99, b: 199, alpha: 0.5 } } }).png().toBuffer());
-    const decoded = await v2a(['render', big, '--columns', '16'], { env: { V2A_MAX_DECODED_BYTES: '1MiB' } });
+    // Side by side: a CLI start is seconds on a loaded machine.
+    const [bytes, pixels, decoded, unlimited, bad] = await Promise.all([
+      v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '100' } }),
+      v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } }),
+      v2a(['render', big, '--columns', '16'], { env: { V2A_MAX_DECODED_BYTES: '1MiB' } }),
+      v2a(['render', big, '--columns', '16']),
+      v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: 'lots' } }),
+    ]);
+    assert.equal(bytes.code, 3);
+    assert.match(bytes.stderr, /too large/);
+    assert.equal(pixels.code, 3);
+    assert.match(pixels.stderr, /too many pixels/);
     assert.equal(decoded.code, 3, decoded.stderr);
     assert.match(decoded.stderr, /^v2a: Decoding the image would take about 4 MiB .*the limit is 1 MiB \(V2A_MAX_DECODED_BYTES\)/);
-    assert.equal((await v2a(['render', big, '--columns', '16'])).code, 0);
-    const bad = await v2a(['render', png], { env: { V2A_MAX_IMAGE_PIXELS: 'lots' } });
+    assert.equal(unlimited.code, 0);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^v2a: V2A_MAX_IMAGE_PIXELS must be an integer from 1 to 1000000000 \(got "lots"\)\n$/);
   });
 
   test('the CLI reads the limits with the server\'s parser: separators and byte units', async () => {
-    for (const value of ['16_777_216', '16MiB', '16 mib']) {
-      const r = await v2a(['render', png, '--columns', '16'], { env: { V2A_MAX_IMAGE_BYTES: value } });
-      assert.equal(r.code, 0, `${value}: ${r.stderr}`);
-      assert.deepEqual(loadConfig({ V2A_MAX_IMAGE_BYTES: value }).maxImageBytes, 16 * 1024 * 1024, value);
-    }
-    const tiny = await v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '1k' } });
+    const values = ['16_777_216', '16MiB', '16 mib'];
+    const [tiny, ...runs] = await Promise.all([v2a(['render', png], { env: { V2A_MAX_IMAGE_BYTES: '1k' } }), ...values.map((value) => v2a(['render', png, '--columns', '16'], { env: { V2A_MAX_IMAGE_BYTES: value } }))]);
+    runs.forEach((r, i) => {
+      assert.equal(r.code, 0, `${values[i]}: ${r.stderr}`);
+      assert.deepEqual(loadConfig({ V2A_MAX_IMAGE_BYTES: values[i] }).maxImageBytes, 16 * 1024 * 1024, values[i]);
+    });
     assert.equal(tiny.code, 3, tiny.stderr);
   });
 
