@@ -6,8 +6,9 @@
  * and TERM=dumb refused.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -169,6 +170,23 @@ describe('v2a play: input and output', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim().split('\n').length, 40);
     // (tsx, which runs the CLI from source here, keeps its own cache there.)
+    assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
+  });
+
+  test('Ctrl-C while a piped video is written as NDJSON: the temporary copy is removed, then the signal ends the process', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
+    const long = join(dir, 'long-late-moov.mp4');
+    const made = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25', '-t', '30', '-pix_fmt', 'yuv420p', '-y', long]);
+    assert.equal(made.status, 0, String(made.stderr));
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const out = join(dir, 'interrupted.ndjson');
+    const child = spawn(V2A[0]!, [...V2A.slice(1), 'play', '-', '--columns', '20', '-o', out], { cwd: ROOT, env: env({ TMPDIR: tmp }), stdio: ['pipe', 'ignore', 'ignore'] });
+    child.stdin!.end(readFileSync(long));
+    // Once frames are being written, the copy exists; then Ctrl-C.
+    for (let i = 0; i < 600 && !(existsSync(out) && statSync(out).size > 0); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(readdirSync(tmp).some((f) => f.startsWith('v2a-video-')), 'the copy exists while it plays');
+    child.kill('SIGINT');
+    const [code, signal] = await once(child, 'exit');
+    assert.deepEqual([code, signal], [null, 'SIGINT'], 'ended by the signal, as before');
     assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
   });
 

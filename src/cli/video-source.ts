@@ -66,8 +66,9 @@ export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Arra
  * ffmpeg's own default layout, cannot be read from a pipe (ffmpeg must seek back: "Error marking
  * filters as finished"), and a player that resumes after a resize seeks. Where no temporary file
  * can be written, the bytes go down ffmpeg's pipe as before. `remove()` deletes the copy (the
- * caller's `finally`); an exit removes it too. (A process killed by a signal it does not handle
- * leaves it behind: SIGHUP of a closed terminal.)
+ * caller's `finally`); an exit removes it too, and so does SIGINT, SIGTERM or SIGHUP where nothing
+ * else handles it (writing NDJSON): removed, then the signal's own default. (The player handles
+ * them itself and exits, but for SIGHUP of a closed terminal, which leaves the copy behind.)
  */
 export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () => void } {
   let dir: string | undefined;
@@ -79,11 +80,18 @@ export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () =
     return { input: { bytes }, remove: () => undefined };
   }
   const made = dir;
+  const signals = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).filter((s) => process.listenerCount(s) === 0);
+  const onSignal = (signal: NodeJS.Signals) => {
+    remove();
+    process.kill(process.pid, signal);
+  };
   const remove = () => {
     process.off('exit', remove);
+    for (const s of signals) process.off(s, onSignal);
     rmSync(made, { recursive: true, force: true });
   };
   process.once('exit', remove);
+  for (const s of signals) process.once(s, onSignal);
   return { input: { path: join(made, 'input') }, remove };
 }
 
