@@ -398,6 +398,12 @@ describe('fetchImage', () => {
     const { causeCodes } = await import('../src/server/plugins/errors.js');
     const codes = causeCodes(err);
     assert.ok(codes.some((c) => /CERT|SIGNATURE|ISSUER/.test(c)), JSON.stringify(codes));
+    // As the server answers it: the problem made from the table's error, the fetch error its cause.
+    const { fetchFailure } = await import('../src/server/fetch-image.js');
+    const { HttpProblem } = await import('../src/server/problem.js');
+    const problem = HttpProblem.from(fetchFailure(err));
+    assert.deepEqual([problem.slug, problem.status, problem.errors?.[0]?.parameter], ['image-fetch-failed', 502, 'imageUrl']);
+    assert.deepEqual(causeCodes(problem), codes);
   });
 
   test('a caller abort rejects with the caller reason', { timeout: 10_000 }, async () => {

@@ -114,7 +114,7 @@ export function registerDecode(program: Command): void {
     .argument('<file>', 'json-compact document or NDJSON file, or - to read standard input')
     .option('-o, --output <file>', 'PNG file to write (-: standard output; a file is required when that is a terminal); for NDJSON, numbered files: out.png -> out-0001.png, out-0002.png, ...', once('-o/--output'))
     .option('--cell-width <px>', `pixels per cell horizontally (default ${DEFAULT_CELL_WIDTH})`, once('--cell-width'))
-    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT}; json-compact does not record the cell aspect: for art made with --cell-aspect A, give --cell-width x 1/A, e.g. 32 for 0.25)`, once('--cell-height'))
+    .option('--cell-height <px>', `pixels per cell vertically (default ${DEFAULT_CELL_HEIGHT}; json-compact does not record the cell aspect: for art made with --cell-aspect A, give the cell width / A, e.g. 32 for 0.25)`, once('--cell-height'))
     .addHelpText('after', `
 Invalid input exits with status 3 and the decoder's message.
 

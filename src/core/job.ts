@@ -16,7 +16,7 @@ import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { DECODE_PIXELS_PER_COLUMN, fitColumns, gridRows, sourceSize } from './pipeline/geometry.js';
-import { colorsWhen, forText, prepare, renderPrepared, tune, warmUp } from './render.js';
+import { colorsWhen, prepare, renderPrepared, requestedParams, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
 
@@ -242,8 +242,8 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
   const { prep, tuned, requested, names } = await stages.run('director', () => {
     const source = sourceSize(image);
     applyFit(explicit, opts.fit, source.width, source.height);
-    // The job's format is its output's: text gets the glyphs of one-colour art (forText).
-    const requested = forText(withDefaults(explicit));
+    // The job's format is its output's: text gets the glyphs of one-colour art.
+    const requested = requestedParams(explicit, true);
     const names = Object.keys(explicit);
     const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested, opts.readsReport));
     return { prep, tuned: tune(prep, requested, names), requested, names };

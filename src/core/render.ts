@@ -201,22 +201,25 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
   checkObject(options, 'render: options');
   const explicit = parseParamsOrThrow(params, 'json');
-  // Only a format the caller named is known to be the output: a result may be formatted in others.
-  const requested = explicit.format === 'text' ? forText(withDefaults(explicit)) : withDefaults(explicit);
+  const requested = requestedParams(explicit);
   const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested));
   return renderPrepared(prep, requested, Object.keys(explicit), image, options);
 }
 
 /**
- * Parameters for art whose output is plain text, which shows no colour (interface.md: `color` is
- * ignored by plain text): glyphs chosen as one-colour art chooses them, the art of color=false.
- * Chosen for an ink and a background colour (cellColors fg-bg, auto's choice for blocks and dots),
- * they read as noise without them: a clean ░▒▓█ ramp became a mush of eighth blocks. The colours
- * are still computed (a face may show them: the MCP reply's image). The result's params report
- * what was used: cellColors fg.
+ * The parameters a render uses: the caller's, defaults for the rest, and for art whose output is
+ * plain text, which shows no colour (interface.md: `color` is ignored by plain text), the glyphs
+ * one-colour art chooses (cellColors fg: the text of color=false). Chosen for an ink and a
+ * background colour (fg-bg, auto's choice for blocks and dots), they read as noise without them:
+ * a clean ░▒▓█ ramp became a mush of eighth blocks. The colours are still computed (a face may
+ * show them: the MCP reply's image), and the result's params report what was used.
+ * `formatIsOutput`: whether the format is known to be the output's. By default only a format the
+ * caller named: render()'s result may be formatted in any (the README's ansi example). The
+ * render job's always is.
  */
-export function forText(p: RenderParams): RenderParams {
-  return p.format === 'text' && p.color && p.cellColors !== 'fg' ? { ...p, cellColors: 'fg' } : p;
+export function requestedParams(explicit: Partial<RenderParams>, formatIsOutput = explicit.format !== undefined): RenderParams {
+  const p = withDefaults(explicit);
+  return formatIsOutput && p.format === 'text' && p.color && p.cellColors !== 'fg' ? { ...p, cellColors: 'fg' } : p;
 }
 
 /**

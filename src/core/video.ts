@@ -1,7 +1,7 @@
 import type { RenderParams } from './params/definitions.js';
-import { parseParamsOrThrow, withDefaults } from './params/validate.js';
+import { parseParamsOrThrow } from './params/validate.js';
 import { gridRows, sourceSize } from './pipeline/geometry.js';
-import { checkPixels, forText, glyphStage, prepare, sourceStage, type TunedSource } from './render.js';
+import { checkPixels, glyphStage, prepare, requestedParams, sourceStage, type TunedSource } from './render.js';
 import { SUB_X, SUB_Y } from './glyphs/types.js';
 import { laterCellRgb } from './pipeline/resample.js';
 import { CUT_DELTA, SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
@@ -55,8 +55,8 @@ export class FrameFront {
 
   constructor(params: RenderInput = {}) {
     const explicit = parseParamsOrThrow(params, 'json');
-    // As render(): frames for plain text, named so, get one colour's glyphs (forText).
-    this.requested = explicit.format === 'text' ? forText(withDefaults(explicit)) : withDefaults(explicit);
+    // As render()'s: frames for plain text, named so, get one colour's glyphs.
+    this.requested = requestedParams(explicit);
     this.explicit = Object.keys(explicit);
   }
 

@@ -11,6 +11,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { domainToASCII } from 'node:url';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { V2aError } from '../core/errors.js';
 import { isLoopbackAddress, isPublicAddress } from './net/ip-policy.js';
 
 /**
@@ -59,6 +60,16 @@ export class ImageFetchError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * The error of the one table (core/errors.ts) a failed fetch is, naming imageUrl: the HTTP face
+ * answers it as a problem, the stdio face as the tool's error. Its cause stays attached for the
+ * log (plugins/errors.ts causeCodes), never in the reply.
+ */
+export function fetchFailure(err: ImageFetchError): V2aError {
+  const code = err.status === 413 ? 'image-too-large' : err.status === 400 ? 'image-url-not-allowed' : 'image-fetch-failed';
+  return new V2aError(code, err.message, { errors: [{ parameter: 'imageUrl', message: err.message }], cause: err });
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { LookupFunction } from 'node:net';
 import type { ServerConfig } from './config.js';
-import { fetchImage, ImageFetchError } from './fetch-image.js';
+import { fetchFailure, fetchImage, ImageFetchError } from './fetch-image.js';
 import { HttpProblem } from './problem.js';
 import { base64Source, checkBase64Length, type ImageInput, type JsonImageInput } from './render-inputs.js';
 import { INLINE_BODY_BYTES, bodyRequest, type BodyRequest } from './request-body.js';
@@ -72,14 +72,6 @@ export interface RenderService {
    * when small, else in a worker; an imageUrl is fetched here and rendered as a RenderJob.
    */
   renderBody(body: BodyInput, ctx?: RenderCallContext): Promise<RenderSuccess>;
-}
-
-function fetchProblem(err: ImageFetchError): HttpProblem {
-  const errors = [{ parameter: 'imageUrl', message: err.message }];
-  if (err.status === 413) return new HttpProblem('image-too-large', err.message, { errors });
-  if (err.status === 400) return new HttpProblem('image-url-not-allowed', err.message, { errors });
-  // The cause (undici's error) stays out of the reply; the log names its codes (plugins/errors.ts).
-  return new HttpProblem('image-fetch-failed', err.message, { errors, cause: err });
 }
 
 /** Input carrier names of spans and metrics. */
@@ -167,7 +159,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
       const end = nowMs();
       observe('input', start, end);
       if (err instanceof ImageFetchError) {
-        const problem = fetchProblem(err);
+        const problem = HttpProblem.from(fetchFailure(err));
         failSpan(span, { type: problem.slug, message: problem.detail });
         endSpan(span, undefined, end);
         throw problem;

@@ -70,7 +70,7 @@ function oneSource(args: Record<string, unknown>): Source {
 
 /** imageUrl through the server's fetcher and its rules (https, allowlisted hosts, public addresses). */
 async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): Promise<Uint8Array> {
-  const [{ fetchImage, ImageFetchError }, { ConfigError, loadFetchSettings }] = await Promise.all([import('../fetch-image.js'), import('../config.js')]);
+  const [{ fetchFailure, fetchImage, ImageFetchError }, { ConfigError, loadFetchSettings }] = await Promise.all([import('../fetch-image.js'), import('../config.js')]);
   // As the server reads them; a bad value refused every host (or used the default timeout) unsaid.
   let settings: ReturnType<typeof loadFetchSettings>;
   try {
@@ -84,9 +84,7 @@ async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): P
     return await fetchImage(url, { allowlist: settings.imageFetchAllowlist, timeoutMs: settings.fetchTimeoutMs, maxBytes: opts.limits.maxBytes, signal });
   } catch (err) {
     if (!(err instanceof ImageFetchError)) throw err;
-    const errors = [{ parameter: 'imageUrl', message: err.message }];
-    const code = err.status === 413 ? 'image-too-large' : err.status === 400 ? 'image-url-not-allowed' : 'image-fetch-failed';
-    throw new V2aError(code, err.message, { errors });
+    throw fetchFailure(err);
   }
 }
 
