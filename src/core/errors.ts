@@ -66,7 +66,7 @@ export const ERRORS = {
   'rate-limited': { status: 429, exit: EXIT.internal, mcp: 'protocol', title: 'Too many requests', description: 'The per-client rate limit (V2A_RATE_LIMIT per minute) was reached, or the client already has its share of requests in flight (V2A_CLIENT_SLOTS); see Retry-After and RateLimit-* headers.' },
   'io-error': { status: 500, exit: EXIT.io, mcp: 'protocol', title: 'I/O error', description: 'A file or stream could not be read or written (CLI only).' , local: true },
   'internal-error': { status: 500, exit: EXIT.internal, mcp: 'tool', title: 'Internal server error', description: 'An unexpected error; the traceId identifies it in the server logs.' },
-  'image-fetch-failed': { status: 502, exit: EXIT.io, mcp: 'tool', title: 'Image could not be fetched', description: 'The host of `imageUrl` was unreachable, answered an error status, redirected too often, or timed out.' },
+  'image-fetch-failed': { status: 502, exit: EXIT.io, mcp: 'tool', title: 'Image could not be fetched', description: 'The host of `imageUrl` was unreachable, answered no whole image (a status other than 200 or 203, an empty or compressed body), redirected too often, or timed out.' },
   'overloaded': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Service overloaded', description: 'Every render worker is busy and the queue is full; retry after Retry-After seconds.' },
   'render-timeout': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Render timed out', description: 'The render did not finish within V2A_RENDER_TIMEOUT_MS.' },
   'shutting-down': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Shutting down', description: 'The server is shutting down and accepts no new work; retry on another instance.' },
