@@ -281,9 +281,9 @@ describe('studio in headless Chromium', { skip }, () => {
 
     // A WebM clip of the art (MediaRecorder on the art canvas): an EBML file with frames in it.
     await page.click('#record');
-    // Past the recorder's 1 s timeslice, so the encoder has written data (a shorter clip is refused).
-    await page.waitForFunction(() => /● [1-9]\d* s/.test(document.getElementById('rec-info')!.textContent ?? ''));
-    await page.waitForTimeout(1000);
+    // Until the encoder has written data (its 1 s timeslices; later on a busy machine): the meter
+    // shows the clip's size then. A clip stopped before has nothing to save and is refused.
+    await page.waitForFunction(() => /● [1-9]\d* s, \d+ KiB/.test(document.getElementById('rec-info')!.textContent ?? ''));
     const [clip] = await Promise.all([page.waitForEvent('download'), page.click('#record')]);
     assert.match(clip.suggestedFilename(), /^v2a-webcam-clip\.webm$/);
     const webmClip = readFileSync(await clip.path());

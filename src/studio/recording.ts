@@ -44,8 +44,12 @@ function startRecording(): void {
       return;
     }
     const recorder = new MediaRecorder(stream, { mimeType: type, videoBitsPerSecond: 4_000_000 });
-    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], started: performance.now() };
-    recorder.addEventListener('dataavailable', (e) => { if (e.data.size) rec.chunks.push(e.data); });
+    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], bytes: 0, started: performance.now() };
+    recorder.addEventListener('dataavailable', (e) => {
+      if (!e.data.size) return;
+      rec.chunks.push(e.data);
+      rec.bytes += e.data.size;
+    });
     recorder.addEventListener('stop', () => {
       stream.getTracks().forEach((t) => t.stop());
       if (!rec.chunks.length) {
@@ -99,8 +103,11 @@ export function onFrameForRecording(r: ResultInfo): void {
   const rec = state.recording;
   if (!rec) return;
   if (rec.kind === 'webm') {
-    // Its time: the frames it holds are known once it is saved (see finishWebm).
-    recInfo.textContent = `● ${Math.floor((performance.now() - rec.started) / 1000)} s`;
+    // Its time, and its size once the encoder has written (a busy machine's encoder may lag the
+    // art by seconds, and a clip stopped before then has nothing to save). The frames it holds are
+    // known once it is saved (see finishWebm).
+    const s = Math.floor((performance.now() - rec.started) / 1000);
+    recInfo.textContent = rec.bytes ? `● ${s} s, ${Math.max(1, Math.round(rec.bytes / 1024))} KiB` : `● ${s} s`;
     return;
   }
   if (!r.compactLine) return;
