@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `npm start`'s prestart: builds dist/ (`npm run build`) when it is missing or older than its
- * sources, so `npm ci && npm start` works in a fresh clone now that the build runs at `prepack`
- * (publishing) rather than at every install. Plain JavaScript: it runs before anything is built.
+ * `npm start`'s prestart and `npm test`'s pretest: builds dist/ (`npm run build`) when it is
+ * missing or older than its sources, so `npm ci && npm start` works in a fresh clone now that the
+ * build runs at `prepack` (publishing) rather than at every install, and the tests run the `v2a`
+ * bin as built from the sources they test. Plain JavaScript: it runs before anything is built.
  * In an installed package (no src/) there is nothing to build and it does nothing.
  */
 import { spawnSync } from 'node:child_process';
@@ -13,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** What `npm run build` writes, one file per output tree. */
 const OUTPUTS = ['dist/server/main.cjs', 'dist/cli/main.cjs', 'dist/core/index.js', 'dist/studio/index.html'];
-const INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+/** What it is built from: the sources, the kernels' (assembly/) and the build's own scripts. */
+const INPUTS = ['src', 'assembly', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 function newest(path) {
   const st = statSync(path, { throwIfNoEntry: false });

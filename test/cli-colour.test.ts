@@ -9,13 +9,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { colorDepthWhenOn, detectColor } from '../src/cli/color-support.js';
 import { resolveColor } from '../src/cli/view.js';
+import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
+
+before(ensureCliBuilt);
 
 const XTERM_256 = { TERM: 'xterm-256color' };
 
@@ -72,7 +74,7 @@ describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / T
 });
 
 function v2a(args: readonly string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, V2A_DEBUG: '' } });
+  return spawnSync(process.execPath, [V2A_BIN, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, V2A_DEBUG: '' } });
 }
 
 describe('help', () => {

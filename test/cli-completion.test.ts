@@ -11,18 +11,19 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { PARAMS, kebabName, type ParamDef } from '../src/core/params/definitions.js';
+import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const has = (shell: string) => spawnSync(shell, ['-c', 'exit 0']).status === 0;
 
 const scripts: Record<string, string> = {};
 let dir = '';
 
-before(() => {
+before(async () => {
+  await ensureCliBuilt();
   dir = mkdtempSync(join(tmpdir(), 'v2a-completion-'));
   for (const shell of ['bash', 'zsh', 'fish']) {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'completion', shell], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [V2A_BIN, 'completion', shell], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     scripts[shell] = r.stdout;
     writeFileSync(join(dir, `v2a.${shell}`), r.stdout);
@@ -118,7 +119,7 @@ describe('v2a completion', () => {
   });
 
   test('an unknown shell is a usage error', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'completion', 'tcsh'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [V2A_BIN, 'completion', 'tcsh'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 2);
     assert.equal(r.stderr, 'v2a: completion: the shell must be one of bash, zsh, fish (got "tcsh")\n');
   });

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const hasScript = spawnSync('script', ['--version']).status === 0;
 const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('ffprobe', ['-version']).status === 0;
 
@@ -36,7 +36,7 @@ interface PtyRun { code: number | null; out: string }
  * into the terminal once the output so far satisfies `when` (e.g. Ctrl-C after some frames).
  */
 function inPty(args: readonly string[], size: { cols: number; rows: number }, env: Record<string, string>, keys?: { text: string; when: (out: string) => boolean }): Promise<PtyRun> {
-  const cmd = `stty rows ${size.rows} cols ${size.cols}; exec ${quote(process.execPath)} --import tsx ${[MAIN, ...args].map(quote).join(' ')}`;
+  const cmd = `stty rows ${size.rows} cols ${size.cols}; exec ${quote(process.execPath)} ${[V2A_BIN, ...args].map(quote).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -57,7 +57,7 @@ function inPty(args: readonly string[], size: { cols: number; rows: number }, en
 
 function piped(args: readonly string[], env: Record<string, string>): Promise<PtyRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [V2A_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.on('error', reject);
@@ -76,6 +76,7 @@ let tall = '';
 let clip = '';
 
 before(async () => {
+  await ensureCliBuilt();
   dir = mkdtempSync(join(tmpdir(), 'v2a-tty-'));
   wide = join(dir, 'wide.png');
   tall = join(dir, 'tall.png');
@@ -230,7 +231,7 @@ describe('video in the terminal', () => {
   });
   test('without ffmpeg on the PATH: a clear message, exit 3', async () => {
     const r = await new Promise<{ code: number | null; err: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'play', clip], { cwd: ROOT, env: { ...termEnv(), PATH: '/nonexistent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [V2A_BIN, 'play', clip], { cwd: ROOT, env: { ...termEnv(), PATH: '/nonexistent' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       child.stderr.on('data', (c: Buffer) => { err += c; });
       child.on('close', (code) => resolve({ code, err }));
@@ -253,7 +254,7 @@ describe('size and colour flags refuse what they cannot do', () => {
   for (const [args, message] of cases) {
     test(args.join(' '), async () => {
       const r = await new Promise<{ code: number | null; err: string; out: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', MAIN, wide, ...args], { cwd: ROOT, env: termEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [V2A_BIN, wide, ...args], { cwd: ROOT, env: termEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
         let err = '';
         let out = '';
         child.stderr.on('data', (c: Buffer) => { err += c; });

@@ -1,5 +1,5 @@
 /**
- * The `v2a` CLI, run as a real child process (`node --import tsx src/cli/main.ts ...`) on images
+ * The `v2a` CLI, run as a real child process (the built bin, `node dist/cli/main.cjs ...`: cli-helpers.ts) on images
  * generated with sharp in a temporary directory.
  */
 import assert from 'node:assert/strict';
@@ -16,9 +16,9 @@ import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { PARAMS, kebabName, parseParams, type ParamDef } from '../src/core/params/index.js';
 import { VERSION } from '../src/core/types.js';
 import { loadConfig } from '../src/server/config.js';
+import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
 
 interface Run {
   code: number | null;
@@ -35,7 +35,7 @@ function withoutTerminalSettings(env: NodeJS.ProcessEnv): Record<string, string>
 
 function v2a(args: readonly string[], opts: { input?: Buffer | string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    const child = spawn(process.execPath, [V2A_BIN, ...args], {
       cwd: ROOT,
       // Without the test runner's colour and size settings: the CLI reads them (view.ts).
       env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '', ...opts.env },
@@ -91,6 +91,7 @@ function scene(width: number, height: number, shift = 0): Buffer {
 }
 
 before(async () => {
+  await ensureCliBuilt();
   dir = mkdtempSync(join(tmpdir(), 'v2a-cli-'));
   png = join(dir, 'scene.png');
   jpeg = join(dir, 'scene.jpg');
@@ -390,7 +391,7 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('standard input that is a directory -> exit 4 naming it, not "the image is empty"', () => {
     const fd = openSync(dir, 'r');
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, '-'], { cwd: ROOT, env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '' }, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [V2A_BIN, '-'], { cwd: ROOT, env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '' }, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8' });
       assert.equal(r.status, 4);
       assert.equal(r.stderr, 'v2a: cannot read standard input: is a directory\n');
     } finally {

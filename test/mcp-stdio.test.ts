@@ -19,12 +19,14 @@ import sharp from 'sharp';
 import { FORMATS } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
 import { RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
 
 // ajv is CommonJS: its default export may arrive wrapped. Draft-07, as MCP clients validate.
 const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
 const validateOutput = new Ajv({ allErrors: true }).compile(RENDER_OUTPUT_SCHEMA);
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The sources through tsx, for the test that watches which of them load. */
 const MAIN = join(ROOT, 'src/cli/main.ts');
 /** tsx by its URL, so that the server may run in another working directory. */
 const TSX = import.meta.resolve('tsx');
@@ -45,7 +47,7 @@ async function connect(args: readonly string[], opts: { roots?: string[]; cwd?: 
   }
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', TSX, MAIN, 'mcp', ...args],
+    args: [V2A_BIN, 'mcp', ...args],
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, V2A_DEBUG: '', ...opts.env } as Record<string, string>,
     stderr: 'pipe',
@@ -67,6 +69,7 @@ function errorText(r: CallResult): string {
 }
 
 before(async () => {
+  await ensureCliBuilt();
   base = mkdtempSync(join(tmpdir(), 'v2a-mcp-'));
   root = join(base, 'root');
   outside = join(base, 'outside');
@@ -293,7 +296,7 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
 
   test('a --root that is not a folder is a usage error before serving', async () => {
     const { spawnSync } = await import('node:child_process');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--root', join(root, 'photo.png')], { cwd: ROOT, input: '', encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [V2A_BIN, 'mcp', '--root', join(root, 'photo.png')], { cwd: ROOT, input: '', encoding: 'utf8' });
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /^v2a: --root: root ".*photo\.png" is not a folder\n$/);
   });
@@ -354,7 +357,7 @@ describe('v2a mcp: roots under change', () => {
     let current = [extra];
     const client = new Client({ name: 'v2a-roots-test', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: current.map((d) => ({ uri: pathToFileURL(d).href })) }));
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', TSX, MAIN, 'mcp'], cwd: base, env: { ...process.env, V2A_DEBUG: '' } as Record<string, string>, stderr: 'pipe' }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [V2A_BIN, 'mcp'], cwd: base, env: { ...process.env, V2A_DEBUG: '' } as Record<string, string>, stderr: 'pipe' }));
     try {
       for (let i = 0; i < 6; i++) {
         current = i % 2 ? [extra] : [root];
@@ -370,7 +373,7 @@ describe('v2a mcp: roots under change', () => {
 
   test('a client that never answers roots/list costs one wait, not one per call', async () => {
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'mcp', '--root', root], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [V2A_BIN, 'mcp', '--root', root], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     const replies = new Map<number, (m: Record<string, unknown>) => void>();
     let buf = '';
     child.stdout.on('data', (c: Buffer) => {

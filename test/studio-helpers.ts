@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { buildOnce } from './build-lock.js';
 
 // Callbacks of page.evaluate run in the page; this Node program has no DOM types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -33,35 +34,12 @@ function studioFresh(): boolean {
   return existsSync(STUDIO_INDEX) && statSync(STUDIO_INDEX).mtimeMs >= sources;
 }
 
-const BUILD_LOCK = join(ROOT, 'dist/.studio-build.lock');
-
-/**
- * Builds dist/studio with Vite when it is missing or older than its sources. Test files run in
- * parallel processes: a lock directory (mkdir is atomic) lets one of them build while the others
- * wait and then find the build fresh, instead of two builds writing the same files at once.
- */
+/** Builds dist/studio with Vite when it is missing or older than its sources. */
 export async function ensureStudioBuilt(): Promise<void> {
-  if (studioFresh()) return;
-  mkdirSync(join(ROOT, 'dist'), { recursive: true });
-  const deadline = Date.now() + 5 * 60_000;
-  for (;;) {
-    try {
-      mkdirSync(BUILD_LOCK);
-      break;
-    } catch {
-      // Another process builds; a lock older than the deadline is left over from a killed run.
-      const lock = statSync(BUILD_LOCK, { throwIfNoEntry: false });
-      if (Date.now() > deadline || (lock && Date.now() - lock.mtimeMs > 5 * 60_000)) rmSync(BUILD_LOCK, { recursive: true, force: true });
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  try {
-    if (studioFresh()) return;
+  await buildOnce(studioFresh, async () => {
     const { build } = await import('vite');
     await build({ configFile: join(ROOT, 'src/studio/vite.config.ts'), logLevel: 'warn' });
-  } finally {
-    rmSync(BUILD_LOCK, { recursive: true, force: true });
-  }
+  });
 }
 
 export const CHROMIUM_ARGS = [
