@@ -13,7 +13,7 @@ import { before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { colorDepthWhenOn, detectColor } from '../src/cli/color-support.js';
 import { resolveColor } from '../src/cli/view.js';
-import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
+import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { PARAMS, kebabName, type ParamDef } from '../src/core/params/definitions.js';
-import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
+import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const has = (shell: string) => spawnSync(shell, ['-c', 'exit 0']).status === 0;

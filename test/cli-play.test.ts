@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { ROOT, V2A, runCli } from './helpers/cli-run.js';
+import { ROOT, V2A, ensureCliBuilt, runCli } from './helpers/cli-run.js';
 
 const hasPython = spawnSync('python3', ['-c', 'import pty, termios']).status === 0;
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
@@ -115,6 +115,7 @@ let clip = '';
 let json = '';
 
 before(async () => {
+  await ensureCliBuilt();
   dir = mkdtempSync(join(tmpdir(), 'v2a-play-'));
   gif = join(dir, 'anim.gif');
   json = join(dir, 'not-an-image.json');
@@ -169,7 +170,6 @@ describe('v2a play: input and output', () => {
     const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'play', '-', '--columns', '20'], { cwd: ROOT, env: env({ TMPDIR: tmp }), input: readFileSync(late), encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim().split('\n').length, 40);
-    // (tsx, which runs the CLI from source here, keeps its own cache there.)
     assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
   });
 
@@ -261,6 +261,14 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
       const r = inPty([...V2A, 'play', file, '--loop', '0'], [80, 24], [{ frames: 3, hangUp: true }]);
       assert.equal(r.code, 129);
     }
+  });
+
+  test('the terminal closed while a piped video plays: its temporary copy is removed too', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, () => {
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const r = inPty(['sh', '-c', `exec ${V2A.map(q).join(' ')} play - --loop 0 < ${q(clip)}`], [80, 24], [{ frames: 3, hangUp: true }], { TMPDIR: tmp });
+    assert.equal(r.code, 129);
+    assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
   });
 
   test('a resize refits the next frames to the new size (the screen cleared)', () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
+import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const hasScript = spawnSync('script', ['--version']).status === 0;

@@ -16,7 +16,7 @@ import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { PARAMS, kebabName, parseParams, type ParamDef } from '../src/core/params/index.js';
 import { VERSION } from '../src/core/types.js';
 import { loadConfig } from '../src/server/config.js';
-import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
+import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -19,7 +19,7 @@ import sharp from 'sharp';
 import { FORMATS } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
 import { RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
-import { V2A_BIN, ensureCliBuilt } from './cli-helpers.js';
+import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 // ajv is CommonJS: its default export may arrive wrapped. Draft-07, as MCP clients validate.
 const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;

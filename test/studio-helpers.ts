@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { buildOnce } from './build-lock.js';
+import { buildOnce } from './helpers/build-lock.js';
 
 // Callbacks of page.evaluate run in the page; this Node program has no DOM types.
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { kebabName } from '../src/core/params/definitions.js';
 import { parseParams } from '../src/core/params/validate.js';
 import { photo, postForm, startTestServer, type TestServer } from './server-helpers.js';
-import { runCli } from './helpers/cli-run.js';
+import { ensureCliBuilt, runCli } from './helpers/cli-run.js';
 
 
 /** The test runner's environment without what steers the CLI's colour and size. */
@@ -42,6 +42,7 @@ let dir = '';
 let file = '';
 
 before(async () => {
+  await ensureCliBuilt();
   server = await startTestServer();
   client = new Client({ name: 'v2a-terminal-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}/api/mcp`)));

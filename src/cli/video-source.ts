@@ -66,9 +66,10 @@ export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Arra
  * ffmpeg's own default layout, cannot be read from a pipe (ffmpeg must seek back: "Error marking
  * filters as finished"), and a player that resumes after a resize seeks. Where no temporary file
  * can be written, the bytes go down ffmpeg's pipe as before. `remove()` deletes the copy (the
- * caller's `finally`); an exit removes it too, and so does SIGINT, SIGTERM or SIGHUP where nothing
- * else handles it (writing NDJSON): removed, then the signal's own default. (The player handles
- * them itself and exits, but for SIGHUP of a closed terminal, which leaves the copy behind.)
+ * caller's `finally`); an exit removes it too, and so does SIGINT, SIGTERM or SIGHUP: removed
+ * first, then the signal goes on to whoever else handles it (the player: it restores the terminal
+ * and exits, or dies of SIGHUP when the terminal closed, which no exit handler would see), or where
+ * nothing does (writing NDJSON), to its own default.
  */
 export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () => void } {
   let dir: string | undefined;
@@ -80,10 +81,10 @@ export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () =
     return { input: { bytes }, remove: () => undefined };
   }
   const made = dir;
-  const signals = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).filter((s) => process.listenerCount(s) === 0);
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const onSignal = (signal: NodeJS.Signals) => {
     remove();
-    process.kill(process.pid, signal);
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
   };
   const remove = () => {
     process.off('exit', remove);
@@ -91,7 +92,7 @@ export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () =
     rmSync(made, { recursive: true, force: true });
   };
   process.once('exit', remove);
-  for (const s of signals) process.once(s, onSignal);
+  for (const s of signals) process.prependOnceListener(s, onSignal);
   return { input: { path: join(made, 'input') }, remove };
 }
 

@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LOCK = join(ROOT, 'dist/.build.lock');
 /** A lock older than this is left over from a killed run. */
 const STALE_LOCK_MS = 5 * 60_000;
