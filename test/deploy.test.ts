@@ -852,6 +852,9 @@ describe('operations', () => {
       assert.equal(line.url, server.url);
       assert.ok(!JSON.stringify(lines).includes(KEY), 'the key appears in no log line');
       assert.ok(lines.some((l) => /serving Prometheus metrics/.test(l.msg) && l.key === true));
+      // The line names an OTLP endpoint; the telemetry here exports nothing, and the log says so.
+      assert.ok(lines.some((l) => l.msg === 'span export off: the OTEL_* settings are not used' && l.reason === 'PLATFORM_API_KEY is not set'));
+      assert.ok(!lines.some((l) => /exporting spans/.test(l.msg)));
     } finally {
       await server.shutdown('test');
     }

@@ -61,7 +61,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       'libuv\'s thread pool (UV_THREADPOOL_SIZE) is no larger than V2A_WORKERS: decodes wait for one another. Start the server with npm start (dist/server/main.cjs) or v2a serve, or set UV_THREADPOOL_SIZE');
   }
   if (config.metrics) app.log.info({ path: ENDPOINTS.metrics.path, key: platformKeyOf(config) !== undefined }, 'serving Prometheus metrics (V2A_METRICS)');
+  // The configuration line names an OTLP endpoint either way: say whether spans go there.
   if (telemetry.exporting) app.log.info({ endpoint: telemetry.endpoint }, 'exporting spans over OTLP/HTTP (PLATFORM_API_KEY is set)');
+  else app.log.info({ reason: telemetry.disabledReason }, 'span export off: the OTEL_* settings are not used');
   if (receiver) app.log.info({ statusUrl: receiver.url, intervalMs: receiver.intervalMs }, 'checking the handoff receiver\'s status endpoint with the platform key');
   if (config.testAllowLoopbackFetch) app.log.warn('V2A_TEST_ALLOW_LOOPBACK_FETCH is on: imageUrl may reach loopback addresses. This setting is for tests only.');
 
