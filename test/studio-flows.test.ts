@@ -263,7 +263,8 @@ describe('recording in headless Chromium', { skip }, () => {
     const { page, problems } = await openStudioAt(context, server.base);
     await playVideo(page, 'clip.webm', await recordInPage(page, 'video'));
     await page.click('#record');
-    await page.waitForTimeout(2500);
+    // Two seconds or more, with data from the encoder (on a busy machine it lags the art by seconds).
+    await page.waitForFunction(() => /● ([2-9]|\d\d+) s, \d+ KiB/.test(document.getElementById('rec-info')!.textContent ?? ''));
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#record')]);
     const path = await download.path();
     const told = Number(/Clip saved: (\d+) frames as WebM/.exec((await page.textContent('#status'))!)?.[1]);
