@@ -473,6 +473,46 @@ describe('HTTP-level errors', () => {
     await assertRecovered(rss());
   });
 
+  it('answers at once, without 100 Continue, what the headers alone refuse: 415, 413 by length, an image in the query, 404, 405', async () => {
+    const cases: [string, string, Record<string, string | number>, number, string][] = [
+      ['POST', '/api/v1/render', { 'content-type': 'text/plain', 'content-length': 9_000_000 }, 415, 'unsupported-media-type'],
+      ['POST', '/api/v1/render', { 'content-type': 'application/json', 'content-length': 900_000_000 }, 413, 'request-too-large'],
+      ['POST', '/api/v1/render?imageUrl=x', { 'content-type': 'application/json', 'content-length': 20 }, 400, 'invalid-request'],
+      ['POST', '/nope', { 'content-type': 'application/json', 'content-length': 20 }, 404, 'not-found'],
+      ['PUT', '/api/v1/render', { 'content-type': 'application/json', 'content-length': 20 }, 405, 'method-not-allowed'],
+    ];
+    await Promise.all(cases.map(async ([method, path, headers, status, slug]) => {
+      const c = new Client(port);
+      await c.write(head(method, path, { ...headers, expect: '100-continue' }));
+      const r = await c.reply();
+      assert.doesNotMatch(r.raw, /100 Continue/, `${method} ${path}`);
+      assertRawProblem(r, status, slug);
+      assert.equal(r.headers.connection, 'close');
+    }));
+  });
+
+  it('no route: 404 or 405 before the body is parsed, and the unread body is not drained (Connection: close); nor after a GET', async () => {
+    const cases: [string, string, Record<string, string | number>, string, number, string][] = [
+      // A bad JSON body, one over the parser's 1 MiB limit, and 200 MB nobody reads.
+      ['PUT', '/api/v1/render', { 'content-type': 'application/json', 'content-length': 2 }, '{x', 405, 'method-not-allowed'],
+      ['POST', '/nope', { 'content-type': 'application/json', 'content-length': 5 * MB }, '{', 404, 'not-found'],
+      ['POST', '/nope', { 'content-type': 'application/octet-stream', 'content-length': 200 * MB }, 'abc', 404, 'not-found'],
+    ];
+    await Promise.all(cases.map(async ([method, path, headers, body, status, slug]) => {
+      const c = new Client(port);
+      await c.write(head(method, path, headers) + body);
+      const r = await c.reply();
+      assertRawProblem(r, status, slug);
+      if (status === 405) assert.equal(r.headers.allow, 'POST');
+      assert.equal(r.headers.connection, 'close');
+    }));
+    const get = new Client(port);
+    await get.write(head('GET', '/api/health', { 'content-length': 200 * MB }) + 'abc');
+    const r = await get.reply();
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.connection, 'close');
+  });
+
   it('serves a request with an expectation other than 100-continue as if it had none (no bare 417)', async () => {
     const probe = new Client(port);
     await probe.write(head('GET', '/api/health', { expect: 'foo', connection: 'close' }));

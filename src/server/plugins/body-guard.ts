@@ -7,8 +7,11 @@
  *   take the stream out of the parser's hands.) Headers and the whole request have Node's own
  *   timeouts (app.ts), answered by the client-error handler below.
  * - `Expect: 100-continue`: Node would answer `100 Continue` before any hook runs, inviting a body
- *   that admission may refuse. Here the interim reply is sent in preParsing, i.e. only once every
- *   onRequest check (shutdown gate, rate limit, admission) has let the request through.
+ *   that admission may refuse. Here the interim reply is sent when the body is first read, i.e.
+ *   only once every check the headers alone decide (shutdown gate, rate limit, admission, route
+ *   and method, Content-Type, Content-Length over the cap, the query) has let the request
+ *   through (RFC 9110 §10.1.1); a refused client gets its final status and never sends the body.
+ *   The idle timeout does not run while the client waits for it.
  * - Shutdown: bodies still arriving are cut with 503 `shutting-down` so that draining does not
  *   wait on slow uploads.
  * - Node's parser errors (431 oversized headers, 400 malformed requests, 408 header or request
@@ -16,7 +19,7 @@
  *   and counted in the HTTP metrics, and the connection is closed. So is CONNECT (405): Node
  *   would destroy its socket without a reply.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -40,6 +43,26 @@ interface Pending {
 function hasBody(raw: IncomingMessage): boolean {
   const length = raw.headers['content-length'];
   return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+function expectsContinue(raw: IncomingMessage): boolean {
+  const expect = raw.headers.expect;
+  return typeof expect === 'string' && expect.toLowerCase() === '100-continue';
+}
+
+/** Requests that asked for `100 Continue` and have not been sent it yet. */
+const awaitingContinue = new WeakSet<IncomingMessage>();
+
+/** `100 Continue` on the body's first read: whoever reads it (a parser, readBody) calls `_read`. */
+function continueOnRead(raw: IncomingMessage, res: ServerResponse): void {
+  awaitingContinue.add(raw);
+  const read = raw._read;
+  raw._read = function (this: IncomingMessage, size: number) {
+    raw._read = read;
+    awaitingContinue.delete(raw);
+    if (!res.headersSent) res.writeContinue();
+    return read.call(this, size);
+  };
 }
 
 
@@ -76,7 +99,7 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
     const sample = () => {
       timer = undefined;
       const now = performance.now();
-      if (socket.bytesRead !== seen) {
+      if (socket.bytesRead !== seen || awaitingContinue.has(raw)) {
         seen = socket.bytesRead;
         quietSince = now;
       } else if (now - quietSince >= idleMs) {
@@ -98,8 +121,7 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
   });
 
   app.addHook('preParsing', async (request, reply, payload) => {
-    const expect = request.headers.expect;
-    if (typeof expect === 'string' && expect.toLowerCase() === '100-continue' && !reply.raw.headersSent) reply.raw.writeContinue();
+    if (expectsContinue(request.raw) && !reply.raw.headersSent) continueOnRead(request.raw, reply.raw);
     return payload;
   });
 

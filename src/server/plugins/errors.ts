@@ -189,7 +189,8 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
     return sendProblem(request, reply, new HttpProblem('invalid-request', `The ${name} header the trusted proxy forwarded ${detail}.`, { errors: [{ parameter: name, message: 'invalid' }] }));
   }
 
-  app.setNotFoundHandler((request, reply) => {
+  /** 404, or 405 naming the methods the path has. */
+  function noRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const path = requestPath(request);
     const allowed = METHODS.filter((method) => method !== request.method && app.hasRoute({ url: path, method }));
     if (allowed.length > 0 && request.method !== 'OPTIONS') {
@@ -197,5 +198,20 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
       return sendProblem(request, reply, new HttpProblem('method-not-allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { allow } }));
     }
     return sendProblem(request, reply, notFound(path));
+  }
+  app.setNotFoundHandler(noRoute);
+  // No route: answered before the body is parsed (after the onRequest hooks: CORS, the rate
+  // limit), so that a bad or oversized body does not hide the 404 or 405 behind a 400 or 413,
+  // and no body is read (nor 100 Continue sent: the body guard's preParsing comes after this).
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (!request.is404) return done(null, payload);
+    noRoute(request, reply);
+  });
+
+  // Any reply sent while the request's body is unread (a 404, a GET with a body, an error before
+  // the body): the connection closes after it, instead of Node reading the rest to reuse it.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (hasUnreadBody(request) && reply.getHeader('connection') !== 'close') closeAfter(request, reply);
+    return payload;
   });
 });
