@@ -441,6 +441,7 @@ describe('HTTP-level errors', () => {
     const r431 = await big.reply();
     assertRawProblem(r431, 431, 'headers-too-large');
     assert.equal(r431.headers.connection, 'close');
+    assert.ok(!Number.isNaN(Date.parse(r431.headers.date ?? '')), 'a Date header (RFC 9110 §6.6.1)');
     const bad = new Client(port);
     await bad.write(head('POST', '/api/v1/render', { 'content-type': 'application/json', 'content-length': 'ten' }));
     assertRawProblem(await bad.reply(), 400, 'invalid-request');

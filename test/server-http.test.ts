@@ -525,7 +525,8 @@ describe('render: bad input', () => {
 
   test('wrong content types are 415', async () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'image/png', 'application/xml']) {
-      assertProblem(await req('POST', RENDER, { headers: { 'content-type': type }, body: 'x=1' }), 415, 'unsupported-media-type');
+      const p = assertProblem(await req('POST', RENDER, { headers: { 'content-type': type }, body: 'x=1' }), 415, 'unsupported-media-type', /; send application\/json or multipart\/form-data\.$/);
+      assert.deepEqual(p.errors, [{ parameter: 'Content-Type', message: 'not application/json or multipart/form-data' }]);
     }
   });
 

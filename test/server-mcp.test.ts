@@ -332,7 +332,8 @@ describe('raw JSON-RPC over HTTP', () => {
   });
 
   test('an unsupported MCP-Protocol-Version header is 400; wrong content types are 415', async () => {
-    assertProblem(await rpc(request(1, 'ping'), { 'mcp-protocol-version': '1999-01-01' }), 400, 'invalid-request', /MCP-Protocol-Version/);
+    const version = assertProblem(await rpc(request(1, 'ping'), { 'mcp-protocol-version': '1999-01-01' }), 400, 'invalid-request', /MCP-Protocol-Version/);
+    assert.equal(version.errors[0].parameter, 'MCP-Protocol-Version');
     const ok = await rpc(request(1, 'ping'), { 'mcp-protocol-version': '2025-06-18' });
     assert.equal(ok.status, 200);
     // Sent twice (two header lines): named as such, not as the unsupported version "a, b".
@@ -349,14 +350,14 @@ describe('raw JSON-RPC over HTTP', () => {
     for (const type of ['text/plain', 'multipart/form-data; boundary=x']) {
       const r = await call(`${server.base}${MCP}`, { method: 'POST', headers: { 'content-type': type }, body: '{}' });
       validator.check('POST', MCP, r);
-      assertProblem(r, 415, 'unsupported-media-type');
+      assert.equal(assertProblem(r, 415, 'unsupported-media-type', /; send application\/json\.$/).errors[0].parameter, 'Content-Type');
     }
   });
 
   test('Origin (DNS rebinding): under the default CORS *, a foreign browser Origin is 403; the own origin and no Origin are served', async () => {
     const foreign = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'https://evil.example' });
     validator.check('POST', MCP, foreign);
-    assertProblem(foreign, 403, 'forbidden-origin');
+    assert.deepEqual(assertProblem(foreign, 403, 'forbidden-origin').errors, [{ parameter: 'Origin', message: 'not allowed' }]);
     assertProblem(await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'null' }), 403, 'forbidden-origin');
     const own = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: server.base });
     assert.equal(own.status, 200, own.text);

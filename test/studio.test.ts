@@ -50,6 +50,10 @@ describe('serving the studio', () => {
     const again = await server.app.inject({ method: 'GET', url: '/', headers: { 'if-none-match': String(res.headers.etag) } });
     assert.equal(again.statusCode, 304);
     assert.equal(again.body, '');
+    // Weak comparison (a proxy that compresses makes the tag weak), and `*`; another tag is a miss.
+    for (const [inm, status] of [[`W/${res.headers.etag}`, 304], ['*', 304], ['"other", ' + String(res.headers.etag), 304], ['W/"other"', 200]] as const) {
+      assert.equal((await server.app.inject({ method: 'GET', url: '/', headers: { 'if-none-match': inm } })).statusCode, status, inm);
+    }
     const head = await server.app.inject({ method: 'HEAD', url: '/' });
     assert.equal(head.statusCode, 200);
   });

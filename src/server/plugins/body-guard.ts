@@ -174,6 +174,8 @@ function answerRaw(app: FastifyInstance, socket: Socket | Duplex, problem: HttpP
   const headers = Object.entries(problem.extra.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   socket.end(
     `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
+    // RFC 9110 §6.6.1: an origin server with a clock sends Date (Node's own replies do).
+    `Date: ${new Date().toUTCString()}\r\n` +
     `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     `traceparent: ${formatTraceparent(trace)}\r\n` + headers +

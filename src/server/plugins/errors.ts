@@ -7,6 +7,7 @@
  * trace or an internal path never reaches a client.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { ENDPOINTS } from '../../contract/endpoints.js';
 import { V2aError } from '../../core/errors.js';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemSlug } from '../problem.js';
 import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
@@ -77,7 +78,10 @@ export function toProblem(err: unknown, request: FastifyRequest): HttpProblem | 
   const slug = FASTIFY_CODES[code];
   if (slug === 'unsupported-media-type') {
     const type = request.headers['content-type'];
-    return new HttpProblem(slug, type ? `Content-Type ${JSON.stringify(type.slice(0, 100))} is not accepted here.` : 'A Content-Type header is required.');
+    const accepted = request.routeOptions.url === ENDPOINTS.render.path ? 'application/json or multipart/form-data' : 'application/json';
+    return new HttpProblem(slug, type ? `Content-Type ${JSON.stringify(type.slice(0, 100))} is not accepted here; send ${accepted}.` : `A Content-Type header is required: ${accepted}.`, {
+      errors: [{ parameter: 'Content-Type', message: type ? `not ${accepted}` : 'missing' }],
+    });
   }
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new HttpProblem('invalid-request', 'The body is not valid JSON.');
   if (e instanceof SyntaxError && status === 400) {

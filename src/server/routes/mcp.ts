@@ -144,14 +144,16 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     handler: async (request, reply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
-        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`);
+        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`, { errors: [{ parameter: 'Origin', message: 'not allowed' }] });
       }
       const version = request.headers['mcp-protocol-version'];
       // Node joins a repeated header with ", ": say so rather than call the joined text a version.
       const given = request.raw.headersDistinct['mcp-protocol-version']?.length ?? 0;
-      if (given > 1) throw new HttpProblem('invalid-request', `MCP-Protocol-Version is given ${given} times; send it once.`);
+      if (given > 1) throw new HttpProblem('invalid-request', `MCP-Protocol-Version is given ${given} times; send it once.`, { errors: [{ parameter: 'MCP-Protocol-Version', message: 'given more than once' }] });
       if (version !== undefined && !isSupportedProtocolVersion(version, dispatcher.protocolVersions)) {
-        throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`);
+        throw new HttpProblem('invalid-request', `Unsupported MCP-Protocol-Version ${JSON.stringify(String(version)).slice(0, 60)}; supported: ${dispatcher.protocolVersions.join(', ')}.`, {
+          errors: [{ parameter: 'MCP-Protocol-Version', message: `one of ${dispatcher.protocolVersions.join(', ')}` }],
+        });
       }
       const { chunks } = await readBody(request.raw, 'json', config.maxImageBytes);
       const body = parseBody(chunks);

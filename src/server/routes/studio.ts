@@ -111,6 +111,18 @@ function readStudio(dir: string): Map<string, StaticFile> {
 
 const NOT_BUILT = '<!doctype html><meta charset="utf-8"><title>v2a studio</title><p>The v2a studio has not been built. Run <code>npm run build:studio</code> (or <code>npm run build</code>) and restart the server. The API is available under /api/.</p>\n';
 
+/**
+ * If-None-Match against a strong ETag, by weak comparison (RFC 9110 §13.1.2: a cache or a proxy
+ * that compresses, nginx's gzip, makes the tag weak, `W/"..."`); `*` matches any current file.
+ */
+function notModified(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag;
+  });
+}
+
 export async function studioRoutes(app: FastifyInstance, opts: { ctx: AppContext; dir?: string }): Promise<void> {
   const files = loadStudio(opts.dir);
 
@@ -130,8 +142,7 @@ export async function studioRoutes(app: FastifyInstance, opts: { ctx: AppContext
   const serve = (file: StaticFile) => async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('content-type', file.type).header('cache-control', file.cacheControl).header('etag', file.etag)
       .header('cross-origin-resource-policy', 'same-origin');
-    const inm = request.headers['if-none-match'];
-    if (inm && inm.split(',').some((t) => t.trim() === file.etag)) return reply.code(304).send();
+    if (notModified(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
     return reply.send(file.body);
   };
 
