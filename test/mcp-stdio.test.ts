@@ -294,6 +294,18 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
     assert.deepEqual(replies[1].result.content.map((c: Block) => c.type), ['text', 'image']);
   });
 
+  test('a message past the JSON bounds (nested deeper than read) is refused with its id, so the client\'s call ends', async () => {
+    const { spawnSync } = await import('node:child_process');
+    let deep: unknown = 1;
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 'deep', method: 'tools/call', params: { name: 'render_ascii', arguments: { x: deep } } });
+    const r = spawnSync(process.execPath, [V2A_BIN, 'mcp', '--root', root], { cwd: ROOT, input: line + '\n', encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const reply = JSON.parse(r.stdout.trim());
+    assert.equal(reply.id, 'deep');
+    assert.equal(reply.error.code, -32600);
+  });
+
   test('a --root that is not a folder is a usage error before serving', async () => {
     const { spawnSync } = await import('node:child_process');
     const r = spawnSync(process.execPath, [V2A_BIN, 'mcp', '--root', join(root, 'photo.png')], { cwd: ROOT, input: '', encoding: 'utf8' });

@@ -8,6 +8,7 @@
  * Everything thrown out of a job is a V2aError: an unexpected exception becomes `internal-error`
  * with the original kept as `cause` for logs.
  */
+import { nextTurn } from './next-turn.js';
 import { V2aError } from './errors.js';
 import { Base64Error, decodeBase64Input } from './format/base64.js';
 import { formatOutput } from './format/deferred.js';
@@ -146,6 +147,10 @@ export function asV2aError(err: unknown): V2aError {
   return new V2aError('internal-error', 'The render failed unexpectedly.', { cause: err });
 }
 
+function isEventTarget(v: unknown): boolean {
+  return typeof (v as { addEventListener?: unknown } | undefined)?.addEventListener === 'function';
+}
+
 /** Runs stages in order, timing each; the first failure is reported with its stage and rethrown. */
 class Stages {
   private readonly clock: () => number;
@@ -154,6 +159,10 @@ class Stages {
   }
 
   async run<T>(stage: JobStage, work: () => T | Promise<T>): Promise<T> {
+    // An AbortSignal is aborted by an event (a cancel read from stdin, a socket's close), which
+    // cannot be handled while stages run back to back: one turn of the event loop lets it in.
+    // (A server worker's signal reads shared memory, set from another thread: no turn needed.)
+    if (isEventTarget(this.opts.signal)) await nextTurn();
     if (this.opts.signal?.aborted) throw new V2aError('interrupted', 'The render was stopped: the caller went away.');
     if (this.opts.deadline?.aborted) throw new V2aError('render-timeout', 'The render was stopped: its time was up.');
     const start = this.clock();

@@ -13,6 +13,7 @@
  */
 import process from 'node:process';
 import { V2aError } from '../../core/errors.js';
+import { nextTurn } from '../../core/next-turn.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
@@ -229,7 +230,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       body = refuseKeys(parseJsonBounded(line, undefined, undefined, refused), refused);
     } catch (err) {
       if (err instanceof SyntaxError) return send(dispatcher.parseError());
-      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(null, err.detail));
+      // Past the JSON bounds: the id, where the line's first bytes hold it, so the client's call ends.
+      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(leadingId(line), err.detail));
       throw err;
     }
     const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
@@ -241,6 +243,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     for (const key of keys) calls.set(key, abort);
     try {
       const reply = await dispatcher.handle(body, { signal: abort.signal });
+      // A cancel that came while the reply was made (the preview's encoding) is read first.
+      await nextTurn();
       if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body);
     } catch (err) {
       // Cancelled by the client (notifications/cancelled): nothing to answer, nothing went wrong.
