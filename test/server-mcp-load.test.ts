@@ -6,6 +6,7 @@
  * tokens are taken only when they all fit, and RateLimit-Remaining says what is left.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -134,6 +135,29 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
     assert.equal(r.status, 200);
     assert.equal(r.json.id, 7);
     assert.equal(r.json.result.isError, undefined);
+  });
+
+  test('a cancel that overtakes its call (still uploading) stops the call once its body is in: 202, no render', async () => {
+    const session = 'an-early-cancel';
+    const cancelledBefore = await metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="cancelled"');
+    const body = Buffer.from(JSON.stringify(callTool('e1', { imageBase64: tinyB64, columns: 30 })));
+    const req = http.request(`${base}${MCP}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session, 'content-length': body.length } });
+    const replied = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+    });
+    req.write(body.subarray(0, 40));
+    await sleep(50);
+    const cancel = await postJson(`${base}${MCP}`, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'e1' } }, { accept: 'application/json', 'mcp-session-id': session });
+    assert.equal(cancel.status, 202);
+    req.end(body.subarray(40));
+    const r = await replied;
+    assert.deepEqual([r.status, r.text], [202, ''], 'cancelled: no answer');
+    assert.equal(await metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="cancelled"'), cancelledBefore + 1);
   });
 
   test('with every slot taken by renders, a new client connects, lists tools and pings; a call is 503', async () => {

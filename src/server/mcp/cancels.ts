@@ -7,6 +7,11 @@
  * than its call (no sticky routing) finds nothing and is ignored, as MCP allows.
  *
  * One controller per POST, as on stdio: cancelling one call of a batch cancels the batch.
+ *
+ * A cancel may overtake its call: the call's POST is tracked once its body has been read, and a
+ * large image takes a while to upload. Such a cancel is kept (bounded in number and time) and
+ * stops the call as it is tracked. MCP forbids reusing a request id within a session, so a
+ * cancel kept for a call that had already finished stops no other.
  */
 import { randomUUID } from 'node:crypto';
 import { HttpProblem } from '../problem.js';
@@ -44,14 +49,33 @@ export interface TrackedCall {
   done(): void;
 }
 
+const cancelled = () => new HttpProblem('interrupted', 'The client cancelled the call (notifications/cancelled).');
+
+export interface EarlyCancels {
+  /** How long a cancel that found no call is kept for it (ms). */
+  readonly keepMs: number;
+  /** How many are kept at most (the oldest go first). */
+  readonly most: number;
+  readonly now?: () => number;
+}
+
 export class InFlightCalls {
   private readonly calls = new Map<string, AbortController>();
+  /** Cancels that came before their call, by key: when each was received. */
+  private readonly early = new Map<string, number>();
+
+  constructor(private readonly earlyCancels: EarlyCancels = { keepMs: 120_000, most: 10_000 }) {}
 
   /** Registers the requests of `body` under `session` (a fresh, never aborted signal without one). */
   track(session: string | undefined, body: unknown): TrackedCall {
     const abort = new AbortController();
     const keys = session === undefined ? [] : requestIds(body).map((id) => keyOf(session, id));
     for (const key of keys) this.calls.set(key, abort);
+    this.dropExpired();
+    for (const key of keys) {
+      if (!this.early.delete(key)) continue;
+      abort.abort(cancelled());
+    }
     return {
       signal: abort.signal,
       done: () => {
@@ -67,7 +91,34 @@ export class InFlightCalls {
       if (!isObject(m) || m.method !== 'notifications/cancelled' || Object.hasOwn(m, 'id') || !isObject(m.params)) continue;
       const id = m.params.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') continue;
-      this.calls.get(keyOf(session, id))?.abort(new HttpProblem('interrupted', 'The client cancelled the call (notifications/cancelled).'));
+      const key = keyOf(session, id);
+      const call = this.calls.get(key);
+      if (call) {
+        call.abort(cancelled());
+        continue;
+      }
+      this.early.delete(key);
+      this.early.set(key, this.clock());
+      if (this.early.size > this.earlyCancels.most) this.early.delete(this.early.keys().next().value!);
+    }
+  }
+
+  /** Cancels kept for calls not (yet) seen. */
+  get waitingCancels(): number {
+    this.dropExpired();
+    return this.early.size;
+  }
+
+  private clock(): number {
+    return (this.earlyCancels.now ?? Date.now)();
+  }
+
+  /** The oldest first (insertion order): stop at the first still within its time. */
+  private dropExpired(): void {
+    const oldest = this.clock() - this.earlyCancels.keepMs;
+    for (const [key, at] of this.early) {
+      if (at > oldest) break;
+      this.early.delete(key);
     }
   }
 }

@@ -135,7 +135,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   const admit = async (request: FastifyRequest, reply: FastifyReply) => {
     ctx.admission.admit(request, reply, smallBody(request) ? 0 : 1);
   };
-  const calls = new InFlightCalls();
+  // A cancel that overtakes its call's upload is kept for as long as a request may last.
+  const calls = new InFlightCalls({ keepMs: config.requestTimeoutMs, most: 10_000 });
 
   app.route({
     method: 'POST',
