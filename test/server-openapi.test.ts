@@ -60,6 +60,21 @@ describe('OpenAPI document', () => {
     assert.equal(doc.servers[0].url, server.base);
   });
 
+  test('the discovery documents carry an ETag: a cache revalidates them with If-None-Match (304), weak or strong', async () => {
+    for (const path of [ENDPOINTS.openapi.path, ENDPOINTS.agent.path, ENDPOINTS.llms.path, ENDPOINTS.llmsFull.path, ENDPOINTS.interoperability.path]) {
+      const first = await call(server.base + path);
+      const etag = first.headers.get('etag');
+      assert.match(etag ?? '', /^"[\w-]{27}"$/, path);
+      assert.equal(first.headers.get('cache-control'), 'public, max-age=300');
+      for (const inm of [etag!, `W/${etag}`]) {
+        const again = await call(server.base + path, { headers: { 'if-none-match': inm } });
+        assert.equal(again.status, 304, `${path} ${inm}`);
+        assert.equal(again.text, '');
+      }
+      assert.equal((await call(server.base + path, { headers: { 'if-none-match': '"stale"' } })).status, 200);
+    }
+  });
+
   test('describes every endpoint with its method, and nothing else', () => {
     const documented = Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     assert.deepEqual(documented.sort(), ENDPOINT_LIST.map((e) => `${e.method} ${e.path}`).sort());

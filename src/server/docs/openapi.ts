@@ -114,7 +114,12 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     }),
   });
   const doc = (e: EndpointInfo, type: string, schema: Obj, description: string) => ({
-    get: operation(e, { responses: { 200: { description, headers: TRACE_HEADERS, content: { [type]: { schema } } } } }),
+    get: operation(e, {
+      responses: {
+        200: { description, headers: { ...TRACE_HEADERS, ETag: headerRef('ETag') }, content: { [type]: { schema } } },
+        304: { description: 'Not modified: an If-None-Match tag (weak or strong) is the current ETag.', headers: { ...TRACE_HEADERS, ETag: headerRef('ETag') } },
+      },
+    }),
   });
 
   const platformUnauthorized = problemResponse(`No platform key, or a wrong one. ${problemList('unauthorized')}`, { 'WWW-Authenticate': headerRef('WWW-Authenticate') });
@@ -294,6 +299,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'Content-Disposition': { description: 'inline; filename="ascii.<ext>" (txt, ans, html, json, svg).', schema: { type: 'string' } },
         'X-Auto-Director': { description: 'Auto Director verdict: <target_met|best_effort>; rubric=<rubric>; score=<0..1>.', schema: { type: 'string', pattern: '^(target_met|best_effort); rubric=[a-z-]+; score=[0-9.]+$' } },
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+        ETag: { description: 'A strong tag of the document (revalidate with If-None-Match).', schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{27}"$' } },
         'RateLimit-Limit': { description: 'Requests allowed per window (one minute).', schema: { type: 'integer' } },
         'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
         'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },

@@ -10,27 +10,34 @@ import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildInteroperability } from '../docs/interoperability.js';
 import { buildLlmsFullTxt, buildLlmsTxt } from '../docs/llms.js';
 import { buildOpenApi } from '../docs/openapi.js';
+import { etagOf, notModified } from '../etag.js';
 
 const MAX_CACHED_BASES = 16;
 
+interface Doc {
+  readonly text: string;
+  readonly etag: string;
+}
+
 function cached(ctx: AppContext, build: (base: string) => string) {
-  const cache = new Map<string, string>();
-  return (request: FastifyRequest): string => {
+  const cache = new Map<string, Doc>();
+  return (request: FastifyRequest): Doc => {
     const base = baseUrl(ctx, request);
-    let text = cache.get(base);
-    if (text === undefined) {
-      text = build(base);
+    let doc = cache.get(base);
+    if (doc === undefined) {
+      const text = build(base);
+      doc = { text, etag: etagOf(text) };
       if (cache.size >= MAX_CACHED_BASES) cache.delete(cache.keys().next().value!);
-      cache.set(base, text);
+      cache.set(base, doc);
     }
-    return text;
+    return doc;
   };
 }
 
 export async function discoveryRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
   const { config } = ctx;
-  const docs: Array<[string, string, (request: FastifyRequest) => string]> = [
+  const docs: Array<[string, string, (request: FastifyRequest) => Doc]> = [
     [ENDPOINTS.agent.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildAgentManifest(config, b)))],
     [ENDPOINTS.openapi.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildOpenApi(config, b)))],
     [ENDPOINTS.interoperability.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildInteroperability(config, b)))],
@@ -40,7 +47,11 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { ctx: AppCont
   for (const [path, type, body] of docs) {
     app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
       const vary = config.publicUrl ? {} : { vary: 'Host, X-Forwarded-Host, X-Forwarded-Proto' };
-      return reply.type(type).headers({ 'cache-control': 'public, max-age=300', ...vary }).send(body(request));
+      // With an ETag, so a cache revalidates the document (304) once its five minutes are up.
+      const doc = body(request);
+      reply.type(type).headers({ 'cache-control': 'public, max-age=300', etag: doc.etag, ...vary });
+      if (notModified(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
+      return reply.send(doc.text);
     });
   }
 }

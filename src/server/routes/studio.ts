@@ -12,12 +12,12 @@
  *   keeps its opener and the postMessage handoff works.
  * When the studio was not built, `/` says so (503) and the API is unaffected.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { etagOf, notModified } from '../etag.js';
 
 /** dist/studio: both src/server/routes and dist/server/routes are three levels below the package. */
 export const STUDIO_DIR = fileURLToPath(new URL('../../../dist/studio/', import.meta.url));
@@ -102,7 +102,7 @@ function readStudio(dir: string): Map<string, StaticFile> {
     const type = TYPES[extname(path).toLowerCase()];
     if (!type) continue;
     const body = readFileSync(path);
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    const etag = etagOf(body);
     const cacheControl = urlPath === '/index.html' ? PAGE : urlPath.startsWith('/assets/') ? IMMUTABLE : OTHER;
     files.set(urlPath, { body, type, etag, cacheControl });
   }
@@ -110,18 +110,6 @@ function readStudio(dir: string): Map<string, StaticFile> {
 }
 
 const NOT_BUILT = '<!doctype html><meta charset="utf-8"><title>v2a studio</title><p>The v2a studio has not been built. Run <code>npm run build:studio</code> (or <code>npm run build</code>) and restart the server. The API is available under /api/.</p>\n';
-
-/**
- * If-None-Match against a strong ETag, by weak comparison (RFC 9110 §13.1.2: a cache or a proxy
- * that compresses, nginx's gzip, makes the tag weak, `W/"..."`); `*` matches any current file.
- */
-function notModified(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((t) => {
-    const tag = t.trim();
-    return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag;
-  });
-}
 
 export async function studioRoutes(app: FastifyInstance, opts: { ctx: AppContext; dir?: string }): Promise<void> {
   const files = loadStudio(opts.dir);

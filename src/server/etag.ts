@@ -1,0 +1,19 @@
+/** Entity tags for the documents served from memory (the studio's files, the discovery documents). */
+import { createHash } from 'node:crypto';
+
+/** A strong ETag of `body`: its SHA-256, 27 base64url characters (160 bits). */
+export function etagOf(body: string | Uint8Array): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+}
+
+/**
+ * If-None-Match against a strong ETag, by weak comparison (RFC 9110 §13.1.2: a cache or a proxy
+ * that compresses, nginx's gzip, makes the tag weak, `W/"..."`); `*` matches any current document.
+ */
+export function notModified(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag;
+  });
+}
