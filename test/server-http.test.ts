@@ -712,6 +712,27 @@ describe('render: size limits while streaming', () => {
     assert.ok(result.written < TOTAL / 4, `the server stopped reading early (client wrote ${result.written} of ${TOTAL})`);
   });
 
+  test('a client still sending when the 413 comes reads it (a lingering close), not a reset: fetch streaming a body over the cap', async () => {
+    // undici writes on after the reply; a socket destroyed with its bytes unread was reset, and
+    // fetch failed with EPIPE instead of showing the 413 (the MCP SDK's transport is fetch). Seen
+    // with caps of some megabytes (the reply comes after the socket buffers have filled).
+    const server = await startTestServer({ V2A_MAX_IMAGE_BYTES: '8000000', V2A_WORKERS: '1' });
+    try {
+      const body = new TextEncoder().encode(JSON.stringify({ imageBase64: 'A'.repeat(20_000_000) }));
+      for (const path of [RENDER, '/api/mcp']) {
+        for (let i = 0; i < 3; i++) {
+          const stream = new ReadableStream({ start(c) { for (let o = 0; o < body.length; o += 1 << 20) c.enqueue(body.subarray(o, o + (1 << 20))); c.close(); } });
+          const r = await fetch(`${server.base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+          assert.equal(r.status, 413, path);
+          assert.equal(r.headers.get('connection'), 'close');
+          assert.equal(((await r.json()) as { type: string }).type, 'https://v2a.dev/problems/request-too-large');
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a JSON body over the limit for base64 of the maximum image is 413', async () => {
     const limit = jsonBodyLimit(LIMIT);
     const r = await postJson(`${small.base}${RENDER}`, { imageBase64: 'A'.repeat(limit + 10) });

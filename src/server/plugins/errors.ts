@@ -6,6 +6,7 @@
  * Unexpected errors are logged with their stack and answered 500 with a generic detail: a stack
  * trace or an internal path never reaches a client.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { V2aError } from '../../core/errors.js';
@@ -106,12 +107,30 @@ function hasUnreadBody(request: FastifyRequest): boolean {
   return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** Closes the connection after `reply`; a client that keeps sending is cut after a grace period. */
+/**
+ * Closes the connection after `reply`. A client still sending its body meanwhile has the rest read
+ * and dropped (a lingering close, as nginx's) until it ends or for CLOSE_GRACE_MS: closing with
+ * its bytes unread resets the connection, and a client that is still writing (undici, the MCP
+ * SDK's fetch) then reports `EPIPE`, never the reply that says why.
+ */
 export function closeAfter(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('connection', 'close');
-  const socket = request.raw.socket;
+  const raw = request.raw;
+  const socket = raw.socket as Socket & { destroySoon?: () => void };
+  if (!raw.readableEnded && typeof socket.destroySoon === 'function') {
+    // Node ends a `Connection: close` reply with destroySoon(): the socket is destroyed once the
+    // reply is written, with the body's bytes unread. Half-close instead (the server's sockets
+    // allow it) and go on reading.
+    socket.destroySoon = () => void socket.end();
+  }
   reply.raw.once('finish', () => {
-    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+    const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+    if (raw.readableEnded) return;
+    raw.once('end', () => {
+      clearTimeout(timer);
+      socket.destroy();
+    });
+    raw.resume();
   });
 }
 
