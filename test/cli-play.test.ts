@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { ROOT, V2A, ensureCliBuilt, runCli } from './helpers/cli-run.js';
+import { ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
 
 const hasPython = spawnSync('python3', ['-c', 'import pty, termios']).status === 0;
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
@@ -191,8 +191,7 @@ describe('v2a play: input and output', () => {
   });
 
   test('<(cat anim.gif): process substitution', { skip: hasBash ? false : 'no bash' }, () => {
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const r = spawnSync('bash', ['-c', `${V2A.map(q).join(' ')} play <(cat ${q(gif)}) --columns 20`], { cwd: ROOT, env: env(), encoding: 'utf8' });
+    const r = spawnSync('bash', ['-c', `${V2A.map(shellQuote).join(' ')} play <(cat ${shellQuote(gif)}) --columns 20`], { cwd: ROOT, env: env(), encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim().split('\n').length, 4);
   });
@@ -265,8 +264,7 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
 
   test('the terminal closed while a piped video plays: its temporary copy is removed too', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, () => {
     const tmp = mkdtempSync(join(dir, 'tmp-'));
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const r = inPty(['sh', '-c', `exec ${V2A.map(q).join(' ')} play - --loop 0 < ${q(clip)}`], [80, 24], [{ frames: 3, hangUp: true }], { TMPDIR: tmp });
+    const r = inPty(['sh', '-c', `exec ${V2A.map(shellQuote).join(' ')} play - --loop 0 < ${shellQuote(clip)}`], [80, 24], [{ frames: 3, hangUp: true }], { TMPDIR: tmp });
     assert.equal(r.code, 129);
     assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
   });
@@ -298,9 +296,8 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
   });
 
   test('in the background (&, or bg after Ctrl-Z) it plays on without stopping for the terminal; fg gives it the keys', { skip: hasBash ? false : 'no bash' }, () => {
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
-      { text: 'PROMPT$ ', write: `${play().map(q).join(' ')} &\n` },
+      { text: 'PROMPT$ ', write: `${play().map(shellQuote).join(' ')} &\n` },
       { frames: 3, sleep: 0.5, write: 'jobs\n' },
       { sleep: 0.5, write: 'fg\n' },
       { sleep: 0.5, write: '\x1a' },
@@ -321,9 +318,8 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
   });
 
   test('Ctrl-Z under a job-control shell: restored before the stop; fg: hidden and raw again, q works', { skip: hasBash ? false : 'no bash' }, () => {
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
-      { text: 'PROMPT$ ', write: `${play().map(q).join(' ')}\n` },
+      { text: 'PROMPT$ ', write: `${play().map(shellQuote).join(' ')}\n` },
       { frames: 3, write: '\x1a' },
       { text: 'Stopped', write: 'fg\n' },
       { text: '\x1b[?25l' },

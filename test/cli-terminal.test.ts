@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
+import { V2A_BIN, ensureCliBuilt, shellQuote } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const hasScript = spawnSync('script', ['--version']).status === 0;
 const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('ffprobe', ['-version']).status === 0;
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The environment of a plain colour terminal, without what the test runner's may carry. */
 function termEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -36,7 +35,7 @@ interface PtyRun { code: number | null; out: string }
  * into the terminal once the output so far satisfies `when` (e.g. Ctrl-C after some frames).
  */
 function inPty(args: readonly string[], size: { cols: number; rows: number }, env: Record<string, string>, keys?: { text: string; when: (out: string) => boolean }): Promise<PtyRun> {
-  const cmd = `stty rows ${size.rows} cols ${size.cols}; exec ${quote(process.execPath)} ${[V2A_BIN, ...args].map(quote).join(' ')}`;
+  const cmd = `stty rows ${size.rows} cols ${size.cols}; exec ${shellQuote(process.execPath)} ${[V2A_BIN, ...args].map(shellQuote).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

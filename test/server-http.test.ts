@@ -528,6 +528,11 @@ describe('render: bad input', () => {
       const p = assertProblem(await req('POST', RENDER, { headers: { 'content-type': type }, body: 'x=1' }), 415, 'unsupported-media-type', /; send application\/json or multipart\/form-data\.$/);
       assert.deepEqual(p.errors, [{ parameter: 'Content-Type', message: 'not application/json or multipart/form-data' }]);
     }
+    // A body with no Content-Type at all.
+    const none = await rawExchange(`POST ${RENDER} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc`);
+    assertRawProblem(none, 415, 'unsupported-media-type');
+    assert.equal(none.problem.detail, 'A Content-Type header is required: application/json or multipart/form-data.');
+    assert.deepEqual(none.problem.errors, [{ parameter: 'Content-Type', message: 'missing' }]);
   });
 
   test('a compressed body (Content-Encoding) is 415 naming the coding, on render and MCP; identity is read', async () => {

@@ -150,10 +150,11 @@ const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render 
 
 Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box
 of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the
-terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns, the fewest, is a usage
-error (exit 2), never art outside the box. Without any of them, on a terminal the art fits both its
-width and its height (one line left for the prompt; a very tall image keeps 8 columns and scrolls);
-COLUMNS and LINES, when set, are the terminal's size, also when piped.
+terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns,
+the fewest, is a usage error (exit 2), never art outside the box. Without any of them, on a
+terminal the art fits both its width and its height (one line left for the prompt; a very tall
+image keeps 8 columns and scrolls); COLUMNS and LINES, when set, are the terminal's size, also when
+piped.
 Piped without COLUMNS, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an
 extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of
 your terminal's cell (0.5 by default; 0.45 suits narrow fonts).

@@ -23,6 +23,9 @@ export async function ensureCliBuilt(): Promise<void> {
   });
 }
 
+/** `s` as one word of a POSIX shell command line. */
+export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
 export interface CliRun { code: number | null; stdout: string; stderr: string }
 
 /** Runs `v2a args` in the repository with `env`, standard input closed; its outputs as text. */

@@ -64,7 +64,7 @@ export class InFlightCalls {
   /** Cancels that came before their call, by key: when each was received. */
   private readonly early = new Map<string, number>();
 
-  constructor(private readonly earlyCancels: EarlyCancels = { keepMs: 120_000, most: 10_000 }) {}
+  constructor(private readonly earlyCancels: EarlyCancels) {}
 
   /** Registers the requests of `body` under `session` (a fresh, never aborted signal without one). */
   track(session: string | undefined, body: unknown): TrackedCall {

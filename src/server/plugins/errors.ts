@@ -161,8 +161,9 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
     const causes = causeCodes(problem.cause);
     request.log.warn({ problem: problem.slug, detail: problem.detail, ...(causes.length ? { causes } : {}) }, 'request failed');
   }
-  // The client may still be sending a body we refuse to read (413, 415, a 503 or 429 before the
-  // body, a timeout): close the connection after the reply instead of reading the rest.
+  // The client may still be sending a body we refuse (413, 415, a 503 or 429 before the body, a
+  // timeout): close the connection after the reply. (The onSend hook below does the same for every
+  // reply; Fastify's frameworkErrors, answered here too, pass no onSend hook.)
   if (hasUnreadBody(request)) closeAfter(request, reply);
   return sendProblem(request, reply, problem);
 }
