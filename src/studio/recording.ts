@@ -19,6 +19,7 @@ const recInfo = $('#rec-info');
 const MAX_LINES = 3000;
 const MAX_WEBM_MS = 5 * 60_000;
 let webmTimer: ReturnType<typeof setTimeout> | undefined;
+let meterTimer: ReturnType<typeof setInterval> | undefined;
 
 export function updateWants(): void {
   send({ t: 'wants', compact: handoffWantsCompact(), compactLine: state.recording?.kind === 'ndjson' });
@@ -44,11 +45,12 @@ function startRecording(): void {
       return;
     }
     const recorder = new MediaRecorder(stream, { mimeType: type, videoBitsPerSecond: 4_000_000 });
-    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], bytes: 0, started: performance.now() };
+    const rec = { kind: 'webm' as const, recorder, chunks: [] as Blob[], bytes: 0, started: performance.now(), stopped: 0 };
     recorder.addEventListener('dataavailable', (e) => {
       if (!e.data.size) return;
       rec.chunks.push(e.data);
       rec.bytes += e.data.size;
+      webmMeter(rec);
     });
     recorder.addEventListener('stop', () => {
       stream.getTracks().forEach((t) => t.stop());
@@ -61,7 +63,7 @@ function startRecording(): void {
       const name = `${exportBase()}-clip.webm`;
       void new Blob(rec.chunks).arrayBuffer().then((bytes) => {
         // The frames the file holds (the encoder takes fewer than the art's results), and its length.
-        const clip = finishWebm(new Uint8Array(bytes));
+        const clip = finishWebm(new Uint8Array(bytes), rec.stopped - rec.started);
         const blob = new Blob([...clip.parts], { type: 'video/webm' });
         downloadBlob(blob, name);
         say(`Clip saved: ${clip.frames} frames as WebM (${Math.round(blob.size / 1024)} KiB).`);
@@ -70,6 +72,9 @@ function startRecording(): void {
     recorder.start(1000);
     state.recording = rec;
     webmTimer = setTimeout(stopRecording, MAX_WEBM_MS);
+    // On a clock, not on the art's results: a paused source records on, its art held.
+    webmMeter(rec);
+    meterTimer = setInterval(() => webmMeter(rec), 250);
   } else {
     state.recording = { kind: 'ndjson', lines: [] };
   }
@@ -84,12 +89,14 @@ export function stopRecording(): void {
   if (!rec) return;
   state.recording = null;
   clearTimeout(webmTimer);
+  clearInterval(meterTimer);
   recordBtn.setAttribute('aria-pressed', 'false');
   recordBtn.textContent = 'Record clip';
   recordAs.disabled = false;
   recInfo.textContent = '';
   updateWants();
   if (rec.kind === 'webm') {
+    rec.stopped = performance.now();
     if (rec.recorder.state !== 'inactive') rec.recorder.stop();
     return;
   }
@@ -99,18 +106,20 @@ export function stopRecording(): void {
   }
 }
 
+/**
+ * A WebM recording's time, and its size once the encoder has written (a busy machine's encoder may
+ * lag the art by seconds, and a clip stopped before then has nothing to save). The frames it
+ * holds are known once it is saved (see finishWebm).
+ */
+function webmMeter(rec: { started: number; bytes: number }): void {
+  if (state.recording !== rec) return;
+  const s = Math.floor((performance.now() - rec.started) / 1000);
+  recInfo.textContent = rec.bytes ? `● ${s} s, ${Math.max(1, Math.round(rec.bytes / 1024))} KiB` : `● ${s} s`;
+}
+
 export function onFrameForRecording(r: ResultInfo): void {
   const rec = state.recording;
-  if (!rec) return;
-  if (rec.kind === 'webm') {
-    // Its time, and its size once the encoder has written (a busy machine's encoder may lag the
-    // art by seconds, and a clip stopped before then has nothing to save). The frames it holds are
-    // known once it is saved (see finishWebm).
-    const s = Math.floor((performance.now() - rec.started) / 1000);
-    recInfo.textContent = rec.bytes ? `● ${s} s, ${Math.max(1, Math.round(rec.bytes / 1024))} KiB` : `● ${s} s`;
-    return;
-  }
-  if (!r.compactLine) return;
+  if (rec?.kind !== 'ndjson' || !r.compactLine) return;
   rec.lines.push(r.compactLine);
   recInfo.textContent = `● ${rec.lines.length} frames`;
   if (rec.lines.length >= MAX_LINES) stopRecording();

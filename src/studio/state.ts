@@ -91,7 +91,7 @@ export const state = {
   frameInFlight: 0,
   newFrame: false,
   /** Recording: json-compact lines, or a WebM MediaRecorder. */
-  recording: null as null | { kind: 'ndjson'; lines: string[] } | { kind: 'webm'; recorder: MediaRecorder; chunks: Blob[]; bytes: number; started: number },
+  recording: null as null | { kind: 'ndjson'; lines: string[] } | { kind: 'webm'; recorder: MediaRecorder; chunks: Blob[]; bytes: number; started: number; stopped: number },
   /** The a2v handoff. */
   manifest: null as HandoffManifest | null,
   handoff: null as HandoffSession | null,

@@ -3,13 +3,16 @@
  * unknown size, no Duration, no Cues), finished for saving: the frames it holds are counted (the
  * studio renders more results than the recorder encodes), and its duration, which MediaRecorder
  * cannot know when it writes the header, is written into the Segment's Info, so players show the
- * clip's length and can seek in it. A pure module: the tests call it in Node.
+ * clip's length and can seek in it. The canvas's stream has frames only when the art is repainted,
+ * so a clip whose art stood still at its end (a video that ended, a paused source) would be cut
+ * short; given the time recorded, the duration spans it, the last frame held to the end, as the
+ * user saw it. A pure module: the tests call it in Node.
  */
 
 const SEGMENT = 0x18538067, CLUSTER = 0x1f43b675, BLOCK_GROUP = 0xa0;
 const INFO = 0x1549a966, TIMECODE_SCALE = 0x2ad7b1, DURATION = 0x4489, TIMECODE = 0xe7, BLOCK = 0xa1, SIMPLE_BLOCK = 0xa3;
 /** Elements walked into (their children follow in place); all others are stepped over. */
-const WALKED_INTO = new Set([SEGMENT, CLUSTER, BLOCK_GROUP]);
+const WALKED_INTO = new Set([SEGMENT, INFO, CLUSTER, BLOCK_GROUP]);
 
 /** An EBML variable-length integer at `i`: `marker` keeps its length marker (element ids do). */
 function vint(b: Uint8Array, i: number, marker: boolean): { value: number; length: number; unknown: boolean } {
@@ -37,7 +40,8 @@ export interface FinishedClip {
   readonly parts: readonly Uint8Array<ArrayBuffer>[];
 }
 
-export function finishWebm(b: Uint8Array<ArrayBuffer>): FinishedClip {
+/** `recordedMs`: how long the recording ran (the duration is at least that). */
+export function finishWebm(b: Uint8Array<ArrayBuffer>, recordedMs = 0): FinishedClip {
   let frames = 0, scale = 1_000_000, cluster = 0, first = Infinity, last = -Infinity;
   let info: { start: number; data: number; end: number } | null = null;
   let hasDuration = false;
@@ -62,8 +66,9 @@ export function finishWebm(b: Uint8Array<ArrayBuffer>): FinishedClip {
     i = WALKED_INTO.has(id.value) ? data : end;
   }
   if (!info || hasDuration || !frames || info.end > b.length) return { frames, parts: [b] };
-  // The last frame lasts as long as the mean frame; in ticks of the TimecodeScale (ns).
-  const ticks = last + (frames > 1 ? (last - first) / (frames - 1) : 1e9 / 30 / scale);
+  // The last frame lasts as long as the mean frame, or until the recording stopped; in ticks of
+  // the TimecodeScale (ns).
+  const ticks = Math.max(last + (frames > 1 ? (last - first) / (frames - 1) : 1e9 / 30 / scale), (recordedMs * 1e6) / scale);
   const duration = new Uint8Array(11);
   duration.set([0x44, 0x89, 0x88]);
   new DataView(duration.buffer).setFloat64(3, ticks);
