@@ -1,6 +1,6 @@
 /**
  * Every request ends in the logs and the HTTP metrics, also those Fastify never routes: replies of
- * Node's own HTTP parser (400, 431, 408: one line with the problem's traceId, counted under the
+ * Node's own HTTP parser (400, 414, 431, 408: one line with the problem's traceId, counted under the
  * route `unparsed`, `instance` the path when it was read, else /) and requests whose client went away
  * before the reply (one "request aborted" line, counted with status 499; an abandoned render is
  * `cancelled` in v2a_renders_total, not an error).
@@ -56,13 +56,14 @@ async function metric(name: string, labels: string): Promise<number> {
 }
 
 describe('replies of Node\'s HTTP parser', () => {
-  test('400, 431 and 408 are each logged once with their traceId and counted under route="unparsed"; instance the path when it was read, else /', async () => {
+  test('400, 414, 431 and 408 are each logged once with their traceId and counted under route="unparsed"; instance the path when it was read, else /', async () => {
     const before400 = await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="400"');
     const cases = [
       { data: 'GET /api/health HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n', status: 400, slug: 'invalid-request', instance: '/api/health' },
       // (Its path counts as read only when the failed read holds all the connection sent: 20 kB
       // arrive in one read on loopback, but nothing promises it.)
-      { data: `GET /api/health?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, status: 431, slug: 'headers-too-large', instance: ['/api/health', '/'] },
+      { data: `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Filler: ${'q'.repeat(20_000)}\r\n\r\n`, status: 431, slug: 'headers-too-large', instance: ['/api/health', '/'] },
+      { data: `GET /api/health?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, status: 414, slug: 'uri-too-long', instance: '/api/health' },
       { data: 'GET /api/hea', status: 408, slug: 'request-timeout', instance: '/' },
     ];
     for (const c of cases) {
@@ -80,6 +81,7 @@ describe('replies of Node\'s HTTP parser', () => {
     }
     assert.equal(await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="400"'), before400 + 1);
     assert.equal(await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="431"'), 1);
+    assert.equal(await metric('v2a_http_requests_total', 'method="GET",route="unparsed",status="414"'), 1);
     assert.equal(await metric('v2a_http_requests_total', 'method="other",route="unparsed",status="408"'), 1);
   });
 });

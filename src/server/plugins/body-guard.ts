@@ -19,7 +19,7 @@
  *   and counted in the HTTP metrics, and the connection is closed. So is CONNECT (405): Node
  *   would destroy its socket without a reply.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -139,7 +139,7 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
   };
 });
 
-/** Node parser error codes answered 431; every other parser error is 400 (timeouts 408). */
+/** Node parser error codes answered 431 (414 when the request line overflows); every other parser error is 400 (timeouts 408). */
 const HEADER_OVERFLOW = new Set(['HPE_HEADER_OVERFLOW']);
 
 /**
@@ -151,6 +151,17 @@ function requestLineOf(rawPacket: unknown, socket: Socket): { method: string; pa
   if (!Buffer.isBuffer(rawPacket) || rawPacket.length !== socket.bytesRead) return undefined;
   const m = /^([A-Z]{1,20}) (?:(\/[\x21-\x7e]{0,2000}?)[ ?#])?/.exec(rawPacket.toString('latin1', 0, 2048));
   return m ? { method: m[1]!, ...(m[2] !== undefined ? { path: m[2] } : {}) } : undefined;
+}
+
+/**
+ * Whether an overflow is the request line's own (RFC 9110 §15.5.15: 414, not 431): it is when the
+ * failed read holds all the connection sent and its first line alone is over the parser's limit.
+ * A line that came over several reads cannot be told from headers that did, and stays 431.
+ */
+function requestLineOverflows(rawPacket: unknown, socket: Socket): boolean {
+  if (!Buffer.isBuffer(rawPacket) || rawPacket.length !== socket.bytesRead) return false;
+  const eol = rawPacket.indexOf(0x0a);
+  return eol < 0 || eol > maxHeaderSize;
 }
 
 interface RawRequest {
@@ -208,6 +219,8 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
   let problem: HttpProblem;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     problem = new HttpProblem('request-timeout', 'The request headers or body did not arrive in time (V2A_HEADERS_TIMEOUT_MS, V2A_REQUEST_TIMEOUT_MS); the connection is closed.');
+  } else if (HEADER_OVERFLOW.has(err.code ?? '') && requestLineOverflows(err.rawPacket, socket)) {
+    problem = new HttpProblem('uri-too-long', 'The request line is longer than the server reads (16 KiB with the headers); the connection is closed.');
   } else if (HEADER_OVERFLOW.has(err.code ?? '')) {
     problem = new HttpProblem('headers-too-large', 'The request line and headers are larger than the server reads; the connection is closed.');
   } else {
