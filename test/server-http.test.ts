@@ -1011,6 +1011,20 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     const r = await req('GET', '/api/health', { headers: { origin: 'https://app.example' } });
     assert.equal(r.headers.get('access-control-allow-origin'), '*');
     assert.match(r.headers.get('access-control-expose-headers') ?? '', /traceparent.*x-auto-director/);
+    // A preflight to a path nothing serves is still 204: the browser then shows the real 404.
+    assert.equal((await call(`${server.base}/nope`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })).status, 204);
+  });
+
+  test('OPTIONS that is no preflight says what the path serves (RFC 9110 §9.3.7): Allow, or 404', async () => {
+    for (const [path, allow] of [[RENDER, 'POST, OPTIONS'], ['/api/health', 'GET, HEAD, OPTIONS']] as const) {
+      const r = await call(`${server.base}${path}`, { method: 'OPTIONS' });
+      assert.equal(r.status, 204, path);
+      assert.equal(r.headers.get('allow'), allow, path);
+    }
+    const none = await call(`${server.base}/nope?x=1`, { method: 'OPTIONS' });
+    assert.equal(none.status, 404);
+    assert.equal(none.json.type, 'https://v2a.dev/problems/not-found');
+    assert.equal(none.json.instance, '/nope');
   });
 
   test('CORS with a list: only listed origins are allowed', async () => {

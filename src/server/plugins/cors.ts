@@ -6,6 +6,7 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config.js';
+import { methodsAt, notFound, requestPath, sendProblem } from './errors.js';
 
 export const CORS_ALLOWED_HEADERS = [
   'content-type', 'accept', 'traceparent', 'tracestate', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id',
@@ -25,5 +26,19 @@ export async function registerCors(app: FastifyInstance, config: ServerConfig): 
     credentials: false,
     maxAge: 600,
     strictPreflight: false,
+    // The CORS headers are set, then the hook below answers.
+    preflightContinue: true,
+  });
+  // A preflight is 204 on any path (a browser then shows the real request's 404, not a CORS
+  // failure). Any other OPTIONS asks what the path serves (RFC 9110 §9.3.7): 204 with Allow, or
+  // 404 where nothing is.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'OPTIONS') return;
+    if (request.headers['access-control-request-method'] === undefined) {
+      const methods = methodsAt(app, requestPath(request));
+      if (!methods.length) return sendProblem(request, reply, notFound(requestPath(request)));
+      reply.header('allow', [...methods, 'OPTIONS'].join(', '));
+    }
+    return reply.code(204).header('content-length', '0').send();
   });
 }

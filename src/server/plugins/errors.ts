@@ -20,6 +20,11 @@ const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE',
 /** The 404 of a path nothing answers at (the router's, and a route's own refusal of a spelling). */
 export const notFound = (path: string): HttpProblem => new HttpProblem('not-found', `There is nothing at ${path}.`);
 
+/** The methods routed at `path` (OPTIONS, answered on every path, aside). */
+export function methodsAt(app: FastifyInstance, path: string): HTTPMethods[] {
+  return METHODS.filter((method) => app.hasRoute({ url: path, method }));
+}
+
 /** The request path without the query string. */
 export function requestPath(request: FastifyRequest): string {
   const url = request.raw.url ?? request.url ?? '/';
@@ -216,7 +221,7 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
   /** 404, or 405 naming the methods the path has. */
   function noRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const path = requestPath(request);
-    const allowed = METHODS.filter((method) => method !== request.method && app.hasRoute({ url: path, method }));
+    const allowed = methodsAt(app, path).filter((method) => method !== request.method);
     if (allowed.length > 0 && request.method !== 'OPTIONS') {
       const allow = allowed.join(', ');
       return sendProblem(request, reply, new HttpProblem('method-not-allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { allow } }));
