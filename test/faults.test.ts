@@ -642,11 +642,16 @@ describe('shutdown', () => {
     await mcp.until('100 Continue');
     await mcp.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"imageBase64":"AAAA');
     child.kill('SIGTERM');
+    // The stalled upload is answered 503, then its body comes whole (within the 2 s the rest of a
+    // refused body is read and dropped): its render must not run, nor its route answer again.
+    await stalled.until('shutting-down');
+    await stalled.write(Buffer.concat([body.subarray(100), Buffer.alloc(100, 0x20)]));
     const [code, stalledReply, mcpReply, runningReply] = await Promise.all([exited, stalled.reply(), mcp.reply(), running.reply()]);
     assert.equal(code, 0, out.slice(-2000));
     assertRawProblem(stalledReply, 503, 'shutting-down');
     assertRawProblem(mcpReply, 503, 'shutting-down');
     assert.equal(runningReply.status, 200, 'the running render finished');
+    assert.doesNotMatch(out, /already sent|Promise errored|"level":50/, 'a request answered 503 is not answered again, nor its error logged');
   });
 
   it('graceful shutdown in process cuts stalled uploads and completes', async () => {

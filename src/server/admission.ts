@@ -11,12 +11,13 @@
  * - Units are released exactly once, when the response emits `close`: Node emits it after the
  *   reply is written, and when the socket closes first (client gone, timeout, request aborted,
  *   response cut short). No other path releases, so none can be missed or doubled.
- * - `signal` aborts when the socket closes before the reply was written: a queued render leaves
- *   the pool's queue at once, a running one has its result discarded (the pool frees its worker
- *   when libvips/JS returns).
+ * - `signal` aborts when the response is done before the route was: the socket closed before the
+ *   reply was written, or another answered it (an upload cut at shutdown, a body timeout). A
+ *   queued render leaves the pool's queue at once, a running one has its result discarded (the
+ *   pool frees its worker when libvips/JS returns).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientClosed, HttpProblem } from './problem.js';
+import { answeredElsewhere, clientClosed, HttpProblem } from './problem.js';
 
 interface Ticket {
   units: number;
@@ -36,7 +37,7 @@ export interface Admission {
   grow(request: FastifyRequest, units: number): void;
   /** Units an admitted request holds. */
   held(request: FastifyRequest): number;
-  /** Aborted when the request's socket closed before its reply was written. */
+  /** Aborted when the request's response is done: its socket closed first, or it was answered. */
   signalOf(request: FastifyRequest): AbortSignal;
   /** Units in use. */
   readonly inFlight: number;
@@ -95,7 +96,8 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
       take(client, units);
       tickets.set(request, ticket);
       reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) ticket.abort.abort(clientClosed());
+        // After the route's own reply its work is done, and the abort reaches no one.
+        ticket.abort.abort(reply.raw.writableFinished ? answeredElsewhere() : clientClosed());
         if (ticket.released) return;
         ticket.released = true;
         give(client, ticket.units);

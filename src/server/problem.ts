@@ -102,3 +102,8 @@ export const parameterDetail = fieldDetail;
 export function clientClosed(): HttpProblem {
   return new HttpProblem('interrupted', 'The client closed the connection before the reply.');
 }
+
+/** The request was answered before its route was done (an upload cut at shutdown, a timeout). */
+export function answeredElsewhere(): HttpProblem {
+  return new HttpProblem('interrupted', 'The request was answered before its render was done.');
+}

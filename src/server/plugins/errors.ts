@@ -173,6 +173,22 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
   return sendProblem(request, reply, problem);
 }
 
+/**
+ * A route handler whose request another may answer while it works (an upload cut at shutdown, a
+ * body timeout): the admission signal then stops its work, and what it throws is dropped instead
+ * of answering twice. (The handler checks `reply.sent` before its own reply.)
+ */
+export function untilAnswered<H extends (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>>(handler: H): H {
+  return (async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      return await handler(request, reply);
+    } catch (err) {
+      if (reply.sent) return undefined;
+      throw err;
+    }
+  }) as H;
+}
+
 /** RFC 9110 §7.2 Host: uri-host [ ":" port ], uri-host an IP literal or a reg-name (RFC 3986). */
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{0,5}))?$/;
 

@@ -26,6 +26,7 @@ import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
+import { untilAnswered } from '../plugins/errors.js';
 import { HttpProblem } from '../problem.js';
 import { parseLifted } from '../json-lift.js';
 import { readBody } from '../read-body.js';
@@ -142,7 +143,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     method: 'POST',
     url: ENDPOINTS.mcp.path,
     ...limitedRoute(ctx.limiter, admit),
-    handler: async (request, reply) => {
+    handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
         throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`, { errors: [{ parameter: 'Origin', message: 'not allowed' }] });
@@ -185,12 +186,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       } finally {
         tracked.done();
       }
+      if (reply.sent) return undefined;
       reply.header('cache-control', 'no-store');
       // A new session id with each initialize: it keys this client's calls for notifications/cancelled.
       if (result.status === 200 && isInitialize(body)) reply.header('mcp-session-id', newSessionId());
       // Cancelled by the client (notifications/cancelled): it expects no answer.
       if (result.status === 202 || tracked.signal.aborted) return reply.code(202).send();
       return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result.body));
-    },
+    }),
   });
 }

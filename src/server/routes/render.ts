@@ -21,6 +21,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { limitedRoute } from '../plugins/rate-limit.js';
+import { untilAnswered } from '../plugins/errors.js';
 import { readBody } from '../read-body.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { HttpProblem } from '../problem.js';
@@ -72,7 +73,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     method: 'POST',
     url: ENDPOINTS.render.path,
     ...limitedRoute(ctx.limiter, admit),
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+    handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const query = queryParams(request);
       const type = bodyTypes.get(request);
       if (!type) throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
@@ -89,6 +90,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
           inputTiming: { start, end: nowMs() },
         },
       );
+      if (reply.sent) return undefined;
       return reply
         .code(200)
         .header('content-type', out.contentType)
@@ -96,6 +98,6 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
         .header('x-auto-director', autoDirectorHeader(out.director))
         .header('cache-control', 'no-store')
         .send(out.body);
-    },
+    }),
   });
 }
