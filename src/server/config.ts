@@ -433,7 +433,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: DEFAULT_OTLP_ENDPOINT,
-    meaning: 'With PLATFORM_API_KEY set: OTLP/HTTP collector base URL (http or https; anything else stops the start-up, exit 2); spans are POSTed as OTLP JSON to {endpoint}/v1/traces. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_BSP_* and OTEL_RESOURCE_ATTRIBUTES are honoured as the OpenTelemetry specification defines; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn the export off. Read from the process environment.',
+    meaning: 'With PLATFORM_API_KEY set: OTLP/HTTP collector base URL (http or https; anything else stops the start-up, exit 2); spans are POSTed as OTLP JSON to {endpoint}/v1/traces. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_BSP_* and OTEL_RESOURCE_ATTRIBUTES are honoured as the OpenTelemetry specification defines; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn the export off. Only the JSON encoding is sent: OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL other than http/json (http/protobuf, grpc) is warned about at start-up. Read from the process environment.',
     apply: () => {},
     value: (_c, env) => displayUrl(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined) ?? displayUrl(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || DEFAULT_OTLP_ENDPOINT),
   },
