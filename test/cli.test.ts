@@ -388,6 +388,29 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.ok(readFileSync(same).equals(before));
   });
 
+  test('-o naming the file standard input reads (- < photo.png) is refused, and the photo is left alone', () => {
+    const same = join(dir, 'stdin-same.png');
+    copyFileSync(png, same);
+    const before = readFileSync(same);
+    for (const out of [same, '/dev/stdin']) {
+      const fd = openSync(same, 'r');
+      try {
+        const r = spawnSync(process.execPath, [V2A_BIN, '-', '--columns', '8', '-o', out], { cwd: ROOT, env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '' }, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8' });
+        assert.equal(r.status, 2, out);
+        assert.match(r.stderr, /^v2a: -o\/--output '.*' is the file standard input reads: refusing to overwrite it\n$/);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    assert.ok(readFileSync(same).equals(before));
+  });
+
+  test('file names and values are shown with their control characters escaped: one line, no escape sequence reaches the terminal', async () => {
+    const r = await v2a(['render', join(dir, 'no\npe\u001b]0;title\u0007.png')]);
+    assert.equal(r.code, 4);
+    assert.match(r.stderr, /^v2a: cannot read '.*no\\u000ape\\u001b\]0;title\\u0007\.png': no such file or directory\n$/);
+  });
+
   test('standard input that is a directory -> exit 4 naming it, not "the image is empty"', () => {
     const fd = openSync(dir, 'r');
     try {

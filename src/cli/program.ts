@@ -124,18 +124,27 @@ export function reportError(err: unknown): number {
   }
   debugStack(err);
   let code: number = EXIT.internal;
-  let message: string;
+  let lines: string[];
   // An internal error with a cause is a bug caught by the render job: show the cause.
   if (err instanceof V2aError && (err.code !== 'internal-error' || err.cause === undefined)) {
     code = err.info.exit;
     // One line per parameter at fault; every other error is one line.
-    message = err.code === 'invalid-parameters' && err.errors ? err.errors.map((e) => e.message).join('\nv2a: ') : err.message;
+    lines = err.code === 'invalid-parameters' && err.errors ? err.errors.map((e) => e.message) : [err.message];
   } else {
     const cause = err instanceof V2aError && err.cause !== undefined ? err.cause : err;
-    message = internalMessage(cause instanceof Error ? cause.message : String(cause));
+    lines = [internalMessage(cause instanceof Error ? cause.message : String(cause))];
   }
-  process.stderr.write(`v2a: ${message}\n`);
+  process.stderr.write(lines.map((line) => `v2a: ${printable(line)}\n`).join(''));
   return code;
+}
+
+/**
+ * `text` with its control characters escaped (\u001b, \n): a file name or value from the command
+ * line may hold an escape sequence (a terminal title, colours) or a line break, and messages are
+ * one line each, shown as typed.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
@@ -161,7 +170,7 @@ export async function run(argv: readonly string[], registrars: readonly CommandR
     }
     const unknown = unknownCommand(program, argv);
     if (unknown !== undefined) {
-      process.stderr.write(`v2a: unknown command '${unknown}' (and no such file) ${HELP_HINT}\n`);
+      process.stderr.write(`v2a: unknown command '${printable(unknown)}' (and no such file) ${HELP_HINT}\n`);
       return EXIT.usage;
     }
     await program.parseAsync([...argv]);

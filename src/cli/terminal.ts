@@ -35,8 +35,20 @@ export function once(flag: string): (value: string, previous: unknown) => string
 export function outputFile(value: string | undefined, input: string): string | undefined {
   if (value === '-' || value === undefined) return undefined;
   if (value === '') throw usageError('-o/--output needs a file name (- for standard output)');
-  if (input !== '-' && sameFile(value, input)) throw usageError(`-o/--output '${value}' is the input file: refusing to overwrite it`);
+  if (input === '-' ? isStandardInput(value) : sameFile(value, input)) {
+    throw usageError(`-o/--output '${value}' is ${input === '-' ? 'the file standard input reads' : 'the input file'}: refusing to overwrite it`);
+  }
   return value;
+}
+
+/** `path` is the file standard input was opened on (`v2a - -o photo.png < photo.png`). */
+function isStandardInput(path: string): boolean {
+  try {
+    const x = statSync(path), y = fstatSync(0);
+    return y.isFile() && x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 /** Both paths name one existing file (device and inode): links and other spellings included. */
