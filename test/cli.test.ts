@@ -513,6 +513,21 @@ describe('v2a render', { concurrency: 4 }, () => {
     const loop = await v2a(['render', png, '--loop', '2']);
     assert.equal(loop.code, 2);
   });
+
+  test('--loop piped or with -o is refused (the frames are written once), and a bad count names --loop', async () => {
+    const out = join(dir, 'looped.ndjson');
+    const [piped, file, bad] = await Promise.all([
+      v2a(['play', gif, '--loop', '3']),
+      v2a(['render', gif, '--animate', '--loop', '0', '-o', out]),
+      v2a(['play', gif, '--loop', 'x']),
+    ]);
+    assert.deepEqual([piped.code, piped.stdout.length], [2, 0]);
+    assert.equal(piped.stderr, 'v2a: --loop applies to playing on a terminal; piped, the frames are written once as NDJSON\n');
+    assert.equal(file.code, 2);
+    assert.match(file.stderr, /with -o, the frames are written once/);
+    assert.ok(!existsSync(out));
+    assert.equal(bad.stderr, 'v2a: --loop must be an integer from 0 (forever) to 1000000 (got "x")\n');
+  });
 });
 
 describe('v2a decode', { concurrency: 4 }, () => {

@@ -11,8 +11,9 @@
  *   playback-terminal.ts's. A size that came from the terminal follows it when it is resized: the
  *   clip goes on at the next frame, rendered for the new size. A terminal without cursor
  *   addressing (TERM=dumb) is refused.
- * - Otherwise (piped, or -o): NDJSON, one json-compact object per line per frame. --format is
- *   refused unless it is json-compact: silently writing something else than asked is worse.
+ * - Otherwise (piped, or -o): NDJSON, one json-compact object per line per frame, once (--loop
+ *   is refused). --format is refused unless it is json-compact: silently writing something else
+ *   than asked is worse.
  *
  * A still image is one frame. The input is any file, a pipe or FIFO (`<(...)`), or `-`; what is
  * read into memory is bounded by V2A_MAX_IMAGE_BYTES. A video file is not read: ffmpeg streams it
@@ -50,7 +51,7 @@ function parseLoop(raw: string | undefined): number {
   const t = raw.trim();
   const n = /^\d{1,7}$/.test(t) ? Number(t) : NaN;
   if (!(Number.isInteger(n) && n >= 0 && n <= MAX_LOOP)) {
-    throw usageError(`loop must be an integer from 0 (forever) to ${MAX_LOOP} (got ${JSON.stringify(raw)})`);
+    throw usageError(`--loop must be an integer from 0 (forever) to ${MAX_LOOP} (got ${JSON.stringify(raw)})`);
   }
   return n;
 }
@@ -78,7 +79,11 @@ function chooseMode(opts: AnimateOptions): Mode {
   if (named.length && !named.includes('json-compact')) {
     throw usageError(`an animation is written as NDJSON of json-compact; the output file extension .${ext} (${named.join(' or ')}) does not fit: use .ndjson or .json`);
   }
-  parseLoop(opts.loop); // validated even though only playback uses it
+  // Written once: a count of passes would be silently dropped (or, 0, never end).
+  if (opts.loop !== undefined) {
+    parseLoop(opts.loop);
+    throw usageError(`--loop applies to playing on a terminal; ${output === undefined ? 'piped' : 'with -o'}, the frames are written once as NDJSON`);
+  }
   return { kind: 'ndjson', output };
 }
 
