@@ -567,16 +567,16 @@ describe('v2a decode', { concurrency: 4 }, () => {
     assert.ok(!existsSync(join(dir, 'frame-0004.png')));
   });
 
-  test('decode bounds the picture it makes by V2A_MAX_IMAGE_PIXELS: a usage error naming the size, not an internal error', async () => {
+  test('decode bounds the picture it makes by V2A_MAX_IMAGE_PIXELS: exit 3 naming the size, as for an image over it, not an internal error', async () => {
     const rendered = await v2a(['render', png, '--columns', '200', '--format', 'json-compact']);
     const rows = decodeCompact(rendered.text.trim()).rows;
     // 200 x rows cells of 256 x 256 px: an allocation of gigabytes ("Invalid typed array length").
     const huge = await v2a(['decode', '-', '--cell-width', '256', '--cell-height', '256', '-o', join(dir, 'huge.png')], { input: rendered.stdout });
-    assert.equal(huge.code, 2);
-    assert.equal(huge.stderr, `v2a: the PNG would be 51200 x ${rows * 256} px, over the limit of 50,000,000 pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height\n`);
+    assert.equal(huge.code, 3);
+    assert.equal(huge.stderr, `v2a: the PNG of 200 x ${rows} cells of 256 x 256 px would be 51200 x ${rows * 256} px, over the limit of 50,000,000 pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height, or raise the limit\n`);
     assert.ok(!existsSync(join(dir, 'huge.png')));
     const limited = await v2a(['decode', '-'], { input: rendered.stdout, env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
-    assert.equal(limited.code, 2);
+    assert.equal(limited.code, 3);
     assert.match(limited.stderr, /over the limit of 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)/);
   });
 
@@ -587,6 +587,11 @@ describe('v2a decode', { concurrency: 4 }, () => {
     const junk = await v2a(['decode', garbage]);
     assert.equal(junk.code, 3);
     assert.match(junk.stderr, /invalid json-compact: not JSON/);
+    // NDJSON: the line of the file, blank lines counted.
+    const doc = (await v2a(['render', png, '--columns', '8', '--format', 'json-compact'])).text.trim();
+    const lines = await v2a(['decode', '-', '-o', join(dir, 'lines.png')], { input: `${doc}\n\n${doc}\n\n{"v":1}\n` });
+    assert.equal(lines.code, 3);
+    assert.match(lines.stderr, /^v2a: invalid json-compact: line 5: document lacks "columns"\n$/);
   });
 
   test('an invalid --cell-width -> exit 2', async () => {

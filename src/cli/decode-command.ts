@@ -32,23 +32,24 @@ function parseCellSize(raw: string | undefined, flag: string, fallback: number):
  */
 export function parseDocuments(text: string): DecodedCompact[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const lines = body.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  // Blank lines are skipped, and errors name the line of the file (not the document's number).
+  const lines = body.split('\n').map((text, i) => ({ text: text.trim(), n: i + 1 })).filter((l) => l.text !== '');
   if (lines.length === 0) throw new CompactDecodeError('the input is empty');
   let ndjson = false;
   if (lines.length > 1) {
     try {
-      JSON.parse(lines[0]!);
+      JSON.parse(lines[0]!.text);
       ndjson = true;
     } catch {
       ndjson = false;
     }
   }
   if (!ndjson) return [decodeCompact(body)];
-  return lines.map((line, i) => {
+  return lines.map(({ text, n }) => {
     try {
-      return decodeCompact(line);
+      return decodeCompact(text);
     } catch (err) {
-      if (err instanceof CompactDecodeError) throw new CompactDecodeError(`line ${i + 1}: ${err.message.replace(/^invalid json-compact: /, '')}`);
+      if (err instanceof CompactDecodeError) throw new CompactDecodeError(`line ${n}: ${err.message.replace(/^invalid json-compact: /, '')}`);
       throw err;
     }
   });
@@ -89,7 +90,8 @@ async function decodeAction(file: string, cmd: Command): Promise<void> {
   for (const doc of docs) {
     const width = doc.columns * cellWidth, height = doc.rows * cellHeight;
     if (width * height > maxPixels) {
-      throw usageError(`the PNG would be ${width} x ${height} px, over the limit of ${maxPixels.toLocaleString('en-US')} pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height`);
+      // The input's size as much as the flags': exit 3, as for a decoded image over the limit.
+      throw new V2aError('image-too-large', `the PNG of ${doc.columns} x ${doc.rows} cells of ${cellWidth} x ${cellHeight} px would be ${width} x ${height} px, over the limit of ${maxPixels.toLocaleString('en-US')} pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height, or raise the limit`);
     }
   }
   const { default: sharp } = await sharpModule;
