@@ -255,6 +255,28 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(bad.stderr, /^v2a: --host must be /);
   });
 
+  test('integer flags take a sign and leading zeros as --columns does (+40, 040); each error on its own line', async () => {
+    const [columns, ...same] = await Promise.all([
+      v2a(['render', png, '--columns', '40']),
+      v2a(['render', png, '-w', '+40']),
+      v2a(['render', png, '-w', '040']),
+      v2a(['render', png, '--size', '+40x']),
+    ]);
+    assert.equal(columns.code, 0, columns.stderr);
+    for (const r of same) assert.equal(r.text, columns.text, r.stderr);
+    const rows = await v2a(['render', png, '-H', '+10']);
+    assert.equal(rows.code, 0, rows.stderr);
+    const compact = await v2a(['render', png, '--columns', '8', '--format', 'json-compact']);
+    const cell = await v2a(['decode', '-', '--cell-width', '+2', '-o', join(dir, 'signed.png')], { input: compact.stdout });
+    assert.equal(cell.code, 0, cell.stderr);
+    const bad = await v2a(['render', png, '-w', '-40']);
+    assert.equal(bad.stderr, 'v2a: -w/--width must be an integer from 8 to 400 (got "-40")\n');
+    // A server setting at fault per line, as typed.
+    const settings = await v2a(['serve', '--port', '0'], { env: { V2A_WORKERS: 'x', V2A_QUEUE_LIMIT: 'y' } });
+    assert.equal(settings.code, 2);
+    assert.match(settings.stderr, /^v2a: V2A_WORKERS .*\nv2a: V2A_QUEUE_LIMIT .*\n$/);
+  });
+
   test('v2a serve on an address it cannot listen on is a one-line usage error, not an internal one', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -27,7 +27,7 @@ import { DEFAULTS, type Format, type RenderParams } from '../core/params/definit
 import { bodyText } from '../core/format/output.js';
 import { PlaybackTerminal } from './playback-terminal.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
-import { ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits } from './terminal.js';
+import { integerFlag, ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits } from './terminal.js';
 import { isVideo, spoolVideo, videoFrameDecoder } from './video-source.js';
 import { resolveBox } from './view.js';
 
@@ -47,13 +47,7 @@ const MIN_FRAME_MS = 10;
 const MAX_LOOP = 1_000_000;
 
 function parseLoop(raw: string | undefined): number {
-  if (raw === undefined) return 1;
-  const t = raw.trim();
-  const n = /^\d{1,7}$/.test(t) ? Number(t) : NaN;
-  if (!(Number.isInteger(n) && n >= 0 && n <= MAX_LOOP)) {
-    throw usageError(`--loop must be an integer from 0 (forever) to ${MAX_LOOP} (got ${JSON.stringify(raw)})`);
-  }
-  return n;
+  return raw === undefined ? 1 : integerFlag('--loop', raw, 0, MAX_LOOP, `an integer from 0 (forever) to ${MAX_LOOP}`);
 }
 
 type Mode = { kind: 'play'; format: 'text' | 'ansi'; loop: number } | { kind: 'ndjson'; output: string | undefined };

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
 import { V2aError } from '../core/errors.js';
 import { importModule } from './import-module.js';
+import { integerFromText } from '../core/params/validate.js';
 import { once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
@@ -15,7 +16,7 @@ const DEFAULT_CELL_HEIGHT = 16;
 
 function parseCellSize(raw: string | undefined, flag: string, fallback: number): number {
   if (raw === undefined) return fallback;
-  const n = /^\s*\d{1,6}\s*$/.test(raw) ? Number(raw) : NaN;
+  const n = integerFromText(raw) ?? NaN;
   // The range is compactToImage's: ask it, on a one-cell grid, rather than restate it.
   try {
     compactToImage({ columns: 1, rows: 1, rgb: new Uint8Array(3) }, { cellWidth: Number.isNaN(n) ? 0.5 : n, cellHeight: 1 });

@@ -7,7 +7,7 @@
 import { MCP_ROOT_HELP } from '../contract/mcp-stdio.js';
 import type { Command } from 'commander';
 import { importModule } from './import-module.js';
-import { once, readLimits, usageError } from './terminal.js';
+import { integerFlag, once, readLimits, usageError } from './terminal.js';
 
 interface McpOpts {
   root?: string[];
@@ -19,8 +19,7 @@ const DEFAULT_MAX_CHARS = 60_000;
 
 function parseMaxChars(raw: string | undefined, from: string): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
-  if (!/^\d{1,9}$/.test(raw.trim())) throw usageError(`${from} must be a whole number of characters, 0 for no budget (got ${JSON.stringify(raw)})`);
-  return Number(raw.trim());
+  return integerFlag(from, raw, 0, 999_999_999, 'a whole number of characters, 0 for no budget');
 }
 
 async function mcpAction(cmd: Command): Promise<void> {

@@ -128,8 +128,8 @@ export function reportError(err: unknown): number {
   // An internal error with a cause is a bug caught by the render job: show the cause.
   if (err instanceof V2aError && (err.code !== 'internal-error' || err.cause === undefined)) {
     code = err.info.exit;
-    // One line per parameter at fault; every other error is one line.
-    lines = err.code === 'invalid-parameters' && err.errors ? err.errors.map((e) => e.message) : [err.message];
+    // One line per parameter (or setting) at fault; every other error is one line.
+    lines = (err.code === 'invalid-parameters' || err.code === 'usage') && err.errors ? err.errors.map((e) => e.message) : [err.message];
   } else {
     const cause = err instanceof V2aError && err.cause !== undefined ? err.cause : err;
     lines = [internalMessage(cause instanceof Error ? cause.message : String(cause))];

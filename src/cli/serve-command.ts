@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { sizeThreadPool } from '../settings/thread-pool.js';
 import { importModule } from './import-module.js';
-import { once, usageError } from './terminal.js';
+import { integerFlag, once, usageError } from './terminal.js';
 
 interface ServeOpts {
   port?: string;
@@ -31,8 +31,7 @@ async function serveAction(cmd: Command): Promise<void> {
   }
   const env: Record<string, string | undefined> = { ...process.env };
   if (opts.port !== undefined) {
-    if (!/^\d{1,5}$/.test(opts.port.trim()) || Number(opts.port) > 65535) throw usageError(`--port must be an integer from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
-    env.PORT = opts.port.trim();
+    env.PORT = String(integerFlag('--port', opts.port, 0, 65535));
   }
   if (opts.host !== undefined) {
     // An empty HOST is unset, which listens on every interface: `--host "$UNSET"` must not.
@@ -45,7 +44,7 @@ async function serveAction(cmd: Command): Promise<void> {
   } catch (err) {
     // A setting the user gave as a flag is named as the flag.
     const named = (problem: string) => (opts.host !== undefined ? problem.replace(/^HOST\b/, '--host') : problem);
-    if (err instanceof ConfigError) throw usageError(err.problems.map(named).join('\nv2a: '));
+    if (err instanceof ConfigError) throw usageError(...(err.problems.map(named) as [string, ...string[]]));
     throw err;
   }
   const { listenProblem, startServer } = await importModule<typeof import('../server/start.js')>('../server/start.js');

@@ -6,13 +6,16 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { EXIT, V2aError } from '../core/errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
+import { integerFromText } from '../core/params/validate.js';
 import { ImageInputError } from '../node/errors.js';
 import { readImageLimits, type ImageLimits } from '../settings/index.js';
 
 export { EXIT };
 
 /** A usage error (exit 2): an invalid flag, argument or setting, or options that conflict. */
-export const usageError = (message: string): V2aError => new V2aError('usage', message);
+/** A usage error (exit 2); several `lines` are shown one per line. */
+export const usageError = (...lines: [string, ...string[]]): V2aError =>
+  new V2aError('usage', lines.join(' '), lines.length > 1 ? { errors: lines.map((message) => ({ parameter: '', message })) } : {});
 
 /**
  * A value flag's parser that refuses a second value: commander keeps the last (`--columns 40
@@ -23,6 +26,16 @@ export function once(flag: string): (value: string, previous: unknown) => string
     if (previous !== undefined) throw usageError(`${flag} was given more than once`);
     return value;
   };
+}
+
+/**
+ * An integer flag from `min` to `max`, written as render parameters are in text (`+40`, `040`);
+ * else a usage error naming the flag as typed and the range (`domain` when it says more).
+ */
+export function integerFlag(flag: string, raw: string, min: number, max: number, domain = `an integer from ${min} to ${max}`): number {
+  const n = integerFromText(raw);
+  if (n === undefined || n < min || n > max) throw usageError(`${flag} must be ${domain} (got ${JSON.stringify(raw)})`);
+  return n;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { FitBox } from '../core/job.js';
 import { COLOR_DEPTHS, PARAM_BY_NAME, type ColorDepth, type IntegerDef, type RenderParams } from '../core/params/definitions.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import { colorDepthWhenOn, detectColor, type ColorSupport } from './color-support.js';
-import { clampColumns, stdoutIsTty, usageError } from './terminal.js';
+import { clampColumns, integerFlag, stdoutIsTty, usageError } from './terminal.js';
 
 const COLUMNS_DEF = PARAM_BY_NAME.get('columns') as IntegerDef;
 
@@ -43,20 +43,14 @@ export function terminalBox(env: Env = process.env, isTty = stdoutIsTty()): { co
   return { columns, rows };
 }
 
-function intFlag(flag: string, raw: string, min: number, max: number): number {
-  const n = /^\s*\d{1,6}\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!(Number.isInteger(n) && n >= min && n <= max)) throw usageError(`${flag} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
-  return n;
-}
-
 /** `--size WxH`, `Wx`, `xH` or `W` (chafa's spelling). */
 function parseSize(raw: string): { columns?: number; rows?: number } {
   // × as \u00d7: the CLI bundle stays ASCII (scripts/bundle-cli.ts).
-  const m = /^\s*(\d*)\s*(?:[xX\u00d7]\s*(\d*))?\s*$/.exec(raw);
+  const m = /^\s*([+-]?\d*)\s*(?:[xX\u00d7]\s*([+-]?\d*))?\s*$/.exec(raw);
   if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw usageError(`--size must be WxH, Wx or xH in characters, e.g. 80x24 (got ${JSON.stringify(raw)})`);
   return {
-    columns: m[1] ? intFlag('--size width', m[1], COLUMNS_DEF.min, COLUMNS_DEF.max) : undefined,
-    rows: m[2] ? intFlag('--size height', m[2], 1, MAX_ROWS) : undefined,
+    columns: m[1] ? integerFlag('--size width', m[1], COLUMNS_DEF.min, COLUMNS_DEF.max) : undefined,
+    rows: m[2] ? integerFlag('--size height', m[2], 1, MAX_ROWS) : undefined,
   };
 }
 
@@ -73,9 +67,9 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
   const shownBox = (): { columns?: number; rows?: number } => (output === undefined ? terminalBox(env, isTty) : {});
   if (flags.width !== undefined) {
     if (params.columns !== undefined) throw usageError('-w/--width and --columns both set the width: give one');
-    out.columns = intFlag('-w/--width', flags.width, COLUMNS_DEF.min, COLUMNS_DEF.max);
+    out.columns = integerFlag('-w/--width', flags.width, COLUMNS_DEF.min, COLUMNS_DEF.max);
   }
-  const height = flags.height !== undefined ? intFlag('-H/--height', flags.height, 1, MAX_ROWS) : undefined;
+  const height = flags.height !== undefined ? integerFlag('-H/--height', flags.height, 1, MAX_ROWS) : undefined;
   if (flags.size !== undefined) {
     if (out.columns !== undefined || height !== undefined) throw usageError('--size gives both dimensions: drop -w/--width, -H/--height and --columns');
     const size = parseSize(flags.size);

@@ -20,6 +20,15 @@ const INTEGER = /^[+-]?\d{1,12}$/;
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$/;
 const HEX = /^#?(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
+/**
+ * An integer written as text carries it (query strings, form fields, CLI flags): an optional sign,
+ * leading zeros and surrounding blanks allowed (`+40`, `040`); undefined otherwise.
+ */
+export function integerFromText(text: string): number | undefined {
+  const t = text.trim();
+  return INTEGER.test(t) ? Number(t) : undefined;
+}
+
 function show(value: unknown): string {
   // A number as itself: JSON.parse reads 1e999 as Infinity, which JSON.stringify would call null.
   const text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : String(JSON.stringify(value) ?? value);
@@ -40,7 +49,8 @@ function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unkno
     case 'number': {
       let n: number;
       if (typeof raw === 'number') n = raw;
-      else if (carrier === 'strings' && typeof raw === 'string' && (def.type === 'integer' ? INTEGER : DECIMAL).test(raw.trim())) n = Number(raw.trim());
+      else if (carrier === 'strings' && typeof raw === 'string' && def.type === 'integer' && integerFromText(raw) !== undefined) n = integerFromText(raw)!;
+      else if (carrier === 'strings' && typeof raw === 'string' && def.type === 'number' && DECIMAL.test(raw.trim())) n = Number(raw.trim());
       else return wrong();
       if (!Number.isFinite(n) || (def.type === 'integer' && !Number.isInteger(n))) return wrong();
       if (n < def.min || n > def.max) return wrong();
