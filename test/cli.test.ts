@@ -277,6 +277,21 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(settings.stderr, /^v2a: V2A_WORKERS .*\nv2a: V2A_QUEUE_LIMIT .*\n$/);
   });
 
+  test('a switch given a value (--color=false, --no-edges=1) means the switch it names; another value is refused', async () => {
+    const runs = await Promise.all([
+      ['--color'], ['--color=TRUE'], ['--no-color=0'], ['--no-color'], ['--color=false'], ['--color= 0 '],
+      ['--edges'], ['--edges=1'], ['--no-edges=false'],
+    ].map((flags) => v2a(['render', png, '--columns', '16', '--format', 'ansi', ...flags])));
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const [on, ...rest] = runs.map((r) => r.text);
+    assert.deepEqual(rest.slice(0, 2), [on, on]);
+    assert.deepEqual(rest.slice(3, 5), [rest[2], rest[2]]);
+    assert.notEqual(rest[2], on, '--no-color differs from --color');
+    assert.deepEqual(rest.slice(6), [rest[5], rest[5]]);
+    const bad = await v2a(['render', png, '--color=yes']);
+    assert.deepEqual([bad.code, bad.stderr], [2, 'v2a: --color must be true, false, 1 or 0 (got "yes")\n']);
+  });
+
   test('v2a serve on an address it cannot listen on is a one-line usage error, not an internal one', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

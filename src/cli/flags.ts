@@ -9,7 +9,7 @@ import {
   DEFAULTS, PARAMS, PARAM_BY_NAME, describeDomain, kebabName, type ParamDef, type ParamName, type RenderParams,
 } from '../core/params/definitions.js';
 import { ParamValidationError, parseParams, type ParamError } from '../core/params/validate.js';
-import { once } from './terminal.js';
+import { once, usageError } from './terminal.js';
 
 /** `<n>` for integers, `<x>` for numbers, `<name>` for enums, `<hex>` for colours, `<glyphs>` for a ramp. */
 function placeholder(def: ParamDef): string {
@@ -74,6 +74,27 @@ export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, s
     }
   }
   return cmd;
+}
+
+/** Kebab names of the boolean parameters' switches. */
+const SWITCHES = new Set((PARAMS as readonly ParamDef[]).filter((d) => d.type === 'boolean').map((d) => kebabName(d.name)));
+
+/**
+ * `argv` with a boolean parameter's switch given a value (`--color=false`, `--no-edges=0`) written
+ * as the switch it means (`--no-color`, `--edges`): text carriers take booleans as true, false, 1
+ * or 0 in any case, and scripts pass them so (`--color=$COLOR`). Another value is a usage error.
+ * Nothing after `--` is touched.
+ */
+export function switchValues(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--');
+  return argv.map((arg, i) => {
+    const m = (end < 0 || i < end) ? /^--(no-)?([a-z][a-z-]*)=(.*)$/s.exec(arg) : null;
+    if (!m || !SWITCHES.has(m[2]!)) return arg;
+    const t = m[3]!.trim().toLowerCase();
+    const on = t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : undefined;
+    if (on === undefined) throw usageError(`--${m[1] ?? ''}${m[2]} must be true, false, 1 or 0 (got ${JSON.stringify(m[3])})`);
+    return on !== (m[1] !== undefined) ? `--${m[2]}` : `--no-${m[2]}`;
+  });
 }
 
 /** The parameters with a generated flag; the others (`cliFlag`) are declared by the command. */

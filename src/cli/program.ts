@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
-import { paramSummary } from './flags.js';
+import { paramSummary, switchValues } from './flags.js';
 import { MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
 import { EXIT, usageError } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
@@ -173,7 +173,7 @@ export async function run(argv: readonly string[], registrars: readonly CommandR
       process.stderr.write(`v2a: unknown command '${printable(unknown)}' (and no such file) ${HELP_HINT}\n`);
       return EXIT.usage;
     }
-    await program.parseAsync([...argv]);
+    await program.parseAsync(switchValues(argv));
     return EXIT.ok;
   } catch (err) {
     return reportError(err);
