@@ -247,6 +247,8 @@ describe('size and colour flags refuse what they cannot do', () => {
     [['-w', '20', '--columns', '30'], /^v2a: -w\/--width and --columns both set the width: give one\n$/],
     [['-H', '0'], /^v2a: -H\/--height must be an integer from 1 to 800 \(got "0"\)\n$/],
     [['-c', '88'], /^v2a: -c\/--colors must be one of truecolor, 256, 16, none \(got "88"\)\n$/],
+    // A name is exact, as --charset's and --format's are.
+    [['-c', 'NONE'], /^v2a: -c\/--colors must be one of truecolor, 256, 16, none \(got "NONE"\)\n$/],
     [['-c', '256', '--no-color'], /^v2a: --colors 256 and --no-color contradict each other: give one\n$/],
     [['-c', '16', '--format', 'html'], /^v2a: --colors 16 applies to ansi output, not html\n$/],
   ];

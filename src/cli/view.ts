@@ -102,7 +102,7 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
 export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): Partial<RenderParams> {
   const out = { ...params };
   if (flags.colors !== undefined) {
-    const mode = flags.colors.trim().toLowerCase() as ColorSupport;
+    const mode = flags.colors.trim() as ColorSupport;
     if (!(COLOR_MODES as readonly string[]).includes(mode)) {
       throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(flags.colors)})`);
     }
