@@ -318,7 +318,7 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('usage errors are one line each, the suggestion and the pointer to --help in it', async () => {
     const cases = [
       [[png, '--bogus'], "v2a: unknown option '--bogus' (see v2a --help)"],
-      [[png, '--color=yes'], "v2a: unknown option '--color=yes' (Did you mean --colors?) (see v2a --help)"],
+      [[png, '--colour'], "v2a: unknown option '--colour' (Did you mean --color?) (see v2a --help)"],
       [[png, '--columns'], "v2a: option '--columns <n>' argument missing (see v2a --help)"],
       [['render'], "v2a: missing required argument 'file' (see v2a --help)"],
       [['frobnicate'], "v2a: unknown command 'frobnicate' (and no such file) (see v2a --help)"],
