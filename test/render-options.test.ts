@@ -93,3 +93,33 @@ test('v2a/node names a wrong argument before sharp sees it', async () => {
   assert.throws(() => node.configureSharp(any(null)), TypeError);
   assert.equal((await node.decodeImage(png, { targetWidth: 1e8, timeoutSeconds: 3600 })).width, 4);
 });
+
+test('a value JSON cannot write (a BigInt, a cycle, a throwing toJSON) is refused as the parameter\'s, not a TypeError from inside', async () => {
+  const { ParamValidationError } = await import('../src/core/index.js');
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  for (const [value, shown] of [[40n, '40n'], [cycle, 'an object JSON cannot write'], [{ toJSON() { throw new Error('x'); } }, 'an object JSON cannot write']] as const) {
+    assert.throws(() => render(image(), { columns: value as never }), (e: Error) => e instanceof ParamValidationError && e.message === `columns must be an integer from 8 to 400 (got ${shown})`);
+  }
+});
+
+test('the exported tables are frozen: a caller cannot change every later render\'s validation', async () => {
+  const { PARAMS, ERRORS, CHARSETS } = await import('../src/core/index.js');
+  assert.throws(() => { (PARAMS[0] as { max: number }).max = 100_000; }, TypeError);
+  assert.throws(() => { (ERRORS['invalid-parameters'] as { status: number }).status = 200; }, TypeError);
+  assert.throws(() => { (CHARSETS as unknown as string[]).push('mine'); }, TypeError);
+  assert.throws(() => render(image(), { columns: 1000 }), /columns must be an integer from 8 to 400/);
+});
+
+test('a result whose cells were chosen for two colours is not formatted as plain text by default (it would read as noise)', async () => {
+  const { formatResult, isV2aError } = await import('../src/core/index.js');
+  // Colour without a format: the result may be formatted later, so blocks get an ink and a ground.
+  const two = render(image(), { columns: 24, charset: 'blocks', color: true });
+  assert.ok(two.background, 'two colours per cell');
+  assert.throws(() => formatResult(two), (e: unknown) => isV2aError(e) && e.code === 'invalid-parameters' && e.errors?.[0]?.parameter === 'format' && /render with format: 'text'/.test(e.message));
+  assert.ok(formatResult(two, 'ansi').body.includes('\u001b['));
+  // Asked for as text, the render chooses one-colour glyphs, and formats.
+  const text = render(image(), { columns: 24, charset: 'blocks', color: true, format: 'text' });
+  assert.equal(text.background, undefined);
+  assert.equal(formatResult(text).body, formatResult(render(image(), { columns: 24, charset: 'blocks', format: 'text' })).body);
+});

@@ -7,6 +7,7 @@
  *
  * Pure data and one class: the core, the studio and the server all import it.
  */
+import { deepFreeze } from './freeze.js';
 
 /** Process exit codes of the CLI (documented in `v2a --help`). */
 export const EXIT = {
@@ -40,7 +41,7 @@ export interface ErrorInfo {
   readonly local?: true;
 }
 
-export const ERRORS = {
+export const ERRORS = deepFreeze({
   'invalid-parameters': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Invalid parameters', description: 'A render parameter is unknown, has the wrong type, is out of range, or was given twice; `errors` names each one.' },
   'invalid-request': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Invalid request', description: 'The request body is malformed (bad JSON, bad multipart, wrong field types, unknown fields) or missing.' },
   'missing-image': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'No image', description: 'No image was supplied: send exactly one of the file field `image`, `imageUrl` or `imageBase64`.' },
@@ -74,7 +75,7 @@ export const ERRORS = {
   'image-path-refused': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image path refused', description: '`imagePath` (the stdio MCP face only) names no regular file inside the allowed roots: outside every root, a symlink leading out of them, a directory, or missing.' , local: true },
   'reply-too-large': { status: 413, exit: EXIT.usage, mcp: 'tool', title: 'Reply over the character budget', description: 'The MCP reply would exceed the character budget (V2A_MCP_MAX_CHARS, or v2a mcp --max-chars); the message names smaller columns and formats that fit.' , local: true },
   'interrupted': { status: 499, exit: EXIT.interrupted, mcp: 'protocol', title: 'Interrupted', description: 'Stopped by the user (Ctrl-C) or because the client went away.' , local: true },
-} as const satisfies Record<string, ErrorInfo>;
+} as const satisfies Record<string, ErrorInfo>);
 
 export type ErrorCode = keyof typeof ERRORS;
 

@@ -1,5 +1,6 @@
 /** The six output formats of interface.md §2.3, plus png. Pure ECMAScript: no Node or DOM APIs. */
 import { checkObject } from '../args.js';
+import { V2aError } from '../errors.js';
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { formatTextResult, formatted, type FormattedOutput, type TextFormat, type TextOutput } from './output.js';
@@ -13,6 +14,15 @@ export function formatResult(result: RenderResult, format?: Format): FormattedOu
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput {
   checkObject(result, 'formatResult: result');
   const f = format ?? result.params.format;
+  // Glyphs chosen for an ink and a background colour (a render with colour and no format) read as
+  // noise without their colours: plain text by default would be silently wrong (interface.md:
+  // color is ignored by plain text, so text wants the glyphs of one-colour art). Text asked for
+  // by name is the caller's choice (the MCP reply's text beside a png).
+  if (format === undefined && f === 'text' && result.background !== undefined) {
+    throw new V2aError('invalid-parameters', 'This result\'s cells were chosen for an ink and a background colour (cellColors fg-bg), which plain text cannot show: render with format: \'text\' (or cellColors: \'fg\') for text, or format it as ansi, html, svg, png or json.', {
+      errors: [{ parameter: 'format', message: 'text cannot show the cells\' two colours' }],
+    });
+  }
   return f === 'png' ? formatted(f, formatPng(result)) : formatTextResult(result, f);
 }
 

@@ -3,6 +3,7 @@
  * MCP tool schema, the manifests, llms.txt, the CLI flags and the studio controls are all derived
  * from this table; nothing else may restate a name, range or default.
  */
+import { deepFreeze } from '../freeze.js';
 
 export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
 /** The contract's six formats, then `png` (an extension: the art rasterised from the reference font's glyph data). */
@@ -74,7 +75,7 @@ export interface GlyphsDef<N extends string = string> extends Base<N> {
 }
 export type ParamDef = IntegerDef | NumberDef | BooleanDef | EnumDef | ColorDef | GlyphsDef;
 
-export const PARAMS = [
+export const PARAMS = deepFreeze([
   { name: 'columns', type: 'integer', min: 8, max: 400, default: 120, group: 'output',
     description: 'Output width in characters; the row count follows the image aspect and the 1:2 cell aspect.' },
   { name: 'charset', type: 'enum', values: CHARSETS, default: 'detailed', group: 'glyphs',
@@ -132,7 +133,7 @@ export const PARAMS = [
     description: 'Extension (beyond the contract): colours per cell with color=true. fg: ink only; fg-bg: ink and background, chosen with the glyph; auto: fg-bg for blocks and dots, fg for the ASCII charsets. Plain text shows no colour: art rendered for it (format text) has the glyphs of color=false, and reports cellColors fg.' },
   { name: 'fineShapes', type: 'boolean', default: false, group: 'glyphs', extension: true,
     description: 'Extension (beyond the contract): choose every cell\'s glyph again by its shape on an 8x16 grid per cell (the 4x8 grid\'s matching sees strokes a quarter of a cell wide). Off (the default), only the cells with structure (an edge, a stroke, texture) are chosen again: crisper up close and truer from afar than the 4x8 choice alone. On, every cell: crisper contours still, with cell tone a little less even, about 1.1-1.2x the default\'s render time. ASCII ramps of still images without dither; blocks, dots and video frames keep the 4x8 choice.' },
-] as const satisfies readonly ParamDef[];
+] as const satisfies readonly ParamDef[]);
 
 export type ParamName = (typeof PARAMS)[number]['name'];
 

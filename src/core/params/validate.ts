@@ -31,7 +31,14 @@ export function integerFromText(text: string): number | undefined {
 
 function show(value: unknown): string {
   // A number as itself: JSON.parse reads 1e999 as Infinity, which JSON.stringify would call null.
-  const text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : String(JSON.stringify(value) ?? value);
+  // A library caller's value may be one JSON cannot write (a BigInt, a cycle, a throwing toJSON):
+  // named by its type then, so the error is still the parameter's.
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : String(JSON.stringify(value) ?? value);
+  } catch {
+    text = typeof value === 'bigint' ? `${value}n` : `${typeof value === 'object' ? 'an object' : `a ${typeof value}`} JSON cannot write`;
+  }
   return text.length > 40 ? text.slice(0, 37) + '...' : text;
 }
 
