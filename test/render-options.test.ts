@@ -123,3 +123,13 @@ test('a result whose cells were chosen for two colours is not formatted as plain
   assert.equal(text.background, undefined);
   assert.equal(formatResult(text).body, formatResult(render(image(), { columns: 24, charset: 'blocks', format: 'text' })).body);
 });
+
+test('importing v2a/node leaves sharp\'s process-wide settings alone (an app may use sharp for its own work)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const script = "import sharp from 'sharp'; const before = sharp.cache().memory.max; await import('./src/node/index.ts'); console.log(before, sharp.cache().memory.max);";
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  assert.equal(r.status, 0, r.stderr);
+  const [before, after] = r.stdout.trim().split(' ').map(Number);
+  assert.ok(before! > 0, 'sharp caches by default');
+  assert.equal(after, before);
+});

@@ -6,5 +6,10 @@
 // First, so that decode.ts's require('sharp') gets the CLI's bundled copy where there is one.
 import './load-bundled-sharp.js';
 
+import { configureSharp } from '../node/index.js';
+
 export { runJob, runFrameJob } from '../core/job.js';
 export { decodeImage, decodeFrames } from '../node/index.js';
+
+// One-shot decodes: libvips' operation cache would only hold memory.
+configureSharp();

@@ -21,7 +21,9 @@
  * process and shared by every worker thread (UV_THREADPOOL_SIZE, 4 by default): a pool of N
  * workers needs at least N + 1 (src/settings/thread-pool.ts). The libvips operation cache only
  * helps when the same operation runs on the same input again, which never happens for one-shot
- * decodes of uploaded bytes, and it holds memory; it is switched off when this module loads.
+ * decodes of uploaded bytes, and it holds memory: v2a's own processes (the server's workers, the
+ * CLI, the MCP stdio face) switch it off with `configureSharp()`. Importing this module leaves
+ * sharp's settings alone: they are process-wide, and an app may use sharp for its own work.
  */
 import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
@@ -34,7 +36,6 @@ import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } f
 // which is most of the CLI's start-up; the types are the same module's.
 const sharp: typeof import('sharp').default = createRequire(import.meta.url)('sharp');
 
-sharp.cache(false);
 
 /**
  * Container formats accepted, as sharp's `metadata().format` names them. sharp reports AVIF as

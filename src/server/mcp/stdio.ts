@@ -91,7 +91,11 @@ async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): P
 
 /** The renderer and sharp load on the first call, so that initialize is answered at once. */
 let modules: Promise<[typeof import('../../core/job.js'), typeof import('../../node/index.js')]> | undefined;
-const renderModules = () => (modules ??= Promise.all([import('../../core/job.js'), import('../../node/index.js')]));
+const renderModules = () => (modules ??= Promise.all([
+  import('../../core/job.js'),
+  // One-shot decodes: libvips' operation cache would only hold memory.
+  import('../../node/index.js').then((node) => (node.configureSharp(), node)),
+]));
 
 /** The dispatcher of the stdio face: the shared tool with imagePath, rendering in this process. */
 export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>): McpDispatcher {
