@@ -103,15 +103,20 @@ function laterRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, su
   };
 }
 
-/** 32-bit words of the pixels laterRgbOf() checks, spread evenly. */
-const PRINT_WORDS = 64;
+/** 32-bit words of the pixels laterRgbOf() checks: a sample (a whole hash would cost a pass over them). */
+const PRINT_WORDS = 256;
+/** The golden ratio's fraction: sample i sits at frac(i * φ) of the pixels, on no row or diagonal pattern. */
+const PHI = 0.6180339887498949;
 
-/** PRINT_WORDS words of `data` spread evenly over it, then its length. */
+/**
+ * PRINT_WORDS words of `data` at a low-discrepancy spread, then its length. An even spread fell
+ * on one diagonal of a square image, so a change everywhere else went unseen.
+ */
 function pixelPrint(data: RgbaImage['data']): Float64Array {
   const out = new Float64Array(PRINT_WORDS + 1);
   const words = data.length >>> 2;
   for (let i = 0; i < PRINT_WORDS && words > 0; i++) {
-    const at = Math.floor((i * (words - 1)) / (PRINT_WORDS - 1)) * 4;
+    const at = Math.floor(((i * PHI) % 1) * words) * 4;
     out[i] = data[at]! + 256 * (data[at + 1]! + 256 * (data[at + 2]! + 256 * data[at + 3]!));
   }
   out[PRINT_WORDS] = data.length;
