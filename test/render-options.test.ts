@@ -88,6 +88,10 @@ test('v2a/node names a wrong argument before sharp sees it', async () => {
   await rejects(() => node.decodeImage(png, { timeoutSeconds: 7200 }), RangeError, /^decode: timeoutSeconds must be a number from 0 to 3600/);
   // A maxBytes that is not a number was no limit at all.
   await rejects(() => node.decodeImage(png, any({ maxBytes: 'x' })), RangeError, /^decode: maxBytes must be a positive integer/);
+  // A misspelt limit was silently not applied.
+  await rejects(() => node.decodeImage(png, any({ maxPixel: 10 })), RangeError, /^decode: unknown option "maxPixel" \(the options are maxPixels, /);
+  const frames = node.decodeFrames(png, any({ maxframes: 1 }));
+  await rejects(() => frames.next(), RangeError, /^decode: unknown option "maxframes"/);
   assert.throws(() => node.configureSharp({ concurrency: -1 }), /^RangeError: configureSharp: concurrency must be an integer >= 0/);
   assert.throws(() => node.configureSharp({ concurrency: 2.5 }), RangeError);
   assert.throws(() => node.configureSharp(any(null)), TypeError);

@@ -45,8 +45,16 @@ export const DEFAULT_DECODE_LIMITS: Readonly<Required<Pick<DecodeOptions, 'maxPi
   maxBytes: MAX_IMAGE_BYTES.default,
 });
 
+/** The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go unapplied. */
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([
+  'maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'maxFrames',
+]);
+
 function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
   checkObject(opts, 'decode: options');
+  for (const name of Object.keys(opts)) {
+    if (!OPTION_NAMES.has(name)) throw new RangeError(`decode: unknown option ${JSON.stringify(name)} (the options are ${[...OPTION_NAMES].join(', ')})`);
+  }
   return {
     ...opts,
     maxPixels: opts.maxPixels ?? DEFAULT_DECODE_LIMITS.maxPixels,
