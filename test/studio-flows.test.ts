@@ -16,7 +16,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { finishWebm } from '../src/studio/webm.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
-import { ensureStudioBuilt, findChromium, launchChromium, openStudioAt, recordInPage } from './studio-helpers.js';
+import { downloadText, ensureStudioBuilt, findChromium, launchChromium, openStudioAt, recordInPage, results } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any;
@@ -48,16 +48,11 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const results = (page: Page) => page.evaluate(() => window.__v2aStats.results as number);
 /** Opens a still file and waits until it is rendered and nothing more is on its way. */
 async function openStill(page: Page, name: string, buffer: Buffer, mimeType = 'image/png'): Promise<void> {
   const n = await results(page);
   await page.setInputFiles('#image-file', { name, mimeType, buffer });
   await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled() && window.__v2aStats.source === 'image', n, { timeout: 20_000 });
-}
-async function downloadText(page: Page): Promise<string> {
-  const [d] = await Promise.all([page.waitForEvent('download'), page.click('#downloads [data-format="text"]')]);
-  return readFileSync(await d.path(), 'utf8');
 }
 /** The shown API command, run by bash in `dir` (where the files it names are); not synchronously: the server is in this process. */
 async function runCommand(page: Page): Promise<string> {
@@ -85,7 +80,7 @@ describe('the API command in headless Chromium', { skip }, () => {
       writeFileSync(join(dir, name), png);
       await openStill(page, name, png);
       assert.match((await page.textContent('#curl'))!, /^ {2}-F /m, name);
-      if (has('curl')) assert.equal(await runCommand(page), await downloadText(page), `${name}: the command's answer is the page's art`);
+      if (has('curl')) assert.equal(await runCommand(page), (await downloadText(page)).body, `${name}: the command's answer is the page's art`);
     }
     assert.deepEqual(problems, []);
     await page.close();
@@ -104,7 +99,7 @@ describe('the API command in headless Chromium', { skip }, () => {
       const command = (await page.textContent('#curl'))!;
       assert.ok(command.includes(`--form-string 'glyphs=${ramp}'`), command);
       assert.ok(!/^ {2}-F (?!'?image=)/m.test(command), `only the file goes with -F: ${command}`);
-      if (has('curl')) assert.equal(await runCommand(page), await downloadText(page), JSON.stringify(ramp));
+      if (has('curl')) assert.equal(await runCommand(page), (await downloadText(page)).body, JSON.stringify(ramp));
     }
     assert.deepEqual(problems, []);
     await page.close();

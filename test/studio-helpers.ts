@@ -4,7 +4,7 @@
  * the a2v receiver pages on other origins.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -200,4 +200,41 @@ export async function recordInPage(page: Page, kind: 'video' | 'audio', width = 
     for (const b of bytes) bin += String.fromCharCode(b);
     return window.btoa(bin);
   }, [kind, width, height] as const), 'base64');
+}
+
+/** Screenshots for a reviewer go to test/out/ (ignored by git). */
+const OUT = new URL('./out/', import.meta.url);
+export function shotPath(name: string): string {
+  mkdirSync(OUT, { recursive: true });
+  return new URL(name, OUT).pathname;
+}
+
+/** How many results the studio has shown. */
+export const results = (page: Page): Promise<number> => page.evaluate(() => window.__v2aStats.results as number);
+
+export async function waitResults(page: Page, from: number): Promise<void> {
+  await page.waitForFunction((f) => window.__v2aStats.results > f, from, { timeout: 20_000 });
+}
+
+/**
+ * Whether the art looks as `expected` once it has settled: closing the error box lays the panel
+ * out again, and on a busy machine the canvas may be shot before its repaint at the restored size.
+ */
+export async function artSettlesTo(page: Page, expected: Buffer): Promise<boolean> {
+  for (let i = 0; i < 40; i++) {
+    if ((await page.locator('#art').screenshot()).equals(expected)) return true;
+    await page.waitForTimeout(100);
+  }
+  return false;
+}
+
+/** The text download's file name and body. */
+export async function downloadText(page: Page): Promise<{ name: string; body: string }> {
+  const [d] = await Promise.all([page.waitForEvent('download'), page.click('#downloads [data-format="text"]')]);
+  return { name: d.suggestedFilename(), body: readFileSync(await d.path(), 'utf8') };
+}
+
+/** POST /api/v1/render with a JSON body. */
+export function apiRender(base: string, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${base}/api/v1/render`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
