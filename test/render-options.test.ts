@@ -137,3 +137,11 @@ test('importing v2a/node leaves sharp\'s process-wide settings alone (an app may
   assert.ok(before! > 0, 'sharp caches by default');
   assert.equal(after, before);
 });
+
+test('video options and results of the wrong shape are TypeErrors naming them, not failures deep inside', async () => {
+  const { formatResult } = await import('../src/core/index.js');
+  const any = (v: unknown) => v as never;
+  assert.throws(() => render(image(), {}, { temporal: any({}) }), (e: Error) => e instanceof TypeError && e.message === 'render: options.temporal must be a TemporalFilter');
+  assert.throws(() => render(image(), {}, { tuned: any({}) }), (e: Error) => e instanceof TypeError && /^render: options\.tuned must be a tuning result/.test(e.message));
+  assert.throws(() => formatResult(any({})), (e: Error) => e instanceof TypeError && /^formatResult: result\.params \(a render result\) must be an object/.test(e.message));
+});

@@ -200,6 +200,15 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
   checkObject(options, 'render: options');
+  // The video options are the library's own objects (a TemporalFilter, a tune() result): another
+  // value would fail deep inside ("t.step is not a function").
+  if (options.temporal !== undefined && typeof (options.temporal as { step?: unknown } | null)?.step !== 'function') {
+    throw new TypeError('render: options.temporal must be a TemporalFilter');
+  }
+  const tuned = options.tuned as { params?: unknown; report?: unknown } | undefined;
+  if (tuned !== undefined && (typeof tuned?.params !== 'object' || tuned.params === null || typeof tuned.report !== 'object')) {
+    throw new TypeError('render: options.tuned must be a tuning result, { params, report }');
+  }
   const explicit = parseParamsOrThrow(params, 'json');
   const requested = requestedParams(explicit);
   const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested));

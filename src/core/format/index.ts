@@ -13,6 +13,7 @@ export function formatResult(result: RenderResult, format: TextFormat): TextOutp
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput {
   checkObject(result, 'formatResult: result');
+  checkObject(result.params, 'formatResult: result.params (a render result)');
   const f = format ?? result.params.format;
   // Glyphs chosen for an ink and a background colour (a render with colour and no format) read as
   // noise without their colours: plain text by default would be silently wrong (interface.md:
