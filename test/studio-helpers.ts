@@ -10,7 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { after, before } from 'node:test';
 import { buildOnce } from './helpers/build-lock.js';
+import { startTestServer, type TestServer } from './server-helpers.js';
 
 // Callbacks of page.evaluate run in the page; this Node program has no DOM types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -237,4 +239,35 @@ export async function downloadText(page: Page): Promise<{ name: string; body: st
 /** POST /api/v1/render with a JSON body. */
 export function apiRender(base: string, body: Record<string, unknown>): Promise<Response> {
   return fetch(`${base}/api/v1/render`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** What studio-ux and studio-sources share: a server whose handoff receiver is a page of ours, and Chromium. */
+export interface StudioRig {
+  /** Why the browser tests are skipped, or false. */
+  readonly skip: string | false;
+  server: TestServer;
+  receiver: PageServer;
+  browser: Browser;
+}
+
+/** A StudioRig, filled in by a before() hook registered here and closed by an after() hook. */
+export function studioRig(): StudioRig {
+  const chromium = findChromium();
+  const rig = { skip: 'reason' in chromium ? `browser tests skipped: ${chromium.reason}` : false } as StudioRig;
+  if (rig.skip) console.log(`# ${rig.skip}`);
+  before(async () => {
+    if (rig.skip) return;
+    await ensureStudioBuilt();
+    rig.receiver = await pageServer('127.0.0.1', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(receiverPage(false));
+    });
+    rig.server = await startTestServer({ V2A_RECEIVER_URL: `http://localhost:${rig.receiver.port}/receiver`, V2A_IMAGE_FETCH_ALLOWLIST: 'images.example.com' });
+    rig.browser = await launchChromium((chromium as { path: string }).path);
+  });
+  after(async () => {
+    await rig.browser?.close();
+    await rig.server?.close();
+    await rig.receiver?.close();
+  });
+  return rig;
 }

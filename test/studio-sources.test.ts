@@ -7,49 +7,25 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { FORMATS } from '../src/core/index.js';
-import { photo, startTestServer, type TestServer } from './server-helpers.js';
-import {
-  apiRender, artSettlesTo, downloadText, ensureStudioBuilt, findChromium, launchChromium, openStudioAt, pageServer, receiverPage, recordInPage, results,
-  shotPath, type PageServer,
-} from './studio-helpers.js';
+import { photo } from './server-helpers.js';
+import { apiRender, artSettlesTo, downloadText, openStudioAt, recordInPage, results, shotPath, studioRig } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, DataTransfer: any;
 
 const shot = shotPath;
-const chromium = findChromium();
-const skip = 'reason' in chromium ? `browser tests skipped: ${chromium.reason}` : false;
-if (skip) console.log(`# ${skip}`);
+const rig = studioRig();
+const { skip } = rig;
 
-let server: TestServer;
-let receiver: PageServer;
-let browser: Browser;
-
-before(async () => {
-  if (skip) return;
-  await ensureStudioBuilt();
-  receiver = await pageServer('127.0.0.1', (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(receiverPage(false));
-  });
-  server = await startTestServer({ V2A_RECEIVER_URL: `http://localhost:${receiver.port}/receiver`, V2A_IMAGE_FETCH_ALLOWLIST: 'images.example.com' });
-  browser = await launchChromium((chromium as { path: string }).path);
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  await receiver?.close();
-});
-
-const openStudio = (context: BrowserContext) => openStudioAt(context, server.base);
-const api = (body: Record<string, unknown>) => apiRender(server.base, body);
+const openStudio = (context: BrowserContext) => openStudioAt(context, rig.server.base);
+const api = (body: Record<string, unknown>) => apiRender(rig.server.base, body);
 
 describe('streams handed off, in headless Chromium', { skip }, () => {
   test('webcam-stream from a cold start streams 10 s to another origin, also with the receiver in front', async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
     try {
       // Headless Chromium keeps every tab visible, so the studio's page is made to behave as a
       // hidden one does when the receiver's window is in front: no animation or video frame
@@ -108,7 +84,7 @@ describe('streams handed off, in headless Chromium', { skip }, () => {
   });
 
   test('video-stream: a playing video keeps its frame rate with the receiver in front; pause, resume and snapshot still work', async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
     try {
       const { page, problems } = await openStudio(context);
       // A 1.5 s WebM, recorded in the page from an animated canvas (shorter than the wait behind
@@ -184,7 +160,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
   // The API's text of the photo: asked once the server is up (the file's before() starts it).
   let goodText: Promise<string>;
   before(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
     goodText = png.then(async (b) => (await api({ imageBase64: b.toString('base64'), format: 'text' })).text());
   });
   after(async () => context?.close());
@@ -374,7 +350,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     const clear = await sharp(rgba, { raw: { width: w, height: h, channels: 4 } }).png().toBuffer();
     await open('clear.png', 'image/png', clear);
     for (const format of FORMATS) {
-      const api = Buffer.from(await (await fetch(`${server.base}/api/v1/render`, {
+      const api = Buffer.from(await (await fetch(`${rig.server.base}/api/v1/render`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ imageBase64: clear.toString('base64'), color: true, format }),
       })).arrayBuffer());
@@ -387,7 +363,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
       const p3 = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).withIccProfile('p3').toFormat(format).toBuffer();
       await open(`p3.${format}`, `image/${format}`, p3);
       const mine = JSON.parse((await download('json')).toString('utf8')) as { colors: string[][] };
-      const api = (await (await fetch(`${server.base}/api/v1/render`, {
+      const api = (await (await fetch(`${rig.server.base}/api/v1/render`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ imageBase64: p3.toString('base64'), color: true, format: 'json' }),
       })).json()) as { colors: string[][] };

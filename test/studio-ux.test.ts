@@ -9,14 +9,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { photo, startTestServer, type TestServer } from './server-helpers.js';
-import {
-  apiRender, artSettlesTo, downloadText, ensureStudioBuilt, findChromium, launchChromium, openStudioAt, pageServer, receiverPage, results, shotPath, waitResults,
-  type PageServer,
-} from './studio-helpers.js';
+import { photo, startTestServer } from './server-helpers.js';
+import { apiRender, artSettlesTo, downloadText, openStudioAt, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, PerformanceObserver: any, getComputedStyle: any;
@@ -24,36 +21,15 @@ declare const window: any, document: any, PerformanceObserver: any, getComputedS
 const shot = shotPath;
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-const chromium = findChromium();
-const skip = 'reason' in chromium ? `browser tests skipped: ${chromium.reason}` : false;
-if (skip) console.log(`# ${skip}`);
+const rig = studioRig();
+const { skip } = rig;
 
-let server: TestServer;
-let receiver: PageServer;
-let browser: Browser;
-
-before(async () => {
-  if (skip) return;
-  await ensureStudioBuilt();
-  receiver = await pageServer('127.0.0.1', (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(receiverPage(false));
-  });
-  server = await startTestServer({ V2A_RECEIVER_URL: `http://localhost:${receiver.port}/receiver`, V2A_IMAGE_FETCH_ALLOWLIST: 'images.example.com' });
-  browser = await launchChromium((chromium as { path: string }).path);
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  await receiver?.close();
-});
-
-const openStudio = (context: BrowserContext) => openStudioAt(context, server.base);
-const api = (body: Record<string, unknown>) => apiRender(server.base, body);
+const openStudio = (context: BrowserContext) => openStudioAt(context, rig.server.base);
+const api = (body: Record<string, unknown>) => apiRender(rig.server.base, body);
 
 describe('studio failures, handoff and layout in headless Chromium', { skip }, () => {
   test('a refused URL or a bad file leaves the picture and its downloads as they were; the next file renders', async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
     try {
       const { page, problems } = await openStudio(context);
       const png = await photo(160, 120, 'png');
@@ -127,13 +103,13 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
   });
 
   test('no URL box when the server allows no image host', async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
     try {
-      const manifest = await (await fetch(`${server.base}/api/v1/agent`)).json() as { limits: { imageUrlHosts: string[] } };
+      const manifest = await (await fetch(`${rig.server.base}/api/v1/agent`)).json() as { limits: { imageUrlHosts: string[] } };
       assert.deepEqual(manifest.limits.imageUrlHosts, ['images.example.com']);
       const page = await context.newPage();
       await page.route('**/api/v1/agent', (route) => route.fulfill({ json: { ...manifest, limits: { ...manifest.limits, imageUrlHosts: [] } } }));
-      await page.goto(server.base + '/');
+      await page.goto(rig.server.base + '/');
       await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
       await page.waitForLoadState('networkidle');
       assert.equal(await page.isVisible('#url-form'), false);
@@ -145,7 +121,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
   test('the API command says, in the API\'s own words, when the API would refuse the image the studio rendered', async () => {
     // A server whose limits small test images cross: 20,000 pixels, 20,000 bytes.
     const small = await startTestServer({ V2A_MAX_IMAGE_PIXELS: '20000', V2A_MAX_IMAGE_BYTES: '20000' });
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
     try {
       const page = await context.newPage();
       const problems: string[] = [];
@@ -197,7 +173,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
 
   test('a scripted session: no layout shift, no axe violations, buttons named by their text; screenshots', async () => {
     // bypassCSP: only so that axe-core can be injected; the page itself runs under its CSP.
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true, colorScheme: 'dark' });
+    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true, colorScheme: 'dark' });
     try {
       const page = await context.newPage();
       await page.addInitScript(() => {
@@ -210,7 +186,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
           }
         }).observe({ type: 'layout-shift', buffered: true });
       });
-      await page.goto(server.base + '/');
+      await page.goto(rig.server.base + '/');
       await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
       let n = await results(page);
       await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(640, 480, 'png') });
@@ -279,7 +255,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
   });
 
   test('on a phone the art stays in view while the settings scroll; no horizontal scrolling', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const context = await rig.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     try {
       const { page, problems } = await openStudio(context);
       const n = await results(page);
@@ -306,7 +282,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
   });
 
   test('the panel scrolls instead of squeezing its cards: Details, Settings, Reset all and the Tune-for chips never overlap', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const { page, problems } = await openStudio(context);
       const n = await results(page);
@@ -373,7 +349,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
 
   test('blocks leave no lines between rows: the preview and the html download of an all-ink picture', async () => {
     const white = await sharp({ create: { width: 160, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
-    const context = await browser.newContext({ viewport: { width: 900, height: 700 }, acceptDownloads: true });
+    const context = await rig.browser.newContext({ viewport: { width: 900, height: 700 }, acceptDownloads: true });
     try {
       const { page } = await openStudio(context);
       await page.selectOption('#p-charset', 'blocks');
