@@ -54,11 +54,10 @@ function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unkno
   switch (def.type) {
     case 'integer':
     case 'number': {
-      let n: number;
+      let n: number | undefined;
       if (typeof raw === 'number') n = raw;
-      else if (carrier === 'strings' && typeof raw === 'string' && def.type === 'integer' && integerFromText(raw) !== undefined) n = integerFromText(raw)!;
-      else if (carrier === 'strings' && typeof raw === 'string' && def.type === 'number' && DECIMAL.test(raw.trim())) n = Number(raw.trim());
-      else return wrong();
+      else if (carrier === 'strings' && typeof raw === 'string') n = def.type === 'integer' ? integerFromText(raw) : DECIMAL.test(raw.trim()) ? Number(raw.trim()) : undefined;
+      if (n === undefined) return wrong();
       if (!Number.isFinite(n) || (def.type === 'integer' && !Number.isInteger(n))) return wrong();
       if (n < def.min || n > def.max) return wrong();
       return { value: n };
