@@ -204,6 +204,14 @@ export { text };
       assert.equal(line.length, 1, `${call} must not compile: ${r.stdout}`);
       assert.match(line[0]!, code, line[0]);
     });
+    // A consumer on the older resolution (moduleResolution node10, which ignores "exports") finds
+    // v2a/node's types through typesVersions; without it, 'v2a/node' is TS2307.
+    writeFileSync(join(consumer, 'tsconfig.node10.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'ES2022', moduleResolution: 'node10', strict: true, noEmit: true, skipLibCheck: false, types: [] },
+      files: ['good.ts'],
+    }));
+    const old = run(process.execPath, [tsc, '-p', 'tsconfig.node10.json', '--pretty', 'false'], consumer, 120_000);
+    assert.equal(old.status, 0, `good.ts compiles under moduleResolution node10: ${old.stdout}`);
   });
 
   test('the server with PLATFORM_API_KEY and no OpenTelemetry SDK: a one-line start-up error naming the packages', () => {
