@@ -142,6 +142,14 @@ describe('FrameRenderer in two halves (FrameFront, FrameBack), as the studio run
     assert.equal(back.codebookChoices, 3);
   });
 
+  it('the back refuses a frame other than the one the handoff was made from (a RangeError, not wrong colours)', () => {
+    const front = new FrameFront({ columns: 48, color: true }), back = new FrameBack();
+    const h = front.render(scene(320, 240, 7));
+    assert.throws(() => back.render(scene(160, 120, 7), h), /RangeError: FrameBack\.render: the frame is 160 x 120; the handoff was made from a 320 x 240 frame/);
+    assert.throws(() => back.render(scene(320, 240, 7), null as never), /TypeError: FrameBack\.render: handoff must be an object/);
+    assert.equal(back.render(scene(320, 240, 7), h).columns, 48, 'the frame it was made from still renders');
+  });
+
   it('a detached handoff owns its arrays: the front goes on with its own', () => {
     const front = new FrameFront({ columns: 48 });
     const frame = withNoise(scene(320, 240, 7), 2, 1);

@@ -2,6 +2,7 @@ import type { RenderParams } from './params/definitions.js';
 import { parseParamsOrThrow } from './params/validate.js';
 import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { checkPixels, glyphStage, prepare, requestedParams, sourceStage, type TunedSource } from './render.js';
+import { checkObject } from './args.js';
 import { SUB_X, SUB_Y } from './glyphs/types.js';
 import { laterCellRgb } from './pipeline/resample.js';
 import { CUT_DELTA, SHIFT_DELTA, TemporalFilter } from './temporal/filter.js';
@@ -26,6 +27,8 @@ function hardCut(previous: Float32Array, cells: Float32Array): boolean {
  * may run on two threads (structured clone; see `detachHandoff` for the transfer list).
  */
 export interface FrameHandoff {
+  /** The size of the frame it was made from: the back's frame must be that one. */
+  readonly frame: { readonly width: number; readonly height: number };
   readonly columns: number;
   readonly rows: number;
   /** The parameter names the caller set (the result's `explicit`). */
@@ -103,7 +106,7 @@ export class FrameFront {
     const tuned = sourceStage(prep, this.requested, this.explicit, { temporal: filter, tuned: this.tuned ?? undefined });
     this.tuned ??= { params: tuned.params, report: tuned.report };
     return {
-      columns, rows, explicit: this.explicit, tuned, cellLuma: prep.cellLuma,
+      frame: { width: frame.width, height: frame.height }, columns, rows, explicit: this.explicit, tuned, cellLuma: prep.cellLuma,
       cellLinearRgb: later ? null : prep.resampled.cellLinearRgb, tunedHere, restarted: !kept,
     };
   }
@@ -143,6 +146,12 @@ export class FrameBack {
 
   /** `frame`: the pixels `h` was made from (colours read later come from them: keep them as they are until then). */
   render(frame: RgbaImage, h: FrameHandoff): RenderResult {
+    checkPixels(frame);
+    checkObject(h, 'FrameBack.render: handoff');
+    // Another frame's pixels would be read at this one's grid: wrong colours, or reads past its end.
+    if (frame.width !== h.frame?.width || frame.height !== h.frame?.height) {
+      throw new RangeError(`FrameBack.render: the frame is ${frame.width} x ${frame.height}; the handoff was made from a ${h.frame?.width} x ${h.frame?.height} frame`);
+    }
     if (h.restarted) this.previous = null;
     if (h.tunedHere) this.codebook = null;
     const p = h.tuned.params;
