@@ -582,6 +582,17 @@ describe('render: bad input', () => {
     }
   });
 
+  test('two Content-Type headers are a 400 naming it, not the first one read as the body\'s type', async () => {
+    const json = JSON.stringify({ imageBase64: tinyB64, columns: 16 });
+    for (const path of [RENDER, '/api/mcp']) {
+      const r = await rawExchange(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${json.length}\r\n\r\n${json}`);
+      assertRawProblem(r, 400, 'invalid-request');
+      assert.deepEqual(r.problem.errors, [{ parameter: 'Content-Type', message: 'given more than once' }], path);
+    }
+    const once = await rawExchange(`POST ${RENDER} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`);
+    assert.equal(once.status, 200, once.head);
+  });
+
   test('CONNECT is a 405 problem with a trace, not a socket closed without a word', async () => {
     const r = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     assertRawProblem(r, 405, 'method-not-allowed');

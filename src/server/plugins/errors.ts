@@ -205,10 +205,20 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
   // invalid one, is 400. Node's own check (requireHostHeader, off in app.ts) wrote a bare 400 (no
   // problem body, trace or log line), Node keeps the first of two Host headers, and an invalid
   // one (`"><script>`, `host/path?`) would reach the manifests' links (V2A_PUBLIC_URL unset).
+  // Content-Type is one value too (RFC 9110 §5.3): Node keeps the first of two, so a body sent as
+  // JSON and as a form would be read as whichever came first, where a proxy may have read the other.
   app.addHook('onRequest', async (request, reply) => {
     const raw = request.raw;
-    let hosts = 0;
-    for (let i = 0; i < raw.rawHeaders.length; i += 2) if (raw.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+    let hosts = 0, types = 0;
+    for (let i = 0; i < raw.rawHeaders.length; i += 2) {
+      const name = raw.rawHeaders[i]!.toLowerCase();
+      if (name === 'host') hosts++;
+      else if (name === 'content-type') types++;
+    }
+    if (types > 1) {
+      closeAfter(request, reply);
+      return sendProblem(request, reply, new HttpProblem('invalid-request', 'The request has more than one Content-Type header (RFC 9110, section 5.3).', { errors: [{ parameter: 'Content-Type', message: 'given more than once' }] }));
+    }
     const needsHost = raw.httpVersionMajor > 1 || (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1);
     const valid = hosts === 1 ? validHost(raw.headers.host ?? '') : hosts === 0 && !needsHost;
     if (valid) return forwarded(request, reply);
