@@ -318,16 +318,23 @@ describe('studio in headless Chromium', { skip }, () => {
     await page.fill('#p-columns-n', '64');
     await page.waitForFunction(() => window.__v2aStats.columns === 64);
 
-    // Pause holds the frame; a snapshot turns it into a still for every export format.
-    await page.click('#pause');
+    // Pause holds the frame; a snapshot turns it into a still for every export format. By
+    // keyboard: `p` pauses and resumes wherever the focus is but in a field (here: the webcam
+    // button, where Space would press the button).
+    await page.focus('#webcam');
+    await page.keyboard.press('p');
+    assert.equal(await page.textContent('#pause'), 'Resume');
     const held = await page.evaluate(() => window.__v2aStats.frames);
     await page.waitForTimeout(300);
     assert.ok((await page.evaluate(() => window.__v2aStats.frames)) <= held + 2, 'paused: no new frames');
-    await page.click('#pause');
+    await page.keyboard.press('p');
     await page.waitForFunction((h) => window.__v2aStats.frames > h + 2, held);
     const n = await results(page);
-    await page.click('#snapshot');
+    await page.focus('#snapshot');
+    await page.keyboard.press('Enter');
     await page.waitForFunction((m) => window.__v2aStats.results > m && window.__v2aStats.kind === 'still', n);
+    // Snapshot's bar is disabled now: the focus went to the webcam button, not to the page's body.
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'webcam');
     assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
     assert.equal(await page.evaluate(() => window.__v2aStats.columns), 64);
     await page.click('#webcam');

@@ -281,6 +281,71 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     }
   });
 
+  test('at 200 % zoom (640x400 CSS px), by keyboard: nothing hidden, focus below the art, errors said once and in words', async () => {
+    const context = await rig.browser.newContext({ viewport: { width: 640, height: 400 } });
+    try {
+      const { page, problems } = await openStudio(context);
+      const n = await results(page);
+      await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(320, 240, 'png') });
+      await waitResults(page, n);
+      // A narrow page takes nothing away: the theme, the settings' toggle, zoom and full screen.
+      for (const sel of ['#theme', '#panel-toggle', '#zoom', '#fullscreen']) assert.equal(await page.isVisible(sel), true, sel);
+      // Hidden settings come back by their toggle, and by the skip link, which opens them.
+      await page.click('#panel-toggle');
+      assert.equal(await page.isVisible('#controls'), false);
+      await page.focus('.skip');
+      await page.keyboard.press('Enter');
+      assert.equal(await page.isVisible('#p-columns'), true, 'Skip to settings opened them');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'controls');
+      // A control that takes the focus is scrolled to below the sticky art, not under it.
+      const covered: unknown[] = [];
+      for (const sel of ['#p-columns-n', '#p-cellAspect-n', '#p-charset', '[data-param=gamma] input[type=number]', '#presets button']) {
+        await page.focus(sel);
+        const r = await page.evaluate((q: string) => {
+          const art = document.getElementById('stage').getBoundingClientRect();
+          const c = document.querySelector(q).getBoundingClientRect();
+          return { artBottom: Math.round(art.bottom), top: Math.round(c.top), bottom: Math.round(c.bottom), h: window.innerHeight };
+        }, sel);
+        if (r.top < r.artBottom - 1 || r.bottom > r.h + 1) covered.push({ sel, ...r });
+      }
+      assert.deepEqual(covered, [], 'focused controls under the art or off screen');
+      // A number out of range is said in words under its field; the art keeps the last good one.
+      const columns = await page.evaluate(() => window.__v2aStats.columns);
+      await page.fill('#p-columns-n', '9999');
+      await page.keyboard.press('Tab');
+      assert.match((await page.textContent('#p-columns-problem'))!, /must be .*; it stays at \d+\./);
+      assert.equal(await page.getAttribute('#p-columns-n', 'aria-invalid'), 'true');
+      assert.equal(await page.evaluate(() => window.__v2aStats.columns), columns);
+      await page.fill('#p-columns-n', '40');
+      await page.keyboard.press('Tab');
+      await page.waitForFunction(() => window.__v2aStats.columns === 40);
+      assert.equal(await page.textContent('#p-columns-problem'), '');
+      // An error is announced once (the alert), not again by the status line; Dismiss gives the
+      // focus back to where it was.
+      await page.focus('#zoom');
+      await page.setInputFiles('#image-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image\n') });
+      await page.waitForSelector('#art-error', { state: 'visible' });
+      const told = (await page.textContent('#art-error-text'))!;
+      assert.match(told, /^notes\.txt/);
+      assert.doesNotMatch(told, /Could not render/, 'no render failed: the file was never rendered');
+      assert.equal(await page.textContent('#status'), '', 'the status line does not repeat the alert');
+      await page.focus('#art-error-close');
+      await page.keyboard.press('Enter');
+      assert.equal(await page.isVisible('#art-error'), false);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'zoom');
+      // Copy waits for a text format (png is an image); plain text with colour on says what it holds.
+      await page.selectOption('#p-format', 'png');
+      await page.waitForFunction(() => (document.getElementById('copy') as any).disabled === true);
+      await page.selectOption('#p-format', 'text');
+      await page.click('#ink-color');
+      await page.waitForFunction(() => /plain text has no colours/.test(document.getElementById('export-format').textContent));
+      assert.equal(await page.isDisabled('#copy'), false);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the panel scrolls instead of squeezing its cards: Details, Settings, Reset all and the Tune-for chips never overlap', async () => {
     const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {

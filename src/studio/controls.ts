@@ -104,20 +104,29 @@ export class ParamControls {
         const step = def.type === 'integer' ? 1 : def.step;
         const range = h('input', { type: 'range', id, min: def.min, max: def.max, step, 'aria-describedby': descId });
         const numLabel = h('label', { for: `${id}-n`, class: 'sr-only', text: `${human} value` });
-        const box = h('input', { type: 'number', id: `${id}-n`, min: def.min, max: def.max, step: def.type === 'integer' ? 1 : 'any', inputmode: 'decimal', 'aria-describedby': descId });
+        // A value out of range is said in words under the field (as the glyph ramp's), not only by
+        // a red border (WCAG 1.4.1, 3.3.1); the art keeps the last good value meanwhile.
+        const problemId = `${id}-problem`;
+        const box = h('input', { type: 'number', id: `${id}-n`, min: def.min, max: def.max, step: def.type === 'integer' ? 1 : 'any', inputmode: 'decimal', 'aria-describedby': `${problemId} ${descId}` });
+        const problem = h('p', { id: problemId, class: 'field-error', role: 'status' });
+        const showProblem = (wrong: boolean) => {
+          problem.textContent = wrong ? `${human} must be ${describeDomain(def)}; it stays at ${range.value}.` : '';
+          if (wrong) box.setAttribute('aria-invalid', 'true');
+          else box.removeAttribute('aria-invalid');
+        };
         range.addEventListener('input', () => {
           box.value = range.value;
-          box.removeAttribute('aria-invalid');
+          showProblem(false);
           this.set(def.name, Number(range.value));
         });
         const fromBox = (final: boolean) => {
           const v = Number(box.value);
           const ok = box.value.trim() !== '' && Number.isFinite(v) && v >= def.min && v <= def.max && (def.type !== 'integer' || Number.isInteger(v));
           if (!ok) {
-            if (final) box.setAttribute('aria-invalid', 'true');
+            if (final) showProblem(true);
             return;
           }
-          box.removeAttribute('aria-invalid');
+          showProblem(false);
           range.value = String(v);
           this.set(def.name, v);
         };
@@ -126,9 +135,11 @@ export class ParamControls {
         inputs = [range, box];
         show = (v) => {
           range.value = String(v);
-          if (document.activeElement !== box) box.value = num(Number(v), 4);
+          if (document.activeElement === box) return;
+          box.value = num(Number(v), 4);
+          showProblem(false);
         };
-        el.append(head, h('div', { class: 'row-input' }, range, numLabel, box), desc);
+        el.append(head, h('div', { class: 'row-input' }, range, numLabel, box), problem, desc);
         break;
       }
       case 'boolean': {

@@ -80,11 +80,16 @@ const downloadBtn = $('#download') as HTMLButtonElement;
 let downloadButtons: HTMLButtonElement[] = [];
 
 export function setExportEnabled(on: boolean): void {
-  copyBtn.disabled = !on;
+  const f = currentFormat();
+  // An image cannot go to the clipboard as text: Copy waits for a text format.
+  copyBtn.disabled = !on || FORMAT_INFO[f].binary === true;
+  copyBtn.title = FORMAT_INFO[f].binary ? `${f} is an image: download it` : '';
   downloadBtn.disabled = !on;
   for (const b of downloadButtons) b.disabled = !on;
-  const f = currentFormat();
-  $('#export-format').textContent = `${f} · .${FORMAT_INFO[f].extension}`;
+  // Plain text shows no colour: its characters are the mono art's (as the API's format=text), so
+  // with colour on they are not the characters on screen; said here rather than found out.
+  const mono = f === 'text' && state.result?.params.color ? ' · plain text has no colours: it holds the mono art\'s characters' : '';
+  $('#export-format').textContent = `${f} · .${FORMAT_INFO[f].extension}${mono}`;
 }
 
 async function doDownload(format: Format): Promise<void> {

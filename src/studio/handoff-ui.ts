@@ -26,6 +26,8 @@ const traceInput = $('#trace-id') as HTMLInputElement;
 const startBtn = $('#handoff-start') as HTMLButtonElement;
 const stopBtn = $('#handoff-stop') as HTMLButtonElement;
 const statusEl = $('#handoff-status');
+// The running count is not in the live region: read out twice a second, it would drown the rest.
+const sentEl = $('#handoff-sent');
 
 export function handoffWantsCompact(): boolean {
   const s = state.handoff;
@@ -34,6 +36,7 @@ export function handoffWantsCompact(): boolean {
 
 function setStatus(st: string, detail: string): void {
   statusEl.textContent = detail;
+  sentEl.textContent = '';
   statusEl.dataset.state = st;
   state.stats.handoff.state = st;
   const active = state.handoff?.active ?? false;
@@ -89,7 +92,8 @@ export function onFrameForHandoff(r: ResultInfo): void {
   if (!s || s.state !== 'ready' || s.mode === 'latest-frame' || !r.compact) return;
   s.sendFrame(payload(r.compact, r));
   state.stats.handoff.sent = s.sent;
-  if (s.sent % 15 === 1) statusEl.textContent = `Streaming to ${s.targetOrigin} · frames sent: ${s.sent}`;
+  if (s.sent === 1) statusEl.textContent = `Streaming to ${s.targetOrigin}`;
+  if (s.sent % 15 === 1) sentEl.textContent = `Frames sent: ${s.sent}`;
 }
 
 function start(): void {

@@ -27,27 +27,47 @@ export const el = {
 
 export function say(text: string): void {
   el.status.textContent = text;
-  el.status.dataset.tone = 'info';
 }
 
-/** An error, in the API's (or the browser's) own words, beside the art; the art stays. */
+/** Where the focus was when the error box opened: Dismiss takes it back there. */
+let focusBeforeError: HTMLElement | null = null;
+
+/**
+ * An error, in the API's (or the browser's) own words, beside the art; the art stays. The box is
+ * the one live region that announces it (role=alert): the status line keeps its own words, so a
+ * screen reader does not read the error twice.
+ */
 export function showError(text: string): void {
+  const active = document.activeElement;
+  if (el.error.hidden && active instanceof HTMLElement && !el.error.contains(active)) focusBeforeError = active;
   el.errorText.textContent = text;
   el.error.hidden = false;
-  el.status.textContent = text;
-  el.status.dataset.tone = 'error';
+  // What the status said ("Decoding …") is over; emptied, not repeated, so nothing is read twice.
+  el.status.textContent = '';
   state.stats.error = text;
 }
 
 export function clearError(): void {
   el.error.hidden = true;
   state.stats.error = null;
-  if (el.status.dataset.tone === 'error') {
-    el.status.textContent = '';
-    el.status.dataset.tone = 'info';
-  }
 }
-$('#art-error-close').addEventListener('click', clearError);
+
+/** A control that can take the focus now: still in the page, shown and enabled. */
+export function focusable(e: Element | null): e is HTMLElement {
+  return e instanceof HTMLElement && e.isConnected && e.getClientRects().length > 0 && !(e as HTMLButtonElement).disabled;
+}
+
+/** Focus to `e`, or to the first source button when `e` cannot take it (never left on the page's body). */
+export function focusOr(e: Element | null): void {
+  (focusable(e) ? e : $('#open-image')).focus();
+}
+
+$('#art-error-close').addEventListener('click', () => {
+  // The Dismiss button disappears with the box: the focus goes back where it was, not to the body.
+  clearError();
+  focusOr(focusBeforeError);
+  focusBeforeError = null;
+});
 
 const narrow = matchMedia('(max-width: 700px)');
 
@@ -130,11 +150,17 @@ document.addEventListener('fullscreenchange', () => {
 
 // The panel folds away: the art takes the whole width.
 const panelToggle = $('#panel-toggle');
-panelToggle.addEventListener('click', () => {
-  const open = document.body.dataset.panel !== 'open';
+function showPanel(open: boolean): void {
   document.body.dataset.panel = open ? 'open' : 'closed';
   panelToggle.setAttribute('aria-expanded', String(open));
   panelToggle.textContent = open ? 'Hide settings' : 'Show settings';
+}
+panelToggle.addEventListener('click', () => showPanel(document.body.dataset.panel !== 'open'));
+// "Skip to settings" opens them first when they are hidden (a link to a hidden target goes nowhere).
+$('.skip').addEventListener('click', (e) => {
+  e.preventDefault();
+  showPanel(true);
+  $('#controls').focus();
 });
 
 // Theme: the system's by default; the button picks the other one.

@@ -154,7 +154,7 @@ function onResult(r: ResultInfo): void {
     onFrameForHandoff(r);
     onFrameForRecording(r);
   } else {
-    say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : ` in ${num(r.renderMs, 0)} ms`}.`);
+    say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.`);
   }
   if (r.kind !== 'frame' || s.frames % 10 === 1) {
     el.readout.textContent = `${r.columns}×${r.rows} · ${r.source.width}×${r.source.height} px${r.kind === 'remote' ? ' · server' : ` · ${num(r.renderMs, 0)} ms`}`;
@@ -227,7 +227,7 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
         return;
       }
       state.stillBusy = false;
-      showError(m.message);
+      showError(`Could not render: ${m.message}`);
       break;
   }
 });
@@ -241,7 +241,8 @@ document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || t.closest('input, select, textarea, [contenteditable]')) return;
   if (e.key === 'o') { e.preventDefault(); ($('#image-file') as HTMLInputElement).click(); }
   else if (e.key === 'w') { e.preventDefault(); $('#webcam').click(); }
-  else if (e.key === ' ' && isLive() && t === document.body) { e.preventDefault(); $('#pause').click(); }
+  // Space pauses unless a button or link has the focus (Space presses it); `p` pauses from anywhere.
+  else if (isLive() && (e.key === 'p' || (e.key === ' ' && !t.closest('button, a, summary')))) { e.preventDefault(); $('#pause').click(); }
 });
 
 // Every PARAMS entry has a control: a guard against drift (the controls are generated from it).

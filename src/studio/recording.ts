@@ -78,7 +78,7 @@ function startRecording(): void {
   } else {
     state.recording = { kind: 'ndjson', lines: [] };
   }
-  recordBtn.setAttribute('aria-pressed', 'true');
+  recordBtn.dataset.on = 'true';
   recordBtn.textContent = 'Stop and save';
   recordAs.disabled = true;
   updateWants();
@@ -90,7 +90,7 @@ export function stopRecording(): void {
   state.recording = null;
   clearTimeout(webmTimer);
   clearInterval(meterTimer);
-  recordBtn.setAttribute('aria-pressed', 'false');
+  recordBtn.dataset.on = 'false';
   recordBtn.textContent = 'Record clip';
   recordAs.disabled = false;
   recInfo.textContent = '';

@@ -29,7 +29,14 @@ export async function serverRender(src: ServerSource, params: ExplicitParams, fo
     for (const [k, v] of Object.entries({ ...rest, format })) form.append(k, String(v));
     init = { body: form };
   }
-  const res = await fetch(ENDPOINTS.render.path, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string> | undefined), accept: 'application/json, text/plain, */*' }, ...(signal ? { signal } : {}) });
+  let res: Response;
+  try {
+    res = await fetch(ENDPOINTS.render.path, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string> | undefined), accept: 'application/json, text/plain, */*' }, ...(signal ? { signal } : {}) });
+  } catch (err) {
+    // fetch's own words for a server that is gone ("Failed to fetch") say nothing to a user.
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new Error('the v2a server could not be reached (stopped, or the network is down); try again when it is back.');
+  }
   if (!res.ok) throw new Error(await problemDetail(res));
   return res;
 }

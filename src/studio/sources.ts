@@ -220,13 +220,17 @@ export function wireSources(): void {
       openFile(file.name ? file : new File([file], 'pasted image', { type: file.type }));
       return;
     }
-    if (editing || !state.limits.imageUrlHosts.length) return;
+    if (editing) return;
     const text = e.clipboardData?.getData('text/plain').trim() ?? '';
-    if (/^https?:\/\/\S+$/i.test(text)) {
-      e.preventDefault();
-      urlInput.value = text;
-      openUrl(text);
+    if (!/^https?:\/\/\S+$/i.test(text)) return;
+    e.preventDefault();
+    // A pasted address the server will not fetch is said so, not dropped without a word.
+    if (!state.limits.imageUrlHosts.length) {
+      showError('This server fetches images from no host (V2A_IMAGE_FETCH_ALLOWLIST is empty): save the image, then drop or open the file.');
+      return;
     }
+    urlInput.value = text;
+    openUrl(text);
   });
 }
 

@@ -15,7 +15,7 @@ import { DEFAULTS } from '../core/index.js';
 import type { ParamControls } from './controls.js';
 import { $ } from './dom.js';
 import { updateCurl } from './export.js';
-import { clearError, el, say, showError, updateSourcePane } from './layout.js';
+import { clearError, el, focusOr, say, showError, updateSourcePane } from './layout.js';
 import { stopRecording } from './recording.js';
 import { isLive, newSourceId, openingSource, setShown, state } from './state.js';
 import { send } from './worker-link.js';
@@ -65,10 +65,16 @@ export function initStream(c: ParamControls): void {
 
 export function setStreamUi(): void {
   const live = isLive();
+  const active = document.activeElement;
   streamBar.dataset.live = String(live);
   for (const b of streamBar.querySelectorAll<HTMLButtonElement | HTMLSelectElement | HTMLInputElement>('button, select, input')) b.disabled = !live;
-  webcamBtn.setAttribute('aria-pressed', String(state.shown.kind === 'webcam'));
+  // The button's words say what it does now ("Stop webcam"): a pressed state beside them would
+  // be read as "Stop webcam, pressed".
+  webcamBtn.dataset.on = String(state.shown.kind === 'webcam');
   webcamBtn.textContent = state.shown.kind === 'webcam' ? 'Stop webcam' : 'Webcam';
+  // A stream bar control that had the focus (Snapshot, Pause when `w` stopped the webcam) is
+  // disabled now: the focus goes to the webcam button, not to the page's body.
+  if (!live && active instanceof HTMLElement && streamBar.contains(active)) focusOr(webcamBtn);
   updateSourcePane();
   updateCurl();
 }
@@ -94,7 +100,7 @@ export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
   if (state.videoUrl) URL.revokeObjectURL(state.videoUrl);
   state.videoUrl = null;
   state.paused = false;
-  pauseBtn.setAttribute('aria-pressed', 'false');
+  pauseBtn.dataset.on = 'false';
   pauseBtn.textContent = 'Pause';
   state.frameInFlight = 0;
   // The last frame stays, as a still: tunable and exportable like any image (a new source that
@@ -192,7 +198,7 @@ export function openVideo(file: File): void {
     resetMeters();
     setShown('video', name, newSourceId());
     takeOver();
-    say(`Playing ${name}…`);
+    say(`Playing ${name} in a loop (p pauses).`);
     send({ t: 'params', params: controls.values() });
     send({ t: 'stream', on: true, sourceId: state.shown.sourceId });
     setStreamUi();
@@ -230,6 +236,13 @@ function capture(video: HTMLVideoElement): MediaStreamTrack | undefined {
   }
 }
 
+/** MediaError codes in words (2: network, 3: decode, 4: not supported; 1, aborted, needs none). */
+const MEDIA_ERRORS: Readonly<Record<number, string>> = {
+  2: ' (it could not be read)',
+  3: ' (it is damaged or its codec failed)',
+  4: ' (not a video format or codec this browser plays)',
+};
+
 /** Resolves once the video at `url` has a decoded picture; rejects, in words, when it cannot have one. */
 function firstPicture(url: string): Promise<void> {
   const probe = document.createElement('video');
@@ -240,7 +253,8 @@ function firstPicture(url: string): Promise<void> {
       if (probe.videoWidth > 0) resolve();
       else reject(new Error('it has no picture (an audio file?).'));
     }, { once: true });
-    probe.addEventListener('error', () => reject(new Error(`the browser cannot play it as a video${probe.error?.message ? ` (${probe.error.message})` : ''}.`)), { once: true });
+    // MediaError's message is the decoder's own ("PipelineStatus::DEMUXER_ERROR_…"): its code says it in words.
+    probe.addEventListener('error', () => reject(new Error(`the browser cannot play it as a video${MEDIA_ERRORS[probe.error?.code ?? 0] ?? ''}.`)), { once: true });
     probe.src = url;
   }).finally(() => {
     probe.removeAttribute('src');
@@ -301,7 +315,7 @@ export function pump(): void {
 
 function togglePause(): void {
   state.paused = !state.paused;
-  pauseBtn.setAttribute('aria-pressed', String(state.paused));
+  pauseBtn.dataset.on = String(state.paused);
   pauseBtn.textContent = state.paused ? 'Resume' : 'Pause';
   send({ t: 'pause', on: state.paused });
   if (state.shown.kind === 'video' && state.videoUrl) {
