@@ -13,6 +13,7 @@ import {
   type DecodedFrame,
   type ImageInputErrorCode,
 } from '../src/node/index.js';
+import { MAX_JPEG_SCANS, jpegScans } from '../src/node/decode.js';
 
 const MAX = 50_000_000;
 
@@ -435,4 +436,36 @@ test('a render of a decode shrunk on load has the rows and source size of the im
   // Library images without a source size keep their own shape; a half-given one is refused.
   assert.deepEqual(render({ width: 232, height: 20, data: shrunk.data }, { columns: 58 }).rows, 3);
   assert.throws(() => render({ width: 232, height: 20, data: shrunk.data, sourceWidth: 2912 }, { columns: 58 }), /sourceWidth and sourceHeight must be positive integers/);
+});
+
+test('a progressive JPEG with more scans than any encoder writes is refused before decoding; usual ones pass', async () => {
+  const base = sharp({ create: { width: 64, height: 48, channels: 3, background: '#4080c0' } });
+  for (const options of [{ progressive: true }, { progressive: true, mozjpeg: true }, { progressive: false }]) {
+    const jpeg = await base.clone().jpeg(options).toBuffer();
+    assert.ok(jpegScans(jpeg, 1e9) <= 10, JSON.stringify(options));
+    assert.equal((await decodeImage(jpeg, { maxPixels: MAX })).width, 64);
+  }
+  // sharp's progressive JPEG with its last scan (SOS to EOI) written again and again.
+  const jpeg = await base.clone().jpeg({ progressive: true }).toBuffer();
+  const lastScan = jpeg.lastIndexOf(Buffer.from([0xff, 0xda]));
+  const scan = jpeg.subarray(lastScan, jpeg.length - 2);
+  const bomb = Buffer.concat([jpeg.subarray(0, jpeg.length - 2), ...Array.from({ length: MAX_JPEG_SCANS }, () => scan), jpeg.subarray(jpeg.length - 2)]);
+  assert.equal(jpegScans(bomb, 1e9), jpegScans(jpeg, 1e9) + MAX_JPEG_SCANS);
+  let decoding = false;
+  const refused = (err: unknown) => err instanceof ImageInputError && err.code === 'undecodable-image' && /more than 100 progressive scans/.test(err.message);
+  await assert.rejects(decodeImage(bomb, { maxPixels: MAX, whileDecoding: () => { decoding = true; } }), refused);
+  await assert.rejects(decodeFrames(bomb, { maxPixels: MAX }).next(), refused);
+  assert.equal(decoding, false, 'refused before the decode started');
+});
+
+test('checkSize sees the size after EXIF orientation, before any pixel is decoded; what it throws is thrown', async () => {
+  const png = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#808080' } }).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+  const seen: number[][] = [];
+  let decoding = false;
+  const no = new Error('not this size');
+  await assert.rejects(decodeImage(png, { checkSize: (w, h) => { seen.push([w, h]); throw no; }, whileDecoding: () => { decoding = true; } }), (err) => err === no);
+  assert.deepEqual(seen, [[20, 30]], 'rotated by its EXIF orientation');
+  assert.equal(decoding, false);
+  await assert.rejects(decodeFrames(png, { checkSize: () => { throw no; } }).next(), (err) => err === no);
+  assert.equal((await decodeImage(png, { checkSize: () => undefined })).width, 20);
 });

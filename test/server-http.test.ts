@@ -509,6 +509,11 @@ describe('render: bad input', () => {
     const tall = await photo(8, 2000, 'png');
     const p = assertProblem(await renderForm({ image: tall, columns: '400' }), 400, 'image-too-tall', /rows/);
     assert.equal(p.errors[0].parameter, 'columns');
+    // Refused from the header, before any pixel: this PNG has none (a 1 x 40,000,000 one passes
+    // the pixel limit, and libvips spent minutes decoding it only for the grid to refuse it).
+    const claimed = assertProblem(await renderForm({ image: await pngClaiming(1, 40_000_000) }), 400, 'image-too-tall', /even at 8 columns, the fewest/);
+    assert.equal(claimed.errors[0].parameter, 'columns');
+    assertProblem(await renderForm({ image: await pngClaiming(40, 4000), columns: '200' }), 400, 'image-too-tall', /too tall for 200 columns/);
   });
 
   test('bad base64 is 400 naming imageBase64', async () => {

@@ -16,7 +16,7 @@ import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
-import { DECODE_PIXELS_PER_COLUMN, fitColumns, gridRows, sourceSize } from './pipeline/geometry.js';
+import { DECODE_PIXELS_PER_COLUMN, MIN_COLUMNS, fitColumns, gridRows, sourceSize } from './pipeline/geometry.js';
 import { colorsWhen, prepare, renderPrepared, requestedParams, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
@@ -56,6 +56,12 @@ export interface DecodeRequest {
    * decodes on the calling thread ignores it. It never throws.
    */
   readonly whileDecoding?: () => void;
+  /**
+   * Called with the image's size (after EXIF orientation) from its header, before its pixels are
+   * decoded: throws image-too-tall for a grid no allowed column count can have, so such an image
+   * costs no decode (a decoder that cannot read a header first may skip it: the render checks again).
+   */
+  readonly checkSize?: (width: number, height: number) => void;
 }
 
 /** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
@@ -177,9 +183,20 @@ class Stages {
   }
 }
 
-function decodeRequest(columns: number, limits: JobLimits, whileDecoding?: () => void): DecodeRequest {
+/**
+ * The grid check a decoder runs on the header: at the caller's columns, or with a fit (which
+ * narrows a tall image down to the fewest columns) at the fewest.
+ */
+function sizeCheck(explicit: Partial<RenderParams>, fit: FitBox | undefined): (width: number, height: number) => void {
+  const columns = explicit.columns ?? (fit ? MIN_COLUMNS : DEFAULTS.columns);
+  const cellAspect = explicit.cellAspect ?? DEFAULTS.cellAspect;
+  return (width, height) => void gridRows(width, height, columns, cellAspect);
+}
+
+function decodeRequest(columns: number, limits: JobLimits, checkSize: (width: number, height: number) => void, whileDecoding?: () => void): DecodeRequest {
   return {
     targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
+    checkSize,
     maxPixels: limits.maxPixels,
     maxBytes: limits.maxBytes,
     ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),
@@ -240,7 +257,7 @@ export async function runJob(input: JobInput, params: Readonly<Record<string, un
   } else {
     const decoder = opts.decoder;
     if (!decoder) throw new V2aError('internal-error', 'The render failed unexpectedly.', { cause: new Error('runJob: no decoder for encoded input') });
-    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits, () => warmUp(withDefaults(explicit)))));
+    const decoded = await stages.run('decode', () => decoder(bytes, decodeRequest(decodeColumns, opts.limits, sizeCheck(explicit, opts.fit), () => warmUp(withDefaults(explicit)))));
     image = decoded;
     facts = { bytes: bytes.byteLength, format: decoded.format, width: decoded.sourceWidth, height: decoded.sourceHeight };
   }
@@ -277,7 +294,7 @@ export async function* runFrameJob(
 ): AsyncGenerator<FrameJobResult, void, undefined> {
   const stages = new Stages(opts);
   const { explicit, decodeColumns } = parse(params, opts);
-  const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits))[Symbol.asyncIterator]();
+  const frames = opts.frameDecoder(bytes, decodeRequest(decodeColumns, opts.limits, sizeCheck(explicit, opts.fit)))[Symbol.asyncIterator]();
   let renderer: FrameRenderer | null = null;
   // A consumer that stops early (return() on this generator) ends the decoder too: a video's
   // ffmpeg would otherwise be left blocked on its pipe.

@@ -79,6 +79,12 @@ export interface DecodeOptions {
    * arguments, when the decode has started (decodeImage only). Exceptions it throws are ignored.
    */
   readonly whileDecoding?: () => void;
+  /**
+   * Called with the image's size after EXIF orientation once the header is read, before any pixel
+   * is decoded; what it throws is thrown. The render job refuses here a grid no column count can
+   * have (a 1 x 40,000,000 PNG passes the pixel limit, and libvips took minutes over it).
+   */
+  readonly checkSize?: (width: number, height: number) => void;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -296,6 +302,53 @@ function checkPixels(info: Inspection, opts: DecodeOptions): void {
   }
 }
 
+/**
+ * Most scans a progressive JPEG may have. Encoders write 2 to about 20 (libjpeg's standard script:
+ * 10, 6 for grey); each scan is a pass over every block, so thousands of empty ones (a 430 KB
+ * file with 2,649 took 26 s to decode, inside every size limit) are refused before decoding, as
+ * libjpeg-turbo's own tools do (`-maxscans`).
+ */
+export const MAX_JPEG_SCANS = 100;
+
+function checkScans(buf: Buffer, info: Inspection): void {
+  if (info.format !== 'jpeg' || !info.progressive) return;
+  const scans = jpegScans(buf, MAX_JPEG_SCANS + 1);
+  if (scans > MAX_JPEG_SCANS) {
+    throw new ImageInputError('undecodable', `The JPEG has more than ${MAX_JPEG_SCANS} progressive scans, more than any encoder writes; re-save it (baseline or standard progressive).`, {
+      cause: `jpeg scans > ${MAX_JPEG_SCANS}`,
+    });
+  }
+}
+
+/**
+ * The SOS markers of a JPEG, counted up to `stop`: marker segments are skipped by their length,
+ * and a scan's entropy-coded data runs to the next marker (0xFF followed by neither 0x00, a
+ * stuffed byte, nor a restart marker).
+ */
+export function jpegScans(buf: Uint8Array, stop: number): number {
+  let scans = 0;
+  let i = 2; // after SOI
+  const n = buf.length;
+  while (i + 3 < n && scans < stop) {
+    if (buf[i] !== 0xff) return scans; // not a marker where one must be: the decoder will say so
+    const marker = buf[i + 1]!;
+    if (marker === 0xff) { i++; continue; } // fill byte
+    if (marker === 0xd9) break; // EOI
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { i += 2; continue; }
+    i += 2 + ((buf[i + 2]! << 8) | buf[i + 3]!);
+    if (marker !== 0xda) continue;
+    scans++;
+    for (;;) {
+      i = buf.indexOf(0xff, i);
+      if (i < 0 || i + 1 >= n) return scans;
+      const next = buf[i + 1]!;
+      if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) { i += 2; continue; }
+      break;
+    }
+  }
+  return scans;
+}
+
 /** sharp's own bound on a resize's width and height. */
 const MAX_TARGET = 100_000_000;
 
@@ -479,6 +532,8 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   const buf = toBuffer(input);
   const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
+  opts.checkSize?.(info.width, info.height);
+  checkScans(buf, info);
   const page = await decodePage(buf, undefined, opts, info, opts.whileDecoding);
   return {
     width: page.width,
@@ -520,6 +575,8 @@ export async function* decodeFrames(
   const buf = toBuffer(input);
   const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
+  opts.checkSize?.(info.width, info.height);
+  checkScans(buf, info);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {

@@ -15,7 +15,7 @@ export const DECODE_PIXELS_PER_COLUMN = 4;
 export const MAX_ROWS = 800;
 
 /** Fewest columns any render has: the `columns` parameter's minimum. */
-const MIN_COLUMNS = (PARAM_BY_NAME.get('columns') as IntegerDef).min;
+export const MIN_COLUMNS = (PARAM_BY_NAME.get('columns') as IntegerDef).min;
 
 /** A grid the image cannot have: `image-too-tall`, naming `columns`. */
 export class GeometryError extends V2aError {
