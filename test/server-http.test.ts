@@ -475,6 +475,14 @@ describe('render: bad input', () => {
     assertProblem(await renderJson({ image: tinyB64 }), 400, 'invalid-request', /multipart/);
     assertProblem(await renderForm({ imageBase64: tinyB64 }), 400, 'invalid-request', /JSON body only/);
     assertProblem(await renderJson({ imageBase64: tinyB64 }, 'imageUrl=https://x.example/a.png'), 400, 'invalid-request', /query string/);
+    // A name of 100,000 characters is named in part, not echoed whole.
+    const long = assertProblem(await renderJson({ imageBase64: tinyB64, ['x'.repeat(100_000)]: 1 }), 400, 'invalid-parameters');
+    assert.equal(long.errors[0].parameter, `${'x'.repeat(61)}...`);
+    assert.ok(JSON.stringify(long).length < 2000, `${JSON.stringify(long).length} characters`);
+    // A part without a name is malformed, not a parameter called "undefined".
+    const body = Buffer.from('--b\r\nContent-Disposition: form-data\r\n\r\n80\r\n--b--\r\n');
+    const unnamed = await req('POST', RENDER, { headers: { 'content-type': 'multipart/form-data; boundary=b' }, body });
+    assertProblem(unnamed, 400, 'invalid-request', /a part has no name/);
   });
 
   test('the same parameter in two carriers is 400', async () => {

@@ -47,6 +47,9 @@ const malformed = (err: unknown): HttpProblem => {
   return new HttpProblem('invalid-request', `The multipart/form-data body is malformed: ${why}.`);
 };
 
+const unnamedPart = (): HttpProblem =>
+  new HttpProblem('invalid-request', 'The multipart/form-data body is malformed: a part has no name (Content-Disposition: form-data; name="...").');
+
 const tooMany = (what: 'parts' | 'files' | 'fields'): HttpProblem =>
   new HttpProblem('request-too-large', `The multipart body has too many ${what}.`);
 
@@ -83,9 +86,10 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
   const fail = (p: HttpProblem) => { failure ??= p; };
   const reading: Promise<void>[] = [];
 
-  bb.on('file', (name: string, file: NodeJS.ReadableStream & { truncated?: boolean }, _filename: string | undefined) => {
-    if (!failure && name in Object.prototype) fail(new HttpProblem('invalid-request', 'A multipart field name is not allowed.'));
-    if (!failure && !refusal) {
+  bb.on('file', (name: string | undefined, file: NodeJS.ReadableStream & { truncated?: boolean }, _filename: string | undefined) => {
+    if (!failure && !name) fail(unnamedPart());
+    else if (!failure && name! in Object.prototype) fail(new HttpProblem('invalid-request', 'A multipart field name is not allowed.'));
+    if (!failure && !refusal && name) {
       if (name !== 'image') {
         refusal = fieldProblem(name, `unknown file field ${JSON.stringify(name)}: upload the image as the file field image`);
       } else if (sawImage) {
@@ -106,8 +110,10 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
     file.resume();
   });
 
-  bb.on('field', (name: string, raw: string, _nameTruncated: boolean, valueTruncated: boolean, _encoding: string, mime: string) => {
+  bb.on('field', (name: string | undefined, raw: string, _nameTruncated: boolean, valueTruncated: boolean, _encoding: string, mime: string) => {
     if (failure) return;
+    // busboy hands a part without `name` on as undefined, which read as a parameter "undefined".
+    if (!name) return fail(unnamedPart());
     if (name in Object.prototype) return fail(new HttpProblem('invalid-request', 'A multipart field name is not allowed.'));
     if (refusal) return;
     let value = raw;

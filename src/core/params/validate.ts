@@ -29,6 +29,9 @@ export function integerFromText(text: string): number | undefined {
   return INTEGER.test(t) ? Number(t) : undefined;
 }
 
+/** Longest unknown parameter name an error repeats in full (the longest known one is far shorter). */
+const MAX_NAME = 64;
+
 function show(value: unknown): string {
   // A number as itself: JSON.parse reads 1e999 as Infinity, which JSON.stringify would call null.
   // A library caller's value may be one JSON cannot write (a BigInt, a cycle, a throwing toJSON):
@@ -99,7 +102,8 @@ export function parseParams(input: Readonly<Record<string, unknown>>, carrier: C
     if (raw === undefined) continue;
     const def = PARAM_BY_NAME.get(key);
     if (!def) {
-      errors.push({ parameter: key, message: `unknown parameter ${show(key)}` });
+      // A name is named as sent, up to a point: a 3 MB JSON key was echoed whole in the reply.
+      errors.push({ parameter: key.length > MAX_NAME ? `${key.slice(0, MAX_NAME - 3)}...` : key, message: `unknown parameter ${show(key)}` });
       continue;
     }
     // Text carriers give a repeated name as an array; in JSON an array is a value of the wrong type.
