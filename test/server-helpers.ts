@@ -151,7 +151,7 @@ export function headersOnly(base: string, path: string, headers: Record<string, 
   });
 }
 
-export function postForm(url: string, fields: Record<string, string | Buffer | Array<string | Buffer>>): Promise<Reply> {
+export function postForm(url: string, fields: Record<string, string | Buffer | Array<string | Buffer>>, headers: Record<string, string> = {}): Promise<Reply> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) {
     for (const v of Array.isArray(value) ? value : [value]) {
@@ -159,7 +159,7 @@ export function postForm(url: string, fields: Record<string, string | Buffer | A
       else form.append(name, new Blob([v]), `${name}.bin`);
     }
   }
-  return call(url, { method: 'POST', body: form });
+  return call(url, { method: 'POST', body: form, headers });
 }
 
 /** Asserts an RFC 9457 problem reply and returns its body. */

@@ -1008,6 +1008,12 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       assert.equal((await ping(trusting.base, '203.0.113.7')).status, 429);
       assert.equal((await ping(direct.base, '203.0.113.7')).status, 200);
       assert.equal((await ping(direct.base, '203.0.113.8')).status, 429, 'without trust, X-Forwarded-For is ignored');
+      // An IPv6 client is its /64 (one host's usual share), and an IPv4-mapped address its IPv4 one
+      // (@fastify/rate-limit's own key; admission's slots use the same: server-limits.test.ts).
+      assert.equal((await ping(trusting.base, '::ffff:203.0.113.8')).status, 429, 'the same client as 203.0.113.8');
+      assert.equal((await ping(trusting.base, '2001:db8:1:2::7')).status, 200);
+      assert.equal((await ping(trusting.base, '2001:db8:1:2:ffff:ffff:ffff:1')).status, 429, 'another address of the same /64');
+      assert.equal((await ping(trusting.base, '2001:db8:1:3::7')).status, 200, 'another /64');
       // What a trusted proxy forwards is held to Host's rules and to http/https: it writes the links.
       for (const [header, value] of [
         ['x-forwarded-host', 'evil.example/"><script>'], ['x-forwarded-host', 'user@evil.example'], ['x-forwarded-host', 'evil.example:99999'],

@@ -96,6 +96,31 @@ describe('one client cannot hold every slot', () => {
     assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 3000));
   });
 
+  test('behind a trusted proxy an IPv6 client\'s share is its /64\'s, as the rate limit\'s budget is', async () => {
+    const proxied = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '3', V2A_CLIENT_SLOTS: '', V2A_TRUST_PROXY: '127.0.0.1', V2A_BODY_IDLE_TIMEOUT_MS: '30000' });
+    const proxiedPort = Number(new URL(proxied.base).port);
+    try {
+      const { body, type } = multipart(heavy);
+      const stalled = ['2001:db8:1:2::7', '2001:db8:1:2::8'].map((ip) => {
+        const c = open(proxiedPort);
+        c.socket.write(head('/api/v1/render?columns=40', { 'content-type': type, 'content-length': body.length, 'x-forwarded-for': ip }));
+        c.socket.write(body.subarray(0, 1000));
+        return c;
+      });
+      assert.ok(await until(() => proxied.app.v2a.admission.inFlight === 2, 3000), 'both uploads admitted');
+      const small = await photo(64, 48);
+      const from = (ip: string) => postForm(`${proxied.base}/api/v1/render?columns=20`, { image: small }, { 'x-forwarded-for': ip });
+      const refused = await from('2001:db8:1:2:ffff::9');
+      assert.equal(refused.status, 429, 'a third address of the same /64');
+      assert.match(refused.json.detail, /at most 2 requests in flight/);
+      assert.equal((await from('2001:db8:1:3::1')).status, 200, 'another /64');
+      for (const c of stalled) c.socket.destroy();
+      assert.ok(await until(() => proxied.app.v2a.admission.inFlight === 0, 3000));
+    } finally {
+      await proxied.close();
+    }
+  });
+
   test('an MCP batch with more calls than one client may hold is a permanent -32600, not a 429 to retry', async () => {
     const tiny = (await photo(32, 24)).toString('base64');
     const batch = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: tiny, columns: 12 } } }));

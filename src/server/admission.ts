@@ -18,12 +18,17 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { answeredElsewhere, clientClosed, HttpProblem } from './problem.js';
+import { normalizeIP } from '@fastify/rate-limit';
 
 interface Ticket {
   units: number;
   released: boolean;
   readonly abort: AbortController;
-  /** The client's address (request.ip: the proxy-supplied one under V2A_TRUST_PROXY). */
+  /**
+   * The client, as the rate limit tells them apart: request.ip (the proxy-supplied one under
+   * V2A_TRUST_PROXY), an IPv6 address by its /64 (one host's usual share: keyed whole, one machine
+   * had 2^64 shares of the slots), an IPv4-mapped one as its IPv4 address.
+   */
   readonly client: string;
 }
 
@@ -86,7 +91,7 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
     mostPerRequest: clientSlots > 0 ? Math.min(capacity, clientSlots) : capacity,
     admit(request, reply, units = 1) {
       if (tickets.has(request)) return;
-      const client = request.ip;
+      const client = normalizeIP(request.ip);
       if (units > 0) {
         const full = clientFull(client, units);
         if (full) throw full;
