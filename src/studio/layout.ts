@@ -53,7 +53,7 @@ export function clearError(): void {
 }
 
 /** A control that can take the focus now: still in the page, shown and enabled. */
-export function focusable(e: Element | null): e is HTMLElement {
+function focusable(e: Element | null): e is HTMLElement {
   return e instanceof HTMLElement && e.isConnected && e.getClientRects().length > 0 && !(e as HTMLButtonElement).disabled;
 }
 
