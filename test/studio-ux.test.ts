@@ -320,6 +320,10 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.keyboard.press('Tab');
       await page.waitForFunction(() => window.__v2aStats.columns === 40);
       assert.equal(await page.textContent('#p-columns-problem'), '');
+      // The badge's state ("set", "auto 1→0.73") is read with each control's description.
+      assert.match((await page.getAttribute('#p-columns-n', 'aria-describedby'))!, /^p-columns-said /);
+      assert.match((await page.textContent('#p-columns-said'))!, /^Set by you/);
+      assert.match((await page.textContent('#p-gamma-said'))!, /^(Tuned by the Auto Director from [\d.]+ to [\d.]+|Not set)/);
       // An error is announced once (the alert), not again by the status line; Dismiss gives the
       // focus back to where it was.
       await page.focus('#zoom');

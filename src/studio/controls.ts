@@ -37,6 +37,8 @@ interface Row {
   readonly inputs: readonly (HTMLInputElement | HTMLSelectElement)[];
   readonly reset: HTMLButtonElement;
   readonly badge: HTMLElement;
+  /** The badge in words for screen readers (set by you, or tuned from and to what), in the controls' descriptions. */
+  readonly said: HTMLElement;
   show(value: unknown): void;
 }
 
@@ -198,7 +200,12 @@ export class ParamControls {
       }
     }
     reset.addEventListener('click', () => this.reset(def.name));
-    return { def, el, inputs, reset, badge, show };
+    // The badge ("auto 1→0.73") is hidden from screen readers as it reads; its words are read
+    // with each control's description instead, so what auto-tuning changed is heard too.
+    const said = h('span', { id: `${id}-said`, class: 'sr-only' });
+    el.append(said);
+    for (const input of inputs) input.setAttribute('aria-describedby', `${said.id} ${input.getAttribute('aria-describedby') ?? ''}`.trim());
+    return { def, el, inputs, reset, badge, said, show };
   }
 
   /** The explicit parameters, in the order the user set them. */
@@ -285,6 +292,7 @@ export class ParamControls {
     row.badge.title = explicit
       ? 'Set by you: sent with every render and never tuned.'
       : adj ? `Tuned by the Auto Director from ${num(adj.from)} to ${num(adj.to)}.` : 'Not set: the default, or what the Auto Director chooses.';
+    row.said.textContent = row.badge.title;
   }
 }
 
