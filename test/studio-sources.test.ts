@@ -299,6 +299,13 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     assert.equal(await page.textContent('#export-format'), 'text · .txt');
     assert.deepEqual(warnings, []);
     assert.deepEqual(problems, []);
+    // The server gone: a setting changed is said to be not yet on the picture, in words (not
+    // fetch's "Failed to fetch"), and the picture stays.
+    await page.route('**/api/v1/render', (route) => route.abort('connectionrefused'));
+    await page.click('#ink-color');
+    await page.waitForSelector('#art-error', { state: 'visible', timeout: 20_000 });
+    assert.match((await page.textContent('#art-error-text'))!, /^scan\.tiff: the v2a server could not be reached .* The picture shown is still the one rendered before this change\.$/);
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'server');
     await page.close();
   });
   test('a paused stream shows new settings on its held frame; a snapshot is told as one; a stream stopped while paused starts again', async () => {

@@ -106,7 +106,7 @@ let serverTimer: ReturnType<typeof setTimeout> | undefined;
  * opened after source number `seq` (see openingSource; a newly opened source unless given).
  * `pendingId`: the pending still the browser could not decode.
  */
-export async function openOnServer(src: ServerSource, name: string, opts: { pendingId?: number; seq?: number } = {}): Promise<void> {
+export async function openOnServer(src: ServerSource, name: string, opts: { pendingId?: number; seq?: number; rerender?: boolean } = {}): Promise<void> {
   const seq = opts.seq ?? openingSource();
   if (seq !== state.opened) return;
   stopStream();
@@ -137,8 +137,10 @@ export async function openOnServer(src: ServerSource, name: string, opts: { pend
   } catch (err) {
     if (abort.signal.aborted || seq !== state.opened) return;
     if (opts.pendingId !== undefined && state.pending?.id === opts.pendingId) state.pending = null;
-    // The API's own words; the picture and everything about it stay as they were.
-    showError(`${name}: ${(err as Error).message}`);
+    // The API's own words; the picture and everything about it stay as they were. A render again
+    // for changed settings says the picture is not of the new ones.
+    const stale = opts.rerender ? ' The picture shown is still the one rendered before this change.' : '';
+    showError(`${name}: ${(err as Error).message}${stale}`);
   }
 }
 
@@ -152,7 +154,7 @@ export function rerenderOnServer(): void {
   const src = shown.server;
   const seq = state.opened;
   clearTimeout(serverTimer);
-  serverTimer = setTimeout(() => void openOnServer(src, shown.name, { seq }), 300);
+  serverTimer = setTimeout(() => void openOnServer(src, shown.name, { seq, rerender: true }), 300);
 }
 
 // ---------------------------------------------------------------------------------------------
