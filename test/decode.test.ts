@@ -13,7 +13,7 @@ import {
   type DecodedFrame,
   type ImageInputErrorCode,
 } from '../src/node/index.js';
-import { MAX_JPEG_SCANS, jpegScans } from '../src/node/decode.js';
+import { MAX_JPEG_SCANS, jpegScans, tiffPages } from '../src/node/decode.js';
 
 const MAX = 50_000_000;
 
@@ -468,4 +468,30 @@ test('checkSize sees the size after EXIF orientation, before any pixel is decode
   assert.equal(decoding, false);
   await assert.rejects(decodeFrames(png, { checkSize: () => { throw no; } }).next(), (err) => err === no);
   assert.equal((await decodeImage(png, { checkSize: () => undefined })).width, 20);
+});
+
+test('a TIFF of more than 10,000 pages is refused before libtiff walks them; sharp\'s TIFFs (classic and BigTIFF) count theirs', async () => {
+  const base = sharp({ create: { width: 8, height: 6, channels: 3, background: '#808080' } });
+  for (const bigtiff of [false, true]) {
+    const tiff = await base.clone().tiff({ bigtiff }).toBuffer();
+    assert.equal(tiffPages(tiff, 1e9), 1, `bigtiff ${bigtiff}`);
+    assert.equal((await decodeImage(tiff, { maxPixels: MAX })).width, 8);
+  }
+  assert.equal(tiffPages(await base.clone().png().toBuffer(), 1e9), 0, 'not a TIFF');
+  // A little-endian TIFF of empty directories, each linked to the next (6 bytes each); then one
+  // whose last directory links back to the first.
+  const chain = (n: number, loop = false) => {
+    const buf = Buffer.alloc(8 + 6 * n);
+    buf.write('II', 0, 'latin1');
+    buf.writeUInt16LE(42, 2);
+    buf.writeUInt32LE(8, 4);
+    for (let i = 0; i < n; i++) buf.writeUInt32LE(i + 1 < n ? 8 + 6 * (i + 1) : loop ? 8 : 0, 8 + 6 * i + 2);
+    return buf;
+  };
+  assert.equal(tiffPages(chain(10_001), 1e9), 10_001);
+  assert.equal(tiffPages(chain(5, true), 1e9), 5, 'a loop ends the count');
+  const refused = (err: unknown) => err instanceof ImageInputError && err.code === 'undecodable-image' && /more than 10000 pages/.test(err.message);
+  await assert.rejects(decodeImage(chain(10_001), { maxPixels: MAX }), refused);
+  await assert.rejects(probeImage(chain(10_001)), refused);
+  await assert.rejects(decodeImage(chain(10_000), { maxPixels: MAX }), (err) => err instanceof ImageInputError && !/pages/.test(err.message), 'at the limit: the decoder\'s own word');
 });

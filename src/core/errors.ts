@@ -48,7 +48,7 @@ export const ERRORS = deepFreeze({
   'multiple-images': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'More than one image', description: 'More than one image source was supplied; exactly one is allowed.' },
   'invalid-base64': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Invalid base64', description: '`imageBase64` is not valid base64 (RFC 4648, standard alphabet; a data: URL prefix and line breaks are accepted).' },
   'unsupported-image': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Unsupported image format', description: 'The image is not JPEG, PNG, WebP, GIF, AVIF or TIFF (SVG and PDF are refused).' },
-  'undecodable-image': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Undecodable image', description: 'The image is damaged, truncated, empty or not an image, or a progressive JPEG of more than 100 scans.' },
+  'undecodable-image': { status: 400, exit: EXIT.input, mcp: 'tool', title: 'Undecodable image', description: 'The image is damaged, truncated, empty or not an image, or a progressive JPEG of more than 100 scans, or a TIFF of more than 10,000 pages.' },
   'image-too-tall': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image too tall for the grid', description: 'The image aspect would need more rows than the renderer allows at this column count.' },
   'image-url-not-allowed': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image URL not allowed', description: '`imageUrl` is not https, names an IP address, a host outside the allowlist, or a host resolving to a non-public address.' },
   'invalid-compact': { status: 400, exit: EXIT.input, mcp: 'protocol', title: 'Invalid json-compact', description: 'The document is not valid json-compact (v2a decode).' , local: true },

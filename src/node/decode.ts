@@ -226,6 +226,10 @@ function acceptedSignature(buf: Buffer): boolean {
  * answered as too many pixels, as any size over the limit is.
  */
 async function inspect(buf: Buffer, maxPixels?: number): Promise<Inspection> {
+  // libtiff walks every directory to count a TIFF's pages: 130,000 empty ones (15 MB) took 3 s.
+  if (tiffPages(buf, MAX_TIFF_PAGES + 1) > MAX_TIFF_PAGES) {
+    throw new ImageInputError('undecodable', `The TIFF has more than ${MAX_TIFF_PAGES} pages; send the page to render on its own.`, { cause: `tiff pages > ${MAX_TIFF_PAGES}` });
+  }
   let meta: Metadata;
   try {
     // limitInputPixels: false -> sharp does not refuse absurd headers here; we check ourselves.
@@ -347,6 +351,35 @@ export function jpegScans(buf: Uint8Array, stop: number): number {
     }
   }
   return scans;
+}
+
+/** Most pages (image file directories) a TIFF may have (only the first is rendered): 10,000 cost libtiff about 0.25 s to count. */
+export const MAX_TIFF_PAGES = 10_000;
+
+/**
+ * A TIFF's directories, counted up to `stop` by following each one's link to the next (classic
+ * and BigTIFF, either byte order); 0 for anything else. A link out of the file, or back to a
+ * directory already seen, ends the count (the decoder then says what is wrong).
+ */
+export function tiffPages(buf: Uint8Array, stop: number): number {
+  if (buf.length < 16) return 0;
+  const little = buf[0] === 0x49 && buf[1] === 0x49;
+  if (!little && !(buf[0] === 0x4d && buf[1] === 0x4d)) return 0;
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const magic = view.getUint16(2, little);
+  if (magic !== 42 && magic !== 43) return 0;
+  const big = magic === 43;
+  const [countBytes, entryBytes, linkBytes] = big ? [8, 20, 8] : [2, 12, 4];
+  const read = (at: number, bytes: number) => (bytes === 8 ? Number(view.getBigUint64(at, little)) : bytes === 4 ? view.getUint32(at, little) : view.getUint16(at, little));
+  const seen = new Set<number>();
+  let at = read(big ? 8 : 4, linkBytes);
+  while (at > 0 && seen.size < stop && !seen.has(at) && at + countBytes <= buf.length) {
+    seen.add(at);
+    const link = at + countBytes + read(at, countBytes) * entryBytes;
+    if (link + linkBytes > buf.length) break;
+    at = read(link, linkBytes);
+  }
+  return seen.size;
 }
 
 /** sharp's own bound on a resize's width and height. */
