@@ -109,3 +109,15 @@ test('a 16-bit PNG with alpha whose samples all span 0..255 widens its alpha too
   assert.equal(full.data[10 * 4], 40);
   assert.equal(full.data[10 * 4 + 3], 255);
 });
+
+test('an image over 1024 px across is checked on its reduced samples: 8-bit values widened, a full range kept, a lone bright sample still widened', async () => {
+  // Larger than the check's 1024 px: its samples are a linear reduction of these.
+  const narrow = await decodeImage(tiff16(2600, 8, (x) => (x % 256)), OPTS);
+  assert.ok(Math.abs(narrow.data[(200) * 4]! - 200) <= 1, `widened: ${narrow.data[200 * 4]}`);
+  const full = await decodeImage(tiff16(2600, 8, (x) => (x * 25) % 65536), OPTS);
+  assert.ok(Math.abs(full.data[2000 * 4]! - ((2000 * 25) % 65536) / 257) <= 1, `kept: ${full.data[2000 * 4]}`);
+  // One sample at 65535 in a field of 8-bit values: its mean with its neighbours stays above 255,
+  // so the image reads as a true 16-bit one, as the exact maximum said.
+  const speck = await decodeImage(tiff16(2600, 8, (x, y) => (x === 1300 && y === 4 ? 65535 : 100)), OPTS);
+  assert.ok(speck.data[(4 * 2600 + 1300) * 4]! >= 254 && speck.data[0]! <= 1, 'not widened');
+});
