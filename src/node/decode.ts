@@ -486,10 +486,13 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
  * its content shows rather than a blank grid.
  */
 async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: DecodeOptions, pipeline: Sharp, channels: number, hasAlpha: boolean): Promise<Sharp> {
-  // In its own 16-bit colourspace: sharp's output is otherwise sRGB scaled to 0..255.
+  // In its own 16-bit colourspace (sharp's output is otherwise sRGB scaled to 0..255): grey or RGB;
+  // a 16-bit CMYK image is left to the conversion as it is.
+  const colourBands = channels - (hasAlpha ? 1 : 0);
+  if (colourBands !== 1 && colourBands !== 3) return pipeline;
   let probe = sharp(buf, { failOn: 'warning', limitInputPixels: opts.maxPixels, ...(page !== undefined ? { page, pages: 1 } : {}) })
     .resize({ width: SAMPLE_CHECK_SIZE, height: SAMPLE_CHECK_SIZE, fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
-    .toColourspace(channels - (hasAlpha ? 1 : 0) === 1 ? 'grey16' : 'rgb16');
+    .toColourspace(colourBands === 1 ? 'grey16' : 'rgb16');
   if (opts.timeoutSeconds) probe = probe.timeout({ seconds: Math.min(3600, Math.ceil(opts.timeoutSeconds)) });
   let samples: { data: Buffer; info: OutputInfo };
   try {
