@@ -13,7 +13,7 @@ import {
   type DecodedFrame,
   type ImageInputErrorCode,
 } from '../src/node/index.js';
-import { MAX_JPEG_SCANS, jpegScans, tiffPages } from '../src/node/decode.js';
+import { MAX_JPEG_SCANS, jpegScans, tiffPages } from '../src/node/structure.js';
 
 const MAX = 50_000_000;
 

@@ -31,6 +31,7 @@ import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 import { checkBytes, checkObject } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
+import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, jpegScans, tiffPages } from './structure.js';
 
 // sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
 // which is most of the CLI's start-up; the types are the same module's.
@@ -306,14 +307,6 @@ function checkPixels(info: Inspection, opts: DecodeOptions): void {
   }
 }
 
-/**
- * Most scans a progressive JPEG may have. Encoders write 2 to about 20 (libjpeg's standard script:
- * 10, 6 for grey); each scan is a pass over every block, so thousands of empty ones (a 430 KB
- * file with 2,649 took 26 s to decode, inside every size limit) are refused before decoding, as
- * libjpeg-turbo's own tools do (`-maxscans`).
- */
-export const MAX_JPEG_SCANS = 100;
-
 function checkScans(buf: Buffer, info: Inspection): void {
   if (info.format !== 'jpeg' || !info.progressive) return;
   const scans = jpegScans(buf, MAX_JPEG_SCANS + 1);
@@ -322,64 +315,6 @@ function checkScans(buf: Buffer, info: Inspection): void {
       cause: `jpeg scans > ${MAX_JPEG_SCANS}`,
     });
   }
-}
-
-/**
- * The SOS markers of a JPEG, counted up to `stop`: marker segments are skipped by their length,
- * and a scan's entropy-coded data runs to the next marker (0xFF followed by neither 0x00, a
- * stuffed byte, nor a restart marker).
- */
-export function jpegScans(buf: Uint8Array, stop: number): number {
-  let scans = 0;
-  let i = 2; // after SOI
-  const n = buf.length;
-  while (i + 3 < n && scans < stop) {
-    if (buf[i] !== 0xff) return scans; // not a marker where one must be: the decoder will say so
-    const marker = buf[i + 1]!;
-    if (marker === 0xff) { i++; continue; } // fill byte
-    if (marker === 0xd9) break; // EOI
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { i += 2; continue; }
-    i += 2 + ((buf[i + 2]! << 8) | buf[i + 3]!);
-    if (marker !== 0xda) continue;
-    scans++;
-    for (;;) {
-      i = buf.indexOf(0xff, i);
-      if (i < 0 || i + 1 >= n) return scans;
-      const next = buf[i + 1]!;
-      if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) { i += 2; continue; }
-      break;
-    }
-  }
-  return scans;
-}
-
-/** Most pages (image file directories) a TIFF may have (only the first is rendered): 10,000 cost libtiff about 0.25 s to count. */
-export const MAX_TIFF_PAGES = 10_000;
-
-/**
- * A TIFF's directories, counted up to `stop` by following each one's link to the next (classic
- * and BigTIFF, either byte order); 0 for anything else. A link out of the file, or back to a
- * directory already seen, ends the count (the decoder then says what is wrong).
- */
-export function tiffPages(buf: Uint8Array, stop: number): number {
-  if (buf.length < 16) return 0;
-  const little = buf[0] === 0x49 && buf[1] === 0x49;
-  if (!little && !(buf[0] === 0x4d && buf[1] === 0x4d)) return 0;
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const magic = view.getUint16(2, little);
-  if (magic !== 42 && magic !== 43) return 0;
-  const big = magic === 43;
-  const [countBytes, entryBytes, linkBytes] = big ? [8, 20, 8] : [2, 12, 4];
-  const read = (at: number, bytes: number) => (bytes === 8 ? Number(view.getBigUint64(at, little)) : bytes === 4 ? view.getUint32(at, little) : view.getUint16(at, little));
-  const seen = new Set<number>();
-  let at = read(big ? 8 : 4, linkBytes);
-  while (at > 0 && seen.size < stop && !seen.has(at) && at + countBytes <= buf.length) {
-    seen.add(at);
-    const link = at + countBytes + read(at, countBytes) * entryBytes;
-    if (link + linkBytes > buf.length) break;
-    at = read(link, linkBytes);
-  }
-  return seen.size;
 }
 
 /** sharp's own bound on a resize's width and height. */
