@@ -105,7 +105,12 @@ function parseArgs(argv: readonly string[]): Args {
       case '--duration': a.duration = num(val(), key, 1); break;
       case '--warmup': a.warmup = num(val(), key, 0); break;
       case '--concurrency': a.concurrency = (val() ?? '').split(',').map((s) => Math.round(num(s, key, 1))); break;
-      case '--images': a.images = (val() ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean); break;
+      case '--images': {
+        a.images = (val() ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+        // An empty list measured nothing and printed its targets as met.
+        if (!a.images.length || a.images.some((x) => x !== '1mp' && x !== '12mp')) throw new Error(`--images is a list of 1mp and 12mp\n${USAGE}`);
+        break;
+      }
       case '--columns': a.columns = Math.round(num(val(), key, 1)); break;
       case '--carrier': {
         const c = val() as Carrier;
