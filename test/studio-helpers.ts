@@ -218,6 +218,13 @@ export async function waitResults(page: Page, from: number): Promise<void> {
   await page.waitForFunction((f) => window.__v2aStats.results > f, from, { timeout: 20_000 });
 }
 
+/** Opens `image` through the file picker as `name` and waits for its render. */
+export async function openStill(page: Page, image: Buffer, name = 'photo.png'): Promise<void> {
+  const n = await results(page);
+  await page.setInputFiles('#image-file', { name, mimeType: 'image/png', buffer: image });
+  await waitResults(page, n);
+}
+
 /**
  * Whether the art looks as `expected` once it has settled: closing the error box lays the panel
  * out again, and on a busy machine the canvas may be shot before its repaint at the restored size.

@@ -13,7 +13,7 @@ import { describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { photo, startTestServer } from './server-helpers.js';
-import { apiRender, artSettlesTo, downloadText, openStudioAt, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
+import { apiRender, artSettlesTo, downloadText, openStill, openStudioAt, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, PerformanceObserver: any, getComputedStyle: any;
@@ -258,9 +258,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     const context = await rig.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     try {
       const { page, problems } = await openStudio(context);
-      const n = await results(page);
-      await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(640, 480, 'png') });
-      await waitResults(page, n);
+      await openStill(page, await photo(640, 480, 'png'));
       await page.screenshot({ path: shot('studio-390-top.png') });
       await page.locator('[data-param=contrast]').scrollIntoViewIfNeeded();
       await page.waitForTimeout(200);
@@ -285,9 +283,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     const context = await rig.browser.newContext({ viewport: { width: 640, height: 400 } });
     try {
       const { page, problems } = await openStudio(context);
-      const n = await results(page);
-      await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(320, 240, 'png') });
-      await waitResults(page, n);
+      await openStill(page, await photo(320, 240, 'png'));
       // A narrow page takes nothing away: the theme, the settings' toggle, zoom and full screen.
       for (const sel of ['#theme', '#panel-toggle', '#zoom', '#fullscreen']) assert.equal(await page.isVisible(sel), true, sel);
       // Hidden settings come back by their toggle, and by the skip link, which opens them.
@@ -354,9 +350,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
     const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const { page, problems } = await openStudio(context);
-      const n = await results(page);
-      await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await photo(640, 480, 'png') });
-      await waitResults(page, n);
+      await openStill(page, await photo(640, 480, 'png'));
       await page.waitForSelector('#director details.source summary');
       const sizes = [[1280, 800], [1366, 768], [1440, 900], [1920, 1080], [768, 1024], [360, 740]] as const;
       const faults: string[] = [];

@@ -12,8 +12,10 @@ import { readImageLimits, type ImageLimits } from '../settings/index.js';
 
 export { EXIT };
 
-/** A usage error (exit 2): an invalid flag, argument or setting, or options that conflict. */
-/** A usage error (exit 2); several `lines` are shown one per line. */
+/**
+ * A usage error (exit 2): an invalid flag, argument or setting, or options that conflict; several
+ * `lines` are shown one per line.
+ */
 export const usageError = (...lines: [string, ...string[]]): V2aError =>
   new V2aError('usage', lines.join(' '), lines.length > 1 ? { errors: lines.map((message) => ({ parameter: '', message })) } : {});
 

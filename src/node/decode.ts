@@ -307,6 +307,18 @@ function checkPixels(info: Inspection, opts: DecodeOptions): void {
   }
 }
 
+/**
+ * The header of an image to decode, read and checked against every limit that needs no pixel:
+ * pixels, decoder memory, the caller's size check, a progressive JPEG's scans.
+ */
+async function admitted(buf: Buffer, opts: DecodeOptions): Promise<Inspection> {
+  const info = await inspect(buf, opts.maxPixels);
+  checkPixels(info, opts);
+  opts.checkSize?.(info.width, info.height);
+  checkScans(buf, info);
+  return info;
+}
+
 function checkScans(buf: Buffer, info: Inspection): void {
   if (info.format !== 'jpeg' || !info.progressive) return;
   const scans = jpegScans(buf, MAX_JPEG_SCANS + 1);
@@ -523,10 +535,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   validateOptions(opts);
   checkInput(input, opts.maxBytes);
   const buf = toBuffer(input);
-  const info = await inspect(buf, opts.maxPixels);
-  checkPixels(info, opts);
-  opts.checkSize?.(info.width, info.height);
-  checkScans(buf, info);
+  const info = await admitted(buf, opts);
   const page = await decodePage(buf, undefined, opts, info, opts.whileDecoding);
   return {
     width: page.width,
@@ -566,10 +575,7 @@ export async function* decodeFrames(
   validateOptions(opts);
   checkInput(input, opts.maxBytes);
   const buf = toBuffer(input);
-  const info = await inspect(buf, opts.maxPixels);
-  checkPixels(info, opts);
-  opts.checkSize?.(info.width, info.height);
-  checkScans(buf, info);
+  const info = await admitted(buf, opts);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {

@@ -87,8 +87,10 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
   const reading: Promise<void>[] = [];
 
   bb.on('file', (name: string | undefined, file: NodeJS.ReadableStream & { truncated?: boolean }, _filename: string | undefined) => {
-    if (!failure && !name) fail(unnamedPart());
-    else if (!failure && name! in Object.prototype) fail(new HttpProblem('invalid-request', 'A multipart field name is not allowed.'));
+    if (!failure) {
+      if (!name) fail(unnamedPart());
+      else if (name in Object.prototype) fail(new HttpProblem('invalid-request', 'A multipart field name is not allowed.'));
+    }
     if (!failure && !refusal && name) {
       if (name !== 'image') {
         refusal = fieldProblem(name, `unknown file field ${JSON.stringify(name)}: upload the image as the file field image`);

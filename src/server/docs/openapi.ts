@@ -179,7 +179,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         responses: {
           200: jsonResponse('JSON-RPC reply: one response object, or an array for a batch (notifications get no reply).', { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
           202: { description: 'Only notifications (or client responses) were sent, or the client cancelled the call (notifications/cancelled): no body.', headers: TRACE_HEADERS },
-          400: problemResponse(`An unsupported MCP-Protocol-Version header, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
+          400: problemResponse(`An unsupported MCP-Protocol-Version header, a missing or invalid Host header, two Host or two Content-Type headers, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
           403: problemResponse(problemList('forbidden-origin')),
           405: problemResponse('GET and DELETE: no SSE stream, and no session to end (the Mcp-Session-Id of initialize only scopes notifications/cancelled). `Allow: POST`.', { Allow: headerRef('Allow') }),
           413: problemResponse(problemList('request-too-large')),
