@@ -5,13 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { readLines, TOO_LONG_PREFIX_BYTES } from '../src/server/mcp/stdio-lines.js';
 import { serveStdio } from '../src/server/mcp/stdio.js';
 import { Roots, realFolder } from '../src/server/mcp/roots.js';
+import { MOST_IN_LINE } from '../src/server/mcp/stdio.js';
+import { Turns } from '../src/server/mcp/turns.js';
+import sharp from 'sharp';
 
 async function lines(chunks: readonly (string | Buffer)[], max: number): Promise<string[]> {
   const input = new PassThrough();
@@ -46,13 +49,15 @@ describe('serveStdio answers every line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'v2a-stdio-lines-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function session(input: readonly string[], maxBytes = 1000): Promise<unknown[]> {
+  /** The replies to `input`, written a line at a time, or all in one chunk (`together`). */
+  async function session(input: readonly string[], maxBytes = 1000, together = false): Promise<unknown[]> {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     let text = '';
     stdout.on('data', (d: Buffer) => { text += d.toString(); });
     const served = serveStdio({ roots: new Roots([await realFolder(dir)]), maxChars: 60_000, limits: { maxBytes, maxPixels: 1e6 }, env: {}, stdin, stdout });
-    for (const line of input) stdin.write(`${line}\n`);
+    if (together) stdin.write(input.map((line) => `${line}\n`).join(''));
+    else for (const line of input) stdin.write(`${line}\n`);
     stdin.end();
     await served;
     return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
@@ -91,6 +96,79 @@ describe('serveStdio answers every line', () => {
     assert.ok(messages.some((m) => /deeper than 32 levels/.test(m)), messages.join('\n'));
     const big = replies.find((r) => (r as { id?: unknown }).id === 'big') as { error: { message: string } };
     assert.match(big.error.message, /^Invalid Request: the message is \d+ bytes, over the \d+-byte bound of one line \(an image of at most 1000 bytes as base64/);
+  });
+});
+
+describe('stdio calls: cancels and turns', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'v2a-stdio-turns-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function session(input: string): Promise<Array<{ id: unknown; result?: { isError?: boolean; content: Array<{ text?: string }> } }>> {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    let text = '';
+    stdout.on('data', (d: Buffer) => { text += d.toString(); });
+    const served = serveStdio({ roots: new Roots([await realFolder(dir)]), maxChars: 0, limits: { maxBytes: 1 << 20, maxPixels: 1e6 }, env: {}, stdin, stdout });
+    stdin.end(input);
+    await served;
+    return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  }
+  const callLine = (id: number, args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'render_ascii', arguments: args } });
+  const cancelLine = (id: number) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
+
+  test('a cancel read in the same chunk as its call stops the call: no reply for it, the next call is answered', async () => {
+    writeFileSync(join(dir, 'a.png'), await sharp({ create: { width: 64, height: 48, channels: 3, background: '#808080' } }).png().toBuffer());
+    const replies = await session([callLine(1, { imagePath: 'a.png', columns: 20 }), cancelLine(1), callLine(2, { imagePath: 'a.png', columns: 20 })].join('\n') + '\n');
+    assert.deepEqual(replies.map((r) => r.id), [2]);
+    assert.ok(replies[0]!.result && !replies[0]!.result.isError, JSON.stringify(replies[0]).slice(0, 300));
+  });
+
+  test(`calls beyond ${MOST_IN_LINE} in line for their turn are refused as overloaded; the others are answered`, async () => {
+    writeFileSync(join(dir, 'b.png'), await sharp({ create: { width: 32, height: 24, channels: 3, background: '#404040' } }).png().toBuffer());
+    const n = MOST_IN_LINE + 4;
+    const replies = await session(Array.from({ length: n }, (_, i) => callLine(i + 1, { imagePath: 'b.png', columns: 8 })).join('\n') + '\n');
+    assert.equal(replies.length, n);
+    const refused = replies.filter((r) => r.result?.isError);
+    // All arrive in one chunk, long before the first render ends.
+    assert.equal(refused.length, n - MOST_IN_LINE);
+    for (const r of refused) assert.match(r.result!.content[0]!.text!, /32 calls are already in line \(this server renders one at a time\)/);
+  });
+});
+
+describe('Turns', () => {
+  const later = () => new Promise<void>((r) => setTimeout(r, 5));
+
+  test('one at a time, first come first served; a waiter that is cancelled leaves, the one behind it still waits its turn', async () => {
+    const turns = new Turns(8);
+    const log: string[] = [];
+    let running = 0;
+    const job = (name: string) => async () => {
+      running++;
+      assert.equal(running, 1, `${name} runs alone`);
+      log.push(`start ${name}`);
+      await later();
+      log.push(`end ${name}`);
+      running--;
+      return name;
+    };
+    const cancel = new AbortController();
+    const a = turns.run(new AbortController().signal, job('a'));
+    const b = turns.run(cancel.signal, job('b'));
+    const c = turns.run(new AbortController().signal, job('c'));
+    assert.equal(turns.size, 3);
+    cancel.abort(new Error('cancelled'));
+    await assert.rejects(b, /cancelled/);
+    assert.deepEqual(await Promise.all([a, c]), ['a', 'c']);
+    assert.deepEqual(log, ['start a', 'end a', 'start c', 'end c']);
+    assert.equal(turns.size, 0);
+  });
+
+  test('past mostWaiting a call is refused at once; a failed turn passes the turn on', async () => {
+    const turns = new Turns(1);
+    const first = turns.run(new AbortController().signal, async () => { await later(); throw new Error('boom'); });
+    await assert.rejects(turns.run(new AbortController().signal, async () => 'never'), (err: Error & { code?: string }) => err.code === 'overloaded');
+    await assert.rejects(first, /boom/);
+    assert.equal(await turns.run(new AbortController().signal, async () => 'next'), 'next');
   });
 });
 

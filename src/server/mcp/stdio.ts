@@ -7,8 +7,9 @@
  * - the client's roots: when the client declares the `roots` capability, `roots/list` is asked
  *   after `notifications/initialized` and again on `notifications/roots/list_changed`; a call
  *   waits (at most ROOTS_WAIT_MS) for the pending answer;
- * - renders run in this process through the core job (sharp decodes), one at a time is enough for
- *   one client; `notifications/cancelled` stops a call between stages.
+ * - renders run in this process through the core job (sharp decodes), one at a time (turns.ts),
+ *   first come, first served; `notifications/cancelled` stops a call waiting for its turn, or
+ *   between stages of its render.
  * Nothing but protocol goes to stdout; diagnostics go to stderr.
  */
 import process from 'node:process';
@@ -25,6 +26,11 @@ import { createRenderTool, RENDER_TOOL_NAME } from './render-tool.js';
 import { buildToolReply } from './reply.js';
 import { zlibDeflate } from '../../node/deflate.js';
 import { Roots } from './roots.js';
+import { Turns } from './turns.js';
+import { InFlightCalls } from './cancels.js';
+
+/** Calls in line for a render, the running one included: two full batches. */
+export const MOST_IN_LINE = 32;
 
 /** Longest a call waits for the client's answer to roots/list. */
 const ROOTS_WAIT_MS = 5_000;
@@ -99,26 +105,30 @@ const renderModules = () => (modules ??= Promise.all([
 
 /** The dispatcher of the stdio face: the shared tool with imagePath, rendering in this process. */
 export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>): McpDispatcher {
+  const turns = new Turns(MOST_IN_LINE);
   const tool = createRenderTool({
     imagePath: true,
     async run(args, ctx) {
       const { imagePath: _p, imageUrl: _u, imageBase64: _b, ...rest } = args;
       const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
       const source = oneSource(args);
-      let input: JobInput;
-      if (source.field === 'imagePath') {
-        await rootsReady();
-        input = { kind: 'bytes', bytes: await opts.roots.read(source.path, opts.limits.maxBytes) };
-      } else if (source.field === 'imageUrl') {
-        input = { kind: 'bytes', bytes: await fetchUrl(source.url, opts, ctx.signal) };
-      } else {
-        input = { kind: 'base64', text: source.text };
-      }
-      const [{ runJob }, { decodeImage }] = await renderModules();
-      const options = { decoder: decodeImage, limits: opts.limits, readsReport: true, signal: ctx.signal };
-      const { result, output } = await runJob(input, params, options);
-      // Over the budget, the refusal checks the columns it names by rendering the source at them.
-      return buildToolReply(result, output, opts.maxChars, zlibDeflate, (columns) => runJob(input, { ...params, columns }, options));
+      // The file is read, or fetched, on the call's turn: a waiting call holds no image.
+      return turns.run(ctx.signal, async () => {
+        let input: JobInput;
+        if (source.field === 'imagePath') {
+          await rootsReady();
+          input = { kind: 'bytes', bytes: await opts.roots.read(source.path, opts.limits.maxBytes) };
+        } else if (source.field === 'imageUrl') {
+          input = { kind: 'bytes', bytes: await fetchUrl(source.url, opts, ctx.signal) };
+        } else {
+          input = { kind: 'base64', text: source.text };
+        }
+        const [{ runJob }, { decodeImage }] = await renderModules();
+        const options = { decoder: decodeImage, limits: opts.limits, readsReport: true, signal: ctx.signal };
+        const { result, output } = await runJob(input, params, options);
+        // Over the budget, the refusal checks the columns it names by rendering the source at them.
+        return buildToolReply(result, output, opts.maxChars, zlibDeflate, (columns) => runJob(input, { ...params, columns }, options));
+      });
     },
   });
   return createMcpDispatcher({
@@ -133,6 +143,9 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
     },
   });
 }
+
+/** The key of this pipe's calls in InFlightCalls: one client, one session. */
+const STDIO_SESSION = 'stdio';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -180,7 +193,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   let clientHasRoots = false;
   let rootsRequest = 0;
   let pending: { id: string; done: () => void; promise: Promise<void> } | undefined;
-  const calls = new Map<string | number, AbortController>();
+  // As over HTTP (cancels.ts), in the one session of this pipe. Lines keep their order, so a
+  // cancel never comes before its call: none is kept for later.
+  const calls = new InFlightCalls({ keepMs: 0, most: 1 });
 
   const askRoots = () => {
     if (!clientHasRoots) return;
@@ -220,10 +235,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       clientHasRoots = msg.params.capabilities.roots !== undefined;
     }
     if (method === 'notifications/initialized' || method === 'notifications/roots/list_changed') askRoots();
-    if (method === 'notifications/cancelled' && isObject(msg.params)) {
-      const id = msg.params.requestId;
-      if (typeof id === 'string' || typeof id === 'number') calls.get(id)?.abort();
-    }
+    calls.cancel(STDIO_SESSION, msg);
     return false;
   };
 
@@ -239,22 +251,21 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       throw err;
     }
     const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
-    const consumed = await Promise.all(messages.map(observe));
-    if (!Array.isArray(body) && consumed[0]) return;
-    // One controller for the line: notifications/cancelled of any of its ids stops it.
-    const abort = new AbortController();
-    const keys = messages.map((m) => m.id).filter((id): id is string | number => typeof id === 'string' || typeof id === 'number');
-    for (const key of keys) calls.set(key, abort);
+    // Tracked before anything is awaited: a cancel on the next line, read in the same chunk, is
+    // observed before this line goes on. notifications/cancelled of any of its ids stops the line.
+    const tracked = calls.track(STDIO_SESSION, body);
     try {
-      const reply = await dispatcher.handle(body, { signal: abort.signal });
+      const consumed = await Promise.all(messages.map(observe));
+      if (!Array.isArray(body) && consumed[0]) return;
+      const reply = await dispatcher.handle(body, { signal: tracked.signal });
       // A cancel that came while the reply was made (the preview's encoding) is read first.
       await nextTurn();
-      if (reply.status === 200 && reply.body !== undefined && !abort.signal.aborted) await send(reply.body);
+      if (reply.status === 200 && reply.body !== undefined && !tracked.signal.aborted) await send(reply.body);
     } catch (err) {
       // Cancelled by the client (notifications/cancelled): nothing to answer, nothing went wrong.
-      if (!abort.signal.aborted) throw err;
+      if (!tracked.signal.aborted) throw err;
     } finally {
-      for (const key of keys) if (calls.get(key) === abort) calls.delete(key);
+      tracked.done();
     }
   };
 
