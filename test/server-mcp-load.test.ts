@@ -3,7 +3,8 @@
  * call (scoped by the Mcp-Session-Id handed out with initialize) and frees its slot; a server whose
  * render slots are full still answers initialize, tools/list and ping; a batch with more calls
  * than the server has slots is a permanent -32600, not a 503 to retry; a batch's rate-limit
- * tokens are taken only when they all fit, and RateLimit-Remaining says what is left.
+ * tokens are taken only when they all fit, and RateLimit-Remaining says what is left; small
+ * protocol messages and cancels take none.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -209,9 +210,22 @@ describe('rate limit (V2A_RATE_LIMIT=6)', () => {
     const four = await postJson(`${server.base}${MCP}`, batch(4), { accept: 'application/json' });
     assert.equal(four.status, 429);
     assert.match(four.json.detail, /this batch needs 4/);
-    const p = await postJson(`${server.base}${MCP}`, ping, { accept: 'application/json' });
-    assert.equal(p.status, 200);
-    assert.equal(p.headers.get('ratelimit-remaining'), '0');
+    // 2 tokens left, for the two calls below: protocol messages and cancels of at
+    // most 16 KiB take no token, so a client can still stop the renders it has in flight.
+    for (const message of [ping, ping, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, ping]) {
+      const r = await postJson(`${server.base}${MCP}`, message, { accept: 'application/json' });
+      assert.ok(r.status === 200 || r.status === 202, `${JSON.stringify(message)}: ${r.status}`);
+      assert.equal(r.headers.get('ratelimit-remaining'), null);
+    }
+    for (const left of ['1', '0']) {
+      const one = await postJson(`${server.base}${MCP}`, callTool(20, { imageBase64: tinyB64, columns: 16 }), { accept: 'application/json' });
+      assert.equal(one.status, 200);
+      assert.equal(one.headers.get('ratelimit-remaining'), left);
+    }
+    const refused = await postJson(`${server.base}${MCP}`, callTool(21, { imageBase64: tinyB64, columns: 16 }), { accept: 'application/json' });
+    assert.equal(refused.status, 429);
+    assert.match(refused.json.detail, /^At most 6 requests per minute are allowed from one client; retry in \d+ s\.$/);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
   });
 });
 

@@ -266,7 +266,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_RATE_LIMIT', default: '120',
-    meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp (RateLimit-* headers, 429 with Retry-After). 0 = off.',
+    meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp, where each tools/call counts as one and a body of at most 16 KiB spends nothing for its other messages (cancels, pings); RateLimit-* headers, 429 with Retry-After. 0 = off.',
     apply: (raw, d) => { d.rateLimit = unset(raw) ? 120 : integer(raw, 0, 10_000_000); },
     value: (c) => c.rateLimit,
   },

@@ -20,11 +20,11 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
 export interface RateLimiter {
   readonly hook: onRequestAsyncHookHandler;
   /**
-   * Takes `count` more tokens from the request's client (an MCP batch: one per tools/call beyond
-   * the first) and brings the reply's RateLimit-Remaining up to date; throws 429 `rate-limited`
-   * when the budget cannot cover them all, having taken at most one.
+   * Takes `count` more tokens from the request's client (an MCP body: one per tools/call, less
+   * the `paid` its route hook took) and brings the reply's RateLimit-* headers up to date; throws
+   * 429 `rate-limited` when the budget cannot cover them all, having taken at most one.
    */
-  take(request: FastifyRequest, reply: FastifyReply, count: number): Promise<void>;
+  take(request: FastifyRequest, reply: FastifyReply, count: number, paid: number): Promise<void>;
 }
 
 /** Registers the plugin; returns the shared limiter, or undefined when the limit is off. */
@@ -43,13 +43,17 @@ export async function registerRateLimit(app: FastifyInstance, config: ServerConf
   const check = app.createRateLimit();
   return {
     hook,
-    async take(request, reply, count) {
+    async take(request, reply, count, paid) {
       if (count <= 0) return;
+      const needed = count + paid;
       const refuse = (max: number, ttl: number): HttpProblem => {
         const after = Math.max(1, ttl);
-        const never = count + 1 > max ? ' (more than the whole budget: split the batch)' : '';
-        return new HttpProblem('rate-limited', `At most ${max} requests per minute are allowed from one client, and each tools/call of a batch counts as one: this batch needs ${count + 1}${never}; retry in ${after} s.`, {
-          headers: { 'retry-after': String(after) },
+        const never = needed > max ? ' (more than the whole budget: split the batch)' : '';
+        const detail = needed === 1
+          ? `At most ${max} requests per minute are allowed from one client; retry in ${after} s.`
+          : `At most ${max} requests per minute are allowed from one client, and each tools/call of a batch counts as one: this batch needs ${needed}${never}; retry in ${after} s.`;
+        return new HttpProblem('rate-limited', detail, {
+          headers: { 'retry-after': String(after), 'ratelimit-limit': String(max), 'ratelimit-remaining': '0', 'ratelimit-reset': String(after) },
         });
       };
       // The first token says how many are left: a batch they cannot cover is refused without
@@ -62,7 +66,7 @@ export async function registerRateLimit(app: FastifyInstance, config: ServerConf
         const next = await check(request);
         if (!next.isAllowed) r = next;
       }
-      reply.header('ratelimit-remaining', String(r.remaining));
+      reply.header('ratelimit-limit', String(r.max)).header('ratelimit-remaining', String(r.remaining)).header('ratelimit-reset', String(r.ttlInSeconds));
     },
   };
 }

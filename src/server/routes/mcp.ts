@@ -10,8 +10,9 @@
  * a V2A_CORS_ORIGINS list is 403 (DNS-rebinding protection, mcp/origin.ts).
  *
  * Bounds: a request is admitted like a render before its body is read (admission.ts; a small body
- * is read first), and each tools/call takes an admission slot and, beyond the first, a rate-limit
- * token (or the batch is refused: 429 / 503; -32600 when it has more calls than the server slots).
+ * is read first), and each tools/call takes an admission slot and a rate-limit token (or the batch
+ * is refused: 429 / 503; -32600 when it has more calls than the server slots). A small body's
+ * other messages take neither.
  */
 import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -25,7 +26,6 @@ import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
-import { limitedRoute } from '../plugins/rate-limit.js';
 import { untilAnswered } from '../plugins/errors.js';
 import { HttpProblem } from '../problem.js';
 import { parseLifted } from '../json-lift.js';
@@ -136,13 +136,19 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   const admit = async (request: FastifyRequest, reply: FastifyReply) => {
     ctx.admission.admit(request, reply, smallBody(request) ? 0 : 1);
   };
+  // The rate limit likewise: a larger body pays its first token before it is read, a small one
+  // a token per tools/call once parsed, so a notifications/cancelled (or a ping) always gets
+  // through, even from a client whose budget is spent on the renders it wants to stop.
+  const limit = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    if (!smallBody(request)) await ctx.limiter?.hook.call(this, request, reply);
+  };
   // A cancel that overtakes its call's upload is kept for as long as a request may last.
   const calls = new InFlightCalls({ keepMs: config.requestTimeoutMs, most: 10_000 });
 
   app.route({
     method: 'POST',
     url: ENDPOINTS.mcp.path,
-    ...limitedRoute(ctx.limiter, admit),
+    onRequest: [limit, admit],
     handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
@@ -173,7 +179,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
           `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${most} at once ${bound}. Send at most ${most} per batch.`,
           { maxToolCalls: most })));
       }
-      if (n > 1) await ctx.limiter?.take(request, reply, n - 1);
+      const paid = smallBody(request) ? 0 : 1;
+      await ctx.limiter?.take(request, reply, n - paid, paid);
       ctx.admission.grow(request, n - ctx.admission.held(request));
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
       const tracked = calls.track(session, body);
