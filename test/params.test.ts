@@ -55,6 +55,17 @@ describe('parameter definitions', () => {
   });
 });
 
+describe('the glyphs schema', () => {
+  it('bounds what validation takes: maxLength is the most glyphs (JSON Schema counts code points, and every measured glyph is one)', () => {
+    const glyphs = (n: number) => [' ', ...Array.from({ length: 94 }, (_, i) => String.fromCharCode(0x21 + i)), ...Array.from({ length: n - 95 }, (_, i) => String.fromCodePoint(0x2801 + i))].join('');
+    const most = glyphs(256);
+    assert.equal([...most].length, 256);
+    assert.equal(paramsJsonSchema().properties.glyphs!.maxLength, 256);
+    assert.ok(parseParams({ glyphs: most }, 'json').ok);
+    assert.ok(!parseParams({ glyphs: glyphs(257) }, 'json').ok);
+  });
+});
+
 describe('parameter validation', () => {
   const bad: [string, unknown][] = [];
   for (const d of PARAMS) {

@@ -9,7 +9,8 @@ export function paramJsonSchema(def: ParamDef): Record<string, unknown> {
     case 'boolean': return { type: 'boolean', ...base };
     case 'enum': return { type: 'string', enum: [...def.values], ...base };
     case 'color': return { type: 'string', pattern: '^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$', ...base };
-    case 'glyphs': return { type: 'string', maxLength: def.maxGlyphs * 2, ...base };
+    // JSON Schema's maxLength counts code points, and a glyph is one (glyphsProblem).
+    case 'glyphs': return { type: 'string', maxLength: def.maxGlyphs, ...base };
   }
 }
 
