@@ -104,7 +104,7 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
 
   test('initialize: server info and instructions naming imagePath', () => {
     assert.deepEqual(client.getServerVersion(), { name: 'v2a', version: VERSION, title: 'v2a image to character art' });
-    assert.match(client.getInstructions() ?? '', /imagePath/);
+    assert.match(client.getInstructions() ?? '', /with imagePath \(a local image file inside the allowed roots\), imageBase64 \(imageUrl is off on this server: no image host is allowed\), and optional/);
     assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
   });
 
@@ -358,6 +358,7 @@ describe('v2a mcp: roots under change', () => {
     // A bad allowlist refused every host without a word; a bad timeout was never read.
     const { client } = await connect([], { env: { V2A_IMAGE_FETCH_ALLOWLIST: '*.', V2A_FETCH_TIMEOUT_MS: '5' } });
     try {
+      assert.match(client.getInstructions() ?? '', /with imagePath \(a local image file inside the allowed roots\), imageUrl \(https, allowlisted host\) or imageBase64, and optional/);
       const text = errorText(await call(client, { imageUrl: 'https://images.example.com/a.png', columns: 8 }));
       assert.match(text, /^imageUrl cannot be fetched: V2A_IMAGE_FETCH_ALLOWLIST .*; V2A_FETCH_TIMEOUT_MS must be an integer from 100 to 600000/);
     } finally {

@@ -14,6 +14,7 @@ import { FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.
 import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
+import { mcpInstructions } from '../src/server/routes/mcp.js';
 import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
 import { jsonBodyLimit, loadConfig } from '../src/server/config.js';
 import { MIN_LIFTED_BYTES } from '../src/server/json-lift.js';
@@ -80,7 +81,10 @@ describe('with the official MCP SDK client', () => {
 
   test('initialize: server info, instructions, capabilities, latest protocol version, a session id (for cancels only)', () => {
     assert.deepEqual(client.getServerVersion(), { name: 'v2a', version: VERSION, title: 'v2a image to character art' });
-    assert.match(client.getInstructions() ?? '', /render_ascii/);
+    // The test server allows no image host: the agent is told so before it tries imageUrl.
+    assert.match(client.getInstructions() ?? '', /^v2a renders images as character art\. Call render_ascii with imageBase64 \(imageUrl is off on this server: no image host is allowed\) and optional render parameters/);
+    assert.match(mcpInstructions(['images.example.com', '*.cdn.example']), /Call render_ascii with imageUrl \(https, on images\.example\.com, \*\.cdn\.example\) or imageBase64 and optional/);
+    assert.match(mcpInstructions(['a', 'b', 'c', 'd', 'e', 'f', 'g']), /imageUrl \(https, on a, b, c, d, e or 2 more allowed hosts\) or imageBase64/);
     assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
     assert.equal(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
     assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);

@@ -13,7 +13,20 @@ import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type T
 
 export const RENDER_TOOL_NAME = 'render_ascii';
 
-export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be on the server\'s trusted list or in V2A_IMAGE_FETCH_ALLOWLIST.';
+export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be on the server\'s V2A_IMAGE_FETCH_ALLOWLIST, which is empty unless the operator fills it (then every imageUrl is refused: send imageBase64).';
+
+/**
+ * The image sources as the `initialize` instructions name them, for a server whose imageUrl may
+ * fetch from `hosts` (undefined: not known here): an agent told that imageUrl is off sends the
+ * bytes at once instead of learning it from a refusal.
+ */
+export function imageSourcesNote(hosts: readonly string[] | undefined, first = ''): string {
+  const url = hosts === undefined ? 'imageUrl (https, allowlisted host)'
+    : hosts.length === 0 ? 'imageBase64 (imageUrl is off on this server: no image host is allowed)'
+      : `imageUrl (https, on ${hosts.length <= 5 ? hosts.join(', ') : `${hosts.slice(0, 5).join(', ')} or ${hosts.length - 5} more allowed hosts`})`;
+  const base64 = hosts !== undefined && hosts.length === 0 ? '' : ' or imageBase64';
+  return `${first}${url}${base64}`;
+}
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
 export const IMAGE_PATH_DESCRIPTION =
   'Path of a local image file (absolute, ~/..., a file: URI, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +

@@ -22,7 +22,7 @@ import { createMcpDispatcher, refuseKeys, type McpDispatcher } from './dispatche
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
 import { readLines } from './stdio-lines.js';
-import { createRenderTool, RENDER_TOOL_NAME } from './render-tool.js';
+import { createRenderTool, imageSourcesNote, RENDER_TOOL_NAME } from './render-tool.js';
 import { buildToolReply } from './reply.js';
 import { zlibDeflate } from '../../node/deflate.js';
 import { Roots } from './roots.js';
@@ -35,9 +35,14 @@ export const MOST_IN_LINE = 32;
 /** Longest a call waits for the client's answer to roots/list. */
 const ROOTS_WAIT_MS = 5_000;
 
-export const STDIO_INSTRUCTIONS =
-  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imagePath (a local image file inside the allowed roots), ` +
-  'imageBase64 or imageUrl, and optional render parameters (columns, charset, format, color, ...). Every result has the art as text, ' +
+/**
+ * What `initialize` tells the agent. imageUrl is said to be off when V2A_IMAGE_FETCH_ALLOWLIST is
+ * empty (no host is trusted built in); a list is checked only when a call uses it (fetch-image.ts
+ * stays unloaded until then).
+ */
+export const stdioInstructions = (env: StdioOptions['env']): string =>
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ${imageSourcesNote((env.V2A_IMAGE_FETCH_ALLOWLIST ?? '').trim() === '' ? [] : undefined, 'imagePath (a local image file inside the allowed roots), ')}, ` +
+  'and optional render parameters (columns, charset, format, color, ...). Every result has the art as text, ' +
   'as a PNG image you can look at, and a structured summary.';
 
 export interface StdioOptions {
@@ -133,7 +138,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
   });
   return createMcpDispatcher({
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: STDIO_INSTRUCTIONS,
+    instructions: stdioInstructions(opts.env),
     tools: [tool],
     maxBatch: 16,
     // A call its client cancelled is no error to report (notifications/cancelled).

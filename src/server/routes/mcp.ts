@@ -26,14 +26,17 @@ import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
+import { imageSourcesNote } from '../mcp/render-tool.js';
+import { TRUSTED_IMAGE_HOSTS } from '../fetch-image.js';
 import { untilAnswered } from '../plugins/errors.js';
 import { HttpProblem } from '../problem.js';
 import { parseLifted } from '../json-lift.js';
 import { readBody } from '../read-body.js';
 import { failSpan, nowMs } from '../telemetry/tracing.js';
 
-export const MCP_INSTRUCTIONS =
-  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imageUrl (https, allowlisted host) or imageBase64 and optional ` +
+/** What `initialize` tells the agent, for a server whose imageUrl may fetch from `hosts`. */
+export const mcpInstructions = (hosts: readonly string[]): string =>
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ${imageSourcesNote(hosts)} and optional ` +
   'render parameters (columns, charset, format, color, ...). Every result has the output as text, the art as a PNG image to look at, ' +
   'and structuredContent with its dimensions, codebook, Director report and effective parameters.';
 
@@ -45,7 +48,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
       log?.error({ err, ...info }, 'MCP tool or dispatcher error');
     },
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: MCP_INSTRUCTIONS,
+    instructions: mcpInstructions([...TRUSTED_IMAGE_HOSTS, ...ctx.config.imageFetchAllowlist]),
     tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics, maxChars: ctx.config.mcpMaxChars })],
     maxBatch: ctx.config.mcpMaxBatch,
   });
