@@ -333,6 +333,8 @@ describe('studio in headless Chromium', { skip }, () => {
     await page.focus('#snapshot');
     await page.keyboard.press('Enter');
     await page.waitForFunction((m) => window.__v2aStats.results > m && window.__v2aStats.kind === 'still', n);
+    // The still's render does not replace the news of the snapshot before it is read: it follows it.
+    await page.waitForFunction(() => /^Snapshot taken: a still you can tune and export in every format\. \S+-snapshot: 64×\d+ characters, rendered in \d+ ms after decoding\.$/.test(document.querySelector('#status')?.textContent ?? ''), undefined, { timeout: 5000 });
     // Snapshot's bar is disabled now: the focus went to the webcam button, not to the page's body.
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'webcam');
     assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');

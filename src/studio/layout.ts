@@ -25,8 +25,21 @@ export const el = {
   errorText: $('#art-error-text'),
 };
 
+/** Words the next status line starts with (sayFirst). */
+let lead = '';
+
 export function say(text: string): void {
-  el.status.textContent = text;
+  el.status.textContent = lead ? `${lead} ${text}` : text;
+  lead = '';
+}
+
+/**
+ * `text` now, and at the head of the next status line too: an action whose result is reported
+ * at once (a snapshot, then its still's render) is not replaced before a screen reader reads it.
+ */
+export function sayFirst(text: string): void {
+  say(text);
+  lead = text;
 }
 
 /** Where the focus was when the error box opened: Dismiss takes it back there. */

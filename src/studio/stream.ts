@@ -15,7 +15,7 @@ import { DEFAULTS } from '../core/index.js';
 import type { ParamControls } from './controls.js';
 import { $ } from './dom.js';
 import { updateCurl } from './export.js';
-import { clearError, el, focusOr, say, showError, updateSourcePane } from './layout.js';
+import { clearError, el, focusOr, say, sayFirst, showError, updateSourcePane } from './layout.js';
 import { stopRecording } from './recording.js';
 import { isLive, newSourceId, openingSource, setShown, state } from './state.js';
 import { send } from './worker-link.js';
@@ -334,7 +334,7 @@ function snapshot(): void {
   // A snapshot is a source that succeeded: an error left by one that failed (a file with no
   // picture, opened while the stream played) is over, as after any other.
   clearError();
-  say('Snapshot taken: a still you can tune and export in every format.');
+  sayFirst('Snapshot taken: a still you can tune and export in every format.');
 }
 
 /** Frame meters: fps over the last second, mean glyph changes per frame, codebook choices. */
