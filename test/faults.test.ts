@@ -403,8 +403,10 @@ describe('MCP batches and the rate limit', () => {
       assert.ok(three.json.every((m: any) => m.result?.isError === true));
       const fourth = await postJson(`${limited.base}/api/mcp`, call1(4));
       assert.equal(fourth.status, 200, 'the fourth call of the minute is allowed');
-      const fifth = await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 5, method: 'ping' });
-      assertProblem(fifth, 429, 'rate-limited');
+      const fifth = await postJson(`${limited.base}/api/mcp`, call1(5));
+      assertProblem(fifth, 429, 'rate-limited', /^At most 4 requests per minute are allowed from one client; retry in \d+ s\.$/);
+      // A ping takes no token: answered with the budget spent.
+      assert.equal((await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 6, method: 'ping' })).status, 200);
       const other = await startTestServer({ V2A_RATE_LIMIT: '4', V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '8' });
       try {
         const batch = await postJson(`${other.base}/api/mcp`, [1, 2, 3, 4, 5].map(call1));

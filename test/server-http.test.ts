@@ -975,9 +975,11 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
         validator!.check('POST', RENDER, r);
         return r;
       };
-      const ping = await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' });
-      assert.equal(ping.status, 200);
-      assert.equal(ping.headers.get('ratelimit-remaining'), '2');
+      // A tools/call takes a token (without an image it fails fast, as a tool error); a ping none.
+      const toolCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { columns: 16 } } };
+      const mcpCall = await postJson(`${limited.base}/api/mcp`, toolCall);
+      assert.equal(mcpCall.status, 200);
+      assert.equal(mcpCall.headers.get('ratelimit-remaining'), '2');
       const first = await send();
       assert.equal(first.headers.get('ratelimit-limit'), '3');
       assert.equal(first.headers.get('ratelimit-remaining'), '1');
@@ -986,9 +988,10 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       const third = await send();
       assertProblem(third, 429, 'rate-limited', /3 requests per minute/);
       assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
-      const mcp = await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' });
+      const mcp = await postJson(`${limited.base}/api/mcp`, toolCall);
       validator!.check('POST', '/api/mcp', mcp);
       assertProblem(mcp, 429, 'rate-limited'); // one budget for render and MCP
+      assert.equal((await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 2, method: 'ping' })).status, 200);
       for (let i = 0; i < 3; i++) assert.equal((await call(`${limited.base}/api/health`)).status, 200);
     } finally {
       await limited.close();
@@ -1002,18 +1005,19 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     try {
       assert.equal((await call(`${trusting.base}/api/v1/agent`, { headers: forwarded('203.0.113.7') })).json.baseUrl, 'https://v2a.example.org');
       assert.equal((await call(`${direct.base}/api/v1/agent`, { headers: forwarded('203.0.113.7') })).json.baseUrl, direct.base);
-      const ping = (base: string, ip: string) => postJson(`${base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' }, forwarded(ip));
-      assert.equal((await ping(trusting.base, '203.0.113.7')).status, 200);
-      assert.equal((await ping(trusting.base, '203.0.113.8')).status, 200, 'another client behind the proxy has its own budget');
-      assert.equal((await ping(trusting.base, '203.0.113.7')).status, 429);
-      assert.equal((await ping(direct.base, '203.0.113.7')).status, 200);
-      assert.equal((await ping(direct.base, '203.0.113.8')).status, 429, 'without trust, X-Forwarded-For is ignored');
+      // A tools/call (no image: a fast tool error) takes a token; a ping would take none.
+      const spend = (base: string, ip: string) => postJson(`${base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { columns: 16 } } }, forwarded(ip));
+      assert.equal((await spend(trusting.base, '203.0.113.7')).status, 200);
+      assert.equal((await spend(trusting.base, '203.0.113.8')).status, 200, 'another client behind the proxy has its own budget');
+      assert.equal((await spend(trusting.base, '203.0.113.7')).status, 429);
+      assert.equal((await spend(direct.base, '203.0.113.7')).status, 200);
+      assert.equal((await spend(direct.base, '203.0.113.8')).status, 429, 'without trust, X-Forwarded-For is ignored');
       // An IPv6 client is its /64 (one host's usual share), and an IPv4-mapped address its IPv4 one
       // (@fastify/rate-limit's own key; admission's slots use the same: server-limits.test.ts).
-      assert.equal((await ping(trusting.base, '::ffff:203.0.113.8')).status, 429, 'the same client as 203.0.113.8');
-      assert.equal((await ping(trusting.base, '2001:db8:1:2::7')).status, 200);
-      assert.equal((await ping(trusting.base, '2001:db8:1:2:ffff:ffff:ffff:1')).status, 429, 'another address of the same /64');
-      assert.equal((await ping(trusting.base, '2001:db8:1:3::7')).status, 200, 'another /64');
+      assert.equal((await spend(trusting.base, '::ffff:203.0.113.8')).status, 429, 'the same client as 203.0.113.8');
+      assert.equal((await spend(trusting.base, '2001:db8:1:2::7')).status, 200);
+      assert.equal((await spend(trusting.base, '2001:db8:1:2:ffff:ffff:ffff:1')).status, 429, 'another address of the same /64');
+      assert.equal((await spend(trusting.base, '2001:db8:1:3::7')).status, 200, 'another /64');
       // What a trusted proxy forwards is held to Host's rules and to http/https: it writes the links.
       for (const [header, value] of [
         ['x-forwarded-host', 'evil.example/"><script>'], ['x-forwarded-host', 'user@evil.example'], ['x-forwarded-host', 'evil.example:99999'],
