@@ -18,7 +18,7 @@
  * ball the art must keep changing.
  *
  * Target: FrameRenderer's flips per frame <= chafa's on the same frames (ASCII, and blocks+colour
- * against chafa's colour output).
+ * against chafa's colour output). Writes bench/out/flips.json.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,7 @@ import { scene } from '../test/helpers/images.js';
 import { parseAnsi } from './lib/color-metrics.js';
 import { ensurePeers, parseGrid, peerCommand, peerVersion, type PeerName } from './lib/peers.js';
 import { run } from './lib/proc.js';
+import { writeJson } from './lib/report.js';
 
 const W = 320, H = 240, FRAMES = 40, COLUMNS = 80, SIGMA = 3;
 
@@ -169,6 +170,18 @@ try {
     const ok = v2aBlocks[1].all <= chafaColour[1].all;
     console.log(`target: FrameRenderer blocks+colour flips <= chafa -c full's: ${ok ? 'MET' : 'MISSED'} (${pct(v2aBlocks[1].all)} vs ${pct(chafaColour[1].all)})`);
   }
+  const file = writeJson('flips.json', {
+    bench: 'flips',
+    date: new Date().toISOString(),
+    frames: filtered.length, width: W, height: H, noiseSigma: SIGMA, columns: COLUMNS, rows,
+    // Shares of the cells whose glyph changes from one frame to the next: all, on the ball, elsewhere.
+    results: report.map(([renderer, v]) => ({ renderer, flipsPerFrame: v.all, onTheMovingBall: v.moving, elsewhere: v.still })),
+    targets: {
+      frameRendererVsChafa: chafa ? { met: report[0]![1].all <= chafa[1].all } : null,
+      blocksColourVsChafaFull: chafaColour ? { met: v2aBlocks[1].all <= chafaColour[1].all } : null,
+    },
+  });
+  console.log(`wrote ${file}`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
