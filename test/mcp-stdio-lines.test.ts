@@ -39,6 +39,19 @@ describe('readLines', () => {
     // Exactly at the bound is a line; one byte over is not.
     assert.deepEqual(await lines(['x'.repeat(100) + '\n', 'y'.repeat(101) + '\n'], 100), [`line ${'x'.repeat(100)}`, `long 101 ${'y'.repeat(101)}`]);
   });
+  test('a too-long line is reported with its last bytes too (where JSON.stringify puts a request\'s id)', async () => {
+    const input = new PassThrough();
+    const seen: string[] = [];
+    const done = readLines(input, 100, { line: () => undefined, tooLong: (_p, n, suffix) => seen.push(`${n} ${suffix}`) });
+    const big = `{"method":"x","params":"${'y'.repeat(5000)}","jsonrpc":"2.0","id":9}`;
+    input.write(big.slice(0, 50));
+    input.write(big.slice(50, 4000));
+    input.write(`${big.slice(4000)}\r\n`);
+    input.write(`${'z'.repeat(150)}\n`);
+    input.end();
+    await done;
+    assert.deepEqual(seen, [`${big.length + 1} ${big.slice(-TOO_LONG_PREFIX_BYTES + 1)}`, `150 ${'z'.repeat(150)}`]);
+  });
   test('a multi-byte character cut by the prefix is not split', async () => {
     const got = await lines([`${'é'.repeat(2000)}\n`], 10);
     assert.equal(got[0], `long 4000 ${'é'.repeat(TOO_LONG_PREFIX_BYTES / 2)}`);
@@ -73,6 +86,9 @@ describe('serveStdio answers every line', () => {
       `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"render_ascii","arguments":{"imageBase64":"${'A'.repeat(3_000_000)}"}}}`,
       '"text"',
       '{"jsonrpc":"2.0","id":5,"method":"ping"}',
+      // As the MCP SDK writes a request (JSON.stringify): the id last.
+      `{"method":"tools/call","params":{"name":"render_ascii","arguments":{"imageBase64":"${'A'.repeat(3_000_000)}"}},"jsonrpc":"2.0","id":"late"}`,
+      `{"method":"ping","params":{"a":${'['.repeat(40)}${']'.repeat(40)}},"jsonrpc":"2.0","id":6}`,
     ]);
     const summary = replies.map((r) => {
       if (Array.isArray(r)) return r.map((x: { id: unknown; error?: { code: number } }) => [x.id, x.error?.code ?? 'ok']);
@@ -91,6 +107,8 @@ describe('serveStdio answers every line', () => {
       ['big', -32600],
       [null, -32600],
       [5, 'ok'],
+      ['late', -32600],
+      [6, -32600],
     ]));
     const messages = replies.map((r) => (r as { error?: { message: string } }).error?.message ?? '');
     assert.ok(messages.some((m) => /deeper than 32 levels/.test(m)), messages.join('\n'));

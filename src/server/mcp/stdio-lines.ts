@@ -1,18 +1,19 @@
 /**
  * Newline-delimited messages read from a stream, each line bounded. A line past the bound is
- * skipped to its newline (never held whole) and reported with its first bytes, so the reader
- * goes on with the next line: one over-long message must not end the session.
+ * skipped to its newline (never held whole) and reported with its first and last bytes (where a
+ * message's id is: JSON.stringify, as the MCP SDK sends, writes it last), so the reader goes on
+ * with the next line: one over-long message must not end the session.
  */
 import { StringDecoder } from 'node:string_decoder';
 
-/** What a too-long line is reported with: at most this many of its first bytes. */
+/** What a too-long line is reported with: at most this many of its first bytes, and of its last. */
 export const TOO_LONG_PREFIX_BYTES = 1024;
 
 export interface LineHandlers {
   /** A complete line (its `\r\n` or `\n` taken off); blank lines are not reported. */
   line(text: string): void;
-  /** A line longer than the bound: its first bytes as text, and its length in bytes. */
-  tooLong(prefix: string, bytes: number): void;
+  /** A line longer than the bound: its first bytes as text, its length in bytes, its last bytes. */
+  tooLong(prefix: string, bytes: number, suffix: string): void;
 }
 
 /**
@@ -22,14 +23,20 @@ export interface LineHandlers {
 export function readLines(input: NodeJS.ReadableStream, maxLineBytes: number, on: LineHandlers): Promise<void> {
   let parts: Buffer[] = [];
   let size = 0;
-  // Set while skipping the rest of a too-long line: its first bytes.
+  // Set while skipping the rest of a too-long line: its first bytes, and its last ones so far.
   let skipped: string | undefined;
+  let last = Buffer.alloc(0);
   const decoder = () => new StringDecoder('utf8');
+  const lastBytes = (before: Buffer, more: Buffer): Buffer =>
+    Buffer.from(more.length >= TOO_LONG_PREFIX_BYTES ? more.subarray(-TOO_LONG_PREFIX_BYTES) : Buffer.concat([before, more]).subarray(-TOO_LONG_PREFIX_BYTES));
+  // The last bytes may start inside a character: it is replaced, and the id is at the end.
+  const text = (b: Buffer) => b.toString('utf8').replace(/\r$/, '');
   const finish = (tail: Buffer) => {
     if (skipped !== undefined) {
-      on.tooLong(skipped, size + tail.length);
+      on.tooLong(skipped, size + tail.length, text(lastBytes(last, tail)));
     } else if (size + tail.length > maxLineBytes) {
-      on.tooLong(decoder().write(Buffer.concat([...parts, tail]).subarray(0, TOO_LONG_PREFIX_BYTES)), size + tail.length);
+      const whole = Buffer.concat([...parts, tail]);
+      on.tooLong(decoder().write(whole.subarray(0, TOO_LONG_PREFIX_BYTES)), size + tail.length, text(whole.subarray(-TOO_LONG_PREFIX_BYTES)));
     } else {
       const text = Buffer.concat([...parts, tail]).toString('utf8').replace(/\r$/, '');
       if (text.trim() !== '') on.line(text);
@@ -37,6 +44,7 @@ export function readLines(input: NodeJS.ReadableStream, maxLineBytes: number, on
     parts = [];
     size = 0;
     skipped = undefined;
+    last = Buffer.alloc(0);
   };
   const onData = (chunk: Buffer | string) => {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
@@ -48,8 +56,12 @@ export function readLines(input: NodeJS.ReadableStream, maxLineBytes: number, on
     const rest = buf.subarray(start);
     if (!rest.length) return;
     if (skipped === undefined && size + rest.length > maxLineBytes) {
-      skipped = decoder().write(Buffer.concat([...parts, rest]).subarray(0, TOO_LONG_PREFIX_BYTES));
+      const whole = Buffer.concat([...parts, rest]);
+      skipped = decoder().write(whole.subarray(0, TOO_LONG_PREFIX_BYTES));
+      last = lastBytes(Buffer.alloc(0), whole);
       parts = [];
+    } else if (skipped !== undefined) {
+      last = lastBytes(last, rest);
     }
     if (skipped === undefined) parts.push(rest);
     size += rest.length;

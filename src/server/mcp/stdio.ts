@@ -154,9 +154,18 @@ const STDIO_SESSION = 'stdio';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The first top-level `"id"` of a message's first bytes (a too-long line's), else null. */
-function leadingId(prefix: string): string | number | null {
-  const m = /^\s*\{[^{[]*?"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16}(?:\.\d+)?)\s*[,}]/.exec(prefix);
+const ID_VALUE = String.raw`("(?:[^"\\]|\\.){0,200}"|-?\d{1,16}(?:\.\d+)?)`;
+/** A top-level `"id"` as a message's first key (none of its values opened before it)… */
+const LEADING_ID = new RegExp(String.raw`^\s*\{[^{[]*?"id"\s*:\s*` + ID_VALUE + String.raw`\s*[,}]`);
+/** …or as its last: JSON.stringify of an MCP SDK request writes `..."jsonrpc":"2.0","id":7}`. */
+const TRAILING_ID = new RegExp(String.raw`[{,]\s*"id"\s*:\s*` + ID_VALUE + String.raw`\s*\}\s*$`);
+
+/**
+ * The id of a message known only by its first and last bytes (a too-long line, one too complex
+ * to parse), else null: so that the client's call ends with the reason instead of its timeout.
+ */
+function messageId(prefix: string, suffix: string): string | number | null {
+  const m = LEADING_ID.exec(prefix) ?? TRAILING_ID.exec(suffix);
   if (!m) return null;
   try {
     const id = JSON.parse(m[1]!) as unknown;
@@ -251,8 +260,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       body = refuseKeys(parseJsonBounded(line, undefined, undefined, refused), refused);
     } catch (err) {
       if (err instanceof SyntaxError) return send(dispatcher.parseError());
-      // Past the JSON bounds: the id, where the line's first bytes hold it, so the client's call ends.
-      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(leadingId(line), err.detail));
+      // Past the JSON bounds: the id, where the line's first or last bytes hold it, so the client's call ends.
+      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(messageId(line, line), err.detail));
       throw err;
     }
     const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
@@ -286,7 +295,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   try {
     await readLines(stdin, maxLineBytes, {
       line: (text) => track(onLine(text)),
-      tooLong: (prefix, bytes) => track(send(dispatcher.invalidRequest(leadingId(prefix),
+      tooLong: (prefix, bytes, suffix) => track(send(dispatcher.invalidRequest(messageId(prefix, suffix),
         `the message is ${bytes} bytes, over the ${maxLineBytes}-byte bound of one line (an image of at most ${opts.limits.maxBytes} bytes as base64, with its arguments); it was not read.`))),
     });
   } catch (err) {
