@@ -286,7 +286,10 @@ describe('fetchImage', () => {
     const err = await refusal(fetchImage(at('evil.test', '/img'), options({ lookup: counting })), 400, 'host_not_allowed');
     assert.match(err.message, /evil\.test/);
     await refusal(fetchImage(at('sub.images.test', '/img'), options({ lookup: counting })), 400, 'host_not_allowed');
-    await refusal(fetchImage(at('images.test', '/img'), options({ allowlist: [] })), 400, 'host_not_allowed');
+    const off = await refusal(fetchImage(at('images.test', '/img'), options({ allowlist: [] })), 400, 'host_not_allowed');
+    // The default, an empty list: the message says imageUrl is off and what to send instead.
+    assert.match(off.message, /^Host images\.test is not on the image host allowlist, which is empty on this server \(V2A_IMAGE_FETCH_ALLOWLIST\): imageUrl is off here; send the image itself \(imageBase64\) instead$/);
+    assert.match(err.message, /allowlist$/, 'a list with hosts is not called empty');
     assert.equal(looked, 0);
     // A 54 KB host name was echoed whole (twice in the problem): at most a DNS name's 253 characters.
     const long = await refusal(fetchImage(`https://${'a'.repeat(60)}.${'b'.repeat(54_000)}/x.png`, options()), 400, 'host_not_allowed');

@@ -215,7 +215,9 @@ function checkUrl(url: URL, hosts: readonly string[], what = ''): void {
   }
   if (!hosts.some((p) => matchesHostPattern(url.hostname, p))) {
     // A DNS name has at most 253 characters: a longer one is echoed cut (it was echoed whole, twice).
-    throw new ImageFetchError(400, 'host_not_allowed', `Host ${clipped(url.hostname, 253)}${what} is not on the image host allowlist`);
+    // An empty list is the default: say that imageUrl is off here, and what to send instead.
+    const off = hosts.length === 0 ? ', which is empty on this server (V2A_IMAGE_FETCH_ALLOWLIST): imageUrl is off here; send the image itself (imageBase64) instead' : '';
+    throw new ImageFetchError(400, 'host_not_allowed', `Host ${clipped(url.hostname, 253)}${what} is not on the image host allowlist${off}`);
   }
 }
 

@@ -25,7 +25,7 @@ export function readLines(input: NodeJS.ReadableStream, maxLineBytes: number, on
   let size = 0;
   // Set while skipping the rest of a too-long line: its first bytes, and its last ones so far.
   let skipped: string | undefined;
-  let last = Buffer.alloc(0);
+  let last: Buffer = Buffer.alloc(0);
   const decoder = () => new StringDecoder('utf8');
   const lastBytes = (before: Buffer, more: Buffer): Buffer =>
     Buffer.from(more.length >= TOO_LONG_PREFIX_BYTES ? more.subarray(-TOO_LONG_PREFIX_BYTES) : Buffer.concat([before, more]).subarray(-TOO_LONG_PREFIX_BYTES));
