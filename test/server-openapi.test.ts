@@ -6,6 +6,8 @@
  */
 import { MCP_ROOT_HELP } from '../src/contract/mcp-stdio.js';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import sharp from 'sharp';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -239,7 +241,8 @@ describe('the published recipes run', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'v2a-recipes-'));
     await writeFile(join(dir, 'photo.jpg'), await photo(120, 90, 'jpeg'));
-    await writeFile(join(dir, 'photo.png'), await photo(120, 90, 'png'));
+    // A photo's size: its base64 (about 190 KB) passes the shell's 128 KiB limit of one argument.
+    await writeFile(join(dir, 'photo.png'), await sharp(randomBytes(240 * 180 * 3), { raw: { width: 240, height: 180, channels: 3 } }).png().toBuffer());
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 
@@ -253,7 +256,7 @@ describe('the published recipes run', () => {
     const { recipes } = (await req('GET', ENDPOINTS.agent.path)).json as { recipes: Array<{ name: string; command: string }> };
     for (const recipe of recipes) {
       // -w appends the status so the recipe's own output stays as a user would see it.
-      const { stdout } = await run('sh', ['-c', `${recipe.command.replace(/^curl /, 'curl -w "\\n%{http_code}" ')}`], { cwd: dir, maxBuffer: 8 << 20 });
+      const { stdout } = await run('sh', ['-c', `${recipe.command.replace(/(^|\| )curl /, '$1curl -w "\\n%{http_code}" ')}`], { cwd: dir, maxBuffer: 8 << 20 });
       const status = Number(stdout.slice(stdout.lastIndexOf('\n') + 1));
       const body = stdout.slice(0, stdout.lastIndexOf('\n'));
       if (/images\.example\.com/.test(recipe.command)) {

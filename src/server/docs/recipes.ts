@@ -34,8 +34,8 @@ export function buildRecipes(baseUrl: string): Recipe[] {
     },
     {
       name: 'render-base64-compact',
-      description: 'Send the image as base64 in JSON and get json-compact (text plus rgb24-b64-v1 chroma).',
-      command: `curl -sS -H 'content-type: application/json' -d "{\\"imageBase64\\":\\"$(base64 < photo.png | tr -d '\\n')\\",\\"format\\":\\"json-compact\\"}" ${q(render)}`,
+      description: 'Send the image as base64 in JSON and get json-compact (text plus rgb24-b64-v1 chroma). The body is built on standard input: as one argument, a photo\'s base64 passes the shell\'s 128 KiB limit.',
+      command: `{ printf '{"format":"json-compact","imageBase64":"'; base64 < photo.png | tr -d '\\n'; printf '"}'; } | curl -sS -H 'content-type: application/json' --data-binary @- ${q(render)}`,
     },
     {
       name: 'render-edges-ansi',
