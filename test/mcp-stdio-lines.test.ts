@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { readLines, TOO_LONG_PREFIX_BYTES } from '../src/server/mcp/stdio-lines.js';
@@ -187,6 +188,15 @@ describe('Turns', () => {
     await assert.rejects(turns.run(new AbortController().signal, async () => 'never'), (err: Error & { code?: string }) => err.code === 'overloaded');
     await assert.rejects(first, /boom/);
     assert.equal(await turns.run(new AbortController().signal, async () => 'next'), 'next');
+  });
+});
+
+describe('realFolder', () => {
+  test('a root spelled with ~/ or as a file: URI (no shell expands a client\'s JSON arguments) is the folder it names', async () => {
+    const home = await realFolder(homedir());
+    assert.deepEqual(await realFolder('~'), home);
+    assert.equal((await realFolder(pathToFileURL(homedir()).href)).real, home.real);
+    await assert.rejects(realFolder('~/no-such-folder-v2a'), /root "~\/no-such-folder-v2a" does not exist/);
   });
 });
 

@@ -180,7 +180,8 @@ describe('discovery documents', () => {
     assert.deepEqual(m.defaults, { ...DEFAULTS });
     for (const key of ['openapi', 'mcp', 'llms', 'llmsFull', 'interoperability']) assert.match(m.discovery[key], /^http:\/\/127\.0\.0\.1:\d+\//);
     assert.ok(m.recipes.length >= 5);
-    for (const recipe of m.recipes) assert.match(recipe.command, /^curl /);
+    // Each a curl command, some fed their body on standard input.
+    for (const recipe of m.recipes) assert.match(recipe.command, /^curl |\| curl /);
     // The stdio face's roots, as v2a mcp --help and llms-full.txt state them (one definition).
     const stdio = (m.tools as { mcpStdio?: { options: Record<string, string> } }[]).find((t) => t.mcpStdio)?.mcpStdio;
     assert.equal(stdio?.options['--root <dir>'], MCP_ROOT_HELP);

@@ -38,9 +38,13 @@ export interface Root {
   readonly real: string;
 }
 
-/** A folder given as a root, with its real path; throws Error with a one-line reason when it is not one. */
+/**
+ * A folder given as a root, with its real path; throws Error with a one-line reason when it is not
+ * one. Spelled as imagePath may be (~/, a file: URI): clients start `v2a mcp --root ~/Pictures`
+ * from JSON arguments, where no shell expands the ~.
+ */
 export async function realFolder(dir: string): Promise<Root> {
-  const given = resolve(dir);
+  const given = resolve(spelled(dir) ?? dir);
   let real: string;
   try {
     real = await fs.realpath(given);
