@@ -43,7 +43,7 @@ export const CLI_ENV: readonly { readonly name: string; readonly default: string
   // Colour, in the order it is read (color-support.ts, as Node's getColorDepth).
   { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1, true or empty 16 colours, 2 256, 3 truecolor; 0 or any other value none.' },
   { name: 'NO_COLOR, NODE_DISABLE_COLORS', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work, at the depth of the terminal.' },
-  { name: 'COLORTERM, TERM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit truecolor, TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
+  { name: 'COLORTERM, TERM, TERM_PROGRAM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit, a TERM of xterm-kitty, xterm-ghostty, wezterm, alacritty, foot, *-direct or *-truecolor, or TERM_PROGRAM=iTerm.app|WezTerm|ghostty truecolor; else TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
   { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped.' },
   {
     name: 'NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE',

@@ -164,8 +164,9 @@ Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 co
 ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or
 TERM=dumb say otherwise; piped it is text. -c/--colors truecolor|256|16 turns colour on at that
 depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error),
-none turns it off. The depth is detected from COLORTERM=truecolor|24bit, TERM=*-256color, other
-TERM values (16); --color with NO_COLOR or TERM=dumb keeps it.
+none turns it off. The depth is detected from COLORTERM=truecolor|24bit (and truecolor TERMs and
+TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values
+(16); --color with NO_COLOR or TERM=dumb keeps it.
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
