@@ -5,4 +5,4 @@
 
 /** What `--root <dir>` is, and which folders imagePath may read without it (server/mcp/roots.ts). */
 export const MCP_ROOT_HELP =
-  'a folder imagePath may read from (repeatable; ~/ and file: URIs are read as in imagePath); the client\'s MCP roots are allowed too. Default: the working directory, until the client lists roots (never /)';
+  'a folder imagePath may read from (repeatable); ~/ and file: URIs are read as in imagePath; the client\'s MCP roots are allowed too. Default: the working directory, until the client lists roots (never /)';
