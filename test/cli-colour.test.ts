@@ -83,7 +83,7 @@ describe('help', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^ {2}--color, --no-color +a switch; default on when standard output is a colour terminal/m);
     assert.match(r.stdout, /^ {2}--format <name> +one of .*; default ansi when colour is on, else text/m);
-    const order = ['FORCE_COLOR', 'NO_COLOR, NODE_DISABLE_COLORS', 'COLORTERM, TERM'].map((name) => r.stdout.indexOf(`\n  ${name} (default`));
+    const order = ['FORCE_COLOR', 'NO_COLOR, NODE_DISABLE_COLORS', 'COLORTERM, TERM, TERM_PROGRAM'].map((name) => r.stdout.indexOf(`\n  ${name} (default`));
     assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `order: ${order.join(' ')}`);
   });
 
