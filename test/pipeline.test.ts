@@ -267,6 +267,8 @@ describe('grid geometry', () => {
     assert.throws(() => gridRows(16, 2000, 400), (e: unknown) => e instanceof GeometryError && /use 12 columns or fewer, or crop it\.$/.test(e.message));
     assert.equal(gridRows(16, 2000, 12), 750);
     assert.throws(() => gridRows(16, 2000, 13), GeometryError);
+    // 10 x 2000 px: 800 rows at 8 columns, 900 at 9: fewer than 8 is no advice to give.
+    assert.throws(() => gridRows(10, 2000, 120), (e: unknown) => e instanceof GeometryError && /it would need 12000 rows \(at most 800\); use 8 columns, the fewest, or crop it\.$/.test(e.message));
     // 1 x 3000 px: 12,000 rows even at 8 columns, the fewest: no column count helps.
     assert.throws(() => gridRows(1, 3000, 8), (e: unknown) => e instanceof GeometryError && /even at 8 columns, the fewest, it would need 12000 rows \(at most 800\); crop it\.$/.test(e.message) && !/fewer/.test(e.message));
   });

@@ -44,9 +44,10 @@ export function gridRows(width: number, height: number, columns: number, cellAsp
   if (rows > MAX_ROWS) {
     // Fewer columns help only down to the minimum; below it no parameter can, only a crop.
     const fewest = rowsOf(width, height, MIN_COLUMNS, cellAspect);
+    const fit = fitColumns(width, height, columns, MAX_ROWS, cellAspect);
     throw new GeometryError(fewest > MAX_ROWS
       ? `The image is too tall to render: even at ${MIN_COLUMNS} columns, the fewest, it would need ${fewest} rows (at most ${MAX_ROWS}); crop it.`
-      : `The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use ${fitColumns(width, height, columns, MAX_ROWS, cellAspect)} columns or fewer, or crop it.`);
+      : `The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use ${fit === MIN_COLUMNS ? `${fit} columns, the fewest,` : `${fit} columns or fewer,`} or crop it.`);
   }
   return rows;
 }
