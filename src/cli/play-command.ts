@@ -28,7 +28,7 @@ export function registerPlay(program: Command): void {
     .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
     .argument('<file>', 'video or animated image, or - to read it from standard input')
     .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)', once('-o/--output'))
-    .option('--loop <n>', 'play <n> times on a terminal, 0 = until Ctrl-C (default 1)', once('--loop'));
+    .option('--loop <n>', 'play <n> times on a terminal, 0 = until q or Ctrl-C (default 1)', once('--loop'));
   addViewOptions(cmd);
   addParamOptions(cmd, {
     columns: 'the same as -w; when neither is given, the clip fits the terminal (piped without COLUMNS, or with -o: 120)',

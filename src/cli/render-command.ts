@@ -204,7 +204,7 @@ export function registerRender(program: Command): void {
     .argument('<file>', "image file, or - to read it from standard input")
     .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`, once('-o/--output'))
     .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')
-    .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until Ctrl-C (default 1)', once('--loop'));
+    .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until q or Ctrl-C (default 1)', once('--loop'));
   addViewOptions(cmd);
   addParamOptions(cmd, {
     columns: 'the same as -w; when neither is given, the art fits the terminal (see Size below)',
