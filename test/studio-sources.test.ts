@@ -24,7 +24,7 @@ const openStudio = (context: BrowserContext) => openStudioAt(context, rig.server
 const api = (body: Record<string, unknown>) => apiRender(rig.server.base, body);
 
 describe('streams handed off, in headless Chromium', { skip }, () => {
-  test('webcam-stream from a cold start streams 6 s to another origin, also with the receiver in front', async () => {
+  test('webcam-stream from a cold start streams 10 s to another origin, also with the receiver in front', async () => {
     const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
     try {
       // Headless Chromium keeps every tab visible, so the studio's page is made to behave as a
@@ -56,14 +56,12 @@ describe('streams handed off, in headless Chromium', { skip }, () => {
       const frameTimes = () => popup.evaluate(() => window.__got.filter((m: any) => m.data?.type === 'frame').map((m: any) => m.data.timestamp as number));
       await popup.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'frame'), undefined, { timeout: 20_000 });
       const t0 = Date.now();
-      // 3 s a side: a page hidden as a browser hides it (timers once a second) would show as a gap
-      // of a second and a rate near 1 frame/s.
-      await page.waitForTimeout(3000);
+      await page.waitForTimeout(5000);
       // The receiver's window in front: the studio's page is hidden and must not slow down.
       await popup.bringToFront();
       await page.evaluate(() => window.__hide());
       const t1 = Date.now();
-      await popup.waitForTimeout(3000);
+      await popup.waitForTimeout(5000);
       const t2 = Date.now();
       const hidden = await page.evaluate(() => document.visibilityState);
       assert.equal(hidden, 'hidden');
@@ -75,7 +73,7 @@ describe('streams handed off, in headless Chromium', { skip }, () => {
       let gap = 0;
       for (let i = 1; i < times.length; i++) if (times[i]! >= t0) gap = Math.max(gap, times[i]! - times[i - 1]!);
       console.log(`# handoff: ${front.toFixed(1)} frames/s with the studio in front, ${behind.toFixed(1)} with the receiver in front (studio ${hidden}); longest gap ${gap} ms`);
-      assert.equal(state, 'ready', 'the handoff is still streaming after 6 s');
+      assert.equal(state, 'ready', 'the handoff is still streaming after 10 s');
       assert.ok(front >= 10, `${front.toFixed(1)} frames/s with the studio in front`);
       assert.ok(behind >= 10, `${behind.toFixed(1)} frames/s with the receiver in front`);
       assert.ok(gap < 1000, `frames stopped for ${gap} ms`);
