@@ -21,6 +21,9 @@ import { isLoopbackAddress, isPublicAddress } from './net/ip-policy.js';
  */
 export const TRUSTED_IMAGE_HOSTS: readonly string[] = [];
 
+/** The host patterns imageUrl may fetch from on a server with this V2A_IMAGE_FETCH_ALLOWLIST. */
+export const imageUrlHosts = (allowlist: readonly string[]): string[] => [...TRUSTED_IMAGE_HOSTS, ...allowlist];
+
 export const IMAGE_FETCH_DEFAULTS = {
   maxBytes: 16 * 1024 * 1024,
   timeoutMs: 10_000,

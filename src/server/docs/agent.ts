@@ -6,7 +6,7 @@ import {
 } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { ALLOWED_FORMATS } from '../../node/decode.js';
-import { TRUSTED_IMAGE_HOSTS } from '../fetch-image.js';
+import { imageUrlHosts } from '../fetch-image.js';
 import type { ServerConfig } from '../config.js';
 import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
 import { RENDER_TOOL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
@@ -98,7 +98,7 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
       mcpMaxBatch: config.mcpMaxBatch,
       renderTimeoutMs: config.renderTimeoutMs,
       // Extension: the hosts imageUrl may name (empty: none; the studio hides its URL box).
-      imageUrlHosts: [...TRUSTED_IMAGE_HOSTS, ...config.imageFetchAllowlist],
+      imageUrlHosts: imageUrlHosts(config.imageFetchAllowlist),
     },
     discovery: {
       openapi: url(E.openapi.path),

@@ -20,12 +20,12 @@ export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be o
  * fetch from `hosts` (undefined: not known here): an agent told that imageUrl is off sends the
  * bytes at once instead of learning it from a refusal.
  */
-export function imageSourcesNote(hosts: readonly string[] | undefined, first = ''): string {
+export function imageSourcesNote(hosts: readonly string[] | undefined): string {
   const url = hosts === undefined ? 'imageUrl (https, allowlisted host)'
     : hosts.length === 0 ? 'imageBase64 (imageUrl is off on this server: no image host is allowed)'
       : `imageUrl (https, on ${hosts.length <= 5 ? hosts.join(', ') : `${hosts.slice(0, 5).join(', ')} or ${hosts.length - 5} more allowed hosts`})`;
   const base64 = hosts !== undefined && hosts.length === 0 ? '' : ' or imageBase64';
-  return `${first}${url}${base64}`;
+  return `${url}${base64}`;
 }
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
 export const IMAGE_PATH_DESCRIPTION =

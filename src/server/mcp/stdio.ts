@@ -41,7 +41,7 @@ const ROOTS_WAIT_MS = 5_000;
  * stays unloaded until then).
  */
 export const stdioInstructions = (env: StdioOptions['env']): string =>
-  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ${imageSourcesNote((env.V2A_IMAGE_FETCH_ALLOWLIST ?? '').trim() === '' ? [] : undefined, 'imagePath (a local image file inside the allowed roots), ')}, ` +
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imagePath (a local image file inside the allowed roots), ${imageSourcesNote((env.V2A_IMAGE_FETCH_ALLOWLIST ?? '').trim() === '' ? [] : undefined)}, ` +
   'and optional render parameters (columns, charset, format, color, ...). Every result has the art as text, ' +
   'as a PNG image you can look at, and a structured summary.';
 

@@ -27,7 +27,7 @@ import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { imageSourcesNote } from '../mcp/render-tool.js';
-import { TRUSTED_IMAGE_HOSTS } from '../fetch-image.js';
+import { imageUrlHosts } from '../fetch-image.js';
 import { untilAnswered } from '../plugins/errors.js';
 import { HttpProblem } from '../problem.js';
 import { parseLifted } from '../json-lift.js';
@@ -48,7 +48,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
       log?.error({ err, ...info }, 'MCP tool or dispatcher error');
     },
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: mcpInstructions([...TRUSTED_IMAGE_HOSTS, ...ctx.config.imageFetchAllowlist]),
+    instructions: mcpInstructions(imageUrlHosts(ctx.config.imageFetchAllowlist)),
     tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics, maxChars: ctx.config.mcpMaxChars })],
     maxBatch: ctx.config.mcpMaxBatch,
   });
