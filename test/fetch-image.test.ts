@@ -8,11 +8,9 @@ import { fakeDns, selfSignedCert } from './helpers/https-origin.js';
 import {
   fetchImage,
   ImageFetchError,
-  matchesHostPattern,
-  parseAllowlist,
-  TRUSTED_IMAGE_HOSTS,
   type FetchImageOptions,
 } from '../src/server/fetch-image.js';
+import { matchesHostPattern, parseAllowlist, TRUSTED_IMAGE_HOSTS } from '../src/server/net/image-hosts.js';
 import { isLoopbackAddress, isPublicAddress, nonPublicReason } from '../src/server/net/ip-policy.js';
 
 // ---------------------------------------------------------------- ip policy

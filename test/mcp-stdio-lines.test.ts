@@ -69,7 +69,7 @@ describe('serveStdio answers every line', () => {
     const stdout = new PassThrough();
     let text = '';
     stdout.on('data', (d: Buffer) => { text += d.toString(); });
-    const served = serveStdio({ roots: new Roots([await realFolder(dir)]), maxChars: 60_000, limits: { maxBytes, maxPixels: 1e6 }, env: {}, stdin, stdout });
+    const served = serveStdio({ roots: new Roots([await realFolder(dir)]), maxChars: 60_000, limits: { maxBytes, maxPixels: 1e6 }, fetch: { imageFetchAllowlist: [], fetchTimeoutMs: 10_000 }, stdin, stdout });
     if (together) stdin.write(input.map((line) => `${line}\n`).join(''));
     else for (const line of input) stdin.write(`${line}\n`);
     stdin.end();
@@ -127,7 +127,7 @@ describe('stdio calls: cancels and turns', () => {
     const stdout = new PassThrough();
     let text = '';
     stdout.on('data', (d: Buffer) => { text += d.toString(); });
-    const served = serveStdio({ roots: new Roots([await realFolder(dir)]), maxChars: 0, limits: { maxBytes: 1 << 20, maxPixels: 1e6 }, env: {}, stdin, stdout });
+    const served = serveStdio({ roots: new Roots([await realFolder(dir)]), maxChars: 0, limits: { maxBytes: 1 << 20, maxPixels: 1e6 }, fetch: { imageFetchAllowlist: [], fetchTimeoutMs: 10_000 }, stdin, stdout });
     stdin.end(input);
     await served;
     return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));

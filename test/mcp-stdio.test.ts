@@ -6,6 +6,7 @@
  * a directory; the client's MCP roots honoured) and the character budget.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -354,13 +355,20 @@ describe('v2a mcp: roots under change', () => {
     }
   });
 
-  test('imageUrl reads V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS as the server does: a bad value is named, not taken for an empty list', async () => {
-    // A bad allowlist refused every host without a word; a bad timeout was never read.
-    const { client } = await connect([], { env: { V2A_IMAGE_FETCH_ALLOWLIST: '*.', V2A_FETCH_TIMEOUT_MS: '5' } });
+  test('V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS are read as the server reads them, when v2a mcp starts', async () => {
+    // A bad value stops the server at once, each named, where it was found only by the first
+    // imageUrl call (and the agent had been told imageUrl works).
+    const bad = spawnSync(process.execPath, [V2A_BIN, 'mcp'], {
+      cwd: ROOT, input: '', encoding: 'utf8', timeout: 20_000,
+      env: { ...process.env, V2A_DEBUG: '', V2A_IMAGE_FETCH_ALLOWLIST: '*.', V2A_FETCH_TIMEOUT_MS: '5' },
+    });
+    assert.equal(bad.status, 2, bad.stderr);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, /^v2a: V2A_IMAGE_FETCH_ALLOWLIST invalid host pattern "\*\." .*\nv2a: V2A_FETCH_TIMEOUT_MS must be an integer from 100 to 600000 .*\n/);
+    // A good list is named to the agent, as /api/mcp names its own.
+    const { client } = await connect([], { env: { V2A_IMAGE_FETCH_ALLOWLIST: 'Images.Example.com,*.cdn.example' } });
     try {
-      assert.match(client.getInstructions() ?? '', /with imagePath \(a local image file inside the allowed roots\), imageUrl \(https, allowlisted host\) or imageBase64, and optional/);
-      const text = errorText(await call(client, { imageUrl: 'https://images.example.com/a.png', columns: 8 }));
-      assert.match(text, /^imageUrl cannot be fetched: V2A_IMAGE_FETCH_ALLOWLIST .*; V2A_FETCH_TIMEOUT_MS must be an integer from 100 to 600000/);
+      assert.match(client.getInstructions() ?? '', /with imagePath \(a local image file inside the allowed roots\), imageUrl \(https, on images\.example\.com, \*\.cdn\.example\) or imageBase64, and optional/);
     } finally {
       await client.close();
     }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Command } from 'commander';
 import { registerMcp } from '../src/cli/mcp-command.js';
-import { MCP_ROOT_HELP } from '../src/contract/mcp-stdio.js';
+import { MCP_ROOT_HELP, MCP_STDIO_ENV } from '../src/contract/mcp-stdio.js';
 
 const read = (name: string) => JSON.parse(readFileSync(new URL(`../${name}`, import.meta.url), 'utf8'));
 
@@ -30,4 +30,10 @@ test('server.json matches package.json and the v2a mcp command', () => {
   // The roots rule as v2a mcp --help states it (a JSON file cannot import it).
   const root = npm.packageArguments.find((a: { name?: string }) => a.name === '--root');
   assert.equal(root.description, `${MCP_ROOT_HELP[0]!.toUpperCase()}${MCP_ROOT_HELP.slice(1)}.`);
+  // Every variable v2a mcp reads, as its help names them; the README's list below the settings
+  // table adds the three beyond the CLI's image limits.
+  const env = [...MCP_STDIO_ENV];
+  assert.deepEqual(npm.environmentVariables.map((v: { name: string }) => v.name), env);
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  assert.ok(readme.includes(`\`v2a mcp\` also reads ${env.slice(3).map((n) => `\`${n}\``).join(', ').replace(/, ([^,]+)$/, ' and $1')},`), 'README names what v2a mcp reads');
 });

@@ -4,7 +4,7 @@
  * `render_ascii` of /api/mcp, plus `imagePath` confined to the roots. Only the stdio face loads:
  * no HTTP server, no telemetry (src/server/mcp/stdio.ts is imported when the command runs).
  */
-import { MCP_ROOT_HELP } from '../contract/mcp-stdio.js';
+import { MCP_ROOT_HELP, MCP_STDIO_ENV } from '../contract/mcp-stdio.js';
 import type { Command } from 'commander';
 import { importModule } from './import-module.js';
 import { integerFlag, once, readLimits, usageError } from './terminal.js';
@@ -26,10 +26,19 @@ async function mcpAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<McpOpts>();
   const limits = readLimits();
   const maxChars = parseMaxChars(opts.maxChars, '--max-chars') ?? parseMaxChars(process.env.V2A_MCP_MAX_CHARS, 'V2A_MCP_MAX_CHARS') ?? DEFAULT_MAX_CHARS;
-  const [{ serveStdio }, { Roots, realFolder }] = await Promise.all([
+  const [{ serveStdio }, { Roots, realFolder }, { ConfigError, loadFetchSettings }] = await Promise.all([
     importModule<typeof import('../server/mcp/stdio.js')>('../server/mcp/stdio.js'),
     importModule<typeof import('../server/mcp/roots.js')>('../server/mcp/roots.js'),
+    importModule<typeof import('../server/config.js')>('../server/config.js'),
   ]);
+  // Checked as the server starts, not at the first imageUrl call: the agent's host shows why it stopped.
+  let fetch;
+  try {
+    fetch = loadFetchSettings(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(...(err.problems as [string, ...string[]]));
+    throw err;
+  }
   // Without --root, the working directory until the client lists roots (roots.ts).
   const implicit = !(opts.root && opts.root.length);
   const dirs = implicit ? [process.cwd()] : opts.root!;
@@ -41,7 +50,7 @@ async function mcpAction(cmd: Command): Promise<void> {
       throw usageError(`--root: ${(err as Error).message}`);
     }
   }
-  await serveStdio({ roots: new Roots(real, implicit), maxChars, limits, env: process.env });
+  await serveStdio({ roots: new Roots(real, implicit), maxChars, limits, fetch });
 }
 
 export function registerMcp(program: Command): void {
@@ -55,6 +64,11 @@ The server speaks MCP (JSON-RPC, one message per line) on standard input and out
 input ends. Every result carries the art as text, a PNG image block and a structured summary.
 imagePath must name a regular file inside a root, reached through symlinks that stay inside the
 roots. Without --root, the root is the working directory until the client lists roots of its own.
+
+Environment (what each means: v2a serve --settings; a bad value stops the server at once):
+  ${MCP_STDIO_ENV.slice(0, 3).join(', ')},
+  ${MCP_STDIO_ENV.slice(3).join(', ')}
+imageUrl is off until V2A_IMAGE_FETCH_ALLOWLIST names hosts.
 
 Examples (client configuration):
   { "mcpServers": { "v2a": { "command": "npx", "args": ["-y", "v2a", "mcp"] } } }

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { parseAllowlist } from './fetch-image.js';
+import { parseAllowlist } from './net/image-hosts.js';
 import {
   MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
@@ -459,11 +459,14 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   return config;
 }
 
+/** The imageUrl fetch's settings: V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS. */
+export type FetchSettings = Pick<ServerConfig, 'imageFetchAllowlist' | 'fetchTimeoutMs'>;
+
 /**
- * The imageUrl fetch's settings alone (V2A_IMAGE_FETCH_ALLOWLIST, V2A_FETCH_TIMEOUT_MS), parsed as
- * the server parses them, for `v2a mcp`, which fetches as the server does. Throws ConfigError.
+ * The imageUrl fetch's settings alone, parsed as the server parses them, for `v2a mcp`, which
+ * fetches as the server does and checks them as it starts. Throws ConfigError.
  */
-export function loadFetchSettings(env: Env = process.env): Pick<ServerConfig, 'imageFetchAllowlist' | 'fetchTimeoutMs'> {
+export function loadFetchSettings(env: Env = process.env): FetchSettings {
   const draft = applySettings(env, SETTINGS.filter((s) => s.name === 'V2A_IMAGE_FETCH_ALLOWLIST' || s.name === 'V2A_FETCH_TIMEOUT_MS'));
   return { imageFetchAllowlist: draft.imageFetchAllowlist!, fetchTimeoutMs: draft.fetchTimeoutMs! };
 }

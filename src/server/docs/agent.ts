@@ -6,7 +6,7 @@ import {
 } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { ALLOWED_FORMATS } from '../../node/decode.js';
-import { imageUrlHosts } from '../fetch-image.js';
+import { imageUrlHosts } from '../net/image-hosts.js';
 import type { ServerConfig } from '../config.js';
 import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
 import { RENDER_TOOL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';

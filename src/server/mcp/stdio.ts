@@ -28,6 +28,8 @@ import { zlibDeflate } from '../../node/deflate.js';
 import { Roots } from './roots.js';
 import { Turns } from './turns.js';
 import { InFlightCalls } from './cancels.js';
+import { imageUrlHosts } from '../net/image-hosts.js';
+import type { FetchSettings } from '../config.js';
 
 /** Calls in line for a render, the running one included: two full batches. */
 export const MOST_IN_LINE = 32;
@@ -35,13 +37,9 @@ export const MOST_IN_LINE = 32;
 /** Longest a call waits for the client's answer to roots/list. */
 const ROOTS_WAIT_MS = 5_000;
 
-/**
- * What `initialize` tells the agent. imageUrl is said to be off when V2A_IMAGE_FETCH_ALLOWLIST is
- * empty (no host is trusted built in); a list is checked only when a call uses it (fetch-image.ts
- * stays unloaded until then).
- */
-export const stdioInstructions = (env: StdioOptions['env']): string =>
-  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imagePath (a local image file inside the allowed roots), ${imageSourcesNote((env.V2A_IMAGE_FETCH_ALLOWLIST ?? '').trim() === '' ? [] : undefined)}, ` +
+/** What `initialize` tells the agent, naming the hosts imageUrl may fetch from (none: it is off). */
+export const stdioInstructions = (hosts: readonly string[]): string =>
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imagePath (a local image file inside the allowed roots), ${imageSourcesNote(hosts)}, ` +
   'and optional render parameters (columns, charset, format, color, ...). Every result has the art as text, ' +
   'as a PNG image you can look at, and a structured summary.';
 
@@ -50,8 +48,8 @@ export interface StdioOptions {
   /** Character budget of one reply (0: none). */
   readonly maxChars: number;
   readonly limits: JobLimits;
-  /** The environment: V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS, for imageUrl. */
-  readonly env: Readonly<Record<string, string | undefined>>;
+  /** imageUrl's V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS, as loadFetchSettings (config.ts) reads them. */
+  readonly fetch: FetchSettings;
   readonly stdin?: NodeJS.ReadableStream & { pause(): unknown };
   readonly stdout?: NodeJS.WritableStream;
 }
@@ -82,18 +80,9 @@ function oneSource(args: Record<string, unknown>): Source {
 
 /** imageUrl through the server's fetcher and its rules (https, allowlisted hosts, public addresses). */
 async function fetchUrl(url: string, opts: StdioOptions, signal: AbortSignal): Promise<Uint8Array> {
-  const [{ fetchFailure, fetchImage, ImageFetchError }, { ConfigError, loadFetchSettings }] = await Promise.all([import('../fetch-image.js'), import('../config.js')]);
-  // As the server reads them; a bad value refused every host (or used the default timeout) unsaid.
-  let settings: ReturnType<typeof loadFetchSettings>;
+  const { fetchFailure, fetchImage, ImageFetchError } = await import('../fetch-image.js');
   try {
-    settings = loadFetchSettings(opts.env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    const message = `imageUrl cannot be fetched: ${err.problems.join('; ')}`;
-    throw new V2aError('image-url-not-allowed', message, { errors: [{ parameter: 'imageUrl', message }] });
-  }
-  try {
-    return await fetchImage(url, { allowlist: settings.imageFetchAllowlist, timeoutMs: settings.fetchTimeoutMs, maxBytes: opts.limits.maxBytes, signal });
+    return await fetchImage(url, { allowlist: opts.fetch.imageFetchAllowlist, timeoutMs: opts.fetch.fetchTimeoutMs, maxBytes: opts.limits.maxBytes, signal });
   } catch (err) {
     if (!(err instanceof ImageFetchError)) throw err;
     throw fetchFailure(err);
@@ -138,7 +127,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
   });
   return createMcpDispatcher({
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: stdioInstructions(opts.env),
+    instructions: stdioInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist)),
     tools: [tool],
     maxBatch: 16,
     // A call its client cancelled is no error to report (notifications/cancelled).

@@ -27,7 +27,7 @@ import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
 import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
 import { imageSourcesNote } from '../mcp/render-tool.js';
-import { imageUrlHosts } from '../fetch-image.js';
+import { imageUrlHosts } from '../net/image-hosts.js';
 import { untilAnswered } from '../plugins/errors.js';
 import { HttpProblem } from '../problem.js';
 import { parseLifted } from '../json-lift.js';
