@@ -157,14 +157,16 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
   test('escapes are refused with isError and a clear message, nothing is read', async () => {
     const cases: Array<[string, RegExp]> = [
       ['/etc/passwd', /"\/etc\/passwd" is outside the allowed roots/],
-      ['../..', /"\.\.\/\.\." is outside the allowed roots/],
+      ['../..', /"\.\.\/\.\." \(read as "[^"]+"\) is outside the allowed roots/],
       ['../outside/secret.png', /is outside the allowed roots/],
       [join(outside, 'secret.png'), /is outside the allowed roots/],
       ['escape.png', /"escape\.png" leads outside the allowed roots .* through a symbolic link/],
       ['linked-dir/secret.png', /leads outside the allowed roots/],
       ['folder.png', /"folder\.png" is a directory, not an image file/],
       ['.', /is a directory/],
-      ['missing.png', /"missing\.png" does not exist/],
+      // A relative path is named as read: the agent does not know the first root.
+      ['missing.png', /"missing\.png" \(read as "[^"]+\/missing\.png"\) does not exist/],
+      [join(root, 'missing.png'), /"[^"]+missing\.png" does not exist/],
       // Through a link out, nothing past the link is looked up: an existing and a missing file read alike.
       ['linked-dir/no-such-file.png', /"linked-dir\/no-such-file\.png" leads outside the allowed roots .* through a symbolic link/],
       ['https://example.com/a.png', /is a URI of another scheme or host/],

@@ -163,17 +163,19 @@ export class Roots {
     if (path === undefined) throw refused(imagePath, 'is a URI of another scheme or host: give a file path or a file: URI of this machine.');
     if (roots.length === 0 && !isAbsolute(path)) throw refused(imagePath, `cannot be read: there are no allowed roots (${this.list()}).`);
     const asWritten = isAbsolute(path) ? resolve(path) : resolve(roots[0]!.given, path);
+    // A relative, ~/ or file: path is named as read too: the agent cannot see the first root.
+    const readAs = asWritten === imagePath ? '' : `(read as ${JSON.stringify(asWritten)}) `;
     // As written, a path may name a root by the folder given or by its real path (/tmp or /private/tmp).
     const root = roots.find((r) => isInside(r.given, asWritten)) ?? roots.find((r) => isInside(r.real, asWritten));
     if (!root) {
-      throw refused(imagePath, `is outside the allowed roots (${this.list()}). v2a mcp reads files only inside its --root folders and the client's roots.`);
+      throw refused(imagePath, `${readAs}is outside the allowed roots (${this.list()}). v2a mcp reads files only inside its --root folders and the client's roots.`);
     }
     let real: string;
     try {
       real = await this.walk(imagePath, asWritten, root, roots);
     } catch (err) {
       if (err instanceof V2aError) throw err;
-      throw refused(imagePath, `does not exist (or cannot be reached) inside the allowed roots (${this.list()}).`);
+      throw refused(imagePath, `${readAs}does not exist (or cannot be reached) inside the allowed roots (${this.list()}).`);
     }
     let handle: fs.FileHandle;
     try {
