@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { codeCacheDir, commandVariant, requireWithCodeCache } from './code-cache.js';
+import nodeVersion from '../settings/node-version.cjs';
 
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
@@ -21,6 +22,11 @@ type Cli = typeof import('./cli.js');
 const bundle = fileURLToPath(new URL('./cli.cjs', import.meta.url));
 
 async function start(): Promise<number> {
+  const tooOld = nodeVersion.nodeTooOld(process.versions.node);
+  if (tooOld) {
+    process.stderr.write(`v2a: ${tooOld}\n`);
+    return 1;
+  }
   if (!existsSync(bundle)) return (await import('./cli.js')).main(process.argv);
   const cli = requireWithCodeCache<Cli>(bundle, codeCacheDir(), commandVariant(process.argv));
   // What the bundle imports (the server's modules, sharp) resolves from here, its directory.
