@@ -710,6 +710,8 @@ describe('container lifecycle', () => {
       PORT: String(port),
       HOST: '127.0.0.1',
       V2A_WORKERS: '1',
+      // A misspelt setting: warned about, never silently left at its default.
+      V2A_QUEUE_LIMT: '8',
       LOG_LEVEL: 'info',
     };
     // No key: nothing is exported and nothing leaves this machine.
@@ -761,6 +763,8 @@ describe('container lifecycle', () => {
     assert.equal(effective.config.V2A_METRICS, true);
     assert.equal(effective.config.PLATFORM_API_KEY, '(unset)');
     assert.equal(effective.config.V2A_WARM_UP, true);
+    const stray = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj).find((l) => String(l.msg).startsWith('V2A_QUEUE_LIMT'));
+    assert.deepEqual([stray?.level, stray?.msg], [40, 'V2A_QUEUE_LIMT is no v2a setting and is ignored (did you mean V2A_QUEUE_LIMIT?)']);
     const warm = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj).find((l) => l.msg === 'render workers warm');
     assert.ok(warm && (warm.warmUpMs as number) > 0 && warm.workers === 1, 'the warm-up is logged once every worker is warm');
 

@@ -368,8 +368,9 @@ describe('v2a mcp: roots under change', () => {
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, /^v2a: V2A_IMAGE_FETCH_ALLOWLIST invalid host pattern "\*\." .*\nv2a: V2A_FETCH_TIMEOUT_MS must be an integer from 100 to 600000 .*\n/);
     // A good list is named to the agent, as /api/mcp names its own.
-    const { client } = await connect([], { env: { V2A_IMAGE_FETCH_ALLOWLIST: 'Images.Example.com,*.cdn.example' } });
+    const { client, stderr } = await connect([], { env: { V2A_IMAGE_FETCH_ALLOWLIST: 'Images.Example.com,*.cdn.example', V2A_FETCH_TIMEOUT: '5000' } });
     try {
+      assert.equal(stderr(), 'v2a mcp: V2A_FETCH_TIMEOUT is no v2a setting and is ignored (did you mean V2A_FETCH_TIMEOUT_MS?)\n');
       assert.match(client.getInstructions() ?? '', /with imagePath \(a local image file inside the allowed roots\), imageUrl \(https, on images\.example\.com, \*\.cdn\.example\) or imageBase64, and optional/);
     } finally {
       await client.close();

@@ -13,7 +13,7 @@ import { loopbackDns, startHttpsOrigin, type HttpsOrigin } from './helpers/https
 import { contentTypeHeader, FORMAT_INFO } from '../src/core/format/info.js';
 import { DEFAULTS, FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.js';
 import { VERSION } from '../src/core/types.js';
-import { ConfigError, describeConfig, jsonBodyLimit, loadConfig } from '../src/server/config.js';
+import { ConfigError, describeConfig, jsonBodyLimit, loadConfig, strayVariables, strayVariablesOf } from '../src/server/config.js';
 import { FORM_OVERHEAD_BYTES } from '../src/server/form-body.js';
 import { INLINE_BODY_BYTES } from '../src/server/request-body.js';
 import { DATA_CSP, DOCUMENT_CSP } from '../src/server/plugins/security-headers.js';
@@ -145,6 +145,18 @@ describe('configuration', () => {
       for (const name of Object.keys(bad)) assert.ok(err.problems.some((p) => p.startsWith(name + ' ')), `${name} named: ${err.problems.join(' | ')}`);
       return true;
     });
+  });
+
+  test('V2A_* variables that are no setting are named with the setting they are likely meant as', () => {
+    const env = { V2A_WORKER: '2', v2a_workers: '1', V2A_RATELIMIT: '5', V2A_SOMETHING_ELSE_ENTIRELY: 'x', V2A_WORKERS: '2', V2A_DEBUG: '1', PORT: '0', HOME: '/x' };
+    assert.deepEqual(strayVariables(env), [
+      'V2A_RATELIMIT is no v2a setting and is ignored (did you mean V2A_RATE_LIMIT?)',
+      'V2A_SOMETHING_ELSE_ENTIRELY is no v2a setting and is ignored',
+      'V2A_WORKER is no v2a setting and is ignored (did you mean V2A_WORKERS?)',
+      'v2a_workers is no v2a setting and is ignored (did you mean V2A_WORKERS?)',
+    ]);
+    assert.deepEqual(strayVariablesOf(loadConfig(env)), strayVariables(env));
+    assert.deepEqual(strayVariables({ V2A_WORKERS: '2', V2A_MCP_MAX_CHARS: '0' }), []);
   });
 
   test('UV_THREADPOOL_SIZE: libuv\'s 4 when unset, 1 to 1024 when set; npm start\'s and v2a serve\'s sizing is V2A_WORKERS + 4, an operator\'s own value kept', () => {

@@ -26,7 +26,7 @@ async function mcpAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<McpOpts>();
   const limits = readLimits();
   const maxChars = parseMaxChars(opts.maxChars, '--max-chars') ?? parseMaxChars(process.env.V2A_MCP_MAX_CHARS, 'V2A_MCP_MAX_CHARS') ?? DEFAULT_MAX_CHARS;
-  const [{ serveStdio }, { Roots, realFolder }, { ConfigError, loadFetchSettings }] = await Promise.all([
+  const [{ serveStdio }, { Roots, realFolder }, { ConfigError, loadFetchSettings, strayVariables }] = await Promise.all([
     importModule<typeof import('../server/mcp/stdio.js')>('../server/mcp/stdio.js'),
     importModule<typeof import('../server/mcp/roots.js')>('../server/mcp/roots.js'),
     importModule<typeof import('../server/config.js')>('../server/config.js'),
@@ -39,6 +39,7 @@ async function mcpAction(cmd: Command): Promise<void> {
     if (err instanceof ConfigError) throw usageError(...(err.problems as [string, ...string[]]));
     throw err;
   }
+  for (const stray of strayVariables(process.env)) process.stderr.write(`v2a mcp: ${stray}\n`);
   // Without --root, the working directory until the client lists roots (roots.ts).
   const implicit = !(opts.root && opts.root.length);
   const dirs = implicit ? [process.cwd()] : opts.root!;

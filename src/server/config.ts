@@ -456,7 +456,56 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   const { platformKey, ...settings } = draft;
   const config = Object.freeze(settings as ServerConfig);
   if (platformKey !== undefined) PLATFORM_KEYS.set(config, platformKey);
+  STRAYS.set(config, strayVariables(env));
   return config;
+}
+
+const STRAYS = new WeakMap<ServerConfig, readonly string[]>();
+
+/** What strayVariables said of the environment this config was loaded from (the server warns with it as it starts). */
+export const strayVariablesOf = (config: ServerConfig): readonly string[] => STRAYS.get(config) ?? [];
+
+/** V2A_* variables that are no setting: read by the CLI. */
+const CLI_VARIABLES = ['V2A_DEBUG'];
+
+/**
+ * One line for each V2A_* variable in `env` (in any case) that v2a does not read, naming the
+ * setting it is likely meant as: a misspelt setting otherwise keeps its default without a word.
+ * A warning, not an error: a deployment may carry variables of its own under the prefix.
+ */
+export function strayVariables(env: Env): string[] {
+  const known = [...SETTINGS.map((s) => s.name), ...CLI_VARIABLES];
+  return Object.keys(env)
+    .filter((name) => name.toUpperCase().startsWith('V2A_') && !known.includes(name) && env[name] !== undefined)
+    .sort()
+    .map((name) => {
+      const near = nearestName(name.toUpperCase(), known);
+      return `${name} is no v2a setting and is ignored${near ? ` (did you mean ${near}?)` : ''}`;
+    });
+}
+
+/** The name in `names` fewest edits away from `name`, if it is near enough to be a misspelling. */
+function nearestName(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 5)) + 1;
+  for (const candidate of names) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), over two rows. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
 }
 
 /** The imageUrl fetch's settings: V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS. */

@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';
-import { effectiveConfig, platformKeyOf, type ServerConfig } from './config.js';
+import { effectiveConfig, platformKeyOf, strayVariablesOf, type ServerConfig } from './config.js';
 import { ENDPOINTS } from '../contract/endpoints.js';
 
 export interface RunningServer {
@@ -65,6 +65,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   if (telemetry.exporting) app.log.info({ endpoint: telemetry.endpoint }, 'exporting spans over OTLP/HTTP (PLATFORM_API_KEY is set)');
   else app.log.info({ reason: telemetry.disabledReason }, 'span export off: the OTEL_* settings are not used');
   if (receiver) app.log.info({ statusUrl: receiver.url, intervalMs: receiver.intervalMs }, 'checking the handoff receiver\'s status endpoint with the platform key');
+  for (const stray of strayVariablesOf(config)) app.log.warn(stray);
   if (config.testAllowLoopbackFetch) app.log.warn('V2A_TEST_ALLOW_LOOPBACK_FETCH is on: imageUrl may reach loopback addresses. This setting is for tests only.');
 
   let resolveClosed!: (graceful: boolean) => void;
