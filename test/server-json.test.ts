@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { Command } from 'commander';
 import { registerMcp } from '../src/cli/mcp-command.js';
 import { MCP_ROOT_HELP, MCP_STDIO_ENV } from '../src/contract/mcp-stdio.js';
+import { FORMATS_IN_WORDS } from '../src/core/params/definitions.js';
 
 const read = (name: string) => JSON.parse(readFileSync(new URL(`../${name}`, import.meta.url), 'utf8'));
 
@@ -19,6 +20,7 @@ test('server.json matches package.json and the v2a mcp command', () => {
   assert.match(server.name, /^[a-z0-9.-]+\/[a-z0-9._-]+$/, 'one slash, reverse-DNS namespace');
   assert.ok(server.description.length <= 100, 'the registry caps descriptions at 100 characters');
   assert.equal(server.version, pkg.version);
+  assert.ok(pkg.description.includes(`(${FORMATS_IN_WORDS})`), 'package.json names every output format');
   const [npm] = server.packages;
   assert.deepEqual([npm.registryType, npm.identifier, npm.version, npm.transport.type], ['npm', pkg.name, pkg.version, 'stdio']);
   assert.deepEqual(npm.packageArguments[0], { type: 'positional', value: 'mcp', description: 'Serve the render_ascii tool over stdio.' });

@@ -12,6 +12,7 @@ import { Command, CommanderError } from 'commander';
 import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary, switchValues } from './flags.js';
+import { FORMATS_IN_WORDS } from '../core/params/definitions.js';
 import { MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
 import { EXIT, usageError } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
@@ -75,7 +76,7 @@ const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.d
 export function createProgram(registrars: readonly CommandRegistrar[]): Command {
   const program = new Command('v2a')
     .usage('[options] <file | -> | <command> ...')
-    .description('Images (and video) to character art: text, ANSI, HTML, SVG and JSON.\nv2a <file> renders it to fit the terminal, in colour when the terminal has colour.')
+    .description(`Images (and video) to character art: ${FORMATS_IN_WORDS}.\nv2a <file> renders it to fit the terminal, in colour when the terminal has colour.`)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)

@@ -8,6 +8,10 @@ import { deepFreeze } from '../freeze.js';
 export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
 /** The contract's six formats, then `png` (an extension: the art rasterised from the reference font's glyph data). */
 export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg', 'png'] as const;
+/** The output formats in words, for the one-line descriptions of v2a: "text, ANSI, HTML, JSON, SVG and PNG". */
+export const FORMATS_IN_WORDS = FORMATS.filter((f) => f !== 'json-compact')
+  .map((f) => (f === 'text' ? f : f.toUpperCase()))
+  .join(', ').replace(/, ([^,]+)$/, ' and $1');
 export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', 'round-trip'] as const;
 export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
 /** ANSI colour depths (extension): 24-bit SGR, the xterm 256-colour palette, the 16 ANSI colours. */

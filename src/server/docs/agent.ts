@@ -2,7 +2,7 @@
 import { MCP_ROOT_HELP } from '../../contract/mcp-stdio.js';
 import { CHROMA_ENCODING, FORMAT_INFO } from '../../core/format/info.js';
 import {
-  CHARSETS, DEFAULTS, FORMATS, GLYPH_STRATEGIES, PARAMS, QUALITY_TARGETS, describeDomain,
+  CHARSETS, DEFAULTS, FORMATS, FORMATS_IN_WORDS, GLYPH_STRATEGIES, PARAMS, QUALITY_TARGETS, describeDomain,
 } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
 import { ALLOWED_FORMATS } from '../../node/decode.js';
@@ -17,7 +17,7 @@ import { buildRecipes } from './recipes.js';
 import type { JsonSchema } from '../../core/format/jsonSchemas.js';
 
 export const SERVICE_DESCRIPTION =
-  'v2a converts one raster image into character art (text, ANSI, HTML, SVG, JSON, PNG) over HTTP and as the MCP tool render_ascii, over Streamable HTTP or stdio (v2a mcp).';
+  `v2a converts one raster image into character art (${FORMATS_IN_WORDS}) over HTTP and as the MCP tool render_ascii, over Streamable HTTP or stdio (v2a mcp).`;
 
 /** Image formats accepted, as users name them (sharp's `heif` container is accepted as AVIF only). */
 export const IMAGE_FORMATS = ALLOWED_FORMATS.map((f) => (f === 'heif' ? 'avif' : f));

@@ -6,7 +6,7 @@
  * status, problems, manifests, JSON-RPC) so a shape and its schema change together; this module
  * only assembles them. Nothing here restates a name, range or default.
  */
-import { FORMATS, PARAMS, describeDomain, type Format, type ParamDef } from '../../core/params/definitions.js';
+import { FORMATS, FORMATS_IN_WORDS, PARAMS, describeDomain, type Format, type ParamDef } from '../../core/params/definitions.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
 import { FORMAT_INFO } from '../../core/format/info.js';
 import { JSON_COMPACT_OUTPUT_SCHEMA, JSON_OUTPUT_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
@@ -232,7 +232,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     info: {
       title: 'v2a',
       version: VERSION,
-      summary: 'Images to character art: text, ANSI, HTML, SVG and JSON, over HTTP and MCP.',
+      summary: `Images to character art: ${FORMATS_IN_WORDS}, over HTTP and MCP.`,
       description:
         'Converts one raster image into character art. Linear-light Rec. 709 luminance, percentile auto-levels, unsharp-mask detail, ' +
         'contour-aware structural glyphs, optional Sobel edges and Floyd-Steinberg dithering, bilateral denoising, and the Auto Director ' +
