@@ -623,7 +623,13 @@ describe('v2a decode', { concurrency: 4 }, () => {
     assert.match(r.stderr, /^v2a: invalid json-compact: document lacks "rows"\n$/);
     const junk = await v2a(['decode', garbage]);
     assert.equal(junk.code, 3);
-    assert.match(junk.stderr, /invalid json-compact: not JSON/);
+    assert.match(junk.stderr, /^v2a: invalid json-compact: not JSON; decode reads what v2a render --format json-compact writes\n$/);
+    // Another of v2a's outputs is named as such, and so is a JSON document of something else.
+    const json = (await v2a(['render', png, '--columns', '8', '--format', 'json'])).text;
+    const wrong = await v2a(['decode', '-'], { input: json });
+    assert.equal(wrong.code, 3);
+    assert.equal(wrong.stderr, 'v2a: invalid json-compact: this is v2a\'s "json" output, not json-compact; decode reads what v2a render --format json-compact writes\n');
+    assert.match((await v2a(['decode', '-'], { input: '{"a":1}' })).stderr, /^v2a: invalid json-compact: document lacks "v"; decode reads what v2a render --format json-compact writes\n$/);
     // NDJSON: the line of the file, blank lines counted.
     const doc = (await v2a(['render', png, '--columns', '8', '--format', 'json-compact'])).text.trim();
     const lines = await v2a(['decode', '-', '-o', join(dir, 'lines.png')], { input: `${doc}\n\n${doc}\n\n{"v":1}\n` });

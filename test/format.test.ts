@@ -536,6 +536,8 @@ describe('json-compact', () => {
       ['wrong version', { ...good, v: 2 }],
       ['missing text', { v: 1, columns: 3, rows: 2, chroma }],
       ['extra member', { ...good, extra: true }],
+      // v2a's json output: named by its format, not by the first member json-compact lacks.
+      ['the json format', { version: '0.3.0', format: 'json', columns: 3, rows: 2, lines: ['#. ', ' #.'] }],
       ['wrong encoding id', { ...good, chroma: { ...chroma, encoding: 'rgb24-b64-v2' } }],
       ['wrong data length', { ...good, chroma: { ...chroma, data: (chroma.data as string).slice(4) } }],
       ['bad base64', { ...good, chroma: { ...chroma, data: '*' + (chroma.data as string).slice(1) } }],
@@ -558,6 +560,7 @@ describe('json-compact', () => {
     assert.deepEqual(decodeCompact(formatCompact(astral)).lines, ['𝄞a', 'b𝄞']);
     assert.throws(() => decodeCompact({ ...good, text: '\ud834. \n #.\n' }), /lone surrogate/);
     assert.throws(() => decodeCompact({ ...good, chroma: { ...chroma, encoding: 'x' } }), /unsupported chroma encoding "x"/);
+    assert.throws(() => decodeCompact({ format: 'json', columns: 3 }), /^CompactDecodeError: invalid json-compact: this is v2a's "json" output, not json-compact$/);
   });
 
   it('compactToImage rebuilds an image of 1x2 blocks by default', () => {

@@ -45,7 +45,17 @@ export function parseDocuments(text: string): DecodedCompact[] {
       ndjson = false;
     }
   }
-  if (!ndjson) return [decodeCompact(body)];
+  if (!ndjson) {
+    try {
+      return [decodeCompact(body)];
+    } catch (err) {
+      // Another file altogether (text art, the json format, a picture): say what decode reads.
+      if (err instanceof CompactDecodeError && /: (not JSON|not a JSON object|this is v2a's .* output, not json-compact|document lacks "v")$/.test(err.message)) {
+        throw new CompactDecodeError(`${err.message.replace(/^invalid json-compact: /, '')}; decode reads what v2a render --format json-compact writes`);
+      }
+      throw err;
+    }
+  }
   return lines.map(({ text, n }) => {
     try {
       return decodeCompact(text);
