@@ -97,6 +97,8 @@ describe('npm pack', () => {
         for (const s of map.sources) assert.ok(paths.has(join(f, '..', s)), `${f} names ${s}, which is packed`);
       }
     }
+    // The command line ships as its bundles (main.cjs, cli.cjs, sharp's): tsc's modules of it are dead weight.
+    assert.deepEqual([...paths].filter((f) => f.startsWith('dist/cli/') && !f.endsWith('.cjs')), []);
     assert.ok(packed.size < 2 * 1024 * 1024, `packed ${packed.size} bytes (< 2 MiB)`);
   });
 
