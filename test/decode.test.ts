@@ -14,6 +14,7 @@ import {
   type ImageInputErrorCode,
 } from '../src/node/index.js';
 import { MAX_JPEG_SCANS, jpegScans, tiffPages } from '../src/node/structure.js';
+import { DecodeBudget } from '../src/node/decode.js';
 
 const MAX = 50_000_000;
 
@@ -494,4 +495,47 @@ test('a TIFF of more than 10,000 pages is refused before libtiff walks them; sha
   await assert.rejects(decodeImage(chain(10_001), { maxPixels: MAX }), refused);
   await assert.rejects(probeImage(chain(10_001)), refused);
   await assert.rejects(decodeImage(chain(10_000), { maxPixels: MAX }), (err) => err instanceof ImageInputError && !/pages/.test(err.message), 'at the limit: the decoder\'s own word');
+});
+
+test('async checkSize and whileDecoding: a rejected checkSize refuses the image, a rejected whileDecoding is ignored; neither escapes as an unhandled rejection', async () => {
+  const png = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#808080' } }).png().toBuffer();
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const no = new Error('not this size');
+    let decoding = false;
+    await assert.rejects(decodeImage(png, { checkSize: async () => { throw no; }, whileDecoding: () => { decoding = true; } }), (err) => err === no);
+    assert.equal(decoding, false, 'refused before any pixel is decoded');
+    await assert.rejects(decodeFrames(png, { checkSize: async () => { throw no; } }).next(), (err) => err === no);
+    const img = await decodeImage(png, { checkSize: async () => undefined, whileDecoding: async () => { throw new Error('the caller\'s own failure'); } });
+    assert.equal(img.width, 30);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+});
+
+test('timeoutSeconds is whole seconds (libvips\' clock), refused otherwise', async () => {
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).png().toBuffer();
+  for (const t of [0.2, 1.5, -1, 3601, Number.NaN]) {
+    await assert.rejects(decodeImage(png, { timeoutSeconds: t }), new RegExp(`^RangeError: decode: timeoutSeconds must be a whole number of seconds from 0 to 3600 \\(got ${String(t).replace('.', '\\.')}\\)$`), String(t));
+  }
+  assert.equal((await decodeImage(png, { timeoutSeconds: 1 })).width, 8);
+});
+
+test('timeoutSeconds holds for the whole call: each pipeline gets what the ones before it left, and none starts once it is spent', async () => {
+  // A stand-in for a sharp pipeline that records the timeout it was given.
+  const given: number[] = [];
+  const pipeline = { timeout: ({ seconds }: { seconds: number }) => (given.push(seconds), pipeline) } as unknown as Sharp;
+  const budget = new DecodeBudget(2);
+  const work = (ms: number) => () => new Promise<void>((r) => setTimeout(r, ms));
+  await budget.run(pipeline, { maxPixels: MAX }, work(1100));
+  await budget.run(pipeline, { maxPixels: MAX }, work(950));
+  await assert.rejects(budget.run(pipeline, { maxPixels: MAX }, work(0)), (err) => err instanceof ImageInputError && err.reason === 'too_large' && /took too long to decode \(limit 2 s\)/.test(err.message));
+  assert.deepEqual(given, [2, 1], 'the second pipeline had the second left, the third none');
+  // No limit: no timeout is set at all.
+  await new DecodeBudget(0).run(pipeline, { maxPixels: MAX }, work(0));
+  assert.deepEqual(given, [2, 1]);
 });

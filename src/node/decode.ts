@@ -66,7 +66,10 @@ export interface DecodeOptions {
   readonly targetWidth?: number;
   /** Same for height. With both, the result covers targetWidth x targetHeight ('outside' fit). */
   readonly targetHeight?: number;
-  /** Abort decoding after this many seconds (-> `too_large`, 413). 0 or absent: no timeout. */
+  /**
+   * Abort decoding after this many seconds of decoder work in all, over every pipeline of the
+   * call (-> `too_large`, 413): a whole number, as libvips' clock counts; 0 or absent: no timeout.
+   */
   readonly timeoutSeconds?: number;
   /** Refuse inputs longer than this many bytes (-> `too_large`, 413). Absent: no check here. */
   readonly maxBytes?: number;
@@ -77,15 +80,17 @@ export interface DecodeOptions {
   readonly maxDecodedBytes?: number;
   /**
    * Work for this thread while libvips decodes the pixels on its own: called once, without
-   * arguments, when the decode has started (decodeImage only). Exceptions it throws are ignored.
+   * arguments, when the decode has started (decodeImage only). What it throws, or the promise it
+   * returns rejects with, is ignored.
    */
-  readonly whileDecoding?: () => void;
+  readonly whileDecoding?: () => void | Promise<void>;
   /**
    * Called with the image's size after EXIF orientation once the header is read, before any pixel
-   * is decoded; what it throws is thrown. The render job refuses here a grid no column count can
-   * have (a 1 x 40,000,000 PNG passes the pixel limit, and libvips took minutes over it).
+   * is decoded; what it throws (or the promise it returns rejects with) is thrown. The render job
+   * refuses here a grid no column count can have (a 1 x 40,000,000 PNG passes the pixel limit,
+   * and libvips took minutes over it).
    */
-  readonly checkSize?: (width: number, height: number) => void;
+  readonly checkSize?: (width: number, height: number) => void | Promise<void>;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -314,7 +319,7 @@ function checkPixels(info: Inspection, opts: DecodeOptions): void {
 async function admitted(buf: Buffer, opts: DecodeOptions): Promise<Inspection> {
   const info = await inspect(buf, opts.maxPixels);
   checkPixels(info, opts);
-  opts.checkSize?.(info.width, info.height);
+  await opts.checkSize?.(info.width, info.height);
   checkScans(buf, info);
   return info;
 }
@@ -345,9 +350,10 @@ function validateOptions(opts: DecodeOptions): void {
     if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw new RangeError(`decode: ${k} must be a positive integer`);
   }
   const t = opts.timeoutSeconds;
-  // sharp's timeout takes whole seconds up to an hour; a longer one is not quietly made an hour.
-  if (t !== undefined && !(Number.isFinite(t) && t >= 0 && t <= 3600)) {
-    throw new RangeError('decode: timeoutSeconds must be a number from 0 to 3600');
+  // sharp's timeout takes whole seconds up to an hour: a fraction or a longer one is not quietly
+  // rounded to what it can do.
+  if (t !== undefined && !(Number.isInteger(t) && t >= 0 && t <= 3600)) {
+    throw new RangeError(`decode: timeoutSeconds must be a whole number of seconds from 0 to 3600 (got ${String(t)})`);
   }
 }
 
@@ -371,21 +377,52 @@ function resizeFor(opts: DecodeOptions): ResizeOptions | undefined {
   };
 }
 
+/**
+ * What is left of a call's timeoutSeconds, spent by its pipelines one after another (the 16-bit
+ * check, then the decode; the chunks of an animation), so that the limit holds for the call and
+ * not for each pipeline. Time a decodeFrames consumer spends between frames is not counted.
+ */
+export class DecodeBudget {
+  private leftMs: number;
+  constructor(readonly seconds: number) {
+    this.leftMs = seconds * 1000;
+  }
+  /** `pipeline` run to its buffer within what is left: libvips aborts it at the whole second past that. */
+  async run<T>(pipeline: Sharp, opts: DecodeOptions, produce: (p: Sharp) => Promise<T>): Promise<T> {
+    if (this.seconds === 0) return produce(pipeline);
+    if (this.leftMs <= 0) throw fromSharpError(new Error('timeout: decode budget spent'), { maxPixels: opts.maxPixels, timeoutSeconds: this.seconds });
+    const t0 = performance.now();
+    try {
+      return await produce(pipeline.timeout({ seconds: Math.ceil(this.leftMs / 1000) }));
+    } finally {
+      this.leftMs -= performance.now() - t0;
+    }
+  }
+}
+
+/** The options of one decodeImage or decodeFrames call, with its budget. */
+type Run = DecodeOptions & { readonly budget: DecodeBudget };
+const startRun = (opts: DecodeOptions): Run => ({ ...opts, budget: new DecodeBudget(opts.timeoutSeconds ?? 0) });
+
+const ignore = (): void => undefined;
+
 /** Run a pipeline to 8-bit sRGB RGBA; map failures to ImageInputError. */
-async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () => void): Promise<{ data: Uint8Array; info: OutputInfo }> {
-  // sharp wants whole seconds (0..3600); round fractions up rather than to "no timeout".
-  if (opts.timeoutSeconds) pipeline = pipeline.timeout({ seconds: Math.min(3600, Math.ceil(opts.timeoutSeconds)) });
+async function toRgba(pipeline: Sharp, opts: Run, whileDecoding?: () => void | Promise<void>): Promise<{ data: Uint8Array; info: OutputInfo }> {
   let out: { data: Buffer; info: OutputInfo };
   try {
-    // toBuffer, not toUint8Array: sharp 0.35's toUint8Array copies the whole output on the JS
-    // thread (measured +20..100 ms for a 12 MP decode); toBuffer wraps libvips' memory.
-    const decoding = pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-    try {
-      whileDecoding?.();
-    } catch {
-      /* the caller's own work; the decode goes on */
-    }
-    out = await decoding;
+    out = await opts.budget.run(pipeline, opts, (p) => {
+      // toBuffer, not toUint8Array: sharp 0.35's toUint8Array copies the whole output on the JS
+      // thread (measured +20..100 ms for a 12 MP decode); toBuffer wraps libvips' memory.
+      const decoding = p.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+      try {
+        // The caller's own work; the decode goes on whatever becomes of it.
+        const done = whileDecoding?.();
+        if (done instanceof Promise) done.catch(ignore);
+      } catch {
+        /* ignored, as documented */
+      }
+      return decoding;
+    });
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
   }
@@ -402,7 +439,7 @@ async function toRgba(pipeline: Sharp, opts: DecodeOptions, whileDecoding?: () =
 }
 
 /** One decode pipeline: one page only, oriented, optionally shrunk on load, sRGB 8-bit RGBA. */
-async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOptions, header: Inspection, whileDecoding?: () => void): Promise<Pixels> {
+async function decodePage(buf: Buffer, page: number | undefined, opts: Run, header: Inspection, whileDecoding?: () => void | Promise<void>): Promise<Pixels> {
   // Without `page`, sharp loads its default first/primary page (one page, not the whole
   // animation); `page` is only passed for frames of animations.
   let pipeline = sharp(buf, {
@@ -432,18 +469,17 @@ async function decodePage(buf: Buffer, page: number | undefined, opts: DecodeOpt
  * true 16-bit image whose means all stay in 0..255 is within 0.4 % of black everywhere: widened,
  * its content shows rather than a blank grid.
  */
-async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: DecodeOptions, pipeline: Sharp, channels: number, hasAlpha: boolean): Promise<Sharp> {
+async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: Run, pipeline: Sharp, channels: number, hasAlpha: boolean): Promise<Sharp> {
   // In its own 16-bit colourspace (sharp's output is otherwise sRGB scaled to 0..255): grey or RGB;
   // a 16-bit CMYK image is left to the conversion as it is.
   const colourBands = channels - (hasAlpha ? 1 : 0);
   if (colourBands !== 1 && colourBands !== 3) return pipeline;
-  let probe = sharp(buf, { failOn: 'warning', limitInputPixels: opts.maxPixels, ...(page !== undefined ? { page, pages: 1 } : {}) })
+  const probe = sharp(buf, { failOn: 'warning', limitInputPixels: opts.maxPixels, ...(page !== undefined ? { page, pages: 1 } : {}) })
     .resize({ width: SAMPLE_CHECK_SIZE, height: SAMPLE_CHECK_SIZE, fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
     .toColourspace(colourBands === 1 ? 'grey16' : 'rgb16');
-  if (opts.timeoutSeconds) probe = probe.timeout({ seconds: Math.min(3600, Math.ceil(opts.timeoutSeconds)) });
   let samples: { data: Buffer; info: OutputInfo };
   try {
-    samples = await probe.raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true });
+    samples = await opts.budget.run(probe, opts, (p) => p.raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true }));
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
   }
@@ -474,7 +510,7 @@ async function decodeChunk(
   start: number,
   count: number,
   frame: { width: number; height: number },
-  opts: DecodeOptions,
+  opts: Run,
 ): Promise<Pixels[]> {
   const pipeline = sharp(buf, {
     failOn: 'warning',
@@ -536,7 +572,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   checkInput(input, opts.maxBytes);
   const buf = toBuffer(input);
   const info = await admitted(buf, opts);
-  const page = await decodePage(buf, undefined, opts, info, opts.whileDecoding);
+  const page = await decodePage(buf, undefined, startRun(opts), info, opts.whileDecoding);
   return {
     width: page.width,
     height: page.height,
@@ -585,6 +621,8 @@ export async function* decodeFrames(
     count = Math.min(count, opts.maxFrames);
   }
   const framePixels = info.width * info.height;
+  // One budget for the whole animation's decoding (not for the consumer's time between frames).
+  const run = startRun(opts);
   // Frames with an EXIF orientation go one by one (autoOrient on a multi-page strip would rotate
   // the strip, not each frame); so do frames too large to batch.
   const perChunk =
@@ -595,8 +633,8 @@ export async function* decodeFrames(
     const n = Math.min(perChunk, count - start);
     const pixels: (Pixels | undefined)[] =
       n === 1
-        ? [await decodePage(buf, animated ? start : undefined, opts, info)]
-        : await decodeChunk(buf, start, n, info, opts);
+        ? [await decodePage(buf, animated ? start : undefined, run, info)]
+        : await decodeChunk(buf, start, n, info, run);
     for (let k = 0; k < n; k++) {
       const index = start + k;
       const page = pixels[k]!;
