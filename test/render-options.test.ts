@@ -57,6 +57,17 @@ test('the library names a wrong argument: null, a string or a wrong type is a Ty
   // An empty frame is the caller's mistake, not "the image has no pixels" of an undecodable upload.
   throwsNamed(() => new core.FrameRenderer().render(any({})), TypeError, /^render: image\.data must be/);
   throwsNamed(() => core.formatResult(any(null)), TypeError, /^formatResult: result must be an object/);
+  // Image sizes: a string, 0 or a negative pair (whose product passed the length check) are named.
+  throwsNamed(() => core.render(any({ width: '8', height: 8, data: new Uint8Array(256) })), TypeError, /^render: image\.width must be a number \(got a string\)/);
+  throwsNamed(() => core.render(any({ width: 0, height: 10, data: new Uint8Array(0) })), RangeError, /^render: image\.width must be a positive integer \(got 0\)/);
+  throwsNamed(() => core.render(any({ width: -1, height: -4, data: new Uint8Array(16) })), RangeError, /^render: image\.width must be a positive integer \(got -1\)/);
+  throwsNamed(() => core.render(any({ width: 8, height: 2.5, data: new Uint8Array(80) })), RangeError, /^render: image\.height must be a positive integer \(got 2\.5\)/);
+  // The formats and the temporal filter, exported too.
+  throwsNamed(() => core.formatText(any(null)), TypeError, /^grid \(a render result or cell grid\) must be an object \(got null\)/);
+  throwsNamed(() => core.renderPng(any(null), { color: false }), TypeError, /^grid \(a render result or cell grid\) must be an object/);
+  throwsNamed(() => core.formatPng(any(null)), TypeError, /^formatPng: result must be an object \(got null\)/);
+  throwsNamed(() => new core.TemporalFilter(any(undefined)), TypeError, /^TemporalFilter: options must be an object \(got undefined\)/);
+  throwsNamed(() => new core.TemporalFilter({ columns: 1e6, rows: 1e6 }), RangeError, /^columns x rows must be at most 320000 cells/);
   throwsNamed(() => core.encodeBase64(any(null)), TypeError, /^encodeBase64: bytes must be a Uint8Array/);
   // A string's length was read as bytes: "hello" encoded as "AAAAAAA=".
   throwsNamed(() => core.encodeBase64(any('hello')), TypeError, /^encodeBase64: bytes must be a Uint8Array or Buffer \(got a string\)/);
@@ -85,7 +96,7 @@ test('v2a/node names a wrong argument before sharp sees it', async () => {
   // sharp's own "Expected positive integer between 1 and 100000000 for width" reached the caller.
   await rejects(() => node.decodeImage(png, { targetWidth: 1e9 }), RangeError, /^decode: targetWidth must be an integer from 1 to 100000000/);
   // A timeout over sharp's hour was quietly made an hour.
-  await rejects(() => node.decodeImage(png, { timeoutSeconds: 7200 }), RangeError, /^decode: timeoutSeconds must be a number from 0 to 3600/);
+  await rejects(() => node.decodeImage(png, { timeoutSeconds: 7200 }), RangeError, /^decode: timeoutSeconds must be a whole number of seconds from 0 to 3600/);
   // A maxBytes that is not a number was no limit at all.
   await rejects(() => node.decodeImage(png, any({ maxBytes: 'x' })), RangeError, /^decode: maxBytes must be a positive integer/);
   // A misspelt limit was silently not applied.

@@ -22,7 +22,7 @@ import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { stretch, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, readsColors, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
-import { checkObject } from './args.js';
+import { checkObject, describeType } from './args.js';
 import { lazyProperty } from './lazy.js';
 import { frame } from './wasm/kernels.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -142,8 +142,10 @@ export function checkPixels(image: RgbaImage): void {
   if (!(data instanceof Uint8Array || data instanceof Uint8ClampedArray)) {
     throw new TypeError('render: image.data must be a Uint8Array or Uint8ClampedArray of RGBA bytes');
   }
-  if (!Number.isSafeInteger(width) || !Number.isSafeInteger(height)) {
-    throw new RangeError(`render: image width and height must be integers (got ${width} x ${height})`);
+  for (const [name, v] of [['width', width], ['height', height]] as const) {
+    if (typeof v !== 'number') throw new TypeError(`render: image.${name} must be a number (got ${describeType(v)})`);
+    // 0 x 10 with no bytes, or -1 x -4 with 16, passed the length check below.
+    if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`render: image.${name} must be a positive integer (got ${v})`);
   }
   if (data.length !== width * height * 4) {
     throw new RangeError(`render: image.data has ${data.length} bytes; a ${width} x ${height} RGBA image has ${width * height * 4}`);

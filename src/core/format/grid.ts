@@ -2,6 +2,7 @@
  * Shared reading of a CellGrid: invariant checks, row strings and colour runs. Every format goes
  * through here, so every format sees the same rows.
  */
+import { checkObject } from '../args.js';
 import type { CellGrid } from '../types.js';
 import { packedAt } from './color.js';
 
@@ -19,6 +20,7 @@ export function isBlankGlyph(glyph: string): boolean {
  * Throws a RangeError naming the broken invariant (a renderer bug, not a user error).
  */
 export function checkGrid(grid: CellGrid, colors = true): void {
+  checkObject(grid, 'grid (a render result or cell grid)');
   const { columns, rows, cells, glyphs } = grid;
   if (!Number.isInteger(columns) || columns < 1 || !Number.isInteger(rows) || rows < 1) {
     throw new RangeError(`grid size ${columns}x${rows} is not positive integers`);

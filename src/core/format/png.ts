@@ -27,6 +27,7 @@ import type { CellGrid, RenderResult } from '../types.js';
 import { groundFor, parseHexColor } from './color.js';
 import type { DecodedCompact } from './compact.js';
 import { checkGrid } from './grid.js';
+import { checkObject } from '../args.js';
 
 /** Pixel size of one cell at scale 1. */
 export const PNG_CELL_WIDTH = BITMAP_CELL.width;
@@ -326,6 +327,8 @@ function drawRgb(band: Uint8Array, stride: number, lines: number, cw: number, gl
 
 /** `png`: the art at 8 x 16 px per cell (8 px wide and 8 / cellAspect px tall for another cell aspect). */
 export function formatPng(result: RenderResult): Uint8Array {
+  checkObject(result, 'formatPng: result');
+  checkObject(result.params, 'formatPng: result.params (a render result)');
   return renderPng(result, { color: result.params.color, monoColor: result.params.monoColor, cellAspect: result.cellAspect });
 }
 

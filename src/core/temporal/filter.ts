@@ -14,6 +14,8 @@
  */
 
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import { checkObject } from '../args.js';
+import { MAX_GRID_CELLS } from '../pipeline/geometry.js';
 import { layout, ownKernels, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 // The cell geometry, exported (as are the other constants) for the test oracle's slow twin of step().
@@ -156,6 +158,7 @@ export class TemporalFilter {
   protected spatialSlack = 1;
 
   constructor(options: TemporalFilterOptions) {
+    checkObject(options, 'TemporalFilter: options');
     this.resize(options.columns, options.rows);
   }
 
@@ -281,6 +284,8 @@ export class TemporalFilter {
     if (!Number.isInteger(columns) || !Number.isInteger(rows) || columns < 1 || rows < 1) {
       throw new RangeError(`columns and rows must be positive integers, got ${columns} x ${rows}`);
     }
+    // The largest grid a render makes: more would only fail later, growing kernel memory.
+    if (columns * rows > MAX_GRID_CELLS) throw new RangeError(`columns x rows must be at most ${MAX_GRID_CELLS} cells (the largest grid a render makes), got ${columns} x ${rows}`);
     this.cols = columns;
     this.rowsN = rows;
     this.width = columns * CELL_W;
