@@ -64,7 +64,7 @@ test('the library names a wrong argument: null, a string or a wrong type is a Ty
   throwsNamed(() => core.render(any({ width: 8, height: 2.5, data: new Uint8Array(80) })), RangeError, /^render: image\.height must be a positive integer \(got 2\.5\)/);
   // The formats and the temporal filter, exported too.
   throwsNamed(() => core.formatText(any(null)), TypeError, /^grid \(a render result or cell grid\) must be an object \(got null\)/);
-  throwsNamed(() => core.renderPng(any(null), { color: false }), TypeError, /^grid \(a render result or cell grid\) must be an object/);
+  throwsNamed(() => core.renderPng(any(null), any({ color: false })), TypeError, /^grid \(a render result or cell grid\) must be an object/);
   throwsNamed(() => core.formatPng(any(null)), TypeError, /^formatPng: result must be an object \(got null\)/);
   throwsNamed(() => new core.TemporalFilter(any(undefined)), TypeError, /^TemporalFilter: options must be an object \(got undefined\)/);
   throwsNamed(() => new core.TemporalFilter({ columns: 1e6, rows: 1e6 }), RangeError, /^columns x rows must be at most 320000 cells/);
@@ -124,6 +124,19 @@ test('the exported tables are frozen: a caller cannot change every later render\
   assert.throws(() => { (ERRORS['invalid-parameters'] as { status: number }).status = 200; }, TypeError);
   assert.throws(() => { (CHARSETS as unknown as string[]).push('mine'); }, TypeError);
   assert.throws(() => render(image(), { columns: 1000 }), /columns must be an integer from 8 to 400/);
+  // Object.freeze leaves a Map's or Set's entries writable: these refuse a change.
+  const core = await import('../src/core/index.js');
+  assert.throws(() => (core.PARAM_BY_NAME as Map<string, unknown>).set('columns', { name: 'columns', type: 'integer', min: 1, max: 99999, default: 5 }), /read-only/);
+  assert.throws(() => (core.PARAM_BY_NAME as Map<string, unknown>).delete('columns'), /read-only/);
+  assert.throws(() => (core.EXTENSION_PARAMS as Set<string>).add('columns'), /read-only/);
+  assert.throws(() => render(image(), { columns: 5 }), /columns must be an integer from 8 to 400/);
+  assert.equal(core.PARAM_BY_NAME.get('columns')?.name, 'columns');
+  // Every other exported object, array and schema is frozen as deep as it goes.
+  for (const [name, value] of Object.entries(core)) {
+    if (value !== null && typeof value === 'object' && !(value instanceof Map) && !(value instanceof Set)) assert.ok(Object.isFrozen(value), `${name} is frozen`);
+  }
+  assert.throws(() => { (core.PARAMS_SCHEMA as { additionalProperties: boolean }).additionalProperties = true; }, TypeError);
+  assert.throws(() => { ((core.JSON_OUTPUT_SCHEMA.properties as Record<string, { type?: string }>).columns!).type = 'string'; }, TypeError);
 });
 
 test('a result whose cells were chosen for two colours is not formatted as plain text by default (it would read as noise)', async () => {

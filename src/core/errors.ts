@@ -23,6 +23,7 @@ export const EXIT = {
   /** Interrupted (SIGINT) during playback: 128 + 2, as shells report it. */
   interrupted: 130,
 } as const;
+Object.freeze(EXIT);
 
 export interface ErrorInfo {
   /** HTTP status of the problem reply. */

@@ -9,3 +9,21 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+const readOnly = (): never => {
+  throw new TypeError('this table is read-only');
+};
+
+/** A Map whose set, delete and clear throw: Object.freeze leaves a Map's entries writable. */
+export function frozenMap<K, V>(entries: Iterable<readonly [K, V]>): ReadonlyMap<K, V> {
+  const map = new Map(entries);
+  for (const name of ['set', 'delete', 'clear']) Object.defineProperty(map, name, { value: readOnly });
+  return Object.freeze(map);
+}
+
+/** A Set whose add, delete and clear throw. */
+export function frozenSet<T>(values: Iterable<T>): ReadonlySet<T> {
+  const set = new Set(values);
+  for (const name of ['add', 'delete', 'clear']) Object.defineProperty(set, name, { value: readOnly });
+  return Object.freeze(set);
+}

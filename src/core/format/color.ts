@@ -1,7 +1,7 @@
 /** Colour helpers shared by the formats: hex parsing and printing, and the ground colour rule. */
 
 /** `HEX_BYTE[b]` = two lower-case hex digits of byte b. */
-export const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+export const HEX_BYTE: readonly string[] = Object.freeze(Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')));
 
 /** `#rrggbb` (lower case) of a packed 0xRRGGBB colour. */
 export function hexOfPacked(rgb: number): string {

@@ -14,4 +14,4 @@ export function escapeMarkup(s: string): string {
 }
 
 /** Font stack of html and svg: the reference font first (glyphs were measured on DejaVu Sans Mono). */
-export const FONT_STACK = ['DejaVu Sans Mono', 'Menlo', 'Consolas', 'Liberation Mono', 'monospace'];
+export const FONT_STACK: readonly string[] = Object.freeze(['DejaVu Sans Mono', 'Menlo', 'Consolas', 'Liberation Mono', 'monospace']);

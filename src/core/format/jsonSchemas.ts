@@ -9,6 +9,7 @@ import {
   QUALITY_TARGETS,
   type ParamDef,
 } from '../params/definitions.js';
+import { deepFreeze } from '../freeze.js';
 import { paramJsonSchema } from '../params/schema.js';
 import { CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION } from './info.js';
 
@@ -172,3 +173,7 @@ export const JSON_COMPACT_OUTPUT_SCHEMA: JsonSchema = {
     },
   },
 };
+
+// Exported from the package: frozen, so that no caller's edit changes what the server documents
+// and validates against in the same process.
+for (const schema of [CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, JSON_OUTPUT_SCHEMA, JSON_COMPACT_OUTPUT_SCHEMA]) deepFreeze(schema);

@@ -33,7 +33,7 @@ import { checkObject } from '../args.js';
 export const PNG_CELL_WIDTH = BITMAP_CELL.width;
 export const PNG_CELL_HEIGHT = BITMAP_CELL.height;
 /** Cell divisors `renderPng` accepts: they divide both cell sides. */
-export const PNG_SCALES = [1, 2, 4, 8] as const;
+export const PNG_SCALES = Object.freeze([1, 2, 4, 8] as const);
 export type PngScale = (typeof PNG_SCALES)[number];
 
 export interface PngOptions {

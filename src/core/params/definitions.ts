@@ -3,7 +3,7 @@
  * MCP tool schema, the manifests, llms.txt, the CLI flags and the studio controls are all derived
  * from this table; nothing else may restate a name, range or default.
  */
-import { deepFreeze } from '../freeze.js';
+import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 
 export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
 /** The contract's six formats, then `png` (an extension: the art rasterised from the reference font's glyph data). */
@@ -148,7 +148,7 @@ type ValueOf<D> = D extends { type: 'boolean' } ? boolean
 
 export type RenderParams = { -readonly [D in (typeof PARAMS)[number] as D['name']]: ValueOf<D> };
 
-export const PARAM_BY_NAME: ReadonlyMap<string, ParamDef> = new Map(PARAMS.map((d) => [d.name, d as ParamDef]));
+export const PARAM_BY_NAME: ReadonlyMap<string, ParamDef> = frozenMap(PARAMS.map((d) => [d.name, d as ParamDef]));
 
 export const DEFAULTS: Readonly<RenderParams> = Object.freeze(
   Object.fromEntries(PARAMS.map((d) => [d.name, d.default])) as RenderParams,
@@ -172,7 +172,7 @@ export function describeDomain(def: ParamDef): string {
 }
 
 /** The parameters beyond the interface contract. */
-export const EXTENSION_PARAMS: ReadonlySet<string> = new Set((PARAMS as readonly ParamDef[]).filter((d) => d.extension).map((d) => d.name));
+export const EXTENSION_PARAMS: ReadonlySet<string> = frozenSet((PARAMS as readonly ParamDef[]).filter((d) => d.extension).map((d) => d.name));
 
 /**
  * The effective parameters as outputs report them (json `params`): every contract parameter, and
