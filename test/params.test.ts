@@ -100,9 +100,9 @@ describe('parameter validation', () => {
     const img = gradient();
     assert.throws(() => render({ width: 64, height: 64, data: new Uint8ClampedArray(4) }, { columns: 16 }), /image\.data has 4 bytes; a 64 x 64 RGBA image has 16384/);
     assert.throws(() => render({ ...img, data: new Uint8Array(img.data.length + 4) }, { columns: 16 }), RangeError);
-    assert.throws(() => render({ width: 10.5, height: 2, data: new Uint8Array(84) }, { columns: 16 }), /must be integers/);
+    assert.throws(() => render({ width: 10.5, height: 2, data: new Uint8Array(84) }, { columns: 16 }), /image\.width must be a positive integer \(got 10\.5\)/);
     assert.throws(() => render({ width: 2, height: 2, data: [1, 2, 3] as unknown as Uint8Array }, { columns: 16 }), TypeError);
-    assert.throws(() => render({ width: 0, height: 2, data: new Uint8Array(0) }, { columns: 16 }), /no pixels/);
+    assert.throws(() => render({ width: 0, height: 2, data: new Uint8Array(0) }, { columns: 16 }), /^RangeError: render: image\.width must be a positive integer \(got 0\)$/);
   });
   it('a JSON array or a non-finite number is a value of the wrong type, named as it was given', () => {
     const message = (input: Record<string, unknown>, carrier: 'json' | 'strings' = 'json') => {
