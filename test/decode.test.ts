@@ -539,3 +539,25 @@ test('timeoutSeconds holds for the whole call: each pipeline gets what the ones 
   await new DecodeBudget(0).run(pipeline, { maxPixels: MAX }, work(0));
   assert.deepEqual(given, [2, 1]);
 });
+
+test('a refusal names the limit as the caller set it (the option; the settings for the render job) and never rounds both sides alike', async () => {
+  const png = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#808080' } }).png().toBuffer();
+  const refusal = async (opts: Parameters<typeof decodeImage>[1]) => {
+    try {
+      await decodeImage(png, opts);
+    } catch (err) {
+      assert.ok(err instanceof ImageInputError);
+      return err.message;
+    }
+    return assert.fail('refused');
+  };
+  // 90,000 bytes against 1,000 read "about 1 MiB; the limit is 1 MiB".
+  assert.equal(await refusal({ maxDecodedBytes: 1000 }), 'Decoding the image would take about 90,000 bytes (200 x 150 pixels x 3 channels x 8-bit); the limit is 1,000 bytes (maxDecodedBytes). Send a smaller image, 8-bit, or not interlaced.');
+  assert.equal(await refusal({ maxPixels: 29_999 }), 'The image has too many pixels (200 x 150 = 30,000 pixels); the limit is 29,999 pixels (maxPixels). Send a smaller image.');
+  assert.equal(await refusal({ maxBytes: 100 }), `The image is too large (${png.byteLength} bytes); the limit is 100 bytes (maxBytes).`);
+  // The render job's limits are the settings: named so.
+  const { runJob } = await import('../src/core/job.js');
+  await assert.rejects(runJob({ kind: 'bytes', bytes: png }, { columns: 20 }, { decoder: decodeImage, limits: { maxBytes: 1 << 20, maxPixels: 1000, maxDecodedBytes: 1 << 20 } }),
+    /^ImageInputError: The image has too many pixels \(200 x 150 = 30,000 pixels\); the limit is 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)\. Send a smaller image\.$/);
+  await assert.rejects(runJob({ kind: 'bytes', bytes: png }, { columns: 20 }, { decoder: decodeImage, limits: { maxBytes: 100, maxPixels: MAX } }), /the limit is 100 bytes \(V2A_MAX_IMAGE_BYTES\)/);
+});

@@ -20,6 +20,7 @@ import { DECODE_PIXELS_PER_COLUMN, MIN_COLUMNS, fitColumns, gridRows, sourceSize
 import { colorsWhen, prepare, renderPrepared, requestedParams, tune, warmUp } from './render.js';
 import type { RenderResult, RgbaImage } from './types.js';
 import { FrameRenderer } from './video.js';
+import { MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from '../settings/index.js';
 
 export type JobStage = 'input' | 'decode' | 'director' | 'render' | 'format';
 
@@ -62,7 +63,19 @@ export interface DecodeRequest {
    * costs no decode (a decoder that cannot read a header first may skip it: the render checks again).
    */
   readonly checkSize?: (width: number, height: number) => void;
+  /**
+   * How refusals name the limits: the render job passes the settings' names (V2A_MAX_IMAGE_PIXELS,
+   * V2A_MAX_IMAGE_BYTES, V2A_MAX_DECODED_BYTES), which its limits come from; absent, a limit is
+   * named as the option a library caller set (maxPixels, ...).
+   */
+  readonly limitNames?: LimitNames;
 }
+
+/** Names of the decode limits in refusals, by option. */
+export type LimitNames = Readonly<Record<'maxPixels' | 'maxBytes' | 'maxDecodedBytes', string>>;
+
+/** The job's limits come from these settings (server, CLI, MCP stdio): refusals name them. */
+const SETTING_NAMES: LimitNames = Object.freeze({ maxPixels: MAX_IMAGE_PIXELS.name, maxBytes: MAX_IMAGE_BYTES.name, maxDecodedBytes: MAX_DECODED_BYTES.name });
 
 /** Bytes → image. Must throw V2aError for bad images (unsupported, undecodable, too large). */
 export type Decoder = (bytes: Uint8Array, request: DecodeRequest) => Promise<DecodedImage>;
@@ -197,6 +210,7 @@ function decodeRequest(columns: number, limits: JobLimits, checkSize: (width: nu
   return {
     targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
     checkSize,
+    limitNames: SETTING_NAMES,
     maxPixels: limits.maxPixels,
     maxBytes: limits.maxBytes,
     ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),

@@ -31,6 +31,7 @@ import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 import { checkBytes, checkObject } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
+import type { LimitNames } from '../core/job.js';
 import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, jpegScans, tiffPages } from './structure.js';
 
 // sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
@@ -91,6 +92,12 @@ export interface DecodeOptions {
    * and libvips took minutes over it).
    */
   readonly checkSize?: (width: number, height: number) => void | Promise<void>;
+  /**
+   * How refusals name the limits: the render job passes the settings' names (V2A_MAX_IMAGE_PIXELS,
+   * V2A_MAX_IMAGE_BYTES, V2A_MAX_DECODED_BYTES), which its limits come from; absent, a limit is
+   * named as the option a library caller set (maxPixels, ...).
+   */
+  readonly limitNames?: LimitNames;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -199,16 +206,20 @@ function toBuffer(input: Uint8Array): Buffer {
   return Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
 }
 
-function checkInput(input: Uint8Array, maxBytes: number | undefined): void {
+function checkInput(input: Uint8Array, limits: Pick<DecodeOptions, 'maxBytes' | 'limitNames'> | undefined): void {
   checkBytes(input, 'decode: input');
   if (input.byteLength === 0) throw new ImageInputError('empty');
+  const maxBytes = limits?.maxBytes;
   if (maxBytes !== undefined && input.byteLength > maxBytes) {
     throw new ImageInputError(
       'too_large',
-      `The image is too large (${input.byteLength} bytes); the limit is ${maxBytes} bytes.`,
+      `The image is too large (${input.byteLength} bytes); the limit is ${maxBytes} bytes (${limitName(limits!, 'maxBytes')}).`,
     );
   }
 }
+
+/** How a refusal names limit `option`: as the caller's settings call it (limitNames), else the option. */
+const limitName = (opts: Pick<DecodeOptions, 'limitNames'>, option: keyof LimitNames): string => opts.limitNames?.[option] ?? option;
 
 /**
  * Width and height from a PNG's IHDR chunk (signature, length 13, "IHDR", width, height, all big
@@ -231,7 +242,8 @@ function acceptedSignature(buf: Buffer): boolean {
  * header that libspng refuses for a size beyond its own bounds (2147483647 x 1 is "corrupt") is
  * answered as too many pixels, as any size over the limit is.
  */
-async function inspect(buf: Buffer, maxPixels?: number): Promise<Inspection> {
+async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | 'limitNames'>): Promise<Inspection> {
+  const maxPixels = limits?.maxPixels;
   // libtiff walks every directory to count a TIFF's pages: 130,000 empty ones (15 MB) took 3 s.
   if (tiffPages(buf, MAX_TIFF_PAGES + 1) > MAX_TIFF_PAGES) {
     throw new ImageInputError('undecodable', `The TIFF has more than ${MAX_TIFF_PAGES} pages; send the page to render on its own.`, { cause: `tiff pages > ${MAX_TIFF_PAGES}` });
@@ -243,7 +255,7 @@ async function inspect(buf: Buffer, maxPixels?: number): Promise<Inspection> {
   } catch (err) {
     const png = maxPixels !== undefined ? pngHeaderSize(buf) : undefined;
     if (png && png.width * png.height > maxPixels!) {
-      throw new ImageInputError('too_many_pixels', pixelsMessage(png, maxPixels), { cause: `png header ${png.width}x${png.height}` });
+      throw new ImageInputError('too_many_pixels', pixelsMessage(png, maxPixels, limitName(limits!, 'maxPixels')), { cause: `png header ${png.width}x${png.height}` });
     }
     const refused = fromSharpError(err);
     // A file that starts as an accepted format does but cannot be read (a TIFF cut short, whose
@@ -299,14 +311,14 @@ function unsupportedMessage(format: string): string {
 function checkPixels(info: Inspection, opts: DecodeOptions): void {
   const { maxPixels, maxDecodedBytes } = opts;
   if (info.width * info.height > maxPixels) {
-    throw new ImageInputError('too_many_pixels', pixelsMessage(info, maxPixels), {
+    throw new ImageInputError('too_many_pixels', pixelsMessage(info, maxPixels, limitName(opts, 'maxPixels')), {
       cause: `header ${info.width}x${info.height}`,
     });
   }
   if (maxDecodedBytes === undefined) return;
   const need = decodedBytes(info, opts);
   if (need > maxDecodedBytes) {
-    throw new ImageInputError('too_many_decoded_bytes', decodedBytesMessage(info, need, maxDecodedBytes), {
+    throw new ImageInputError('too_many_decoded_bytes', decodedBytesMessage(info, need, maxDecodedBytes, limitName(opts, 'maxDecodedBytes')), {
       cause: `header ${info.storedWidth}x${info.storedHeight}x${info.channels}x${info.bytesPerSample}${info.progressive ? ' progressive' : ''}`,
     });
   }
@@ -317,7 +329,7 @@ function checkPixels(info: Inspection, opts: DecodeOptions): void {
  * pixels, decoder memory, the caller's size check, a progressive JPEG's scans.
  */
 async function admitted(buf: Buffer, opts: DecodeOptions): Promise<Inspection> {
-  const info = await inspect(buf, opts.maxPixels);
+  const info = await inspect(buf, opts);
   checkPixels(info, opts);
   await opts.checkSize?.(info.width, info.height);
   checkScans(buf, info);
@@ -424,7 +436,7 @@ async function toRgba(pipeline: Sharp, opts: Run, whileDecoding?: () => void | P
       return decoding;
     });
   } catch (err) {
-    throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
+    throw fromSharpError(err, { maxPixels: opts.maxPixels, maxPixelsName: limitName(opts, 'maxPixels'), timeoutSeconds: opts.timeoutSeconds });
   }
   const { info } = out;
   // A plain Uint8Array view (no copy). Its ArrayBuffer is external memory and may not be
@@ -481,7 +493,7 @@ async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: Ru
   try {
     samples = await opts.budget.run(probe, opts, (p) => p.raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true }));
   } catch (err) {
-    throw fromSharpError(err, { maxPixels: opts.maxPixels, timeoutSeconds: opts.timeoutSeconds });
+    throw fromSharpError(err, { maxPixels: opts.maxPixels, maxPixelsName: limitName(opts, 'maxPixels'), timeoutSeconds: opts.timeoutSeconds });
   }
   const bands = samples.info.channels;
   const words = new Uint16Array(samples.data.buffer, samples.data.byteOffset, samples.data.byteLength >> 1);
@@ -569,7 +581,7 @@ export const FRAME_CHUNK_PIXELS = 4 * 1024 * 1024;
  */
 export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promise<DecodedImage> {
   validateOptions(opts);
-  checkInput(input, opts.maxBytes);
+  checkInput(input, opts);
   const buf = toBuffer(input);
   const info = await admitted(buf, opts);
   const page = await decodePage(buf, undefined, startRun(opts), info, opts.whileDecoding);
@@ -609,7 +621,7 @@ export async function* decodeFrames(
   opts: FrameDecodeOptions,
 ): AsyncGenerator<DecodedFrame, void, undefined> {
   validateOptions(opts);
-  checkInput(input, opts.maxBytes);
+  checkInput(input, opts);
   const buf = toBuffer(input);
   const info = await admitted(buf, opts);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;

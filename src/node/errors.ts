@@ -74,7 +74,7 @@ const ACCEPTED_LOADERS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'g
  */
 export function fromSharpError(
   err: unknown,
-  context: { maxPixels?: number; timeoutSeconds?: number } = {},
+  context: { maxPixels?: number; maxPixelsName?: string; timeoutSeconds?: number } = {},
 ): ImageInputError {
   if (err instanceof ImageInputError) return err;
   const raw = err instanceof Error ? err.message : String(err);
@@ -92,7 +92,7 @@ export function fromSharpError(
     return new ImageInputError('empty', undefined, { cause });
   }
   if (/exceeds pixel limit/i.test(raw)) {
-    return new ImageInputError('too_many_pixels', pixelsMessage(undefined, context.maxPixels), { cause });
+    return new ImageInputError('too_many_pixels', pixelsMessage(undefined, context.maxPixels, context.maxPixelsName), { cause });
   }
   if (/^timeout\b/i.test(raw) || /\bkilled\b/i.test(raw)) {
     const limit = context.timeoutSeconds ? ` (limit ${context.timeoutSeconds} s)` : '';
@@ -105,9 +105,13 @@ export function fromSharpError(
   return new ImageInputError('undecodable', undefined, { cause });
 }
 
-export function pixelsMessage(dims: { width: number; height: number } | undefined, maxPixels?: number): string {
-  const has = dims ? ` (${dims.width} x ${dims.height} = ${formatMegapixels(dims.width * dims.height)})` : '';
-  const max = maxPixels ? `; the limit is ${formatMegapixels(maxPixels)} (V2A_MAX_IMAGE_PIXELS)` : '';
+export function pixelsMessage(dims: { width: number; height: number } | undefined, maxPixels?: number, limitName = 'V2A_MAX_IMAGE_PIXELS'): string {
+  const pixels = dims ? dims.width * dims.height : undefined;
+  // Rounded alike (49 against 49 megapixels), the two are given exactly.
+  const exact = pixels !== undefined && maxPixels !== undefined && formatMegapixels(pixels) === formatMegapixels(maxPixels);
+  const show = (n: number) => (exact ? `${n.toLocaleString('en-US')} pixels` : formatMegapixels(n));
+  const has = dims ? ` (${dims.width} x ${dims.height} = ${show(pixels!)})` : '';
+  const max = maxPixels ? `; the limit is ${show(maxPixels)} (${limitName})` : '';
   return `The image has too many pixels${has}${max}. Send a smaller image.`;
 }
 
@@ -116,9 +120,13 @@ export function decodedBytesMessage(
   info: { storedWidth: number; storedHeight: number; channels: number; bytesPerSample: number },
   need: number,
   limit: number,
+  limitName = 'V2A_MAX_DECODED_BYTES',
 ): string {
-  const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
-  return `Decoding the image would take about ${mib(need)} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${mib(limit)} (V2A_MAX_DECODED_BYTES). Send a smaller image, 8-bit, or not interlaced.`;
+  // In whole MiB, up for the need and down for the limit, unless that would hide which is larger
+  // (90,000 bytes against a limit of 1,000 both read "1 MiB"): then in bytes.
+  const up = Math.ceil(need / 1048576), down = Math.floor(limit / 1048576);
+  const [shownNeed, shownLimit] = down >= 1 && up > down ? [`${up} MiB`, `${down} MiB`] : [`${need.toLocaleString('en-US')} bytes`, `${limit.toLocaleString('en-US')} bytes`];
+  return `Decoding the image would take about ${shownNeed} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${shownLimit} (${limitName}). Send a smaller image, 8-bit, or not interlaced.`;
 }
 
 function formatMegapixels(pixels: number): string {

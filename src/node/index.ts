@@ -47,7 +47,7 @@ export const DEFAULT_DECODE_LIMITS: Readonly<Required<Pick<DecodeOptions, 'maxPi
 
 /** The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go unapplied. */
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([
-  'maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'maxFrames',
+  'maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'limitNames', 'maxFrames',
 ]);
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
