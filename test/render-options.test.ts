@@ -166,6 +166,17 @@ test('video options and results of the wrong shape are TypeErrors naming them, n
   const { formatResult } = await import('../src/core/index.js');
   const any = (v: unknown) => v as never;
   assert.throws(() => render(image(), {}, { temporal: any({}) }), (e: Error) => e instanceof TypeError && e.message === 'render: options.temporal must be a TemporalFilter');
-  assert.throws(() => render(image(), {}, { tuned: any({}) }), (e: Error) => e instanceof TypeError && /^render: options\.tuned must be a tuning result/.test(e.message));
+  assert.throws(() => render(image(), {}, { tuned: any({}) }), (e: Error) => e instanceof TypeError && /^render: options\.tuned\.params must be an object \(got undefined\)/.test(e.message));
+  assert.throws(() => render(image(), {}, { tuned: any(null) }), (e: Error) => e instanceof TypeError && /^render: options\.tuned \(a tuning result: an earlier result's \{ params, report: director \}\) must be an object/.test(e.message));
+  // An earlier result's params and report are a tuning; each part of either is checked.
+  const base = render(image(), { columns: 16 });
+  const again = render(image(), { columns: 16 }, { tuned: { params: base.params, report: base.director } });
+  assert.deepEqual([again.params, [...again.cells]], [base.params, [...base.cells]]);
+  assert.throws(() => render(image(), {}, { tuned: any({ params: base.params, report: {} }) }), (e: Error) => e instanceof TypeError && e.message === 'render: options.tuned.report.metrics must be an object (got undefined)');
+  assert.throws(() => render(image(), {}, { tuned: any({ params: base.params, report: { ...base.director, score: '1' } }) }), (e: Error) => e instanceof TypeError && e.message === 'render: options.tuned.report.score must be a number (got a string)');
+  // NaN reached the kernels (a memory fault), and -100 was used as the contrast.
+  for (const [name, value] of [['gamma', Number.NaN], ['contrast', -100], ['denoise', Number.NaN], ['autoLevels', Number.NaN]] as const) {
+    assert.throws(() => render(image(), {}, { tuned: { params: { ...base.params, [name]: value }, report: base.director } }), (e: Error) => e.name === 'ParamValidationError' && e.message.includes(name), name);
+  }
   assert.throws(() => formatResult(any({})), (e: Error) => e instanceof TypeError && /^formatResult: result\.params \(a render result\) must be an object/.test(e.message));
 });

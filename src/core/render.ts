@@ -207,14 +207,29 @@ export function render(image: RgbaImage, params: Readonly<Record<string, unknown
   if (options.temporal !== undefined && typeof (options.temporal as { step?: unknown } | null)?.step !== 'function') {
     throw new TypeError('render: options.temporal must be a TemporalFilter');
   }
-  const tuned = options.tuned as { params?: unknown; report?: unknown } | undefined;
-  if (tuned !== undefined && (typeof tuned?.params !== 'object' || tuned.params === null || typeof tuned.report !== 'object')) {
-    throw new TypeError('render: options.tuned must be a tuning result, { params, report }');
-  }
+  const tuned = options.tuned === undefined ? undefined : checkTuning(options.tuned);
   const explicit = parseParamsOrThrow(params, 'json');
   const requested = requestedParams(explicit);
   const prep = prepare(image, requested.columns, requested.invert, requested.cellAspect, colorsWhen(requested));
-  return renderPrepared(prep, requested, Object.keys(explicit), image, options);
+  return renderPrepared(prep, requested, Object.keys(explicit), image, tuned ? { ...options, tuned } : options);
+}
+
+/**
+ * A caller's `options.tuned` (an earlier result's `params` and `director`), checked as a caller's
+ * parameters are: NaN reached the kernels (a memory fault), -100 was used as the contrast, and a
+ * report without its parts failed deep inside. Parameters it leaves out take their defaults.
+ */
+function checkTuning(tuned: unknown): { params: RenderParams; report: DirectorReport } {
+  const what = 'render: options.tuned';
+  checkObject(tuned, `${what} (a tuning result: an earlier result's { params, report: director })`);
+  checkObject(tuned.params, `${what}.params`);
+  const report = tuned.report;
+  checkObject(report, `${what}.report`);
+  for (const part of ['metrics', 'source', 'adjustments'] as const) checkObject(report[part], `${what}.report.${part}`);
+  for (const n of ['score', 'threshold', 'strength'] as const) {
+    if (typeof report[n] !== 'number') throw new TypeError(`${what}.report.${n} must be a number (got ${describeType(report[n])})`);
+  }
+  return { params: withDefaults(parseParamsOrThrow(tuned.params, 'json')), report: report as unknown as DirectorReport };
 }
 
 /**
