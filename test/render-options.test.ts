@@ -72,6 +72,8 @@ test('the library names a wrong argument: null, a string or a wrong type is a Ty
   // A string's length was read as bytes: "hello" encoded as "AAAAAAA=".
   throwsNamed(() => core.encodeBase64(any('hello')), TypeError, /^encodeBase64: bytes must be a Uint8Array or Buffer \(got a string\)/);
   throwsNamed(() => core.decodeBase64(any(null)), TypeError, /^decodeBase64: input must be a string/);
+  // Text that is no base64 is an input error of the one table, as the rest of the library's.
+  assert.throws(() => core.decodeBase64('***'), (e: unknown) => e instanceof core.Base64Error && core.isV2aError(e) && e.code === 'invalid-base64' && /^invalid base64: /.test(e.message));
   throwsNamed(() => core.decodeBase64Input(any(42)), TypeError, /^decodeBase64Input: input must be/);
   throwsNamed(() => core.getGlyphSet(any('nope')), RangeError, /unknown charset "nope"/);
   // pngSize(NaN) gave NaN x NaN, and a scale of 3 a size no PNG of that scale has.

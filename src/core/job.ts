@@ -158,11 +158,12 @@ export interface JobResult {
 
 /** Wraps anything thrown into a V2aError (expected errors pass through). */
 export function asV2aError(err: unknown): V2aError {
-  if (err instanceof V2aError) return err;
+  // The job's base64 is imageBase64: named so (a Base64Error is a V2aError too, naming nothing).
   if (err instanceof Base64Error) {
     const message = `imageBase64 is not valid base64: ${err.reason}`;
     return new V2aError('invalid-base64', message, { errors: [{ parameter: 'imageBase64', message }] });
   }
+  if (err instanceof V2aError) return err;
   return new V2aError('internal-error', 'The render failed unexpectedly.', { cause: err });
 }
 

@@ -10,6 +10,7 @@
 
 import { checkBytes, describeType } from '../args.js';
 import { textDecoder, textEncoder } from '../text-codec.js';
+import { V2aError } from '../errors.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const PAD = 61; // '='
@@ -25,10 +26,11 @@ for (let i = 0; i < 64; i++) {
 }
 
 /** Thrown for input that is not strict base64. */
-export class Base64Error extends Error {
+/** Text that is not base64: a V2aError of code `invalid-base64`, as the library's input errors are. */
+export class Base64Error extends V2aError {
   /** @param reason what is wrong, without the `invalid base64: ` prefix of the message */
   constructor(readonly reason: string) {
-    super(`invalid base64: ${reason}`);
+    super('invalid-base64', `invalid base64: ${reason}`);
     this.name = 'Base64Error';
   }
 }

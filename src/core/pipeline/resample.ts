@@ -97,7 +97,7 @@ function laterRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, su
   return () => {
     const now = pixelPrint(pixels.data);
     if (now.some((v, i) => v !== print[i])) {
-      throw new Error('the image changed before its colours were read: mono art computes them (json\'s chroma, the report\'s colourfulness) from its pixels on first read (keep the pixels until then, or read the colours first)');
+      throw new RangeError('the image changed before its colours were read: mono art computes them (json\'s chroma, the report\'s colourfulness) from its pixels on first read (keep the pixels until then, or read the colours first)');
     }
     return cellRgbOf(pixels, cols, rows, subX, subY, groundLinear);
   };
