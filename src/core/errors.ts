@@ -42,6 +42,7 @@ export interface ErrorInfo {
   readonly local?: true;
 }
 
+/** The one table of error codes: HTTP status, CLI exit code, how MCP reports it, title and meaning (frozen). */
 export const ERRORS = deepFreeze({
   'invalid-parameters': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Invalid parameters', description: 'A render parameter is unknown, has the wrong type, is out of range, or was given twice; `errors` names each one.' },
   'invalid-request': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Invalid request', description: 'The request body is malformed (bad JSON, bad multipart, wrong field types, unknown fields) or missing.' },
@@ -117,6 +118,7 @@ export class V2aError extends Error {
   }
 }
 
+/** Whether `err` is a V2aError, narrowing it (in a catch clause, where errors are unknown). */
 export function isV2aError(err: unknown): err is V2aError {
   return err instanceof V2aError;
 }

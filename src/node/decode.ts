@@ -40,7 +40,7 @@ const sharp: typeof import('sharp').default = createRequire(import.meta.url)('sh
 
 
 /**
- * Container formats accepted, as sharp's `metadata().format` names them. sharp reports AVIF as
+ * Container formats accepted, as sharp's `metadata().format` names them. Sharp reports AVIF as
  * `heif`; only AV1-compressed HEIF (AVIF) is accepted: sharp's prebuilt libvips ships libheif
  * with the AV1 codec (aom) only, it cannot decode HEVC (HEIC, e.g. iPhone photos), so those are
  * refused as `unsupported_format` up front instead of failing later as `undecodable`.

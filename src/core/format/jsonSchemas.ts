@@ -28,6 +28,7 @@ const numberMap = (description: string): JsonSchema => ({
   additionalProperties: { type: 'number' },
 });
 
+/** Schema of a result's `codebook` report (json output, MCP structured content). */
 export const CODEBOOK_SCHEMA: JsonSchema = {
   type: 'object',
   description: 'The glyph codebook actually used, with its measured quantization error.',
@@ -44,6 +45,7 @@ export const CODEBOOK_SCHEMA: JsonSchema = {
   },
 };
 
+/** Schema of a result's Auto Director report (`director`). */
 export const DIRECTOR_SCHEMA: JsonSchema = {
   type: 'object',
   description: 'The Auto Director report: the rubric verdict and the adjustments it applied.',
@@ -71,6 +73,7 @@ export const DIRECTOR_SCHEMA: JsonSchema = {
   },
 };
 
+/** Schema of a result's effective parameters (`params`). */
 export const PARAMS_SCHEMA: JsonSchema = {
   type: 'object',
   description: 'Effective parameters: defaults, the caller\'s values and the Auto Director\'s adjustments. Extension parameters appear only when they differ from their defaults.',

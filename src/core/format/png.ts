@@ -31,6 +31,7 @@ import { checkObject } from '../args.js';
 
 /** Pixel size of one cell at scale 1. */
 export const PNG_CELL_WIDTH = BITMAP_CELL.width;
+/** Pixel height of one cell at scale 1, for the reference 1:2 cell. */
 export const PNG_CELL_HEIGHT = BITMAP_CELL.height;
 /** Cell divisors `renderPng` accepts: they divide both cell sides. */
 export const PNG_SCALES = Object.freeze([1, 2, 4, 8] as const);

@@ -5,6 +5,7 @@ import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.j
 
 /** Cell size in SVG user units: the reference 1:2 cell. */
 export const SVG_CELL_WIDTH = 6;
+/** Cell height in SVG user units (twice SVG_CELL_WIDTH). */
 export const SVG_CELL_HEIGHT = 12;
 /** Font size: DejaVu Sans Mono advances 0.602em, so 10 units gives a 6.02-unit advance. */
 export const SVG_FONT_SIZE = 10;

@@ -5,6 +5,7 @@
  */
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 
+/** The charsets, in the contract's order: the glyph sets a render can use. */
 export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
 /** The contract's six formats, then `png` (an extension: the art rasterised from the reference font's glyph data). */
 export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg', 'png'] as const;
@@ -12,10 +13,13 @@ export const FORMATS = ['text', 'ansi', 'html', 'json', 'json-compact', 'svg', '
 export const FORMATS_IN_WORDS = FORMATS.filter((f) => f !== 'json-compact')
   .map((f) => (f === 'text' ? f : f.toUpperCase()))
   .join(', ').replace(/, ([^,]+)$/, ' and $1');
+/** The Auto Director's rubrics (`qualityTarget`). */
 export const QUALITY_TARGETS = ['balanced', 'portrait', 'motion', 'low-light', 'round-trip'] as const;
+/** How the glyph codebook is chosen (`glyphStrategy`): per image, or the charset as it is. */
 export const GLYPH_STRATEGIES = ['adaptive', 'fixed'] as const;
 /** ANSI colour depths (extension): 24-bit SGR, the xterm 256-colour palette, the 16 ANSI colours. */
 export const COLOR_DEPTHS = ['truecolor', '256', '16'] as const;
+/** Colours per cell (`cellColors`, extension): auto (two for blocks and dots), ink only, ink and background. */
 export const CELL_COLOR_MODES = ['auto', 'fg', 'fg-bg'] as const;
 
 export type Charset = (typeof CHARSETS)[number];
@@ -79,6 +83,7 @@ export interface GlyphsDef<N extends string = string> extends Base<N> {
 }
 export type ParamDef = IntegerDef | NumberDef | BooleanDef | EnumDef | ColorDef | GlyphsDef;
 
+/** Every render parameter, defined once: name, type, range or values, default, meaning (frozen). */
 export const PARAMS = deepFreeze([
   { name: 'columns', type: 'integer', min: 8, max: 400, default: 120, group: 'output',
     description: 'Output width in characters; the row count follows the image aspect and the 1:2 cell aspect.' },
@@ -148,8 +153,10 @@ type ValueOf<D> = D extends { type: 'boolean' } ? boolean
 
 export type RenderParams = { -readonly [D in (typeof PARAMS)[number] as D['name']]: ValueOf<D> };
 
+/** PARAMS by name (read-only). */
 export const PARAM_BY_NAME: ReadonlyMap<string, ParamDef> = frozenMap(PARAMS.map((d) => [d.name, d as ParamDef]));
 
+/** The default of every parameter. */
 export const DEFAULTS: Readonly<RenderParams> = Object.freeze(
   Object.fromEntries(PARAMS.map((d) => [d.name, d.default])) as RenderParams,
 );

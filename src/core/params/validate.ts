@@ -132,6 +132,7 @@ export class ParamValidationError extends V2aError {
   }
 }
 
+/** parseParams, throwing ParamValidationError (naming every parameter at fault) instead of returning it. */
 export function parseParamsOrThrow(input: Readonly<Record<string, unknown>>, carrier: Carrier): Partial<RenderParams> {
   const r = parseParams(input, carrier);
   if (!r.ok) throw new ParamValidationError(r.errors);
