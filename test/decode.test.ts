@@ -531,12 +531,12 @@ test('timeoutSeconds holds for the whole call: each pipeline gets what the ones 
   const pipeline = { timeout: ({ seconds }: { seconds: number }) => (given.push(seconds), pipeline) } as unknown as Sharp;
   const budget = new DecodeBudget(2);
   const work = (ms: number) => () => new Promise<void>((r) => setTimeout(r, ms));
-  await budget.run(pipeline, { maxPixels: MAX }, work(1100));
-  await budget.run(pipeline, { maxPixels: MAX }, work(950));
-  await assert.rejects(budget.run(pipeline, { maxPixels: MAX }, work(0)), (err) => err instanceof ImageInputError && err.reason === 'too_large' && /took too long to decode \(limit 2 s\)/.test(err.message));
+  await budget.run(pipeline, work(1100));
+  await budget.run(pipeline, work(950));
+  await assert.rejects(budget.run(pipeline, work(0)), (err) => err instanceof ImageInputError && err.reason === 'too_large' && /took too long to decode \(limit 2 s\)/.test(err.message));
   assert.deepEqual(given, [2, 1], 'the second pipeline had the second left, the third none');
   // No limit: no timeout is set at all.
-  await new DecodeBudget(0).run(pipeline, { maxPixels: MAX }, work(0));
+  await new DecodeBudget(0).run(pipeline, work(0));
   assert.deepEqual(given, [2, 1]);
 });
 

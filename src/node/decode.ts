@@ -92,11 +92,7 @@ export interface DecodeOptions {
    * and libvips took minutes over it).
    */
   readonly checkSize?: (width: number, height: number) => void | Promise<void>;
-  /**
-   * How refusals name the limits: the render job passes the settings' names (V2A_MAX_IMAGE_PIXELS,
-   * V2A_MAX_IMAGE_BYTES, V2A_MAX_DECODED_BYTES), which its limits come from; absent, a limit is
-   * named as the option a library caller set (maxPixels, ...).
-   */
+  /** How refusals name the limits (the render job's DecodeRequest.limitNames); absent: as these options. */
   readonly limitNames?: LimitNames;
 }
 
@@ -400,9 +396,9 @@ export class DecodeBudget {
     this.leftMs = seconds * 1000;
   }
   /** `pipeline` run to its buffer within what is left: libvips aborts it at the whole second past that. */
-  async run<T>(pipeline: Sharp, opts: DecodeOptions, produce: (p: Sharp) => Promise<T>): Promise<T> {
+  async run<T>(pipeline: Sharp, produce: (p: Sharp) => Promise<T>): Promise<T> {
     if (this.seconds === 0) return produce(pipeline);
-    if (this.leftMs <= 0) throw fromSharpError(new Error('timeout: decode budget spent'), { maxPixels: opts.maxPixels, timeoutSeconds: this.seconds });
+    if (this.leftMs <= 0) throw fromSharpError(new Error('timeout: decode budget spent'), { timeoutSeconds: this.seconds });
     const t0 = performance.now();
     try {
       return await produce(pipeline.timeout({ seconds: Math.ceil(this.leftMs / 1000) }));
@@ -422,7 +418,7 @@ const ignore = (): void => undefined;
 async function toRgba(pipeline: Sharp, opts: Run, whileDecoding?: () => void | Promise<void>): Promise<{ data: Uint8Array; info: OutputInfo }> {
   let out: { data: Buffer; info: OutputInfo };
   try {
-    out = await opts.budget.run(pipeline, opts, (p) => {
+    out = await opts.budget.run(pipeline, (p) => {
       // toBuffer, not toUint8Array: sharp 0.35's toUint8Array copies the whole output on the JS
       // thread (measured +20..100 ms for a 12 MP decode); toBuffer wraps libvips' memory.
       const decoding = p.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
@@ -491,7 +487,7 @@ async function widen16BitSamples(buf: Buffer, page: number | undefined, opts: Ru
     .toColourspace(colourBands === 1 ? 'grey16' : 'rgb16');
   let samples: { data: Buffer; info: OutputInfo };
   try {
-    samples = await opts.budget.run(probe, opts, (p) => p.raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true }));
+    samples = await opts.budget.run(probe, (p) => p.raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true }));
   } catch (err) {
     throw fromSharpError(err, { maxPixels: opts.maxPixels, maxPixelsName: limitName(opts, 'maxPixels'), timeoutSeconds: opts.timeoutSeconds });
   }
