@@ -14,7 +14,7 @@ import {
   type ImageInputErrorCode,
 } from '../src/node/index.js';
 import { MAX_JPEG_SCANS, jpegScans, tiffPages } from '../src/node/structure.js';
-import { DecodeBudget } from '../src/node/decode.js';
+import { DecodeBudget } from '../src/node/decode-budget.js';
 
 const MAX = 50_000_000;
 

@@ -33,6 +33,7 @@ import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 import type { LimitNames } from '../core/job.js';
 import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, jpegScans, tiffPages } from './structure.js';
+import { DecodeBudget } from './decode-budget.js';
 
 // sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
 // which is most of the CLI's start-up; the types are the same module's.
@@ -383,29 +384,6 @@ function resizeFor(opts: DecodeOptions): ResizeOptions | undefined {
     fastShrinkOnLoad: true,
     kernel: RESIZE_KERNEL,
   };
-}
-
-/**
- * What is left of a call's timeoutSeconds, spent by its pipelines one after another (the 16-bit
- * check, then the decode; the chunks of an animation), so that the limit holds for the call and
- * not for each pipeline. Time a decodeFrames consumer spends between frames is not counted.
- */
-export class DecodeBudget {
-  private leftMs: number;
-  constructor(readonly seconds: number) {
-    this.leftMs = seconds * 1000;
-  }
-  /** `pipeline` run to its buffer within what is left: libvips aborts it at the whole second past that. */
-  async run<T>(pipeline: Sharp, produce: (p: Sharp) => Promise<T>): Promise<T> {
-    if (this.seconds === 0) return produce(pipeline);
-    if (this.leftMs <= 0) throw fromSharpError(new Error('timeout: decode budget spent'), { timeoutSeconds: this.seconds });
-    const t0 = performance.now();
-    try {
-      return await produce(pipeline.timeout({ seconds: Math.ceil(this.leftMs / 1000) }));
-    } finally {
-      this.leftMs -= performance.now() - t0;
-    }
-  }
 }
 
 /** The options of one decodeImage or decodeFrames call, with its budget. */
