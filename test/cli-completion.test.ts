@@ -33,16 +33,33 @@ after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Separates the cases' words among bash's arguments (no word contains it). */
+const SEP = '\u001f';
+
 /**
- * The completions bash offers for the words typed so far (the last one being completed), as bash
- * splits them (COMP_WORDS: `--charset=d` is `--charset`, `=`, `d` with the default COMP_WORDBREAKS),
- * run in `cwd` (the scripts' directory by default).
+ * The completions bash offers for each case, the words typed so far (the last one being
+ * completed), as bash splits them (COMP_WORDS: `--charset=d` is `--charset`, `=`, `d` with the
+ * default COMP_WORDBREAKS), run in `cwd` (the scripts' directory by default). One bash for all the
+ * cases: a process start is what costs, many times over beside the studio's browsers.
  */
-function complete(words: readonly string[], cwd = dir): string[] {
-  // The words as arguments, so that any name passes unquoted.
-  const r = spawnSync('bash', ['-c', `source ${join(dir, 'v2a.bash')}; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _v2a; printf '%s\\n' "\${COMPREPLY[@]}"`, 'bash', ...words], { cwd, encoding: 'utf8' });
+function completions(cases: readonly (readonly string[])[], cwd = dir): string[][] {
+  // The words as arguments, so that any name passes unquoted; each case's reply ends in a SEP line.
+  const script = `source ${join(dir, 'v2a.bash')}
+run() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _v2a; printf '%s\\n' "\${COMPREPLY[@]}"; printf '%s\\n' "$SEP"; }
+SEP=$1; shift; words=()
+for a in "$@"; do if [[ $a == "$SEP" ]]; then run "\${words[@]}"; words=(); else words+=("$a"); fi; done`;
+  const args = cases.flatMap((words) => [...words, SEP]);
+  const r = spawnSync('bash', ['-c', script, 'bash', SEP, ...args], { cwd, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  return r.stdout.split('\n').filter(Boolean).sort();
+  const replies = r.stdout.split(`${SEP}\n`).slice(0, -1).map((reply) => reply.split('\n').filter(Boolean).sort());
+  assert.equal(replies.length, cases.length, r.stdout);
+  return replies;
+}
+
+/** Each case's completions are exactly the ones given (one bash for all). */
+function expectCompletions(cases: readonly (readonly [readonly string[], readonly string[]])[], cwd = dir): void {
+  const got = completions(cases.map(([words]) => words), cwd);
+  cases.forEach(([words, want], i) => assert.deepEqual(got[i], [...want].sort(), words.join(' ')));
 }
 
 describe('v2a completion', () => {
@@ -57,15 +74,17 @@ describe('v2a completion', () => {
   });
 
   test('bash: commands, flags and enum values complete', () => {
-    assert.deepEqual(complete(['v2a', 'pl']), ['play']);
-    assert.deepEqual(complete(['v2a', '--char']), ['--charset']);
-    assert.deepEqual(complete(['v2a', 'x.png', '--charset', 'd']), ['detailed', 'dots']);
-    assert.deepEqual(complete(['v2a', 'render', '--colors', '']), ['16', '256', 'none', 'truecolor']);
-    assert.deepEqual(complete(['v2a', 'play', 'clip.mp4', '--lo']), ['--loop']);
-    assert.deepEqual(complete(['v2a', 'completion', 'z']), ['zsh']);
-    assert.deepEqual(complete(['v2a', 'serve', '--po']), ['--port']);
     writeFileSync(join(dir, 'photo.jpg'), '');
-    assert.ok(complete(['v2a', 'pho']).includes('photo.jpg'), 'file names for the default command');
+    expectCompletions([
+      [['v2a', 'pl'], ['play']],
+      [['v2a', '--char'], ['--charset']],
+      [['v2a', 'x.png', '--charset', 'd'], ['detailed', 'dots']],
+      [['v2a', 'render', '--colors', ''], ['16', '256', 'none', 'truecolor']],
+      [['v2a', 'play', 'clip.mp4', '--lo'], ['--loop']],
+      [['v2a', 'completion', 'z'], ['zsh']],
+      [['v2a', 'serve', '--po'], ['--port']],
+    ]);
+    assert.ok(completions([['v2a', 'pho']])[0]!.includes('photo.jpg'), 'file names for the default command');
   });
 
   test('bash: a file name with spaces or glob characters is one completion, for each file operand and -o', () => {
@@ -73,10 +92,8 @@ describe('v2a completion', () => {
     try {
       for (const name of ['my photo.png', 'my\tclip.mp4', 'my[1].json', 'my*.png']) writeFileSync(join(files, name), '');
       const all = ['my\tclip.mp4', 'my photo.png', 'my*.png', 'my[1].json'];
-      for (const words of [['v2a', 'my'], ['v2a', 'render', 'my'], ['v2a', 'x.png', '-o', 'my'], ['v2a', 'play', 'my'], ['v2a', 'play', 'x.mp4', '--output', 'my'], ['v2a', 'decode', 'my'], ['v2a', 'decode', 'a.json', '-o', 'my']]) {
-        assert.deepEqual(complete(words, files), all, words.join(' '));
-      }
-      assert.deepEqual(complete(['v2a', 'my p'], files), ['my photo.png']);
+      const operands = [['v2a', 'my'], ['v2a', 'render', 'my'], ['v2a', 'x.png', '-o', 'my'], ['v2a', 'play', 'my'], ['v2a', 'play', 'x.mp4', '--output', 'my'], ['v2a', 'decode', 'my'], ['v2a', 'decode', 'a.json', '-o', 'my']];
+      expectCompletions([...operands.map((words) => [words, all] as const), [['v2a', 'my p'], ['my photo.png']]], files);
     } finally {
       rmSync(files, { recursive: true, force: true });
     }
@@ -87,29 +104,32 @@ describe('v2a completion', () => {
     try {
       mkdirSync(join(files, 'pics one'));
       writeFileSync(join(files, 'pic.png'), '');
-      assert.deepEqual(complete(['v2a', 'mcp', '--root', 'pi'], files), ['pics one']);
-      assert.deepEqual(complete(['v2a', 'mcp', '--root', '=', 'pi'], files), ['pics one']);
+      expectCompletions([[['v2a', 'mcp', '--root', 'pi'], ['pics one']], [['v2a', 'mcp', '--root', '=', 'pi'], ['pics one']]], files);
     } finally {
       rmSync(files, { recursive: true, force: true });
     }
   });
 
   test('bash: option values complete after --flag= too, as bash splits it or as one word', () => {
-    assert.deepEqual(complete(['v2a', 'x.png', '--charset', '=']), ['binary', 'blocks', 'detailed', 'dots', 'minimal', 'standard']);
-    assert.deepEqual(complete(['v2a', 'x.png', '--charset', '=', 'd']), ['detailed', 'dots']);
-    assert.deepEqual(complete(['v2a', 'play', 'x.mp4', '--colors', '=', '2']), ['256']);
-    assert.deepEqual(complete(['v2a', '--charset=d']), ['--charset=detailed', '--charset=dots']);
-    assert.deepEqual(complete(['v2a', '--format=json']), ['--format=json', '--format=json-compact']);
-    // A switch takes no value: nothing, not file names.
-    assert.deepEqual(complete(['v2a', 'x.png', '--color', '=', '']), []);
+    expectCompletions([
+      [['v2a', 'x.png', '--charset', '='], ['binary', 'blocks', 'detailed', 'dots', 'minimal', 'standard']],
+      [['v2a', 'x.png', '--charset', '=', 'd'], ['detailed', 'dots']],
+      [['v2a', 'play', 'x.mp4', '--colors', '=', '2'], ['256']],
+      [['v2a', '--charset=d'], ['--charset=detailed', '--charset=dots']],
+      [['v2a', '--format=json'], ['--format=json', '--format=json-compact']],
+      // A switch takes no value: nothing, not file names.
+      [['v2a', 'x.png', '--color', '=', ''], []],
+    ]);
   });
 
   test('bash: -V, --version and the help command are offered', () => {
-    assert.deepEqual(complete(['v2a', '-V']), ['-V']);
-    assert.deepEqual(complete(['v2a', '--vers']), ['--version']);
-    assert.deepEqual(complete(['v2a', 'x.png', '--vers']), []);
-    assert.deepEqual(complete(['v2a', 'hel']), ['help']);
-    assert.deepEqual(complete(['v2a', 'help', 'pl']), ['play']);
+    expectCompletions([
+      [['v2a', '-V'], ['-V']],
+      [['v2a', '--vers'], ['--version']],
+      [['v2a', 'x.png', '--vers'], []],
+      [['v2a', 'hel'], ['help']],
+      [['v2a', 'help', 'pl'], ['play']],
+    ]);
   });
 
   test('zsh: descriptions keep their colons and brackets, escaped', () => {
