@@ -33,10 +33,10 @@ function withoutTerminalSettings(env: NodeJS.ProcessEnv): Record<string, string>
   return out;
 }
 
-function v2a(args: readonly string[], opts: { input?: Buffer | string; env?: Record<string, string> } = {}): Promise<Run> {
+function v2a(args: readonly string[], opts: { input?: Buffer | string; env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [V2A_BIN, ...args], {
-      cwd: ROOT,
+      cwd: opts.cwd ?? ROOT,
       // Without the test runner's colour and size settings: the CLI reads them (view.ts).
       env: { ...withoutTerminalSettings(process.env), V2A_DEBUG: '', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -290,6 +290,10 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.deepEqual(rest.slice(6), [rest[5], rest[5]]);
     const bad = await v2a(['render', png, '--color=yes']);
     assert.deepEqual([bad.code, bad.stderr], [2, 'v2a: --color must be true, false, 1 or 0 (got "yes")\n']);
+    // The value of a flag that takes one is left as given: -o names the file (it was written to "--no-color").
+    const named = await v2a(['render', png, '--columns', '8', '-o', '--color=false'], { cwd: dir });
+    assert.equal(named.code, 0, named.stderr);
+    assert.ok(existsSync(join(dir, '--color=false')) && !existsSync(join(dir, '--no-color')));
   });
 
   test('v2a serve on an address it cannot listen on is a one-line usage error, not an internal one', async () => {

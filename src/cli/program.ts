@@ -17,6 +17,19 @@ import { MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } f
 import { EXIT, usageError } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
+/** The flags of every command whose value is required: commander takes the next argument as it, whatever it looks like. */
+function valueFlags(program: Command): Set<string> {
+  const flags = new Set<string>();
+  for (const cmd of [program, ...program.commands]) {
+    for (const opt of cmd.options) {
+      if (!opt.required) continue;
+      if (opt.long) flags.add(opt.long);
+      if (opt.short) flags.add(opt.short);
+    }
+  }
+  return flags;
+}
+
 /** The name of the help command (`v2a help [command]`). */
 const HELP_COMMAND = 'help';
 
@@ -174,7 +187,7 @@ export async function run(argv: readonly string[], registrars: readonly CommandR
       process.stderr.write(`v2a: unknown command '${printable(unknown)}' (and no such file) ${HELP_HINT}\n`);
       return EXIT.usage;
     }
-    await program.parseAsync(switchValues(argv));
+    await program.parseAsync(switchValues(argv, valueFlags(program)));
     return EXIT.ok;
   } catch (err) {
     return reportError(err);
