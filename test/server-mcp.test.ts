@@ -14,7 +14,7 @@ import { FORMATS, PARAMS, describeDomain } from '../src/core/params/definitions.
 import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
-import { mcpInstructions } from '../src/server/routes/mcp.js';
+import { mcpInstructions } from '../src/server/mcp/render-tool.js';
 import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
 import { jsonBodyLimit, loadConfig } from '../src/server/config.js';
 import { MIN_LIFTED_BYTES } from '../src/server/json-lift.js';

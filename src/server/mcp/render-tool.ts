@@ -17,16 +17,23 @@ export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be o
 
 /**
  * The image sources as the `initialize` instructions name them, for a server whose imageUrl may
- * fetch from `hosts` (undefined: not known here): an agent told that imageUrl is off sends the
- * bytes at once instead of learning it from a refusal.
+ * fetch from `hosts`: an agent told that imageUrl is off sends the bytes at once instead of
+ * learning it from a refusal.
  */
-export function imageSourcesNote(hosts: readonly string[] | undefined): string {
-  const url = hosts === undefined ? 'imageUrl (https, allowlisted host)'
-    : hosts.length === 0 ? 'imageBase64 (imageUrl is off on this server: no image host is allowed)'
-      : `imageUrl (https, on ${hosts.length <= 5 ? hosts.join(', ') : `${hosts.slice(0, 5).join(', ')} or ${hosts.length - 5} more allowed hosts`})`;
-  const base64 = hosts !== undefined && hosts.length === 0 ? '' : ' or imageBase64';
-  return `${url}${base64}`;
+function imageSourcesNote(hosts: readonly string[]): string {
+  if (hosts.length === 0) return 'imageBase64 (imageUrl is off on this server: no image host is allowed)';
+  return `imageUrl (https, on ${hosts.length <= 5 ? hosts.join(', ') : `${hosts.slice(0, 5).join(', ')} or ${hosts.length - 5} more allowed hosts`}) or imageBase64`;
 }
+
+/**
+ * What `initialize` tells the agent, on either face: the image sources (imagePath on stdio, the
+ * hosts imageUrl may fetch from) and what every result holds.
+ */
+export const mcpInstructions = (hosts: readonly string[], opts: { imagePath?: boolean } = {}): string =>
+  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ` +
+  `${opts.imagePath ? `imagePath (a local image file inside the allowed roots), ${imageSourcesNote(hosts)},` : imageSourcesNote(hosts)} and optional ` +
+  'render parameters (columns, charset, format, color, ...). Every result has the output as text, the art as a PNG image to look at, ' +
+  'and structuredContent with its dimensions, codebook, Director report and effective parameters.';
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
 export const IMAGE_PATH_DESCRIPTION =
   'Path of a local image file (absolute, ~/..., a file: URI, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +

@@ -22,7 +22,7 @@ import { createMcpDispatcher, refuseKeys, type McpDispatcher } from './dispatche
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
 import { readLines } from './stdio-lines.js';
-import { createRenderTool, imageSourcesNote, RENDER_TOOL_NAME } from './render-tool.js';
+import { createRenderTool, mcpInstructions } from './render-tool.js';
 import { buildToolReply } from './reply.js';
 import { zlibDeflate } from '../../node/deflate.js';
 import { Roots } from './roots.js';
@@ -36,12 +36,6 @@ export const MOST_IN_LINE = 32;
 
 /** Longest a call waits for the client's answer to roots/list. */
 const ROOTS_WAIT_MS = 5_000;
-
-/** What `initialize` tells the agent, naming the hosts imageUrl may fetch from (none: it is off). */
-export const stdioInstructions = (hosts: readonly string[]): string =>
-  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with imagePath (a local image file inside the allowed roots), ${imageSourcesNote(hosts)}, ` +
-  'and optional render parameters (columns, charset, format, color, ...). Every result has the art as text, ' +
-  'as a PNG image you can look at, and a structured summary.';
 
 export interface StdioOptions {
   readonly roots: Roots;
@@ -127,7 +121,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
   });
   return createMcpDispatcher({
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: stdioInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist)),
+    instructions: mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: true }),
     tools: [tool],
     maxBatch: 16,
     // A call its client cancelled is no error to report (notifications/cancelled).

@@ -25,20 +25,14 @@ import { createMcpDispatcher, errorResponse, mcpErrorCodes, PARSE_ERROR, refuseK
 import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
-import { createRenderTool, RENDER_TOOL_NAME } from '../mcp-tool.js';
-import { imageSourcesNote } from '../mcp/render-tool.js';
+import { createRenderTool } from '../mcp-tool.js';
+import { mcpInstructions } from '../mcp/render-tool.js';
 import { imageUrlHosts } from '../net/image-hosts.js';
 import { untilAnswered } from '../plugins/errors.js';
 import { HttpProblem } from '../problem.js';
 import { parseLifted } from '../json-lift.js';
 import { readBody } from '../read-body.js';
 import { failSpan, nowMs } from '../telemetry/tracing.js';
-
-/** What `initialize` tells the agent, for a server whose imageUrl may fetch from `hosts`. */
-export const mcpInstructions = (hosts: readonly string[]): string =>
-  `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ${imageSourcesNote(hosts)} and optional ` +
-  'render parameters (columns, charset, format, color, ...). Every result has the output as text, the art as a PNG image to look at, ' +
-  'and structuredContent with its dimensions, codebook, Director report and effective parameters.';
 
 export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, msg: string): void }): McpDispatcher {
   return createMcpDispatcher({
