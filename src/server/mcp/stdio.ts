@@ -21,7 +21,7 @@ import { jsonImageInputs, validateParams } from '../render-inputs.js';
 import { createMcpDispatcher, refuseKeys, type McpDispatcher } from './dispatcher.js';
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
-import { readLines } from './stdio-lines.js';
+import { readLines, TOO_LONG_PREFIX_BYTES } from './stdio-lines.js';
 import { createRenderTool, mcpInstructions } from './render-tool.js';
 import { buildToolReply } from './reply.js';
 import { zlibDeflate } from '../../node/deflate.js';
@@ -243,8 +243,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       body = refuseKeys(parseJsonBounded(line, undefined, undefined, refused), refused);
     } catch (err) {
       if (err instanceof SyntaxError) return send(dispatcher.parseError());
-      // Past the JSON bounds: the id, where the line's first or last bytes hold it, so the client's call ends.
-      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(messageId(line, line), err.detail));
+      // Past the JSON bounds: the id, where the line's first or last bytes hold it (the same ends a
+      // too-long line is known by: the patterns need not walk megabytes), so the client's call ends.
+      if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(messageId(line.slice(0, TOO_LONG_PREFIX_BYTES), line.slice(-TOO_LONG_PREFIX_BYTES)), err.detail));
       throw err;
     }
     const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
