@@ -107,6 +107,25 @@ describe('requests whose client goes away', () => {
     assert.equal(await metric('v2a_renders_total', 'face="http",outcome="error"'), 0);
   });
 
+  test('requests pipelined on one connection that it drops before their turn are each ended as aborted, not left open', { timeout: 60_000 }, async () => {
+    // Only the response being written has the socket: those waiting their turn never emit `close`.
+    const before499 = await metric('v2a_http_requests_total', 'method="POST",route="/api/v1/render",status="499"');
+    const image = await noise(1600, 1200);
+    const body = Buffer.concat([Buffer.from('--B\r\nContent-Disposition: form-data; name="image"; filename="x.png"\r\n\r\n'), image, Buffer.from('\r\n--B--\r\n')]);
+    const one = Buffer.concat([Buffer.from(`POST /api/v1/render?columns=400&format=html&color=true HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: ${body.length}\r\n\r\n`), body]);
+    const count = lines.length;
+    const socket = connect(port, '127.0.0.1', () => socket.write(Buffer.concat([one, one, one])));
+    socket.on('error', () => {});
+    const incoming = () => lines.slice(count).filter((l) => l.msg === 'incoming request').length;
+    for (const deadline = performance.now() + 20_000; (incoming() < 3 || app.v2a.pool.stats().running === 0) && performance.now() < deadline;) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(incoming(), 3);
+    socket.destroy();
+    const aborted = () => lines.slice(count).filter((l) => /^request aborted/.test(l.msg)).length;
+    for (const deadline = performance.now() + 10_000; aborted() < 3 && performance.now() < deadline;) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(aborted(), 3, 'one "request aborted" line each');
+    assert.equal(await metric('v2a_http_requests_total', 'method="POST",route="/api/v1/render",status="499"'), before499 + 3);
+  });
+
   test('a client that ends its side mid-upload is an aborted request (499), not a 400 of the HTTP parser', { timeout: 30_000 }, async () => {
     const unparsed = () => metric('v2a_http_requests_total', 'method="POST",route="unparsed",status="400"');
     const before400 = await unparsed();

@@ -8,9 +8,10 @@
  *   takes one for its body (none for a small one: initialize, ping and tools/list are never
  *   refused for renders in flight) and, once parsed, enough for one per `tools/call`.
  *   Refused: 503 `overloaded` with Retry-After (and `Connection: close`, so the body is not read).
- * - Units are released exactly once, when the response emits `close`: Node emits it after the
- *   reply is written, and when the socket closes first (client gone, timeout, request aborted,
- *   response cut short). No other path releases, so none can be missed or doubled.
+ * - Units are released exactly once, when the reply is done with its connection (onReplyDone:
+ *   the response's `close` after the reply is written, or the socket's when it closes first:
+ *   client gone, timeout, request aborted, response cut short, or a request pipelined behind
+ *   others whose response never closes). No other path releases, so none can be missed or doubled.
  * - `signal` aborts when the response is done before the route was: the socket closed before the
  *   reply was written, or another answered it (an upload cut at shutdown, a body timeout). A
  *   queued render leaves the pool's queue at once, a running one has its result discarded (the
@@ -19,6 +20,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { answeredElsewhere, clientClosed, HttpProblem } from './problem.js';
 import { normalizeIP } from '@fastify/rate-limit';
+import { onReplyDone } from './reply-done.js';
 
 interface Ticket {
   units: number;
@@ -100,7 +102,7 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
       const ticket: Ticket = { units, released: false, abort: new AbortController(), client };
       take(client, units);
       tickets.set(request, ticket);
-      reply.raw.once('close', () => {
+      onReplyDone(request.raw, reply.raw, () => {
         // After the route's own reply its work is done, and the abort reaches no one.
         ticket.abort.abort(reply.raw.writableFinished ? answeredElsewhere() : clientClosed());
         if (ticket.released) return;

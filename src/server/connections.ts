@@ -14,6 +14,7 @@
  */
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { onReplyDone } from './reply-done.js';
 
 export interface Connections {
   /** Requests whose reply has not closed yet. */
@@ -51,7 +52,7 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     const socket = req.socket;
     busy++;
     inProgress.set(socket, (inProgress.get(socket) ?? 0) + 1);
-    res.once('close', () => {
+    onReplyDone(req, res, () => {
       busy--;
       const left = (inProgress.get(socket) ?? 1) - 1;
       inProgress.set(socket, left);

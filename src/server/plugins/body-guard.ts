@@ -24,6 +24,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
+import { onReplyDone } from '../reply-done.js';
 import { formatTraceparent, traceContextFor } from '../trace-context.js';
 import { CLOSE_GRACE_MS, closeAfter, sendProblem } from './errors.js';
 import { globalPlugin } from './plugin.js';
@@ -117,7 +118,7 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
     };
     timer = setTimeout(sample, sampleMs);
     raw.once('end', stop);
-    reply.raw.once('close', stop);
+    onReplyDone(request.raw, reply.raw, stop);
   });
 
   app.addHook('preParsing', async (request, reply, payload) => {

@@ -24,6 +24,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerMetrics } from '../telemetry/metrics.js';
 import { endSpan, nowMs, type Telemetry } from '../telemetry/tracing.js';
+import { onReplyDone } from '../reply-done.js';
 import { problemSlugOf, requestPath } from './errors.js';
 import { globalPlugin } from './plugin.js';
 
@@ -91,7 +92,7 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
   // gets no onResponse, and Fastify's onRequestAbort only fires while the body is still arriving:
   // the request ends here, in the logs and the metrics.
   app.addHook('onRequest', async (request, reply) => {
-    reply.raw.once('close', () => {
+    onReplyDone(request.raw, reply.raw, () => {
       if (reply.raw.writableFinished || (request as WithCounted)[kCounted]) return;
       (request as WithCounted)[kCounted] = true;
       const method = methodLabel(request.method);
