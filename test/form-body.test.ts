@@ -135,6 +135,20 @@ describe('form body', () => {
     assert.match(protoFile.detail, /field name is not allowed/);
   });
 
+  test('a limit met beside a large part ends the parse in any chunk size (busboy stalled on the part it skips, and the form never finished)', async () => {
+    const manyFields = body([...Array.from({ length: 2 * MAX_FIELDS }, (_, i) => ({ name: `f${i}`, value: '1' })), file(230_000)]);
+    const manyFiles = body(Array.from({ length: MAX_FILES + 2 }, () => file(230_000)));
+    for (const [b, what] of [[manyFields, /too many (fields|parts)/], [manyFiles, /too many (files|parts)/]] as const) {
+      for (const size of [16 * 1024, 64 * 1024, 1024 * 1024]) {
+        const stalled = new Promise<'stalled'>((resolve) => setTimeout(resolve, 5000, 'stalled').unref());
+        const p = await Promise.race([problemOf(parseForm(chunked(b, size), TYPE, 16 << 20)), stalled]);
+        assert.notEqual(p, 'stalled', `${String(what)} in ${size}-byte chunks`);
+        assert.equal((p as HttpProblem).status, 413);
+        assert.match((p as HttpProblem).detail, what);
+      }
+    }
+  });
+
   test('the event loop\'s cap covers every field at its longest beside the image', () => {
     assert.ok(FORM_OVERHEAD_BYTES >= MAX_FIELDS * MAX_FIELD_BYTES + (MAX_FIELDS + MAX_FILES) * 200);
   });

@@ -81,9 +81,18 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
   if (chunks.every((c) => c.byteLength === 0)) return { images: [], fields };
 
   // The first limit or malformed part ends the form; a refusal waits for the rest to be read.
+  // Ended means not waiting for busboy: once a limit makes it skip a part that spans a large
+  // chunk, its parser waits for a drain that never comes, and neither 'finish' nor the upload's
+  // end arrives (200 fields and an image in 64 KiB chunks hung the request until its socket
+  // closed, a worker until the render timeout terminated it).
   let failure: HttpProblem | undefined;
   let refusal: HttpProblem | undefined;
-  const fail = (p: HttpProblem) => { failure ??= p; };
+  let ended!: () => void;
+  const failed = new Promise<void>((resolve) => { ended = resolve; });
+  const fail = (p: HttpProblem) => {
+    failure ??= p;
+    ended();
+  };
   const reading: Promise<void>[] = [];
 
   bb.on('file', (name: string | undefined, file: NodeJS.ReadableStream & { truncated?: boolean }, _filename: string | undefined) => {
@@ -149,12 +158,15 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
   for (const c of chunks) bb.write(c);
   bb.end();
   try {
-    await finished;
+    await Promise.race([finished, failed]);
   } catch (err) {
     fail(malformed(err));
   }
-  await Promise.all(reading);
-  if (failure) throw failure;
+  if (!failure) await Promise.race([Promise.all(reading), failed]);
+  if (failure) {
+    bb.destroy();
+    throw failure;
+  }
   if (refusal) throw refusal;
   return { images: images.filter((i): i is ImageInput => i !== undefined), fields };
 }
