@@ -286,6 +286,13 @@ describe('bounded JSON', () => {
       assert.match(p.detail, /more than 1024 keys/);
       assert.ok(r.text.length < 2000, `small body: ${r.text.length} bytes`);
     }
+    // Keys alone did not bound it: 20 MB of array elements held the event loop for seconds on /api/mcp.
+    const elements = `[${'1,'.repeat(2_000_000)}1]`;
+    for (const path of ['/api/v1/render', '/api/mcp']) {
+      const r = await postJson(`${server.base}${path}`, path === '/api/mcp' ? `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"render_ascii","arguments":{"columns":${elements}}}}` : `{"columns":${elements}}`);
+      assert.match(assertProblem(r, 400, 'json-too-complex').detail, /more than 4096 array elements/);
+    }
+    assert.equal(assertProblem(await postJson(`${server.base}/api/mcp`, JSON.stringify(Array.from({ length: 4097 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })))), 400, 'json-too-complex').status, 400);
     const deep = await postJson(`${server.base}/api/v1/render`, `${'['.repeat(100_000)}${']'.repeat(100_000)}`);
     assertProblem(deep, 400, 'json-too-complex', /deeper than 32/);
     await assertRecovered(start);

@@ -85,7 +85,7 @@ describe('lifted JSON values', () => {
     const root: KeyProblem[] = [];
     parseJsonBounded('{"id":1,"id":2}', undefined, undefined, root);
     assert.deepEqual(root.map((p) => [p.element, p.path]), [[-1, ['id']]]);
-    assert.throws(() => parseJsonBounded('[[[[1]]]]', { maxKeys: 10, maxDepth: 3 }, undefined, []), (e: unknown) => e instanceof HttpProblem && e.slug === 'json-too-complex');
+    assert.throws(() => parseJsonBounded('[[[[1]]]]', { maxKeys: 10, maxDepth: 3, maxElements: 10 }, undefined, []), (e: unknown) => e instanceof HttpProblem && e.slug === 'json-too-complex');
   });
 
   test('a placeholder sent by a client is a string like any other', () => {

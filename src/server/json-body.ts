@@ -14,13 +14,20 @@ import { HttpProblem } from './problem.js';
 export const MAX_JSON_KEYS = 1024;
 /** Deepest nesting of objects and arrays (the deepest legitimate body nests 4 levels). */
 export const MAX_JSON_DEPTH = 32;
+/**
+ * Most array elements in one body, all arrays together (a batch of 16 messages is the longest a
+ * client sends). Keys alone did not bound the parse: 20 MB of `[1,1,...]` under /api/mcp, whose
+ * bodies are parsed on the event loop, held it for 2.4 s.
+ */
+export const MAX_JSON_ELEMENTS = 4096;
 
 export interface JsonLimits {
   readonly maxKeys: number;
   readonly maxDepth: number;
+  readonly maxElements: number;
 }
 
-const DEFAULT_LIMITS: JsonLimits = { maxKeys: MAX_JSON_KEYS, maxDepth: MAX_JSON_DEPTH };
+const DEFAULT_LIMITS: JsonLimits = { maxKeys: MAX_JSON_KEYS, maxDepth: MAX_JSON_DEPTH, maxElements: MAX_JSON_ELEMENTS };
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, LBRACE = 0x7b, RBRACE = 0x7d, LBRACKET = 0x5b, RBRACKET = 0x5d, COMMA = 0x2c;
 
@@ -89,6 +96,8 @@ function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS, keyP
   let expectKey = false;
   let keys = 0;
   let element = 0;
+  // Commas between array elements: one less than the elements, per non-empty array.
+  let commas = 0;
   const n = text.length;
   const refuse = (problem: HttpProblem, key: string) => {
     if (!keyProblems) throw problem;
@@ -129,7 +138,11 @@ function checkJsonBounds(text: string, limits: JsonLimits = DEFAULT_LIMITS, keyP
       expectKey = false;
     } else if (c === COMMA) {
       if (stack.length === 1 && stack[0] === null) element++;
-      expectKey = stack[stack.length - 1] != null;
+      const inArray = stack[stack.length - 1] === null;
+      if (inArray && ++commas >= limits.maxElements) {
+        throw new HttpProblem('json-too-complex', `The JSON body has more than ${limits.maxElements} array elements; nothing past the limit was read.`);
+      }
+      expectKey = !inArray && stack.length > 0;
     }
   }
 }
