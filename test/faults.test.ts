@@ -267,6 +267,21 @@ describe('slow and stalled bodies', () => {
     await assertRecovered(rss());
   });
 
+  it('answers a body that trickles, never silent but under 1 KiB per idle timeout, with 408', async () => {
+    // A byte a second held its admission slot until the whole request's timeout (2 minutes).
+    const c = new Client(port);
+    await c.write(head('POST', '/api/v1/render', { 'content-type': 'application/json', 'content-length': 100_000 }));
+    await c.write('{"imageBase64":"');
+    const drip = setInterval(() => void c.write('AAAA'), 50);
+    try {
+      const r = await c.reply();
+      const p = assertRawProblem(r, 408, 'request-timeout');
+      assert.match(p.detail, /Fewer than 1024 bytes of the request body arrived in 400 ms \(V2A_BODY_IDLE_TIMEOUT_MS\)/);
+    } finally {
+      clearInterval(drip);
+    }
+  });
+
   it('answers headers that never finish with 408 problem+json', async () => {
     const c = new Client(port);
     await c.write('POST /api/v1/render HTTP/1.1\r\nHost: 127.0.0.1\r\n');

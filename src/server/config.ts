@@ -250,7 +250,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_BODY_IDLE_TIMEOUT_MS', default: '10000',
-    meaning: 'Longest silence in milliseconds while a request body is arriving (bytes must keep coming); over it the request is answered 408 and the connection closed.',
+    meaning: 'Longest silence in milliseconds while a request body is arriving (bytes must keep coming, at least 1 KiB in each such span); over it the request is answered 408 and the connection closed.',
     apply: (raw, d) => { d.bodyIdleTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
     value: (c) => c.bodyIdleTimeoutMs,
   },

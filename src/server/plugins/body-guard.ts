@@ -2,8 +2,8 @@
  * Request bodies that stall, and bodies nobody should read.
  *
  * - Body idle timeout: while a request body is arriving, bytes must keep coming; after
- *   V2A_BODY_IDLE_TIMEOUT_MS without one the request is answered 408 `request-timeout` and the
- *   connection is closed. (The socket's byte count is sampled: no `data` listener, which would
+ *   V2A_BODY_IDLE_TIMEOUT_MS without one, or with fewer than MIN_BODY_BYTES in that time, the
+ *   request is answered 408 `request-timeout` and the connection is closed. (The socket's byte count is sampled: no `data` listener, which would
  *   take the stream out of the parser's hands.) Headers and the whole request have Node's own
  *   timeouts (app.ts), answered by the client-error handler below.
  * - `Expect: 100-continue`: Node would answer `100 Continue` before any hook runs, inviting a body
@@ -77,6 +77,14 @@ export function cutRequest(request: FastifyRequest, reply: FastifyReply, problem
   sendProblem(request, reply, problem);
 }
 
+/**
+ * Least of a body that must arrive in each V2A_BODY_IDLE_TIMEOUT_MS while it is arriving. Silence
+ * alone was the bound: a byte a second held an admission slot until V2A_REQUEST_TIMEOUT_MS (two
+ * addresses with 20 such uploads took every slot for 2 minutes). 1 KiB in 10 s is ~100 B/s, far
+ * below any real link.
+ */
+export const MIN_BODY_BYTES = 1024;
+
 export interface BodyGuardOptions {
   bodyIdleTimeoutMs: number;
   /** Filled in by the plugin. */
@@ -96,17 +104,30 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
     const socket = raw.socket;
     let seen = socket.bytesRead;
     let quietSince = performance.now();
+    // The rate window: bytes read when it began.
+    let windowBytes = seen;
+    let windowSince = quietSince;
     let timer: NodeJS.Timeout | undefined;
     const sample = () => {
       timer = undefined;
       const now = performance.now();
-      if (socket.bytesRead !== seen || awaitingContinue.has(raw)) {
+      const cut = (detail: string) => {
+        stop();
+        cutRequest(request, reply, new HttpProblem('request-timeout', `${detail} (V2A_BODY_IDLE_TIMEOUT_MS); the connection is closed.`));
+      };
+      if (awaitingContinue.has(raw)) {
+        seen = windowBytes = socket.bytesRead;
+        quietSince = windowSince = now;
+      } else if (socket.bytesRead !== seen) {
         seen = socket.bytesRead;
         quietSince = now;
       } else if (now - quietSince >= idleMs) {
-        stop();
-        cutRequest(request, reply, new HttpProblem('request-timeout', `No bytes of the request body arrived for ${idleMs} ms (V2A_BODY_IDLE_TIMEOUT_MS); the connection is closed.`));
-        return;
+        return cut(`No bytes of the request body arrived for ${idleMs} ms`);
+      }
+      if (now - windowSince >= idleMs) {
+        if (seen - windowBytes < MIN_BODY_BYTES) return cut(`Fewer than ${MIN_BODY_BYTES} bytes of the request body arrived in ${idleMs} ms`);
+        windowBytes = seen;
+        windowSince = now;
       }
       timer = setTimeout(sample, sampleMs);
     };
