@@ -183,4 +183,26 @@ describe('open connections', () => {
     assert.match(again.data(), /^HTTP\/1\.1 200 /);
     for (const c of held) c.socket.destroy();
   });
+
+  test('at V2A_MAX_CONNECTIONS a new connection closes the one idle longest between requests, and is served', async () => {
+    // Idle keep-alive clients kept every new one out (health probes too) for their keep-alive timeout.
+    const dropped = server.app.v2a.metrics.droppedConnections.value({});
+    const kept: ReturnType<typeof open>[] = [];
+    for (let i = 0; i < 4; i++) {
+      const c = open(port);
+      c.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      for (const deadline = Date.now() + 5000; !/\r\n\r\n/.test(c.data()) && Date.now() < deadline;) await sleep(10);
+      assert.match(c.data(), /^HTTP\/1\.1 200 /);
+      kept.push(c);
+      await sleep(20);
+    }
+    const fresh = open(port);
+    fresh.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    await Promise.race([fresh.closed, sleep(5000)]);
+    assert.match(fresh.data(), /^HTTP\/1\.1 200 /);
+    await Promise.race([kept[0]!.closed, sleep(3000)]);
+    assert.deepEqual(kept.map((c) => c.socket.destroyed), [true, false, false, false], 'the longest idle one closed, the others kept');
+    assert.equal(server.app.v2a.metrics.droppedConnections.value({}), dropped, 'none dropped');
+    for (const c of kept) c.socket.destroy();
+  });
 });

@@ -189,7 +189,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     metrics.droppedConnections.inc({});
     if (performance.now() - droppedLogged < 60_000) return;
     droppedLogged = performance.now();
-    app.log.warn({ maxConnections: config.maxConnections }, 'V2A_MAX_CONNECTIONS connections are open: new connections are closed as they arrive');
+    app.log.warn({ maxConnections: config.maxConnections }, 'V2A_MAX_CONNECTIONS connections are open, none idle between requests: new connections are closed as they arrive');
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     connections.sending(reply.raw);

@@ -49,7 +49,7 @@ export interface ServerConfig {
   readonly clientSlots: number;
   /** Longest a client may take to receive a reply, from its first byte; 0 = no bound. */
   readonly sendTimeoutMs: number;
-  /** Most open connections (Node's server.maxConnections); more are closed as they arrive. */
+  /** Most open connections (connections.ts: past it the longest idle makes room, else the new one is closed). */
   readonly maxConnections: number;
   /** `'*'` or the exact origins allowed by CORS. */
   readonly corsOrigins: '*' | readonly string[];
@@ -287,7 +287,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, at most 10000',
-    meaning: 'Most open connections; more are closed as they arrive, so that idle keep-alive connections cannot take every file descriptor (render workers, fetches and logs need some). The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
+    meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, or is closed itself when none is, so that idle connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
     apply: (raw, d) => { d.maxConnections = unset(raw) ? defaultMaxConnections() : integer(raw, 1, 10_000_000); },
     value: (c) => c.maxConnections,
   },

@@ -29,33 +29,55 @@ export interface Connections {
 }
 
 /**
- * `maxConnections`: more are closed as they arrive (Node's server.maxConnections), so idle
- * keep-alive connections cannot take every file descriptor. `sendTimeoutMs`: see `sending`; 0: none.
+ * `maxConnections`: past it, a new connection closes the one idle longest between requests, or
+ * is closed itself when none is (emitting the server's 'drop', as Node's maxConnections does), so
+ * idle keep-alive connections cannot take every file descriptor nor keep new clients out. `sendTimeoutMs`: see `sending`; 0: none.
  */
 export function trackConnections(server: Server, opts: { maxConnections?: number; sendTimeoutMs?: number } = {}): Connections {
-  if (opts.maxConnections !== undefined) server.maxConnections = opts.maxConnections;
+  const maxConnections = opts.maxConnections ?? Infinity;
   const sendTimeoutMs = opts.sendTimeoutMs ?? 0;
   const open = new Set<Socket>();
   /** Requests in progress per socket (pipelined requests wait on their socket for their turn). */
   const inProgress = new WeakMap<Socket, number>();
+  /** Keep-alive connections between requests, longest idle first. */
+  const idle = new Map<Socket, true>();
   let busy = 0;
   let draining = false;
 
   server.on('connection', (socket: Socket) => {
     // Accepted after drain() but before the listener closed: nothing can be served on it.
     if (draining) return void socket.destroy();
+    if (open.size >= maxConnections) {
+      // At the cap, the connection idle longest between requests makes room (as nginx reuses
+      // keep-alive connections), so that idle clients cannot keep out new ones (a health probe,
+      // say) for their whole keep-alive timeout; its client opens a new one when it needs one.
+      // Without one, the new connection is closed unanswered, as Node's maxConnections did.
+      const longest = idle.keys().next();
+      if (longest.done) {
+        server.emit('drop');
+        return void socket.destroy();
+      }
+      idle.delete(longest.value);
+      open.delete(longest.value);
+      longest.value.destroy();
+    }
     open.add(socket);
-    socket.once('close', () => open.delete(socket));
+    socket.once('close', () => {
+      open.delete(socket);
+      idle.delete(socket);
+    });
   });
   // The checkContinue / checkExpectation requests come here too (plugins/body-guard.ts re-emits them).
   server.on('request', (req, res) => {
     const socket = req.socket;
     busy++;
     inProgress.set(socket, (inProgress.get(socket) ?? 0) + 1);
+    idle.delete(socket);
     onReplyDone(req, res, () => {
       busy--;
       const left = (inProgress.get(socket) ?? 1) - 1;
       inProgress.set(socket, left);
+      if (left === 0 && !socket.destroyed) idle.set(socket, true);
       // While draining, a connection whose last reply is done has nothing more to wait for (a
       // reply begun before shutdown did not say Connection: close): ended as Node ends one that did.
       if (draining && left === 0) socket.destroySoon();
