@@ -572,6 +572,18 @@ describe('render: bad input', () => {
     assert.equal(plain.status, 200);
   });
 
+  test('a JSON body in a charset other than UTF-8 is 415 naming it, on render and MCP; utf-8 and us-ascii are read', async () => {
+    const json = JSON.stringify({ imageBase64: tinyB64, columns: 16 });
+    for (const [path, type] of [[RENDER, 'application/json; charset=utf-16'], [RENDER, 'application/json;charset="ISO-8859-1"'], ['/api/mcp', 'application/json; charset=latin1']] as const) {
+      const r = await req('POST', path, { headers: { 'content-type': type }, body: path === RENDER ? json : '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+      assertProblem(r, 415, 'unsupported-media-type', /Content-Type charset "(utf-16|iso-8859-1|latin1)" is not accepted: a JSON body is UTF-8/);
+      assert.deepEqual(r.json.errors, [{ parameter: 'Content-Type', message: 'charset must be utf-8' }]);
+    }
+    for (const type of ['application/json; charset=UTF-8', 'application/json; charset=utf8', 'application/json; charset=us-ascii']) {
+      assert.equal((await req('POST', RENDER, { headers: { 'content-type': type }, body: json })).status, 200, type);
+    }
+  });
+
   test('a transfer coding other than chunked (gzip, chunked) is 415 naming it, before the body is read as plain', async () => {
     const gz = gzipSync(JSON.stringify({ imageBase64: tinyB64, columns: 16 }));
     for (const path of [RENDER, '/api/mcp']) {

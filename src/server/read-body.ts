@@ -40,6 +40,19 @@ function unsupportedEncoding(header: string | undefined, name: 'Content-Encoding
 }
 
 /**
+ * A JSON body declared in another charset than UTF-8 is refused, not read as UTF-8 (its text would
+ * be mojibake, or a syntax error that blames the JSON): RFC 8259 §8.1 makes JSON between systems
+ * UTF-8, and US-ASCII is a subset of it.
+ */
+function unsupportedCharset(contentType: string | undefined): HttpProblem | undefined {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii') return undefined;
+  return new HttpProblem('unsupported-media-type', `Content-Type charset ${JSON.stringify(charset.slice(0, 40))} is not accepted: a JSON body is UTF-8.`, {
+    errors: [{ parameter: 'Content-Type', message: 'charset must be utf-8' }],
+  });
+}
+
+/**
  * The body's chunks, refused (overCap) as soon as it is known to pass its cap: from a
  * Content-Length header before reading, else the moment the bytes read pass it. The cap: for a
  * form, the image limit plus the room for its other fields; for JSON, base64 of the limit.
@@ -47,6 +60,8 @@ function unsupportedEncoding(header: string | undefined, name: 'Content-Encoding
 export function readBody(raw: IncomingMessage, type: BodyType, maxImageBytes: number): Promise<{ chunks: Buffer[]; byteLength: number }> {
   const encoding = unsupportedEncoding(raw.headers['content-encoding'], 'Content-Encoding') ?? unsupportedEncoding(raw.headers['transfer-encoding'], 'Transfer-Encoding');
   if (encoding !== undefined) return Promise.reject(encoding);
+  const charset = type === 'json' ? unsupportedCharset(raw.headers['content-type']) : undefined;
+  if (charset !== undefined) return Promise.reject(charset);
   const cap = type === 'form' ? maxImageBytes + FORM_OVERHEAD_BYTES : jsonBodyLimit(maxImageBytes);
   const declared = Number(raw.headers['content-length']);
   if (declared > cap) return Promise.reject(overCap(type, maxImageBytes, cap));
