@@ -315,6 +315,22 @@ describe('studio in headless Chromium', { skip }, () => {
         assert.ok(inked > frame.columns * frame.rows * 0.02, `${columns} columns: only ${inked} inked cells`);
       }
     }
+    // A clip that cannot be made into a file (a recording too long for the browser's memory) is
+    // told beside the art, not lost without a word.
+    await page.click('#record');
+    await page.waitForFunction(() => Number(/\d+/.exec(document.getElementById('rec-info')!.textContent ?? '')?.[0] ?? 0) >= 2);
+    await page.evaluate(() => {
+      const B = window.Blob;
+      window.__Blob = B;
+      window.Blob = function (parts: unknown, opts: any) {
+        if (opts?.type === 'application/x-ndjson') throw new RangeError('Invalid string length');
+        return new B(parts, opts);
+      };
+    });
+    await page.click('#record');
+    await page.waitForFunction(() => !document.getElementById('art-error').hidden && /clip could not be saved: Invalid string length/.test(document.getElementById('art-error-text').textContent));
+    await page.evaluate(() => { window.Blob = window.__Blob; });
+    await page.click('#art-error-close');
     await page.fill('#p-columns-n', '64');
     await page.waitForFunction(() => window.__v2aStats.columns === 64);
 

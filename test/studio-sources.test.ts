@@ -200,6 +200,26 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     await page.fill('#p-columns-n', '80');
     await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), n);
     assert.equal(await page.evaluate(() => window.__v2aStats.columns), 80);
+
+    // A video whose every frame fails (16x2000 at 80 columns) is told once, not rewritten on each
+    // frame; frames that render again clear it; dismissed, it stays dismissed.
+    const tall = await recordInPage(page, 'video', 16, 2000);
+    const failing = () => page.waitForFunction(() => !document.getElementById('art-error').hidden && /^A frame failed/.test(document.getElementById('art-error-text').textContent), undefined, { timeout: 20_000 });
+    await page.evaluate(() => {
+      window.__told = 0;
+      new window.MutationObserver((l: unknown[]) => { window.__told += l.length; }).observe(document.getElementById('art-error-text'), { childList: true, characterData: true, subtree: true });
+    });
+    await page.setInputFiles('#video-file', { name: 'tall.webm', mimeType: 'video/webm', buffer: tall });
+    await failing();
+    await page.waitForTimeout(1000);
+    assert.equal(await page.evaluate(() => window.__told), 1, 'the failure is told once');
+    await page.fill('#p-columns-n', '12');
+    await page.waitForFunction(() => document.getElementById('art-error').hidden && window.__v2aStats.frames >= 3, undefined, { timeout: 20_000 });
+    await page.fill('#p-columns-n', '80');
+    await failing();
+    await page.click('#art-error-close');
+    await page.waitForTimeout(1000);
+    assert.ok(await page.isHidden('#art-error'), 'dismissed, it stays dismissed');
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -231,6 +251,38 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     await webcamLive(page);
     assert.equal(await page.evaluate(() => window.__v2aStats.kind), 'frame');
     await page.click('#webcam');
+
+    // The other way round: a camera granted only after a picture was opened is let go, unused.
+    await page.evaluate(() => {
+      const md = window.navigator.mediaDevices;
+      const ask = md.getUserMedia.bind(md);
+      window.__late = null;
+      md.getUserMedia = async (c: unknown) => {
+        await new Promise((r) => window.setTimeout(r, 1500));
+        window.__late = await ask(c);
+        return window.__late;
+      };
+    });
+    await page.click('#webcam');
+    const n = await results(page);
+    await page.setInputFiles('#image-file', { name: 'later.png', mimeType: 'image/png', buffer: await png });
+    await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), n, { timeout: 20_000 });
+    await page.waitForFunction(() => window.__late && (window.__late.getVideoTracks()[0].readyState === 'ended' || window.__v2aStats.source === 'webcam'), undefined, { timeout: 20_000 });
+    assert.equal(await page.evaluate(() => window.__late.getVideoTracks()[0].readyState), 'ended', 'the late camera is stopped');
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
+    assert.equal(await page.textContent('#webcam'), 'Webcam');
+
+    // A camera whose track ends (unplugged) stops the webcam as Stop webcam does: nothing left
+    // looking live, its last frame kept as a still, and the end told.
+    await page.click('#webcam');
+    await page.waitForFunction(() => window.__v2aStats.source === 'webcam', undefined, { timeout: 20_000 });
+    await webcamLive(page);
+    await page.evaluate(() => window.__late.getVideoTracks()[0].stop());
+    await page.waitForFunction(() => window.__v2aStats.source !== 'webcam' && window.__v2aStudio.settled(), undefined, { timeout: 20_000 });
+    assert.equal(await page.textContent('#webcam'), 'Webcam');
+    assert.equal(await page.evaluate(() => window.__v2aStats.source), 'image');
+    assert.ok(await page.isDisabled('#pause') && await page.isDisabled('#snapshot'), 'no live controls');
+    assert.match((await page.textContent('#status'))!, /^The stream ended\./);
     assert.deepEqual(problems, []);
     await page.close();
   });

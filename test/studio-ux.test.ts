@@ -273,6 +273,17 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.screenshot({ path: shot('studio-390-settings.png') });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `horizontal overflow ${overflow}px`);
+      // The bar above the art scrolls sideways: each of its buttons keeps its width and, scrolled
+      // to, is seen whole (not clipped by its group or by the bar).
+      for (const id of await page.$$eval('.stage-bar button', (bs: any[]) => bs.map((b) => b.id))) {
+        await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+        const box = await page.evaluate((i) => {
+          const b = document.getElementById(i);
+          const r = b.getBoundingClientRect(), g = b.parentElement.getBoundingClientRect(), bar = document.querySelector('.stage-bar').getBoundingClientRect();
+          return { fits: b.scrollWidth <= Math.ceil(r.width), inGroup: r.left >= g.left - 1 && r.right <= g.right + 1, inBar: r.left >= bar.left - 1 && r.right <= bar.right + 1, width: r.width };
+        }, id);
+        assert.ok(box.fits && box.inGroup && box.inBar && box.width >= 30, `#${id}: ${JSON.stringify(box)}`);
+      }
       assert.deepEqual(problems, []);
     } finally {
       await context.close();
@@ -438,6 +449,35 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       const pad = 12;
       const shotPng = await doc.screenshot({ clip: { x: box!.x + pad, y: box!.y + pad, width: box!.width - 2 * pad, height: 200 } });
       assert.equal(await darkRows(shotPng), 0, 'html download');
+
+      // Colour blocks and Braille in colour carry a background per cell (cellColors fg-bg): the
+      // preview must show the picture the png download does, not the ink alone on the flat ground.
+      const data = Buffer.alloc(160 * 120 * 3);
+      for (let i = 0; i < 160 * 120; i++) {
+        const x = i % 160, y = Math.floor(i / 160);
+        data.set([(x * 37) & 255, (y * 53) & 255, ((x + y) * 11) & 255], i * 3);
+      }
+      const varied = await sharp(data, { raw: { width: 160, height: 120, channels: 3 } }).png().toBuffer();
+      await openStill(page, varied, 'varied.png');
+      const cells = async (png: Buffer) => sharp(png).removeAlpha().resize(40, 20, { fit: 'fill' }).raw().toBuffer();
+      for (const style of ['colour-blocks', 'braille-colour']) {
+        const n = await results(page);
+        await page.click(`[data-style="${style}"]`);
+        await waitResults(page, n);
+        await page.waitForFunction(() => window.__v2aStudio.settled());
+        const [p] = await Promise.all([page.waitForEvent('download'), page.click('#downloads [data-format="png"]')]);
+        const want = await cells(readFileSync(await p.path()));
+        // The mean difference per channel: 53 and 94 on the old painter, about 2 for plain colour art.
+        let diff = Infinity;
+        for (let i = 0; i < 40 && diff >= 12; i++) {
+          const got = await cells(await page.locator('#art').screenshot());
+          diff = 0;
+          for (let k = 0; k < got.length; k++) diff += Math.abs(got[k]! - want[k]!);
+          diff /= got.length;
+          if (diff >= 12) await page.waitForTimeout(100);
+        }
+        assert.ok(diff < 12, `${style}: the preview differs from the png download by ${diff.toFixed(1)} a channel`);
+      }
     } finally {
       await context.close();
     }

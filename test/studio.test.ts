@@ -16,6 +16,7 @@ import { buildHandoffManifest, HANDOFF_PROTOCOL, LAUNCH_PARAMETERS } from '../sr
 import { STUDIO_CSP, loadStudio, studioRoutes } from '../src/server/routes/studio.js';
 import { PIXELS_PER_COLUMN, decodeWidth } from '../src/studio/decode-width.js';
 import { imageFacts } from '../src/studio/image-facts.js';
+import { ndjsonParts } from '../src/studio/ndjson.js';
 import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
 import { runJob } from '../src/core/job.js';
 import { freshTraceId, launchUrl, randomHex32, targetOriginOf } from '../src/studio/launch.js';
@@ -155,6 +156,17 @@ describe('studio helpers', () => {
     assert.deepEqual(await facts(raw().withIccProfile('p3').jpeg({ progressive: true })), { icc: true, cmyk: false });
     assert.deepEqual(await facts(raw().withIccProfile('p3').png()), { icc: true, cmyk: false });
     assert.deepEqual(await facts(raw().png()), { icc: false, cmyk: false });
+  });
+
+  test('a json-compact recording longer than the longest string still makes its file', async () => {
+    assert.equal(await new Blob(ndjsonParts(['{"a":1}', '{"b":2}'])).text(), '{"a":1}\n{"b":2}\n');
+    // Five lines of 2^27 characters (one string, shared): 671M characters, past V8's longest string.
+    const line = 'x'.repeat(2 ** 27);
+    const lines = Array<string>(5).fill(line);
+    assert.throws(() => lines.join('\n'), RangeError, 'joined, the recording was lost');
+    const parts = ndjsonParts(lines);
+    assert.equal(parts.length, 10);
+    assert.ok(parts.every((p) => p.length <= line.length));
   });
 
   test('the handoff needs a fixed target origin that is the launch address\'s own', () => {

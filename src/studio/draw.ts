@@ -15,6 +15,8 @@ export interface PaintGrid {
   readonly cells: Uint16Array;
   /** rows * columns * 3 bytes of sRGB. */
   readonly colors: Uint8Array;
+  /** Two colours per cell (cellColors fg-bg): each cell's ground, as the html, svg and png downloads paint it. */
+  readonly background?: Uint8Array;
 }
 
 const FONT = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(', ');
@@ -64,7 +66,7 @@ export class ArtPainter {
   private scratch: OffscreenCanvasRenderingContext2D | null = null;
   private image: ImageData | null = null;
   /** What the image holds: the cells and colours painted last, and the key of everything else. */
-  private shown: { key: string; cells: Uint16Array; colors: Uint8Array | null } | null = null;
+  private shown: { key: string; cells: Uint16Array; colors: Uint8Array | null; background: Uint8Array | null } | null = null;
   private tiles = new Map<string, Uint32Array>();
   private tileKey = '';
 
@@ -144,11 +146,12 @@ export class ArtPainter {
     const ground = parseHexColor(groundHex);
     const gr = (ground >>> 16) & 255, gg = (ground >>> 8) & 255, gb = ground & 255;
     const groundPx = pack(ground);
-    const key = [cw, color, monoColor, groundHex, glyphs.join('\u0000')].join('|');
+    const colors = color ? grid.colors : null;
+    const bg = colors ? grid.background ?? null : null;
+    const key = [cw, color, monoColor, groundHex, !!bg, glyphs.join('\u0000')].join('|');
     // Same key and same canvas size (a resize dropped `shown`): the same columns and rows.
     const prev = this.shown?.key === key ? this.shown : null;
-    const prevCells = prev?.cells, prevColors = prev?.colors;
-    const colors = color ? grid.colors : null;
+    const prevCells = prev?.cells, prevColors = prev?.colors, prevBg = prev?.background;
     // The bounding box of the cells drawn (rows are visited in order: y0 is the first, y1 the last).
     let x0 = columns, y0 = -1, x1 = -1, y1 = -1;
 
@@ -176,32 +179,37 @@ export class ArtPainter {
           const i = y * columns + x;
           const g = cells[i]!;
           const r = colors[i * 3]!, gc = colors[i * 3 + 1]!, b = colors[i * 3 + 2]!;
-          if (prevCells && prevColors && prevCells[i] === g && prevColors[i * 3] === r && prevColors[i * 3 + 1] === gc && prevColors[i * 3 + 2] === b) continue;
+          if (prevCells && prevColors && prevCells[i] === g && prevColors[i * 3] === r && prevColors[i * 3 + 1] === gc && prevColors[i * 3 + 2] === b &&
+            (!bg || (prevBg && prevBg[i * 3] === bg[i * 3] && prevBg[i * 3 + 1] === bg[i * 3 + 1] && prevBg[i * 3 + 2] === bg[i * 3 + 2]))) continue;
           if (x < x0) x0 = x;
           if (x > x1) x1 = x;
           if (y0 < 0) y0 = y;
           y1 = y;
           let o = y * ch * W + x * cw;
+          // The cell's own ground where it carries one: ink and background blended by coverage,
+          // in sRGB as the png download does (without it, blocks and dots art read as noise).
+          const cr = bg ? bg[i * 3]! : gr, cg = bg ? bg[i * 3 + 1]! : gg, cb = bg ? bg[i * 3 + 2]! : gb;
+          const cellPx = bg ? pack((cr << 16) | (cg << 8) | cb) : groundPx;
           if (blank[g]) {
-            for (let py = 0; py < ch; py++, o += W) out.fill(groundPx, o, o + cw);
+            for (let py = 0; py < ch; py++, o += W) out.fill(cellPx, o, o + cw);
             continue;
           }
           const m = masks[g]!;
-          const dr = r - gr, dg = gc - gg, db = b - gb;
+          const dr = r - cr, dg = gc - cg, db = b - cb;
           for (let py = 0, k = 0; py < ch; py++, o += W) {
             for (let px = 0; px < cw; px++, k++) {
               const a = m[k]!;
-              if (a === 0) out[o + px] = groundPx;
+              if (a === 0) out[o + px] = cellPx;
               else {
                 const f = a / 255;
-                out[o + px] = (0xff000000 | (((gb + db * f + 0.5) & 255) << 16) | (((gg + dg * f + 0.5) & 255) << 8) | ((gr + dr * f + 0.5) & 255)) >>> 0;
+                out[o + px] = (0xff000000 | (((cb + db * f + 0.5) & 255) << 16) | (((cg + dg * f + 0.5) & 255) << 8) | ((cr + dr * f + 0.5) & 255)) >>> 0;
               }
             }
           }
         }
       }
     }
-    this.shown = { key, cells: cells.slice(), colors: colors ? colors.slice() : null };
+    this.shown = { key, cells: cells.slice(), colors: colors ? colors.slice() : null, background: bg ? bg.slice() : null };
     if (x1 < 0) return;
     this.canvas.getContext('2d')!.putImageData(this.image, 0, 0, x0 * cw, y0 * ch, (x1 - x0 + 1) * cw, (y1 - y0 + 1) * ch);
   }

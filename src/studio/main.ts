@@ -11,14 +11,14 @@ import { $, fill, h, num } from './dom.js';
 import { initExport, setExportEnabled, updateCurl } from './export.js';
 import { initHandoffUi, onFrameForHandoff, suggestMode } from './handoff-ui.js';
 import { DARK_INK, LIGHT_GROUND_INK, STYLE_PRESETS, groundIsLight } from './labels.js';
-import { el, initialView, layout, say, showError } from './layout.js';
+import { clearError, el, initialView, layout, say, sayFirst, showError } from './layout.js';
 import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
 import { serverLimits } from './server-api.js';
 import { initSources, pendingFailed, pendingLoaded, pendingRendered, rerenderOnServer, stillDropped, useServerLimits, wireSources } from './sources.js';
 import { isLive, state, type StudioStats } from './state.js';
-import { frameDone, initStream, meterFrame, pump, setStreamUi } from './stream.js';
+import { frameDone, initStream, meterFrame, pump, setStreamUi, stopStream } from './stream.js';
 import { send, settleExport, worker } from './worker-link.js';
 
 declare global {
@@ -176,6 +176,12 @@ function onResult(r: ResultInfo): void {
   }
 }
 
+/**
+ * The frame failure shown for a stream: told once, not rewritten on every failing frame (a
+ * dozen times a second, undismissable, hiding any later message); cleared by the next good frame.
+ */
+let frameFailure: { text: string; sourceId: number } | null = null;
+
 worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
   const m = event.data;
   if (settleExport(m)) return;
@@ -198,6 +204,10 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
         }
       }
       if (r.kind === 'frame') frameDone();
+      if (current && r.kind === 'frame' && frameFailure) {
+        if (!el.error.hidden && el.errorText.textContent === frameFailure.text) clearError();
+        frameFailure = null;
+      }
       if (current) onResult(r);
       if (r.kind === 'frame') pump();
       break;
@@ -210,7 +220,12 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       say(`Rendering ${state.pending?.name ?? 'the image'} (${m.width}×${m.height} px)…`);
       break;
     case 'stream-ended':
-      if (isLive()) say('The stream ended.');
+      // The track ended (a camera unplugged): the source stops as when the user stops it (its
+      // last frame stays, as a still), not left looking live with its frames frozen.
+      if (isLive() && m.sourceId === state.shown.sourceId) {
+        stopStream();
+        sayFirst('The stream ended.');
+      }
       break;
     case 'frame-dropped':
       frameDone();
@@ -219,7 +234,11 @@ worker.addEventListener('message', (event: MessageEvent<FromWorker>) => {
     case 'error':
       if (m.during === 'frame') {
         frameDone();
-        showError(`A frame failed: ${m.message}`);
+        const text = `A frame failed: ${m.message}`;
+        if (frameFailure?.text !== text || frameFailure.sourceId !== state.shown.sourceId) {
+          frameFailure = { text, sourceId: state.shown.sourceId };
+          showError(text);
+        }
         return;
       }
       if (m.during === 'decode' || m.during === 'image') {

@@ -21,6 +21,8 @@ export interface RemoteGrid {
   readonly rows: number;
   readonly lines: readonly string[];
   readonly colors?: readonly (readonly string[])[];
+  /** Two colours per cell: each cell's background (json's extension). */
+  readonly background?: readonly (readonly string[])[];
   readonly params: RenderParams;
   readonly explicit: readonly string[];
   readonly director: DirectorReport;
@@ -91,8 +93,8 @@ export type FromWorker =
   /** Still `id` was not shown: a newer source reached the worker while it decoded or rendered. */
   | { readonly t: 'dropped'; readonly id: number }
   | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly body: string | Uint8Array; readonly extension: string; readonly contentType: string }
-  /** The worker's stream reader ended (the track stopped). */
-  | { readonly t: 'stream-ended' }
+  /** The worker's stream reader ended (the track stopped) for stream `sourceId`. */
+  | { readonly t: 'stream-ended'; readonly sourceId: number }
   /** A `frame` the page sent was not rendered: new parameters or a new source replaced it in flight. */
   | { readonly t: 'frame-dropped' }
   /** `decode`: the browser could not decode the image (the page asks the server); `image`: it

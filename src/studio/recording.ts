@@ -11,6 +11,7 @@ import { state } from './state.js';
 import { send } from './worker-link.js';
 import { handoffWantsCompact } from './handoff-ui.js';
 import { finishWebm } from './webm.js';
+import { ndjsonParts } from './ndjson.js';
 
 const recordBtn = $('#record');
 const recordAs = $('#record-as') as HTMLSelectElement;
@@ -67,7 +68,7 @@ function startRecording(): void {
         const blob = new Blob([...clip.parts], { type: 'video/webm' });
         downloadBlob(blob, name);
         say(`Clip saved: ${clip.frames} frames as WebM (${Math.round(blob.size / 1024)} KiB).`);
-      });
+      }).catch(clipLost);
     });
     recorder.start(1000);
     state.recording = rec;
@@ -101,9 +102,18 @@ export function stopRecording(): void {
     return;
   }
   if (rec.lines.length) {
-    downloadBlob(new Blob([rec.lines.join('\n') + '\n'], { type: 'application/x-ndjson' }), `${exportBase()}-clip.ndjson`);
-    say(`Clip saved: ${rec.lines.length} json-compact frames, one per line.`);
+    try {
+      downloadBlob(new Blob(ndjsonParts(rec.lines), { type: 'application/x-ndjson' }), `${exportBase()}-clip.ndjson`);
+      say(`Clip saved: ${rec.lines.length} json-compact frames, one per line.`);
+    } catch (err) {
+      clipLost(err);
+    }
   }
+}
+
+/** A clip that could not be saved (out of memory, say) is told, not lost without a word. */
+function clipLost(err: unknown): void {
+  showError(`The clip could not be saved: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 /**

@@ -158,19 +158,25 @@ export async function startWebcam(opts: { keepHandoff?: boolean } = {}): Promise
     streamHooks.cameraFailed(msg);
     return;
   }
+  const seq = openingSource();
   say('Asking for the camera…');
   try {
     const s = await navigator.mediaDevices.getUserMedia({
       video: { width: { ideal: 640 }, height: { ideal: 480 }, frameRate: { ideal: 60 } },
       audio: false,
     });
+    // Another source opened while the camera was asked for wins: this camera is let go, unused.
+    if (seq !== state.opened) {
+      s.getTracks().forEach((t) => t.stop());
+      return;
+    }
     await useStream(s, 'webcam', opts);
     clearError();
     say('Webcam live.');
   } catch (err) {
     const name = (err as DOMException).name;
     const msg = name === 'NotAllowedError' ? 'Camera access was denied.' : name === 'NotFoundError' ? 'No camera was found.' : `The camera could not start: ${(err as Error).message}`;
-    showError(msg);
+    if (seq === state.opened) showError(msg);
     streamHooks.cameraFailed(msg);
   }
 }

@@ -560,7 +560,7 @@ async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
     reader.releaseLock();
     if (streamReader === reader) {
       streamReader = null;
-      post({ t: 'stream-ended' });
+      post({ t: 'stream-ended', sourceId: streamSourceId });
     }
   }
 }
@@ -571,6 +571,14 @@ function remoteGrid(g: RemoteGrid): PaintGrid {
   const index = new Map<string, number>();
   const cells = new Uint16Array(g.columns * g.rows);
   const colors = new Uint8Array(g.columns * g.rows * 3);
+  const background = g.background ? new Uint8Array(g.columns * g.rows * 3) : undefined;
+  const rgb = (plane: Uint8Array, hex: string | undefined, i: number) => {
+    if (!hex) return;
+    const v = parseInt(hex.slice(1), 16);
+    plane[i * 3] = (v >>> 16) & 255;
+    plane[i * 3 + 1] = (v >>> 8) & 255;
+    plane[i * 3 + 2] = v & 255;
+  };
   g.lines.forEach((line, y) => {
     let x = 0;
     for (const ch of line) {
@@ -581,15 +589,12 @@ function remoteGrid(g: RemoteGrid): PaintGrid {
         index.set(ch, k);
       }
       cells[y * g.columns + x] = k;
-      const hex = g.colors?.[y]?.[x];
-      if (hex) {
-        const v = parseInt(hex.slice(1), 16);
-        colors.set([(v >>> 16) & 255, (v >>> 8) & 255, v & 255], (y * g.columns + x) * 3);
-      }
+      rgb(colors, g.colors?.[y]?.[x], y * g.columns + x);
+      if (background) rgb(background, g.background?.[y]?.[x], y * g.columns + x);
       x++;
     }
   });
-  return { columns: g.columns, rows: g.rows, glyphs, cells, colors };
+  return { columns: g.columns, rows: g.rows, glyphs, cells, colors, ...(background ? { background } : {}) };
 }
 
 async function exportFormat(id: number, format: Format): Promise<void> {
