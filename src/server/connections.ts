@@ -31,7 +31,8 @@ export interface Connections {
 /**
  * `maxConnections`: past it, a new connection closes the one idle longest between requests, or
  * is closed itself when none is (emitting the server's 'drop', as Node's maxConnections does), so
- * idle keep-alive connections cannot take every file descriptor nor keep new clients out. `sendTimeoutMs`: see `sending`; 0: none.
+ * idle keep-alive connections cannot take every file descriptor nor keep new clients out.
+ * `sendTimeoutMs`: see `sending`; 0: none.
  */
 export function trackConnections(server: Server, opts: { maxConnections?: number; sendTimeoutMs?: number } = {}): Connections {
   const maxConnections = opts.maxConnections ?? Infinity;

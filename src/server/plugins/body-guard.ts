@@ -3,9 +3,10 @@
  *
  * - Body idle timeout: while a request body is arriving, bytes must keep coming; after
  *   V2A_BODY_IDLE_TIMEOUT_MS without one, or with fewer than MIN_BODY_BYTES in that time, the
- *   request is answered 408 `request-timeout` and the connection is closed. (The socket's byte count is sampled: no `data` listener, which would
- *   take the stream out of the parser's hands.) Headers and the whole request have Node's own
- *   timeouts (app.ts), answered by the client-error handler below.
+ *   request is answered 408 `request-timeout` and the connection is closed. (The socket's byte
+ *   count is sampled: no `data` listener, which would take the stream out of the parser's hands.)
+ *   Headers and the whole request have Node's own timeouts (app.ts), answered by the client-error
+ *   handler below.
  * - `Expect: 100-continue`: Node would answer `100 Continue` before any hook runs, inviting a body
  *   that admission may refuse. Here the interim reply is sent when the body is first read, i.e.
  *   only once every check the headers alone decide (shutdown gate, rate limit, admission, route
@@ -108,13 +109,13 @@ export const bodyGuardPlugin = globalPlugin<BodyGuardOptions>('v2a-body-guard', 
     let windowBytes = seen;
     let windowSince = quietSince;
     let timer: NodeJS.Timeout | undefined;
+    const cut = (detail: string) => {
+      stop();
+      cutRequest(request, reply, new HttpProblem('request-timeout', `${detail} (V2A_BODY_IDLE_TIMEOUT_MS); the connection is closed.`));
+    };
     const sample = () => {
       timer = undefined;
       const now = performance.now();
-      const cut = (detail: string) => {
-        stop();
-        cutRequest(request, reply, new HttpProblem('request-timeout', `${detail} (V2A_BODY_IDLE_TIMEOUT_MS); the connection is closed.`));
-      };
       if (awaitingContinue.has(raw)) {
         seen = windowBytes = socket.bytesRead;
         quietSince = windowSince = now;
