@@ -366,11 +366,24 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     await page.waitForFunction(() => window.__v2aStats.source === 'webcam' && window.__v2aStats.frames >= 5, undefined, { timeout: 20_000 });
     await page.click('#pause');
     assert.equal(await page.textContent('#pause'), 'Resume');
+    // The rate readout says the stream is paused (it kept showing the last rate).
+    await page.waitForFunction(() => document.getElementById('fps').textContent === 'paused', undefined, { timeout: 20_000 });
     await page.fill('#p-columns-n', '48');
     await page.waitForFunction(() => window.__v2aStats.columns === 48, undefined, { timeout: 20_000 });
     await page.click('#ink-color');
     await page.waitForFunction(() => /in colour/.test(document.getElementById('art').getAttribute('aria-label')), undefined, { timeout: 20_000 });
     assert.equal(await page.textContent('#pause'), 'Resume', 'still paused');
+    // Steady shows on the held frame too, as the other settings do.
+    await page.waitForFunction(() => window.__v2aStudio.settled());
+    const k = await results(page);
+    await page.click('#steady');
+    await page.waitForFunction((f) => window.__v2aStats.results > f, k, { timeout: 20_000 });
+    assert.equal(await page.evaluate(() => window.__v2aStats.temporal), false);
+    assert.equal(await page.textContent('#fps'), 'paused', 'a held frame rendered again is no frame of the stream');
+    // Resumed, the rate counts again; paused again for the snapshot below.
+    await page.click('#pause');
+    await page.waitForFunction(() => /^\d/.test(document.getElementById('fps').textContent), undefined, { timeout: 20_000 });
+    await page.click('#pause');
 
     // Stopped while paused: a snapshot of the held frame, which has no picture of its own beside it.
     let n = await results(page);

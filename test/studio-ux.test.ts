@@ -478,6 +478,19 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
         }
         assert.ok(diff < 12, `${style}: the preview differs from the png download by ${diff.toFixed(1)} a channel`);
       }
+      // A zoom the canvas cannot hold (400x600 cells at 300 %: 7200x21600 px, which the browser
+      // refused, leaving the last paint stretched) is limited, painted at the size shown, and said.
+      const tall = await sharp({ create: { width: 400, height: 1200, channels: 3, background: '#808080' } }).png().toBuffer();
+      await openStill(page, tall, 'tall.png');
+      await page.fill('#p-columns-n', '400');
+      await page.press('#p-columns-n', 'Tab');
+      await page.waitForFunction(() => window.__v2aStats.columns === 400 && window.__v2aStudio.settled(), undefined, { timeout: 60_000 });
+      await page.selectOption('#zoom', '3');
+      await page.waitForFunction(() => {
+        const c = document.getElementById('art');
+        return c.width > 0 && c.width === Math.round(parseFloat(c.style.width) * devicePixelRatio) && c.height === Math.round(parseFloat(c.style.height) * devicePixelRatio);
+      }, undefined, { timeout: 60_000 });
+      assert.match((await page.textContent('#status'))!, /Zoom limited to \d+ % for a picture this large\./);
     } finally {
       await context.close();
     }

@@ -84,18 +84,45 @@ $('#art-error-close').addEventListener('click', () => {
 
 const narrow = matchMedia('(max-width: 700px)');
 
+/** CSS pixels across a cell at zoom 100 %. */
+const CELL_AT_100 = 6;
+
 /** CSS pixels per cell across (the cell is twice as high) for the shown grid. */
 function cssCellWidth(columns: number, rows: number): number {
-  if (el.zoom.value !== 'fit') return 6 * Number(el.zoom.value);
+  if (el.zoom.value !== 'fit') return CELL_AT_100 * Number(el.zoom.value);
   const box = el.viewport.getBoundingClientRect();
   const w = box.width - 16, hgt = box.height - 16;
   return Math.max(0.5, Math.min(w / columns, hgt > 40 ? hgt / (rows * 2) : Infinity, 32));
 }
 
+/**
+ * Largest canvas the art is painted into, in backing pixels: Chromium refuses a canvas over 32767
+ * px a side or 2^28 pixels, and one of a few hundred megabytes fails before that (the worker keeps
+ * its own copy of the pixels), leaving the last paint stretched: half its area, with no message.
+ */
+const MAX_SIDE = 32767;
+const MAX_AREA = 2 ** 27;
+
+/** The cell size shown (CSS px) and painted (backing px), kept within the canvas limits. */
+function cellSizes(columns: number, rows: number): { css: number; cell: number; limited: boolean } {
+  const css = cssCellWidth(columns, rows);
+  const cell = Math.max(2, Math.min(32, Math.round(css * devicePixelRatio)));
+  const fits = Math.max(2, Math.floor(Math.min(MAX_SIDE / columns, MAX_SIDE / (2 * rows), Math.sqrt(MAX_AREA / (2 * columns * rows)))));
+  if (cell <= fits) return { css, cell, limited: false };
+  return { css: fits / devicePixelRatio, cell: fits, limited: true };
+}
+
 function view(): ViewSettings {
   const r = state.result;
-  const cssCell = r ? cssCellWidth(r.columns, r.rows) : 6;
-  return { cell: Math.max(2, Math.min(32, Math.round(cssCell * devicePixelRatio))), ground: null };
+  return { cell: r ? cellSizes(r.columns, r.rows).cell : Math.max(2, Math.min(32, Math.round(CELL_AT_100 * devicePixelRatio))), ground: null };
+}
+
+/** Said when the zoom asked for is more than the canvas can hold ('' when it is not). */
+export function zoomNote(): string {
+  const r = state.result;
+  if (!r || el.zoom.value === 'fit') return '';
+  const s = cellSizes(r.columns, r.rows);
+  return s.limited ? `Zoom limited to ${Math.floor((100 * s.css) / CELL_AT_100)} % for a picture this large.` : '';
 }
 
 let viewKey = '';
@@ -103,7 +130,7 @@ let viewKey = '';
 export function layout(): void {
   const r = state.result;
   if (!r) return;
-  const cssCell = cssCellWidth(r.columns, r.rows);
+  const { css: cssCell } = cellSizes(r.columns, r.rows);
   el.canvas.style.width = `${r.columns * cssCell}px`;
   el.canvas.style.height = `${r.rows * cssCell * 2}px`;
   const v = view();
@@ -121,7 +148,12 @@ export function initialView(): ViewSettings {
 }
 
 new ResizeObserver(() => layout()).observe(el.viewport);
-el.zoom.addEventListener('change', layout);
+el.zoom.addEventListener('change', () => {
+  layout();
+  // A zoom the canvas cannot hold is said, not shown stretched.
+  const note = zoomNote();
+  if (note) say(note);
+});
 narrow.addEventListener('change', layout);
 
 // Side by side: the source next to the art (a still's image, a stream's video).

@@ -11,7 +11,7 @@ import { $, fill, h, num } from './dom.js';
 import { initExport, setExportEnabled, updateCurl } from './export.js';
 import { initHandoffUi, onFrameForHandoff, suggestMode } from './handoff-ui.js';
 import { DARK_INK, LIGHT_GROUND_INK, STYLE_PRESETS, groundIsLight } from './labels.js';
-import { clearError, el, initialView, layout, say, sayFirst, showError } from './layout.js';
+import { clearError, el, initialView, layout, say, sayFirst, showError, zoomNote } from './layout.js';
 import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
@@ -147,14 +147,16 @@ function onResult(r: ResultInfo): void {
     s.sumDrawMs += r.drawMs;
     s.sumFrontMs += r.frontMs ?? 0;
     meterFrame(r.flicker, r.codebookChoices);
-    if (s.frames % 6 === 0) {
+    // A paused stream's held frame, rendered again for new settings, is no frame of the stream: the readout says paused.
+    if (s.frames % 6 === 0 && !state.paused) {
       fpsEl.textContent = num(s.fps, 1);
       flickerEl.textContent = s.meanFlicker === null ? '–' : `${num(s.meanFlicker * 100, 2)}%`;
     }
     onFrameForHandoff(r);
     onFrameForRecording(r);
   } else {
-    say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.`);
+    const note = zoomNote();
+    say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.${note ? ` ${note}` : ''}`);
   }
   if (r.kind !== 'frame' || s.frames % 10 === 1) {
     el.readout.textContent = `${r.columns}×${r.rows} · ${r.source.width}×${r.source.height} px${r.kind === 'remote' ? ' · server' : ` · ${num(r.renderMs, 0)} ms`}`;

@@ -24,6 +24,7 @@ let controls: ParamControls;
 const webcamBtn = $('#webcam');
 const pauseBtn = $('#pause');
 const streamBar = $('#stream-bar');
+const fpsEl = $('#fps');
 const frameTimes: number[] = [];
 const flickers: number[] = [];
 /** The video file's captureStream(), while the worker reads its track (stopped with the video). */
@@ -99,7 +100,10 @@ export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
   el.video.removeAttribute('src');
   if (state.videoUrl) URL.revokeObjectURL(state.videoUrl);
   state.videoUrl = null;
-  state.paused = false;
+  if (state.paused) {
+    state.paused = false;
+    showPaused();
+  }
   pauseBtn.dataset.on = 'false';
   pauseBtn.textContent = 'Pause';
   state.frameInFlight = 0;
@@ -319,11 +323,22 @@ export function pump(): void {
   );
 }
 
+/**
+ * The fps readout while paused says so (it kept the last rate, ~20 fps, for a stream standing
+ * still); the rate counts afresh on resuming, from the frames that come after it.
+ */
+function showPaused(): void {
+  frameTimes.length = 0;
+  state.stats.fps = 0;
+  fpsEl.textContent = state.paused ? 'paused' : '–';
+}
+
 function togglePause(): void {
   state.paused = !state.paused;
   pauseBtn.dataset.on = String(state.paused);
   pauseBtn.textContent = state.paused ? 'Resume' : 'Pause';
   send({ t: 'pause', on: state.paused });
+  showPaused();
   if (state.shown.kind === 'video' && state.videoUrl) {
     if (state.paused) el.video.pause();
     else el.video.play().catch((err: Error) => showError(`The video could not play: ${err.message}`));
@@ -349,6 +364,8 @@ export function meterFrame(flicker: number | null, choices: number | null | unde
   const now = performance.now();
   s.frames++;
   s.lastFrameAt = now;
+  // Held frames rendered again while paused are not counted in the rate.
+  if (state.paused) return;
   frameTimes.push(now);
   while (frameTimes.length && frameTimes[0]! < now - 1000) frameTimes.shift();
   s.fps = frameTimes.length > 1 ? ((frameTimes.length - 1) * 1000) / (now - frameTimes[0]!) : 0;

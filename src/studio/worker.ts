@@ -686,6 +686,8 @@ scope.addEventListener('message', (event) => {
     case 'temporal':
       temporal = m.on;
       resetFrames();
+      // As for new parameters: a paused stream's held frame shows the change.
+      if (streaming && paused) rerenderPaused();
       break;
     case 'frame':
       if (streaming) renderFrame(m.bitmap, 'page');
