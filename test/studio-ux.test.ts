@@ -488,7 +488,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.selectOption('#zoom', '3');
       await page.waitForFunction(() => {
         const c = document.getElementById('art');
-        return c.width > 0 && c.width === Math.round(parseFloat(c.style.width) * devicePixelRatio) && c.height === Math.round(parseFloat(c.style.height) * devicePixelRatio);
+        return c.width > 0 && c.width === Math.round(parseFloat(c.style.width) * window.devicePixelRatio) && c.height === Math.round(parseFloat(c.style.height) * window.devicePixelRatio);
       }, undefined, { timeout: 60_000 });
       assert.match((await page.textContent('#status'))!, /Zoom limited to \d+ % for a picture this large\./);
     } finally {
