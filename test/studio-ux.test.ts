@@ -59,6 +59,17 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.fill('#p-columns-n', '80');
       await waitResults(page, n);
       assert.equal(await page.evaluate(() => window.__v2aStats.columns), 80);
+      // Digits typed one by one are taken once typing pauses: 120, not 12 first (nor 1, refused).
+      n = await results(page);
+      await page.click('#p-columns-n', { clickCount: 3 });
+      await page.keyboard.type('120', { delay: 150 });
+      await waitResults(page, n);
+      await page.waitForFunction(() => window.__v2aStudio.settled());
+      assert.equal(await page.evaluate(() => window.__v2aStats.columns), 120);
+      assert.equal(await results(page), n + 1, 'one render for the number typed');
+      await page.fill('#p-columns-n', '80');
+      await page.press('#p-columns-n', 'Enter');
+      await waitResults(page, n + 1);
       const good80 = await (await api({ imageBase64: png.toString('base64'), columns: 80, format: 'text' })).text();
 
       // Files the browser cannot decode go to the server: its message for a damaged JPEG and an

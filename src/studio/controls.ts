@@ -15,6 +15,9 @@ import { h, num } from './dom.js';
 import { labelOf, valueLabelOf } from './labels.js';
 import type { ExplicitParams } from './protocol.js';
 
+/** How long typing in a number box pauses before its value is taken. */
+const TYPING_PAUSE_MS = 400;
+
 export const GROUPS: readonly { readonly id: ParamGroup; readonly title: string }[] = [
   { id: 'output', title: 'Output' },
   { id: 'glyphs', title: 'Characters' },
@@ -132,8 +135,17 @@ export class ParamControls {
           range.value = String(v);
           this.set(def.name, v);
         };
-        box.addEventListener('input', () => fromBox(false));
-        box.addEventListener('change', () => fromBox(true));
+        // Typed digits are taken once typing pauses (or on Enter / leaving the field), not per
+        // keystroke: typing 200 rendered 20 columns first, and reset a stream's smoothing.
+        let typing: ReturnType<typeof setTimeout> | undefined;
+        box.addEventListener('input', () => {
+          clearTimeout(typing);
+          typing = setTimeout(() => fromBox(false), TYPING_PAUSE_MS);
+        });
+        box.addEventListener('change', () => {
+          clearTimeout(typing);
+          fromBox(true);
+        });
         inputs = [range, box];
         show = (v) => {
           range.value = String(v);
