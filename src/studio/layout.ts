@@ -103,10 +103,13 @@ function cssCellWidth(columns: number, rows: number): number {
 const MAX_SIDE = 32767;
 const MAX_AREA = 2 ** 27;
 
+/** Backing pixels across a painted cell for `css` CSS pixels (2 to 32). */
+const backingCell = (css: number): number => Math.max(2, Math.min(32, Math.round(css * devicePixelRatio)));
+
 /** The cell size shown (CSS px) and painted (backing px), kept within the canvas limits. */
 function cellSizes(columns: number, rows: number): { css: number; cell: number; limited: boolean } {
   const css = cssCellWidth(columns, rows);
-  const cell = Math.max(2, Math.min(32, Math.round(css * devicePixelRatio)));
+  const cell = backingCell(css);
   const fits = Math.max(2, Math.floor(Math.min(MAX_SIDE / columns, MAX_SIDE / (2 * rows), Math.sqrt(MAX_AREA / (2 * columns * rows)))));
   if (cell <= fits) return { css, cell, limited: false };
   return { css: fits / devicePixelRatio, cell: fits, limited: true };
@@ -114,7 +117,7 @@ function cellSizes(columns: number, rows: number): { css: number; cell: number; 
 
 function view(): ViewSettings {
   const r = state.result;
-  return { cell: r ? cellSizes(r.columns, r.rows).cell : Math.max(2, Math.min(32, Math.round(CELL_AT_100 * devicePixelRatio))), ground: null };
+  return { cell: r ? cellSizes(r.columns, r.rows).cell : backingCell(CELL_AT_100), ground: null };
 }
 
 /** Said when the zoom asked for is more than the canvas can hold ('' when it is not). */

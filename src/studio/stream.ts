@@ -102,7 +102,7 @@ export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
   state.videoUrl = null;
   if (state.paused) {
     state.paused = false;
-    showPaused();
+    resetRate();
   }
   pauseBtn.dataset.on = 'false';
   pauseBtn.textContent = 'Pause';
@@ -327,7 +327,7 @@ export function pump(): void {
  * The fps readout while paused says so (it kept the last rate, ~20 fps, for a stream standing
  * still); the rate counts afresh on resuming, from the frames that come after it.
  */
-function showPaused(): void {
+function resetRate(): void {
   frameTimes.length = 0;
   state.stats.fps = 0;
   fpsEl.textContent = state.paused ? 'paused' : '–';
@@ -338,7 +338,7 @@ function togglePause(): void {
   pauseBtn.dataset.on = String(state.paused);
   pauseBtn.textContent = state.paused ? 'Resume' : 'Pause';
   send({ t: 'pause', on: state.paused });
-  showPaused();
+  resetRate();
   if (state.shown.kind === 'video' && state.videoUrl) {
     if (state.paused) el.video.pause();
     else el.video.play().catch((err: Error) => showError(`The video could not play: ${err.message}`));
