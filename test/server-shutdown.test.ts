@@ -5,7 +5,11 @@
  * an idle server drains gracefully whatever the timeout.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../src/server/config.js';
 import type { RenderPool } from '../src/server/render-pool.js';
@@ -67,6 +71,23 @@ describe('shutdown', () => {
     assert.equal(await running.closed, true);
     assert.ok(lines.some((l) => l.msg === 'shutting down: finishing in-flight requests' && l.reason === 'SIGTERM while starting'), JSON.stringify(lines.map((l) => l.msg)));
     assert.equal(process.listenerCount('SIGTERM'), 0, 'no handler left behind');
+  });
+
+  test('npm start\'s entry holds a SIGTERM from its first step: one while the modules still load shuts the server down gracefully once up (exit 0, not 143)', { timeout: 60_000 }, async () => {
+    // The preload queues the signal for the first turn of the event loop: after main.cjs's
+    // synchronous first step, while main.js and the server's modules are still loading.
+    const preload = join(tmpdir(), `v2a-sigterm-${process.pid}.cjs`);
+    writeFileSync(preload, "setImmediate(() => process.kill(process.pid, 'SIGTERM'));\n");
+    const child = spawn(process.execPath, ['-r', preload, 'dist/server/main.cjs'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_WARM_UP: 'false', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+    assert.deepEqual([code, signal], [0, null], out);
+    assert.match(out, /"reason":"SIGTERM while starting"/);
   });
 
   test('an idle server drains gracefully whatever the timeout (0, 1, 50 ms)', async () => {

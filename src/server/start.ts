@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';
 import { effectiveConfig, platformKeyOf, strayVariablesOf, type ServerConfig } from './config.js';
 import { ENDPOINTS } from '../contract/endpoints.js';
+import { releaseHeldSignal } from './signal-latch.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -31,26 +32,38 @@ export interface StartOptions extends BuildAppOptions {
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const { handleSignals = true, ...buildOptions } = options;
-  // A signal while the app starts (its workers take a second or two) is kept, and the shutdown
-  // runs once it is up: it killed the process with 143 and no word (Node's default). A second one
-  // exits at once, as later.
+  // One handler from the first step to the end: a signal while the app starts (its workers take
+  // a second or two) is kept, and the shutdown runs once it is up. Swapping an early handler for a
+  // later one lost signals: Node stops watching a signal when its last listener goes. A second
+  // signal exits at once. main.cts holds signals from the process's first step (signal-latch.ts).
   let early: NodeJS.Signals | undefined;
-  const onEarlySignal = (signal: NodeJS.Signals): void => {
-    if (early) process.exit(1);
-    early = signal;
+  let shutdown: ((reason?: string) => Promise<boolean>) | undefined;
+  let shutting: Promise<boolean> | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shutting || (!shutdown && early)) {
+      if (shutdown) app.log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    if (shutdown) void shutdown(signal);
+    else early = signal;
   };
-  const earlyHandlers = (on: boolean) => {
-    if (!handleSignals) return;
-    for (const s of ['SIGTERM', 'SIGINT'] as const) (on ? process.on : process.off).call(process, s, onEarlySignal);
+  if (handleSignals) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    early = releaseHeldSignal();
+  }
+  const offSignals = () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
   };
-  earlyHandlers(true);
   let app: FastifyInstance;
   let url: string;
   try {
     app = await buildApp(config, buildOptions);
     url = await app.listen({ port: config.port, host: config.host });
-  } finally {
-    earlyHandlers(false);
+  } catch (err) {
+    offSignals();
+    throw err;
   }
   const { telemetry, receiver } = app.v2a;
   // Every setting as it took effect, secrets only as set/unset (config.ts effectiveConfig).
@@ -70,17 +83,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
 
   let resolveClosed!: (graceful: boolean) => void;
   const closed = new Promise<boolean>((resolve) => (resolveClosed = resolve));
-  let shutting: Promise<boolean> | undefined;
 
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (shutting) {
-      app.log.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    void shutdown(signal);
-  };
-
-  function shutdown(reason = 'shutdown'): Promise<boolean> {
+  shutdown = (reason = 'shutdown'): Promise<boolean> => {
     shutting ??= (async () => {
       app.v2a.closing = true;
       app.log.info({ reason, pool: app.v2a.pool.stats() }, 'shutting down: finishing in-flight requests');
@@ -110,20 +114,13 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         }
       }
       if (graceful) app.log.info('shut down');
-      if (handleSignals) {
-        process.off('SIGTERM', onSignal);
-        process.off('SIGINT', onSignal);
-      }
+      offSignals();
       resolveClosed(graceful);
       return graceful;
     })();
     return shutting;
-  }
+  };
 
-  if (handleSignals) {
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  }
   if (early) void shutdown(`${early} while starting`);
   return { app, url, shutdown, closed };
 }
