@@ -21,7 +21,7 @@ import { HttpProblem } from '../src/server/problem.js';
 import { createRenderPool } from '../src/server/render-pool.js';
 import { startServer } from '../src/server/start.js';
 import { parseTraceparent, parseTracestate } from '../src/server/trace-context.js';
-import { sizeThreadPool } from '../src/settings/thread-pool.js';
+import { cgroupCpuQuota, defaultWorkers, sizeThreadPool } from '../src/settings/thread-pool.js';
 import {
   assertProblem, badValues, call, headersOnly, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
   validatingCaller, type Reply, type ResponseValidator, type TestServer,
@@ -175,6 +175,21 @@ describe('configuration', () => {
     const bad: Record<string, string | undefined> = { V2A_WORKERS: 'many' };
     assert.equal(sizeThreadPool(bad), undefined);
     assert.equal(bad.UV_THREADPOOL_SIZE, undefined, 'a refused V2A_WORKERS is left for the server to refuse');
+  });
+
+  test('V2A_WORKERS\'s default: the available cores, at most the whole CPUs of a cgroup CPU quota (v2 cpu.max, v1 cfs quota / period), at least 1', () => {
+    const files = (map: Record<string, string>) => (path: string) => map[path];
+    assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu.max': '50000 100000\n' })), 0.5);
+    assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu.max': 'max 100000\n' })), undefined, 'no quota');
+    assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '250000\n', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' })), 2.5);
+    assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us': '400000', '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us': '100000' })), 4);
+    assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1\n', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' })), undefined, 'v1: -1 is no quota');
+    assert.equal(cgroupCpuQuota(files({})), undefined, 'no cgroup files');
+    assert.equal(defaultWorkers(64, 0.5), 1, 'half a CPU on a 64-core host');
+    assert.equal(defaultWorkers(64, 2.5), 2, 'whole CPUs of the quota');
+    assert.equal(defaultWorkers(4, 16), 4, 'never more than the cores');
+    assert.equal(defaultWorkers(8, undefined), 8);
+    assert.equal(loadConfig({}).workers, defaultWorkers(), 'the setting\'s default is this one');
   });
 
   test('V2A_TRUST_PROXY: true, false, addresses; hop counts are refused', () => {

@@ -14,6 +14,7 @@
  * `v2a serve` (the CLI's bundle is CommonJS). An operator's own UV_THREADPOOL_SIZE is left alone.
  * Node-only (node:os): kept apart from src/settings/index.ts, which imports nothing.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isUnset, parseInteger, type IntegerRange } from './index.js';
 
@@ -34,11 +35,43 @@ export const LIBUV_DEFAULT_POOL = 4;
  */
 export const POOL_HEADROOM = LIBUV_DEFAULT_POOL;
 
-/** V2A_WORKERS when unset: the available cores. */
-export const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism())';
+/** V2A_WORKERS when unset: the available cores, no more than a CPU quota allows. */
+export const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism()), at most the whole CPUs of a cgroup CPU quota (a container\'s CPU limit), at least 1';
 
-function defaultWorkers(): number {
-  return Math.max(1, availableParallelism());
+/** The files a CPU quota is read from: cgroup v2's `cpu.max`, else v1's quota and period. */
+const CGROUP_V2_MAX = '/sys/fs/cgroup/cpu.max';
+const CGROUP_V1 = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'];
+
+/**
+ * The CPUs a cgroup quota allows this process (its container's, under a cgroup namespace), or
+ * undefined when there is none. Node's availableParallelism() counts the CPUs the process may run
+ * on, not the time it may use: a container limited to half a CPU on a 64-core host got 64 workers.
+ */
+export function cgroupCpuQuota(read: (path: string) => string | undefined = readSmallFile): number | undefined {
+  const v2 = read(CGROUP_V2_MAX)?.trim().split(/\s+/);
+  if (v2) return v2[0] === 'max' ? undefined : quotaOf(Number(v2[0]), Number(v2[1] ?? 100_000));
+  for (const dir of CGROUP_V1) {
+    const quota = read(`${dir}/cpu.cfs_quota_us`);
+    if (quota !== undefined) return quotaOf(Number(quota), Number(read(`${dir}/cpu.cfs_period_us`) ?? 100_000));
+  }
+  return undefined;
+}
+
+function quotaOf(quota: number, period: number): number | undefined {
+  return quota > 0 && period > 0 ? quota / period : undefined;
+}
+
+function readSmallFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** V2A_WORKERS when unset: whole CPUs only, so that the workers are never throttled below their count. */
+export function defaultWorkers(cores = availableParallelism(), quota = cgroupCpuQuota()): number {
+  return Math.max(1, Math.min(cores, quota === undefined ? cores : Math.floor(quota)));
 }
 
 /** V2A_WORKERS's value (the default when unset); throws an Error saying what is allowed. */
