@@ -137,6 +137,7 @@ class WatchedPool extends EventEmitter implements RenderPool {
   stats() { return this.inner.stats(); }
   retryAfterSeconds() { return this.inner.retryAfterSeconds(); }
   warm() { return this.inner.warm(); }
+  stopAll(err: Error) { this.inner.stopAll(err); }
   close() { return this.inner.close(); }
 }
 

@@ -102,6 +102,7 @@ describe('render hand-off', () => {
       stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 1, completed: 0, threadsStarted: 1 }),
       retryAfterSeconds: () => 1,
       warm: () => true,
+      stopAll: () => {},
       close: async () => undefined,
     };
     const service = createRenderService({ config: loadConfig({}), pool });

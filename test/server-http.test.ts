@@ -704,6 +704,7 @@ describe('render: bad input', () => {
         stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 0, completed: 0, threadsStarted: 1 }),
         retryAfterSeconds: () => 1,
         warm: () => true,
+        stopAll: () => {},
         close: async () => {},
       },
     });

@@ -15,7 +15,7 @@ import { loadConfig } from '../src/server/config.js';
 import type { RenderPool } from '../src/server/render-pool.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import type { Telemetry } from '../src/server/telemetry/tracing.js';
-import { noise, postForm } from './server-helpers.js';
+import { noise, postForm, type Reply } from './server-helpers.js';
 
 const start = (env: Record<string, string>, options: Parameters<typeof startServer>[1] = {}): Promise<RunningServer> =>
   startServer(loadConfig({ LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_RATE_LIMIT: '0', V2A_WARM_UP: 'false', ...env }), { handleSignals: false, logger: false, ...options });
@@ -115,6 +115,8 @@ describe('shutdown', () => {
       stats: () => ({ workers: 1, running: 1, queued: 0, queueLimit: 0, completed: 0, threadsStarted: 1 }),
       retryAfterSeconds: () => 1,
       warm: () => true,
+      // A render that does not stop when told: its connection is cut.
+      stopAll: () => {},
       close: async () => {},
     };
     const busy = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1000' }, { telemetry: HANGING_TELEMETRY, pool: stuck });
@@ -125,5 +127,23 @@ describe('shutdown', () => {
     ms = performance.now() - t0;
     assert.ok(ms >= 800 && ms < 1500, `forced: ${ms.toFixed(0)} ms`);
     assert.ok(await cut instanceof Error, 'the cut request failed');
+  });
+
+  test('out of time, renders still waiting or running are answered 503 shutting-down with Retry-After, not cut (a reset POST is retried by no one)', { timeout: 60_000 }, async () => {
+    const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '2000', V2A_CLIENT_SLOTS: '9' });
+    const image = await noise(1600, 1200);
+    // One worker, eight renders of about half a second or more each: more than the drain's 1.8 s.
+    const renders = Array.from({ length: 8 }, () => postForm(`${running.url}/api/v1/render?columns=400&format=html&color=true`, { image }).catch((err: unknown) => err));
+    while (running.app.v2a.pool.stats().queued < 7) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(await running.shutdown('test'), false, 'forced: renders were stopped');
+    const replies = await Promise.all(renders);
+    for (const r of replies) assert.ok(!(r instanceof Error), `answered, not cut: ${String(r)}`);
+    const statuses = replies.map((r) => (r as Reply).status);
+    const stopped = replies.filter((r) => (r as Reply).status === 503) as Reply[];
+    assert.ok(stopped.length >= 2 && statuses.every((s) => s === 200 || s === 503), statuses.join());
+    for (const r of stopped) {
+      assert.equal(r.json.type, 'https://v2a.dev/problems/shutting-down', r.text);
+      assert.equal(r.headers.get('retry-after'), '5');
+    }
   });
 });

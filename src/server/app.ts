@@ -25,7 +25,7 @@ import { telemetryPlugin } from './plugins/telemetry.js';
 import { stashTrace, tracePlugin } from './plugins/trace.js';
 import { traceContextFor } from './trace-context.js';
 import { Redactor } from './telemetry/redact.js';
-import { HttpProblem } from './problem.js';
+import { shuttingDown } from './problem.js';
 import { createReceiverChecker, type ReceiverChecker } from './receiver-check.js';
 import { createRenderPool, type RenderPool } from './render-pool.js';
 import { createRenderService } from './render-service.js';
@@ -200,7 +200,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   // progress are closed: draining waits for renders, not for them.
   app.addHook('preClose', async () => {
     app.v2a.closing = true;
-    guard.current?.cutUnfinished(() => new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
+    guard.current?.cutUnfinished(() => shuttingDown());
     connections.drain();
   });
   app.addHook('onClose', async () => {
@@ -231,7 +231,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   app.addHook('onRequest', async (request, reply) => {
     if (!ctx.closing || healthPaths.has(requestPath(request))) return;
     closeAfter(request, reply);
-    return sendProblem(request, reply, new HttpProblem('shutting-down', 'The server is shutting down; retry on another instance.', { headers: { 'retry-after': '5' } }));
+    return sendProblem(request, reply, shuttingDown());
   });
 
   // Connections that finish a reply during shutdown are closed, so the listener can drain.

@@ -26,6 +26,8 @@ export interface Connections {
   sending(res: ServerResponse): void;
   /** Closes every connection with no request in progress, now and from now on (shutdown). */
   drain(): void;
+  /** Resolves once no request is in progress (at once when none is). */
+  settled(): Promise<void>;
 }
 
 /**
@@ -44,6 +46,7 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
   const idle = new Map<Socket, true>();
   let busy = 0;
   let draining = false;
+  let onSettled: Array<() => void> = [];
 
   server.on('connection', (socket: Socket) => {
     // Accepted after drain() but before the listener closed: nothing can be served on it.
@@ -75,7 +78,10 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     inProgress.set(socket, (inProgress.get(socket) ?? 0) + 1);
     idle.delete(socket);
     onReplyDone(req, res, () => {
-      busy--;
+      if (--busy === 0) {
+        for (const resolve of onSettled) resolve();
+        onSettled = [];
+      }
       const left = (inProgress.get(socket) ?? 1) - 1;
       inProgress.set(socket, left);
       if (left === 0 && !socket.destroyed) idle.set(socket, true);
@@ -98,6 +104,9 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     drain() {
       draining = true;
       for (const socket of open) if (!inProgress.get(socket)) socket.destroy();
+    },
+    settled() {
+      return busy === 0 ? Promise.resolve() : new Promise((resolve) => onSettled.push(resolve));
     },
   };
 }

@@ -107,3 +107,11 @@ export function clientClosed(): HttpProblem {
 export function answeredElsewhere(): HttpProblem {
   return new HttpProblem('interrupted', 'The request was answered before its render was done.');
 }
+
+/**
+ * 503 `shutting-down`: work refused, cut or stopped because the server is shutting down; the
+ * client retries on another instance (Retry-After 5 s, the same everywhere).
+ */
+export function shuttingDown(detail = 'The server is shutting down; retry on another instance.'): HttpProblem {
+  return new HttpProblem('shutting-down', detail, { headers: { 'retry-after': '5' } });
+}

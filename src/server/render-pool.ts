@@ -22,7 +22,9 @@
  *   render from the queue; a running one is answered at once with the signal's reason and told to
  *   stop the same way (its result is dropped).
  * - `close()` lets queued and running renders finish, then stops the threads (piscina `close()`,
- *   not `destroy()`); new work is refused with 503 `shutting-down`.
+ *   not `destroy()`); new work is refused with 503 `shutting-down`. `stopAll(err)` is for a
+ *   shutdown out of time: every render waiting or running is answered with `err` at once (its
+ *   caller replies 503, where a cut connection gave a client nothing to retry on) and told to stop.
  *
  * Worker file resolution: under tsx (tests, `tsx src/server/main.ts`) this module is a `.ts` file
  * and so is the worker; piscina's threads inherit `process.execArgv`, which then holds
@@ -35,7 +37,7 @@ import { Piscina } from 'piscina';
 // sharp's documentation: on glibc Linux the main thread must load sharp before worker threads do,
 // so that its shared libraries stay loaded until every thread is done.
 import 'sharp';
-import { HttpProblem } from './problem.js';
+import { HttpProblem, shuttingDown } from './problem.js';
 import { STOP, STOP_GRACE_MS, type BodyJob, type BodyOutcome, type RenderJob, type RenderOutcome } from './render-task.js';
 import { warmUpMs } from './warm-up.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
@@ -87,6 +89,8 @@ export interface RenderPool {
   retryAfterSeconds(): number;
   /** Every worker started up front has warmed up (always true without warm-up): readiness. */
   warm(): boolean;
+  /** Answers every render waiting or running with `err` now, and tells the running ones to stop. */
+  stopAll(err: Error): void;
   close(): Promise<void>;
 }
 
@@ -215,7 +219,9 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
   /** Renders handed to piscina (at most `workers`: piscina's own queue stays empty). */
   let running = 0;
   /** Renders waiting for a worker, first come first served. */
-  const waiting: Array<{ go: () => void }> = [];
+  const waiting: Array<{ go: () => void; fail: (err: unknown) => void }> = [];
+  /** Running renders' stop-and-answer, for stopAll(). */
+  const runningStops = new Set<(err: unknown) => void>();
   let completed = 0;
   let closing = false;
   /** Moving average of render durations in ms (for Retry-After). */
@@ -244,13 +250,15 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
           running++;
           resolve();
         },
+        fail: (err: unknown) => fail(err),
       };
-      const onAbort = () => {
+      const fail = (err: unknown) => {
         cleanup();
         const i = waiting.indexOf(entry);
         if (i >= 0) waiting.splice(i, 1);
-        reject(signal?.aborted ? signal.reason : timedOut());
+        reject(err);
       };
+      const onAbort = () => fail(signal?.aborted ? signal.reason : timedOut());
       const cleanup = () => {
         timeout.removeEventListener('abort', onAbort);
         signal?.removeEventListener('abort', onAbort);
@@ -269,7 +277,7 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
   async function run<J extends RenderJob | BodyJob>(job: J, signal?: AbortSignal): Promise<J extends BodyJob ? BodyOutcome : RenderOutcome> {
     type Out = J extends BodyJob ? BodyOutcome : RenderOutcome;
     if (closing) {
-      throw new HttpProblem('shutting-down', 'The server is shutting down and accepts no new renders.', { headers: { 'retry-after': '5' } });
+      throw shuttingDown('The server is shutting down and accepts no new renders.');
     }
     if (running + waiting.length >= capacity) {
       const retry = String(retryAfterSeconds());
@@ -307,11 +315,17 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       answer(timedOut());
       grace = setTimeout(() => terminate.abort(), STOP_GRACE_MS).unref();
     };
+    const stopNow = (err: unknown) => {
+      Atomics.compareExchange(stop, 0, STOP.none, STOP.gone);
+      answer(err);
+    };
+    runningStops.add(stopNow);
     timeout.addEventListener('abort', onTimeout, { once: true });
     signal?.addEventListener('abort', onGone, { once: true });
     // The worker's slot is released exactly once, when the task settles (the worker is free),
     // whoever still waits on it.
     const done = () => {
+      runningStops.delete(stopNow);
       timeout.removeEventListener('abort', onTimeout);
       signal?.removeEventListener('abort', onGone);
       clearTimeout(grace);
@@ -337,6 +351,10 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       threadsStarted,
     }),
     warm: () => warmWorkers >= opts.workers,
+    stopAll(err) {
+      for (const entry of waiting.slice()) entry.fail(err);
+      for (const stopNow of runningStops) stopNow(err);
+    },
     async close() {
       if (closing) return;
       closing = true;

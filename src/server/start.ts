@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';
 import { effectiveConfig, platformKeyOf, strayVariablesOf, type ServerConfig } from './config.js';
 import { ENDPOINTS } from '../contract/endpoints.js';
+import { shuttingDown } from './problem.js';
 import { releaseHeldSignal } from './signal-latch.js';
 
 export interface RunningServer {
@@ -102,7 +103,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         // export is slower to stop than a very short timeout still drained gracefully.
         const cut = app.v2a.connections.busy;
         if (cut > 0) {
-          app.log.warn({ timeoutMs, requests: cut }, 'shutdown timed out: closing remaining connections');
+          app.log.warn({ timeoutMs, requests: cut }, 'shutdown timed out: stopping the renders still waiting or running (503 shutting-down), then closing the remaining connections');
+          // A cut connection gave its client nothing to retry on (and a gateway does not retry a
+          // POST it sees reset): renders answer 503 with Retry-After, for half of the time kept
+          // back; what is still in progress then (a body arriving, a reply being sent) is cut.
+          app.v2a.pool.stopAll(shuttingDown('The server shut down before this render finished; retry on another instance.'));
+          await within(app.v2a.connections.settled(), flushMs / 2);
           app.server.closeAllConnections();
         }
         // app.close() goes on (the pool, then the span export); the spans batched so far get what
