@@ -1068,6 +1068,8 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
         assert.equal((await call(`${direct.base}/llms.txt`, { headers: { [header]: value } })).status, 200, 'ignored without trust');
       }
       assert.equal((await call(`${trusting.base}/api/v1/agent`, { headers: { ...forwarded('203.0.113.9'), 'x-forwarded-host': 'v2a.example.org:8443' } })).json.baseUrl, 'https://v2a.example.org:8443');
+      // Schemes are case-insensitive (RFC 3986, 3.1): a proxy's HTTPS is https, in the links too.
+      assert.equal((await call(`${trusting.base}/api/v1/agent`, { headers: { ...forwarded('203.0.113.9'), 'x-forwarded-proto': 'HTTPS' } })).json.baseUrl, 'https://v2a.example.org');
     } finally {
       await Promise.all([trusting.close(), direct.close()]);
     }

@@ -35,5 +35,10 @@ export interface AppContext {
 export function baseUrl(ctx: AppContext, request: FastifyRequest): string {
   if (ctx.config.publicUrl) return ctx.config.publicUrl;
   const host = request.host || `localhost:${ctx.config.port}`;
-  return `${request.protocol}://${host}`;
+  return `${schemeOf(request)}://${host}`;
+}
+
+/** The request's scheme, lower case: a trusted proxy's X-Forwarded-Proto may say `HTTPS` (RFC 3986: schemes are case-insensitive). */
+export function schemeOf(request: FastifyRequest): string {
+  return request.protocol.toLowerCase();
 }

@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { V2aError } from '../../core/errors.js';
+import { schemeOf } from '../context.js';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemSlug } from '../problem.js';
 import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
 import { globalPlugin } from './plugin.js';
@@ -237,7 +238,8 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
    */
   function forwarded(request: FastifyRequest, reply: FastifyReply) {
     const badHost = request.host !== (request.raw.headers.host ?? '') && !validHost(request.host);
-    const badProto = request.protocol !== 'http' && request.protocol !== 'https';
+    const scheme = schemeOf(request);
+    const badProto = scheme !== 'http' && scheme !== 'https';
     if (!badHost && !badProto) return;
     closeAfter(request, reply);
     const [name, detail] = badHost ? ['X-Forwarded-Host', 'is not a host name or address with an optional port'] : ['X-Forwarded-Proto', 'must be http or https'];
