@@ -192,10 +192,11 @@ describe('configuration', () => {
     assert.equal(loadConfig({}).workers, defaultWorkers(), 'the setting\'s default is this one');
   });
 
-  test('V2A_TRUST_PROXY: true, false, addresses; hop counts are refused', () => {
+  test('V2A_TRUST_PROXY: true, false, addresses, hop counts from 1 to 16', () => {
     assert.equal(loadConfig({ V2A_TRUST_PROXY: 'true' }).trustProxy, true);
     assert.deepEqual(loadConfig({ V2A_TRUST_PROXY: '::1, 192.168.0.0/16' }).trustProxy, ['::1', '192.168.0.0/16']);
-    assert.throws(() => loadConfig({ V2A_TRUST_PROXY: '2' }), /V2A_TRUST_PROXY .*hop counts/);
+    assert.deepEqual(loadConfig({ V2A_TRUST_PROXY: '2' }).trustProxy, { hops: 2 });
+    for (const raw of ['0', '17']) assert.throws(() => loadConfig({ V2A_TRUST_PROXY: raw }), /V2A_TRUST_PROXY must be an integer from 1 to 16/, raw);
   });
 
   test('describeConfig documents every variable with a default and a meaning', () => {
@@ -1072,6 +1073,23 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       assert.equal((await call(`${trusting.base}/api/v1/agent`, { headers: { ...forwarded('203.0.113.9'), 'x-forwarded-proto': 'HTTPS' } })).json.baseUrl, 'https://v2a.example.org');
     } finally {
       await Promise.all([trusting.close(), direct.close()]);
+    }
+  });
+
+  test('V2A_TRUST_PROXY as a hop count: the client is the address the trusted proxy appended, whatever it wrote further left (a private range trusted whole let a client behind SNAT pick its own address)', async () => {
+    const hop = await startTestServer({ V2A_TRUST_PROXY: '1', V2A_RATE_LIMIT: '1', V2A_WORKERS: '1' });
+    const ranges = await startTestServer({ V2A_TRUST_PROXY: '10.0.0.0/8,127.0.0.1', V2A_RATE_LIMIT: '1', V2A_WORKERS: '1' });
+    try {
+      // The proxy (this loopback peer) appended 10.1.1.1: the client's address is private too.
+      const spend = (base: string, spoofed: string) => postJson(`${base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { columns: 16 } } },
+        { 'x-forwarded-for': `${spoofed}, 10.1.1.1`, 'x-forwarded-proto': 'https', 'x-forwarded-host': 'v2a.example.org' });
+      assert.equal((await spend(hop.base, '198.51.100.1')).status, 200);
+      assert.equal((await spend(hop.base, '198.51.100.2')).status, 429, 'the same client, whatever it wrote');
+      assert.equal((await spend(ranges.base, '198.51.100.1')).status, 200);
+      assert.equal((await spend(ranges.base, '198.51.100.2')).status, 200, 'with the range trusted, the client\'s own entry decides');
+      assert.equal((await call(`${hop.base}/api/v1/agent`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'v2a.example.org' } })).json.baseUrl, 'https://v2a.example.org');
+    } finally {
+      await Promise.all([hop.close(), ranges.close()]);
     }
   });
 

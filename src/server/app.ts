@@ -12,7 +12,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { LookupFunction } from 'node:net';
 import { VERSION } from '../core/types.js';
-import { platformKeyOf, type ServerConfig } from './config.js';
+import { platformKeyOf, trustProxyOption, type ServerConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { createAdmission } from './admission.js';
 import { bodyGuardPlugin, clientErrorHandler, refuseConnect, type BodyGuard } from './plugins/body-guard.js';
@@ -86,7 +86,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: DEFAULT_BODY_LIMIT,
     return503OnClosing: false,
     forceCloseConnections: 'idle',

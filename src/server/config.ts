@@ -16,8 +16,25 @@ import type { JsonSchema } from '../core/format/jsonSchemas.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** `false`, `true`, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
-export type TrustProxy = boolean | string[];
+/**
+ * `false`, `true`, a list of trusted proxy addresses/CIDRs (Fastify's trustProxy), or `{ hops }`:
+ * that many proxies in front, whatever their addresses (trustProxyOption).
+ */
+export type TrustProxy = boolean | string[] | { readonly hops: number };
+
+/** V2A_TRUST_PROXY's hop counts: more proxies than this in one chain is no real deployment. */
+const MAX_TRUSTED_HOPS = 16;
+
+/**
+ * Fastify's trustProxy for the setting. Hop counts go as a function: Fastify 5 given a number
+ * trusted nothing here (the client stayed the peer), and proxy-addr asks the function of each
+ * address from the peer back (hop 0 is the peer), so `hop < n` trusts exactly n proxies.
+ */
+export function trustProxyOption(t: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof t === 'boolean' || Array.isArray(t)) return t;
+  const { hops } = t;
+  return (_address, hop) => hop < hops;
+}
 
 export interface ServerConfig {
   readonly port: number;
@@ -343,7 +360,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_TRUST_PROXY', default: 'false',
-    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8. A forwarded host must be a valid Host value and a forwarded scheme http or https (else 400); V2A_PUBLIC_URL, when set, writes the links instead.',
+    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), a number of proxy hops (1 to 16: the peer and the proxies before it that many in all; the client is the address the last of them appended, whatever a client wrote further left), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8 (every address in them is trusted, clients included). A forwarded host must be a valid Host value and a forwarded scheme http or https (else 400); V2A_PUBLIC_URL, when set, writes the links instead.',
     apply: (raw, d) => {
       if (unset(raw)) {
         d.trustProxy = false;
@@ -352,8 +369,7 @@ const SETTINGS: readonly Setting[] = [
       const t = raw.trim().toLowerCase();
       if (t === 'true' || t === 'false') d.trustProxy = t === 'true';
       else if (/^\d+$/.test(t)) {
-        // Fastify 5 treats hop counts as "trust nothing" (the direct peer cannot be validated).
-        throw new Error('must be true, false or proxy addresses/CIDRs; hop counts are not supported');
+        d.trustProxy = { hops: parseInteger(t, { min: 1, max: MAX_TRUSTED_HOPS }) };
       } else {
         const list = t.split(',').map((s) => s.trim()).filter(Boolean);
         for (const entry of list) {
@@ -367,7 +383,7 @@ const SETTINGS: readonly Setting[] = [
         d.trustProxy = list;
       }
     },
-    value: (c) => (typeof c.trustProxy === 'boolean' ? c.trustProxy : [...c.trustProxy]),
+    value: (c) => (typeof c.trustProxy === 'boolean' ? c.trustProxy : Array.isArray(c.trustProxy) ? [...c.trustProxy] : c.trustProxy.hops),
   },
   {
     name: 'V2A_TEST_ALLOW_LOOPBACK_FETCH', default: 'false', testOnly: true,
