@@ -151,3 +151,15 @@ describe('requests whose client goes away', () => {
     assert.equal(await metric('v2a_http_requests_total', 'method="POST",route="/api/v1/render",status="499"'), before499 + 1);
   });
 });
+
+describe('probes and scrapes', () => {
+  test('at LOG_LEVEL info the health probes, the metrics scrape and the status leave no line; other requests are logged', async () => {
+    const from = lines.length;
+    for (const path of ['/api/health', '/api/v1/health', '/api/v1/health/live', '/api/v1/health/ready', '/api/v1/metrics']) {
+      assert.ok((await fetch(`http://127.0.0.1:${port}${path}`)).status < 500, path);
+    }
+    assert.deepEqual(lines.slice(from).map((l) => `${l.msg} ${l.req?.url ?? ''}`), []);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/llms.txt`)).status, 200);
+    assert.deepEqual(lines.slice(from).map((l) => l.msg), ['incoming request', 'request completed']);
+  });
+});

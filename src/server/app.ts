@@ -210,11 +210,20 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     await telemetry?.shutdown();
   });
 
+  // Probes and scrapes: untraced, and at LOG_LEVEL info they log warnings only. A kubelet's
+  // probes and a Prometheus scrape made two info lines each, about 45,000 a day per idle pod;
+  // at debug and trace they are logged as any request is.
+  const probePaths = new Set<string>([...HEALTH_PATHS, ENDPOINTS.metrics.path, ENDPOINTS.status.path]);
+  if (config.logLevel === 'info') {
+    app.addHook('onRoute', (route) => {
+      if (probePaths.has(route.url)) route.logLevel = 'warn';
+    });
+  }
   await app.register(tracePlugin, { sampleNew: telemetry.exporting });
   await app.register(telemetryPlugin, {
     telemetry,
     metrics,
-    untraced: new Set<string>([...HEALTH_PATHS, ENDPOINTS.metrics.path, ENDPOINTS.status.path]),
+    untraced: probePaths,
     renderRoutes: new Map<string, 'http' | 'mcp'>([[ENDPOINTS.render.path, 'http'], [ENDPOINTS.mcp.path, 'mcp']]),
   });
   await app.register(securityHeadersPlugin);

@@ -392,7 +392,7 @@ const SETTINGS: readonly Setting[] = [
     value: (c) => c.testAllowLoopbackFetch,
   },
   {
-    name: 'LOG_LEVEL', default: 'info', meaning: `Log level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on standard output.`,
+    name: 'LOG_LEVEL', default: 'info', meaning: `Log level: ${LOG_LEVELS.join(', ')}. Logs are JSON lines on standard output (pino's: numeric level, epoch ms time); at info, the health probes, the metrics scrape and the status log warnings only.`,
     apply: (raw, d) => {
       const level = unset(raw) ? 'info' : raw.trim().toLowerCase();
       if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
