@@ -3,7 +3,7 @@
 # Production image of the v2a HTTP service (`npm start` = node dist/server/main.cjs).
 #
 #   docker build -t v2a:0.3.0 .
-#   docker run --rm -p 8080:8080 v2a:0.3.0
+#   docker run --rm --init -p 8080:8080 v2a:0.3.0     # --init: see deploy/README.md, "Image"
 #
 # Node 24 LTS (the reference runtime; CI runs the suite on it) on glibc Debian trixie: sharp's
 # prebuilt libvips binaries for linux-x64/arm64 are the glibc ones picked by npm from
