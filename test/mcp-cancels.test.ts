@@ -10,28 +10,37 @@ test('a cancel before its call stops the call as it is tracked, once, in its own
   let now = 0;
   const calls = new InFlightCalls({ keepMs: 1000, most: 3, now: () => now });
   calls.cancel('s', cancel(1));
-  assert.equal(calls.track('other', call(1)).signal.aborted, false, 'another session');
-  assert.equal(calls.track('s', call(2)).signal.aborted, false, 'another id');
+  assert.equal(calls.track('other', call(1)).cancelOf(1)!.aborted, false, 'another session');
+  assert.equal(calls.track('s', call(2)).cancelOf(2)!.aborted, false, 'another id');
   const early = calls.track('s', call(1));
-  assert.equal(early.signal.aborted, true);
-  assert.equal((early.signal.reason as { slug?: string }).slug, 'interrupted');
+  assert.equal(early.cancelOf(1)!.aborted, true);
+  assert.equal((early.cancelOf(1)!.reason as { slug?: string }).slug, 'interrupted');
   early.done();
   assert.equal(calls.waitingCancels, 0, 'used once');
   // Kept for keepMs, then forgotten.
   calls.cancel('s', cancel(3));
   now = 1000;
-  assert.equal(calls.track('s', call(3)).signal.aborted, false, 'expired');
+  assert.equal(calls.track('s', call(3)).cancelOf(3)!.aborted, false, 'expired');
   // At most `most`: the oldest go first.
   for (const id of [10, 11, 12, 13]) calls.cancel('s', cancel(id));
   assert.equal(calls.waitingCancels, 3);
-  assert.equal(calls.track('s', call(10)).signal.aborted, false, 'pushed out');
-  assert.equal(calls.track('s', call(13)).signal.aborted, true);
+  assert.equal(calls.track('s', call(10)).cancelOf(10)!.aborted, false, 'pushed out');
+  assert.equal(calls.track('s', call(13)).cancelOf(13)!.aborted, true);
   // A cancel of a tracked call aborts it and keeps nothing.
   const running = calls.track('s', call(20));
   calls.cancel('s', cancel(20));
-  assert.equal(running.signal.aborted, true);
+  assert.equal(running.cancelOf(20)!.aborted, true);
   assert.equal(calls.waitingCancels, 2);
   // Without a session nothing is kept.
   calls.cancel(undefined, cancel(30));
   assert.equal(calls.waitingCancels, 2);
+});
+
+test('each request of a batch has its own signal: a cancel stops the call it names, not its batch', () => {
+  const calls = new InFlightCalls({ keepMs: 1000, most: 3 });
+  const batch = calls.track('s', [call(1), call(2), { jsonrpc: '2.0', id: 3, method: 'ping' }]);
+  calls.cancel('s', cancel(2));
+  assert.deepEqual([1, 2, 3].map((id) => batch.cancelOf(id)!.aborted), [false, true, false]);
+  assert.equal(batch.cancelOf(4), undefined, 'not a request of the batch');
+  assert.equal(calls.track(undefined, call(5)).cancelOf(5), undefined, 'no session: nothing to cancel by');
 });

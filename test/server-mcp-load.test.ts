@@ -161,7 +161,7 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
     assert.equal(await metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="cancelled"'), cancelledBefore + 1);
   });
 
-  test('with every slot taken by renders, a new client connects, lists tools and pings; a call is 503', async () => {
+  test('with every slot taken by renders, a new client connects, lists tools and pings; a call is refused (isError, retry in N s)', async () => {
     const held = [0, 1].map((i) => postJson(`${base}${MCP}`, callTool(100 + i, { ...slowCall, imageBase64: slowB64 }), { accept: 'application/json' }));
     // Both uploads are admitted before their bodies are read.
     for (let i = 0; i < 200 && (await metric(base, 'v2a_render_pool_running', '')) + (await metric(base, 'v2a_render_pool_queue_depth', '')) < 2; i++) await sleep(10);
@@ -170,7 +170,10 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
     try {
       assert.equal((await client.listTools()).tools[0]!.name, 'render_ascii');
       assert.deepEqual(await client.ping(), {});
-      await assert.rejects(client.callTool({ name: 'render_ascii', arguments: { imageBase64: tinyB64, columns: 20 } }), /503|busy/i);
+      // Refused as the tool's failure the agent reads, not as an HTTP 503.
+      const busy = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: tinyB64, columns: 20 } });
+      assert.equal(busy.isError, true);
+      assert.match((busy.content as Array<{ text: string }>)[0]!.text, /busy.*retry in \d+ s/);
       assert.ok(!statuses.slice(0, 3).includes(503), `initialize, initialized and tools/list were served: ${statuses}`);
     } finally {
       await client.close();

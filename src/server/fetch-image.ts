@@ -155,7 +155,9 @@ const clipped = (text: string, max: number): string => (text.length > max ? `${t
 /** Everything decidable from the URL alone, before any DNS or connection. */
 function checkUrl(url: URL, hosts: readonly string[], what = ''): void {
   if (url.protocol !== 'https:') {
-    throw new ImageFetchError(400, 'scheme_not_allowed', `imageUrl${what} must use https:, not ${clipped(url.protocol, 40)}`);
+    // A data: URL holds the image itself: it has a field of its own.
+    const inline = url.protocol === 'data:' && what === '' ? '; put data: URLs in imageBase64' : '';
+    throw new ImageFetchError(400, 'scheme_not_allowed', `imageUrl${what} must use https:, not ${clipped(url.protocol, 40)}${inline}`);
   }
   if (url.username !== '' || url.password !== '') {
     throw new ImageFetchError(400, 'credentials_not_allowed', `imageUrl${what} must not contain credentials`);

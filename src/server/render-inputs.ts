@@ -62,7 +62,7 @@ export interface ParamCarrier {
 }
 
 export const MISSING_IMAGE_DETAIL =
-  'No image was supplied: send exactly one of image (a multipart/form-data file), imageUrl or imageBase64 (JSON).';
+  'No image was supplied: send exactly one of imageUrl or imageBase64 (JSON keys, or MCP tool arguments), or image (a multipart/form-data file upload).';
 
 /** Exactly one image source, else 400 `missing-image` / `multiple-images`. */
 /**

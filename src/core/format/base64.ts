@@ -91,7 +91,14 @@ export function decodeBase64(s: string): Uint8Array {
  */
 function explainedDecode(s: string): Uint8Array {
   const len = s.length;
-  if (len % 4 !== 0) throw new Base64Error(`length ${len} is not a multiple of 4`);
+  // base64url's two characters first: its text is often unpadded too, and the alphabet is the fault to name.
+  const url = /[-_]/.exec(s);
+  if (url) throw new Base64Error(`unexpected character ${JSON.stringify(url[0])} at offset ${url.index}: that is base64url; use the standard alphabet ('+' for '-', '/' for '_', '=' padding)`);
+  if (len % 4 !== 0) {
+    const missing = 4 - (len % 4);
+    const why = missing < 3 && s.charCodeAt(len - 1) !== PAD ? `: the '=' padding is missing (add ${missing === 1 ? "'='" : "'=='"} at the end)` : ': characters are missing or extra';
+    throw new Base64Error(`length ${len} is not a multiple of 4${why}`);
+  }
   if (len === 0) return new Uint8Array(0);
   const pad = s.charCodeAt(len - 1) === PAD ? (s.charCodeAt(len - 2) === PAD ? 2 : 1) : 0;
   const out = new Uint8Array((len / 4) * 3 - pad);

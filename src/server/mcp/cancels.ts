@@ -6,7 +6,8 @@
  * reuses, and one client must not cancel another's call. A cancel that reaches another instance
  * than its call (no sticky routing) finds nothing and is ignored, as MCP allows.
  *
- * One controller per POST, as on stdio: cancelling one call of a batch cancels the batch.
+ * One controller per request id: cancelling one call of a batch stops that call alone, and only
+ * its reply is left out (the dispatcher asks for it by id: McpHandleContext.cancelOf).
  *
  * A cancel may overtake its call: the call's POST is tracked once its body has been read, and a
  * large image takes a while to upload. Such a cancel is kept (bounded in number and time) and
@@ -43,8 +44,11 @@ function requestIds(body: unknown): JsonRpcId[] {
 }
 
 export interface TrackedCall {
-  /** Aborted by a `notifications/cancelled` naming one of the body's ids in the same session. */
-  readonly signal: AbortSignal;
+  /**
+   * The signal a `notifications/cancelled` naming `id` in the same session aborts; undefined for
+   * an id the body does not hold as a request, or without a session.
+   */
+  cancelOf(id: JsonRpcId): AbortSignal | undefined;
   /** Forgets the body's ids; call once its reply is settled. */
   done(): void;
 }
@@ -66,20 +70,24 @@ export class InFlightCalls {
 
   constructor(private readonly earlyCancels: EarlyCancels) {}
 
-  /** Registers the requests of `body` under `session` (a fresh, never aborted signal without one). */
+  /** Registers the requests of `body` under `session`, each with its own controller (none without a session). */
   track(session: string | undefined, body: unknown): TrackedCall {
-    const abort = new AbortController();
-    const keys = session === undefined ? [] : requestIds(body).map((id) => keyOf(session, id));
-    for (const key of keys) this.calls.set(key, abort);
-    this.dropExpired();
-    for (const key of keys) {
-      if (!this.early.delete(key)) continue;
-      abort.abort(cancelled());
+    const own = new Map<string, AbortController>();
+    if (session !== undefined) {
+      for (const id of requestIds(body)) {
+        const key = keyOf(session, id);
+        if (own.has(key)) continue;
+        const abort = new AbortController();
+        own.set(key, abort);
+        this.calls.set(key, abort);
+      }
     }
+    this.dropExpired();
+    for (const [key, abort] of own) if (this.early.delete(key)) abort.abort(cancelled());
     return {
-      signal: abort.signal,
+      cancelOf: (id) => (session === undefined ? undefined : own.get(keyOf(session, id))?.signal),
       done: () => {
-        for (const key of keys) if (this.calls.get(key) === abort) this.calls.delete(key);
+        for (const [key, abort] of own) if (this.calls.get(key) === abort) this.calls.delete(key);
       },
     };
   }

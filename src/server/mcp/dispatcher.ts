@@ -27,8 +27,9 @@
  *   exception escaping a tool becomes `isError: true` with a generic message (never a stack) and is
  *   reported to `onError`.
  * - Batches: 1..maxBatch elements, run concurrently, replies in request order, notifications (and
- *   client responses) omitted; `[]` or more than `maxBatch` elements → one -32600 error object.
- *   When nothing needs a reply → status 202 with no body.
+ *   client responses, and requests the client cancelled: `cancelOf`) omitted; `[]` or more than
+ *   `maxBatch` elements → one -32600 error object. When nothing needs a reply → status 202 with
+ *   no body.
  * - Observation: the transport may pass `observeToolCall`; every `tools/call` (single or inside a
  *   batch, known tool or not) is reported once at its start and once with its outcome, and the
  *   observer's span is handed to the tool. Batch elements are observed each on their own, so
@@ -98,8 +99,8 @@ export function refuseKeys(body: unknown, problems: readonly KeyProblem[]): unkn
 
 export interface McpDispatcherOptions {
   serverInfo: McpServerInfo;
-  /** Free-text `instructions` returned by `initialize`. */
-  instructions?: string;
+  /** Free-text `instructions` returned by `initialize`; a function is asked at each one (what the face offers may change). */
+  instructions?: string | (() => string);
   tools: McpTool[];
   /** Most messages accepted in one batch (integer ≥ 1). */
   maxBatch: number;
@@ -117,6 +118,12 @@ export interface McpHandleContext {
   signal: AbortSignal;
   /** Trace id of the surrounding request; handed to tools and named in generic error texts. */
   traceId?: string;
+  /**
+   * The client's cancel of one request (notifications/cancelled, held by the transport): its tool
+   * gets it beside `signal`, and once it is aborted the request gets no reply. The other messages
+   * of its batch are answered as usual.
+   */
+  cancelOf?: (id: JsonRpcId) => AbortSignal | undefined;
   /**
    * Told when a `tools/call` request starts (once per call, batch elements each on their own);
    * the observer's span is handed to the tool and the observer learns the call's outcome.
@@ -177,7 +184,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isValidId(value: unknown): value is JsonRpcId {
+/** MCP request ids: a string or a finite number (never null). */
+export function isValidId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
@@ -296,7 +304,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       capabilities: { tools: { listChanged: false } },
       serverInfo: { ...serverInfoOut },
     };
-    if (instructions !== undefined) result.instructions = instructions;
+    if (instructions !== undefined) result.instructions = typeof instructions === 'function' ? instructions() : instructions;
     return result;
   }
 
@@ -438,10 +446,13 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
 
     const id = msg.id as JsonRpcId;
     const method = msg.method;
+    const cancel = ctx.cancelOf?.(id);
+    const own = cancel ? { ...ctx, signal: AbortSignal.any([ctx.signal, cancel]) } : ctx;
     try {
-      const result = await runRequest(id, method, params as Params, ctx);
-      return { jsonrpc: JSONRPC_VERSION, id, result };
+      const result = await runRequest(id, method, params as Params, own);
+      return cancel?.aborted ? undefined : { jsonrpc: JSONRPC_VERSION, id, result };
     } catch (error) {
+      if (cancel?.aborted) return undefined;
       if (error instanceof RpcError) return errorResponse(id, error.code, error.message, error.data);
       report(error, { method, requestId: id }, ctx);
       return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');

@@ -27,13 +27,16 @@ function imageSourcesNote(hosts: readonly string[]): string {
 
 /**
  * What `initialize` tells the agent, on either face: the image sources (imagePath on stdio, the
- * hosts imageUrl may fetch from) and what every result holds.
+ * hosts imageUrl may fetch from) and what every result holds. `imagePath: 'no roots'`: the stdio
+ * face with no root to read from (and a client that lists none), where imagePath could only fail.
  */
-export const mcpInstructions = (hosts: readonly string[], opts: { imagePath?: boolean } = {}): string =>
+export const mcpInstructions = (hosts: readonly string[], opts: { imagePath?: boolean | 'no roots' } = {}): string =>
   `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ` +
-  `${opts.imagePath ? `imagePath (a local image file inside the allowed roots), ${imageSourcesNote(hosts)},` : imageSourcesNote(hosts)} and optional ` +
-  'render parameters (columns, charset, format, color, ...). Every result has the output as text, the art as a PNG image to look at, ' +
-  'and structuredContent with its dimensions, codebook, Director report and effective parameters.';
+  `${opts.imagePath === true ? `imagePath (a local image file inside the allowed roots), ${imageSourcesNote(hosts)},` : imageSourcesNote(hosts)} and optional ` +
+  'render parameters (columns, charset, format, color, ...). ' +
+  (opts.imagePath === 'no roots' ? 'imagePath is unavailable: this server has no roots to read files from (start v2a mcp with --root <folder>, or from a client that lists MCP roots). ' : '') +
+  'Every result has the art as its first content block (text), the art as a PNG image to look at, ' +
+  'and structuredContent, a machine summary: dimensions, codebook, Director report and effective parameters.';
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
 export const IMAGE_PATH_DESCRIPTION =
   'Path of a local image file (absolute, ~/..., a file: URI, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +
@@ -65,9 +68,9 @@ export function renderToolDescription(opts: RenderToolSchemaOptions = {}): strin
   const sources = opts.imagePath ? 'imagePath (a local file inside the allowed roots), imageUrl or imageBase64' : 'imageUrl or imageBase64';
   return 'Render one image (JPEG, PNG, WebP, GIF, AVIF or TIFF) as character art: text, ansi, html, svg, json, json-compact or png. ' +
     `Pass the image as ${sources}. The Auto Director tunes the parameters you do not set. ` +
-    'The result has the output as text (for png: the art as plain text), the art as a PNG image block ' +
-    `(at most ${MCP_IMAGE_MAX_EDGE} px a side, smaller cells when needed) so you can look at it, and structuredContent with the dimensions, charset, ` +
-    'codebook, Director report and effective parameters. A reply over the character budget ' +
+    'The art is content[0].text, in the requested format (for png: the art as plain text); content[1] is the art as a PNG image ' +
+    `(at most ${MCP_IMAGE_MAX_EDGE} px a side, smaller cells when needed) so you can look at it; structuredContent is a machine summary, not the art: ` +
+    'dimensions, charset, codebook, Director report and effective parameters. A reply over the character budget ' +
     `(default ${DEFAULT_MCP_MAX_CHARS.toLocaleString('en-US')}) is refused with the columns and formats that fit: use fewer columns, or format=text or png.`;
 }
 

@@ -2,8 +2,9 @@
  * What one `render_ascii` call answers, built from the render result where the render ran (a
  * server worker, or the stdio face's own process), so every face answers alike:
  * - a text block: the output in the requested format (for png, the art as plain text);
- * - an image block: the png rendering, bounded to MCP_IMAGE_MAX_EDGE px on its longer side and
- *   MCP_IMAGE_MAX_BYTES, drawn with smaller cells (scale 2, 4, 8) when the full one is larger;
+ * - an image block: the png rendering (in colour where the format shows colour: not for text),
+ *   bounded to MCP_IMAGE_MAX_EDGE px on its longer side and MCP_IMAGE_MAX_BYTES, drawn with
+ *   smaller cells (scale 2, 4, 8) when the full one is larger (for format png, noted as a preview);
  * - structuredContent: a summary that conforms to RENDER_OUTPUT_SCHEMA (dimensions, charset,
  *   codebook, Director report, effective parameters), never the json payload a second time;
  * - a character budget: when text plus summary would exceed `maxChars`, no result but a
@@ -16,6 +17,7 @@ import { formatResult, type FormattedOutput } from '../../core/format/index.js';
 import { CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
 import { PNG_SCALES, pngCell, pngSize, renderPng, type PngOptions, type PngScale } from '../../core/format/png.js';
 import { CHARSETS, FORMATS, PARAMS, reportedParams, type Format, type RenderParams } from '../../core/params/definitions.js';
+import { paramJsonSchema } from '../../core/params/schema.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
 
 /** Default character budget of one reply: about 20k tokens of art, under common client caps (25k tokens). */
@@ -43,12 +45,22 @@ export interface RenderSummary {
   readonly cellAspect: number;
   /** Characters of the text block. */
   readonly characters: number;
-  readonly image: { readonly mimeType: 'image/png'; readonly width: number; readonly height: number; readonly cellWidth: number; readonly cellHeight: number };
+  readonly image: PreviewSize;
   readonly codebook: CodebookReport;
   readonly director: DirectorReport;
   readonly params: RenderParams;
   readonly explicit: readonly string[];
   readonly source: { readonly width: number; readonly height: number };
+}
+
+/** The image block's size; `note` only for format png drawn smaller than the png itself. */
+export interface PreviewSize {
+  readonly mimeType: 'image/png';
+  readonly width: number;
+  readonly height: number;
+  readonly cellWidth: number;
+  readonly cellHeight: number;
+  readonly note?: string;
 }
 
 export interface ToolReply {
@@ -57,7 +69,29 @@ export interface ToolReply {
   readonly structured: RenderSummary;
 }
 
-/** JSON Schema (draft-07 compatible, as MCP clients validate) of every call's structuredContent. */
+/**
+ * The effective parameters by name and JSON type only: each one's description, range and
+ * default are in the inputSchema beside it, and tools/list sends both.
+ */
+const PARAMS_BY_TYPE: JsonSchema = {
+  type: 'object',
+  description: `${PARAMS_SCHEMA.description as string} Each is described in the inputSchema.`,
+  additionalProperties: false,
+  properties: Object.fromEntries(PARAMS.map((d) => [d.name, { type: paramJsonSchema(d).type }])),
+};
+
+/** The Director's report, its adjustments keyed by parameter name without listing the names again. */
+const DIRECTOR_SUMMARY: JsonSchema = (() => {
+  const properties = DIRECTOR_SCHEMA.properties as Record<string, JsonSchema>;
+  const { propertyNames: _names, ...adjustments } = properties.adjustments!;
+  return { ...DIRECTOR_SCHEMA, properties: { ...properties, adjustments } };
+})();
+
+/**
+ * JSON Schema (draft-07 compatible, as MCP clients validate) of every call's structuredContent.
+ * The parameters' names are listed once (params), not again under explicit and the Director's
+ * adjustments.
+ */
 export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
   type: 'object',
   description: 'What was rendered. The art itself is the text block (in the requested format) and the image block (png).',
@@ -82,12 +116,13 @@ export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
         height: { type: 'integer', minimum: 1, maximum: MCP_IMAGE_MAX_EDGE },
         cellWidth: { type: 'integer', minimum: 1 },
         cellHeight: { type: 'integer', minimum: 1 },
+        note: { type: 'string', description: 'Only for format png when the image block is drawn with smaller cells than the png: says it is a preview, and how to get the png at full size.' },
       },
     },
     codebook: CODEBOOK_SCHEMA,
-    director: DIRECTOR_SCHEMA,
-    params: PARAMS_SCHEMA,
-    explicit: { type: 'array', uniqueItems: true, items: { enum: PARAMS.map((d) => d.name) }, description: 'Parameters the caller set (the Director leaves them alone).' },
+    director: DIRECTOR_SUMMARY,
+    params: PARAMS_BY_TYPE,
+    explicit: { type: 'array', uniqueItems: true, items: { type: 'string' }, description: 'Names of the params the caller set (the Director leaves them alone).' },
     source: {
       type: 'object',
       required: ['width', 'height'],
@@ -107,7 +142,10 @@ function imageBlock(result: RenderResult, output: FormattedOutput, deflate: PngO
     if (scale !== 8 || pngSize(result.columns, result.rows, 8, result.cellAspect).height <= MCP_IMAGE_MAX_EDGE) return result.cellAspect;
     return 1 / Math.max(1, Math.floor(MCP_IMAGE_MAX_EDGE / result.rows));
   };
-  const style = { color: result.params.color, monoColor: result.params.monoColor, ...(deflate ? { deflate } : {}) };
+  // Colour as the format shows it: plain text ignores color (definitions.ts), so its preview is
+  // mono (and its base64 some 40 times smaller than a colour one).
+  const color = result.params.color && result.params.format !== 'text';
+  const style = { color, monoColor: result.params.monoColor, ...(deflate ? { deflate } : {}) };
   let chosen: { png: Uint8Array; scale: PngScale } | undefined;
   for (const scale of PNG_SCALES) {
     const { width, height } = pngSize(result.columns, result.rows, scale, result.cellAspect);
@@ -118,10 +156,15 @@ function imageBlock(result: RenderResult, output: FormattedOutput, deflate: PngO
   }
   const { png, scale } = chosen!;
   const cell = pngCell(scale, aspectAt(scale));
-  return {
-    image: { data: encodeBase64(png), mimeType: 'image/png' },
-    size: { mimeType: 'image/png', width: result.columns * cell.width, height: result.rows * cell.height, cellWidth: cell.width, cellHeight: cell.height },
-  };
+  const size = { mimeType: 'image/png', width: result.columns * cell.width, height: result.rows * cell.height, cellWidth: cell.width, cellHeight: cell.height } as const;
+  return { image: { data: encodeBase64(png), mimeType: 'image/png' }, size: scale === 1 || result.params.format !== 'png' ? size : { ...size, note: previewNote(result) } };
+}
+
+/** The note of a png drawn smaller than its own size: the image block is then no copy of the output. */
+function previewNote(result: RenderResult): string {
+  const full = pngSize(result.columns, result.rows, 1, result.cellAspect);
+  return `A preview with smaller cells: the png itself is ${full.width} x ${full.height} px, over this reply's bound ` +
+    `(${MCP_IMAGE_MAX_EDGE} px a side, ${grouped(MCP_IMAGE_MAX_BYTES)} bytes); ask for fewer columns to get it at full size here.`;
 }
 
 function summary(result: RenderResult, output: FormattedOutput, text: string, image: RenderSummary['image']): RenderSummary {

@@ -18,7 +18,7 @@ import { nextTurn } from '../../core/next-turn.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
-import { createMcpDispatcher, refuseKeys, type McpDispatcher } from './dispatcher.js';
+import { createMcpDispatcher, refuseKeys, type JsonRpcResponse, type McpDispatcher } from './dispatcher.js';
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
 import { readLines, TOO_LONG_PREFIX_BYTES } from './stdio-lines.js';
@@ -91,8 +91,11 @@ const renderModules = () => (modules ??= Promise.all([
   import('../../node/index.js').then((node) => (node.configureSharp(), node)),
 ]));
 
-/** The dispatcher of the stdio face: the shared tool with imagePath, rendering in this process. */
-export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>): McpDispatcher {
+/**
+ * The dispatcher of the stdio face: the shared tool with imagePath, rendering in this process.
+ * `clientHasRoots`: the client being initialized declares roots (imagePath may work without ours).
+ */
+export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>, clientHasRoots: () => boolean = () => false): McpDispatcher {
   const turns = new Turns(MOST_IN_LINE);
   const tool = createRenderTool({
     imagePath: true,
@@ -121,7 +124,8 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
   });
   return createMcpDispatcher({
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: true }),
+    // Asked at initialize, once the client's capabilities are read (observe, serveStdio).
+    instructions: () => mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: clientHasRoots() || opts.roots.all().length > 0 ? true : 'no roots' }),
     tools: [tool],
     maxBatch: 16,
     // A call its client cancelled is no error to report (notifications/cancelled).
@@ -131,6 +135,9 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
     },
   });
 }
+
+/** The signal of a pipe's requests as a whole: nothing aborts them but their own cancel (cancelOf). */
+const NEVER = new AbortController().signal;
 
 /** The key of this pipe's calls in InFlightCalls: one client, one session. */
 const STDIO_SESSION = 'stdio';
@@ -194,6 +201,10 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   // cancel never comes before its call: none is kept for later.
   const calls = new InFlightCalls({ keepMs: 0, most: 1 });
 
+  // Settled once the latest initialize line is answered: a client may write initialize,
+  // initialized and a call at once, and no request of ours may go out before its initialize result.
+  let initializeAnswered = Promise.resolve();
+
   const askRoots = () => {
     if (!clientHasRoots) return;
     pending?.done();
@@ -201,7 +212,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     let done!: () => void;
     const promise = new Promise<void>((r) => { done = r; });
     pending = { id, done, promise };
-    void send({ jsonrpc: '2.0', id, method: 'roots/list' });
+    // Calls wait on `pending` from now; the request goes out once initialize is answered (unless asked again meanwhile).
+    void initializeAnswered.then(() => (pending?.id === id ? send({ jsonrpc: '2.0', id, method: 'roots/list' }) : undefined));
   };
   const rootsReady = async () => {
     const p = pending;
@@ -214,7 +226,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     if (pending === p) pending = undefined;
   };
 
-  const dispatcher = createStdioDispatcher(opts, rootsReady);
+  const dispatcher = createStdioDispatcher(opts, rootsReady, () => clientHasRoots);
 
   /** What this face does with a message before the dispatcher: roots, cancellation. True: consumed. */
   const observe = async (msg: Record<string, unknown>): Promise<boolean> => {
@@ -249,21 +261,25 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       throw err;
     }
     const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
+    let answered: (() => void) | undefined;
+    if (messages.some((m) => m.method === 'initialize')) initializeAnswered = new Promise<void>((r) => { answered = r; });
     // Tracked before anything is awaited: a cancel on the next line, read in the same chunk, is
-    // observed before this line goes on. notifications/cancelled of any of its ids stops the line.
+    // observed before this line goes on. notifications/cancelled of an id stops that call alone.
     const tracked = calls.track(STDIO_SESSION, body);
     try {
       const consumed = await Promise.all(messages.map(observe));
       if (!Array.isArray(body) && consumed[0]) return;
-      const reply = await dispatcher.handle(body, { signal: tracked.signal });
-      // A cancel that came while the reply was made (the preview's encoding) is read first.
+      const reply = await dispatcher.handle(body, { signal: NEVER, cancelOf: tracked.cancelOf });
+      // A cancel that came while the reply was made (the preview's encoding) is read first: the
+      // replies to cancelled requests are left out.
       await nextTurn();
-      if (reply.status === 200 && reply.body !== undefined && !tracked.signal.aborted) await send(reply.body);
-    } catch (err) {
-      // Cancelled by the client (notifications/cancelled): nothing to answer, nothing went wrong.
-      if (!tracked.signal.aborted) throw err;
+      if (reply.status !== 200 || reply.body === undefined) return;
+      const live = (r: JsonRpcResponse) => r.id === null || !tracked.cancelOf(r.id)?.aborted;
+      const left = Array.isArray(reply.body) ? reply.body.filter(live) : [reply.body].filter(live);
+      if (left.length) await send(Array.isArray(reply.body) ? left : left[0]);
     } finally {
       tracked.done();
+      answered?.();
     }
   };
 

@@ -12,7 +12,9 @@
  * Bounds: a request is admitted like a render before its body is read (admission.ts; a small body
  * is read first), and each tools/call takes an admission slot and a rate-limit token (or the batch
  * is refused: 429 / 503; -32600 when it has more calls than the server slots). A small body's
- * other messages take neither.
+ * other messages take neither. A small body that is one tools/call refused a slot (server busy,
+ * or the client's V2A_CLIENT_SLOTS held) is answered as the tool's failure: 200, `isError`, the
+ * reason and when to retry (a larger one is refused before it is read: 429 / 503 as a render).
  */
 import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,7 +23,7 @@ import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { InFlightCalls, newSessionId, sessionOf } from '../mcp/cancels.js';
-import { createMcpDispatcher, errorResponse, mcpErrorCodes, PARSE_ERROR, refuseKeys, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import { createMcpDispatcher, errorResponse, isValidId, mcpErrorCodes, PARSE_ERROR, refuseKeys, type JsonRpcId, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
 import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
 import { isSupportedProtocolVersion } from '../mcp/protocol.js';
@@ -55,7 +57,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
  * `error.type` (the problem slug of a tool error, or `jsonrpc_<code>`); plus the tool-call counter
  * and a `tool call` log line.
  */
-function toolCallObserver(ctx: AppContext, request: FastifyRequest, cancelled: AbortSignal): McpHandleContext['observeToolCall'] {
+function toolCallObserver(ctx: AppContext, request: FastifyRequest, gone: AbortSignal, cancelOf: (id: JsonRpcId) => AbortSignal | undefined): McpHandleContext['observeToolCall'] {
   return ({ requestId, tool }) => {
     const name = tool ?? '_unknown';
     const started = nowMs();
@@ -68,7 +70,7 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest, cancelled: A
     return {
       ...(span ? { span } : {}),
       end({ result, errorCode }) {
-        const outcome = cancelled.aborted ? 'cancelled' : result;
+        const outcome = gone.aborted || cancelOf(requestId)?.aborted ? 'cancelled' : result;
         ctx.metrics.toolCalls.inc({ tool: name, outcome });
         // One line per call: a batch's reply is one 200 whatever each of its calls came to.
         request.log.info({ tool: name, requestId: String(requestId).slice(0, 64), outcome, ...(errorCode !== undefined ? { errorCode } : {}), responseTime: Math.round(nowMs() - started) }, 'tool call');
@@ -100,6 +102,15 @@ function toolCalls(body: unknown, maxBatch: number): number {
   const isCall = (m: unknown) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call';
   if (!Array.isArray(body)) return isCall(body) ? 1 : 0;
   return body.length > maxBatch ? 0 : body.filter(isCall).length;
+}
+
+/** The id and tool of a body that is one well-formed tools/call of a tool the dispatcher serves. */
+function singleToolCall(body: unknown, dispatcher: McpDispatcher): { id: JsonRpcId; tool: string } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { jsonrpc, id, method, params } = body as Record<string, unknown>;
+  if (jsonrpc !== '2.0' || method !== 'tools/call' || !isValidId(id)) return undefined;
+  const tool = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  return dispatcher.tools.some((t) => t.name === tool) ? { id, tool: tool as string } : undefined;
 }
 
 /**
@@ -178,24 +189,38 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       }
       const paid = smallBody(request) ? 0 : 1;
       await ctx.limiter?.take(request, reply, n - paid, paid);
-      ctx.admission.grow(request, n - ctx.admission.held(request));
+      try {
+        ctx.admission.grow(request, n - ctx.admission.held(request));
+      } catch (err) {
+        // One tools/call refused for now (busy server, or this client's slots all held): the
+        // agent's tool failed, so it is told so in the result, with when to try again.
+        const call = singleToolCall(body, dispatcher);
+        if (!(err instanceof HttpProblem) || call === undefined) throw err;
+        ctx.metrics.rejected.inc({ face: 'mcp', cause: err.slug });
+        toolCallObserver(ctx, request, ctx.admission.signalOf(request), () => undefined)?.({ requestId: call.id, tool: call.tool })?.end({ result: 'tool_error' });
+        const retry = err.extra.headers?.['retry-after'];
+        if (retry !== undefined) reply.header('retry-after', retry);
+        const text = retry === undefined || err.detail.includes(`retry in ${retry} s`) ? err.detail : `${err.detail} Retry after ${retry} s.`;
+        reply.header('cache-control', 'no-store');
+        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text }], isError: true } }));
+      }
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
       const tracked = calls.track(session, body);
       let result: Awaited<ReturnType<McpDispatcher['handle']>>;
       try {
-        const signal = AbortSignal.any([ctx.admission.signalOf(request), tracked.signal]);
+        const signal = ctx.admission.signalOf(request);
         // Each call of a batch listens on it (fetch, queue, pool): no leak warning for 16 of them.
         setMaxListeners(0, signal);
-        result = await dispatcher.handle(body, { signal, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request, signal) });
+        result = await dispatcher.handle(body, { signal, cancelOf: tracked.cancelOf, traceId: request.traceId, observeToolCall: toolCallObserver(ctx, request, signal, tracked.cancelOf) });
       } finally {
         tracked.done();
       }
       if (reply.sent) return undefined;
       reply.header('cache-control', 'no-store');
-      // A new session id with each initialize: it keys this client's calls for notifications/cancelled.
-      if (result.status === 200 && isInitialize(body)) reply.header('mcp-session-id', newSessionId());
-      // Cancelled by the client (notifications/cancelled): it expects no answer.
-      if (result.status === 202 || tracked.signal.aborted) return reply.code(202).send();
+      // A new session id with each initialize that succeeds: it keys this client's calls for notifications/cancelled.
+      if (result.status === 200 && isInitialize(body) && result.body !== undefined && 'result' in result.body) reply.header('mcp-session-id', newSessionId());
+      // Nothing to answer: notifications only, or every request cancelled by the client.
+      if (result.status === 202) return reply.code(202).send();
       return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(result.body));
     }),
   });
