@@ -13,7 +13,7 @@ import {
   type DecodedFrame,
   type ImageInputErrorCode,
 } from '../src/node/index.js';
-import { MAX_JPEG_SCANS, jpegScans, tiffPages } from '../src/node/structure.js';
+import { MAX_JPEG_SCANS, jpegScans, tiffPages, withoutPngText } from '../src/node/structure.js';
 import { DecodeBudget } from '../src/node/decode-budget.js';
 
 const MAX = 50_000_000;
@@ -267,6 +267,33 @@ test('a decompression bomb (30000 x 30000 header) is refused quickly and cheaply
   assert.deepEqual(await probeImage(bomb), { format: 'png', width: 30000, height: 30000, pages: 1 });
   // Within an absurdly high maxPixels, libvips' own checks still refuse the tiny IDAT.
   await assert.rejects(decodeImage(bomb, { maxPixels: 30000 * 30000, targetWidth: 100, timeoutSeconds: 5 }), ImageInputError);
+});
+
+test('a PNG\'s text chunks are dropped before libvips reads it: compressed ones (zTXt, iTXt) were inflated without bound, twice', async () => {
+  const png = await sharp({ create: { width: 10, height: 10, channels: 3, background: { r: 200, g: 40, b: 90 } } }).png().toBuffer();
+  const iend = png.length - 12;
+  // 8 zTXt chunks of 25 MB of text each, 25 KB compressed: libpng inflated 200 MB on the header
+  // read and again on the decode (about 2.5 s and 250 MB per 50 MB chunk and read).
+  const ztxt = pngChunk('zTXt', Buffer.concat([Buffer.from('Comment\0\0', 'latin1'), zlib.deflateSync(Buffer.alloc(25_000_000, 0x41), { level: 9 })]));
+  const itxt = pngChunk('iTXt', Buffer.from('Title\0\0\0\0\0hello', 'latin1'));
+  const text = pngChunk('tEXt', Buffer.from('Software\0v2a', 'latin1'));
+  const bomb = Buffer.concat([png.subarray(0, 33), text, ...Array<Buffer>(8).fill(ztxt), itxt, png.subarray(33, iend), ztxt, png.subarray(iend)]);
+  assert.ok(bomb.length < 400_000, `${bomb.length} bytes`);
+  assert.deepEqual(withoutPngText(bomb), png, 'every text chunk out, every other byte as it was');
+  assert.equal(withoutPngText(png), png, 'a PNG without text is passed on as it is');
+  const jpeg = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#123' } }).jpeg().toBuffer();
+  assert.equal(withoutPngText(jpeg), jpeg);
+  // A length past the end (a file cut short) keeps the rest for the decoder to judge.
+  const cut = Buffer.concat([png.subarray(0, 33), text, png.subarray(33, 60)]);
+  assert.deepEqual(withoutPngText(cut), Buffer.concat([png.subarray(0, 33), png.subarray(33, 60)]));
+
+  const t0 = performance.now();
+  const image = await decodeImage(bomb, { maxPixels: MAX });
+  assert.deepEqual(await probeImage(bomb), { format: 'png', width: 10, height: 10, pages: 1 });
+  for await (const frame of decodeFrames(bomb, { maxPixels: MAX })) assert.equal(frame.width, 10);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 3000, `took ${ms.toFixed(0)} ms`);
+  assert.deepEqual([image.width, image.height, [...image.data.subarray(0, 4)]], [10, 10, [200, 40, 90, 255]]);
 });
 
 test('a PNG header past libspng\'s own bounds (2147483647 x 1) is too many pixels, not undecodable', async () => {

@@ -68,3 +68,35 @@ export function tiffPages(buf: Uint8Array, stop: number): number {
   }
   return seen.size;
 }
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] as const;
+
+/** Chunk types of a PNG's text (tEXt, zTXt, iTXt) as big-endian words. */
+const PNG_TEXT_CHUNKS: ReadonlySet<number> = new Set(['tEXt', 'zTXt', 'iTXt'].map((t) => Buffer.from(t, 'latin1').readUInt32BE(0)));
+
+/**
+ * A PNG without its text chunks (tEXt, zTXt, iTXt); any other input, or a PNG with none, as it
+ * is. libpng (in libvips, in sharp) inflates every compressed text chunk into the image's
+ * metadata, on the header read and again on the decode, and nothing bounds their sum: a 973 KB
+ * PNG of 20 zTXt chunks of 50 MB each took 5 GB and nearly two minutes, inside every size limit.
+ * Nothing here reads them. The walk jumps from chunk to chunk by their lengths; a length that
+ * runs past the end keeps the rest as it is, for the decoder to judge.
+ */
+export function withoutPngText(buf: Buffer): Buffer {
+  if (buf.length < 8 || PNG_SIGNATURE.some((b, i) => buf[i] !== b)) return buf;
+  const kept: Buffer[] = [];
+  let from = 8;
+  let at = 8;
+  while (at + 8 <= buf.length) {
+    const end = at + 12 + buf.readUInt32BE(at);
+    if (end > buf.length) break;
+    if (PNG_TEXT_CHUNKS.has(buf.readUInt32BE(at + 4))) {
+      kept.push(buf.subarray(from, at));
+      from = end;
+    }
+    at = end;
+  }
+  if (kept.length === 0) return buf;
+  kept.push(buf.subarray(from));
+  return Buffer.concat([buf.subarray(0, 8), ...kept]);
+}
