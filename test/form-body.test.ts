@@ -88,6 +88,12 @@ describe('form body', () => {
     const noBoundary = await refusal([file(1)], 10, 'multipart/form-data');
     assert.equal(noBoundary.slug, 'invalid-request');
     assert.match(noBoundary.detail, /malformed: Boundary not found/);
+    // RFC 2046's 70 characters at most: busboy's refusal named its internals ("The needle ...").
+    for (const quote of ['', '"']) {
+      const long = await refusal([file(1)], 10, `multipart/form-data; boundary=${quote}${'a'.repeat(300)}${quote}`);
+      assert.equal(long.slug, 'invalid-request');
+      assert.equal(long.detail, 'The multipart/form-data boundary is 300 characters long; at most 70 are allowed (RFC 2046, section 5.1.1).');
+    }
     const cut = body([file(100)]).subarray(0, 120);
     const short = await refusal(cut, 1000);
     assert.equal(short.slug, 'invalid-request');

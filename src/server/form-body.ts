@@ -47,6 +47,20 @@ const malformed = (err: unknown): HttpProblem => {
   return new HttpProblem('invalid-request', `The multipart/form-data body is malformed: ${why}.`);
 };
 
+/** RFC 2046 (5.1.1): a boundary is 1 to 70 characters; busboy's own refusal of longer ones named its internals. */
+const MAX_BOUNDARY = 70;
+const BOUNDARY = /;\s*boundary=(?:"([^"]*)"|([^;\s]*))/i;
+
+const longBoundary = (contentType: string): HttpProblem | undefined => {
+  const m = BOUNDARY.exec(contentType);
+  const boundary = m?.[1] ?? m?.[2];
+  return boundary !== undefined && boundary.length > MAX_BOUNDARY
+    ? new HttpProblem('invalid-request', `The multipart/form-data boundary is ${boundary.length} characters long; at most ${MAX_BOUNDARY} are allowed (RFC 2046, section 5.1.1).`, {
+      errors: [{ parameter: 'Content-Type', message: `boundary longer than ${MAX_BOUNDARY} characters` }],
+    })
+    : undefined;
+};
+
 const unnamedPart = (): HttpProblem =>
   new HttpProblem('invalid-request', 'The multipart/form-data body is malformed: a part has no name (Content-Disposition: form-data; name="...").');
 
@@ -66,6 +80,8 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
   const images: (ImageInput | undefined)[] = [];
   let sawImage = false;
   const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  const boundaryProblem = longBoundary(contentType);
+  if (boundaryProblem) throw boundaryProblem;
   let bb: BusboyInstance;
   try {
     bb = new Busboy({
