@@ -119,7 +119,9 @@ describe('shutdown', () => {
       stopAll: () => {},
       close: async () => {},
     };
-    const busy = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1000' }, { telemetry: HANGING_TELEMETRY, pool: stuck });
+    const lines: any[] = [];
+    const stream = { write: (l: string) => { lines.push(JSON.parse(l)); } };
+    const busy = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1000' }, { telemetry: HANGING_TELEMETRY, pool: stuck, logger: { level: 'info', stream } });
     const cut = postForm(`${busy.url}/api/v1/render`, { image: Buffer.from('x') }).catch((err: unknown) => err);
     await inPool;
     t0 = performance.now();
@@ -127,6 +129,10 @@ describe('shutdown', () => {
     ms = performance.now() - t0;
     assert.ok(ms >= 800 && ms < 1500, `forced: ${ms.toFixed(0)} ms`);
     assert.ok(await cut instanceof Error, 'the cut request failed');
+    // The server cut it, not its client: a warning of its own, not "request aborted".
+    await new Promise((r) => setTimeout(r, 50));
+    const ends = lines.filter((l) => /^request (cut|aborted)/.test(l.msg)).map((l) => [l.level, l.msg]);
+    assert.deepEqual(ends, [[40, 'request cut: the server shut down before the reply (V2A_SHUTDOWN_TIMEOUT_MS)']]);
   });
 
   test('out of time, renders still waiting or running are answered 503 shutting-down with Retry-After, not cut (a reset POST is retried by no one)', { timeout: 60_000 }, async () => {

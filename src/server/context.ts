@@ -29,6 +29,8 @@ export interface AppContext {
   readonly connections: Connections;
   /** Set when shutdown begins: new work is refused with 503, health reports it. */
   closing: boolean;
+  /** Set when a shutdown out of time closes the connections left: their requests were cut by us, not their clients. */
+  cutting?: boolean;
 }
 
 /** Public base URL: V2A_PUBLIC_URL, else the request's scheme and Host (trusting proxies only as configured). */

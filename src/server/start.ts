@@ -109,6 +109,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           // back; what is still in progress then (a body arriving, a reply being sent) is cut.
           app.v2a.pool.stopAll(shuttingDown('The server shut down before this render finished; retry on another instance.'));
           await within(app.v2a.connections.settled(), flushMs / 2);
+          app.v2a.cutting = true;
           app.server.closeAllConnections();
         }
         // app.close() goes on (the pool, then the span export); the spans batched so far get what

@@ -99,7 +99,8 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
       const route = routeOf(request);
       metrics.requests.inc({ method, route, status: ABORTED_STATUS });
       metrics.latency.observe({ method, route }, reply.elapsedTime / 1000);
-      request.log.info({ responseTime: reply.elapsedTime }, 'request aborted: the connection closed before the reply');
+      if (request.server.v2a?.cutting) request.log.warn({ responseTime: reply.elapsedTime }, 'request cut: the server shut down before the reply (V2A_SHUTDOWN_TIMEOUT_MS)');
+      else request.log.info({ responseTime: reply.elapsedTime }, 'request aborted: the connection closed before the reply');
       const span = request.span;
       if (!span) return;
       request.span = undefined;
