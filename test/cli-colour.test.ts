@@ -81,8 +81,10 @@ describe('help', () => {
   test('v2a --help: --color and --format defaults as the CLI chooses them; colour variables in the order they are read', () => {
     const r = v2a(['--help']);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^ {2}--color, --no-color +a switch; default on when standard output is a colour terminal/m);
-    assert.match(r.stdout, /^ {2}--format <name> +one of .*; default ansi when colour is on, else text/m);
+    // Each item on one line: help is wrapped to the width (80 piped), continuation lines indented.
+    const items = r.stdout.replace(/\n {3,}/g, ' ');
+    assert.match(items, /^ {2}--color, --no-color +a switch; default on when standard output is a colour terminal/m);
+    assert.match(items, /^ {2}--format <name> +one of .*; default ansi when colour is on, else text/m);
     const order = ['FORCE_COLOR', 'NO_COLOR, NODE_DISABLE_COLORS', 'COLORTERM, TERM, TERM_PROGRAM'].map((name) => r.stdout.indexOf(`\n  ${name} (default`));
     assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `order: ${order.join(' ')}`);
   });

@@ -33,18 +33,18 @@ const piped = (args: readonly string[], extra: Record<string, string> = {}) => r
 
 /**
  * Runs argv on a pseudo-terminal of cols x rows (set before exec). Each step waits (for `frames`
- * cursor-home escapes in all the output, for `text` in the output since the previous step, or
- * `sleep` seconds), records the terminal's modes, then acts: types `write`, resizes to `resize`,
+ * frames in all the output, each starting with one cursor move (FRAME), for `text` in the output
+ * since the previous step, or `sleep` seconds), records the terminal's modes, then acts: types `write`, resizes to `resize`,
  * sends `signal` to the child, or closes the terminal (`hangUp`). Then waits for the exit; the
  * code is a shell's (128 + n when killed by signal n).
  */
 interface Step { frames?: number; text?: string; sleep?: number; write?: string; resize?: [number, number]; signal?: string; hangUp?: boolean }
 interface Modes { icanon: boolean; echo: boolean }
-/** `parts[i]`: the output up to step i's mark (each step's after the previous one's), the last what came after. */
-interface PtyRun { code: number; out: string; parts: string[]; modes: Modes[]; after: Modes }
+/** `parts[i]`: the output up to step i's mark (each step's after the previous one's), the last what came after; `raw`: all of it, \r kept. */
+interface PtyRun { code: number; out: string; parts: string[]; modes: Modes[]; after: Modes; raw: string }
 
 const DRIVER = String.raw`
-import json, os, pty, sys, struct, fcntl, termios, select, time, signal
+import json, os, pty, re, sys, struct, fcntl, termios, select, time, signal
 spec = json.loads(sys.argv[1])
 cols, rows = spec['size']
 pid, fd = pty.fork()
@@ -66,12 +66,14 @@ def modes():
     try: a = termios.tcgetattr(fd)
     except (termios.error, OSError): return None
     return {'icanon': bool(a[3] & termios.ICANON), 'echo': bool(a[3] & termios.ECHO)}
+# Each frame starts with one cursor move: up to the last frame's top, or home (drawn from the top).
+FRAME = rb'\x1b\[(?:\d+A|H)'
 marks = []
 last = 0
 for step in spec['steps']:
     deadline = time.time() + 20
     while time.time() < deadline:
-        if 'frames' in step and out.count(b'\x1b[H') >= step['frames']: break
+        if 'frames' in step and len(re.findall(FRAME, bytes(out))) >= step['frames']: break
         if 'text' in step and step['text'].encode() in out[last:]: break
         if 'sleep' in step:
             pump(step['sleep']); break
@@ -102,15 +104,54 @@ function inPty(argv: readonly string[], size: [number, number], steps: Step[], e
   const run = JSON.parse(r.stdout) as { code: number; out: string; marks: { at: number; modes: Modes }[]; after: Modes };
   const cuts = [0, ...run.marks.map((m) => m.at), run.out.length];
   const parts = cuts.slice(1).map((end, i) => Buffer.from(run.out.slice(cuts[i], end), 'latin1').toString('utf8').replace(/\r/g, ''));
-  return { code: run.code, out: parts.join(''), parts, modes: run.marks.map((m) => m.modes), after: run.after };
+  return { code: run.code, out: parts.join(''), parts, modes: run.marks.map((m) => m.modes), after: run.after, raw: Buffer.from(run.out, 'latin1').toString('utf8') };
 }
 
 const RESTORED = '\x1b[0m\x1b[?25h';
-/** The frames drawn in `out` (each starts at cursor home), escapes removed, as rows. */
-const frames = (out: string) => out.split('\x1b[H').slice(1).map((f) => f.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\n').filter((l) => l.length > 0));
+/** The frames drawn in `out` (each starts with a cursor move: up to the last frame's top, or home), escapes removed, as rows. */
+const frames = (out: string) => out.split(/\x1b\[(?:\d+A|H)/).slice(1).map((f) => f.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\n').filter((l) => l.length > 0));
+
+/**
+ * What a terminal of `cols` x `rows` shows after `out`, scrollback included: the text of every row
+ * from the first, trailing spaces and blank rows at the end dropped. Enough of a terminal for
+ * what playback writes: \r, \n, CSI n A, CSI H, CSI 2J, CSI J, autowrap; other escapes ignored.
+ */
+function screen(out: string, cols: number, rows: number): string[] {
+  const lines: string[][] = [[]];
+  let top = 0, y = 0, x = 0;
+  const down = () => {
+    y++;
+    while (lines.length <= y) lines.push([]);
+    if (y - top >= rows) top = y - rows + 1;
+  };
+  for (const [token, params = '', final] of out.matchAll(/\x1b\[([0-9;?]*)([A-Za-z])|\r|\n|[^\x1b\r\n]/gu)) {
+    if (final === 'A') y = Math.max(top, y - Math.max(1, Number(params) || 1));
+    else if (final === 'H') [y, x] = [top, 0];
+    else if (final === 'J' && params === '2') for (let i = top; i < lines.length; i++) lines[i] = [];
+    else if (final === 'J') {
+      lines[y]!.length = Math.min(lines[y]!.length, x);
+      for (let i = y + 1; i < lines.length; i++) lines[i] = [];
+    } else if (final !== undefined) continue;
+    else if (token === '\r') x = 0;
+    else if (token === '\n') down();
+    else {
+      if (x >= cols) {
+        x = 0;
+        down();
+      }
+      const line = lines[y]!;
+      while (line.length < x) line.push(' ');
+      line[x++] = token;
+    }
+  }
+  const text = lines.map((l) => l.join('').trimEnd());
+  while (text.length && text.at(-1) === '') text.pop();
+  return text;
+}
 
 let dir = '';
 let gif = '';
+let still = '';
 let clip = '';
 let json = '';
 
@@ -135,6 +176,8 @@ before(async () => {
   await sharp(Buffer.concat([0, 0.2, 0.4, 0.6].map(page)), { raw: { width: w, height: h * 4, channels: 3, pageHeight: h } })
     .gif({ delay: [200, 200, 200, 200], loop: 0 })
     .toFile(gif);
+  still = join(dir, 'still.png');
+  await sharp(page(0.3), { raw: { width: w, height: h, channels: 3 } }).png().toFile(still);
   if (hasFfmpeg) {
     clip = join(dir, 'clip.mp4');
     const r = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10', '-t', '3', '-pix_fmt', 'yuv420p', '-y', clip]);
@@ -202,7 +245,7 @@ describe('v2a play: input and output', () => {
     const r = await piped(['play', json, '-o', out]);
     assert.equal(r.code, 3, r.stderr);
     // play takes videos too: its message says so (it named only the image formats).
-    assert.match(r.stderr, /^v2a: The image format is not supported\. .* Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or MPEG\.\n$/);
+    assert.match(r.stderr, /^v2a: .*not-an-image\.json: The image format is not supported\. .* Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or MPEG\.\n$/);
     assert.equal(readFileSync(out, 'utf8'), 'keep\n');
     const ok = await piped(['play', gif, '-o', out, '--columns', '20']);
     assert.equal(ok.code, 0, ok.stderr);
@@ -288,6 +331,41 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     for (const f of frames(r.out)) assert.equal(Math.max(...f.map((l) => l.length)), 30);
   });
 
+  test('drawn in place below the prompt, the last frame left there and the prompt after it: no screen cleared', { skip: hasBash ? false : 'no bash' }, () => {
+    // A 4-frame GIF and a still image (one frame), each 80 x 20 in an 80 x 24 terminal, the screen already half full.
+    for (const [file, count] of [[gif, 4], [still, 1]] as const) {
+      const line = `seq 10; ${[...V2A, 'play', file].map(shellQuote).join(' ')}; echo "AFTER $?"`;
+      const r = inPty(['bash', '-c', line], [80, 24], []);
+      assert.equal(r.code, 0, r.out.slice(-300));
+      assert.ok(!r.out.includes('\x1b[2J') && !r.out.includes('\x1b[H'), 'no clear, no home');
+      assert.equal(frames(r.out).length, count);
+      const shown = screen(r.raw, 80, 24);
+      assert.deepEqual(shown.slice(0, 10), ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'], 'what was on the screen stays');
+      const art = shown.slice(10, -1);
+      assert.equal(art.length, 20, shown.join('\n'));
+      assert.deepEqual(art, frames(r.out).at(-1)!.slice(0, -1).map((l) => l.trimEnd()), 'the last frame, where the first was drawn');
+      assert.equal(shown.at(-1), 'AFTER 0', 'the prompt goes below the art');
+      assert.ok(r.out.endsWith(`${RESTORED}AFTER 0\n`), JSON.stringify(r.out.slice(-40)));
+    }
+  });
+
+  test('art taller than the terminal is drawn from the top left corner, the screen cleared once', () => {
+    const r = inPty(play('--columns', '80'), [80, 12], [{ frames: 5, signal: 'SIGTERM' }]);
+    assert.equal(r.code, 143);
+    assert.equal(r.out.split('\x1b[2J').length, 2, 'cleared once');
+    assert.ok(frames(r.out).length >= 5);
+    assert.ok(!/\x1b\[\d+A/.test(r.out), 'no cursor up');
+  });
+
+  test('help is wrapped to the terminal\'s width', () => {
+    for (const args of [['--help'], ['render', '--help'], ['play', '--help']]) {
+      const r = inPty([...V2A, ...args], [60, 24], []);
+      assert.equal(r.code, 0);
+      assert.match(r.out, /Usage: v2a/);
+      assert.deepEqual(r.out.split('\n').filter((l) => [...l].length > 60), [], args.join(' '));
+    }
+  });
+
   test('TERM=dumb: refused with a usage error, no escapes', () => {
     const r = inPty(play(), [80, 24], [], { TERM: 'dumb' });
     assert.equal(r.code, 2);
@@ -328,7 +406,7 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     ], { PS1: 'PROMPT$ ' });
     const stop = r.parts[2]!;
     assert.ok(stop.includes(RESTORED) && stop.indexOf(RESTORED) < stop.indexOf('Stopped'), JSON.stringify(stop.slice(-200)));
-    assert.ok(r.parts[3]!.includes('\x1b[?25l\x1b[2J\x1b[H'), 'fg takes the screen back at once');
+    assert.match(r.parts[3]!, /\x1b\[\?25l\n+\x1b\[\d+A/, 'fg draws the frame again at once, below the shell\'s lines');
     assert.match(r.parts[6]!, /STATUS=0/, 'q stopped it: raw mode was back');
   });
 });

@@ -316,16 +316,20 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match(all.text, /help \[command\]\s+show help for a command/);
     const render = await v2a(['help', 'render']);
     assert.equal(render.code, 0, render.stderr);
-    assert.match(render.text, /^Usage: v2a render \[options\] <file>/);
+    assert.match(render.text, /^Usage: v2a render \[options\] <file\.\.\.>/);
   });
 
   test('usage errors are one line each, the suggestion and the pointer to --help in it', async () => {
     const cases = [
-      [[png, '--bogus'], "v2a: unknown option '--bogus' (see v2a --help)"],
-      [[png, '--colour'], "v2a: unknown option '--colour' (Did you mean --color?) (see v2a --help)"],
-      [[png, '--columns'], "v2a: option '--columns <n>' argument missing (see v2a --help)"],
-      [['render'], "v2a: missing required argument 'file' (see v2a --help)"],
+      // The help of the command at fault: render's, the default command, lists its flags.
+      [[png, '--bogus'], "v2a: unknown option '--bogus' (see v2a render --help)"],
+      [[png, '--colour'], "v2a: unknown option '--colour' (Did you mean --color?) (see v2a render --help)"],
+      [[png, '--columns'], "v2a: option '--columns <n>' argument missing (see v2a render --help)"],
+      [['render'], "v2a: missing required argument 'file' (see v2a render --help)"],
+      [['play'], "v2a: missing required argument 'file' (see v2a play --help)"],
       [['frobnicate'], "v2a: unknown command 'frobnicate' (and no such file) (see v2a --help)"],
+      [['plya', 'clip.mp4'], "v2a: unknown command 'plya' (and no such file) (Did you mean play?) (see v2a --help)"],
+      [['help', 'decdoe'], "v2a: unknown command 'decdoe' (Did you mean decode?) (see v2a --help)"],
     ] as const;
     // Side by side: a CLI start is seconds on a loaded machine.
     const runs = await Promise.all(cases.map(([args]) => v2a([...args])));
@@ -368,7 +372,7 @@ describe('v2a render', { concurrency: 4 }, () => {
     runs.forEach((r, i) => {
       assert.equal(r.code, 2, boxes[i]!.join(' '));
       assert.equal(r.stdout.length, 0);
-      assert.equal(r.stderr, 'v2a: a 50 x 2000 image needs 160 rows at 8 columns, the fewest; the box has 10 (give more rows, or crop the image)\n');
+      assert.equal(r.stderr, `v2a: ${tall}: a 50 x 2000 image needs 160 rows at 8 columns, the fewest; the box has 10 (give more rows, or crop the image)\n`);
     });
     assert.equal(fits.code, 0, fits.stderr);
     assert.equal(lines(fits.text).length, 200);
@@ -385,7 +389,7 @@ describe('v2a render', { concurrency: 4 }, () => {
     writeFileSync(clip, head);
     const r = await v2a([clip]);
     assert.equal(r.code, 3);
-    assert.equal(r.stderr, `v2a: The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image. This is a video: play it with v2a play '${clip}'.\n`);
+    assert.equal(r.stderr, `v2a: ${clip}: The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image. This is a video: play it with v2a play '${clip}'.\n`);
     const piped = await v2a(['-'], { input: head });
     assert.match(piped.stderr, /This is a video: play it with v2a play -\.\n$/);
     // Anything else unsupported gets the plain message.
@@ -397,7 +401,7 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.match((await v2a(['/proc/self/status'])).stderr, /format is not supported/);
     const empty = join(dir, 'empty.png');
     writeFileSync(empty, '');
-    assert.equal((await v2a([empty])).stderr, 'v2a: The image is empty (0 bytes).\n');
+    assert.equal((await v2a([empty])).stderr, `v2a: ${empty}: The image is empty (0 bytes).\n`);
   });
 
   test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
@@ -472,7 +476,7 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('garbage bytes -> exit 3 with the decoder message, no stack trace', async () => {
     const r = await v2a(['render', garbage]);
     assert.equal(r.code, 3);
-    assert.match(r.stderr, /^v2a: The image format is not supported\./);
+    assert.equal(r.stderr.startsWith(`v2a: ${garbage}: The image format is not supported.`), true, r.stderr);
     assert.equal(r.stderr.split('\n').length, 2);
   });
 
@@ -493,7 +497,7 @@ describe('v2a render', { concurrency: 4 }, () => {
     assert.equal(pixels.code, 3);
     assert.match(pixels.stderr, /too many pixels/);
     assert.equal(decoded.code, 3, decoded.stderr);
-    assert.match(decoded.stderr, /^v2a: Decoding the image would take about 4 MiB .*the limit is 1 MiB \(V2A_MAX_DECODED_BYTES\)/);
+    assert.match(decoded.stderr, /^v2a: .*decoded-4mib\.png: Decoding the image would take about 4 MiB .*the limit is 1 MiB \(V2A_MAX_DECODED_BYTES\)/);
     assert.equal(unlimited.code, 0);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^v2a: V2A_MAX_IMAGE_PIXELS must be an integer from 1 to 1000000000 \(got "lots"\)\n$/);
@@ -627,7 +631,7 @@ describe('v2a decode', { concurrency: 4 }, () => {
     assert.match(r.stderr, /^v2a: invalid json-compact: document lacks "rows"\n$/);
     const junk = await v2a(['decode', garbage]);
     assert.equal(junk.code, 3);
-    assert.match(junk.stderr, /^v2a: invalid json-compact: not JSON; decode reads what v2a render --format json-compact writes\n$/);
+    assert.equal(junk.stderr, `v2a: ${garbage}: invalid json-compact: not JSON; decode reads what v2a render --format json-compact writes\n`);
     // Another of v2a's outputs is named as such, and so is a JSON document of something else.
     const json = (await v2a(['render', png, '--columns', '8', '--format', 'json'])).text;
     const wrong = await v2a(['decode', '-'], { input: json });
@@ -659,7 +663,7 @@ describe('v2a help and version', { concurrency: 4 }, () => {
         if (def.type === 'boolean') assert.ok(r.text.includes(`--no-${kebabName(def.name)}`), `--no-${kebabName(def.name)} missing`);
       }
     }
-    assert.match(top.text, /render \[options\] <file>/);
+    assert.match(top.text, /render \[options\] <file\.\.\.>/);
     assert.match(top.text, /decode \[options\] <file>/);
     assert.match(top.text, /Exit codes:/);
     assert.match(render.text, /--output <file>/);

@@ -5,12 +5,12 @@
  * and codebook for the clip). Video plays at the clip's frame rate, dropping frames that render
  * too late.
  *
- * - Standard output a terminal and no -o: played in place (cursor hidden, cursor home before each
- *   frame, frame delays honoured, `--loop` times, 0 = until Ctrl-C), as text or, with --color or
- *   --format ansi, as ansi; the keys, signals and restoring of the terminal are
- *   playback-terminal.ts's. A size that came from the terminal follows it when it is resized: the
- *   clip goes on at the next frame, rendered for the new size. A terminal without cursor
- *   addressing (TERM=dumb) is refused.
+ * - Standard output a terminal and no -o: played in place below the prompt (cursor hidden, each
+ *   frame drawn over the last, frame delays honoured, `--loop` times, 0 = until Ctrl-C), as text
+ *   or, with --color or --format ansi, as ansi; the keys, signals, drawing and restoring of the
+ *   terminal are playback-terminal.ts's. A size that came from the terminal follows it when it is
+ *   resized: the clip goes on at the next frame, rendered for the new size. A terminal without
+ *   cursor addressing (TERM=dumb) is refused.
  * - Otherwise (piped, or -o): NDJSON, one json-compact object per line per frame, once (--loop
  *   is refused). --format is refused unless it is json-compact: silently writing something else
  *   than asked is worse.
@@ -27,7 +27,7 @@ import { DEFAULTS, type Format, type RenderParams } from '../core/params/definit
 import { bodyText } from '../core/format/output.js';
 import { PlaybackTerminal } from './playback-terminal.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
-import { integerFlag, ioError, readInput, withReadFd, stdoutIsTty, usageError, writeStdout, type InputLimits } from './terminal.js';
+import { aboutFile, integerFlag, ioError, readInput, withReadFd, stdoutIsTty, usageError, writeError, writeStdout, type InputLimits } from './terminal.js';
 import { isVideo, spoolVideo, videoFrameDecoder } from './video-source.js';
 import { resolveBox } from './view.js';
 
@@ -52,7 +52,7 @@ function parseLoop(raw: string | undefined): number {
 
 type Mode = { kind: 'play'; format: 'text' | 'ansi'; loop: number } | { kind: 'ndjson'; output: string | undefined };
 
-function chooseMode(opts: AnimateOptions): Mode {
+function chooseMode(opts: Omit<AnimateOptions, 'file'>): Mode {
   const { params, output } = opts;
   if (output === undefined && stdoutIsTty()) {
     const format: Format = params.format ?? (params.color ? 'ansi' : DEFAULTS.format);
@@ -132,22 +132,29 @@ async function frameSource(opts: AnimateOptions, clock: (() => number) | undefin
   return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
 }
 
-export async function animate(opts: AnimateOptions): Promise<void> {
+export function animate(opts: AnimateOptions): Promise<void> {
+  return animator(opts)(opts.file);
+}
+
+/** The options checked once (`render --animate a.gif b.gif`): a function that plays or writes one file. */
+export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => Promise<void> {
   const mode = chooseMode(opts);
-  const job = import('./renderer.js');
-  job.catch(() => undefined);
-  // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
-  const term = mode.kind === 'play' ? new PlaybackTerminal(opts.file !== '-' && process.stdin.isTTY === true) : undefined;
-  const source = { video: false };
-  try {
-    return await animateFrom(opts, mode, job, term, source);
-  } catch (err) {
-    // Neither an image nor a video it knows: sharp's message named only the image formats.
-    if (!source.video && err instanceof V2aError && err.code === 'unsupported-image') throw new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`);
-    throw err;
-  } finally {
-    term?.close();
-  }
+  return async (file) => {
+    const job = import('./renderer.js');
+    job.catch(() => undefined);
+    // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
+    const term = mode.kind === 'play' ? new PlaybackTerminal(file !== '-' && process.stdin.isTTY === true) : undefined;
+    const source = { video: false };
+    try {
+      return await animateFrom({ ...opts, file }, mode, job, term, source);
+    } catch (err) {
+      // Neither an image nor a video it knows: sharp's message named only the image formats.
+      if (!source.video && err instanceof V2aError && err.code === 'unsupported-image') throw aboutFile(file, new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`));
+      throw aboutFile(file, err);
+    } finally {
+      term?.close();
+    }
+  };
 }
 
 /** What the frames' sources take beside images (isVideo's containers). */
@@ -189,7 +196,7 @@ async function writeNdjson(frames: AsyncIterable<FrameJobResult>, output: string
           fd ??= openSync(output, 'w');
           writeSync(fd, line);
         } catch (err) {
-          throw ioError('write', output, err);
+          throw writeError(output, err);
         }
       }
     }

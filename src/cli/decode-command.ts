@@ -9,7 +9,7 @@ import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact 
 import { V2aError } from '../core/errors.js';
 import { importModule } from './import-module.js';
 import { integerFromText } from '../core/params/validate.js';
-import { once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
+import { aboutFile, once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
 const DEFAULT_CELL_HEIGHT = 16;
@@ -83,27 +83,35 @@ interface DecodeOpts {
 async function decodeAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<DecodeOpts>();
   const output = outputFile(opts.output, file);
+  // decode writes PNG only: y.txt would hold PNG bytes (render refuses a format its extension contradicts).
+  const ext = extname(output ?? '');
+  if (ext !== '' && ext.toLowerCase() !== '.png') throw usageError(`decode writes PNG: name the output file *.png, not *${ext}`);
   const cellWidth = parseCellSize(opts.cellWidth, '--cell-width', DEFAULT_CELL_WIDTH);
   const cellHeight = parseCellSize(opts.cellHeight, '--cell-height', DEFAULT_CELL_HEIGHT);
   if (output === undefined && stdoutIsTty()) {
     throw usageError('refusing to write PNG data to a terminal: give -o <file.png> or redirect standard output');
   }
+  const { maxPixels } = readLimits();
   const sharpModule = importModule<typeof import('sharp')>('sharp');
   sharpModule.catch(() => undefined);
   const input = await readInput(file);
-  const docs = parseDocuments(input.toString('utf8'));
-  if (docs.length > 1 && output === undefined) {
-    throw usageError(`the input has ${docs.length} json-compact documents (NDJSON): give -o <name.png> to write numbered files`);
-  }
-  // The picture is as large as the flags make it: bounded as a decoded image is (400 x 800 cells
-  // of 256 x 256 px were an internal error, 64 x 64 a 25600 x 9600 px PNG of a gigabyte in memory).
-  const { maxPixels } = readLimits();
-  for (const doc of docs) {
-    const width = doc.columns * cellWidth, height = doc.rows * cellHeight;
-    if (width * height > maxPixels) {
-      // The input's size as much as the flags': exit 3, as for a decoded image over the limit.
-      throw new V2aError('image-too-large', `the PNG of ${doc.columns} x ${doc.rows} cells of ${cellWidth} x ${cellHeight} px would be ${width} x ${height} px, over the limit of ${maxPixels.toLocaleString('en-US')} pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height, or raise the limit`);
+  let docs: DecodedCompact[];
+  try {
+    docs = parseDocuments(input.toString('utf8'));
+    if (docs.length > 1 && output === undefined) {
+      throw usageError(`the input has ${docs.length} json-compact documents (NDJSON): give -o <name.png> to write numbered files`);
     }
+    // The picture is as large as the flags make it: bounded as a decoded image is (400 x 800 cells
+    // of 256 x 256 px were an internal error, 64 x 64 a 25600 x 9600 px PNG of a gigabyte in memory).
+    for (const doc of docs) {
+      const width = doc.columns * cellWidth, height = doc.rows * cellHeight;
+      if (width * height > maxPixels) {
+        // The input's size as much as the flags': exit 3, as for a decoded image over the limit.
+        throw new V2aError('image-too-large', `the PNG of ${doc.columns} x ${doc.rows} cells of ${cellWidth} x ${cellHeight} px would be ${width} x ${height} px, over the limit of ${maxPixels.toLocaleString('en-US')} pixels (V2A_MAX_IMAGE_PIXELS): give a smaller --cell-width or --cell-height, or raise the limit`);
+      }
+    }
+  } catch (err) {
+    throw aboutFile(file, err);
   }
   const { default: sharp } = await sharpModule;
   for (let i = 0; i < docs.length; i++) {

@@ -40,7 +40,18 @@ function showDefault(def: ParamDef): string {
   const cli = CLI_DEFAULTS[def.name as ParamName];
   if (cli !== undefined) return cli;
   if (def.type === 'boolean') return def.default ? 'on' : 'off';
+  // An empty ramp is none of one's own (`default ` said nothing).
+  if (def.type === 'glyphs' && def.default === '') return "none: the charset's ramp";
   return String(def.default);
+}
+
+/**
+ * A parameter's description for the command line: the API's words for what lies beyond its
+ * contract ("Extension (beyond the contract): ..."; "...; extension: png") mean nothing here.
+ */
+function cliDescription(def: ParamDef): string {
+  const text = def.description.replace(/^Extension \(beyond the contract\):\s*/, '').replace(/; extension: /, ', ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Domain and default, e.g. `a number from 0.2 to 4, step 0.05; default 1.15`. */
@@ -62,7 +73,7 @@ export function addParamOptions(cmd: Command, notes: Partial<Record<ParamName, s
   for (const def of GENERATED) {
     const flag = flagOf(def);
     const note = notes[def.name as ParamName];
-    const help = `${def.description} (${domainText(def)}${note ? `; ${note}` : ''})`;
+    const help = `${cliDescription(def)} (${domainText(def)}${note ? `; ${note}` : ''})`;
     const heading = groupHeading(def);
     if (def.type === 'boolean') {
       cmd.addOption(new Option(flag, help).helpGroup(heading));

@@ -13,7 +13,15 @@
  *   touching its modes or reading it would stop the job (SIGTTOU, SIGTTIN), so playback goes on
  *   without keys, and takes them once `fg` brings it to the foreground (checked at SIGCONT and at
  *   each frame: bash's `fg` of a running job sends no signal).
- * - A resize (SIGWINCH) is noted for the player, which refits; the next frame clears the screen.
+ * - A resize (SIGWINCH) is noted for the player, which refits.
+ *
+ * Frames are drawn in place below the prompt, as a still image is printed: the first reserves the
+ * art's rows (newlines, scrolling if need be), each next one moves the cursor back up to the top
+ * of the last (relative moves stay right when the terminal scrolls), and the last frame stays in
+ * the scrollback where it was drawn, the prompt below it. Only art taller than the terminal,
+ * whose top the cursor cannot reach, is drawn from the top left corner of a cleared screen, as is
+ * the first frame after a resize that the frame on screen no longer fits (the terminal has
+ * rewrapped or cut its lines).
  */
 import { readFileSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -33,8 +41,11 @@ export class PlaybackTerminal {
   private hidden = false;
   private raw = false;
   private stopped = false;
-  private clear = false;
   private resized = false;
+  /** A resize since the last frame was drawn. */
+  private moved = false;
+  /** The frame last drawn, the cursor where it ended; none: the next frame reserves its rows where the cursor is. */
+  private onScreen: (Size & { fromTop: boolean }) | undefined;
   /** The body on screen, drawn again after a suspension. */
   private last = '';
   private pausedAt = 0;
@@ -70,15 +81,33 @@ export class PlaybackTerminal {
     });
   }
 
-  /** Draws a frame from the top left corner; the first one (and the first after a resize) clears the screen. */
+  /** Draws a frame in place of the last one (see above); the first one below the cursor. */
   draw(body: string): Promise<void> {
     this.last = body;
     // Brought to the foreground while running (fg after &): bash sends no SIGCONT then.
     if (this.keys && !this.raw && !this.stopped) this.takeKeys();
-    const lead = !this.drawn ? ESC.hideCursor + ESC.clearScreen + ESC.home : this.clear ? ESC.clearScreen + ESC.home : ESC.home;
+    const lead = (this.hidden ? '' : ESC.hideCursor) + this.place(body);
     this.drawn = this.hidden = true;
-    this.clear = false;
     return writeStdout(lead + body);
+  }
+
+  /** The escapes that put the cursor where `body` is drawn, noting it as the frame on screen. */
+  private place(body: string): string {
+    const size = measure(body);
+    const screen = { rows: process.stdout.rows > 0 ? process.stdout.rows : 24, columns: process.stdout.columns > 0 ? process.stdout.columns : 80 };
+    const last = this.onScreen;
+    const afterResize = this.moved;
+    this.moved = false;
+    // The rows from the frame's top to where the cursor ends: all on screen, or the top is out of reach.
+    const fromTop = size.feeds >= screen.rows;
+    this.onScreen = { ...size, fromTop };
+    if (fromTop) return (last?.fromTop && !afterResize ? '' : ESC.clearScreen) + ESC.home;
+    if (last === undefined) return '\n'.repeat(size.feeds) + up(size.feeds);
+    // The last frame is out of reach: scrolled off (taller than the screen) or rewrapped by a resize.
+    if (last.fromTop || (afterResize && (last.columns > screen.columns || last.feeds >= screen.rows))) return ESC.clearScreen + ESC.home;
+    // Another size (refitted): what the new frame does not cover goes.
+    const reshaped = size.feeds !== last.feeds || size.columns !== last.columns;
+    return up(last.feeds) + (reshaped ? ESC.clearBelow : '');
   }
 
   /** Gives the terminal back as it was; the frame stays on screen. */
@@ -128,8 +157,11 @@ export class PlaybackTerminal {
     }
     if (this.hidden) {
       this.hidden = false;
+      // The prompt (or the shell's "Stopped") goes below the frame, not after its last row.
+      const below = this.onScreen?.open ? '\n' : '';
+      this.onScreen = undefined;
       try {
-        writeSync(1, ESC.reset + ESC.showCursor);
+        writeSync(1, below + ESC.reset + ESC.showCursor);
       } catch {
         ok = false;
       }
@@ -187,10 +219,10 @@ export class PlaybackTerminal {
     }
     try {
       this.takeKeys();
-      // The shell drew its prompt over the frame: take the screen back now, not at the next frame.
+      // The frame again at once, below what the shell wrote meanwhile, not at the next frame.
       if (wasStopped && this.drawn && inForeground()) {
         this.hidden = true;
-        writeSync(1, ESC.hideCursor + ESC.clearScreen + ESC.home + this.last);
+        writeSync(1, ESC.hideCursor + this.place(this.last) + this.last);
       }
     } catch {
       // the terminal is gone: SIGHUP follows
@@ -198,7 +230,7 @@ export class PlaybackTerminal {
   };
 
   private readonly onResize = (): void => {
-    this.resized = this.clear = true;
+    this.resized = this.moved = true;
   };
 
   private readonly onKey = (data: Buffer): void => {
@@ -213,6 +245,21 @@ export class PlaybackTerminal {
       }
     }
   };
+}
+
+/** To the start of the row `n` above (CSI 0 A would move one up). */
+const up = (n: number): string => `\r${n > 0 ? `\x1b[${n}A` : ''}`;
+
+/**
+ * A frame's shape: `feeds`, the rows the cursor moves down drawing it (a newline ends each row);
+ * `open`, it ends on its last row, not below it; `columns`, its widest line without escapes, a code
+ * point a column (ASCII, blocks, Braille).
+ */
+interface Size { feeds: number; open: boolean; columns: number }
+
+function measure(body: string): Size {
+  const lines = body.split('\n');
+  return { feeds: lines.length - 1, open: !body.endsWith('\n'), columns: Math.max(...lines.map((l) => [...l.replace(/\x1b\[[0-9;]*m/g, '')].length)) };
 }
 
 /**

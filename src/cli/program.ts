@@ -14,7 +14,8 @@ import { VERSION } from '../core/types.js';
 import { paramSummary, switchValues } from './flags.js';
 import { FORMATS_IN_WORDS } from '../core/params/definitions.js';
 import { MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
-import { EXIT, usageError } from './terminal.js';
+import { EXIT, Reported, usageError } from './terminal.js';
+import { helpWidth, wrapHelp } from './help-text.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
 /** The flags of every command whose value is required: commander takes the next argument as it, whatever it looks like. */
@@ -33,8 +34,13 @@ function valueFlags(program: Command): Set<string> {
 /** The name of the help command (`v2a help [command]`). */
 const HELP_COMMAND = 'help';
 
-/** The end of a usage error's line. */
-const HELP_HINT = '(see v2a --help)';
+/** The end of a usage error's line: the help of the command at fault (`v2a play --help`). */
+const helpHint = (cmd?: Command): string => `(see v2a ${cmd && cmd.parent ? `${cmd.name()} ` : ''}--help)`;
+const HELP_HINT = helpHint();
+
+/** One line, as every message of the CLI: commander's suggestion ("Did you mean ...?") joins it, and the pointer to --help ends it. */
+const outputError = (cmd?: Command) => (str: string, write: (str: string) => void): void =>
+  write(`${str.replace(/^error: /, 'v2a: ').trim().replace(/\s*\n\s*/g, ' ')} ${helpHint(cmd)}\n`);
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -42,8 +48,7 @@ const EXIT_CODES_HELP = `Exit codes:
     0  success
     1  internal error (a bug; set V2A_DEBUG=1 for a stack trace)
     2  usage: unknown flag or command, missing argument, invalid or conflicting values
-    3  the input is not a usable image (undecodable, unsupported, too large), or for
-       decode, not valid json-compact
+    3  the input is not a usable image (undecodable, unsupported, too large), or for decode, not valid json-compact
     4  I/O: the input cannot be read, the output cannot be written
   130  interrupted (Ctrl-C) while playing an animation
   129  the terminal closed (SIGHUP) while playing
@@ -78,7 +83,7 @@ function addHelpCommand(program: Command): void {
     .action((name: string | undefined) => {
       if (name === undefined) return program.outputHelp();
       const cmd = program.commands.find((c) => c.name() === name || c.aliases().includes(name));
-      if (cmd === undefined) throw usageError(`unknown command '${name}' ${HELP_HINT}`);
+      if (cmd === undefined) throw usageError(`unknown command '${name}'${didYouMean(program, name)} ${HELP_HINT}`);
       cmd.outputHelp();
     });
 }
@@ -88,20 +93,22 @@ const ENV_HELP = `Environment:\n${CLI_ENV.map((e) => `  ${e.name} (default ${e.d
 /** Builds the program with the given commands. Commander errors are thrown, never `process.exit`. */
 export function createProgram(registrars: readonly CommandRegistrar[]): Command {
   const program = new Command('v2a')
-    .usage('[options] <file | -> | <command> ...')
+    .usage('[options] <file... | -> | <command> ...')
     .description(`Images (and video) to character art: ${FORMATS_IN_WORDS}.\nv2a <file> renders it to fit the terminal, in colour when the terminal has colour.`)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
     .exitOverride()
     .configureOutput({
-      // One line, as every message of the CLI: commander's suggestion ("Did you mean ...?") joins
-      // it, and the pointer to --help ends it.
-      outputError: (str, write) => write(`${str.replace(/^error: /, 'v2a: ').trim().replace(/\s*\n\s*/g, ' ')} ${HELP_HINT}\n`),
+      outputError: outputError(),
+      // Help is written through writeOut: the hand-written parts are wrapped to the width commander wraps its lists to.
+      getOutHelpWidth: helpWidth,
+      writeOut: (str) => process.stdout.write(wrapHelp(str, helpWidth())),
     });
   // Settings above are inherited by commands created from here on.
   for (const register of registrars) register(program);
   addHelpCommand(program);
+  for (const cmd of program.commands) cmd.configureOutput({ outputError: outputError(cmd) });
   // A function: the text is built only when help is shown, not on every run.
   program.addHelpText(
     'after',
@@ -136,6 +143,7 @@ export function reportError(err: unknown): number {
     // commander has already written its message (or the help / version text).
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
+  if (err instanceof Reported) return err.exitCode;
   debugStack(err);
   let code: number = EXIT.internal;
   let lines: string[];
@@ -173,18 +181,47 @@ function unknownCommand(program: Command, argv: readonly string[]): string | und
   return existsSync(first) ? undefined : first;
 }
 
+/**
+ * ` (Did you mean play?)` for a name a typo away from a command's, as commander suggests options:
+ * the fewest edits, at most three (a swap of neighbours is one), that keep more than 40% of it.
+ */
+function didYouMean(program: Command, name: string): string {
+  let best = 3;
+  let similar: string[] = [];
+  for (const candidate of program.commands.flatMap((c) => [c.name(), ...c.aliases()])) {
+    const d = editDistance(name, candidate);
+    if ((Math.max(name.length, candidate.length) - d) / Math.max(name.length, candidate.length) <= 0.4 || d > best) continue;
+    similar = d < best ? [candidate] : [...similar, candidate];
+    best = d;
+  }
+  return similar.length ? ` (Did you mean ${similar.sort().join(' or ')}?)` : '';
+}
+
+/** Edits (insert, delete, substitute, swap two neighbours) from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
 /** Parses `argv` (process.argv form) and runs the chosen command; resolves to the exit code. */
 export async function run(argv: readonly string[], registrars: readonly CommandRegistrar[]): Promise<number> {
   try {
     const program = createProgram(registrars);
     if (argv.length <= 2) {
-      // No arguments: the usage, as for any usage error.
-      process.stderr.write(program.helpInformation());
+      // No arguments: the usage line, as for any usage error (the whole help is v2a --help's).
+      process.stderr.write(`Usage: ${program.name()} ${program.usage()}\nv2a: no input: give an image file, - for standard input, or a command ${HELP_HINT}\n`);
       return EXIT.usage;
     }
     const unknown = unknownCommand(program, argv);
     if (unknown !== undefined) {
-      process.stderr.write(`v2a: unknown command '${printable(unknown)}' (and no such file) ${HELP_HINT}\n`);
+      process.stderr.write(`v2a: unknown command '${printable(unknown)}' (and no such file)${didYouMean(program, unknown)} ${HELP_HINT}\n`);
       return EXIT.usage;
     }
     await program.parseAsync(switchValues(argv, valueFlags(program)));

@@ -11,7 +11,8 @@ import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import type { FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
-import { once, outputFile, readInput, readLimits, usageError, writeFile, writeStdout } from './terminal.js';
+import { reportError } from './program.js';
+import { EXIT, Reported, aboutFile, once, outputFile, readInput, readLimits, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own (`.htm`). */
@@ -96,16 +97,35 @@ export function viewParams(cmd: Command, output: string | undefined): { params: 
   return { params, fit, flags };
 }
 
-async function renderAction(file: string, cmd: Command): Promise<void> {
+/**
+ * `v2a a.png b.png`: each file in turn, as chafa and viu do; one that fails is reported, naming
+ * it, and the next goes on; the exit code is the highest of them. One file: its error as it is.
+ */
+async function renderAction(files: readonly string[], cmd: Command): Promise<void> {
   const opts = cmd.opts<RenderOpts>();
-  const output = outputFile(opts.output, file);
+  if (files.length > 1) {
+    if (opts.output !== undefined && opts.output !== '-') throw usageError(`-o/--output writes one file, and ${files.length} inputs were given: render them one at a time`);
+    if (files.filter((f) => f === '-').length > 1) throw usageError('- (standard input) was given more than once');
+  }
+  const output = outputFile(opts.output, files[0]!);
   const { params, fit, flags } = viewParams(cmd, output);
   const limits = readLimits();
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
-  if (opts.animate) {
-    const { animate } = await import('./animate.js');
-    return animate({ file, params, fit, output, loop: opts.loop, limits });
+  const one = opts.animate ? (await import('./animate.js')).animator({ params, fit, output, loop: opts.loop, limits }) : renderImage(params, fit, flags, output, limits);
+  if (files.length === 1) return one(files[0]!);
+  let worst: number = EXIT.ok;
+  for (const file of files) {
+    try {
+      await one(file);
+    } catch (err) {
+      worst = Math.max(worst, reportError(err));
+    }
   }
+  if (worst !== EXIT.ok) throw new Reported(worst);
+}
+
+/** Renders one image file to the output: the format and flags checked once, before any file is read. */
+function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, flags: ViewFlags, output: string | undefined, limits: InputLimits): (file: string) => Promise<void> {
   const format = resolveFormat(params, output);
   if (format === 'png' && !output && process.stdout.isTTY) {
     throw usageError('png is binary and standard output is a terminal: write it with -o art.png, or pipe it');
@@ -119,6 +139,10 @@ async function renderAction(file: string, cmd: Command): Promise<void> {
   // A depth detected from the terminal only concerns ansi.
   if (format !== 'ansi' && flags.colors === undefined) delete renderParams.colorDepth;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
+  return (file) => renderFile(file, renderParams, fit, output, limits).catch((err: unknown) => Promise.reject(aboutFile(file, err)));
+}
+
+async function renderFile(file: string, renderParams: Partial<RenderParams>, fit: FitBox | undefined, output: string | undefined, limits: InputLimits): Promise<void> {
   // The file is read while sharp and the renderer load.
   const renderer = import('./renderer.js');
   renderer.catch(() => undefined);
@@ -146,40 +170,19 @@ function quoteArg(s: string): string {
 }
 
 /** The manual part of `v2a render --help` (the README's command-line section says the same). */
-const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg.
+const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. Several files (v2a *.png) are rendered one after the other: one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
 
-Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box
-of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the
-terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns,
-the fewest, is a usage error (exit 2), never art outside the box. Without any of them, on a
-terminal the art fits both its width and its height (one line left for the prompt; a very tall
-image keeps 8 columns and scrolls); COLUMNS and LINES, when set, are the terminal's size, also when
-piped.
-Piped without COLUMNS, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an
-extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of
-your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
+Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns, the fewest, is a usage error (exit 2), never art outside the box. Without any of them, on a terminal the art fits both its width and its height (one line left for the prompt; a very tall image keeps 8 columns and scrolls); COLUMNS and LINES, when set, are the terminal's size, also when piped. Piped without COLUMNS, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
 
-Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256,
-3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is
-ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or
-TERM=dumb say otherwise; piped it is text. -c/--colors truecolor|256|16 turns colour on at that
-depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error),
-none turns it off. The depth is detected from COLORTERM=truecolor|24bit (and truecolor TERMs and
-TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values
-(16); --color with NO_COLOR or TERM=dumb keeps it.
+Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256, 3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or TERM=dumb say otherwise; piped it is text. -c/--colors truecolor|256|16 turns colour on at that depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error), none turns it off. The depth is detected from COLORTERM=truecolor|24bit (and truecolor TERMs and TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values (16); --color with NO_COLOR or TERM=dumb keeps it.
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
-(json-compact is chosen with --format only; a --format that contradicts the extension is an
-error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
+(json-compact is chosen with --format only; a --format that contradicts the extension is an error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
 
-Glyphs: --charset picks a ramp; --glyphs ' .:oO@' uses your own (each glyph must be measured from
-the reference font: printable ASCII, the blocks glyphs, Braille; the space is always the ground).
+Glyphs: --charset picks a ramp; --glyphs ' .:oO@' uses your own (each glyph must be measured from the reference font: printable ASCII, the blocks glyphs, Braille; the space is always the ground).
 
-Animation (--animate, or v2a play): every frame of an animated GIF/WebP or of a video (through
-ffmpeg) plays in place on a terminal at its own pace (--loop times; Ctrl-C stops and restores the
-terminal); piped or with -o, one json-compact object per line (NDJSON) per frame. Frames share the
-Bayesian temporal filter (see --motion-sensitivity).
+Animation (--animate, or v2a play): every frame of an animated GIF/WebP or of a video (through ffmpeg) plays in place on a terminal at its own pace (--loop times; Ctrl-C stops and restores the terminal); piped or with -o, one json-compact object per line (NDJSON) per frame. Frames share the Bayesian temporal filter (see --motion-sensitivity).
 
 Examples:
   v2a photo.jpg                            fit the terminal, in colour if it has colour
@@ -201,8 +204,8 @@ export function registerRender(program: Command): void {
   const cmd = program
     .command('render', { isDefault: true })
     .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art (the default command).')
-    .argument('<file>', "image file, or - to read it from standard input")
-    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()})`, once('-o/--output'))
+    .argument('<file...>', 'image files, rendered one after the other, or - to read one from standard input')
+    .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()}); one input only`, once('-o/--output'))
     .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')
     .option('--loop <n>', 'with --animate on a terminal: play <n> times, 0 = until q or Ctrl-C (default 1)', once('--loop'));
   addViewOptions(cmd);
@@ -212,5 +215,5 @@ export function registerRender(program: Command): void {
     color: 'see Colour below',
   });
   cmd.addHelpText('after', `\n${RENDER_HELP}`);
-  cmd.action((file: string, _opts: unknown, command: Command) => renderAction(file, command));
+  cmd.action((files: string[], _opts: unknown, command: Command) => renderAction(files, command));
 }

@@ -73,8 +73,7 @@ export function registerServe(program: Command): void {
     .option('--host <address>', 'address to listen on (overrides HOST; default 0.0.0.0)', once('--host'))
     .option('--settings', 'list every setting (environment variable) with its default and meaning, and exit')
     .addHelpText('after', `
-Settings are environment variables (V2A_MAX_IMAGE_BYTES, V2A_WORKERS, V2A_RATE_LIMIT, ...):
-see v2a serve --settings. Shutdown on SIGTERM or Ctrl-C is graceful: in-flight renders finish.
+Settings are environment variables (V2A_MAX_IMAGE_BYTES, V2A_WORKERS, V2A_RATE_LIMIT, ...): see v2a serve --settings. Shutdown on SIGTERM or Ctrl-C is graceful: in-flight renders finish.
 
 Examples:
   v2a serve

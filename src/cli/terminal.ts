@@ -19,6 +19,27 @@ export { EXIT };
 export const usageError = (...lines: [string, ...string[]]): V2aError =>
   new V2aError('usage', lines.join(' '), lines.length > 1 ? { errors: lines.map((message) => ({ parameter: '', message })) } : {});
 
+/** Errors already reported, one per input file (`v2a a.png b.png`): the process exits with `exitCode`. */
+export class Reported extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}
+
+/**
+ * `err` naming the input file it is about (`v2a: photo.jpg: The image could not be decoded`), so
+ * that with several files the one at fault is known. Standard input has no name; an I/O error
+ * names its path already.
+ */
+export function aboutFile(file: string, err: unknown): unknown {
+  if (file === '-' || !(err instanceof V2aError) || err.code === 'io-error' || err.code === 'internal-error') return err;
+  const named = (message: string) => `${file}: ${message}`;
+  return new V2aError(err.code, named(err.message), {
+    errors: err.errors?.map((e) => ({ ...e, message: named(e.message) })),
+    cause: err.cause,
+  });
+}
+
 /**
  * A value flag's parser that refuses a second value: commander keeps the last (`--columns 40
  * --columns 50` rendered 50 columns), where the HTTP API refuses a repeated field.
@@ -238,12 +259,19 @@ export function writeStdout(data: string | Uint8Array): Promise<void> {
   });
 }
 
+/** Writes `data` to the file `path` (`-o /dev/stdout | head`: see writeError). */
 export function writeFile(path: string, data: string | Uint8Array): void {
   try {
     writeFileSync(path, data);
   } catch (err) {
-    throw ioError('write', path, err);
+    throw writeError(path, err);
   }
+}
+
+/** A failed write to the output file `path` as an io-error; a closed pipe (EPIPE) exits 0 at once, as on standard output. */
+export function writeError(path: string, err: unknown): V2aError {
+  if (isSystemError(err) && err.code === 'EPIPE') process.exit(EXIT.ok);
+  return ioError('write', path, err);
 }
 
 /**
@@ -287,5 +315,7 @@ export const ESC = {
   showCursor: '\x1b[?25h',
   home: '\x1b[H',
   clearScreen: '\x1b[2J',
+  /** Erase from the cursor to the end of the screen. */
+  clearBelow: '\x1b[J',
   reset: '\x1b[0m',
 } as const;

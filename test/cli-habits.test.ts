@@ -1,0 +1,153 @@
+/**
+ * The `v2a` CLI against terminal habits: several files at once (`v2a *.png`), help that fits the
+ * terminal, `-o /dev/stdout | head`, `decode -o` with another extension, a bare `v2a`. Runs the
+ * built bin as a child process (helpers/cli-run.ts).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
+import { ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
+
+const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
+
+/** The environment without the test runner's colour and size settings, which the CLI reads. */
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES'].includes(k)) out[k] = v;
+  return { ...out, V2A_DEBUG: '', ...extra };
+}
+
+const v2a = (...args: string[]) => runCli(args, env());
+
+let dir = '';
+let a = '';
+let b = '';
+let gif = '';
+let garbage = '';
+
+before(async () => {
+  await ensureCliBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'v2a-habits-'));
+  a = join(dir, 'a.png');
+  b = join(dir, 'b.png');
+  gif = join(dir, 'anim.gif');
+  garbage = join(dir, 'garbage.jpg');
+  const gradient = (w: number, h: number, shift: number) => {
+    const d = Buffer.alloc(w * h * 3);
+    for (let i = 0; i < w * h; i++) [d[i * 3], d[i * 3 + 1], d[i * 3 + 2]] = [(255 * (i % w)) / w, (200 * Math.floor(i / w)) / h, shift];
+    return d;
+  };
+  await sharp(gradient(160, 80, 0), { raw: { width: 160, height: 80, channels: 3 } }).png().toFile(a);
+  await sharp(gradient(80, 80, 200), { raw: { width: 80, height: 80, channels: 3 } }).png().toFile(b);
+  await sharp(Buffer.concat([0, 100, 200].map((s) => gradient(80, 40, s))), { raw: { width: 80, height: 120, channels: 3, pageHeight: 40 } })
+    .gif({ delay: [50, 50, 50] })
+    .toFile(gif);
+  writeFileSync(garbage, 'not an image at all, just text '.repeat(10));
+});
+
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('several input files', { concurrency: 4 }, () => {
+  test('v2a a.png b.png renders each in turn: what v2a a.png and v2a b.png write, one after the other', async () => {
+    const [both, one, two] = await Promise.all([v2a(a, b, '-w', '20'), v2a(a, '-w', '20'), v2a('render', b, '-w', '20')]);
+    assert.equal(both.code, 0, both.stderr);
+    assert.equal(both.stderr, '');
+    assert.ok(one.stdout.length > 0 && two.stdout.length > 0);
+    assert.equal(both.stdout, one.stdout + two.stdout);
+  });
+
+  test('a file that fails is reported by name and the next goes on; the exit code is the highest', async () => {
+    const missing = join(dir, 'missing.png');
+    const [r, one, two] = await Promise.all([v2a(a, missing, garbage, b, '-w', '20'), v2a(a, '-w', '20'), v2a(b, '-w', '20')]);
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, one.stdout + two.stdout);
+    const lines = r.stderr.split('\n');
+    assert.equal(lines.length, 3, r.stderr);
+    assert.equal(lines[0], `v2a: cannot read '${missing}': no such file or directory`);
+    assert.ok(lines[1]!.startsWith(`v2a: ${garbage}: The image format is not supported.`), lines[1]);
+    const bad = await v2a(garbage, a, '-w', '20');
+    assert.equal(bad.code, 3);
+    assert.equal(bad.stdout, one.stdout);
+  });
+
+  test('--animate plays (or writes) each file in turn', async () => {
+    const [both, one] = await Promise.all([v2a(gif, gif, '--animate', '-w', '20'), v2a(gif, '--animate', '-w', '20')]);
+    assert.equal(both.code, 0, both.stderr);
+    assert.equal(one.stdout.trim().split('\n').length, 3);
+    assert.equal(both.stdout, one.stdout + one.stdout);
+  });
+
+  test('-o with several inputs, and - twice, are usage errors before anything is written', async () => {
+    const out = join(dir, 'both.txt');
+    const [o, dash] = await Promise.all([v2a(a, b, '-o', out), v2a('-', '-')]);
+    assert.equal(o.code, 2);
+    assert.equal(o.stderr, 'v2a: -o/--output writes one file, and 2 inputs were given: render them one at a time\n');
+    assert.ok(!existsSync(out));
+    assert.equal(dash.code, 2);
+    assert.equal(dash.stderr, 'v2a: - (standard input) was given more than once\n');
+    assert.equal(o.stdout + dash.stdout, '');
+  });
+});
+
+describe('help, usage and output habits', { concurrency: 4 }, () => {
+  test('help fits 80 columns when piped: every command, the render parameters summary included', async () => {
+    const commands = ['', 'render', 'play', 'decode', 'serve', 'mcp', 'completion'];
+    const runs = await Promise.all(commands.map((c) => v2a(...(c ? [c] : []), '--help')));
+    runs.forEach((r, i) => {
+      assert.equal(r.code, 0, r.stderr);
+      const wide = r.stdout.split('\n').filter((l) => [...l].length > 80);
+      assert.deepEqual(wide, [], `v2a ${commands[i]} --help`);
+    });
+    assert.match(runs[0]!.stdout, /Render parameters/);
+  });
+
+  test('help says what an empty default means and uses no API jargon', async () => {
+    const [top, render] = await Promise.all([v2a('--help'), v2a('render', '--help')]);
+    for (const r of [top, render]) {
+      assert.doesNotMatch(r.stdout, /beyond the contract/i);
+      // It said `default ` and nothing more.
+      assert.match(r.stdout, /--glyphs <glyphs>[^-]*default\s+none: the\s+charset's\s+ramp/);
+    }
+    assert.match(render.stdout, /--glyphs <glyphs>\s+Custom glyph ramp/);
+  });
+
+  test('v2a alone: a usage line and where the help is, not the whole help', async () => {
+    const r = await v2a();
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.ok(lines.length <= 2, r.stderr);
+    assert.match(lines[0]!, /^Usage: v2a /);
+    assert.match(r.stderr, /see v2a --help/);
+  });
+
+  test('decode -o with an extension other than .png is refused (it wrote PNG bytes into y.txt); .PNG is PNG', async () => {
+    const compact = await runCli([a, '-w', '8', '--format', 'json-compact', '-o', join(dir, 'cc.json')], env());
+    assert.equal(compact.code, 0, compact.stderr);
+    const txt = join(dir, 'y.txt');
+    const upper = join(dir, 'Y.PNG');
+    const [r, ok] = await Promise.all([v2a('decode', join(dir, 'cc.json'), '-o', txt), v2a('decode', join(dir, 'cc.json'), '-o', upper)]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, 'v2a: decode writes PNG: name the output file *.png, not *.txt\n');
+    assert.ok(!existsSync(txt));
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal((await sharp(upper).metadata()).format, 'png');
+  });
+
+  test('-o /dev/stdout into a pipe closed early (| head -c 10): quiet exit 0, as on standard output', { skip: hasBash ? false : 'no bash' }, () => {
+    // Art of hundreds of kilobytes: more than a pipe holds, so the write meets the closed pipe.
+    const cases = [[a, '-w', '400', '--color', '--format', 'ansi'], ['play', gif, '-w', '400']];
+    for (const args of cases) {
+      const line = `${[...V2A, ...args, '-o', '/dev/stdout'].map(shellQuote).join(' ')} | head -c 10 > /dev/null; echo "\${PIPESTATUS[0]}"`;
+      const r = spawnSync('bash', ['-c', line], { cwd: ROOT, env: env(), encoding: 'utf8' });
+      assert.equal(r.stderr, '', args.join(' '));
+      assert.equal(r.stdout, '0\n', args.join(' '));
+    }
+  });
+});
