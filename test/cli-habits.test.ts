@@ -5,12 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
+import { readLimits } from '../src/cli/terminal.js';
 
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
 
@@ -125,6 +126,21 @@ describe('help, usage and output habits', { concurrency: 4 }, () => {
     assert.ok(lines.length <= 2, r.stderr);
     assert.match(lines[0]!, /^Usage: v2a /);
     assert.match(r.stderr, /see v2a --help/);
+  });
+
+  test('render reads a file over the server\'s 16 MiB (a camera\'s 40-60 MP JPEG, a PNG screenshot): its own default is 256 MiB; V2A_MAX_IMAGE_BYTES still sets it; v2a mcp keeps 16 MiB', async () => {
+    const big = join(dir, 'big.png');
+    const w = 2600, h = 2200;
+    const noise = Buffer.alloc(w * h * 3);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+    await sharp(noise, { raw: { width: w, height: h, channels: 3 } }).png({ compressionLevel: 0 }).toFile(big);
+    assert.ok(statSync(big).size > 16 * 1024 * 1024);
+    const [ok, capped] = await Promise.all([v2a(big, '-w', '20'), runCli([big, '-w', '20'], env({ V2A_MAX_IMAGE_BYTES: '16777216' }))]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(capped.code, 3);
+    assert.match(capped.stderr, /too large .*the limit is 16777216 bytes \(V2A_MAX_IMAGE_BYTES\)/);
+    assert.equal(readLimits({}, true).maxBytes, 256 * 1024 * 1024);
+    assert.equal(readLimits({}).maxBytes, 16 * 1024 * 1024, 'v2a mcp: what agents send, as the server');
   });
 
   test('decode -o with an extension other than .png is refused (it wrote PNG bytes into y.txt); .PNG is PNG', async () => {

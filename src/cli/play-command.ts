@@ -17,7 +17,7 @@ async function playAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<PlayOpts>();
   const output = outputFile(opts.output, file);
   const { params, fit } = viewParams(cmd, output);
-  const limits = readLimits();
+  const limits = readLimits(process.env, true);
   const { animate } = await import('./animate.js');
   return animate({ file, params, fit, output, loop: opts.loop, limits });
 }

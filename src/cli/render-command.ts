@@ -109,7 +109,7 @@ async function renderAction(files: readonly string[], cmd: Command): Promise<voi
   }
   const output = outputFile(opts.output, files[0]!);
   const { params, fit, flags } = viewParams(cmd, output);
-  const limits = readLimits();
+  const limits = readLimits(process.env, true);
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
   const one = opts.animate ? (await import('./animate.js')).animator({ params, fit, output, loop: opts.loop, limits }) : renderImage(params, fit, flags, output, limits);
   if (files.length === 1) return one(files[0]!);

@@ -8,7 +8,7 @@ import { EXIT, V2aError } from '../core/errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
 import { integerFromText } from '../core/params/validate.js';
 import { ImageInputError } from '../node/errors.js';
-import { readImageLimits, type ImageLimits } from '../settings/index.js';
+import { CLI_MAX_IMAGE_BYTES, readImageLimits, type ImageLimits } from '../settings/index.js';
 
 export { EXIT };
 
@@ -102,10 +102,13 @@ function sameFile(a: string, b: string): boolean {
 
 export type InputLimits = ImageLimits;
 
-/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES; a bad value is a usage error (exit 2). */
-export function readLimits(env: Readonly<Record<string, string | undefined>> = process.env): InputLimits {
+/**
+ * V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES; a bad value is a usage error
+ * (exit 2). `ownFiles`: render and play, whose byte limit defaults to CLI_MAX_IMAGE_BYTES.
+ */
+export function readLimits(env: Readonly<Record<string, string | undefined>> = process.env, ownFiles = false): InputLimits {
   try {
-    return readImageLimits(env);
+    return readImageLimits(env, ownFiles ? { maxBytes: CLI_MAX_IMAGE_BYTES } : {});
   } catch (err) {
     throw usageError((err as Error).message);
   }

@@ -59,8 +59,15 @@ export interface IntegerSetting extends IntegerRange {
 
 export const MAX_IMAGE_BYTES: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
-  meaning: 'Largest accepted image in bytes (16 MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).',
+  meaning: 'Largest accepted image in bytes (16 MiB; for the CLI\'s render and play, 256 MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).',
 };
+
+/**
+ * V2A_MAX_IMAGE_BYTES when unset for the CLI's render and play: a user's own files, which no
+ * client sends to a server. Camera JPEGs of 40-60 MP and PNG screenshots pass 16 MiB (a 7000 x
+ * 7000 JPEG of 37 MB was refused); the pixel and decoder-memory limits still bound the decode.
+ */
+export const CLI_MAX_IMAGE_BYTES = 256 * MIB;
 
 export const MAX_IMAGE_PIXELS: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_PIXELS', min: 1, max: 1_000_000_000, default: 50_000_000,
@@ -94,10 +101,10 @@ export interface ImageLimits {
   readonly maxDecodedBytes: number;
 }
 
-/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES, as the CLI and `v2a mcp` read them. */
-export function readImageLimits(env: Env): ImageLimits {
+/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES, as the CLI and `v2a mcp` read them (`defaults.maxBytes`: the face's own default). */
+export function readImageLimits(env: Env, defaults: { readonly maxBytes?: number } = {}): ImageLimits {
   return {
-    maxBytes: readInteger(MAX_IMAGE_BYTES, env),
+    maxBytes: readInteger(defaults.maxBytes === undefined ? MAX_IMAGE_BYTES : { ...MAX_IMAGE_BYTES, default: defaults.maxBytes }, env),
     maxPixels: readInteger(MAX_IMAGE_PIXELS, env),
     maxDecodedBytes: readInteger(MAX_DECODED_BYTES, env),
   };
