@@ -6,11 +6,10 @@
  * of unpadded or base64url imageBase64 say what to do.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { noise, photo, postJson, startTestServer, type TestServer } from './server-helpers.js';
+import { heldPost, noise, photo, postJson, startTestServer, type TestServer } from './server-helpers.js';
 
 const MCP = '/api/mcp';
 const callTool = (id: number | string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'render_ascii', arguments: args } });
@@ -48,20 +47,7 @@ describe('notifications/cancelled in a batch', () => {
   });
 
   test('a cancel that overtakes its batch (still uploading) leaves out that call alone; all cancelled is 202', async () => {
-    const post = (session: string, body: unknown) => {
-      const bytes = Buffer.from(JSON.stringify(body));
-      const req = http.request(`${server.base}${MCP}`, { method: 'POST', headers: { 'content-type': 'application/json', ...JSON_ACCEPT, 'mcp-session-id': session, 'content-length': bytes.length } });
-      const replied = new Promise<{ status: number; text: string }>((resolve, reject) => {
-        req.on('response', (res) => {
-          let text = '';
-          res.on('data', (c) => { text += c; });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        });
-        req.on('error', reject);
-      });
-      req.write(bytes.subarray(0, 40));
-      return { finish: () => req.end(bytes.subarray(40)), replied };
-    };
+    const post = (session: string, body: unknown) => heldPost(`${server.base}${MCP}`, body, { ...JSON_ACCEPT, 'mcp-session-id': session });
     const cancel = (session: string, requestId: number) => postJson(`${server.base}${MCP}`, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }, { ...JSON_ACCEPT, 'mcp-session-id': session });
 
     const some = post('early-some', [callTool(1, { imageBase64: tinyB64, columns: 16 }), callTool(2, { imageBase64: tinyB64, columns: 16 }), { jsonrpc: '2.0', id: 3, method: 'ping' }]);

@@ -129,6 +129,25 @@ export async function call(url: string, init: RequestInit = {}): Promise<Reply> 
   return { status: res.status, headers: res.headers, text, bytes, json, contentType };
 }
 
+/**
+ * A JSON POST whose body is held after its first `sent` bytes (a large upload still arriving):
+ * `finish()` sends the rest; `replied` is the status and text.
+ */
+export function heldPost(url: string, body: unknown, headers: Record<string, string>, sent = 40): { finish: () => void; replied: Promise<{ status: number; text: string }> } {
+  const bytes = Buffer.from(JSON.stringify(body));
+  const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, 'content-length': bytes.length } });
+  const replied = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+  });
+  req.write(bytes.subarray(0, sent));
+  return { finish: () => req.end(bytes.subarray(sent)), replied };
+}
+
 export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   return call(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 }

@@ -7,7 +7,6 @@
  * protocol messages and cancels take none.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -16,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildApp } from '../src/server/app.js';
 import { loadConfig } from '../src/server/config.js';
-import { noise, photo, postJson, startTestServer, type TestServer } from './server-helpers.js';
+import { heldPost, noise, photo, postJson, startTestServer, type TestServer } from './server-helpers.js';
 
 const MCP = '/api/mcp';
 const callTool = (id: number | string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'render_ascii', arguments: args } });
@@ -141,22 +140,12 @@ describe('a busy server (1 worker, 1 queue place: 2 slots)', () => {
   test('a cancel that overtakes its call (still uploading) stops the call once its body is in: 202, no render', async () => {
     const session = 'an-early-cancel';
     const cancelledBefore = await metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="cancelled"');
-    const body = Buffer.from(JSON.stringify(callTool('e1', { imageBase64: tinyB64, columns: 30 })));
-    const req = http.request(`${base}${MCP}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session, 'content-length': body.length } });
-    const replied = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (c) => { text += c; });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      });
-      req.on('error', reject);
-    });
-    req.write(body.subarray(0, 40));
+    const held = heldPost(`${base}${MCP}`, callTool('e1', { imageBase64: tinyB64, columns: 30 }), { accept: 'application/json', 'mcp-session-id': session });
     await sleep(50);
     const cancel = await postJson(`${base}${MCP}`, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'e1' } }, { accept: 'application/json', 'mcp-session-id': session });
     assert.equal(cancel.status, 202);
-    req.end(body.subarray(40));
-    const r = await replied;
+    held.finish();
+    const r = await held.replied;
     assert.deepEqual([r.status, r.text], [202, ''], 'cancelled: no answer');
     assert.equal(await metric(base, 'v2a_mcp_tool_calls_total', 'tool="render_ascii",outcome="cancelled"'), cancelledBefore + 1);
   });
