@@ -171,6 +171,13 @@ describe('v2a render', { concurrency: 4 }, () => {
     }
   });
 
+  test('-o out.ansi writes ansi, as .ans does', async () => {
+    const out = join(dir, 'out.ansi');
+    const r = await v2a(['render', png, '--columns', '40', '--color', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(readFileSync(out, 'utf8'), /\x1b\[38;2;\d+;\d+;\d+m/);
+  });
+
   test('-o out.json writes the json format; --format json-compact -o x.json the compact one', async () => {
     const out = join(dir, 'out.json');
     const r = await v2a(['render', png, '--columns', '40', '-o', out]);

@@ -15,8 +15,8 @@ import { reportError } from './program.js';
 import { EXIT, Reported, aboutFile, once, outputFile, readInput, readLimits, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 
-/** Extensions that name a format besides FORMAT_INFO's own (`.htm`). */
-const EXTENSION_ALIASES: Readonly<Record<string, Format>> = { htm: 'html' };
+/** Extensions that name a format besides FORMAT_INFO's own: `.htm`, and `.ansi` beside `.ans`. */
+const EXTENSION_ALIASES: Readonly<Record<string, Format>> = { htm: 'html', ansi: 'ansi' };
 
 /** Formats written to files with this extension (no dot, any case), in FORMATS order: `json` -> [json, json-compact]. */
 export function formatsForExtension(ext: string): Format[] {
