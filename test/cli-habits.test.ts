@@ -112,6 +112,8 @@ describe('help, usage and output habits', { concurrency: 4 }, () => {
     const [top, render] = await Promise.all([v2a('--help'), v2a('render', '--help')]);
     for (const r of [top, render]) {
       assert.doesNotMatch(r.stdout, /beyond the contract/i);
+      // The flag is the CLI's spelling: the API's parameter name means nothing here.
+      assert.doesNotMatch(r.stdout, /colorDepth/);
       // It said `default ` and nothing more.
       assert.match(r.stdout, /--glyphs <glyphs>[^-]*default\s+none: the\s+charset's\s+ramp/);
     }

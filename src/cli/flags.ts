@@ -50,9 +50,18 @@ function showDefault(def: ParamDef): string {
  * contract ("Extension (beyond the contract): ..."; "...; extension: png") mean nothing here.
  */
 function cliDescription(def: ParamDef): string {
-  const text = def.description.replace(/^Extension \(beyond the contract\):\s*/, '').replace(/; extension: /, ', ');
+  const text = def.description.replace(/^Extension \(beyond the contract\):\s*/, '').replace(/; extension: /, ', ').replace(PARAM_NAMES_IN_TEXT, (name) => FLAG_OF_NAME.get(name)!);
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/**
+ * The API's camel-case parameter names a description mentions (`colorDepth`), as the flags that
+ * set them (`--colors`): the command line has no `colorDepth`. One-word names (`charset`) read
+ * as words and are left alone.
+ */
+const FLAG_OF_NAME: ReadonlyMap<string, string> = new Map((PARAMS as readonly ParamDef[]).filter((d) => /[A-Z]/.test(d.name))
+  .map((d) => [d.name, d.cliFlag?.split(/,\s*/).at(-1) ?? flagOf(d)]));
+const PARAM_NAMES_IN_TEXT = new RegExp(`\\b(?:${[...FLAG_OF_NAME.keys()].join('|')})\\b`, 'g');
 
 /** Domain and default, e.g. `a number from 0.2 to 4, step 0.05; default 1.15`. */
 export function domainText(def: ParamDef): string {

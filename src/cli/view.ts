@@ -16,7 +16,7 @@ export const COLOR_MODES = [...COLOR_DEPTHS, 'none'] as const;
 
 /** `-c, --colors <mode>`: the CLI's spelling of the colorDepth parameter, plus `none`. */
 export const COLORS_FLAG = '-c, --colors <mode>';
-export const COLORS_HELP = `one of ${COLOR_MODES.join(', ')}; default: what the terminal supports, none when piped (sets colorDepth; 256 and 16 are for ansi output, and refused with another format rather than ignored)`;
+export const COLORS_HELP = `one of ${COLOR_MODES.join(', ')}; default: what the terminal supports, none when piped (256 and 16 are for ansi output, and refused with another format rather than ignored)`;
 
 export interface ViewFlags {
   readonly width?: string;
