@@ -460,7 +460,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_SHUTDOWN_TIMEOUT_MS', default: '30000',
-    meaning: 'On SIGTERM/SIGINT: the longest the whole shutdown may take. In-flight requests may finish within it, less a tenth (at most 1 s) kept for stopping the worker pool and exporting the last spans; any still running then are cut and the exit code is 1. 0 = cut in-flight requests at once (an idle server still exits 0).',
+    meaning: 'On SIGTERM/SIGINT: the longest the whole shutdown may take. In-flight requests may finish within it, less a tenth (at most 1 s) kept for stopping the worker pool and exporting the last spans; renders still waiting or running then are answered 503 shutting-down with Retry-After, what else is in progress is cut, and the exit code is 1. 0 = cut in-flight requests at once (an idle server still exits 0).',
     apply: (raw, d) => { d.shutdownTimeoutMs = unset(raw) ? 30_000 : integer(raw, 0, 3_600_000); },
     value: (c) => c.shutdownTimeoutMs,
   },

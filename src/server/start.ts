@@ -6,8 +6,9 @@
  * refused: in Kubernetes the preStop sleep has already taken the pod out of its Service),
  * connections with no request in progress close at once (connections.ts), in-flight requests
  * (renders included) finish, then the worker pool closes and the spans still batched are exported
- * (PLATFORM_API_KEY set). V2A_SHUTDOWN_TIMEOUT_MS bounds all of it: when it runs out, remaining
- * connections are cut. A second signal exits at once.
+ * (PLATFORM_API_KEY set). V2A_SHUTDOWN_TIMEOUT_MS bounds all of it: when it runs out, renders
+ * still waiting or running are answered 503 `shutting-down` (pool.stopAll) and the connections
+ * left are cut. A second signal exits at once.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';

@@ -177,8 +177,8 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           content: { 'application/json': { schema: { oneOf: [ref('JsonRpcMessage'), { type: 'array', items: ref('JsonRpcMessage'), minItems: 1, maxItems: config.mcpMaxBatch }] } } },
         },
         responses: {
-          200: jsonResponse('JSON-RPC reply: one response object, or an array for a batch (notifications get no reply).', { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
-          202: { description: 'Only notifications (or client responses) were sent, or the client cancelled the call (notifications/cancelled): no body.', headers: TRACE_HEADERS },
+          200: jsonResponse('JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body of at most 16 KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).', { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
+          202: { description: 'Only notifications (or client responses) were sent, or the client cancelled every request of the body (notifications/cancelled; a batch\'s other replies are sent as usual): no body.', headers: TRACE_HEADERS },
           400: problemResponse(`An unsupported MCP-Protocol-Version header, a missing or invalid Host header, two Host or two Content-Type headers, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
           403: problemResponse(problemList('forbidden-origin')),
           405: problemResponse('GET and DELETE: no SSE stream, and no session to end (the Mcp-Session-Id of initialize only scopes notifications/cancelled). `Allow: POST`.', { Allow: headerRef('Allow') }),

@@ -46,6 +46,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   isSupportedProtocolVersion,
   mcpErrorCodes,
+  toolFailure,
   type JsonRpcErrorResponse,
   type JsonRpcId,
   type JsonRpcResponse,
@@ -187,6 +188,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** MCP request ids: a string or a finite number (never null). */
 export function isValidId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+/** The response of a request that succeeded. */
+export function resultResponse(id: JsonRpcId, result: Record<string, unknown>): JsonRpcResponse {
+  return { jsonrpc: JSONRPC_VERSION, id, result };
 }
 
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcErrorResponse {
@@ -359,17 +365,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
         `Invalid params: "arguments" must be an object, got ${describeType(args)}.`,
       );
     }
-    const genericFailure = (): Record<string, unknown> => ({
-      content: [
-        {
-          type: 'text',
-          text:
-            `Internal error while running tool "${tool.name}".` +
-            (ctx.traceId ? ` Trace id: ${ctx.traceId}.` : ''),
-        },
-      ],
-      isError: true,
-    });
+    const genericFailure = (): Record<string, unknown> => ({ ...toolFailure(`Internal error while running tool "${tool.name}".` + (ctx.traceId ? ` Trace id: ${ctx.traceId}.` : '')) });
     let raw: McpToolResult;
     try {
       const toolCtx: Parameters<McpTool['call']>[1] = { signal: ctx.signal, requestId: id };
@@ -450,7 +446,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     const own = cancel ? { ...ctx, signal: AbortSignal.any([ctx.signal, cancel]) } : ctx;
     try {
       const result = await runRequest(id, method, params as Params, own);
-      return cancel?.aborted ? undefined : { jsonrpc: JSONRPC_VERSION, id, result };
+      return cancel?.aborted ? undefined : resultResponse(id, result);
     } catch (error) {
       if (cancel?.aborted) return undefined;
       if (error instanceof RpcError) return errorResponse(id, error.code, error.message, error.data);

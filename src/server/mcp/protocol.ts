@@ -108,6 +108,11 @@ export interface McpToolResult {
   isError?: boolean;
 }
 
+/** A tool's failure as the agent reads it: one text block and `isError`. */
+export function toolFailure(text: string): McpToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
 /** Per-call context handed to a tool. */
 export interface McpToolContext {
   /** Aborted when the transport gives up on the request (client gone, shutdown, timeout). */

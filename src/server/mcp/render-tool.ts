@@ -8,7 +8,7 @@
 import { V2aError } from '../../core/errors.js';
 import { PARAMS } from '../../core/params/definitions.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
-import type { McpTool, McpToolContext, McpToolResult } from './protocol.js';
+import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
 import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
 
 export const RENDER_TOOL_NAME = 'render_ascii';
@@ -107,7 +107,7 @@ export function createRenderTool(face: RenderToolFace): McpTool {
       } catch (err) {
         if (err instanceof V2aError && err.info.mcp === 'tool') {
           face.onToolError?.(err, ctx);
-          return { content: [{ type: 'text', text: err.detail }], isError: true };
+          return toolFailure(err.detail);
         }
         throw err;
       }

@@ -23,10 +23,10 @@ import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { InFlightCalls, newSessionId, sessionOf } from '../mcp/cancels.js';
-import { createMcpDispatcher, errorResponse, isValidId, mcpErrorCodes, PARSE_ERROR, refuseKeys, type JsonRpcId, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
+import { createMcpDispatcher, errorResponse, isValidId, mcpErrorCodes, PARSE_ERROR, refuseKeys, resultResponse, type JsonRpcId, type McpDispatcher, type McpHandleContext } from '../mcp/dispatcher.js';
 import type { KeyProblem } from '../json-body.js';
 import { mcpOriginAllowed } from '../mcp/origin.js';
-import { isSupportedProtocolVersion } from '../mcp/protocol.js';
+import { isSupportedProtocolVersion, toolFailure } from '../mcp/protocol.js';
 import { createRenderTool } from '../mcp-tool.js';
 import { mcpInstructions } from '../mcp/render-tool.js';
 import { imageUrlHosts } from '../net/image-hosts.js';
@@ -202,7 +202,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         if (retry !== undefined) reply.header('retry-after', retry);
         const text = retry === undefined || err.detail.includes(`retry in ${retry} s`) ? err.detail : `${err.detail} Retry after ${retry} s.`;
         reply.header('cache-control', 'no-store');
-        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text }], isError: true } }));
+        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(resultResponse(call.id, { ...toolFailure(text) })));
       }
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
       const tracked = calls.track(session, body);
