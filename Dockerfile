@@ -48,9 +48,10 @@ COPY --from=build /app/dist ./dist
 # (Kubernetes runs it with a read-only root filesystem and an emptyDir on /tmp).
 USER node
 EXPOSE 8080
-# No curl in the slim image: Node's own fetch. 503 while shutting down counts as unhealthy.
+# No curl in the slim image: Node's own fetch, to the address HOST names (loopback when HOST is every
+# interface or unset). 503 while shutting down counts as unhealthy.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/api/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+    CMD ["node", "-e", "const h = process.env.HOST || '', a = !h || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? '[' + h + ']' : h; fetch('http://' + a + ':' + (process.env.PORT || 8080) + '/api/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # main.ts handles SIGTERM: stop accepting, finish in-flight renders (V2A_SHUTDOWN_TIMEOUT_MS), exit 0.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/server/main.cjs"]

@@ -695,6 +695,22 @@ function runNode(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Pro
   });
 }
 
+describe('the Dockerfile\'s HEALTHCHECK', () => {
+  test('asks the address HOST names, loopback when HOST is every interface (it asked 127.0.0.1 whatever HOST said)', { timeout: 60_000 }, async () => {
+    const hc = healthcheckCommand();
+    const v6 = spawnSync('node', ['-e', "require('net').createServer().listen(0, '::1', function () { this.close(); }).on('error', () => process.exit(1))"]).status === 0;
+    for (const host of ['127.0.0.2', '0.0.0.0', ...(v6 ? ['::1', '::'] : [])]) {
+      const running = await startServer(loadConfig({ HOST: host, PORT: '0', V2A_WORKERS: '1', V2A_WARM_UP: 'false', LOG_LEVEL: 'silent' }), { handleSignals: false, logger: false });
+      try {
+        const port = String((running.app.server.address() as AddressInfo).port);
+        assert.equal(await runNode(hc.slice(1), { PATH: process.env.PATH ?? '', PORT: port, HOST: host }, 10_000), 0, `HOST=${host}`);
+      } finally {
+        await running.shutdown('test');
+      }
+    }
+  });
+});
+
 describe('container lifecycle', () => {
   let child: ChildProcess | undefined;
   after(() => {
