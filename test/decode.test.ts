@@ -433,7 +433,7 @@ test('decodeFrames on a still image yields one frame', async () => {
 
 test('sharp errors map to safe ImageInputErrors', () => {
   const timeout = fromSharpError(new Error('timeout: 3% complete'), { timeoutSeconds: 5 });
-  assert.equal(timeout.reason, 'too_large');
+  assert.equal(timeout.reason, 'decode_timeout');
   assert.equal(timeout.code, 'image-too-large');
   assert.equal(timeout.status, 413);
   const leaky = fromSharpError(new Error('VipsJpeg: "/srv/uploads/secret.jpg": premature end of JPEG image\n  at x'));
@@ -544,6 +544,16 @@ test('async checkSize and whileDecoding: a rejected checkSize refuses the image,
   }
 });
 
+test('a decode out of time and an input over maxBytes share the code (413) but not the reason', async () => {
+  // Both were reason too_large: a caller could tell them apart only by the message.
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).png().toBuffer();
+  const bytes = await rejectsWith(decodeImage(png, { maxPixels: MAX, maxBytes: 10 }), 'too_large', 413);
+  const slow = fromSharpError(new Error('timeout: 40% complete'), { timeoutSeconds: 1 });
+  assert.deepEqual([slow.reason, slow.code, slow.status], ['decode_timeout', bytes.code, 413]);
+  assert.match(slow.message, /^The image took too long to decode \(limit 1 s\)\./);
+  assert.equal(new ImageInputError('decode_timeout').message, 'The image took too long to decode. Send a smaller or simpler image.');
+});
+
 test('timeoutSeconds is whole seconds (libvips\' clock), refused otherwise', async () => {
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).png().toBuffer();
   for (const t of [0.2, 1.5, -1, 3601, Number.NaN]) {
@@ -560,7 +570,7 @@ test('timeoutSeconds holds for the whole call: each pipeline gets what the ones 
   const work = (ms: number) => () => new Promise<void>((r) => setTimeout(r, ms));
   await budget.run(pipeline, work(1100));
   await budget.run(pipeline, work(950));
-  await assert.rejects(budget.run(pipeline, work(0)), (err) => err instanceof ImageInputError && err.reason === 'too_large' && /took too long to decode \(limit 2 s\)/.test(err.message));
+  await assert.rejects(budget.run(pipeline, work(0)), (err) => err instanceof ImageInputError && err.reason === 'decode_timeout' && /took too long to decode \(limit 2 s\)/.test(err.message));
   assert.deepEqual(given, [2, 1], 'the second pipeline had the second left, the third none');
   // No limit: no timeout is set at all.
   await new DecodeBudget(0).run(pipeline, work(0));

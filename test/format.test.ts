@@ -561,6 +561,10 @@ describe('json-compact', () => {
     assert.throws(() => decodeCompact({ ...good, text: '\ud834. \n #.\n' }), /lone surrogate/);
     assert.throws(() => decodeCompact({ ...good, chroma: { ...chroma, encoding: 'x' } }), /unsupported chroma encoding "x"/);
     assert.throws(() => decodeCompact({ format: 'json', columns: 3 }), /^CompactDecodeError: invalid json-compact: this is v2a's "json" output, not json-compact$/);
+    // Another version is named as such, not by the first v1 member it lacks ("document lacks "columns"").
+    assert.throws(() => decodeCompact('{"v":2}'), /^CompactDecodeError: invalid json-compact: unsupported version "v": 2, expected 1$/);
+    assert.throws(() => decodeCompact({ v: '1', columns: 1, rows: 1, text: 'x\n', chroma, extra: 1 }), /unsupported version "v": "1", expected 1$/);
+    assert.throws(() => decodeCompact({ columns: 1 }), /document lacks "v"$/);
   });
 
   it('compactToImage rebuilds an image of 1x2 blocks by default', () => {

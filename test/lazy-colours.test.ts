@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isPending } from '../src/core/lazy.js';
+import { ERRORS, isV2aError } from '../src/core/errors.js';
 import { colorsWhen, prepare, render } from '../src/core/render.js';
 import { withDefaults } from '../src/core/params/validate.js';
 import { formatResult } from '../src/core/format/index.js';
@@ -75,7 +76,7 @@ describe('mono art computes its colours on first read', () => {
     const square = scene(64, 64, 7);
     const sq = render(square, { columns: 16 });
     for (let i = 0; i < 64 * 64; i++) if (i % 65 !== 0) square.data.fill(0, i * 4, i * 4 + 3);
-    assert.throws(() => sq.colors, /^RangeError: the image changed before its colours were read/);
+    assert.throws(() => sq.colors, /^V2aError: the image changed before its colours were read/);
     for (const change of [(d: RgbaImage['data']) => d.fill(0), (d: RgbaImage['data']) => d.set(scene(320, 240, 8).data)]) {
       const own = scene(320, 240, 7);
       const r = render(own, { columns: 48 });
@@ -92,6 +93,16 @@ describe('mono art computes its colours on first read', () => {
     assert.deepEqual(r.colors, colors);
     assert.equal(r.director.source.colorfulness, colourfulness);
     assert.equal(typeof JSON.parse(formatResult(r, 'json').body as string).director.source.colorfulness, 'number');
+  });
+
+  it('a changed image is a V2aError of its own code wherever the colours are first read (JSON, structuredClone, colors)', () => {
+    // It surfaces far from the render: a plain RangeError there read as a bug of v2a's.
+    for (const read of [(r: RenderResult) => JSON.stringify(r), (r: RenderResult) => structuredClone(r), (r: RenderResult) => r.colors]) {
+      const own = scene(320, 240, 7);
+      const r = render(own, { columns: 48, format: 'text' });
+      own.data.fill(1);
+      assert.throws(() => read(r), (e: unknown) => isV2aError(e) && e.code === 'image-changed' && ERRORS[e.code].local === true && /keep the pixels until then/.test(e.message), String(read));
+    }
   });
 
   it('a render resamples them with the luminance where the Director or the format reads them, else later', () => {

@@ -111,6 +111,75 @@ test('v2a/node names a wrong argument before sharp sees it', async () => {
   assert.equal((await node.decodeImage(png, { targetWidth: 1e8, timeoutSeconds: 3600 })).width, 4);
 });
 
+test('configureSharp refuses an option it does not know, as decodeImage does, before changing anything', async () => {
+  const node = await import('../src/node/index.js');
+  const sharp = (await import('sharp')).default;
+  const before = [sharp.concurrency(), sharp.cache().memory.max];
+  const any = (v: unknown) => v as never;
+  // A misspelt option was accepted silently (and the cache switched off all the same).
+  assert.throws(() => node.configureSharp(any({ foo: 1 })), (e: Error) => e.constructor === RangeError && e.message === 'configureSharp: unknown option "foo" (the options are concurrency, cache)');
+  assert.throws(() => node.configureSharp(any({ concurency: 1 })), /^RangeError: configureSharp: unknown option "concurency"/);
+  assert.deepEqual([sharp.concurrency(), sharp.cache().memory.max], before);
+});
+
+test('binary data that is not a Uint8Array is named, with the view to pass instead', async () => {
+  const node = await import('../src/node/index.js');
+  const core = await import('../src/core/index.js');
+  const sharp = (await import('sharp')).default;
+  const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#888' } }).png().toBuffer();
+  const any = (v: unknown) => v as never;
+  const buffer = png.buffer.slice(png.byteOffset, png.byteOffset + png.byteLength);
+  // "(got an object)" for an ArrayBuffer left the caller guessing.
+  await assert.rejects(node.decodeImage(any(buffer)), (e: Error) => e.constructor === TypeError && e.message === 'decode: input must be a Uint8Array or Buffer (got an ArrayBuffer: pass new Uint8Array(buffer))');
+  await assert.rejects(node.decodeImage(any(new Uint8ClampedArray(buffer))), (e: Error) => e.constructor === TypeError && e.message === 'decode: input must be a Uint8Array or Buffer (got a Uint8ClampedArray: pass new Uint8Array(view.buffer, view.byteOffset, view.byteLength))');
+  throwsNamed(() => core.encodeBase64(any(new DataView(buffer))), TypeError, /^encodeBase64: bytes must be a Uint8Array or Buffer \(got a DataView: pass new Uint8Array\(view\.buffer/);
+  // As the message says, the same bytes decode.
+  assert.equal((await node.decodeImage(new Uint8Array(buffer))).width, 4);
+});
+
+test('renderPng names a missing or wrong option, and keeps cellAspect to the parameter\'s range', async () => {
+  const core = await import('../src/core/index.js');
+  const r = render(image(), { columns: 16 });
+  const any = (v: unknown) => v as never;
+  // A plain "Error: not a hex colour: undefined" from deep inside.
+  throwsNamed(() => core.renderPng(r, any({ color: true })), TypeError, /^renderPng: options\.monoColor must be a string, a hex colour such as #e5e5e5 \(got undefined\)$/);
+  throwsNamed(() => core.renderPng(r, any({ color: false, monoColor: 'red' })), RangeError, /^renderPng: options\.monoColor must be a hex colour such as #e5e5e5, #rrggbb or #rgb \(got "red"\)$/);
+  throwsNamed(() => core.renderPng(r, any({ monoColor: '#fff' })), TypeError, /^renderPng: options\.color must be true or false \(got undefined\)$/);
+  throwsNamed(() => core.renderPng(r, any(null)), TypeError, /^renderPng: options must be an object \(got null\)$/);
+  throwsNamed(() => core.renderPng(r, any({ color: false, monoColor: '#fff', deflate: 'zlib' })), TypeError, /^renderPng: options\.deflate must be a function \(got a string\)$/);
+  // 0.001 made 8000-px-tall cells; the range is the cellAspect parameter's own.
+  const { min, max } = core.PARAM_BY_NAME.get('cellAspect') as { min: number; max: number };
+  for (const cellAspect of [0.001, min - 0.01, max + 0.01, Number.NaN, Infinity]) {
+    throwsNamed(() => core.renderPng(r, { color: false, monoColor: '#fff', cellAspect }), RangeError, new RegExp(`^png cellAspect must be a number from ${min} to ${max}, as the parameter \\(got ${cellAspect}\\)$`));
+  }
+  throwsNamed(() => core.pngSize(10, 10, 1, 0.001), RangeError, /^png cellAspect must be a number from/);
+  throwsNamed(() => core.pngSize(10, 10, 1, any('0.5')), TypeError, /^png cellAspect must be a number \(got a string\)$/);
+  // The range's ends and a result's own params still draw (its other members are ignored).
+  for (const cellAspect of [min, max]) assert.equal(core.pngSize(1, 1, 1, cellAspect).width, 8);
+  assert.deepEqual(core.renderPng(r, r.params), core.formatPng(r));
+});
+
+test('isV2aError knows a V2aError of another copy of v2a (a second install, a bundle), and nothing else', async () => {
+  const core = await import('../src/core/index.js');
+  // A second instance of the module, as a second install or a bundled copy loads.
+  const copy = (await import(new URL('../src/core/errors.ts?another-copy', import.meta.url).href)) as typeof import('../src/core/errors.js');
+  assert.notEqual(copy.V2aError, core.V2aError);
+  const foreign = new copy.V2aError('invalid-parameters', 'columns must be an integer from 8 to 400');
+  assert.equal(foreign instanceof core.V2aError, false);
+  assert.equal(core.isV2aError(foreign), true, 'instanceof alone failed here');
+  assert.equal(copy.isV2aError(new core.V2aError('usage', 'x')), true);
+  // Subclasses (CompactDecodeError, Base64Error, ...) carry it too.
+  assert.throws(() => core.decodeBase64('***'), (e: unknown) => copy.isV2aError(e) && e.code === 'invalid-base64');
+  // Strict: an error or object with a code is not one, nor a branded one of a code this copy lacks.
+  assert.equal(core.isV2aError(Object.assign(new Error('x'), { code: 'invalid-parameters' })), false);
+  assert.equal(core.isV2aError({ name: 'V2aError', code: 'invalid-parameters', message: 'x' }), false);
+  assert.equal(core.isV2aError(JSON.parse(JSON.stringify({ ...foreign, message: 'x' }))), false);
+  assert.equal(core.isV2aError(Object.assign(new copy.V2aError('usage', 'x'), { code: 'no-such-code' })), false);
+  for (const v of [null, undefined, 'invalid-parameters', 42]) assert.equal(core.isV2aError(v), false);
+  // The brand is no own property: JSON and spreads of an error are as before.
+  assert.deepEqual(Object.getOwnPropertySymbols(foreign), []);
+});
+
 test('a value JSON cannot write (a BigInt, a cycle, a throwing toJSON) is refused as the parameter\'s, not a TypeError from inside', async () => {
   const { ParamValidationError } = await import('../src/core/index.js');
   const cycle: Record<string, unknown> = {};

@@ -10,6 +10,9 @@ export function describeType(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   // JSON has no Infinity: 1e400 parses to it, and "got a number" would read as no fault at all.
   if (typeof value === 'number' && !Number.isFinite(value)) return 'a number out of range';
+  // Binary data is named by its type: "got an object" for an ArrayBuffer left the caller guessing.
+  if (value instanceof ArrayBuffer) return 'an ArrayBuffer';
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
@@ -20,7 +23,24 @@ export function checkObject(value: unknown, name: string): asserts value is Read
   }
 }
 
-/** `value` holds bytes: a Uint8Array (a Node Buffer is one). */
+/**
+ * `value` holds bytes: a Uint8Array (a Node Buffer is one). Other binary data (an ArrayBuffer, a
+ * Uint8ClampedArray) is refused with the way to view it as one, no copy made: the types say
+ * Uint8Array, and a Float32Array's bytes are not what its caller meant either.
+ */
 export function checkBytes(value: unknown, name: string): asserts value is Uint8Array {
-  if (!(value instanceof Uint8Array)) throw new TypeError(`${name} must be a Uint8Array or Buffer (got ${describeType(value)})`);
+  if (value instanceof Uint8Array) return;
+  const how = value instanceof ArrayBuffer ? ': pass new Uint8Array(buffer)'
+    : ArrayBuffer.isView(value) ? ': pass new Uint8Array(view.buffer, view.byteOffset, view.byteLength)' : '';
+  throw new TypeError(`${name} must be a Uint8Array or Buffer (got ${describeType(value)}${how})`);
+}
+
+/**
+ * `options` names only `known` options: a misspelt one (`maxPixel`) would otherwise go unapplied
+ * without a word. A RangeError naming it and listing the options.
+ */
+export function checkOptionNames(options: Readonly<Record<string, unknown>>, known: ReadonlySet<string>, what: string): void {
+  for (const name of Object.keys(options)) {
+    if (!known.has(name)) throw new RangeError(`${what}: unknown option ${JSON.stringify(name)} (the options are ${[...known].join(', ')})`);
+  }
 }

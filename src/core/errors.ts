@@ -76,6 +76,7 @@ export const ERRORS = deepFreeze({
   'shutting-down': { status: 503, exit: EXIT.internal, mcp: 'tool', title: 'Shutting down', description: 'The server is shutting down and accepts no new work; retry on another instance.' },
   'image-path-refused': { status: 400, exit: EXIT.usage, mcp: 'tool', title: 'Image path refused', description: '`imagePath` (the stdio MCP face only) names no regular file inside the allowed roots: outside every root, a symlink leading out of them, a directory, or missing.' , local: true },
   'reply-too-large': { status: 413, exit: EXIT.usage, mcp: 'tool', title: 'Reply over the character budget', description: 'The MCP reply would exceed the character budget (V2A_MCP_MAX_CHARS, or v2a mcp --max-chars); the message names smaller columns and formats that fit.' , local: true },
+  'image-changed': { status: 500, exit: EXIT.internal, mcp: 'protocol', title: 'Image changed before its colours were read', description: 'A library caller changed or reused an image\'s pixel buffer before the colours of its mono result were first read (`colors`, json\'s chroma, the report\'s colourfulness), which are computed from those pixels then: read them, or format the result, before reusing the buffer (library only).' , local: true },
   'interrupted': { status: 499, exit: EXIT.interrupted, mcp: 'protocol', title: 'Interrupted', description: 'Stopped by the user (Ctrl-C) or because the client went away.' , local: true },
 } as const satisfies Record<string, ErrorInfo>);
 
@@ -94,11 +95,18 @@ export interface V2aErrorOptions {
   readonly cause?: unknown;
 }
 
+/** Marks a V2aError of any copy of v2a (isV2aError): `Symbol.for` gives every copy the same key. */
+const BRAND = Symbol.for('v2a.error');
+
 /**
  * An expected failure. `message` (= `detail`) is written for the person who caused it and is safe to
  * show verbatim: no stack, no file system path, no raw library text.
  */
 export class V2aError extends Error {
+  static {
+    // On the prototype, not enumerable: no own property for JSON, spreads or deepEqual to see.
+    Object.defineProperty(this.prototype, BRAND, { value: true });
+  }
   override name = 'V2aError';
   readonly code: ErrorCode;
   readonly errors: readonly FieldError[] | undefined;
@@ -118,9 +126,17 @@ export class V2aError extends Error {
   }
 }
 
-/** Whether `err` is a V2aError, narrowing it (in a catch clause, where errors are unknown). */
+/**
+ * Whether `err` is a V2aError, narrowing it (in a catch clause, where errors are unknown). Also one
+ * thrown by another copy of v2a (a second install, a bundle, another realm), where `instanceof`
+ * fails: it carries the brand every copy shares (a `Symbol.for` key no JSON or object literal
+ * makes) and a `code` of this copy's table. An object that merely has a `code` is not one.
+ */
 export function isV2aError(err: unknown): err is V2aError {
-  return err instanceof V2aError;
+  if (err instanceof V2aError) return true;
+  if (typeof err !== 'object' || err === null || (err as Record<symbol, unknown>)[BRAND] !== true) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  return typeof code === 'string' && Object.hasOwn(ERRORS, code) && typeof message === 'string';
 }
 
 /** The one sentence of a list of field errors, shown by every face alike. */

@@ -198,7 +198,8 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * Mono art's colours (`colors`, json's chroma, the report's colourfulness and round-trip metric)
  * are computed from the image's pixels when first read unless its format carries them or its
  * rubric reads them (colorsWhen()): keep the pixels as they are until then, or read those first.
- * A read that finds them changed throws.
+ * A read that finds them changed throws V2aError `image-changed`. Until that read the result
+ * holds the image's whole pixel buffer (reading `colors` once lets it go).
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
   checkObject(options, 'render: options');

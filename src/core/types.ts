@@ -75,7 +75,9 @@ export interface CellGrid {
    * present. With `color` and one colour per cell it is chosen so that the glyph's coverage times
    * the ink gives the cell's colour (tone is carried once, by the glyph and the ink together).
    * Without `color` it is computed on first read (json, json-compact, the Director's round-trip
-   * metric read it; text output never does).
+   * metric read it; text output never does): until then the result holds the image's pixels
+   * (its whole `data`), and a read that finds them changed throws V2aError `image-changed`. Read
+   * it once to compute it and let the pixels go.
    */
   readonly colors: Uint8Array;
   /**

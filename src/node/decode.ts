@@ -3,7 +3,7 @@
  * on sharp/libvips. The renderer core never decodes; this is its Node front door.
  *
  * Safety, in this order, before any pixel is decoded:
- *  1. 0 bytes -> `empty`; more than `maxBytes` (if given) -> `too_large`.
+ *  1. 0 bytes -> `empty`; more than `maxBytes` (if given: ./index.ts always gives it) -> `too_large`.
  *  2. Only the header is read (`metadata()`), with sharp's own pixel limit switched off so that
  *     an absurd header is reported by us as `too_many_pixels` rather than as a generic failure.
  *  3. The container format must be one of ALLOWED_FORMATS. sharp would happily rasterize SVG
@@ -28,7 +28,7 @@
 import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 
-import { checkBytes, checkObject } from '../core/args.js';
+import { checkBytes, checkObject, checkOptionNames } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 import type { LimitNames } from '../core/job.js';
@@ -58,8 +58,16 @@ const ANIMATED_FORMATS: ReadonlySet<ImageFormat> = new Set(['gif', 'webp']);
 /** Resize kernel for shrink-on-load decodes; see decodeImage. */
 export const RESIZE_KERNEL = 'mitchell' as const;
 
+/**
+ * Options of a decode. A limit's refusal is an ImageInputError of code `image-too-large` whose
+ * `reason` names the limit. v2a/node's decodeImage and decodeFrames take every option as
+ * optional, `maxPixels` and `maxBytes` defaulting to DEFAULT_DECODE_LIMITS.
+ */
 export interface DecodeOptions {
-  /** Refuse images with more than this many pixels (width x height of one page) -> 413. */
+  /**
+   * Refuse images with more than this many pixels (width x height of one page): reason
+   * `too_many_pixels`. Default: DEFAULT_DECODE_LIMITS.maxPixels (50 megapixels).
+   */
   readonly maxPixels: number;
   /**
    * Decode to at least this width (after EXIF orientation) when the image is wider: shrink-on-load
@@ -70,14 +78,19 @@ export interface DecodeOptions {
   readonly targetHeight?: number;
   /**
    * Abort decoding after this many seconds of decoder work in all, over every pipeline of the
-   * call (-> `too_large`, 413): a whole number, as libvips' clock counts; 0 or absent: no timeout.
+   * call: reason `decode_timeout`. A whole number, as libvips' clock counts; 0 or absent: no
+   * timeout.
    */
   readonly timeoutSeconds?: number;
-  /** Refuse inputs longer than this many bytes (-> `too_large`, 413). Absent: no check here. */
+  /**
+   * Refuse inputs longer than this many bytes: reason `too_large`. Default:
+   * DEFAULT_DECODE_LIMITS.maxBytes (16 MiB); there is always a limit, so give a larger one for
+   * larger input.
+   */
   readonly maxBytes?: number;
   /**
    * Refuse images whose decoder memory, estimated from the header (see decodedBytes), exceeds
-   * this many bytes (-> `too_many_decoded_bytes`, 413). Absent: no check.
+   * this many bytes: reason `too_many_decoded_bytes`. Absent: no check.
    */
   readonly maxDecodedBytes?: number;
   /**
@@ -135,9 +148,14 @@ export interface ProbeResult {
 /**
  * Settings for the process-wide sharp/libvips runtime. Call once per process or worker thread,
  * before decoding (e.g. `configureSharp({ concurrency: 1 })` in each worker of a pool).
+ * `concurrency`: libvips threads per pipeline (0: one per core); absent, sharp's is kept.
+ * `cache`: whether libvips keeps its operation cache; absent, the cache is switched off, as v2a's
+ * own processes run it (one-shot decodes never hit it, and it holds memory): pass `cache: true`
+ * for sharp's default cache. Both are process-wide: they apply to the app's own sharp calls too.
  */
 export function configureSharp(opts: { concurrency?: number; cache?: boolean } = {}): void {
   checkObject(opts, 'configureSharp: options');
+  checkOptionNames(opts, SHARP_OPTIONS, 'configureSharp');
   const c = opts.concurrency;
   // sharp takes any number and keeps what libvips makes of it (-1 became 1, 2.5 became 2).
   if (c !== undefined && !(Number.isSafeInteger(c) && c >= 0)) {
@@ -147,6 +165,8 @@ export function configureSharp(opts: { concurrency?: number; cache?: boolean } =
   if (opts.concurrency !== undefined) sharp.concurrency(opts.concurrency);
   sharp.cache(opts.cache ?? false);
 }
+
+const SHARP_OPTIONS: ReadonlySet<string> = new Set(['concurrency', 'cache']);
 
 interface Inspection {
   readonly format: ImageFormat;
@@ -559,8 +579,8 @@ export const FRAME_CHUNK_PIXELS = 4 * 1024 * 1024;
  * smaller: it is never enlarged). Mitchell was chosen over Lanczos3 because it measured equally
  * fast, slightly closer to a full-resolution area average, and without ringing.
  *
- * Throws ImageInputError (codes: empty, too_large, unsupported_format, too_many_pixels,
- * undecodable).
+ * Throws ImageInputError (reasons: empty, unsupported_format, undecodable, too_large,
+ * too_many_pixels, too_many_decoded_bytes, decode_timeout).
  */
 export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promise<DecodedImage> {
   validateOptions(opts);

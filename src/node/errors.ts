@@ -7,13 +7,18 @@
 
 import { V2aError, type ErrorCode } from '../core/errors.js';
 
-/** Why an image was refused, finer than the error code it maps to. */
+/**
+ * Why an image was refused, finer than the error code it maps to: those of `image-too-large`
+ * are `too_many_pixels` (maxPixels), `too_large` (maxBytes), `too_many_decoded_bytes`
+ * (maxDecodedBytes) and `decode_timeout` (timeoutSeconds).
+ */
 export type ImageInputErrorCode =
   | 'unsupported_format'
   | 'undecodable'
   | 'too_many_pixels'
   | 'too_large'
   | 'too_many_decoded_bytes'
+  | 'decode_timeout'
   | 'empty';
 
 const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
@@ -23,6 +28,9 @@ const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
   too_many_pixels: 'image-too-large',
   too_large: 'image-too-large',
   too_many_decoded_bytes: 'image-too-large',
+  // The server's 413 as the size limits: an image that takes too long to decode is too large for
+  // the limit, not the server's fault (a 503 would invite the same request again).
+  decode_timeout: 'image-too-large',
 };
 
 const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
@@ -33,6 +41,7 @@ const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
   too_many_pixels: 'The image has too many pixels.',
   too_large: 'The image is too large.',
   too_many_decoded_bytes: 'Decoding the image would take too much memory.',
+  decode_timeout: 'The image took too long to decode. Send a smaller or simpler image.',
 };
 
 /** A refused image: `unsupported-image`, `undecodable-image` or `image-too-large`. */
@@ -97,7 +106,7 @@ export function fromSharpError(
   if (/^timeout\b/i.test(raw) || /\bkilled\b/i.test(raw)) {
     const limit = context.timeoutSeconds ? ` (limit ${context.timeoutSeconds} s)` : '';
     return new ImageInputError(
-      'too_large',
+      'decode_timeout',
       `The image took too long to decode${limit}. Send a smaller or simpler image.`,
       { cause },
     );

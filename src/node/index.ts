@@ -10,7 +10,7 @@
  * default to the ones the server and the CLI apply (V2A_MAX_IMAGE_PIXELS and V2A_MAX_IMAGE_BYTES
  * of src/settings, their defaults; the environment is not read here).
  */
-import { checkObject } from '../core/args.js';
+import { checkObject, checkOptionNames } from '../core/args.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from '../settings/index.js';
 import {
   decodeFrames as decodeFramesWith,
@@ -52,9 +52,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
   checkObject(opts, 'decode: options');
-  for (const name of Object.keys(opts)) {
-    if (!OPTION_NAMES.has(name)) throw new RangeError(`decode: unknown option ${JSON.stringify(name)} (the options are ${[...OPTION_NAMES].join(', ')})`);
-  }
+  checkOptionNames(opts, OPTION_NAMES, 'decode');
   return {
     ...opts,
     maxPixels: opts.maxPixels ?? DEFAULT_DECODE_LIMITS.maxPixels,

@@ -16,6 +16,11 @@ export function packedAt(rgb: Uint8Array, i: number): number {
 
 const HEX_COLOR = /^#(?:([0-9a-f]{6})|([0-9a-f]{3}))$/i;
 
+/** Whether `s` is `#rrggbb` or `#rgb`: what parseHexColor() reads. */
+export function isHexColor(s: string): boolean {
+  return HEX_COLOR.test(s);
+}
+
 /** Parses `#rrggbb` or `#rgb` into a packed 0xRRGGBB number; throws on anything else. */
 export function parseHexColor(s: string): number {
   const m = HEX_COLOR.exec(s);

@@ -143,8 +143,9 @@ export function decodeCompact(input: string | object): DecodedCompact {
   if (!isPlainObject(doc)) throw new CompactDecodeError('not a JSON object');
   // v2a's json output says its format: name it, rather than the first member json-compact lacks.
   if (typeof doc.format === 'string' && !('v' in doc)) throw new CompactDecodeError(`this is v2a's ${JSON.stringify(doc.format)} output, not json-compact`);
+  // The version first: another version's members are its own, and naming one it lacks would hide why.
+  if ('v' in doc && doc.v !== COMPACT_VERSION) throw new CompactDecodeError(`unsupported version "v": ${JSON.stringify(doc.v)}, expected 1`);
   checkKeys(doc, TOP_KEYS, 'document', OPTIONAL_KEYS);
-  if (doc.v !== COMPACT_VERSION) throw new CompactDecodeError(`unsupported version "v": ${JSON.stringify(doc.v)}, expected 1`);
   const columns = checkDimension(doc.columns, 'columns');
   const rows = checkDimension(doc.rows, 'rows');
   const cells = columns * rows;

@@ -24,10 +24,11 @@
 import { Deflate } from 'pako';
 import { BITMAP_CELL, GLYPH_BITMAPS, glyphBitmap } from '../glyphs/bitmaps.js';
 import type { CellGrid, RenderResult } from '../types.js';
-import { groundFor, parseHexColor } from './color.js';
+import { groundFor, isHexColor, parseHexColor } from './color.js';
 import type { DecodedCompact } from './compact.js';
 import { checkGrid } from './grid.js';
-import { checkObject } from '../args.js';
+import { checkObject, describeType } from '../args.js';
+import { PARAM_BY_NAME, describeDomain, type NumberDef } from '../params/definitions.js';
 
 /** Pixel size of one cell at scale 1. */
 export const PNG_CELL_WIDTH = BITMAP_CELL.width;
@@ -40,11 +41,11 @@ export type PngScale = (typeof PNG_SCALES)[number];
 export interface PngOptions {
   /** Ink from the cells' colours (true) or `monoColor` (false). */
   readonly color: boolean;
-  /** Mono ink, and what the ground is chosen from (`groundFor`). */
+  /** Mono ink (`#rrggbb` or `#rgb`), and what the ground is chosen from (`groundFor`). */
   readonly monoColor: string;
   /** Divides the cell: 2 draws 4 x 8 px cells. Default 1. */
   readonly scale?: PngScale;
-  /** Width / height of the cell the grid was made for (its rows): the cell's height follows. Default 0.5 (8 x 16). */
+  /** Width / height of the cell the grid was made for (its rows): the cell's height follows. Default 0.5 (8 x 16); the cellAspect parameter's range (0.25 to 1). */
   readonly cellAspect?: number;
   /**
    * A one-shot zlib-format deflate of the whole image's scanlines (told which kind they are),
@@ -65,10 +66,14 @@ export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
 /** The reference cell's width / height: the bitmaps' own 8 x 16. */
 const REFERENCE_ASPECT = PNG_CELL_WIDTH / PNG_CELL_HEIGHT;
 
+/** The cellAspect parameter's range, which a png's cells keep to: 0.001 made cells 8000 px tall. */
+const ASPECT = PARAM_BY_NAME.get('cellAspect') as NumberDef;
+
 /** Pixel size of one cell at `scale` for a cell of `cellAspect`: 8 / scale px wide, as tall as the aspect makes it (at least 1 px). */
 export function pngCell(scale: PngScale = 1, cellAspect = REFERENCE_ASPECT): { width: number; height: number } {
   if (!PNG_SCALES.includes(scale)) throw new RangeError(`png scale must be one of ${PNG_SCALES.join(', ')} (got ${scale})`);
-  if (!(Number.isFinite(cellAspect) && cellAspect > 0)) throw new RangeError(`png cellAspect must be a positive number (got ${cellAspect})`);
+  if (typeof cellAspect !== 'number') throw new TypeError(`png cellAspect must be a number (got ${describeType(cellAspect)})`);
+  if (!(cellAspect >= ASPECT.min && cellAspect <= ASPECT.max)) throw new RangeError(`png cellAspect must be ${describeDomain(ASPECT)}, as the parameter (got ${cellAspect})`);
   const width = PNG_CELL_WIDTH / scale;
   return { width, height: cellAspect === REFERENCE_ASPECT ? PNG_CELL_HEIGHT / scale : Math.max(1, Math.round(width / cellAspect)) };
 }
@@ -209,9 +214,27 @@ function glyphTable(glyphs: readonly string[], cw: number, ch: number): Uint8Arr
   return table;
 }
 
+const MONO = PARAM_BY_NAME.get('monoColor')!;
+
+/**
+ * A caller's png options, checked as render()'s are (a wrong type a TypeError, a bad value a
+ * RangeError, each naming the option): a missing monoColor was a plain "not a hex colour:
+ * undefined". Other members are ignored (a result's `params` will do as options). `scale` and
+ * `cellAspect` are pngCell()'s.
+ */
+function checkPngOptions(opts: Readonly<Record<string, unknown>>): void {
+  if (typeof opts.color !== 'boolean') throw new TypeError(`renderPng: options.color must be true or false (got ${describeType(opts.color)})`);
+  const mono = opts.monoColor;
+  if (typeof mono !== 'string') throw new TypeError(`renderPng: options.monoColor must be a string, ${describeDomain(MONO)} (got ${describeType(mono)})`);
+  if (!isHexColor(mono)) throw new RangeError(`renderPng: options.monoColor must be ${describeDomain(MONO)}, #rrggbb or #rgb (got ${JSON.stringify(mono.slice(0, 40))})`);
+  if (opts.deflate !== undefined && typeof opts.deflate !== 'function') throw new TypeError(`renderPng: options.deflate must be a function (got ${describeType(opts.deflate)})`);
+}
+
 /** Renders a cell grid (a render result, or one rebuilt from json-compact) as PNG bytes. */
 export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
-  checkGrid(grid, opts.color);
+  checkObject(opts, 'renderPng: options');
+  checkGrid(grid, opts.color === true);
+  checkPngOptions(opts);
   const { columns, rows, cells } = grid;
   // Mono art's colours are computed on first read: read only where drawn.
   const colors = opts.color ? grid.colors : new Uint8Array(0);

@@ -1,3 +1,4 @@
+import { V2aError } from '../errors.js';
 import { lazyProperty } from '../lazy.js';
 import type { RgbaImage } from '../types.js';
 import { copyKept, frame, mirrorKept, reserveKept, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
@@ -97,7 +98,9 @@ function laterRgbOf(img: RgbaImage, cols: number, rows: number, subX: number, su
   return () => {
     const now = pixelPrint(pixels.data);
     if (now.some((v, i) => v !== print[i])) {
-      throw new RangeError('the image changed before its colours were read: mono art computes them (json\'s chroma, the report\'s colourfulness) from its pixels on first read (keep the pixels until then, or read the colours first)');
+      // A V2aError, so that a caller can tell it from a bug by its code (it surfaces far from the
+      // render: in JSON.stringify(result), structuredClone or a format).
+      throw new V2aError('image-changed', 'the image changed before its colours were read: mono art computes them (json\'s chroma, the report\'s colourfulness) from its pixels on first read (keep the pixels until then, or read the colours first)');
     }
     return cellRgbOf(pixels, cols, rows, subX, subY, groundLinear);
   };
