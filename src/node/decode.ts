@@ -371,7 +371,8 @@ function checkScans(buf: Buffer, info: Inspection): void {
 /** sharp's own bound on a resize's width and height. */
 const MAX_TARGET = 100_000_000;
 
-function validateOptions(opts: DecodeOptions): void {
+/** Throws a RangeError naming the first option out of its range. */
+export function validateOptions(opts: DecodeOptions): void {
   if (!(Number.isInteger(opts.maxPixels) && opts.maxPixels > 0)) {
     throw new RangeError('decode: maxPixels must be a positive integer');
   }

@@ -11,7 +11,7 @@
  * of src/settings, their defaults; the environment is not read here).
  */
 import { checkObject, checkOptionNames } from '../core/args.js';
-import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from '../settings/index.js';
+import { DEFAULT_DECODE_LIMITS } from './limits.js';
 import {
   decodeFrames as decodeFramesWith,
   decodeImage as decodeImageWith,
@@ -39,11 +39,8 @@ export type {
 export { ImageInputError, fromSharpError, sanitizeCause } from './errors.js';
 export type { ImageInputErrorCode } from './errors.js';
 
-/** The limits a decode applies when the caller gives none (the settings' defaults). */
-export const DEFAULT_DECODE_LIMITS: Readonly<Required<Pick<DecodeOptions, 'maxPixels' | 'maxBytes'>>> = Object.freeze({
-  maxPixels: MAX_IMAGE_PIXELS.default,
-  maxBytes: MAX_IMAGE_BYTES.default,
-});
+export { DEFAULT_DECODE_LIMITS } from './limits.js';
+export { renderBytes, type RenderBytesOptions, type RenderedBytes } from './render-bytes.js';
 
 /** The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go unapplied. */
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([

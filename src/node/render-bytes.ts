@@ -1,0 +1,70 @@
+/**
+ * An encoded image through the whole render job (core/job.ts), as the server's workers and the
+ * CLI run it: decode with sharp, the Director, render, format, with a turn of the event loop
+ * between stages and a cancel checked there. render() and formatResult() are synchronous: a
+ * caller with large images, or one that must stop a render its client gave up on, uses this.
+ */
+import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
+import { runJob, type DecodeRequest, type ImageFacts } from '../core/job.js';
+import type { FormattedOutput } from '../core/format/output.js';
+import type { RenderInput, RenderResult } from '../core/types.js';
+import { decodeImage, validateOptions } from './decode.js';
+import { DEFAULT_DECODE_LIMITS } from './limits.js';
+
+export interface RenderBytesOptions {
+  /**
+   * Stops the render at its next stage (decode, director, render, format; a stage itself runs to
+   * its end): the promise rejects with V2aError `interrupted`.
+   */
+  readonly signal?: AbortSignal;
+  /** As decodeImage's: default DEFAULT_DECODE_LIMITS.maxPixels. */
+  readonly maxPixels?: number;
+  /** As decodeImage's: default DEFAULT_DECODE_LIMITS.maxBytes. */
+  readonly maxBytes?: number;
+  /** As decodeImage's: absent, no check. */
+  readonly maxDecodedBytes?: number;
+  /** As decodeImage's (whole seconds of decoder work): absent, none. */
+  readonly timeoutSeconds?: number;
+}
+
+export interface RenderedBytes {
+  readonly result: RenderResult;
+  /** The result in `params.format` (default text). */
+  readonly output: FormattedOutput;
+  /** The image's format, byte count and size (after EXIF orientation). */
+  readonly image: ImageFacts;
+}
+
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RenderBytesOptions>(['signal', 'maxPixels', 'maxBytes', 'maxDecodedBytes', 'timeoutSeconds']);
+
+/** The job's decode request, its limits named as this caller's options (not the server's settings). */
+function decode(bytes: Uint8Array, { limitNames: _, ...request }: DecodeRequest) {
+  return decodeImage(bytes, request);
+}
+
+/**
+ * Renders encoded image bytes (JPEG, PNG, WebP, GIF's first frame, AVIF, TIFF) and formats the
+ * result, decoding at the size the columns need. Rejects with a V2aError: the parameters'
+ * (`invalid-parameters`, naming each), the image's (`unsupported-image`, `undecodable-image`,
+ * `image-too-large`, `image-too-tall`), or `interrupted` once `signal` aborts.
+ */
+export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, options: RenderBytesOptions = {}): Promise<RenderedBytes> {
+  checkBytes(bytes, 'renderBytes: bytes');
+  checkObject(params as unknown, 'renderBytes: params');
+  checkObject(options as unknown, 'renderBytes: options');
+  checkOptionNames(options as Readonly<Record<string, unknown>>, OPTION_NAMES, 'renderBytes');
+  const { signal, maxPixels = DEFAULT_DECODE_LIMITS.maxPixels, maxBytes = DEFAULT_DECODE_LIMITS.maxBytes, maxDecodedBytes, timeoutSeconds } = options;
+  if (signal !== undefined && typeof (signal as { aborted?: unknown } | null)?.aborted !== 'boolean') throw new TypeError(`renderBytes: options.signal must be an AbortSignal (got ${describeType(signal)})`);
+  // Here, not in the job: a RangeError thrown by its decoder would come out as internal-error.
+  validateOptions({ maxPixels, maxBytes, ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}), ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}) });
+  return runJob({ kind: 'bytes', bytes }, params, {
+    decoder: decode,
+    limits: {
+      maxPixels,
+      maxBytes,
+      ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}),
+      ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}),
+    },
+    ...(signal ? { signal } : {}),
+  });
+}
