@@ -536,7 +536,7 @@ describe('HTTP-level errors', () => {
       await c.write(head(method, path, headers) + body);
       const r = await c.reply();
       assertRawProblem(r, status, slug);
-      if (status === 405) assert.equal(r.headers.allow, 'POST');
+      if (status === 405) assert.equal(r.headers.allow, 'POST, OPTIONS');
       assert.equal(r.headers.connection, 'close');
     }));
     const get = new Client(port);

@@ -233,7 +233,15 @@ describe('health', () => {
     assert.equal(head.status, 200);
     const del = await req('DELETE', '/api/health');
     assertProblem(del, 405, 'method-not-allowed');
-    assert.equal(del.headers.get('allow'), 'GET, HEAD');
+    // The same Allow as OPTIONS answers (OPTIONS is served on the path too).
+    assert.equal(del.headers.get('allow'), 'GET, HEAD, OPTIONS');
+    assert.equal((await call(`${server.base}/api/health`, { method: 'OPTIONS' })).headers.get('allow'), 'GET, HEAD, OPTIONS');
+    for (const method of ['PUT', 'PATCH', 'TRACE', 'PROPFIND']) {
+      // Raw: fetch refuses to send TRACE.
+      const r = await rawExchange(`${method} /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assertRawProblem(r, 405, 'method-not-allowed');
+      assert.equal(/^allow: (.*)$/im.exec(r.head)?.[1], 'GET, HEAD, OPTIONS', method);
+    }
   });
 
   test('V2A_WARM_UP (the default): readiness is 503 `warming` until every worker has warmed up, then 200; renders wait for it', { timeout: 90_000 }, async () => {
@@ -441,9 +449,11 @@ describe('render: success', () => {
 });
 
 describe('render: bad input', () => {
-  test('no image: JSON {} and a multipart body without a file', async () => {
-    assertProblem(await renderJson({}), 400, 'missing-image', /No image/);
-    assertProblem(await renderForm({ columns: '40' }), 400, 'missing-image', /No image/);
+  test('no image: JSON {} and a multipart body without a file; errors names the image fields of that carrier', async () => {
+    const json = assertProblem(await renderJson({}), 400, 'missing-image', /No image/);
+    assert.deepEqual(json.errors, ['imageUrl', 'imageBase64'].map((parameter) => ({ parameter, message: 'not given: send exactly one of imageUrl, imageBase64' })));
+    const form = assertProblem(await renderForm({ columns: '40' }), 400, 'missing-image', /No image/);
+    assert.deepEqual(form.errors, ['image', 'imageUrl'].map((parameter) => ({ parameter, message: 'not given: send exactly one of image, imageUrl' })));
   });
 
   test('two images: imageUrl + imageBase64, image + imageUrl, two files', async () => {
@@ -564,6 +574,17 @@ describe('render: bad input', () => {
     assertProblem(await req('POST', RENDER), 400, 'invalid-request', /body is required/);
   });
 
+  test('a JSON body may start with a UTF-8 byte order mark (RFC 8259 §8.1); a BOM alone or twice is still refused', async () => {
+    const BOM = '\uFEFF';
+    // A small body is parsed on the event loop, one over 64 KiB in a worker with its imageBase64 lifted.
+    for (const image of [png, await noise(200, 150)]) {
+      const r = await renderJson(BOM + JSON.stringify({ imageBase64: image.toString('base64'), columns: 20 }));
+      assert.equal(r.status, 200, r.text.slice(0, 300));
+    }
+    assertProblem(await renderJson(BOM), 400, 'invalid-request', /not valid JSON/);
+    assertProblem(await renderJson(`${BOM}${BOM}{}`), 400, 'invalid-request', /not valid JSON/);
+  });
+
   test('wrong content types are 415', async () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'image/png', 'application/xml']) {
       const p = assertProblem(await req('POST', RENDER, { headers: { 'content-type': type }, body: 'x=1' }), 415, 'unsupported-media-type', /; send application\/json or multipart\/form-data\.$/);
@@ -651,6 +672,8 @@ describe('render: bad input', () => {
     assertRawProblem(r, 405, 'method-not-allowed');
     assert.match(r.problem.detail, /not a proxy/);
     assert.equal(r.problem.instance, '/', 'the target is no path of this server');
+    // RFC 9110 §15.5.6: a 405 names what is served; the target is no resource, so the server's methods.
+    assert.equal(/^allow: (.*)$/im.exec(r.head)?.[1], 'GET, HEAD, POST, OPTIONS', r.head);
   });
 
   test('a form whose Content-Type is spelt in capitals or with spaces is read as a form', async () => {
@@ -735,7 +758,7 @@ describe('render: bad input', () => {
     assertProblem(await req('GET', '/api/health/'), 404, 'not-found');
     const r = await req('GET', RENDER);
     assertProblem(r, 405, 'method-not-allowed');
-    assert.equal(r.headers.get('allow'), 'POST');
+    assert.equal(r.headers.get('allow'), 'POST, OPTIONS');
   });
 });
 
@@ -1107,6 +1130,17 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     assert.match(r.headers.get('access-control-expose-headers') ?? '', /traceparent.*x-auto-director/);
     // A preflight to a path nothing serves is still 204: the browser then shows the real 404.
     assert.equal((await call(`${server.base}/nope`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })).status, 204);
+  });
+
+  test('CORS: a script on another origin may revalidate a document (If-None-Match allowed, ETag exposed)', async () => {
+    const pre = await call(`${server.base}/api/openapi.json`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+    });
+    assert.equal(pre.status, 204);
+    assert.ok((pre.headers.get('access-control-allow-headers') ?? '').split(/,\s*/).includes('if-none-match'), pre.headers.get('access-control-allow-headers') ?? '');
+    const r = await call(`${server.base}/api/openapi.json`, { headers: { origin: 'https://app.example' } });
+    assert.ok((r.headers.get('access-control-expose-headers') ?? '').split(/,\s*/).includes('etag'), r.headers.get('access-control-expose-headers') ?? '');
   });
 
   test('OPTIONS that is no preflight says what the path serves (RFC 9110 §9.3.7): Allow, or 404', async () => {

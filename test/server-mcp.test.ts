@@ -255,6 +255,12 @@ describe('raw JSON-RPC over HTTP', () => {
     assert.equal(empty.json.error.code, -32700);
   });
 
+  test('a body may start with a UTF-8 byte order mark (RFC 8259 §8.1); a BOM alone is a parse error', async () => {
+    const r = await rpc(`\uFEFF${JSON.stringify(request(1, 'ping'))}`);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 1, result: {} });
+    assert.equal((await rpc('\uFEFF')).json.error.code, -32700);
+  });
+
   test('batches: replies in order, a malformed element gets its own -32600, notifications get none', async () => {
     const r = await rpc([request('a', 'ping'), { jsonrpc: '1.0', id: 'b', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, request('c', 'nope')]);
     assert.equal(r.status, 200);
@@ -326,12 +332,12 @@ describe('raw JSON-RPC over HTTP', () => {
     assert.equal(r.headers.get('traceparent')?.split('-')[1], trace);
   });
 
-  test('GET and DELETE are 405 with Allow: POST', async () => {
+  test('GET and DELETE are 405 with Allow: POST, OPTIONS', async () => {
     for (const method of ['GET', 'DELETE']) {
       const r = await call(`${server.base}${MCP}`, { method, headers: { accept: 'text/event-stream' } });
       validator.check(method, MCP, r);
       assertProblem(r, 405, 'method-not-allowed');
-      assert.equal(r.headers.get('allow'), 'POST');
+      assert.equal(r.headers.get('allow'), 'POST, OPTIONS');
     }
   });
 

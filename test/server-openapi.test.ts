@@ -62,16 +62,17 @@ describe('OpenAPI document', () => {
     assert.equal(doc.servers[0].url, server.base);
   });
 
-  test('the discovery documents carry an ETag: a cache revalidates them with If-None-Match (304), weak or strong', async () => {
-    for (const path of [ENDPOINTS.openapi.path, ENDPOINTS.agent.path, ENDPOINTS.llms.path, ENDPOINTS.llmsFull.path, ENDPOINTS.interoperability.path]) {
-      const first = await call(server.base + path);
+  test('the discovery documents and the handoff manifest carry an ETag: a cache revalidates them with If-None-Match (304), weak, strong, * or a list', async () => {
+    for (const path of [ENDPOINTS.openapi.path, ENDPOINTS.agent.path, ENDPOINTS.llms.path, ENDPOINTS.llmsFull.path, ENDPOINTS.interoperability.path, ENDPOINTS.handoff.path]) {
+      const first = await req('GET', path);
       const etag = first.headers.get('etag');
       assert.match(etag ?? '', /^"[\w-]{27}"$/, path);
       assert.equal(first.headers.get('cache-control'), 'public, max-age=300');
-      for (const inm of [etag!, `W/${etag}`]) {
-        const again = await call(server.base + path, { headers: { 'if-none-match': inm } });
+      for (const inm of [etag!, `W/${etag}`, '*', `"stale", W/${etag}`]) {
+        const again = await req('GET', path, { headers: { 'if-none-match': inm } });
         assert.equal(again.status, 304, `${path} ${inm}`);
         assert.equal(again.text, '');
+        assert.equal(again.headers.get('etag'), etag);
       }
       assert.equal((await call(server.base + path, { headers: { 'if-none-match': '"stale"' } })).status, 200);
     }
@@ -152,6 +153,56 @@ describe('OpenAPI document', () => {
     const body = doc.paths[ENDPOINTS.mcp.path].post.requestBody.content['application/json'].schema;
     assert.equal(body.oneOf[1].maxItems, server.config.mcpMaxBatch);
     assert.deepEqual(resolve(doc.paths[ENDPOINTS.mcp.path].post.parameters[2]).schema.enum, [...SUPPORTED_PROTOCOL_VERSIONS]);
+  });
+
+  test('the multipart image field is a file (format binary) of the media type its encoding names first', () => {
+    const body = doc.paths[ENDPOINTS.render.path].post.requestBody.content['multipart/form-data'];
+    const image = resolve(body.schema).properties.image;
+    assert.equal(image.type, 'string');
+    assert.equal(image.format, 'binary');
+    assert.equal(image.contentMediaType, body.encoding.image.contentType.split(',')[0].trim());
+  });
+
+  test('Content-Disposition names every extension the formats have', () => {
+    const header = doc.components.headers['Content-Disposition'];
+    for (const f of FORMATS) {
+      assert.ok(header.description.includes(FORMAT_INFO[f].extension), f);
+      assert.match(`inline; filename="ascii.${FORMAT_INFO[f].extension}"`, new RegExp(header.schema.pattern), f);
+    }
+  });
+
+  test('the statuses render and MCP really send are declared: 408, 414, 431; MCP 503 overloaded', () => {
+    for (const path of [ENDPOINTS.render.path, ENDPOINTS.mcp.path]) {
+      const responses = doc.paths[path].post.responses;
+      for (const [status, slug] of [['408', 'request-timeout'], ['414', 'uri-too-long'], ['431', 'headers-too-large'], ['503', 'overloaded']] as const) {
+        assert.ok(responses[status]?.description.includes(`${slug}:`), `${path} ${status}`);
+      }
+      assert.ok(responses['503'].headers['Retry-After'], path);
+    }
+    const error = doc.components.responses.Error.description;
+    for (const status of ['400', '404', '405', '408', '414', '431', '500', '503']) assert.ok(error.includes(status), status);
+  });
+
+  test('every component is used, and every required property is defined (Redocly\'s recommended rules)', () => {
+    const refs = new Set(JSON.stringify(doc).match(/"#\/components\/[^"]+"/g)!.map((r) => r.slice(1, -1)));
+    for (const [kind, entries] of Object.entries<Record<string, unknown>>(doc.components)) {
+      if (kind === 'securitySchemes') continue;
+      for (const name of Object.keys(entries)) assert.ok(refs.has(`#/components/${kind}/${name}`), `${kind}/${name} is never used`);
+    }
+    // A schema's required names are its own properties, or its parent's for a oneOf/anyOf/allOf branch.
+    const undefinedRequired: string[] = [];
+    const walk = (node: any, at: string, parent?: any) => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}/${i}`, parent));
+      if (typeof node !== 'object' || node === null) return;
+      if (Array.isArray(node.required)) {
+        for (const name of node.required) if (!node.properties?.[name] && !parent?.properties?.[name]) undefinedRequired.push(`${at}: ${name}`);
+      }
+      for (const [key, child] of Object.entries(node)) walk(child, `${at}/${key}`, ['oneOf', 'anyOf', 'allOf'].includes(key) ? node : undefined);
+    };
+    walk(doc, '#');
+    assert.deepEqual(undefinedRequired, []);
+    // A JSON-RPC response is one of two shapes, each defining its member (generators make a union).
+    for (const branch of doc.components.schemas.JsonRpcResponse.oneOf) assert.ok(branch.properties[branch.required[0]], branch.required[0]);
   });
 
   test('the documented server settings are describeConfig', () => {
@@ -246,6 +297,14 @@ describe('the published recipes run', () => {
     await writeFile(join(dir, 'photo.png'), await sharp(randomBytes(240 * 180 * 3), { raw: { width: 240, height: 180, channels: 3 } }).png().toBuffer());
   });
   after(async () => rm(dir, { recursive: true, force: true }));
+
+  test('a recipe\'s description names the columns its command sends', async () => {
+    const { recipes } = (await req('GET', ENDPOINTS.agent.path)).json as { recipes: Array<{ name: string; description: string; command: string }> };
+    for (const recipe of recipes) {
+      const sent = /columns=(\d+)|"columns":(\d+)/.exec(recipe.command);
+      for (const [, n] of recipe.description.matchAll(/(\d+) columns/g)) assert.equal(n, sent?.[1] ?? sent?.[2], recipe.name);
+    }
+  });
 
   test('every curl recipe of the agent manifest, against this server', { timeout: 30_000 }, async (t) => {
     try {

@@ -165,5 +165,13 @@ export function revive(key: string, lifted: ReadonlyMap<string, LiftedText>): (k
  */
 export function parseLifted(chunks: readonly Uint8Array[], key: string, keyProblems?: KeyProblem[]): unknown {
   const { text, lifted } = liftValues(chunks, key);
-  return parseJsonBounded(text, undefined, lifted ? revive(key, lifted) : undefined, keyProblems);
+  return parseJsonBounded(withoutBom(text), undefined, lifted ? revive(key, lifted) : undefined, keyProblems);
+}
+
+/**
+ * The text without a leading byte order mark, which RFC 8259 §8.1 lets a parser ignore (editors on
+ * Windows and PowerShell's UTF8 encoding write one); JSON.parse refuses it as a token.
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

@@ -9,6 +9,7 @@ import { V2aError } from '../core/errors.js';
 import type { McpTool } from './mcp/protocol.js';
 import { createRenderTool as createTool } from './mcp/render-tool.js';
 import { DEFAULT_MCP_MAX_CHARS } from './mcp/reply.js';
+import { CARRIER_IMAGE_FIELDS } from './render-inputs.js';
 import { exactlyOneImage, jsonImageInputs, validateParams, type RenderService } from './render-service.js';
 import type { ServerMetrics } from './telemetry/metrics.js';
 import { failSpan } from './telemetry/tracing.js';
@@ -34,7 +35,7 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
       try {
         const images = jsonImageInputs({ imageUrl, imageBase64 });
         params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
-        image = exactlyOneImage(images);
+        image = exactlyOneImage(images, CARRIER_IMAGE_FIELDS.json);
       } catch (err) {
         // Counted as the HTTP face counts a request it refuses before rendering (there, inside renderBody).
         opts.metrics?.renders.inc({ face: 'mcp', outcome: 'error' });

@@ -64,7 +64,6 @@ export interface ParamCarrier {
 export const MISSING_IMAGE_DETAIL =
   'No image was supplied: send exactly one of imageUrl or imageBase64 (JSON keys, or MCP tool arguments), or image (a multipart/form-data file upload).';
 
-/** Exactly one image source, else 400 `missing-image` / `multiple-images`. */
 /**
  * The image sources of a JSON carrier (request body or MCP tool arguments): imageUrl and
  * imageBase64, each a non-empty string when present. exactlyOneImage() then insists on one.
@@ -108,8 +107,18 @@ export function invalidImageField(parameter: string, message: string): HttpProbl
   return new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
 }
 
-export function exactlyOneImage<T extends ImageInput>(inputs: readonly T[]): T {
-  if (inputs.length === 0) throw new HttpProblem('missing-image', MISSING_IMAGE_DETAIL);
+/** The image fields each carrier takes: a missing-image reply names them in `errors`. */
+export const CARRIER_IMAGE_FIELDS: Readonly<Record<'form' | 'json', readonly ImageField[]>> = {
+  form: ['image', 'imageUrl'],
+  json: ['imageUrl', 'imageBase64'],
+};
+
+/** Exactly one image source, else 400 `missing-image` (naming the `accepted` fields) / `multiple-images`. */
+export function exactlyOneImage<T extends ImageInput>(inputs: readonly T[], accepted: readonly ImageField[]): T {
+  if (inputs.length === 0) {
+    const message = `not given: send exactly one of ${accepted.join(', ')}`;
+    throw new HttpProblem('missing-image', MISSING_IMAGE_DETAIL, { errors: accepted.map((parameter) => ({ parameter, message })) });
+  }
   if (inputs.length > 1) {
     const names = inputs.map((i) => i.field);
     const detail = `Exactly one image source is allowed, but ${inputs.length} were supplied: ${names.join(', ')}.`;

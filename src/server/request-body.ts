@@ -12,7 +12,7 @@ import { parseForm } from './form-body.js';
 import { parseLifted } from './json-lift.js';
 import { HttpProblem } from './problem.js';
 import {
-  base64Source, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
+  base64Source, CARRIER_IMAGE_FIELDS, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
 } from './render-inputs.js';
 import type { BodyJob, RenderSource } from './render-task.js';
 
@@ -31,7 +31,7 @@ export type BodyRequest =
 export async function bodyRequest(body: BodyJob['body'], maxImageBytes: number): Promise<BodyRequest> {
   const inputs = await requestInputs(body, maxImageBytes);
   const params = validateParams(inputs.carriers);
-  const image = exactlyOneImage(inputs.images);
+  const image = exactlyOneImage(inputs.images, CARRIER_IMAGE_FIELDS[body.type]);
   switch (image.field) {
     case 'imageUrl':
       return { params, url: image.url };

@@ -140,7 +140,13 @@ export const AGENT_MANIFEST_SCHEMA: JsonSchema = {
       type: 'object',
       required: ['formats', 'charsets', 'color', 'edgeDetection', 'dithering', 'luminance'],
       properties: {
-        formats: { type: 'array', items: { type: 'object', required: ['name', 'contentType', 'extension', 'label'], properties: { name: { enum: [...FORMATS] } } } },
+        formats: {
+          type: 'array',
+          items: {
+            type: 'object', required: ['name', 'contentType', 'extension', 'label'],
+            properties: { name: { enum: [...FORMATS] }, contentType: { type: 'string' }, extension: { type: 'string' }, label: { type: 'string' }, colors: { type: 'boolean' }, binary: { type: 'boolean' } },
+          },
+        },
         charsets: { type: 'array', items: { enum: [...CHARSETS] } },
         color: { type: 'boolean' },
         edgeDetection: { type: 'string' },
@@ -150,7 +156,13 @@ export const AGENT_MANIFEST_SCHEMA: JsonSchema = {
     },
     // A reference into the OpenAPI document, whose components hold the parameter object.
     defaults: { $ref: '#/components/schemas/RenderParameters' },
-    parameters: { type: 'array', items: { type: 'object', required: ['name', 'type', 'default', 'description'] } },
+    parameters: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['name', 'type', 'default', 'description'],
+        properties: { name: { type: 'string' }, type: { type: 'string' }, allowed: { type: 'string' }, default: {}, description: { type: 'string' } },
+      },
+    },
     limits: { type: 'object' },
     discovery: { type: 'object', additionalProperties: URL_STRING },
     authentication: { type: 'object' },

@@ -58,6 +58,8 @@ export function buildInteroperability(config: ServerConfig, baseUrl: string) {
   };
 }
 
+const URL_STRING = { type: 'string', format: 'uri' };
+
 /** Schema of buildInteroperability's result: the identifiers clients match on. */
 export const INTEROPERABILITY_SCHEMA: JsonSchema = {
   type: 'object',
@@ -69,12 +71,14 @@ export const INTEROPERABILITY_SCHEMA: JsonSchema = {
       type: 'object',
       required: ['http', 'mcp', 'openapi', 'handoff', 'traceContext'],
       properties: {
+        http: { type: 'object' },
         mcp: {
           type: 'object', required: ['endpoint', 'protocolVersions', 'jsonrpc'],
-          properties: { protocolVersions: { type: 'array', items: { enum: [...SUPPORTED_PROTOCOL_VERSIONS] } }, jsonrpc: { const: '2.0' } },
+          properties: { endpoint: URL_STRING, protocolVersions: { type: 'array', items: { enum: [...SUPPORTED_PROTOCOL_VERSIONS] } }, jsonrpc: { const: '2.0' } },
         },
-        openapi: { type: 'object', required: ['version', 'url'], properties: { version: { const: '3.1.0' } } },
+        openapi: { type: 'object', required: ['version', 'url'], properties: { version: { const: '3.1.0' }, url: URL_STRING } },
         handoff: { type: 'object', required: ['protocol'], properties: { protocol: { const: HANDOFF_PROTOCOL } } },
+        traceContext: { type: 'object' },
       },
     },
     encodings: {

@@ -17,7 +17,9 @@ import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, renderToolInputSchema 
 import { JSONRPC_MESSAGE_SCHEMA, JSONRPC_RESPONSE_SCHEMA } from '../mcp/dispatcher.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { ERRORS } from '../../core/errors.js';
+import { allowValue } from '../plugins/errors.js';
 import { PROBLEM_SCHEMA, type ProblemSlug } from '../problem.js';
+import { SMALL_BODY_BYTES } from '../routes/mcp.js';
 import { HEALTH_SCHEMA, LIVENESS_SCHEMA, READINESS_SCHEMA } from '../routes/health.js';
 import { STATUS_SCHEMA } from '../routes/platform.js';
 import { TRACEPARENT_PATTERN } from '../trace-context.js';
@@ -81,6 +83,12 @@ function problemList(...slugs: ProblemSlug[]): string {
 
 const TRACE_HEADERS = { traceparent: headerRef('traceparent'), tracestate: headerRef('tracestate') };
 
+/** Part types an upload in the image field may have (the bytes, not the type, decide the format). */
+const UPLOAD_TYPES = ['image/*', 'application/octet-stream'];
+
+/** The file extensions of Content-Disposition, from the format table. */
+const EXTENSIONS = [...new Set(FORMATS.map((f) => FORMAT_INFO[f].extension))];
+
 function jsonResponse(description: string, schema: Obj, extraHeaders: Obj = {}): Obj {
   return { description, headers: { ...TRACE_HEADERS, ...extraHeaders }, content: { 'application/json': { schema } } };
 }
@@ -98,6 +106,18 @@ function operation(e: EndpointInfo, rest: Obj): Obj {
     parameters: [paramRef('traceparent'), paramRef('tracestate')],
     ...rest,
     responses: { ...(rest.responses as Obj), default: responseRef('Error') },
+  };
+}
+
+/** JsonRpcMessage with the arguments of tools/call: the one tool's (RenderToolArguments). */
+function toolCallMessage(): Obj {
+  const message = JSONRPC_MESSAGE_SCHEMA as Obj & { properties: Obj };
+  return {
+    ...message,
+    properties: {
+      ...message.properties,
+      params: { type: 'object', description: 'For tools/call: name and arguments.', properties: { name: { type: 'string' }, arguments: ref('RenderToolArguments') } },
+    },
   };
 }
 
@@ -122,6 +142,12 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     }),
   });
 
+  // Refusals of the request itself, before or while its body is read (plugins/body-guard.ts).
+  const requestRefusals = {
+    408: problemResponse(problemList('request-timeout')),
+    414: problemResponse(problemList('uri-too-long')),
+    431: problemResponse(problemList('headers-too-large')),
+  };
   const platformUnauthorized = problemResponse(`No platform key, or a wrong one. ${problemList('unauthorized')}`, { 'WWW-Authenticate': headerRef('WWW-Authenticate') });
   const platformNotFound = problemResponse('PLATFORM_API_KEY is not configured on this server: the protected platform actions do not exist (the same reply as any unknown path).');
 
@@ -144,7 +170,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           required: true,
           description: 'Exactly one image. Render parameters may also be form fields or JSON keys (each parameter in one carrier only).',
           content: {
-            'multipart/form-data': { schema: ref('RenderMultipartRequest'), encoding: { image: { contentType: 'image/*, application/octet-stream' } } },
+            'multipart/form-data': { schema: ref('RenderMultipartRequest'), encoding: { image: { contentType: UPLOAD_TYPES.join(', ') } } },
             'application/json': { schema: ref('RenderJsonRequest') },
           },
         },
@@ -160,6 +186,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
             content: renderContent(),
           },
           400: problemResponse(`Bad request. ${problemList('invalid-parameters', 'invalid-request', 'duplicate-key', 'json-too-complex', 'missing-image', 'multiple-images', 'invalid-base64', 'unsupported-image', 'undecodable-image', 'image-too-tall', 'image-url-not-allowed')}`),
+          ...requestRefusals,
           413: problemResponse(`Too large. ${problemList('image-too-large', 'request-too-large')}`),
           415: problemResponse(`A Content-Type this endpoint does not read (JSON in a charset other than UTF-8 included), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
           429: problemResponse(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After'), ...rateHeaders }),
@@ -177,19 +204,21 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           content: { 'application/json': { schema: { oneOf: [ref('JsonRpcMessage'), { type: 'array', items: ref('JsonRpcMessage'), minItems: 1, maxItems: config.mcpMaxBatch }] } } },
         },
         responses: {
-          200: jsonResponse('JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body of at most 16 KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).', { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
+          200: jsonResponse(`JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body of at most ${SMALL_BODY_BYTES / 1024} KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).`, { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
           202: { description: 'Only notifications (or client responses) were sent, or the client cancelled every request of the body (notifications/cancelled; a batch\'s other replies are sent as usual): no body.', headers: TRACE_HEADERS },
           400: problemResponse(`An unsupported MCP-Protocol-Version header, a missing or invalid Host header, two Host or two Content-Type headers, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
           403: problemResponse(problemList('forbidden-origin')),
-          405: problemResponse('GET and DELETE: no SSE stream, and no session to end (the Mcp-Session-Id of initialize only scopes notifications/cancelled). `Allow: POST`.', { Allow: headerRef('Allow') }),
+          405: problemResponse(`GET and DELETE: no SSE stream, and no session to end (the Mcp-Session-Id of initialize only scopes notifications/cancelled). \`Allow: ${allowValue([E.mcp.method])}\`.`, { Allow: headerRef('Allow') }),
+          ...requestRefusals,
           413: problemResponse(problemList('request-too-large')),
           415: problemResponse(`Not application/json (or JSON in a charset other than UTF-8), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
           429: problemResponse(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After'), ...rateHeaders }),
+          503: problemResponse(`Unavailable: every render slot is taken when a body over ${SMALL_BODY_BYTES / 1024} KiB arrives (refused before it is read) or when a batch's tools/call requests need more slots than are free; or the server is shutting down. ${problemList('overloaded', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
         },
       }),
     },
     [E.agent.path]: doc(E.agent, 'application/json', ref('AgentManifest'), 'The agent manifest.'),
-    [E.openapi.path]: doc(E.openapi, 'application/json', { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } } }, 'This document.'),
+    [E.openapi.path]: doc(E.openapi, 'application/json', { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } } }, 'This document.'),
     [E.llms.path]: doc(E.llms, 'text/markdown', { type: 'string' }, 'llms.txt (Markdown).'),
     [E.llmsFull.path]: doc(E.llmsFull, 'text/markdown', { type: 'string' }, 'llms-full.txt (Markdown).'),
     [E.interoperability.path]: doc(E.interoperability, 'application/json', ref('Interoperability'), 'Supported protocols and identifiers.'),
@@ -270,7 +299,8 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           type: 'object',
           description: 'The file field image (or a text field imageUrl), plus optional render parameters as text fields.',
           properties: {
-            image: { type: 'string', contentMediaType: 'application/octet-stream', description: `The image file, at most ${config.maxImageBytes} bytes and ${config.maxImagePixels} pixels.` },
+            // format binary: generators type it as a file (Blob); contentMediaType as the encoding has it.
+            image: { type: 'string', format: 'binary', contentMediaType: UPLOAD_TYPES[0], description: `The image file (its part typed ${UPLOAD_TYPES.join(' or ')}: the bytes decide the format), at most ${config.maxImageBytes} bytes and ${config.maxImagePixels} pixels.` },
             imageUrl,
             ...paramProperties(),
           },
@@ -283,7 +313,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         HandoffManifest: HANDOFF_MANIFEST_SCHEMA,
         AgentManifest: AGENT_MANIFEST_SCHEMA,
         Interoperability: INTEROPERABILITY_SCHEMA,
-        JsonRpcMessage: JSONRPC_MESSAGE_SCHEMA,
+        JsonRpcMessage: toolCallMessage(),
         JsonRpcResponse: JSONRPC_RESPONSE_SCHEMA,
       },
       parameters: {
@@ -296,20 +326,22 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       headers: {
         traceparent: { description: 'The server span: 00-<traceId>-<spanId>-<flags>.', schema: { type: 'string', pattern: TRACEPARENT_PATTERN } },
         tracestate: { description: 'The caller\'s tracestate, when it was valid.', schema: { type: 'string' } },
-        'Content-Disposition': { description: 'inline; filename="ascii.<ext>" (txt, ans, html, json, svg).', schema: { type: 'string' } },
+        'Content-Disposition': { description: `inline; filename="ascii.<ext>" (${EXTENSIONS.join(', ')}).`, schema: { type: 'string', pattern: `^inline; filename="ascii\\.(${EXTENSIONS.join('|')})"$` } },
         'X-Auto-Director': { description: 'Auto Director verdict: <target_met|best_effort>; rubric=<rubric>; score=<0..1>.', schema: { type: 'string', pattern: '^(target_met|best_effort); rubric=[a-z-]+; score=[0-9.]+$' } },
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
         ETag: { description: 'A strong tag of the document (revalidate with If-None-Match).', schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{27}"$' } },
         'RateLimit-Limit': { description: 'Requests allowed per window (one minute).', schema: { type: 'integer' } },
         'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
         'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
-        Allow: { description: 'Methods the path supports.', schema: { type: 'string' } },
+        Allow: { description: 'Methods the path supports, OPTIONS included.', schema: { type: 'string' } },
         'Mcp-Session-Id': { description: 'On the reply to initialize: a new random id that scopes notifications/cancelled to this client (stored nowhere).', schema: { type: 'string', pattern: '^[0-9a-f-]{36}$' } },
         'Accept-Encoding': { description: 'On a 415 for a compressed body: identity, the only content coding a request body may have.', schema: { const: 'identity' } },
         'WWW-Authenticate': { description: 'Bearer realm="v2a" (no credential sent), with error="invalid_token" when a wrong key was sent.', schema: { type: 'string', pattern: '^Bearer realm="v2a"(, error="invalid_token")?$' } },
       },
       responses: {
-        Error: problemResponse('Any other error: 400 for a missing, repeated or invalid Host (or, behind a trusted proxy, X-Forwarded-Host or X-Forwarded-Proto), 404 not found, 405 method not allowed (with Allow), 500 internal error.'),
+        Error: problemResponse('Any other error, on any path: 400 for a missing, repeated or invalid Host (or, behind a trusted proxy, X-Forwarded-Host or X-Forwarded-Proto) or a request that is not valid HTTP/1.1, 404 not found, 405 method not allowed (with Allow), ' +
+          '408 request headers that did not arrive in time, 414 a request line too long, 431 request headers too large (these three close the connection), 500 internal error, ' +
+          '503 shutting-down (with Retry-After) on every path but the health probes while the server drains.'),
       },
       securitySchemes: {
         PlatformBearer: { type: 'http', scheme: 'bearer', description: 'Platform key (PLATFORM_API_KEY) for protected platform actions (GET /api/v1/metrics, GET /api/v1/status), compared in constant time. No public endpoint requires it.' },

@@ -16,11 +16,12 @@ export function buildRecipes(baseUrl: string): Recipe[] {
   const render = baseUrl + ENDPOINTS.render.path;
   const mcp = baseUrl + ENDPOINTS.mcp.path;
   const json = (o: unknown) => q(JSON.stringify(o));
+  const columns = 100;
   return [
     {
       name: 'render-upload-text',
-      description: `Upload a file and get plain text, ${DEFAULTS.columns} columns by default (parameters in the query string).`,
-      command: `curl -sS -F image=@photo.jpg ${q(`${render}?columns=100&charset=standard`)}`,
+      description: `Upload a file and get plain text, ${columns} columns (the default is ${DEFAULTS.columns}) in the standard charset; parameters in the query string.`,
+      command: `curl -sS -F image=@photo.jpg ${q(`${render}?columns=${columns}&charset=standard`)}`,
     },
     {
       name: 'render-upload-html-color',

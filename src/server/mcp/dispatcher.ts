@@ -532,11 +532,21 @@ export const JSONRPC_RESPONSE_SCHEMA: JsonSchema = {
   properties: {
     jsonrpc: { const: '2.0' },
     id: { type: ['string', 'number', 'null'] },
-    result: { type: 'object', description: `For tools/call of ${RENDER_TOOL_NAME}: { content: [{ type: "text", text }, { type: "image", data, mimeType: "image/png" }], structuredContent (the summary of its outputSchema) } or, on failure, { content: [{ type: "text", text }], isError: true }.` },
-    error: {
-      type: 'object', required: ['code', 'message'],
-      properties: { code: { type: 'integer', description: '-32700 parse error, -32600 invalid request (also empty or oversized batch), -32601 unknown method, -32602 invalid params, -32603 internal.' }, message: { type: 'string' }, data: {} },
-    },
   },
-  oneOf: [{ required: ['result'] }, { required: ['error'] }],
+  // Each branch defines the member it requires: a success or an error, never both.
+  oneOf: [
+    {
+      required: ['result'],
+      properties: { result: { type: 'object', description: `For tools/call of ${RENDER_TOOL_NAME}: { content: [{ type: "text", text }, { type: "image", data, mimeType: "image/png" }], structuredContent (the summary of its outputSchema) } or, on failure, { content: [{ type: "text", text }], isError: true }.` } },
+    },
+    {
+      required: ['error'],
+      properties: {
+        error: {
+          type: 'object', required: ['code', 'message'],
+          properties: { code: { type: 'integer', description: '-32700 parse error, -32600 invalid request (also empty or oversized batch), -32601 unknown method, -32602 invalid params, -32603 internal.' }, message: { type: 'string' }, data: {} },
+        },
+      },
+    },
+  ],
 };

@@ -27,6 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
 import { onReplyDone } from '../reply-done.js';
 import { formatTraceparent, traceContextFor } from '../trace-context.js';
+import { SERVED_METHODS } from './cors.js';
 import { CLOSE_GRACE_MS, closeAfter, sendProblem } from './errors.js';
 import { globalPlugin } from './plugin.js';
 import { methodLabel, UNPARSED_ROUTE } from './telemetry.js';
@@ -257,7 +258,9 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
  * the raw socket, and with none it destroys the socket without a word.
  */
 export function refuseConnect(app: FastifyInstance, req: IncomingMessage, socket: Duplex): void {
-  const problem = new HttpProblem('method-not-allowed', 'CONNECT is not served: this server is not a proxy.', { headers: { allow: '' } });
+  // A 405 names what is served (RFC 9110 §15.5.6); an authority is no resource of ours, so Allow
+  // names the methods of the server as a whole, as an `OPTIONS *` would.
+  const problem = new HttpProblem('method-not-allowed', 'CONNECT is not served: this server is not a proxy.', { headers: { allow: SERVED_METHODS.join(', ') } });
   // The target of a CONNECT is an authority (host:port), not a path: no instance.
   const { traceparent, tracestate } = req.headers;
   answerRaw(app, socket, problem, { method: req.method, ...(typeof traceparent === 'string' ? { traceparent } : {}), ...(typeof tracestate === 'string' ? { tracestate } : {}) }, 'CONNECT refused: this server is not a proxy');

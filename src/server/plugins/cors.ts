@@ -1,26 +1,30 @@
 /**
  * CORS for browsers calling the service from other origins. No endpoint uses cookies or other
  * credentials, so the default `*` is safe; V2A_CORS_ORIGINS narrows it to a list. The trace,
- * rate-limit, Auto Director, download and MCP session headers are exposed to scripts.
+ * rate-limit, Auto Director, download, MCP session and ETag headers are exposed to scripts.
  */
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config.js';
-import { methodsAt, notFound, requestPath, sendProblem } from './errors.js';
+import { allowValue, methodsAt, notFound, requestPath, sendProblem } from './errors.js';
 
+/** Every method the server answers on some path. */
+export const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'];
+
+// If-None-Match and ETag: scripts revalidate the discovery documents (304) as caches do.
 export const CORS_ALLOWED_HEADERS = [
   'content-type', 'accept', 'traceparent', 'tracestate', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id',
-  'authorization', 'x-platform-api-key',
+  'authorization', 'x-platform-api-key', 'if-none-match',
 ];
 export const CORS_EXPOSED_HEADERS = [
   'traceparent', 'tracestate', 'x-auto-director', 'content-disposition', 'retry-after',
-  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate', 'mcp-session-id',
+  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate', 'mcp-session-id', 'etag',
 ];
 
 export async function registerCors(app: FastifyInstance, config: ServerConfig): Promise<void> {
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
-    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    methods: SERVED_METHODS,
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     credentials: false,
@@ -37,7 +41,7 @@ export async function registerCors(app: FastifyInstance, config: ServerConfig): 
     if (request.headers['access-control-request-method'] === undefined) {
       const methods = methodsAt(app, requestPath(request));
       if (!methods.length) return sendProblem(request, reply, notFound(requestPath(request)));
-      reply.header('allow', [...methods, 'OPTIONS'].join(', '));
+      reply.header('allow', allowValue(methods));
     }
     return reply.code(204).header('content-length', '0').send();
   });

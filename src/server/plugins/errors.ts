@@ -26,6 +26,9 @@ export function methodsAt(app: FastifyInstance, path: string): HTTPMethods[] {
   return METHODS.filter((method) => app.hasRoute({ url: path, method }));
 }
 
+/** The Allow value of a path that has `methods`: OPTIONS too, which every such path answers (plugins/cors.ts). */
+export const allowValue = (methods: readonly string[]): string => [...methods, 'OPTIONS'].join(', ');
+
 /** The request path without the query string. */
 export function requestPath(request: FastifyRequest): string {
   const url = request.raw.url ?? request.url ?? '/';
@@ -251,8 +254,7 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
     const path = requestPath(request);
     const allowed = methodsAt(app, path).filter((method) => method !== request.method);
     if (allowed.length > 0 && request.method !== 'OPTIONS') {
-      const allow = allowed.join(', ');
-      return sendProblem(request, reply, new HttpProblem('method-not-allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { allow } }));
+      return sendProblem(request, reply, new HttpProblem('method-not-allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { headers: { allow: allowValue(allowed) } }));
     }
     return sendProblem(request, reply, notFound(path));
   }

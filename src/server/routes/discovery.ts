@@ -10,18 +10,13 @@ import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildInteroperability } from '../docs/interoperability.js';
 import { buildLlmsFullTxt, buildLlmsTxt } from '../docs/llms.js';
 import { buildOpenApi } from '../docs/openapi.js';
-import { etagOf, notModified } from '../etag.js';
+import { etagOf, sendDocument, type TaggedDocument } from '../etag.js';
 
 const MAX_CACHED_BASES = 16;
 
-interface Doc {
-  readonly text: string;
-  readonly etag: string;
-}
-
 function cached(ctx: AppContext, build: (base: string) => string) {
-  const cache = new Map<string, Doc>();
-  return (request: FastifyRequest): Doc => {
+  const cache = new Map<string, TaggedDocument>();
+  return (request: FastifyRequest): TaggedDocument => {
     const base = baseUrl(ctx, request);
     let doc = cache.get(base);
     if (doc === undefined) {
@@ -37,21 +32,16 @@ function cached(ctx: AppContext, build: (base: string) => string) {
 export async function discoveryRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
   const { config } = ctx;
-  const docs: Array<[string, string, (request: FastifyRequest) => Doc]> = [
+  const docs: Array<[string, string, (request: FastifyRequest) => TaggedDocument]> = [
     [ENDPOINTS.agent.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildAgentManifest(config, b)))],
     [ENDPOINTS.openapi.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildOpenApi(config, b)))],
     [ENDPOINTS.interoperability.path, 'application/json; charset=utf-8', cached(ctx, (b) => JSON.stringify(buildInteroperability(config, b)))],
     [ENDPOINTS.llms.path, 'text/markdown; charset=utf-8', cached(ctx, (b) => buildLlmsTxt(config, b))],
     [ENDPOINTS.llmsFull.path, 'text/markdown; charset=utf-8', cached(ctx, (b) => buildLlmsFullTxt(config, b))],
   ];
+  // Built from the request's own address unless V2A_PUBLIC_URL fixes it.
+  const vary: Record<string, string> = config.publicUrl ? {} : { vary: 'Host, X-Forwarded-Host, X-Forwarded-Proto' };
   for (const [path, type, body] of docs) {
-    app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
-      const vary = config.publicUrl ? {} : { vary: 'Host, X-Forwarded-Host, X-Forwarded-Proto' };
-      // With an ETag, so a cache revalidates the document (304) once its five minutes are up.
-      const doc = body(request);
-      reply.type(type).headers({ 'cache-control': 'public, max-age=300', etag: doc.etag, ...vary });
-      if (notModified(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
-      return reply.send(doc.text);
-    });
+    app.get(path, async (request: FastifyRequest, reply: FastifyReply) => sendDocument(request, reply, type, body(request), vary));
   }
 }

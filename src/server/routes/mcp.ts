@@ -87,7 +87,7 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest, gone: AbortS
 }
 
 /** Bodies this small are read before they take an admission slot (an initialize is ~300 bytes). */
-const SMALL_BODY_BYTES = 16 * 1024;
+export const SMALL_BODY_BYTES = 16 * 1024;
 
 function smallBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
