@@ -153,6 +153,35 @@ describe('one client cannot hold every slot', () => {
   });
 });
 
+describe('refusals for now spend no rate-limit token', () => {
+  test('a 503 while every slot is taken, and a 429 for a client\'s requests in flight, leave its budget as it was', async () => {
+    // 1 worker, no queue: one slot; one client may hold 2 of them, so it is the server that is full.
+    const server = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '0', V2A_CLIENT_SLOTS: '2', V2A_RATE_LIMIT: '10', V2A_BODY_IDLE_TIMEOUT_MS: '30000' });
+    try {
+      const port = Number(new URL(server.base).port);
+      const { body, type } = multipart(await noise(800, 600));
+      const stalled = open(port);
+      stalled.socket.write(head('/api/v1/render?columns=40', { 'content-type': type, 'content-length': body.length }));
+      stalled.socket.write(body.subarray(0, 1000));
+      assert.ok(await until(() => server.app.v2a.admission.inFlight === 1, 3000), 'the upload admitted');
+      const small = await photo(64, 48);
+      for (let i = 0; i < 3; i++) {
+        const refused = await postForm(`${server.base}/api/v1/render?columns=20`, { image: small });
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get('ratelimit-remaining'), null, 'the limiter was not asked');
+      }
+      stalled.socket.destroy();
+      assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 3000));
+      const served = await postForm(`${server.base}/api/v1/render?columns=20`, { image: small });
+      assert.equal(served.status, 200);
+      // 10, less the stalled upload's token and this one's: the three 503s took none (they took 3).
+      assert.equal(served.headers.get('ratelimit-remaining'), '8');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('open connections', () => {
   let server: TestServer;
   let port: number;

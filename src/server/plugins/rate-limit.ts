@@ -71,8 +71,13 @@ export async function registerRateLimit(app: FastifyInstance, config: ServerConf
   };
 }
 
-/** Route options that apply the shared limiter, then `more` hooks (nothing from the limiter when it is off). */
-export function limitedRoute(limiter: RateLimiter | undefined, ...more: onRequestAsyncHookHandler[]): { onRequest?: onRequestAsyncHookHandler[] } {
-  const hooks = [...(limiter ? [limiter.hook] : []), ...more];
+/**
+ * Route options that run the `first` hooks (admission), then the shared limiter (nothing from it
+ * when it is off): a request the server refuses for now (503, or 429 for a client's requests in
+ * flight) spends no token, so a client that retries after `Retry-After` as told is not punished
+ * for it with a minute's wait.
+ */
+export function limitedRoute(limiter: RateLimiter | undefined, ...first: onRequestAsyncHookHandler[]): { onRequest?: onRequestAsyncHookHandler[] } {
+  const hooks = [...first, ...(limiter ? [limiter.hook] : [])];
   return hooks.length ? { onRequest: hooks } : {};
 }

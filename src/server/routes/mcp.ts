@@ -156,7 +156,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   app.route({
     method: 'POST',
     url: ENDPOINTS.mcp.path,
-    onRequest: [limit, admit],
+    // Admission first: a request refused for now spends no token (rate-limit.ts, limitedRoute).
+    onRequest: [admit, limit],
     handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
@@ -187,8 +188,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
           `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${most} at once ${bound}. Send at most ${most} per batch.`,
           { maxToolCalls: most })));
       }
-      const paid = smallBody(request) ? 0 : 1;
-      await ctx.limiter?.take(request, reply, n - paid, paid);
+      // Slots first, then tokens: a call refused for now spends none (its slots go back with the reply).
       try {
         ctx.admission.grow(request, n - ctx.admission.held(request));
       } catch (err) {
@@ -204,6 +204,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         reply.header('cache-control', 'no-store');
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(resultResponse(call.id, { ...toolFailure(text) })));
       }
+      const paid = smallBody(request) ? 0 : 1;
+      await ctx.limiter?.take(request, reply, n - paid, paid);
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
       const tracked = calls.track(session, body);
       let result: Awaited<ReturnType<McpDispatcher['handle']>>;

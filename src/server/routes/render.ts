@@ -64,7 +64,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     });
   }
 
-  // Admission before the body is read (after the rate limit): a body waiting for a worker holds
+  // Admission before the body is read (and before the rate limit: a refusal spends no token): a body waiting for a worker holds
   // up to maxImageBytes of memory, so at most workers + queueLimit render and MCP requests may be
   // in flight (reading, queued or running); the slot lives as long as the socket (admission.ts).
   const admit = async (request: FastifyRequest, reply: FastifyReply) => { ctx.admission.admit(request, reply); };
