@@ -4,6 +4,7 @@
  * from this table; nothing else may restate a name, range or default.
  */
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
+import type { DocumentedParams } from './render-params.generated.js';
 
 /** The charsets, in the contract's order: the glyph sets a render can use. */
 export const CHARSETS = ['standard', 'detailed', 'blocks', 'binary', 'dots', 'minimal'] as const;
@@ -151,7 +152,18 @@ type ValueOf<D> = D extends { type: 'boolean' } ? boolean
   : D extends { type: 'color' | 'glyphs' } ? string
   : number;
 
-export type RenderParams = { -readonly [D in (typeof PARAMS)[number] as D['name']]: ValueOf<D> };
+type DerivedParams = { -readonly [D in (typeof PARAMS)[number] as D['name']]: ValueOf<D> };
+
+/**
+ * Every render parameter: the type PARAMS derives, in the documented form `npm run docs` writes
+ * from PARAMS (render-params.generated.ts), whose per-parameter doc comments an editor shows.
+ */
+export type RenderParams = DocumentedParams;
+
+// A parameter changed without `npm run docs` fails to compile here (the two types must be one).
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+const documentedIsDerived: Same<DerivedParams, DocumentedParams> = true;
+void documentedIsDerived;
 
 /** PARAMS by name (read-only). */
 export const PARAM_BY_NAME: ReadonlyMap<string, ParamDef> = frozenMap(PARAMS.map((d) => [d.name, d as ParamDef]));
