@@ -154,7 +154,7 @@ describe('one client cannot hold every slot', () => {
 });
 
 describe('refusals for now spend no rate-limit token', () => {
-  test('a 503 while every slot is taken, and a 429 for a client\'s requests in flight, leave its budget as it was', async () => {
+  test('a 503 while every slot is taken, and an MCP call refused a slot, leave the client\'s budget as it was', async () => {
     // 1 worker, no queue: one slot; one client may hold 2 of them, so it is the server that is full.
     const server = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '0', V2A_CLIENT_SLOTS: '2', V2A_RATE_LIMIT: '10', V2A_BODY_IDLE_TIMEOUT_MS: '30000' });
     try {
@@ -169,12 +169,16 @@ describe('refusals for now spend no rate-limit token', () => {
         const refused = await postForm(`${server.base}/api/v1/render?columns=20`, { image: small });
         assert.equal(refused.status, 503);
         assert.equal(refused.headers.get('ratelimit-remaining'), null, 'the limiter was not asked');
+        // A small MCP body is read first, then refused its slot in the result: no token either.
+        const call = await postJson(`${server.base}/api/mcp`, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'render_ascii', arguments: { imageBase64: small.toString('base64'), columns: 20 } } });
+        assert.equal(call.status, 200);
+        assert.equal(call.json.result.isError, true);
       }
       stalled.socket.destroy();
       assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 3000));
       const served = await postForm(`${server.base}/api/v1/render?columns=20`, { image: small });
       assert.equal(served.status, 200);
-      // 10, less the stalled upload's token and this one's: the three 503s took none (they took 3).
+      // 10, less the stalled upload's token and this one's: the refusals took none (they took 3 to 6).
       assert.equal(served.headers.get('ratelimit-remaining'), '8');
     } finally {
       await server.close();
