@@ -1,8 +1,9 @@
 /**
  * The CLI's colour from the environment (color-support.ts), in the order Node's
  * tty.WriteStream.getColorDepth reads it: FORCE_COLOR, exact; then the off switches NO_COLOR,
- * NODE_DISABLE_COLORS and TERM=dumb; then COLORTERM and TERM on a terminal. The off switches only
- * turn the default off: colour turned on by hand keeps the terminal's depth. And what the help
+ * NODE_DISABLE_COLORS and TERM=dumb; then CLICOLOR_FORCE; then COLORTERM and TERM on a terminal.
+ * The off switches only turn the default off: colour turned on by hand keeps the terminal's depth,
+ * piped too. And what the help
  * says of it: colour's and the format's defaults as the CLI chooses them, the environment in that
  * order, and the help command.
  */
@@ -53,14 +54,37 @@ describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / T
 
   test('colour turned on by hand: the depth without the off switches', () => {
     for (const off of [{ NO_COLOR: '1' }, { NODE_DISABLE_COLORS: '1' }, { FORCE_COLOR: '0' }, {}]) {
-      assert.equal(colorDepthWhenOn({ ...XTERM_256, ...off }, true), '256', JSON.stringify(off));
+      assert.equal(colorDepthWhenOn({ ...XTERM_256, ...off }), '256', JSON.stringify(off));
     }
-    assert.equal(colorDepthWhenOn({ TERM: 'dumb', COLORTERM: 'truecolor' }, true), 'truecolor');
-    assert.equal(colorDepthWhenOn({ TERM: 'dumb' }, true), '16');
-    assert.equal(colorDepthWhenOn({ NO_COLOR: '1', FORCE_COLOR: '2' }, false), '256');
+    assert.equal(colorDepthWhenOn({ TERM: 'dumb', COLORTERM: 'truecolor' }), 'truecolor');
+    assert.equal(colorDepthWhenOn({ TERM: 'dumb' }), '16');
+    assert.equal(colorDepthWhenOn({ NO_COLOR: '1', FORCE_COLOR: '2' }), '256');
     // Nothing tells a depth: the colorDepth parameter's default.
-    assert.equal(colorDepthWhenOn(XTERM_256, false), undefined);
-    assert.equal(colorDepthWhenOn({}, true), undefined);
+    assert.equal(colorDepthWhenOn({}), undefined);
+  });
+
+  test('--color piped: the depth of the terminal it runs in, as chafa (it was always truecolor, whatever TERM said)', () => {
+    const piped = (env: Record<string, string>, params: Record<string, unknown> = { color: true }) => resolveColor(params, {}, undefined, env, false).colorDepth;
+    assert.equal(piped({ TERM: 'linux' }), '16');
+    assert.equal(piped({ TERM: 'screen-256color' }), '256');
+    assert.equal(piped({ TERM: 'screen-256color', COLORTERM: 'truecolor' }), undefined, 'truecolor: the parameter default');
+    assert.equal(piped({ TERM: 'xterm-256color' }, { format: 'ansi' }), '256');
+    // FORCE_COLOR's level and --colors say otherwise.
+    assert.equal(piped({ TERM: 'linux', FORCE_COLOR: '3' }), undefined);
+    assert.equal(piped({ TERM: 'screen-256color', FORCE_COLOR: '1' }), '16');
+    assert.deepEqual(resolveColor({}, { colors: 'truecolor' }, undefined, { TERM: 'linux' }, false), { color: true, colorDepth: 'truecolor' });
+    // Nothing tells a depth: the default, as before.
+    assert.equal(piped({}), undefined);
+  });
+
+  test('CLICOLOR_FORCE (not 0): colour when piped, at the terminal\'s depth, else 16; NO_COLOR still wins', () => {
+    assert.equal(detectColor({ CLICOLOR_FORCE: '1' }, false), '16');
+    assert.equal(detectColor({ CLICOLOR_FORCE: '1', ...XTERM_256 }, false), '256');
+    assert.equal(detectColor({ CLICOLOR_FORCE: '1', COLORTERM: 'truecolor' }, false), 'truecolor');
+    for (const off of ['0', '']) assert.equal(detectColor({ CLICOLOR_FORCE: off, ...XTERM_256 }, false), 'none', `CLICOLOR_FORCE=${off}`);
+    assert.equal(detectColor({ CLICOLOR_FORCE: '1', NO_COLOR: '1', ...XTERM_256 }, false), 'none');
+    assert.equal(detectColor({ CLICOLOR_FORCE: '1', FORCE_COLOR: '0' }, false), 'none', 'FORCE_COLOR first');
+    assert.deepEqual(resolveColor({}, {}, undefined, { CLICOLOR_FORCE: '1', TERM: 'linux' }, false), { color: true, colorDepth: '16' });
   });
 
   test('--color with NO_COLOR on a 256-colour terminal renders at 256 colours, as without NO_COLOR', () => {
@@ -85,7 +109,7 @@ describe('help', () => {
     const items = r.stdout.replace(/\n {3,}/g, ' ');
     assert.match(items, /^ {2}--color, --no-color +a switch; default on when standard output is a colour terminal/m);
     assert.match(items, /^ {2}--format <name> +one of .*; default ansi when colour is on, else text/m);
-    const order = ['FORCE_COLOR', 'NO_COLOR, NODE_DISABLE_COLORS', 'COLORTERM, TERM, TERM_PROGRAM'].map((name) => r.stdout.indexOf(`\n  ${name} (default`));
+    const order = ['FORCE_COLOR', 'NO_COLOR, NODE_DISABLE_COLORS', 'CLICOLOR_FORCE', 'COLORTERM, TERM, TERM_PROGRAM'].map((name) => r.stdout.indexOf(`\n  ${name} (default`));
     assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `order: ${order.join(' ')}`);
   });
 

@@ -18,7 +18,7 @@ const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
 /** The environment without the test runner's colour and size settings, which the CLI reads. */
 function env(extra: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES'].includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE'].includes(k)) out[k] = v;
   return { ...out, V2A_DEBUG: '', ...extra };
 }
 
@@ -70,7 +70,7 @@ describe('several input files', { concurrency: 4 }, () => {
     assert.equal(r.stdout, one.stdout + two.stdout);
     const lines = r.stderr.split('\n');
     assert.equal(lines.length, 3, r.stderr);
-    assert.equal(lines[0], `v2a: cannot read '${missing}': no such file or directory`);
+    assert.equal(lines[0], `v2a: ${missing}: no such file or directory`);
     assert.ok(lines[1]!.startsWith(`v2a: ${garbage}: The image format is not supported.`), lines[1]);
     const bad = await v2a(garbage, a, '-w', '20');
     assert.equal(bad.code, 3);
@@ -118,6 +118,35 @@ describe('help, usage and output habits', { concurrency: 4 }, () => {
       assert.match(r.stdout, /--glyphs <glyphs>[^-]*default\s+none: the\s+charset's\s+ramp/);
     }
     assert.match(render.stdout, /--glyphs <glyphs>\s+Custom glyph ramp/);
+  });
+
+  test('habits of chafa, viu and timg get v2a\'s spelling; only close typos get a guess', async () => {
+    const cases: [string[], string][] = [
+      [[a, '-c', 'full'], 'v2a: -c/--colors must be one of truecolor, 256, 16, none (got "full") (Did you mean -c truecolor?)'],
+      [[a, '-c', '240'], 'v2a: -c/--colors must be one of truecolor, 256, 16, none (got "240") (Did you mean -c 256?)'],
+      [[a, '-c', '8'], 'v2a: -c/--colors must be one of truecolor, 256, 16, none (got "8") (Did you mean -c 16?)'],
+      [[a, '-c', '2'], 'v2a: -c/--colors must be one of truecolor, 256, 16, none (got "2") (Did you mean --no-color?)'],
+      [[a, '--symbols', 'block'], "v2a: unknown option '--symbols' (Did you mean --charset?) (see v2a render --help)"],
+      [[a, '--fg-only'], "v2a: unknown option '--fg-only' (Did you mean --cell-colors fg?) (see v2a render --help)"],
+      [[a, '-s', '80x24'], "v2a: unknown option '-s' (Did you mean --size?) (see v2a render --help)"],
+      [['play', gif, '--colour'], "v2a: unknown option '--colour' (Did you mean --color?) (see v2a play --help)"],
+      // Commander guessed --saturation and --dither: three edits, no typo.
+      [[a, '--duration', '5'], "v2a: unknown option '--duration' (see v2a render --help)"],
+      [[a, '--title', 'x'], "v2a: unknown option '--title' (see v2a render --help)"],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => v2a(...args)));
+    runs.forEach((r, i) => {
+      assert.equal(r.code, 2, cases[i]![0].join(' '));
+      assert.equal(r.stderr, `${cases[i]![1]}\n`);
+    });
+  });
+
+  test('-w=40 is -w 40, as --width=40 is (its value was "=40")', async () => {
+    const [eq, space, long] = await Promise.all([v2a(a, '-w=40'), v2a(a, '-w', '40'), v2a(a, '--width=40')]);
+    assert.equal(eq.code, 0, eq.stderr);
+    assert.equal(eq.stdout, space.stdout);
+    assert.equal(eq.stdout, long.stdout);
+    assert.equal(Math.max(...eq.stdout.split('\n').map((l) => [...l].length)), 40);
   });
 
   test('v2a alone: a usage line and where the help is, not the whole help', async () => {

@@ -24,7 +24,7 @@ const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('f
 function env(extra: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'TERM', 'TERM_PROGRAM'].includes(k)) out[k] = v;
+    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE', 'TERM', 'TERM_PROGRAM'].includes(k)) out[k] = v;
   }
   return { ...out, TERM: 'xterm-256color', NO_COLOR: '1', V2A_DEBUG: '', ...extra };
 }
@@ -321,6 +321,17 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     assert.ok(afterResize.includes('\x1b[2J'), 'cleared');
     const later = frames(afterResize).slice(-3);
     for (const f of later) {
+      assert.ok(Math.max(...f.map((l) => l.length)) <= 40 && f.length <= 11, `a ${Math.max(...f.map((l) => l.length))}x${f.length} frame in 40x12`);
+    }
+  });
+
+  test('COLUMNS and LINES exported (tmux, a shell\'s checkwinsize): a resize refits to the terminal\'s own size, not the stale variables', () => {
+    const r = inPty(play(), [80, 24], [{ frames: 3, resize: [40, 12] }, { frames: 8, signal: 'SIGTERM' }], { COLUMNS: '80', LINES: '24' });
+    assert.equal(r.code, 143);
+    const before = frames(r.parts[0]!).slice(0, -1);
+    assert.ok(before.length > 0 && before.every((f) => Math.max(...f.map((l) => l.length)) === 80), 'the first frames are 80 wide, as COLUMNS says');
+    // They stayed 80 wide, and wrapped in the 40-column terminal.
+    for (const f of frames(r.parts.slice(1).join('')).slice(-3)) {
       assert.ok(Math.max(...f.map((l) => l.length)) <= 40 && f.length <= 11, `a ${Math.max(...f.map((l) => l.length))}x${f.length} frame in 40x12`);
     }
   });

@@ -23,7 +23,7 @@ const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('f
 function termEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'TERM', 'TERM_PROGRAM'].includes(k)) env[k] = v;
+    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE', 'TERM', 'TERM_PROGRAM'].includes(k)) env[k] = v;
   }
   return { ...env, TERM: 'xterm-256color', COLORTERM: 'truecolor', V2A_DEBUG: '', ...extra };
 }
@@ -185,10 +185,21 @@ describe('COLUMNS and LINES', () => {
       assert.ok([...lines[0]!].length > 70, `${args.join(' ')}: ${[...lines[0]!].length} columns`);
     }
   });
-  test('LINES bounds the rows of a tall image', async () => {
+  test('LINES bounds the rows of a tall image; piped, every row is the art\'s (no prompt follows it in a previewer\'s pane)', async () => {
     const r = await piped([tall], termEnv({ COLUMNS: '100', LINES: '21' }));
     assert.equal(r.code, 0);
-    assert.equal(r.out.trimEnd().split('\n').length, 20);
+    // It was 20: a row left for a prompt that piped output never has below it.
+    assert.equal(r.out.trimEnd().split('\n').length, 21);
+  });
+  test('FZF_PREVIEW_COLUMNS and FZF_PREVIEW_LINES (fzf\'s preview window) come before COLUMNS and LINES', async () => {
+    const [tallRun, wideRun] = await Promise.all([
+      piped([tall], termEnv({ FZF_PREVIEW_COLUMNS: '60', FZF_PREVIEW_LINES: '12', COLUMNS: '100', LINES: '21' })),
+      piped([wide], termEnv({ FZF_PREVIEW_COLUMNS: '30', COLUMNS: '100' })),
+    ]);
+    assert.equal(tallRun.code, 0);
+    assert.equal(tallRun.out.trimEnd().split('\n').length, 12);
+    assert.equal(wideRun.code, 0);
+    assert.equal(Math.max(...wideRun.out.split('\n').map((l) => [...l].length)), 30);
   });
   test('FORCE_COLOR turns colour on when piped, at its level', async () => {
     const r = await piped([wide, '-w', '30'], { ...termEnv({ FORCE_COLOR: '2' }), TERM: 'dumb', COLORTERM: '' });

@@ -29,7 +29,7 @@ interface Run {
 
 function withoutTerminalSettings(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES'].includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE'].includes(k)) out[k] = v;
   return out;
 }
 
@@ -420,7 +420,8 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('a missing file -> exit 4', async () => {
     const r = await v2a(['render', join(dir, 'missing.png')]);
     assert.equal(r.code, 4);
-    assert.match(r.stderr, /^v2a: cannot read '.*missing\.png': no such file or directory\n$/);
+    // The input's name first, as every message about an input (it said "cannot read '...': ...").
+    assert.match(r.stderr, /^v2a: \/.*missing\.png: no such file or directory\n$/);
   });
 
   test('-o with an empty name or naming the input file is a usage error, and the input is left alone', async () => {
@@ -460,7 +461,7 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('file names and values are shown with their control characters escaped: one line, no escape sequence reaches the terminal', async () => {
     const r = await v2a(['render', join(dir, 'no\npe\u001b]0;title\u0007.png')]);
     assert.equal(r.code, 4);
-    assert.match(r.stderr, /^v2a: cannot read '.*no\\u000ape\\u001b\]0;title\\u0007\.png': no such file or directory\n$/);
+    assert.match(r.stderr, /^v2a: \/.*no\\u000ape\\u001b\]0;title\\u0007\.png: no such file or directory\n$/);
   });
 
   test('standard input that is a directory -> exit 4 naming it, not "the image is empty"', () => {
@@ -532,7 +533,8 @@ describe('v2a render', { concurrency: 4 }, () => {
 
   test('--color gives ansi; --no-color and --color --format text do not', async () => {
     const [color, noColor, last, text] = await Promise.all([
-      v2a(['render', png, '--columns', '20', '--color']),
+      // Piped, --color takes the depth of the terminal it runs in (TERM, COLORTERM): truecolor here.
+      v2a(['render', png, '--columns', '20', '--color'], { env: { COLORTERM: 'truecolor' } }),
       v2a(['render', png, '--columns', '20', '--no-color']),
       v2a(['render', png, '--columns', '20', '--color', '--no-color']),
       v2a(['render', png, '--columns', '20', '--color', '--format', 'text']),

@@ -1,6 +1,6 @@
 /**
  * `v2a play` and `v2a render --animate`: every frame of an animated GIF or WebP (decoded by sharp)
- * or of a video (mp4, webm, mkv, mov, avi, ogg, mpeg; decoded by a system ffmpeg, video-source.ts)
+ * or of a video (the containers of media-type.ts; decoded by a system ffmpeg, video-source.ts)
  * through one FrameRenderer (the Bayesian temporal filter, glyph hysteresis, one Director tuning
  * and codebook for the clip). Video plays at the clip's frame rate, dropping frames that render
  * too late.
@@ -20,16 +20,17 @@
  * from disk frame by frame, so its size costs no memory (each frame is bounded by
  * V2A_MAX_IMAGE_PIXELS); a bound of 16 MiB would refuse most real clips.
  */
-import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { V2aError } from '../core/errors.js';
 import type { DecodeRequest, DecodedFrame, FitBox, FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { bodyText } from '../core/format/output.js';
 import { PlaybackTerminal } from './playback-terminal.js';
 import { formatsForExtension, outputExtension } from './render-command.js';
-import { aboutFile, integerFlag, ioError, readInput, withReadFd, stdoutIsTty, usageError, writeError, writeStdout, type InputLimits } from './terminal.js';
-import { isVideo, spoolVideo, videoFrameDecoder } from './video-source.js';
-import { resolveBox } from './view.js';
+import { aboutFile, integerFlag, ioError, readHead, readInput, withReadFd, stdoutIsTty, usageError, writeError, writeStdout, type InputLimits } from './terminal.js';
+import { VIDEO_FORMATS_IN_WORDS, isVideo, refuseUnknown } from './media-type.js';
+import { spoolVideo, videoFrameDecoder } from './video-source.js';
+import { resolveBox, withoutSizeVars } from './view.js';
 
 export interface AnimateOptions {
   readonly file: string;
@@ -97,10 +98,7 @@ function sniff(path: string): { head: Uint8Array } | undefined {
   } catch (err) {
     throw ioError('read', path, err);
   }
-  return withReadFd(path, (fd) => {
-    const buf = new Uint8Array(256);
-    return { head: buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)) };
-  });
+  return withReadFd(path, (fd) => ({ head: readHead(fd) }));
 }
 
 /** Sharp decodes an animation from its start: the frames before `from` are skipped. */
@@ -116,20 +114,31 @@ async function* skipTo(frames: AsyncGenerator<DecodedFrame, void, undefined>, fr
 async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean; remove?: () => void }> {
   const { file, limits } = opts;
   const realtime = clock !== undefined;
+  // Neither an image nor a video is refused from its first bytes, before it is read or sharp loads.
   const regular = file === '-' ? undefined : sniff(file);
+  if (regular) refuseUnknown(regular.head, true);
   if (regular && isVideo(regular.head)) {
     // Streamed by ffmpeg from disk: no byte bound (see above).
     return { bytes: new Uint8Array(0), frames: videoFrameDecoder({ input: { path: file }, realtime, clock }), video: true };
   }
-  const sharpFrames = import('./renderer.js');
-  sharpFrames.catch(() => undefined);
-  const bytes = await readInput(file, limits.maxBytes);
+  let sharpFrames = regular ? loadRenderer() : undefined;
+  const bytes = await readInput(file, limits.maxBytes, regular ? undefined : (head) => {
+    refuseUnknown(head, true);
+    if (!isVideo(head)) sharpFrames = loadRenderer();
+  });
   if (isVideo(bytes)) {
     const spooled = spoolVideo(bytes);
     return { bytes, frames: videoFrameDecoder({ input: spooled.input, realtime, clock }), video: true, remove: spooled.remove };
   }
-  const { decodeFrames } = await sharpFrames;
+  const { decodeFrames } = await sharpFrames!;
   return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
+}
+
+/** The render job and sharp's decoders, imported once (Node caches the module). */
+function loadRenderer(): Promise<typeof import('./renderer.js')> {
+  const job = import('./renderer.js');
+  job.catch(() => undefined);
+  return job;
 }
 
 export function animate(opts: AnimateOptions): Promise<void> {
@@ -140,13 +149,11 @@ export function animate(opts: AnimateOptions): Promise<void> {
 export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => Promise<void> {
   const mode = chooseMode(opts);
   return async (file) => {
-    const job = import('./renderer.js');
-    job.catch(() => undefined);
     // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
     const term = mode.kind === 'play' ? new PlaybackTerminal(file !== '-' && process.stdin.isTTY === true) : undefined;
     const source = { video: false };
     try {
-      return await animateFrom({ ...opts, file }, mode, job, term, source);
+      return await animateFrom({ ...opts, file }, mode, term, source);
     } catch (err) {
       // Neither an image nor a video it knows: sharp's message named only the image formats.
       if (!source.video && err instanceof V2aError && err.code === 'unsupported-image') throw aboutFile(file, new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`));
@@ -157,15 +164,15 @@ export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => 
   };
 }
 
-/** What the frames' sources take beside images (isVideo's containers). */
-const VIDEO_FORMATS = 'Or a video ffmpeg reads: MP4, MOV, WebM, MKV, AVI, Ogg or MPEG.';
+/** What the frames' sources take beside images. */
+const VIDEO_FORMATS = `Or a video ffmpeg reads: ${VIDEO_FORMATS_IN_WORDS}.`;
 
 /** `seen.video`: set once the input is known to be a video (ffmpeg's errors are its own). */
-async function animateFrom(opts: AnimateOptions, mode: Mode, job: Promise<typeof import('./renderer.js')>, term: PlaybackTerminal | undefined, seen: { video: boolean }): Promise<void> {
+async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTerminal | undefined, seen: { video: boolean }): Promise<void> {
   const source = await frameSource(opts, term?.now);
   seen.video = source.video;
   try {
-    const { runFrameJob } = await job;
+    const { runFrameJob } = await loadRenderer();
     // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
     // return() does, which for-await calls on a break or a throw.
     const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
@@ -175,8 +182,9 @@ async function animateFrom(opts: AnimateOptions, mode: Mode, job: Promise<typeof
       format: mode.kind === 'play' ? mode.format : 'json-compact',
     });
     if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
-    // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again.
-    const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined).fit : undefined;
+    // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again,
+    // from the terminal itself: exported COLUMNS and LINES do not follow a resize.
+    const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined, withoutSizeVars(process.env)).fit : undefined;
     // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
     await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
   } finally {

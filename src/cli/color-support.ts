@@ -6,11 +6,16 @@
  *    2 256, 3 truecolor; 0, false or any other value none.
  * 2. An off switch: `NO_COLOR` (https://no-color.org) or `NODE_DISABLE_COLORS` set and not empty,
  *    or `TERM=dumb`: none.
- * 3. Only a terminal gets colour: `COLORTERM=truecolor|24bit` truecolor; a TERM naming a 24-bit
- *    terminal (kitty, ghostty, wezterm, iTerm, *-direct) truecolor; `TERM=*-256color` 256; any
- *    other TERM (xterm, screen, linux, vt100, ...) or COLORTERM set, 16.
+ * 3. `CLICOLOR_FORCE` set and not 0 (https://bixense.com/clicolors/): colour also when piped, at
+ *    the depth of step 4, else 16 (as FORCE_COLOR=1). After the off switches, as Rust's and Go's
+ *    terminal libraries read it: it has no level, and NO_COLOR is the user's own "no".
+ * 4. Only a terminal gets colour by default: `COLORTERM=truecolor|24bit` truecolor; a TERM naming
+ *    a 24-bit terminal (kitty, ghostty, wezterm, iTerm, *-direct) truecolor; `TERM=*-256color` 256;
+ *    any other TERM (xterm, screen, linux, vt100, ...) or COLORTERM set, 16. vt100 stays 16, as in
+ *    Node: terminal emulators that call themselves vt100 have colour; a real VT100 is rare.
  * The off switches only decide whether colour is on by default: colour asked for explicitly
- * (`--color`) gets the depth of step 1 or 3 (`colorDepthWhenOn`).
+ * (`--color`, `--format ansi`) gets the depth of step 1 or 4 (`colorDepthWhenOn`), piped or not,
+ * as chafa does: `TERM=linux v2a x.jpg --color | less -R` is 16 colours, not truecolor.
  */
 import type { ColorDepth } from '../core/params/definitions.js';
 
@@ -48,23 +53,28 @@ function switchedOff(env: Env): boolean {
   return set(env.NO_COLOR) || set(env.NODE_DISABLE_COLORS) || (env.TERM ?? '').toLowerCase() === 'dumb';
 }
 
+/** CLICOLOR_FORCE set, not empty and not 0. */
+const clicolorForced = (env: Env) => set(env.CLICOLOR_FORCE) && env.CLICOLOR_FORCE!.trim() !== '0';
+
 /** The colour depth to use on standard output when the user did not say (`--color`, `--colors`). */
 export function detectColor(env: Env, isTty: boolean): ColorSupport {
   const force = forced(env.FORCE_COLOR);
   if (force !== undefined) return force;
   if (switchedOff(env)) return 'none';
+  if (clicolorForced(env)) return colorDepthWhenOn(env) ?? '16';
   return isTty ? fromTerminal(env) : 'none';
 }
 
 /**
- * The depth for colour the user turned on (`--color`, `--format ansi`) without `--colors`: the
- * detection without its off switches, since NO_COLOR, TERM=dumb and FORCE_COLOR=0 say "no colour
- * by default", not "this terminal has fewer colours". Undefined where nothing tells a depth (piped
- * without FORCE_COLOR, a terminal without TERM or COLORTERM): the colorDepth parameter's default.
+ * The depth for colour the user turned on (`--color`, `--format ansi`, CLICOLOR_FORCE) without
+ * `--colors`: the detection without its off switches, since NO_COLOR, TERM=dumb and FORCE_COLOR=0
+ * say "no colour by default", not "this terminal has fewer colours"; piped too, as the terminal
+ * the command runs in (the art is bound for it, through a pager or a file). Undefined where nothing
+ * tells a depth (no FORCE_COLOR, TERM or COLORTERM): the colorDepth parameter's default.
  */
-export function colorDepthWhenOn(env: Env, isTty: boolean): ColorDepth | undefined {
+export function colorDepthWhenOn(env: Env): ColorDepth | undefined {
   const force = forced(env.FORCE_COLOR);
   if (force !== undefined && force !== 'none') return force;
-  const depth = isTty ? fromTerminal(env) : 'none';
+  const depth = fromTerminal(env);
   return depth === 'none' ? undefined : depth;
 }

@@ -103,13 +103,18 @@ const SWITCHES = new Set((PARAMS as readonly ParamDef[]).filter((d) => d.type ==
  * `argv` with a boolean parameter's switch given a value (`--color=false`, `--no-edges=0`) written
  * as the switch it means (`--no-color`, `--edges`): text carriers take booleans as true, false, 1
  * or 0 in any case, and scripts pass them so (`--color=$COLOR`). Another value is a usage error.
- * Nothing after `--` is touched, nor the value of a flag in `valueFlags` (`-o --color=false` names
- * a file, as commander reads it: it was written to one named `--no-color`).
+ * And a short flag that takes a value written with `=` (`-w=40`, as long ones are) as commander
+ * reads it, `-w40`: its value was "=40". Nothing after `--` is touched, nor the value of a flag in
+ * `valueFlags` (`-o --color=false` names a file, as commander reads it: it was written to one
+ * named `--no-color`).
  */
 export function switchValues(argv: readonly string[], valueFlags: ReadonlySet<string> = new Set()): string[] {
   const end = argv.indexOf('--');
   return argv.map((arg, i) => {
-    const m = (end < 0 || i < end) && !(i > 0 && valueFlags.has(argv[i - 1]!)) ? /^--(no-)?([a-z][a-z-]*)=(.*)$/s.exec(arg) : null;
+    const free = (end < 0 || i < end) && !(i > 0 && valueFlags.has(argv[i - 1]!));
+    const short = free ? /^(-[a-zA-Z])=(.+)$/s.exec(arg) : null;
+    if (short && valueFlags.has(short[1]!)) return short[1]! + short[2]!;
+    const m = free ? /^--(no-)?([a-z][a-z-]*)=(.*)$/s.exec(arg) : null;
     if (!m || !SWITCHES.has(m[2]!)) return arg;
     const t = m[3]!.trim().toLowerCase();
     const on = t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : undefined;

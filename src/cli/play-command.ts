@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { addParamOptions } from './flags.js';
+import { VIDEO_FORMATS_IN_WORDS } from './media-type.js';
 import { addViewOptions, viewParams } from './render-command.js';
 import { once, outputFile, readLimits } from './terminal.js';
 
@@ -25,7 +26,7 @@ async function playAction(file: string, cmd: Command): Promise<void> {
 export function registerPlay(program: Command): void {
   const cmd = program
     .command('play')
-    .description('Play a video (mp4, webm, mkv, mov, avi; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.')
+    .description(`Play a video (${VIDEO_FORMATS_IN_WORDS}; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.`)
     .argument('<file>', 'video or animated image, or - to read it from standard input')
     .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)', once('-o/--output'))
     .option('--loop <n>', 'play <n> times on a terminal, 0 = until q or Ctrl-C (default 1)', once('--loop'));

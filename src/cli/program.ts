@@ -38,9 +38,39 @@ const HELP_COMMAND = 'help';
 const helpHint = (cmd?: Command): string => `(see v2a ${cmd && cmd.parent ? `${cmd.name()} ` : ''}--help)`;
 const HELP_HINT = helpHint();
 
-/** One line, as every message of the CLI: commander's suggestion ("Did you mean ...?") joins it, and the pointer to --help ends it. */
-const outputError = (cmd?: Command) => (str: string, write: (str: string) => void): void =>
-  write(`${str.replace(/^error: /, 'v2a: ').trim().replace(/\s*\n\s*/g, ' ')} ${helpHint(cmd)}\n`);
+/**
+ * One line, as every message of the CLI: an unknown option's suggestion (ours: suggestOption)
+ * joins it, and the pointer to --help ends it.
+ */
+const outputError = (cmd: Command) => (str: string, write: (str: string) => void): void => {
+  const unknown = /^error: unknown option '(.*)'\s*$/s.exec(str);
+  const text = unknown ? `${str.trim()}${suggestOption(cmd, unknown[1]!)}` : str;
+  write(`${text.replace(/^error: /, 'v2a: ').trim().replace(/\s*\n\s*/g, ' ')} ${helpHint(cmd)}\n`);
+};
+
+/** Flags of chafa, viu and timg that v2a spells otherwise. */
+const OPTION_HABITS: Readonly<Record<string, string>> = {
+  '--symbols': '--charset', // chafa
+  '--fg-only': '--cell-colors fg', // chafa
+  '--font-ratio': '--cell-aspect', // chafa
+  '-s': '--size', // chafa
+  '-g': '--size', // timg
+};
+
+/**
+ * ` (Did you mean --color?)` for an unknown option: another tool's spelling of one of v2a's
+ * (OPTION_HABITS), else a long option of `cmd` (or its parents) a typo away (`similar`).
+ */
+function suggestOption(cmd: Command, flag: string): string {
+  const name = flag.replace(/=.*$/s, '');
+  const habit = OPTION_HABITS[name];
+  if (habit !== undefined) return ` (Did you mean ${habit}?)`;
+  if (!name.startsWith('--')) return '';
+  const longs = new Set(['--help']);
+  for (let c: Command | null = cmd; c; c = c.parent) for (const o of c.options) if (o.long) longs.add(o.long);
+  const near = similar(name.slice(2), [...longs].map((l) => l.slice(2)));
+  return near.length ? ` (Did you mean ${near.map((n) => `--${n}`).join(' or ')}?)` : '';
+}
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -62,8 +92,11 @@ export const CLI_ENV: readonly { readonly name: string; readonly default: string
   // Colour, in the order it is read (color-support.ts, as Node's getColorDepth).
   { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1, true or empty 16 colours, 2 256, 3 truecolor; 0 or any other value none.' },
   { name: 'NO_COLOR, NODE_DISABLE_COLORS', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work, at the depth of the terminal.' },
-  { name: 'COLORTERM, TERM, TERM_PROGRAM', default: '(from the terminal)', meaning: 'The colour depth of a terminal: COLORTERM=truecolor|24bit, a TERM of xterm-kitty, xterm-ghostty, wezterm, alacritty, foot, *-direct or *-truecolor, or TERM_PROGRAM=iTerm.app|WezTerm|ghostty truecolor; else TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
-  { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped.' },
+  { name: 'CLICOLOR_FORCE', default: '(unset)', meaning: 'Set and not 0: colour also when piped (https://bixense.com/clicolors/), at the depth COLORTERM and TERM give, else 16 colours; after NO_COLOR, which wins.' },
+  { name: 'COLORTERM, TERM, TERM_PROGRAM', default: '(from the terminal)', meaning: 'The colour depth of a terminal, and of colour turned on when piped (--color, CLICOLOR_FORCE): COLORTERM=truecolor|24bit, a TERM of xterm-kitty, xterm-ghostty, wezterm, alacritty, foot, *-direct or *-truecolor, or TERM_PROGRAM=iTerm.app|WezTerm|ghostty truecolor; else TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
+  // Size, in the order it is read (view.ts terminalBox).
+  { name: 'FZF_PREVIEW_COLUMNS, FZF_PREVIEW_LINES', default: '(unset)', meaning: 'Piped (fzf\'s --preview): the box the art fits, before COLUMNS and LINES; every line is used. On a terminal they are ignored (fzf\'s execute() runs on the whole terminal).' },
+  { name: 'COLUMNS, LINES', default: '(unset)', meaning: 'The terminal size the art fits, instead of the terminal\'s own; also when piped, where every line is used (on a terminal one is left for the prompt). A resize while playing goes back to the terminal\'s own size.' },
   {
     name: 'NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE',
     default: '(unset)',
@@ -99,8 +132,9 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
     .exitOverride()
+    // Suggestions are ours (outputError), stricter than commander's.
+    .showSuggestionAfterError(false)
     .configureOutput({
-      outputError: outputError(),
       // Help is written through writeOut: the hand-written parts are wrapped to the width commander wraps its lists to.
       getOutHelpWidth: helpWidth,
       writeOut: (str) => process.stdout.write(wrapHelp(str, helpWidth())),
@@ -108,7 +142,7 @@ export function createProgram(registrars: readonly CommandRegistrar[]): Command 
   // Settings above are inherited by commands created from here on.
   for (const register of registrars) register(program);
   addHelpCommand(program);
-  for (const cmd of program.commands) cmd.configureOutput({ outputError: outputError(cmd) });
+  for (const cmd of [program, ...program.commands]) cmd.configureOutput({ outputError: outputError(cmd) });
   // A function: the text is built only when help is shown, not on every run.
   program.addHelpText(
     'after',
@@ -181,20 +215,27 @@ function unknownCommand(program: Command, argv: readonly string[]): string | und
   return existsSync(first) ? undefined : first;
 }
 
-/**
- * ` (Did you mean play?)` for a name a typo away from a command's, as commander suggests options:
- * the fewest edits, at most three (a swap of neighbours is one), that keep more than 40% of it.
- */
+/** ` (Did you mean play?)` for a name a typo away from a command's (`similar`). */
 function didYouMean(program: Command, name: string): string {
-  let best = 3;
-  let similar: string[] = [];
-  for (const candidate of program.commands.flatMap((c) => [c.name(), ...c.aliases()])) {
+  const near = similar(name, program.commands.flatMap((c) => [c.name(), ...c.aliases()]));
+  return near.length ? ` (Did you mean ${near.join(' or ')}?)` : '';
+}
+
+/**
+ * The candidates a typo away from `name`, sorted: the fewest edits (a swap of neighbours is one),
+ * at most one per four letters of the longer word, and at least one. Commander's own rule (up to
+ * three edits that keep 40%) guessed --saturation for --duration and --dither for --title.
+ */
+function similar(name: string, candidates: readonly string[]): string[] {
+  let best = Infinity;
+  let near: string[] = [];
+  for (const candidate of new Set(candidates)) {
     const d = editDistance(name, candidate);
-    if ((Math.max(name.length, candidate.length) - d) / Math.max(name.length, candidate.length) <= 0.4 || d > best) continue;
-    similar = d < best ? [candidate] : [...similar, candidate];
+    if (d > Math.max(1, Math.floor(Math.max(name.length, candidate.length) / 4)) || d > best) continue;
+    near = d < best ? [candidate] : [...near, candidate];
     best = d;
   }
-  return similar.length ? ` (Did you mean ${similar.sort().join(' or ')}?)` : '';
+  return near.sort();
 }
 
 /** Edits (insert, delete, substitute, swap two neighbours) from `a` to `b`. */

@@ -6,7 +6,6 @@
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
-import { V2aError } from '../core/errors.js';
 import { FORMAT_INFO } from '../core/format/info.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import type { FitBox } from '../core/job.js';
@@ -14,6 +13,7 @@ import { addParamOptions, collectParams } from './flags.js';
 import { reportError } from './program.js';
 import { EXIT, Reported, aboutFile, once, outputFile, readInput, readLimits, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
+import { refuseUnknown } from './media-type.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own: `.htm`, and `.ansi` beside `.ans`. */
 const EXTENSION_ALIASES: Readonly<Record<string, Format>> = { htm: 'html', ansi: 'ansi' };
@@ -143,21 +143,19 @@ function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, fla
 }
 
 async function renderFile(file: string, renderParams: Partial<RenderParams>, fit: FitBox | undefined, output: string | undefined, limits: InputLimits): Promise<void> {
-  // The file is read while sharp and the renderer load.
-  const renderer = import('./renderer.js');
-  renderer.catch(() => undefined);
-  const bytes = await readInput(file, limits.maxBytes);
-  const { decodeImage, runJob } = await renderer;
+  // Sharp and the renderer load once the first bytes say this is an image, while the rest is read.
+  let renderer: Promise<typeof import('./renderer.js')> | undefined;
+  const bytes = await readInput(file, limits.maxBytes, (head) => {
+    // A video is no image for render, but it is for play: say so.
+    refuseUnknown(head, false, (video) => (video ? `This is a video: play it with v2a play ${file === '-' ? '-' : quoteArg(file)}.` : ''));
+    renderer = import('./renderer.js');
+    renderer.catch(() => undefined);
+  });
+  const { decodeImage, runJob } = await renderer!;
   const { output: art } = await runJob({ kind: 'bytes', bytes }, renderParams, {
     decoder: decodeImage,
     limits,
     fit: fit ?? { columns: DEFAULTS.columns },
-  }).catch(async (err: unknown) => {
-    // A video is no image for render, but it is for play: say so.
-    if (err instanceof V2aError && err.code === 'unsupported-image' && (await import('./video-source.js')).isVideo(bytes)) {
-      throw new V2aError(err.code, `${err.message} This is a video: play it with v2a play ${file === '-' ? '-' : quoteArg(file)}.`);
-    }
-    throw err;
   });
   const body = withNewline(art.body);
   if (output) writeFile(output, body);
@@ -172,9 +170,9 @@ function quoteArg(s: string): string {
 /** The manual part of `v2a render --help` (the README's command-line section says the same). */
 const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. Several files (v2a *.png) are rendered one after the other: one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
 
-Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns, the fewest, is a usage error (exit 2), never art outside the box. Without any of them, on a terminal the art fits both its width and its height (one line left for the prompt; a very tall image keeps 8 columns and scrolls); COLUMNS and LINES, when set, are the terminal's size, also when piped. Piped without COLUMNS, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
+Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns, the fewest, is a usage error (exit 2), never art outside the box. Without any of them the art fits a box, its width and its height (a very tall image keeps 8 columns and scrolls): piped, fzf's preview window (FZF_PREVIEW_COLUMNS, FZF_PREVIEW_LINES) when set; else COLUMNS and LINES when set, also piped; else the terminal. On a terminal one line is left for the prompt; piped, every line is the art's (a previewer's pane has no prompt). Piped without any of them, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
 
-Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256, 3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or TERM=dumb say otherwise; piped it is text. -c/--colors truecolor|256|16 turns colour on at that depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error), none turns it off. The depth is detected from COLORTERM=truecolor|24bit (and truecolor TERMs and TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values (16); --color with NO_COLOR or TERM=dumb keeps it.
+Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256, 3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or TERM=dumb say otherwise; piped it is text, unless CLICOLOR_FORCE is set and not 0. -c/--colors truecolor|256|16 turns colour on at that depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error), none turns it off. Otherwise the depth is detected, on a terminal and piped alike, from COLORTERM=truecolor|24bit (and truecolor TERMs and TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values (16); --color with NO_COLOR or TERM=dumb keeps it; with none of them, truecolor.
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}

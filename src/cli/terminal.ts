@@ -8,7 +8,8 @@ import { EXIT, V2aError } from '../core/errors.js';
 import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
 import { integerFromText } from '../core/params/validate.js';
 import { ImageInputError } from '../node/errors.js';
-import { CLI_MAX_IMAGE_BYTES, readImageLimits, type ImageLimits } from '../settings/index.js';
+import { CLI_MAX_IMAGE_BYTES, CLI_MAX_IMAGE_PIXELS, readImageLimits, type ImageLimits } from '../settings/index.js';
+import { SNIFF_BYTES } from './media-type.js';
 
 export { EXIT };
 
@@ -104,11 +105,12 @@ export type InputLimits = ImageLimits;
 
 /**
  * V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES; a bad value is a usage error
- * (exit 2). `ownFiles`: render and play, whose byte limit defaults to CLI_MAX_IMAGE_BYTES.
+ * (exit 2). `ownFiles`: render and play, whose byte and pixel limits default to CLI_MAX_IMAGE_BYTES
+ * and CLI_MAX_IMAGE_PIXELS (`v2a mcp` keeps the server's: what agents send).
  */
 export function readLimits(env: Readonly<Record<string, string | undefined>> = process.env, ownFiles = false): InputLimits {
   try {
-    return readImageLimits(env, ownFiles ? { maxBytes: CLI_MAX_IMAGE_BYTES } : {});
+    return readImageLimits(env, ownFiles ? { maxBytes: CLI_MAX_IMAGE_BYTES, maxPixels: CLI_MAX_IMAGE_PIXELS } : {});
   } catch (err) {
     throw usageError((err as Error).message);
   }
@@ -136,10 +138,15 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
   return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
 }
 
-/** `cannot read 'x.jpg': no such file or directory` (exit 4), from a Node system error. */
+/**
+ * An I/O error (exit 4) from a Node system error. An input is named first, as every message about
+ * an input is (`x.jpg: no such file or directory`, as cat and chafa say it); standard input and
+ * the output say what failed (`cannot read standard input: ...`, `cannot write 'art.txt': ...`).
+ */
 export function ioError(verb: 'read' | 'write', path: string, err: unknown): V2aError {
   const code = isSystemError(err) ? err.code! : '';
   const reason = IO_REASONS[code] ?? (code ? code : err instanceof Error ? err.message : String(err));
+  if (verb === 'read' && path !== '-') return new V2aError('io-error', `${path}: ${reason}`);
   const what = path === '-' ? (verb === 'read' ? 'standard input' : 'standard output') : `'${path}'`;
   return new V2aError('io-error', `cannot ${verb} ${what}: ${reason}`);
 }
@@ -154,7 +161,7 @@ function tooLarge(bytes: number | string, maxBytes: number): ImageInputError {
   );
 }
 
-function concat(chunks: Buffer[], total: number): Buffer {
+function concat(chunks: readonly Buffer[], total: number): Buffer {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
@@ -179,14 +186,34 @@ export function withReadFd<T>(path: string, use: (fd: number) => T): T {
   }
 }
 
-/** Reads a regular file in one pass (size checked first from fstat), or any other fd to EOF. */
-function readPath(path: string, maxBytes: number | undefined): Buffer {
+/** What looks at the first SNIFF_BYTES of an input (or all of it, if shorter) before the rest is read; it throws to refuse it. */
+export type HeadCheck = (head: Uint8Array) => void;
+
+/** The first bytes of a regular file, read without moving its offset. */
+export function readHead(fd: number): Uint8Array {
+  const buf = new Uint8Array(SNIFF_BYTES);
+  return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0));
+}
+
+/** A stream's `check`, run once its chunks hold SNIFF_BYTES or it has ended (`end`). */
+function streamCheck(check: HeadCheck | undefined): (chunks: readonly Buffer[], total: number, end: boolean) => void {
+  let done = check === undefined;
+  return (chunks, total, end) => {
+    if (done || (total < SNIFF_BYTES && !end)) return;
+    done = true;
+    check!(concat(chunks, total).subarray(0, SNIFF_BYTES));
+  };
+}
+
+/** Reads a regular file in one pass (size checked first from fstat, then its head), or any other fd to EOF. */
+function readPath(path: string, maxBytes: number | undefined, check: HeadCheck | undefined): Buffer {
   return withReadFd(path, (fd) => {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw ioError('read', path, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
     // A size of 0 may be a file that has no size until read (/proc): read to EOF like a pipe.
     if (st.isFile() && st.size > 0) {
       if (maxBytes !== undefined && st.size > maxBytes) throw tooLarge(st.size, maxBytes);
+      check?.(readHead(fd));
       const buf = Buffer.allocUnsafe(st.size);
       let off = 0;
       while (off < st.size) {
@@ -199,6 +226,7 @@ function readPath(path: string, maxBytes: number | undefined): Buffer {
     // A FIFO, character device or process substitution: read to EOF, bounded.
     const chunks: Buffer[] = [];
     let total = 0;
+    const sniff = streamCheck(check);
     for (;;) {
       const chunk = Buffer.allocUnsafe(1 << 20);
       const n = readSync(fd, chunk, 0, chunk.length, null);
@@ -206,12 +234,14 @@ function readPath(path: string, maxBytes: number | undefined): Buffer {
       total += n;
       if (maxBytes !== undefined && total > maxBytes) throw tooLarge(`more than ${maxBytes}`, maxBytes);
       chunks.push(chunk.subarray(0, n));
+      sniff(chunks, total, false);
     }
+    sniff(chunks, total, true);
     return concat(chunks, total);
   });
 }
 
-async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
+async function readStdin(maxBytes: number | undefined, check: HeadCheck | undefined): Promise<Buffer> {
   if (process.stdin.isTTY) {
     throw usageError("refusing to read from a terminal: pipe the input into 'v2a' or give a file name instead of -");
   }
@@ -219,6 +249,7 @@ async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
   if (fstatSync(0).isDirectory()) throw ioError('read', '-', Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
   const chunks: Buffer[] = [];
   let total = 0;
+  const sniff = streamCheck(check);
   try {
     for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
       total += chunk.length;
@@ -227,9 +258,14 @@ async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
         throw tooLarge(`more than ${maxBytes}`, maxBytes);
       }
       chunks.push(chunk);
+      sniff(chunks, total, false);
     }
+    sniff(chunks, total, true);
   } catch (err) {
-    if (err instanceof V2aError) throw err;
+    if (err instanceof V2aError) {
+      process.stdin.destroy();
+      throw err;
+    }
     throw ioError('read', '-', err);
   }
   return concat(chunks, total);
@@ -237,12 +273,13 @@ async function readStdin(maxBytes: number | undefined): Promise<Buffer> {
 
 /**
  * The whole input, read once: `-` is standard input. More than `maxBytes` -> ImageInputError
- * `too_large` (exit 3) without reading a large regular file at all.
+ * `too_large` (exit 3) without reading a large regular file at all. `check` sees its first bytes
+ * before the rest is read: what it throws stops the reading.
  */
-export function readInput(path: string, maxBytes?: number): Promise<Buffer> {
-  if (path === '-') return readStdin(maxBytes);
+export function readInput(path: string, maxBytes?: number, check?: HeadCheck): Promise<Buffer> {
+  if (path === '-') return readStdin(maxBytes, check);
   try {
-    return Promise.resolve(readPath(path, maxBytes));
+    return Promise.resolve(readPath(path, maxBytes, check));
   } catch (err) {
     return Promise.reject(err);
   }

@@ -13,21 +13,6 @@ import { delimiter, join } from 'node:path';
 import { V2aError } from '../core/errors.js';
 import type { DecodeRequest, DecodedFrame } from '../core/job.js';
 
-/** Container signatures sharp cannot decode but ffmpeg can (ISO BMFF, Matroska/WebM, AVI, Ogg, MPEG). */
-export function isVideo(head: Uint8Array): boolean {
-  const ascii = (from: number, to: number) => String.fromCharCode(...head.subarray(from, to));
-  if (head.length >= 12 && ascii(4, 8) === 'ftyp') {
-    // AVIF and HEIC are ISO BMFF too: still images for sharp.
-    return !/^(avif|avis|heic|heix|mif1|msf1|hevc|heim|heis)$/.test(ascii(8, 12));
-  }
-  if (head.length >= 4 && head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return true;
-  if (head.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'AVI ') return true;
-  if (head.length >= 4 && ascii(0, 4) === 'OggS') return true;
-  if (head.length >= 4 && head[0] === 0 && head[1] === 0 && head[2] === 1 && (head[3] === 0xba || head[3] === 0xb3)) return true;
-  if (head.length >= 189 && head[0] === 0x47 && head[188] === 0x47) return true; // MPEG-TS
-  return false;
-}
-
 /** The path of an executable on the PATH, or undefined. */
 export function findExecutable(name: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
   for (const dir of (env.PATH ?? '').split(delimiter)) {

@@ -16,6 +16,9 @@ export const COLOR_MODES = [...COLOR_DEPTHS, 'none'] as const;
 
 /** `-c, --colors <mode>`: the CLI's spelling of the colorDepth parameter, plus `none`. */
 export const COLORS_FLAG = '-c, --colors <mode>';
+/** Depths as chafa (`-c full`, 240, 16/8, 8, 2) and other tools spell them: v2a's nearest, for the message. */
+const COLOR_MODE_HABITS: Readonly<Record<string, ColorSupport>> = { full: 'truecolor', '24bit': 'truecolor', '16m': 'truecolor', '240': '256', '16/8': '16', '8': '16', '2': 'none', mono: 'none' };
+
 export const COLORS_HELP = `one of ${COLOR_MODES.join(', ')}; default: what the terminal supports, none when piped (256 and 16 are for ansi output, and refused with another format rather than ignored)`;
 
 export interface ViewFlags {
@@ -33,14 +36,28 @@ function positive(text: string | undefined): number | undefined {
   return n > 0 ? n : undefined;
 }
 
+/** The variables that size the box (terminalBox). */
+const SIZE_VARS = ['FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'COLUMNS', 'LINES'] as const;
+
 /**
- * The terminal's size: `COLUMNS`/`LINES` when set to a positive integer (as shells and Python's
- * shutil read them; also when standard output is a pipe), else the terminal on standard output.
+ * The box the art is shown in: fzf's preview window (`FZF_PREVIEW_COLUMNS`/`FZF_PREVIEW_LINES`,
+ * read only when standard output is not a terminal, as in fzf's preview: fzf exports them to
+ * `execute()` too, which runs on the whole terminal); else `COLUMNS`/`LINES` when set to a positive
+ * integer (as shells and Python's shutil read them; also when standard output is a pipe); else the
+ * terminal on standard output.
  */
 export function terminalBox(env: Env = process.env, isTty = stdoutIsTty()): { columns?: number; rows?: number } {
-  const columns = positive(env.COLUMNS) ?? (isTty && process.stdout.columns > 0 ? process.stdout.columns : undefined);
-  const rows = positive(env.LINES) ?? (isTty && process.stdout.rows > 0 ? process.stdout.rows : undefined);
+  const preview = (name: string) => (isTty ? undefined : positive(env[name]));
+  const columns = preview('FZF_PREVIEW_COLUMNS') ?? positive(env.COLUMNS) ?? (isTty && process.stdout.columns > 0 ? process.stdout.columns : undefined);
+  const rows = preview('FZF_PREVIEW_LINES') ?? positive(env.LINES) ?? (isTty && process.stdout.rows > 0 ? process.stdout.rows : undefined);
   return { columns, rows };
+}
+
+/** `env` without the size variables: after a resize (SIGWINCH) exported sizes are stale, the terminal's own is not. */
+export function withoutSizeVars(env: Env): Env {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const name of SIZE_VARS) delete out[name];
+  return out;
 }
 
 /** `--size WxH`, `Wx`, `xH` or `W` (chafa's spelling). */
@@ -58,7 +75,8 @@ function parseSize(raw: string): { columns?: number; rows?: number } {
  * The columns or the box of the art. Columns the user gave (`--columns` or `-w` alone) are used
  * as given. `--size`, or `-w` with `-H`, is a box the image fits in, its aspect kept; `-H` alone
  * bounds the rows, the width bounded by the terminal if known and written to it. Otherwise, written to standard
- * output: the terminal (or COLUMNS/LINES), one line left for the prompt; a file (-o) gets the
+ * output: the terminal (or terminalBox's variables), one line left for the prompt on a terminal,
+ * every line when piped (a previewer's pane has no prompt below the art); a file (-o) gets the
  * default, whatever window it was made in.
  */
 export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): { params: Partial<RenderParams>; fit: FitBox | undefined } {
@@ -89,7 +107,7 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
     params: out,
     fit: {
       columns: term.columns ? clampColumns(term.columns) : COLUMNS_DEF.default,
-      ...(term.rows ? { rows: Math.max(1, term.rows - 1) } : {}),
+      ...(term.rows ? { rows: Math.max(1, isTty ? term.rows - 1 : term.rows) } : {}),
     },
   };
 }
@@ -97,14 +115,17 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
 /**
  * Colour: `--colors` as given (`none` turns colour off; a depth turns it on); else, written to
  * standard output and neither --color, --no-color nor --format given, colour when the terminal
- * supports it (detectColor). Ansi output written to a terminal gets its detected depth.
+ * supports it (detectColor). Ansi output on standard output, a terminal or piped, gets the depth
+ * the environment tells (colorDepthWhenOn).
  */
 export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): Partial<RenderParams> {
   const out = { ...params };
   if (flags.colors !== undefined) {
     const mode = flags.colors.trim() as ColorSupport;
     if (!(COLOR_MODES as readonly string[]).includes(mode)) {
-      throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(flags.colors)})`);
+      const habit = COLOR_MODE_HABITS[mode.toLowerCase()];
+      const hint = habit === undefined ? '' : ` (Did you mean ${habit === 'none' ? '--no-color' : `-c ${habit}`}?)`;
+      throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(flags.colors)})${hint}`);
     }
     if (mode === 'none') {
       if (params.color === true) throw usageError('--colors none and --color contradict each other: give one');
@@ -122,7 +143,7 @@ export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, ou
   if (params.color === undefined && params.format === undefined && detectColor(env, isTty) !== 'none') out.color = true;
   // NO_COLOR, TERM=dumb and FORCE_COLOR=0 turn only the default off: colour turned on by hand
   // (--color, --format ansi) still gets the depth the terminal supports.
-  const depth = colorDepthWhenOn(env, isTty);
+  const depth = colorDepthWhenOn(env);
   if ((out.color || out.format === 'ansi') && depth !== undefined && depth !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = depth;
   return out;
 }

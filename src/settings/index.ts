@@ -57,11 +57,6 @@ export interface IntegerSetting extends IntegerRange {
   readonly meaning: string;
 }
 
-export const MAX_IMAGE_BYTES: IntegerSetting = {
-  name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
-  meaning: 'Largest accepted image in bytes (16 MiB; for the CLI\'s render and play, 256 MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).',
-};
-
 /**
  * V2A_MAX_IMAGE_BYTES when unset for the CLI's render and play: a user's own files, which no
  * client sends to a server. Camera JPEGs of 40-60 MP and PNG screenshots pass 16 MiB (a 7000 x
@@ -69,9 +64,22 @@ export const MAX_IMAGE_BYTES: IntegerSetting = {
  */
 export const CLI_MAX_IMAGE_BYTES = 256 * MIB;
 
+/**
+ * V2A_MAX_IMAGE_PIXELS when unset for the CLI's render and play, as CLI_MAX_IMAGE_BYTES: a 60 MP
+ * camera JPEG (9504 x 6336) was refused. Pixels are not what costs memory: a JPEG shrinks on load
+ * by up to 8 (a baseline 150 MP JPEG rendered at 120 columns in 0.9 s and 122 MB RSS), and what
+ * cannot shrink (PNG, TIFF, progressive JPEG) is bounded by V2A_MAX_DECODED_BYTES.
+ */
+export const CLI_MAX_IMAGE_PIXELS = 200_000_000;
+
+export const MAX_IMAGE_BYTES: IntegerSetting = {
+  name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
+  meaning: `Largest accepted image in bytes (16 MiB; for the CLI's render and play, ${CLI_MAX_IMAGE_BYTES / MIB} MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).`,
+};
+
 export const MAX_IMAGE_PIXELS: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_PIXELS', min: 1, max: 1_000_000_000, default: 50_000_000,
-  meaning: 'Largest accepted image in pixels (width x height, 50 megapixels); larger is 413 (CLI: exit 3).',
+  meaning: `Largest accepted image in pixels (width x height, 50 megapixels; for the CLI's render and play, ${CLI_MAX_IMAGE_PIXELS / 1e6} megapixels); larger is 413 (CLI: exit 3).`,
 };
 
 export const MAX_DECODED_BYTES: IntegerSetting = {
@@ -101,11 +109,12 @@ export interface ImageLimits {
   readonly maxDecodedBytes: number;
 }
 
-/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES, as the CLI and `v2a mcp` read them (`defaults.maxBytes`: the face's own default). */
-export function readImageLimits(env: Env, defaults: { readonly maxBytes?: number } = {}): ImageLimits {
+/** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES, as the CLI and `v2a mcp` read them (`defaults`: the face's own defaults). */
+export function readImageLimits(env: Env, defaults: { readonly maxBytes?: number; readonly maxPixels?: number } = {}): ImageLimits {
+  const withDefault = (setting: IntegerSetting, value: number | undefined) => (value === undefined ? setting : { ...setting, default: value });
   return {
-    maxBytes: readInteger(defaults.maxBytes === undefined ? MAX_IMAGE_BYTES : { ...MAX_IMAGE_BYTES, default: defaults.maxBytes }, env),
-    maxPixels: readInteger(MAX_IMAGE_PIXELS, env),
+    maxBytes: readInteger(withDefault(MAX_IMAGE_BYTES, defaults.maxBytes), env),
+    maxPixels: readInteger(withDefault(MAX_IMAGE_PIXELS, defaults.maxPixels), env),
     maxDecodedBytes: readInteger(MAX_DECODED_BYTES, env),
   };
 }
