@@ -10,16 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
+import { cliEnv, ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
 import { readLimits } from '../src/cli/terminal.js';
 
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
 
 /** The environment without the test runner's colour and size settings, which the CLI reads. */
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE'].includes(k)) out[k] = v;
-  return { ...out, V2A_DEBUG: '', ...extra };
+  return cliEnv({ V2A_DEBUG: '', ...extra });
 }
 
 const v2a = (...args: string[]) => runCli(args, env());

@@ -11,18 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { ROOT, V2A, ensureCliBuilt, runCli } from './helpers/cli-run.js';
+import { cliEnv, ROOT, V2A, ensureCliBuilt, runCli } from './helpers/cli-run.js';
 import { readLimits } from '../src/cli/terminal.js';
 import { VIDEO_FORMATS_IN_WORDS, isImage, isVideo } from '../src/cli/media-type.js';
 
 const hasPython = spawnSync('python3', ['-c', 'import resource']).status === 0;
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE'].includes(k) && !k.startsWith('V2A_')) out[k] = v;
-  }
-  return { ...out, NO_COLOR: '1', ...extra };
+  return cliEnv({ NO_COLOR: '1', ...extra }, { settings: true });
 }
 const v2a = (...args: string[]) => runCli(args, env());
 

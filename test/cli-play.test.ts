@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
+import { cliEnv, ROOT, V2A, ensureCliBuilt, runCli, shellQuote } from './helpers/cli-run.js';
 
 const hasPython = spawnSync('python3', ['-c', 'import pty, termios']).status === 0;
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
@@ -22,11 +22,7 @@ const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('f
 
 /** The environment of a plain terminal without colour, without what the test runner's may carry. */
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE', 'TERM', 'TERM_PROGRAM'].includes(k)) out[k] = v;
-  }
-  return { ...out, TERM: 'xterm-256color', NO_COLOR: '1', V2A_DEBUG: '', ...extra };
+  return cliEnv({ TERM: 'xterm-256color', NO_COLOR: '1', V2A_DEBUG: '', ...extra }, { terminal: true });
 }
 
 const piped = (args: readonly string[], extra: Record<string, string> = {}) => runCli(args, env(extra));

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { V2A_BIN, ensureCliBuilt, shellQuote } from './helpers/cli-run.js';
+import { cliEnv, V2A_BIN, ensureCliBuilt, shellQuote } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const hasScript = spawnSync('script', ['--version']).status === 0;
@@ -21,11 +21,7 @@ const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0 && spawnSync('f
 
 /** The environment of a plain colour terminal, without what the test runner's may carry. */
 function termEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLORTERM', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE', 'TERM', 'TERM_PROGRAM'].includes(k)) env[k] = v;
-  }
-  return { ...env, TERM: 'xterm-256color', COLORTERM: 'truecolor', V2A_DEBUG: '', ...extra };
+  return cliEnv({ TERM: 'xterm-256color', COLORTERM: 'truecolor', V2A_DEBUG: '', ...extra }, { terminal: true });
 }
 
 interface PtyRun { code: number | null; out: string }

@@ -16,7 +16,7 @@ import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { PARAMS, kebabName, parseParams, type ParamDef } from '../src/core/params/index.js';
 import { VERSION } from '../src/core/types.js';
 import { loadConfig } from '../src/server/config.js';
-import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
+import { cliEnv, V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -28,9 +28,7 @@ interface Run {
 }
 
 function withoutTerminalSettings(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'CLICOLOR_FORCE'].includes(k)) out[k] = v;
-  return out;
+  return cliEnv({}, { from: env });
 }
 
 function v2a(args: readonly string[], opts: { input?: Buffer | string; env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {

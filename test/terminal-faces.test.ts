@@ -13,14 +13,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { kebabName } from '../src/core/params/definitions.js';
 import { parseParams } from '../src/core/params/validate.js';
 import { photo, postForm, startTestServer, type TestServer } from './server-helpers.js';
-import { ensureCliBuilt, runCli } from './helpers/cli-run.js';
+import { cliEnv, ensureCliBuilt, runCli } from './helpers/cli-run.js';
 
 
 /** The test runner's environment without what steers the CLI's colour and size. */
 function plainEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'LINES'].includes(k)) env[k] = v;
-  return { ...env, V2A_DEBUG: '' };
+  return cliEnv({ V2A_DEBUG: '' });
 }
 
 const cli = (args: readonly string[]) => runCli(args, plainEnv());
@@ -86,7 +84,8 @@ describe('extension parameters: the same validation through HTTP, MCP and the CL
       assert.equal(run.code, 2, run.stderr);
       assert.equal(run.stdout, '');
       const line = run.stderr.split('\n')[0]!.replace(/^v2a: /, '');
-      if (name === 'colorDepth') assert.match(line, /^-c\/--colors must be one of truecolor, 256, 16, none \(got "8"\)$/);
+      // chafa's -c 8 gets the nearest of v2a's depths as a hint.
+      if (name === 'colorDepth') assert.match(line, /^-c\/--colors must be one of truecolor, 256, 16, none \(got "8"\) \(Did you mean -c 16\?\)$/);
       // The same message, naming the flag the user typed.
       else assert.equal(line, problem.errors[0]!.message.replace(new RegExp(`^${name}\\b`), flag));
     });

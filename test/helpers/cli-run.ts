@@ -23,6 +23,24 @@ export async function ensureCliBuilt(): Promise<void> {
   });
 }
 
+/** What the CLI reads to choose colour and size: a test starts from an environment without them. */
+const OUTPUT_VARS = ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE', 'COLUMNS', 'LINES', 'FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES'];
+/** What names the terminal (its colour depth): dropped too where a test sets its own. */
+const TERMINAL_VARS = ['COLORTERM', 'TERM', 'TERM_PROGRAM'];
+
+/**
+ * The test runner's environment without what the CLI reads to choose colour and size (with
+ * `terminal`, without what names the terminal either; with `settings`, without V2A_*), then `extra`.
+ */
+export function cliEnv(extra: Record<string, string> = {}, opts: { terminal?: boolean; settings?: boolean; from?: NodeJS.ProcessEnv } = {}): Record<string, string> {
+  const drop = new Set([...OUTPUT_VARS, ...(opts.terminal ? TERMINAL_VARS : [])]);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.from ?? process.env)) {
+    if (v !== undefined && !drop.has(k) && !(opts.settings && k.startsWith('V2A_'))) out[k] = v;
+  }
+  return { ...out, ...extra };
+}
+
 /** `s` as one word of a POSIX shell command line. */
 export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
