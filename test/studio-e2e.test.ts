@@ -13,7 +13,7 @@ import { FORMATS, FORMAT_INFO, PARAMS, decodeCompact } from '../src/core/index.j
 import { HANDOFF_MESSAGES, HANDOFF_PROTOCOL } from '../src/contract/handoff.js';
 import { STUDIO_CSP } from '../src/server/routes/studio.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
-import { chromiumNoise, ensureStudioBuilt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
+import { artSettlesTo, chromiumNoise, ensureStudioBuilt, settledArt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
 
 // Callbacks of page.evaluate run in the page. This Node program has no DOM types (tsconfig.json),
 // so the browser globals they use are declared here, loosely, for this module only.
@@ -94,31 +94,6 @@ async function waitResults(page: Page, more: number, from: number): Promise<void
  * posted before the stream stopped arrives after), so a screenshot or handoff taken on the count
  * alone can catch the picture before the last change (seen under a loaded full test run).
  */
-/**
- * The art as shown, once two screenshots in a row agree (and differ from `not`, when given), up to
- * 5 s. The worker paints on its OffscreenCanvas and commits the frame on its own, so a result can
- * reach the page a frame before its picture does (it did once on a loaded 2-core host).
- */
-async function settledArt(page: Page, not?: Buffer): Promise<Buffer> {
-  const grab = () => page.locator('#art').screenshot();
-  let last = await grab();
-  for (const end = Date.now() + 5000; Date.now() < end;) {
-    await page.waitForTimeout(50);
-    const now = await grab();
-    if (now.equals(last) && !(not && now.equals(not))) return now;
-    last = now;
-  }
-  return last;
-}
-
-/** Whether the art shows `picture` within 5 s (see settledArt). */
-async function showsArt(page: Page, picture: Buffer): Promise<boolean> {
-  for (const end = Date.now() + 5000; Date.now() < end; await page.waitForTimeout(50)) {
-    if ((await page.locator('#art').screenshot()).equals(picture)) return true;
-  }
-  return false;
-}
-
 async function waitSettled(page: Page, more: number, from: number): Promise<void> {
   await page.waitForFunction(([f, m]) => window.__v2aStats.results >= f + m && window.__v2aStudio.settled(), [from, more] as const, { timeout: 20_000 });
 }
@@ -268,7 +243,7 @@ describe('studio in headless Chromium', { skip }, () => {
       // To the other ink and back: the same render, painted whole (what the painter keeps no longer matches).
       await step(() => page.click(button[other]));
       await step(() => page.click(button[mode]));
-      assert.ok(await showsArt(page, changed), `${mode}: the cells drawn over the last picture make the picture a whole paint makes`);
+      assert.ok(await artSettlesTo(page, changed), `${mode}: the cells drawn over the last picture make the picture a whole paint makes`);
       await step(() => page.click('[data-param=contrast] .reset'));
     }
     await step(() => page.click('#ink-color'));

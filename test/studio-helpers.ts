@@ -236,8 +236,26 @@ export async function openStill(page: Page, image: Buffer, name = 'photo.png'): 
 }
 
 /**
- * Whether the art looks as `expected` once it has settled: closing the error box lays the panel
- * out again, and on a busy machine the canvas may be shot before its repaint at the restored size.
+ * The art as shown, once two screenshots in a row agree (and differ from `not`, when given), up to
+ * 5 s. The worker paints on its OffscreenCanvas and commits the frame on its own, so a result can
+ * reach the page a frame before its picture does (it did once on a loaded 2-core host): a picture
+ * taken right after a result may be the one before.
+ */
+export async function settledArt(page: Page, not?: Buffer): Promise<Buffer> {
+  const grab = () => page.locator('#art').screenshot();
+  let last = await grab();
+  for (const end = Date.now() + 5000; Date.now() < end;) {
+    await page.waitForTimeout(50);
+    const now = await grab();
+    if (now.equals(last) && !(not && now.equals(not))) return now;
+    last = now;
+  }
+  return last;
+}
+
+/**
+ * Whether the art looks as `expected` within 4 s: closing the error box lays the panel out again,
+ * and on a busy machine the canvas may be shot before its repaint (see settledArt).
  */
 export async function artSettlesTo(page: Page, expected: Buffer): Promise<boolean> {
   for (let i = 0; i < 40; i++) {

@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { FORMATS } from '../src/core/index.js';
 import { photo } from './server-helpers.js';
-import { apiRender, artSettlesTo, downloadText, openStudioAt, recordInPage, results, shotPath, studioRig } from './studio-helpers.js';
+import { apiRender, artSettlesTo, settledArt, downloadText, openStudioAt, recordInPage, results, shotPath, studioRig } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, DataTransfer: any;
@@ -175,7 +175,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
 
   test('a file that is no video, or has no picture, leaves the picture, its name, downloads and settings live', async () => {
     const { page, problems } = await withPhoto();
-    const art = await page.locator('#art').screenshot();
+    const art = await settledArt(page);
     // An audio-only WebM, recorded in the page.
     const audio = await recordInPage(page, 'audio');
     const cases = [
@@ -225,7 +225,7 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
   });
   test('two quick drops: only the latest is shown; when it fails, the picture before stays with its name', async () => {
     const { page, problems } = await withPhoto();
-    const art = await page.locator('#art').screenshot();
+    const art = await settledArt(page);
     // The first decodes for a while; the second reaches the worker meanwhile, and the browser cannot decode it.
     const first = await photo(2400, 1800, 'png');
     const text = Buffer.from('this is just text, not a png\n'.repeat(20));

@@ -13,7 +13,7 @@ import { describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { photo, startTestServer } from './server-helpers.js';
-import { apiRender, artSettlesTo, downloadText, openStill, openStudioAt, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
+import { apiRender, artSettlesTo, settledArt, downloadText, openStill, openStudioAt, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, PerformanceObserver: any, getComputedStyle: any;
@@ -36,7 +36,7 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       let n = await results(page);
       await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: png });
       await waitResults(page, n);
-      const art = await page.locator('#art').screenshot();
+      const art = await settledArt(page);
       const good = (await (await api({ imageBase64: png.toString('base64'), format: 'text' })).text());
 
       // The server allows images.example.com, so the URL box is there; another host is refused.
