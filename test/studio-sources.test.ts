@@ -74,8 +74,11 @@ describe('streams handed off, in headless Chromium', { skip }, () => {
       for (let i = 1; i < times.length; i++) if (times[i]! >= t0) gap = Math.max(gap, times[i]! - times[i - 1]!);
       console.log(`# handoff: ${front.toFixed(1)} frames/s with the studio in front, ${behind.toFixed(1)} with the receiver in front (studio ${hidden}); longest gap ${gap} ms`);
       assert.equal(state, 'ready', 'the handoff is still streaming after 10 s');
-      assert.ok(front >= 10, `${front.toFixed(1)} frames/s with the studio in front`);
-      assert.ok(behind >= 10, `${behind.toFixed(1)} frames/s with the receiver in front`);
+      // Rates against each other, not against the clock: a loaded host slows both alike (16-17
+      // frames/s measured alone, 9 in one full run), while a page throttled when hidden (rAF and
+      // rVFC stopped, timers at 1 s, as faked above) falls to 1 frame/s or none.
+      assert.ok(front >= 3, `${front.toFixed(1)} frames/s with the studio in front`);
+      assert.ok(behind >= Math.max(3, front / 2), `${behind.toFixed(1)} frames/s with the receiver in front, ${front.toFixed(1)} before`);
       assert.ok(gap < 1000, `frames stopped for ${gap} ms`);
       assert.deepEqual(problems, []);
     } finally {
@@ -95,16 +98,22 @@ describe('streams handed off, in headless Chromium', { skip }, () => {
       await page.selectOption('#handoff-mode', 'video-stream');
       const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
       await popup.waitForFunction(() => window.__got.some((m: any) => m.data?.type === 'frame'), undefined, { timeout: 20_000 });
-      // The receiver's window in front: the studio's page goes to the background.
+      const frames = () => page.evaluate(() => window.__v2aStats.frames as number);
+      // The rate with the studio in front, then with the receiver's window in front (the studio's
+      // page in the background).
+      await page.bringToFront();
+      const a0 = await frames();
+      await page.waitForTimeout(2000);
+      const ahead = (await frames()) - a0;
       await popup.bringToFront();
       await popup.waitForTimeout(300);
-      const frames = () => page.evaluate(() => window.__v2aStats.frames as number);
       const f0 = await frames();
       await popup.waitForTimeout(2000);
       const behind = (await frames()) - f0;
       const visibility = await page.evaluate(() => document.visibilityState);
-      console.log(`# video-stream: ${behind} studio frames in 2 s with the receiver in front (studio ${visibility})`);
-      assert.ok(behind >= 20, `${behind} frames in 2 s with the receiver in front (10 frames/s at least, as the webcam keeps)`);
+      console.log(`# video-stream: ${ahead} studio frames in 2 s with the studio in front, ${behind} with the receiver in front (studio ${visibility})`);
+      // Against the rate before, as the webcam's above: a loaded host slows both alike.
+      assert.ok(behind >= Math.max(6, ahead / 2), `${behind} frames in 2 s with the receiver in front, ${ahead} before`);
       assert.equal(await page.evaluate(() => window.__v2aStats.handoff.state), 'ready');
       // Pause stops the frames, Resume brings them back.
       await page.bringToFront();
