@@ -26,7 +26,7 @@ import type { DecodeRequest, DecodedFrame, FitBox, FrameJobResult } from '../cor
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { bodyText } from '../core/format/output.js';
 import { PlaybackTerminal } from './playback-terminal.js';
-import { formatsForExtension, outputExtension } from './render-command.js';
+import { formatsForExtension, loadRenderer, outputExtension } from './render-command.js';
 import { aboutFile, integerFlag, ioError, readHead, readInput, withReadFd, stdoutIsTty, usageError, writeError, writeStdout, type InputLimits } from './terminal.js';
 import { VIDEO_FORMATS_IN_WORDS, isVideo, refuseUnknown } from './media-type.js';
 import { spoolVideo, videoFrameDecoder } from './video-source.js';
@@ -132,13 +132,6 @@ async function frameSource(opts: AnimateOptions, clock: (() => number) | undefin
   }
   const { decodeFrames } = await sharpFrames!;
   return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
-}
-
-/** The render job and sharp's decoders, imported once (Node caches the module). */
-function loadRenderer(): Promise<typeof import('./renderer.js')> {
-  const job = import('./renderer.js');
-  job.catch(() => undefined);
-  return job;
 }
 
 export function animate(opts: AnimateOptions): Promise<void> {

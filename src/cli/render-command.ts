@@ -142,14 +142,23 @@ function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, fla
   return (file) => renderFile(file, renderParams, fit, output, limits).catch((err: unknown) => Promise.reject(aboutFile(file, err)));
 }
 
+/**
+ * The render job and sharp's decoders (renderer.ts), loaded once an input is known to need them;
+ * a failure is seen where the promise is awaited, not as an unhandled rejection meanwhile.
+ */
+export function loadRenderer(): Promise<typeof import('./renderer.js')> {
+  const job = import('./renderer.js');
+  job.catch(() => undefined);
+  return job;
+}
+
 async function renderFile(file: string, renderParams: Partial<RenderParams>, fit: FitBox | undefined, output: string | undefined, limits: InputLimits): Promise<void> {
   // Sharp and the renderer load once the first bytes say this is an image, while the rest is read.
   let renderer: Promise<typeof import('./renderer.js')> | undefined;
   const bytes = await readInput(file, limits.maxBytes, (head) => {
     // A video is no image for render, but it is for play: say so.
     refuseUnknown(head, false, (video) => (video ? `This is a video: play it with v2a play ${file === '-' ? '-' : quoteArg(file)}.` : ''));
-    renderer = import('./renderer.js');
-    renderer.catch(() => undefined);
+    renderer = loadRenderer();
   });
   const { decodeImage, runJob } = await renderer!;
   const { output: art } = await runJob({ kind: 'bytes', bytes }, renderParams, {

@@ -55,16 +55,13 @@ export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, o
   checkOptionNames(options as Readonly<Record<string, unknown>>, OPTION_NAMES, 'renderBytes');
   const { signal, maxPixels = DEFAULT_DECODE_LIMITS.maxPixels, maxBytes = DEFAULT_DECODE_LIMITS.maxBytes, maxDecodedBytes, timeoutSeconds } = options;
   if (signal !== undefined && typeof (signal as { aborted?: unknown } | null)?.aborted !== 'boolean') throw new TypeError(`renderBytes: options.signal must be an AbortSignal (got ${describeType(signal)})`);
+  const limits = { maxPixels, maxBytes, ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}) };
+  const timeout = timeoutSeconds !== undefined ? { timeoutSeconds } : {};
   // Here, not in the job: a RangeError thrown by its decoder would come out as internal-error.
-  validateOptions({ maxPixels, maxBytes, ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}), ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}) });
+  validateOptions({ ...limits, ...timeout });
   return runJob({ kind: 'bytes', bytes }, params, {
     decoder: decode,
-    limits: {
-      maxPixels,
-      maxBytes,
-      ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}),
-      ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}),
-    },
+    limits: { ...limits, ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}) },
     ...(signal ? { signal } : {}),
   });
 }
