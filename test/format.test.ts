@@ -171,14 +171,15 @@ describe('golden outputs, 3x2', () => {
     );
   });
 
-  const HTML_HEAD =
+  const label = (colour: boolean): string => `Character art, 3 by 2 characters${colour ? ', in colour' : ''}`;
+  const htmlHead = (colour: boolean): string =>
     '<!doctype html>\n' +
     '<html lang="en">\n' +
     '<head>\n' +
     '<meta charset="utf-8">\n' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
     '<meta name="generator" content="v2a 0.3.0">\n' +
-    '<title>Character art, 3x2, standard</title>\n' +
+    `<title>${label(colour)}</title>\n` +
     '<style>\n' +
     'html,body{margin:0;background:#0b0b0b}\n' +
     'pre{margin:0;padding:1em;color:#e5e5e5;background:#0b0b0b;' +
@@ -187,27 +188,28 @@ describe('golden outputs, 3x2', () => {
     '</style>\n' +
     '</head>\n' +
     '<body>\n' +
-    '<pre role="img" aria-label="Character art, 3x2, standard">\n';
+    `<pre role="img" aria-label="${label(colour)}">\n`;
   const HTML_TAIL = '</pre>\n</body>\n</html>\n';
 
   it('html, mono', () => {
-    assert.equal(formatHtml(tiny(false)), HTML_HEAD + '#. \n #.' + HTML_TAIL);
+    assert.equal(formatHtml(tiny(false)), htmlHead(false) + '#. \n #.' + HTML_TAIL);
   });
 
   it('html, colour', () => {
     assert.equal(
       formatHtml(tiny(true)),
-      HTML_HEAD +
+      htmlHead(true) +
         '<span style="color:#ff0000">#. </span>\n' +
         ' <span style="color:#0000ff">#</span><span style="color:#ff0000">.</span>' +
         HTML_TAIL,
     );
   });
 
-  const SVG_HEAD =
+  const svgHead = (colour: boolean): string =>
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="18" height="24" viewBox="0 0 18 24">\n' +
-    '<title>Character art, 3x2, standard</title>\n' +
+    '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="18" height="24" viewBox="0 0 18 24" ' +
+    `role="img" aria-label="${label(colour)}">\n` +
+    `<title>${label(colour)}</title>\n` +
     '<rect x="0" y="0" width="18" height="24" fill="#0b0b0b"/>\n' +
     '<g font-family="\'DejaVu Sans Mono\',\'Menlo\',\'Consolas\',\'Liberation Mono\',monospace" font-size="10" ' +
     'fill="#e5e5e5" style="white-space:pre;font-variant-ligatures:none">\n';
@@ -216,13 +218,13 @@ describe('golden outputs, 3x2', () => {
     `<text x="0" y="${y}" textLength="18" lengthAdjust="spacing" xml:space="preserve">${body}</text>\n`;
 
   it('svg, mono', () => {
-    assert.equal(formatSvg(tiny(false)), SVG_HEAD + row('9.5', '#. ') + row('21.5', ' #.') + SVG_TAIL);
+    assert.equal(formatSvg(tiny(false)), svgHead(false) + row('9.5', '#. ') + row('21.5', ' #.') + SVG_TAIL);
   });
 
   it('svg, colour', () => {
     assert.equal(
       formatSvg(tiny(true)),
-      SVG_HEAD +
+      svgHead(true) +
         row('9.5', '<tspan fill="#ff0000">#. </tspan>') +
         row('21.5', ' <tspan fill="#0000ff">#</tspan><tspan fill="#ff0000">.</tspan>') +
         SVG_TAIL,

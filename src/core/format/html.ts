@@ -1,6 +1,6 @@
 import { CELL_ASPECT, type RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
-import { FONT_STACK, escapeMarkup } from './escape.js';
+import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
 import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 
 /**
@@ -31,7 +31,7 @@ export function formatHtml(result: RenderResult): string {
   const ink = hexOfPacked(parseHexColor(params.monoColor));
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(',');
-  const title = `Character art, ${columns}x${rows}, ${result.charset}`;
+  const title = artLabel(columns, rows, params.color);
   const blocks = result.charset === 'blocks';
   // Another cell aspect sets its own line pitch (the glyphs' width stays the font's).
   const line = result.cellAspect === CELL_ASPECT ? LINE_HEIGHT : +((LINE_HEIGHT * CELL_ASPECT) / result.cellAspect).toFixed(4);

@@ -1,6 +1,6 @@
 import type { RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
-import { FONT_STACK, escapeMarkup } from './escape.js';
+import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
 import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
 
 /** Cell size in SVG user units: the reference 1:2 cell. */
@@ -34,7 +34,7 @@ export function formatSvg(result: RenderResult): string {
   const ink = hexOfPacked(parseHexColor(params.monoColor));
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `'${f}'`)).join(',');
-  const title = `Character art, ${columns}x${rows}, ${result.charset}`;
+  const title = artLabel(columns, rows, params.color);
 
   let body = '';
   let cellsBg = '';
@@ -70,7 +70,10 @@ export function formatSvg(result: RenderResult): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" ` +
-    `viewBox="0 0 ${width} ${height}">\n` +
+    // One image with a name, as html's <pre role="img">: without the role a screen reader reads
+    // every row of glyphs as text. aria-label, not aria-labelledby: an id would clash when
+    // several are inlined in one page.
+    `viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeMarkup(title)}">\n` +
     `<title>${escapeMarkup(title)}</title>\n` +
     `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n` +
     (cellsBg ? `<g shape-rendering="crispEdges">\n${cellsBg}</g>\n` : '') +
