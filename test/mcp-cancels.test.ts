@@ -1,14 +1,14 @@
 /** InFlightCalls (notifications/cancelled over HTTP): a cancel that overtakes its call is kept, bounded in time and number. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { InFlightCalls } from '../src/server/mcp/cancels.js';
+import { InFlightCalls, MAX_KEPT_ID_LENGTH } from '../src/server/mcp/cancels.js';
 
 const call = (id: string | number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: {} });
 const cancel = (id: string | number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
 
 test('a cancel before its call stops the call as it is tracked, once, in its own session only, within its time', () => {
   let now = 0;
-  const calls = new InFlightCalls({ keepMs: 1000, most: 3, now: () => now });
+  const calls = new InFlightCalls({ keepMs: 1000, most: 3, maxBatch: 16, now: () => now });
   calls.cancel('s', cancel(1));
   assert.equal(calls.track('other', call(1)).cancelOf(1)!.aborted, false, 'another session');
   assert.equal(calls.track('s', call(2)).cancelOf(2)!.aborted, false, 'another id');
@@ -37,10 +37,28 @@ test('a cancel before its call stops the call as it is tracked, once, in its own
 });
 
 test('each request of a batch has its own signal: a cancel stops the call it names, not its batch', () => {
-  const calls = new InFlightCalls({ keepMs: 1000, most: 3 });
+  const calls = new InFlightCalls({ keepMs: 1000, most: 3, maxBatch: 16 });
   const batch = calls.track('s', [call(1), call(2), { jsonrpc: '2.0', id: 3, method: 'ping' }]);
   calls.cancel('s', cancel(2));
   assert.deepEqual([1, 2, 3].map((id) => batch.cancelOf(id)!.aborted), [false, true, false]);
   assert.equal(batch.cancelOf(4), undefined, 'not a request of the batch');
   assert.equal(calls.track(undefined, call(5)).cancelOf(5), undefined, 'no session: nothing to cancel by');
+});
+
+test('what a client sends cannot make the kept cancels large: ids past MAX_KEPT_ID_LENGTH and batches the dispatcher refuses keep nothing', () => {
+  const calls = new InFlightCalls({ keepMs: 1000, most: 100, maxBatch: 4 });
+  const long = 'x'.repeat(MAX_KEPT_ID_LENGTH + 1);
+  calls.cancel('s', cancel(long));
+  assert.equal(calls.waitingCancels, 0, 'a long id is not kept');
+  // ...but a call already tracked under a long id is still stopped by its cancel.
+  const running = calls.track('s', call(long));
+  calls.cancel('s', cancel(long));
+  assert.equal(running.cancelOf(long)!.aborted, true);
+  calls.cancel('s', cancel('y'.repeat(MAX_KEPT_ID_LENGTH)));
+  assert.equal(calls.waitingCancels, 1, 'an id at the bound is kept');
+  // A batch over maxBatch is refused whole by the dispatcher: none of its cancels is kept.
+  calls.cancel('s', [1, 2, 3, 4, 5].map((id) => cancel(id)));
+  assert.equal(calls.waitingCancels, 1);
+  calls.cancel('s', [1, 2, 3, 4].map((id) => cancel(id)));
+  assert.equal(calls.waitingCancels, 5);
 });

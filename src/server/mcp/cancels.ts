@@ -30,6 +30,14 @@ export function sessionOf(header: string | string[] | undefined): string | undef
 
 const keyOf = (session: string, id: JsonRpcId): string => `${session}\n${typeof id}\n${id}`;
 
+/**
+ * The longest request id an early cancel is kept for. A client picks its ids (MCP bounds neither
+ * their kind nor their length), and a kept cancel holds its id for as long as a request may last:
+ * without a bound, a few bodies of 20 MB ids held gigabytes. Real ids are counters or UUIDs; a
+ * cancel naming a call already tracked stops it whatever its id.
+ */
+export const MAX_KEPT_ID_LENGTH = 256;
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const messages = (body: unknown): readonly unknown[] => (Array.isArray(body) ? body : [body]);
@@ -60,6 +68,12 @@ export interface EarlyCancels {
   readonly keepMs: number;
   /** How many are kept at most (the oldest go first). */
   readonly most: number;
+  /**
+   * V2A_MCP_MAX_BATCH: a larger batch is refused whole by the dispatcher, so its cancels are not
+   * acted on either (else a few bodies of thousands of cancels would push every other client's
+   * kept cancel out).
+   */
+  readonly maxBatch: number;
   readonly now?: () => number;
 }
 
@@ -94,7 +108,7 @@ export class InFlightCalls {
 
   /** Aborts the calls named by the `notifications/cancelled` messages of `body` in `session`. */
   cancel(session: string | undefined, body: unknown): void {
-    if (session === undefined) return;
+    if (session === undefined || (Array.isArray(body) && body.length > this.earlyCancels.maxBatch)) return;
     for (const m of messages(body)) {
       if (!isObject(m) || m.method !== 'notifications/cancelled' || Object.hasOwn(m, 'id') || !isObject(m.params)) continue;
       const id = m.params.requestId;
@@ -105,6 +119,7 @@ export class InFlightCalls {
         call.abort(cancelled());
         continue;
       }
+      if (String(id).length > MAX_KEPT_ID_LENGTH) continue;
       this.early.delete(key);
       this.early.set(key, this.clock());
       if (this.early.size > this.earlyCancels.most) this.early.delete(this.early.keys().next().value!);

@@ -31,8 +31,11 @@ import { InFlightCalls } from './cancels.js';
 import { imageUrlHosts } from '../net/image-hosts.js';
 import type { FetchSettings } from '../config.js';
 
+/** Most messages in one batch on the pipe (the HTTP face's V2A_MCP_MAX_BATCH default). */
+const MAX_BATCH = 16;
+
 /** Calls in line for a render, the running one included: two full batches. */
-export const MOST_IN_LINE = 32;
+export const MOST_IN_LINE = 2 * MAX_BATCH;
 
 /** Longest a call waits for the client's answer to roots/list. */
 const ROOTS_WAIT_MS = 5_000;
@@ -127,7 +130,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
     // Asked at initialize, once the client's capabilities are read (observe, serveStdio).
     instructions: () => mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: clientHasRoots() || opts.roots.all().length > 0 ? true : 'no roots' }),
     tools: [tool],
-    maxBatch: 16,
+    maxBatch: MAX_BATCH,
     // A call its client cancelled is no error to report (notifications/cancelled).
     onError: (err) => {
       if (err instanceof V2aError && err.code === 'interrupted') return;
@@ -199,7 +202,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   let pending: { id: string; done: () => void; promise: Promise<void> } | undefined;
   // As over HTTP (cancels.ts), in the one session of this pipe. Lines keep their order, so a
   // cancel never comes before its call: none is kept for later.
-  const calls = new InFlightCalls({ keepMs: 0, most: 1 });
+  const calls = new InFlightCalls({ keepMs: 0, most: 1, maxBatch: MAX_BATCH });
 
   // Settled once the latest initialize line is answered: a client may write initialize,
   // initialized and a call at once, and no request of ours may go out before its initialize result.

@@ -151,7 +151,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     if (!smallBody(request)) await ctx.limiter?.hook.call(this, request, reply);
   };
   // A cancel that overtakes its call's upload is kept for as long as a request may last.
-  const calls = new InFlightCalls({ keepMs: config.requestTimeoutMs, most: 10_000 });
+  const calls = new InFlightCalls({ keepMs: config.requestTimeoutMs, most: 10_000, maxBatch: config.mcpMaxBatch });
 
   app.route({
     method: 'POST',
