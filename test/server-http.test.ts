@@ -535,19 +535,25 @@ describe('render: bad input', () => {
     assertProblem(await renderJson([1, 2]), 400, 'invalid-request', /must be an object/);
   });
 
-  test('undecodable bytes, a truncated JPEG, an SVG', async () => {
-    assertProblem(await renderForm({ image: Buffer.from('this is not an image at all, just text') }), 400, 'unsupported-image');
+  test('undecodable bytes, a truncated JPEG, an SVG: each names the field the image came in', async () => {
+    const named = (p: { errors?: { parameter: string }[] }) => p.errors?.map((e) => e.parameter);
+    assert.deepEqual(named(assertProblem(await renderForm({ image: Buffer.from('this is not an image at all, just text') }), 400, 'unsupported-image')), ['image']);
     const truncated = jpeg.subarray(0, Math.floor(jpeg.length * 0.6));
-    assertProblem(await renderForm({ image: truncated }), 400, 'undecodable-image', /damaged|truncated|decoded/);
+    assert.deepEqual(named(assertProblem(await renderForm({ image: truncated }), 400, 'undecodable-image', /damaged|truncated|decoded/)), ['image']);
     const brokenPng = Buffer.concat([png.subarray(0, 60), Buffer.alloc(200, 7)]);
-    assertProblem(await renderJson({ imageBase64: brokenPng.toString('base64') }), 400, 'undecodable-image');
+    assert.deepEqual(named(assertProblem(await renderJson({ imageBase64: brokenPng.toString('base64') }), 400, 'undecodable-image')), ['imageBase64']);
+    // Large enough to be decoded in a worker (the body itself goes there), not on the event loop.
+    const bigBroken = Buffer.concat([png.subarray(0, 60), Buffer.alloc(300_000, 7)]);
+    assert.deepEqual(named(assertProblem(await renderJson({ imageBase64: bigBroken.toString('base64') }), 400, 'undecodable-image')), ['imageBase64']);
+    assert.deepEqual(named(assertProblem(await renderForm({ image: Buffer.concat([SVG, Buffer.alloc(300_000, 32)]) }), 400, 'unsupported-image', /SVG/)), ['image']);
     assertProblem(await renderForm({ image: SVG }), 400, 'unsupported-image', /SVG/);
     assertProblem(await renderForm({ image: Buffer.alloc(0) }), 400, 'undecodable-image', /empty/);
   });
 
   test('a decompression bomb (header claiming 10 gigapixels) is 413 before any decode', async () => {
     const started = Date.now();
-    assertProblem(await renderForm({ image: await pngClaiming(100_000, 100_000) }), 413, 'image-too-large', /too many pixels/);
+    const p = assertProblem(await renderForm({ image: await pngClaiming(100_000, 100_000) }), 413, 'image-too-large', /too many pixels/);
+    assert.equal(p.errors[0].parameter, 'image');
     assert.ok(Date.now() - started < 2000);
   });
 

@@ -64,8 +64,11 @@ const longBoundary = (contentType: string): HttpProblem | undefined => {
 const unnamedPart = (): HttpProblem =>
   new HttpProblem('invalid-request', 'The multipart/form-data body is malformed: a part has no name (Content-Disposition: form-data; name="...").');
 
-const tooMany = (what: 'parts' | 'files' | 'fields'): HttpProblem =>
-  new HttpProblem('request-too-large', `The multipart body has too many ${what}.`);
+const PART_LIMITS = { files: MAX_FILES, fields: MAX_FIELDS, parts: MAX_FILES + MAX_FIELDS } as const;
+
+/** The limit in words, so that a client can see how far off its form is. */
+const tooMany = (what: keyof typeof PART_LIMITS): HttpProblem =>
+  new HttpProblem('request-too-large', `The multipart body has too many ${what}: at most ${PART_LIMITS[what]} are allowed.`);
 
 const fieldProblem = (parameter: string, message: string): HttpProblem =>
   new HttpProblem('invalid-request', message, { errors: [{ parameter, message }] });
@@ -86,7 +89,7 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
   try {
     bb = new Busboy({
       headers: { 'content-type': contentType },
-      limits: { fileSize: maxBytes, files: MAX_FILES, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FILES + MAX_FIELDS },
+      limits: { fileSize: maxBytes, fieldSize: MAX_FIELD_BYTES, ...PART_LIMITS },
       // The part named image is the upload also without a filename (optional in RFC 7578 §4.2:
       // `curl -F 'image=<photo.png'` sends none); busboy's own rule reads such a part as text.
       isPartAFile: (name, type, filename) => name === 'image' || type === 'application/octet-stream' || filename !== undefined,

@@ -82,6 +82,22 @@ const STAGE_SPANS: Record<RenderStage, string> = {
   queue: 'v2a.queue', input: 'v2a.input', decode: 'v2a.decode', director: 'v2a.director', render: 'v2a.render', format: 'v2a.format',
 };
 
+/**
+ * The problems about the image itself, by what they say of it: named in `errors` by the field the
+ * image came in (image, imageBase64 or imageUrl), as a parameter's problem names the parameter.
+ */
+const IMAGE_PROBLEMS: Readonly<Partial<Record<string, string>>> = {
+  'unsupported-image': 'not a supported image format',
+  'undecodable-image': 'damaged, truncated or not an image',
+  'image-too-large': 'over a size limit',
+  'image-too-tall': 'too tall for the grid at this column count',
+};
+
+function imageErrors(slug: string, field: ImageInput['field'] | undefined): { parameter: string; message: string }[] | undefined {
+  const message = IMAGE_PROBLEMS[slug];
+  return field && message ? [{ parameter: field, message }] : undefined;
+}
+
 const WORKER_STAGES: readonly WorkerStage[] = ['input', 'decode', 'director', 'render', 'format'];
 
 /** Attributes of each worker stage's span, from the outcome. */
@@ -228,7 +244,9 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
   }
 
   /** The worker's answer: the success, or its failure as a problem (stages recorded either way). */
-  function settle(outcome: RenderOutcome, carrier: string, ctx: RenderCallContext): RenderSuccess {
+  /** `field`: where the image came from, when known (a body refused before that names none). */
+  function settle(outcome: RenderOutcome, field: ImageInput['field'] | undefined, ctx: RenderCallContext): RenderSuccess {
+    const carrier = CARRIERS[field ?? 'imageBase64'];
     const parent = ctx.span;
     if (outcome.ok) {
       recordStages(outcome, carrier, parent, undefined);
@@ -247,16 +265,16 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     }
     if (outcome.internal) opts.log?.error({ traceId: ctx.traceId, internal: outcome.internal }, 'render worker failed');
     const detail = outcome.slug === 'internal-error' && ctx.traceId ? `${outcome.detail} Trace id: ${ctx.traceId}.` : outcome.detail;
-    const problem = new HttpProblem(outcome.slug, detail, outcome.errors ? { errors: outcome.errors } : {});
+    const errors = outcome.errors ?? imageErrors(outcome.slug, field);
+    const problem = new HttpProblem(outcome.slug, detail, errors ? { errors } : {});
     recordStages(outcome, carrier, parent, problem);
     throw problem;
   }
 
   async function run(image: JsonImageInput, params: Record<string, unknown>, ctx: RenderCallContext): Promise<RenderSuccess> {
-    const carrier = CARRIERS[image.field];
-    ctx.span?.setAttribute('v2a.input.carrier', carrier);
+    ctx.span?.setAttribute('v2a.input.carrier', CARRIERS[image.field]);
     const src = await source(image, ctx);
-    return settle(await renderJob(src, params, ctx), carrier, ctx);
+    return settle(await renderJob(src, params, ctx), image.field, ctx);
   }
 
   async function runBody(body: BodyInput, ctx: RenderCallContext): Promise<RenderSuccess> {
@@ -276,7 +294,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
       // The body named a URL: fetched here (the event loop's safe fetcher), then rendered.
       ctx.span?.setAttribute('v2a.input.carrier', CARRIERS.imageUrl);
       const src = await fetchUrl(url, ctx.signal, ctx.span);
-      return settle(await renderJob(src, params, ctx), CARRIERS.imageUrl, ctx);
+      return settle(await renderJob(src, params, ctx), 'imageUrl', ctx);
     };
 
     if (body.byteLength <= INLINE_BODY_BYTES) {
@@ -291,7 +309,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
       if ('url' in r) return fetched(r.url, r.params);
       ctx.span?.setAttribute('v2a.input.carrier', CARRIERS[r.field]);
       if (r.source.kind === 'bytes') upload(r.source.bytes.byteLength);
-      return settle(await renderJob(r.source, r.params, ctx), CARRIERS[r.field], ctx);
+      return settle(await renderJob(r.source, r.params, ctx), r.field, ctx);
     }
 
     const job: BodyJob = { body: parsed, ...limits, ...(ctx.mcp ? { mcp: ctx.mcp } : {}) };
@@ -307,7 +325,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     const field = outcome.field ?? (form ? 'image' : undefined);
     if (field) ctx.span?.setAttribute('v2a.input.carrier', CARRIERS[field]);
     upload(outcome.image?.bytes ?? body.byteLength);
-    return settle(outcome, CARRIERS[field ?? 'imageBase64'], ctx);
+    return settle(outcome, field, ctx);
   }
 
   /**
