@@ -103,10 +103,13 @@ function start(): void {
   const given = traceInput.value.trim().toLowerCase();
   if (given && !TRACE_ID.test(given)) {
     traceInput.setAttribute('aria-invalid', 'true');
+    // The words saying what is wrong are the field's description, heard when it takes the focus again.
+    traceInput.setAttribute('aria-describedby', statusEl.id);
     setStatus('error', 'The trace id must be 32 hex characters (or empty for a random one).');
     return;
   }
   traceInput.removeAttribute('aria-invalid');
+  traceInput.removeAttribute('aria-describedby');
   if (mode === 'video-stream' && state.shown.kind !== 'video') {
     setStatus('error', 'Open a video file first to send it live.');
     return;

@@ -6,10 +6,12 @@
 import { DEFAULTS, LIGHT_GROUND, groundFor, type RenderParams } from '../core/index.js';
 
 const LABELS: Readonly<Record<string, string>> = {
+  // Names differ from the stage's and panel's own ("Colour" ink, the "Characters" group, the "Tune
+  // for" chips): a speech-input user says one, a screen reader lists each.
   columns: 'Width (characters)',
-  charset: 'Characters',
+  charset: 'Character set',
   format: 'Download format',
-  color: 'Colour',
+  color: 'Colour art',
   invert: 'Swap light and dark',
   contrast: 'Contrast',
   brightness: 'Brightness',
@@ -24,7 +26,7 @@ const LABELS: Readonly<Record<string, string>> = {
   denoise: 'Smooth noise',
   motionSensitivity: 'Motion response',
   autoOptimize: 'Auto-tuning strength',
-  qualityTarget: 'Tune for',
+  qualityTarget: 'Quality target',
   glyphStrategy: 'Character choice',
   maxGlyphRmse: 'Fewest characters within',
   monoColor: 'Ink colour',

@@ -27,10 +27,22 @@ export const el = {
 
 /** Words the next status line starts with (sayFirst). */
 let lead = '';
+/** A status line waiting to be said (sayLater); anything said or shown first replaces it. */
+let later: ReturnType<typeof setTimeout> | undefined;
 
 export function say(text: string): void {
+  clearTimeout(later);
   el.status.textContent = lead ? `${lead} ${text}` : text;
   lead = '';
+}
+
+/**
+ * `text` once `ms` passed with nothing else said: the art rendered again while a slider moves is
+ * told once, when it stops, not on every step (the status line is a live region).
+ */
+export function sayLater(text: string, ms = 1000): void {
+  clearTimeout(later);
+  later = setTimeout(() => say(text), ms);
 }
 
 /**
@@ -53,6 +65,7 @@ let focusBeforeError: HTMLElement | null = null;
 export function showError(text: string): void {
   const active = document.activeElement;
   if (el.error.hidden && active instanceof HTMLElement && !el.error.contains(active)) focusBeforeError = active;
+  clearTimeout(later);
   el.errorText.textContent = text;
   el.error.hidden = false;
   // What the status said ("Decoding …") is over; emptied, not repeated, so nothing is read twice.
@@ -75,11 +88,23 @@ export function focusOr(e: Element | null): void {
   (focusable(e) ? e : $('#open-image')).focus();
 }
 
-$('#art-error-close').addEventListener('click', () => {
+function dismissError(): void {
   // The Dismiss button disappears with the box: the focus goes back where it was, not to the body.
   clearError();
   focusOr(focusBeforeError);
   focusBeforeError = null;
+}
+$('#art-error-close').addEventListener('click', dismissError);
+// Escape closes it too. The focus moves only when it was in the box (or lost on the page's body):
+// Escape pressed in a field, to close its tooltip, leaves it there.
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || el.error.hidden) return;
+  const active = document.activeElement;
+  if (!active || active === document.body || el.error.contains(active)) dismissError();
+  else {
+    clearError();
+    focusBeforeError = null;
+  }
 });
 
 const narrow = matchMedia('(max-width: 700px)');

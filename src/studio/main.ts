@@ -6,12 +6,13 @@
  */
 import './styles.css';
 import { DEFAULTS, PARAMS, type RenderParams } from '../core/index.js';
+import { artLabel } from '../core/format/escape.js';
 import { ParamControls } from './controls.js';
 import { $, fill, h, num } from './dom.js';
 import { initExport, setExportEnabled, updateCurl } from './export.js';
 import { initHandoffUi, onFrameForHandoff, suggestMode } from './handoff-ui.js';
 import { DARK_INK, LIGHT_GROUND_INK, STYLE_PRESETS, groundIsLight } from './labels.js';
-import { clearError, el, initialView, layout, say, sayFirst, showError, zoomNote } from './layout.js';
+import { clearError, el, initialView, layout, say, sayFirst, sayLater, showError, zoomNote } from './layout.js';
 import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
@@ -121,6 +122,9 @@ let lastReportKey = '';
 let lastShape = '';
 
 function onResult(r: ResultInfo): void {
+  // The picture shown rendered again for changed settings (its source's number unchanged, or a
+  // server render again), not a picture opened.
+  const rerender = r.sourceId === state.result?.sourceId || r.sourceId === state.rerenderSourceId;
   state.result = r;
   const s = state.stats;
   s.results++;
@@ -136,7 +140,7 @@ function onResult(r: ResultInfo): void {
   lastShape = shape;
   if (reshaped) {
     el.viewport.dataset.empty = 'false';
-    el.canvas.setAttribute('aria-label', `Character art, ${r.columns} by ${r.rows} characters${r.params.color ? ', in colour' : ''}`);
+    el.canvas.setAttribute('aria-label', artLabel(r.columns, r.rows, r.params.color));
     el.canvas.dataset.columns = String(r.columns);
     el.canvas.dataset.rows = String(r.rows);
     layout();
@@ -156,7 +160,10 @@ function onResult(r: ResultInfo): void {
     onFrameForRecording(r);
   } else {
     const note = zoomNote();
-    say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.${note ? ` ${note}` : ''}`);
+    // A change of settings is told once the changes stop, in a few words (not while a still is
+    // being opened: its news comes next).
+    if (!rerender) say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.${note ? ` ${note}` : ''}`);
+    else if (!state.pending) sayLater(`Art updated: ${r.columns}×${r.rows} characters.${note ? ` ${note}` : ''}`);
   }
   if (r.kind !== 'frame' || s.frames % 10 === 1) {
     el.readout.textContent = `${r.columns}×${r.rows} · ${r.source.width}×${r.source.height} px${r.kind === 'remote' ? ' · server' : ` · ${num(r.renderMs, 0)} ms`}`;
@@ -257,13 +264,49 @@ worker.addEventListener('error', (e) => showError(`The render worker failed: ${e
 // ---------------------------------------------------------------------------------------------
 // Keyboard
 
+// Single-key shortcuts can be turned off (WCAG 2.1.4: they fire on a speech-input word or a stray
+// key); the choice is remembered where storage is allowed.
+const SHORTCUTS_KEY = 'v2a-studio-shortcuts';
+const shortcutsSwitch = $('#shortcuts') as HTMLInputElement;
+const keyed = [...document.querySelectorAll<HTMLElement>('[aria-keyshortcuts]')].map((e) => [e, e.getAttribute('aria-keyshortcuts')!] as const);
+function useShortcuts(on: boolean): void {
+  state.shortcuts = on;
+  shortcutsSwitch.checked = on;
+  // Off, no button announces a key that does nothing, and the empty stage does not offer them.
+  for (const [e, keys] of keyed) {
+    if (on) e.setAttribute('aria-keyshortcuts', keys);
+    else e.removeAttribute('aria-keyshortcuts');
+  }
+  $('#keys-hint').hidden = !on;
+}
+try {
+  useShortcuts(localStorage.getItem(SHORTCUTS_KEY) !== 'off');
+} catch {
+  useShortcuts(true);
+}
+shortcutsSwitch.addEventListener('change', () => {
+  useShortcuts(shortcutsSwitch.checked);
+  try {
+    localStorage.setItem(SHORTCUTS_KEY, shortcutsSwitch.checked ? 'on' : 'off');
+  } catch { /* storage refused (a private window, a policy): on for this page only */ }
+});
+
+/** Whether Space scrolls something from `e`: a box taller than it shows (the zoomed art, the panel). */
+function scrollsFrom(e: Element | null): boolean {
+  for (; e && e !== document.body; e = e.parentElement) {
+    if (/auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight) return true;
+  }
+  return false;
+}
+
 document.addEventListener('keydown', (e) => {
   const t = e.target as HTMLElement;
-  if (e.ctrlKey || e.metaKey || e.altKey || t.closest('input, select, textarea, [contenteditable]')) return;
+  if (!state.shortcuts || e.ctrlKey || e.metaKey || e.altKey || t.closest('input, select, textarea, [contenteditable]')) return;
   if (e.key === 'o') { e.preventDefault(); ($('#image-file') as HTMLInputElement).click(); }
   else if (e.key === 'w') { e.preventDefault(); $('#webcam').click(); }
-  // Space pauses unless a button or link has the focus (Space presses it); `p` pauses from anywhere.
-  else if (isLive() && (e.key === 'p' || (e.key === ' ' && !t.closest('button, a, summary')))) { e.preventDefault(); $('#pause').click(); }
+  // Space pauses unless a button or link has the focus (Space presses it) or it would scroll (the
+  // zoomed art, the panel, a code box); `p` pauses from anywhere.
+  else if (isLive() && (e.key === 'p' || (e.key === ' ' && !t.closest('button, a, summary, pre') && !scrollsFrom(t)))) { e.preventDefault(); $('#pause').click(); }
 });
 
 // Every PARAMS entry has a control: a guard against drift (the controls are generated from it).

@@ -57,7 +57,7 @@ export function renderDirector(d: DirectorReport, inkCoverage: number | null = n
 }
 
 export function renderCodebook(c: CodebookReport): HTMLElement {
-  const glyphs = h('div', { class: 'glyphs', role: 'group', tabindex: 0, 'aria-label': `Characters: ${c.glyphs}` },
+  const glyphs = h('div', { class: 'glyphs', role: 'group', tabindex: 0, 'aria-label': `The ${c.size} characters used` },
     ...[...c.glyphs].map((g) => h('span', { class: g === ' ' || g === '\u2800' ? 'glyph blank' : 'glyph', title: g === ' ' ? 'space' : `${g} U+${g.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`, text: g })));
   return h('div', {},
     h('p', { class: 'codebook-head' },

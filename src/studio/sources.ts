@@ -113,7 +113,8 @@ export async function openOnServer(src: ServerSource, name: string, opts: { pend
   serverAbort?.abort();
   const abort = new AbortController();
   serverAbort = abort;
-  say(`Rendering ${name} on the server…`);
+  // Rendered again for changed settings, the picture is no news until it is there (main.ts says it then).
+  if (!opts.rerender) say(`Rendering ${name} on the server…`);
   const params = controls.values();
   try {
     const res = await serverRender(src, params, 'json', abort.signal);
@@ -126,6 +127,7 @@ export async function openOnServer(src: ServerSource, name: string, opts: { pend
     if (state.sourceUrl) URL.revokeObjectURL(state.sourceUrl);
     state.sourceUrl = null;
     const sourceId = newSourceId();
+    if (opts.rerender) state.rerenderSourceId = sourceId;
     setShown('server', name, sourceId, src);
     state.serverParams = params;
     clearError();

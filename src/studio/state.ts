@@ -79,6 +79,8 @@ export const state = {
   opened: 0,
   /** The last result drawn. */
   result: null as ResultInfo | null,
+  /** The source number of the last server render again for changed settings (not news of a picture opened). */
+  rerenderSourceId: 0,
   /** Object URL of the shown still (side-by-side view). */
   sourceUrl: null as string | null,
   /** Still renders: one in flight; changes meanwhile are sent when it returns (latest only). */
@@ -88,6 +90,8 @@ export const state = {
   stream: null as MediaStream | null,
   videoUrl: null as string | null,
   paused: false,
+  /** The single-key shortcuts (o, w, p, Space) are on: the Keyboard shortcuts switch turns them off (WCAG 2.1.4). */
+  shortcuts: true,
   frameInFlight: 0,
   newFrame: false,
   /** Recording: json-compact lines, or a WebM MediaRecorder. */

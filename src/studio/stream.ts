@@ -186,8 +186,10 @@ export async function startWebcam(opts: { keepHandoff?: boolean } = {}): Promise
 }
 
 function stopWebcam(): void {
+  // Its last frame is rendered again as a still, whose news follows this instead of replacing it.
+  const snapshot = state.result?.kind === 'frame';
   stopStream();
-  say('Webcam stopped.');
+  (snapshot ? sayFirst : say)('Webcam stopped.');
 }
 
 /**
@@ -208,7 +210,7 @@ export function openVideo(file: File): void {
     resetMeters();
     setShown('video', name, newSourceId());
     takeOver();
-    say(`Playing ${name} in a loop (p pauses).`);
+    say(`Playing ${name} in a loop${state.shortcuts ? ' (p pauses)' : ''}.`);
     send({ t: 'params', params: controls.values() });
     send({ t: 'stream', on: true, sourceId: state.shown.sourceId });
     setStreamUi();
@@ -344,6 +346,8 @@ function togglePause(): void {
     else el.video.play().catch((err: Error) => showError(`The video could not play: ${err.message}`));
   }
   if (!state.paused && !workerReads) { state.newFrame = true; pump(); }
+  // By `p` or Space the button is not in view, or not where the focus is: the change is said.
+  say(state.paused ? 'Paused.' : 'Resumed.');
 }
 
 function snapshot(): void {
