@@ -189,16 +189,30 @@ describe('refusals for now spend no rate-limit token', () => {
 describe('open connections', () => {
   let server: TestServer;
   let port: number;
+  /** Connections the server accepted and has not closed yet (those it closes at the cap included). */
+  let openCount = 0;
   before(async () => {
     server = await startTestServer({ V2A_MAX_CONNECTIONS: '4' });
     port = Number(new URL(server.base).port);
+    server.app.server.on('connection', (socket: Socket) => {
+      openCount++;
+      socket.once('close', () => openCount--);
+    });
   });
   after(async () => server?.close());
 
-  test('past V2A_MAX_CONNECTIONS a new connection is closed at once; one freed is usable again', async () => {
-    const held = Array.from({ length: 4 }, () => open(port));
-    await Promise.all(held.map((c) => once(c.socket, 'connect')));
-    await sleep(100);
+  /** A connection with a request in progress: a render's headers and part of its body. */
+  async function midRequest(): Promise<ReturnType<typeof open>> {
+    const { body, type } = multipart(await photo(64, 48));
+    const c = open(port);
+    c.socket.write(head('/api/v1/render?columns=20', { 'content-type': type, 'content-length': body.length }));
+    c.socket.write(body.subarray(0, 100));
+    return c;
+  }
+
+  test('past V2A_MAX_CONNECTIONS, every connection with a request in progress, a new connection is closed at once; one freed is usable again', async () => {
+    const held = await Promise.all(Array.from({ length: 4 }, () => midRequest()));
+    assert.ok(await until(() => server.app.v2a.connections.busy === 4, 3000), 'four requests in progress');
     const extra = open(port);
     extra.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await Promise.race([extra.closed, sleep(3000)]);
@@ -207,6 +221,7 @@ describe('open connections', () => {
     // Counted, so an operator sees the cap (it left no trace).
     assert.equal(server.app.v2a.metrics.droppedConnections.value({}), 1);
     assert.match(server.app.v2a.metrics.expose(), /^v2a_connections_dropped_total 1$/m);
+    assert.deepEqual(held.map((c) => c.socket.destroyed), [false, false, false, false], 'no request in progress was cut');
     held[0]!.socket.destroy();
     await held[0]!.closed;
     await sleep(100);
@@ -215,6 +230,68 @@ describe('open connections', () => {
     await again.closed;
     assert.match(again.data(), /^HTTP\/1\.1 200 /);
     for (const c of held) c.socket.destroy();
+    assert.ok(await until(() => openCount === 0, 3000), 'all closed');
+  });
+
+  test('at V2A_MAX_CONNECTIONS with none idle between requests, a new connection closes the oldest that has sent no whole request, and is served (silent ones kept health probes out)', async (t) => {
+    const dropped = server.app.v2a.metrics.droppedConnections.value({});
+    // Oldest first: a request in progress (never closed for room), then one that sent nothing, one
+    // whose headers are still arriving and another that sent nothing.
+    const busy = await midRequest();
+    const silent: ReturnType<typeof open>[] = [];
+    t.after(async () => {
+      for (const c of [busy, ...silent]) c.socket.destroy();
+      await until(() => openCount === 0, 3000);
+    });
+    assert.ok(await until(() => server.app.v2a.connections.busy === 1, 3000), 'the request in progress');
+    for (const text of ['', 'GET /api/v1/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n', '']) {
+      const c = open(port);
+      await once(c.socket, 'connect');
+      if (text) c.socket.write(text);
+      silent.push(c);
+      await sleep(30);
+    }
+    const probe = async (): Promise<void> => {
+      const c = open(port);
+      c.socket.write('GET /api/v1/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      await Promise.race([c.closed, sleep(5000)]);
+      assert.match(c.data(), /^HTTP\/1\.1 200 /);
+    };
+    await probe();
+    await Promise.race([silent[0]!.closed, sleep(3000)]);
+    assert.deepEqual(silent.map((c) => c.socket.destroyed), [true, false, false], 'the oldest silent one closed');
+    // The probe's connection closed: one more silent connection takes the cap again.
+    assert.ok(await until(() => openCount === 3, 3000));
+    const last = open(port);
+    await once(last.socket, 'connect');
+    silent.push(last);
+    await probe();
+    await Promise.race([silent[1]!.closed, sleep(3000)]);
+    assert.deepEqual(silent.map((c) => c.socket.destroyed), [true, true, false, false], 'then the next oldest, headers half sent');
+    assert.equal(silent[1]!.data(), '', 'closed unanswered');
+    assert.equal(busy.socket.destroyed, false, 'the request in progress was kept');
+    assert.equal(server.app.v2a.metrics.droppedConnections.value({}), dropped, 'none dropped');
+  });
+
+  test('at V2A_MAX_CONNECTIONS a keep-alive connection idle between requests makes room before an older silent one', async () => {
+    const silent = open(port);
+    await once(silent.socket, 'connect');
+    await sleep(30);
+    const kept: ReturnType<typeof open>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = open(port);
+      c.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      assert.ok(await until(() => /\r\n\r\n/.test(c.data()), 5000));
+      kept.push(c);
+    }
+    const fresh = open(port);
+    fresh.socket.write('GET /api/v1/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    await Promise.race([fresh.closed, sleep(5000)]);
+    assert.match(fresh.data(), /^HTTP\/1\.1 200 /);
+    await Promise.race([kept[0]!.closed, sleep(3000)]);
+    assert.deepEqual([silent, ...kept].map((c) => c.socket.destroyed), [false, true, false, false], 'the idle keep-alive connection closed, not the silent one');
+    for (const c of [silent, ...kept]) c.socket.destroy();
+    assert.ok(await until(() => openCount === 0, 3000), 'all closed');
   });
 
   test('at V2A_MAX_CONNECTIONS a new connection closes the one idle longest between requests, and is served', async () => {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,47 @@ async function half(url: string, text: string): Promise<{ socket: Socket; closed
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   if (text) await new Promise<void>((resolve) => socket.write(text, () => resolve()));
   return { socket, closed: new Promise((resolve) => socket.once('close', () => resolve())) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A render (about 5.7 MB of svg) on a raw connection that reads nothing until `read()`: paused
+ * from the start, so the kernel's buffers stay small and most of the reply waits in the server.
+ * `ended` resolves with the server's response once the reply has been ended (Node's `finished`,
+ * the whole reply handed to the socket) and before all of it was written out.
+ */
+async function unreadRender(running: RunningServer, image: Buffer): Promise<{ ended: Promise<ServerResponse>; read: () => void; closed: Promise<{ contentLength: number; bodyBytes: number; head: string }> }> {
+  const replies: ServerResponse[] = [];
+  running.app.server.on('request', (_req, res: ServerResponse) => replies.push(res));
+  const socket = connect(Number(new URL(running.url).port), '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.pause();
+  socket.on('error', () => {});
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const boundary = 'shutdownboundary';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n`),
+    image,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  socket.write(`POST /api/v1/render?columns=400&format=svg&color=true&charset=blocks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`);
+  socket.write(body);
+  const ended = (async () => {
+    for (;;) {
+      const res = replies[0];
+      if (res?.writableEnded) return res;
+      await sleep(5);
+    }
+  })();
+  const closed = new Promise<{ contentLength: number; bodyBytes: number; head: string }>((resolve) => socket.once('close', () => {
+    const all = Buffer.concat(chunks);
+    const end = all.indexOf('\r\n\r\n');
+    const head = all.subarray(0, Math.max(0, end)).toString('latin1');
+    resolve({ head, contentLength: Number(/^content-length: *(\d+)/im.exec(head)?.[1] ?? NaN), bodyBytes: end < 0 ? 0 : all.length - end - 4 });
+  }));
+  return { ended, read: () => socket.resume(), closed };
 }
 
 /** Telemetry whose flush never ends: a collector that accepts and never answers. */
@@ -151,10 +193,12 @@ describe('shutdown', () => {
   });
 
   test('out of time, renders still waiting or running are answered 503 shutting-down with Retry-After, not cut (a reset POST is retried by no one)', { timeout: 60_000 }, async () => {
-    const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '2000', V2A_CLIENT_SLOTS: '9' });
+    const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1000', V2A_CLIENT_SLOTS: '9' });
     const image = await noise(1600, 1200);
-    // One worker, eight renders of about half a second or more each: more than the drain's 1.8 s.
-    const renders = Array.from({ length: 8 }, () => postForm(`${running.url}/api/v1/render?columns=400&format=html&color=true`, { image }).catch((err: unknown) => err));
+    // One worker, eight renders of a quarter of a second or more each (a png in colour at 400
+    // columns: 1 s on a loaded 2-core host): more than the drain's 0.9 s on any machine this runs
+    // on (html renders took 0.19 s on a quiet one, all eight finished in time, and this failed).
+    const renders = Array.from({ length: 8 }, () => postForm(`${running.url}/api/v1/render?columns=400&format=png&color=true`, { image }).catch((err: unknown) => err));
     while (running.app.v2a.pool.stats().queued < 7) await new Promise((r) => setTimeout(r, 10));
     assert.equal(await running.shutdown('test'), false, 'forced: renders were stopped');
     const replies = await Promise.all(renders);
@@ -166,5 +210,49 @@ describe('shutdown', () => {
       assert.equal(r.json.type, 'https://v2a.dev/problems/shutting-down', r.text);
       assert.equal(r.headers.get('retry-after'), '5');
     }
+  });
+
+  test('a reply still being sent when the shutdown starts is sent whole, and the shutdown waits for it (Node\'s closeIdleConnections cut it: exit 0, no word)', { timeout: 60_000 }, async () => {
+    const lines: any[] = [];
+    const stream = { write: (l: string) => { lines.push(JSON.parse(l)); } };
+    const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '20000' }, { logger: { level: 'info', stream } });
+    const client = await unreadRender(running, await noise(400, 300));
+    const res = await client.ended;
+    assert.equal(res.writableFinished, false, 'the reply is still being written (the client has read nothing)');
+    let settled = false;
+    const shut = running.shutdown('test').finally(() => { settled = true; });
+    await sleep(500);
+    assert.equal(settled, false, 'the shutdown waits for the reply being sent');
+    client.read();
+    const got = await client.closed;
+    assert.match(got.head, /^HTTP\/1\.1 200 /);
+    assert.ok(got.contentLength > 2_000_000, `a large reply (${got.contentLength} bytes)`);
+    assert.equal(got.bodyBytes, got.contentLength, 'every byte of the reply arrived');
+    assert.equal(await shut, true, 'graceful');
+    const msgs = lines.map((l) => l.msg);
+    assert.ok(!msgs.some((m) => /^request (cut|aborted)/.test(m)), JSON.stringify(msgs));
+    assert.ok(msgs.includes('shut down'), JSON.stringify(msgs));
+  });
+
+  test('a reply its client does not read is cut at V2A_SHUTDOWN_TIMEOUT_MS, and the cut is reported (forced, exit 1)', { timeout: 60_000 }, async () => {
+    const lines: any[] = [];
+    const stream = { write: (l: string) => { lines.push(JSON.parse(l)); } };
+    const running = await start({ V2A_SHUTDOWN_TIMEOUT_MS: '1500' }, { logger: { level: 'info', stream } });
+    const client = await unreadRender(running, await noise(400, 300));
+    await client.ended;
+    const t0 = performance.now();
+    assert.equal(await running.shutdown('test'), false, 'forced: a reply was cut');
+    const ms = performance.now() - t0;
+    assert.ok(ms >= 1300 && ms < 3000, `cut at the timeout: ${ms.toFixed(0)} ms`);
+    client.read();
+    const got = await client.closed;
+    assert.match(got.head, /^HTTP\/1\.1 200 /);
+    assert.ok(got.bodyBytes < got.contentLength, `cut short: ${got.bodyBytes} of ${got.contentLength} bytes`);
+    await sleep(50);
+    const msgs = lines.filter((l) => l.level >= 40).map((l) => l.msg);
+    assert.ok(msgs.some((m) => /^shutdown timed out/.test(m)), JSON.stringify(msgs));
+    const ends = lines.filter((l) => /^request (cut|aborted|completed)/.test(l.msg)).map((l) => [l.level, l.msg]);
+    assert.deepEqual(ends, [[40, 'request cut: the server shut down before the reply (V2A_SHUTDOWN_TIMEOUT_MS)']]);
+    assert.ok(!lines.some((l) => l.msg === 'shut down'), 'not reported as a graceful shutdown');
   });
 });

@@ -21,7 +21,7 @@ import { registerCors } from './plugins/cors.js';
 import { closeAfter, errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
-import { telemetryPlugin } from './plugins/telemetry.js';
+import { endedUnwritten, telemetryPlugin } from './plugins/telemetry.js';
 import { stashTrace, tracePlugin } from './plugins/trace.js';
 import { traceContextFor } from './trace-context.js';
 import { Redactor } from './telemetry/redact.js';
@@ -89,10 +89,12 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: DEFAULT_BODY_LIMIT,
     return503OnClosing: false,
-    forceCloseConnections: 'idle',
+    // connections.ts closes idle connections at shutdown (and makes Node's closeIdleConnections,
+    // which server.close() calls, close only those with no request in progress).
+    forceCloseConnections: false,
     requestIdHeader: false,
     // The request id of every log line is the trace id (the one in traceparent and problem bodies).
-    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    logController: new V2aLogController({ requestIdLogLabel: 'traceId' }),
     genReqId: (raw) => stashTrace(raw, traceContextFor({ traceparent: raw.headers.traceparent, tracestate: raw.headers.tracestate }, sampleNew)).traceId,
     // Node's timeouts for the request line + headers and for the whole request; Node checks them
     // every connectionsCheckingInterval, so that follows the shorter one.
@@ -182,14 +184,15 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   // the socket unanswered.
   app.server.on('connect', (req, socket) => refuseConnect(app, req, socket));
   const connections = trackConnections(app.server, { maxConnections: config.maxConnections, sendTimeoutMs: config.sendTimeoutMs });
-  // At V2A_MAX_CONNECTIONS Node closes new connections unanswered: counted, and logged at most
-  // once a minute (a flood of them must not flood the log), so an operator sees the cap.
+  // At V2A_MAX_CONNECTIONS, each with a request in progress, new connections are closed
+  // unanswered: counted, and logged at most once a minute (a flood of them must not flood the
+  // log), so an operator sees the cap.
   let droppedLogged = -Infinity;
   app.server.on('drop', () => {
     metrics.droppedConnections.inc({});
     if (performance.now() - droppedLogged < 60_000) return;
     droppedLogged = performance.now();
-    app.log.warn({ maxConnections: config.maxConnections }, 'V2A_MAX_CONNECTIONS connections are open, none idle between requests: new connections are closed as they arrive');
+    app.log.warn({ maxConnections: config.maxConnections }, 'V2A_MAX_CONNECTIONS connections are open, each with a request in progress: new connections are closed as they arrive');
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     connections.sending(reply.raw);
@@ -257,6 +260,19 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await app.register(studioRoutes, { ctx });
   await app.register(platformRoutes, { ctx });
   return app;
+}
+
+/**
+ * Fastify's request lines, less the "request completed" of a reply whose connection closed before
+ * it was written out (Node emits its 'finish' all the same): plugins/telemetry.ts ended it as
+ * "request aborted" or "request cut".
+ */
+class V2aLogController extends LogController {
+  override requestCompleted(...args: Parameters<LogController['requestCompleted']>): void {
+    const [error, request] = args;
+    if (!error && endedUnwritten(request)) return;
+    super.requestCompleted(...args);
+  }
 }
 
 /** Receiver check errors that are this server's refusals (address policy), not network failures. */

@@ -304,7 +304,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, at most 10000',
-    meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, or is closed itself when none is, so that idle connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
+    meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
     apply: (raw, d) => { d.maxConnections = unset(raw) ? defaultMaxConnections() : integer(raw, 1, 10_000_000); },
     value: (c) => c.maxConnections,
   },

@@ -3,11 +3,13 @@
  * closes, idle otherwise (before the first request, between keep-alive requests, or while a
  * request line or headers trickle in).
  *
- * Node's server.close() (with Fastify's forceCloseConnections: 'idle') closes only keep-alive
- * connections between requests. One that has sent no request yet, or part of its headers, counts
- * as active from its accept (the headers timeout covers it), and close() also stops the checks of
- * that timeout: such a connection held the drain for the whole V2A_SHUTDOWN_TIMEOUT_MS and made it
- * a forced exit. `drain()` closes every idle connection at once, and any accepted after it.
+ * Node's server.close() calls closeIdleConnections(), which closed keep-alive connections between
+ * requests, and also those whose reply was ended but not yet written out (cut short, unreported).
+ * One that has sent no request yet, or part of its headers, counted as active from its accept (the
+ * headers timeout covers it), and close() also stops the checks of that timeout: such a connection
+ * held the drain for the whole V2A_SHUTDOWN_TIMEOUT_MS and made it a forced exit. Here
+ * closeIdleConnections() and `drain()` close every idle connection (as above) at once, and
+ * drain() any accepted after it.
  *
  * Bounds on what clients hold: open connections (V2A_MAX_CONNECTIONS) and the time to take a
  * reply (V2A_SEND_TIMEOUT_MS): the request timeouts end when the request has arrived.
@@ -31,9 +33,10 @@ export interface Connections {
 }
 
 /**
- * `maxConnections`: past it, a new connection closes the one idle longest between requests, or
- * is closed itself when none is (emitting the server's 'drop', as Node's maxConnections does), so
- * idle keep-alive connections cannot take every file descriptor nor keep new clients out.
+ * `maxConnections`: past it, a new connection closes the one idle longest between requests, else
+ * the oldest that has not sent a request's headers yet, or is closed itself when every one has a
+ * request in progress (emitting the server's 'drop', as Node's maxConnections does), so idle or
+ * silent connections cannot take every file descriptor nor keep new clients out.
  * `sendTimeoutMs`: see `sending`; 0: none.
  */
 export function trackConnections(server: Server, opts: { maxConnections?: number; sendTimeoutMs?: number } = {}): Connections {
@@ -44,6 +47,8 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
   const inProgress = new WeakMap<Socket, number>();
   /** Keep-alive connections between requests, longest idle first. */
   const idle = new Map<Socket, true>();
+  /** Connections whose first request's headers have not arrived yet, oldest first. */
+  const silent = new Map<Socket, true>();
   let busy = 0;
   let draining = false;
   let onSettled: Array<() => void> = [];
@@ -55,21 +60,22 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
       // At the cap, the connection idle longest between requests makes room (as nginx reuses
       // keep-alive connections), so that idle clients cannot keep out new ones (a health probe,
       // say) for their whole keep-alive timeout; its client opens a new one when it needs one.
-      // Without one, the new connection is closed unanswered, as Node's maxConnections did.
-      const longest = idle.keys().next();
-      if (longest.done) {
+      // Without one, the oldest connection that has sent no request's headers yet: connections
+      // that send nothing kept every new one out for the whole headers timeout, and losing one
+      // costs its client no work (nothing was read or answered on it). A connection with a
+      // request in progress (headers read, its body or reply under way) is never closed here.
+      // Without either, the new connection is closed unanswered, as Node's maxConnections did.
+      const victim = idle.keys().next().value ?? silent.keys().next().value;
+      if (victim === undefined) {
         server.emit('drop');
         return void socket.destroy();
       }
-      idle.delete(longest.value);
-      open.delete(longest.value);
-      longest.value.destroy();
+      forget(victim);
+      victim.destroy();
     }
     open.add(socket);
-    socket.once('close', () => {
-      open.delete(socket);
-      idle.delete(socket);
-    });
+    silent.set(socket, true);
+    socket.once('close', () => forget(socket));
   });
   // The checkContinue / checkExpectation requests come here too (plugins/body-guard.ts re-emits them).
   server.on('request', (req, res) => {
@@ -77,6 +83,7 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     busy++;
     inProgress.set(socket, (inProgress.get(socket) ?? 0) + 1);
     idle.delete(socket);
+    silent.delete(socket);
     onReplyDone(req, res, () => {
       if (--busy === 0) {
         for (const resolve of onSettled) resolve();
@@ -91,6 +98,24 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     });
   });
 
+  function forget(socket: Socket): void {
+    open.delete(socket);
+    idle.delete(socket);
+    silent.delete(socket);
+  }
+
+  // Node's server.close() first calls closeIdleConnections(), which destroys every connection
+  // whose request has arrived and whose reply has been ended (`res.finished`), even while most of
+  // that reply still waits in the socket for a slow reader: a large reply was cut at shutdown,
+  // the drain ended at once, and nothing counted or logged the cut. Here a connection is idle only
+  // with no request in progress, and a request is in progress until its reply's 'close', which
+  // comes once its last byte has been written out (or its socket closed). The send timeout still
+  // bounds a client that stops reading, and the shutdown timeout the rest.
+  server.closeIdleConnections = closeIdle;
+  function closeIdle(): void {
+    for (const socket of open) if (!inProgress.get(socket)) socket.destroy();
+  }
+
   return {
     get busy() { return busy; },
     sending(res) {
@@ -103,7 +128,7 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     },
     drain() {
       draining = true;
-      for (const socket of open) if (!inProgress.get(socket)) socket.destroy();
+      closeIdle();
     },
     settled() {
       return busy === 0 ? Promise.resolve() : new Promise((resolve) => onSettled.push(resolve));

@@ -60,6 +60,14 @@ export const ABORTED_STATUS = '499';
 
 const kCounted = Symbol('v2a.counted');
 type WithCounted = FastifyRequest & { [kCounted]?: true };
+const kUnwritten = Symbol('v2a.unwritten');
+type WithUnwritten = FastifyRequest & { [kUnwritten]?: true };
+
+/**
+ * Whether Fastify's onResponse came for a reply its connection lost before it was written out:
+ * it ended as aborted or cut here, so it is no "request completed" (app.ts's log controller).
+ */
+export const endedUnwritten = (request: FastifyRequest): boolean => (request as WithUnwritten)[kUnwritten] === true;
 
 function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? 'unmatched';
@@ -91,26 +99,36 @@ export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemet
   // A connection that closes before the reply was written (a client that gave up on a render, say)
   // gets no onResponse, and Fastify's onRequestAbort only fires while the body is still arriving:
   // the request ends here, in the logs and the metrics.
+  const endUnwritten = (request: FastifyRequest, elapsed: number): void => {
+    (request as WithCounted)[kCounted] = true;
+    const method = methodLabel(request.method);
+    const route = routeOf(request);
+    metrics.requests.inc({ method, route, status: ABORTED_STATUS });
+    metrics.latency.observe({ method, route }, elapsed / 1000);
+    if (request.server.v2a?.cutting) request.log.warn({ responseTime: elapsed }, 'request cut: the server shut down before the reply (V2A_SHUTDOWN_TIMEOUT_MS)');
+    else request.log.info({ responseTime: elapsed }, 'request aborted: the connection closed before the reply');
+    const span = request.span;
+    if (!span) return;
+    request.span = undefined;
+    span.setAttribute('v2a.client_aborted', true);
+    endSpan(span, { 'http.route': route });
+  };
   app.addHook('onRequest', async (request, reply) => {
     onReplyDone(request.raw, reply.raw, () => {
       if (reply.raw.writableFinished || (request as WithCounted)[kCounted]) return;
-      (request as WithCounted)[kCounted] = true;
-      const method = methodLabel(request.method);
-      const route = routeOf(request);
-      metrics.requests.inc({ method, route, status: ABORTED_STATUS });
-      metrics.latency.observe({ method, route }, reply.elapsedTime / 1000);
-      if (request.server.v2a?.cutting) request.log.warn({ responseTime: reply.elapsedTime }, 'request cut: the server shut down before the reply (V2A_SHUTDOWN_TIMEOUT_MS)');
-      else request.log.info({ responseTime: reply.elapsedTime }, 'request aborted: the connection closed before the reply');
-      const span = request.span;
-      if (!span) return;
-      request.span = undefined;
-      span.setAttribute('v2a.client_aborted', true);
-      endSpan(span, { 'http.route': route });
+      endUnwritten(request, reply.elapsedTime);
     });
   });
 
   app.addHook('onResponse', async (request, reply) => {
     if ((request as WithCounted)[kCounted]) return;
+    // Node emits a reply's 'finish' (so onResponse) also when its socket was destroyed with part of
+    // the reply still unwritten (the send timeout, the shutdown's cut, a client gone mid-reply):
+    // a reply is written out only if 'finish' (this hook's first step) finds the socket open.
+    if (request.raw.socket?.destroyed) {
+      (request as WithUnwritten)[kUnwritten] = true;
+      return endUnwritten(request, reply.elapsedTime);
+    }
     (request as WithCounted)[kCounted] = true;
     const method = methodLabel(request.method);
     const route = routeOf(request);

@@ -173,7 +173,7 @@ export class ServerMetrics {
     const r = this.registry;
     r.add(new Collected('v2a_build_info', 'Version of the running v2a server (always 1).', 'gauge', () => [[{ version: VERSION }, 1]]));
     r.add(new Collected('v2a_uptime_seconds', 'Seconds since the server started.', 'gauge', () => [[{}, Math.round((performance.now() - sources.startedAt) / 10) / 100]]));
-    this.droppedConnections = r.add(new Counter('v2a_connections_dropped_total', 'Connections closed as they arrived because V2A_MAX_CONNECTIONS were open, none of them idle between requests.', []));
+    this.droppedConnections = r.add(new Counter('v2a_connections_dropped_total', 'Connections closed as they arrived because V2A_MAX_CONNECTIONS were open, each with a request in progress.', []));
     this.requests = r.add(new Counter('v2a_http_requests_total', 'HTTP requests, by method, route pattern (unmatched for unknown paths, unparsed for requests refused by the HTTP parser) and status code (499: the client closed the connection before the reply).', ['method', 'route', 'status']));
     this.latency = r.add(new Histogram('v2a_http_request_duration_seconds', 'Time from receiving a request to finishing its reply, by method and route pattern.', ['method', 'route'], LATENCY_BUCKETS));
     this.stages = r.add(new Histogram('v2a_render_stage_duration_seconds', 'Time spent in each render stage: queue (waiting for a worker), input (upload read, base64 decode or URL fetch), decode, director (resample and Auto Director), render (glyphs and colours), format.', ['stage'], STAGE_BUCKETS));
