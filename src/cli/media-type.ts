@@ -5,23 +5,17 @@
  * image; video-source.ts (ffmpeg) is loaded only for a video.
  */
 import { ImageInputError } from '../node/errors.js';
+import { acceptedSignature, ascii, isBmff, isStillBmff, refusedByName, startsWith } from '../node/signatures.js';
 
 /** Bytes enough for every signature below (MPEG-TS needs its second packet's sync byte, at 188). */
 export const SNIFF_BYTES = 256;
-
-const ascii = (head: Uint8Array, from: number, to: number): string => String.fromCharCode(...head.subarray(from, to));
-const startsWith = (head: Uint8Array, bytes: readonly number[]): boolean => head.length >= bytes.length && bytes.every((b, i) => head[i] === b);
-
-/** ISO BMFF brands of still images (AVIF, HEIC): sharp's; any other brand is a video (MP4, MOV). */
-const IMAGE_BRANDS = /^(avif|avis|heic|heix|mif1|msf1|hevc|heim|heis)$/;
-const isBmff = (head: Uint8Array) => head.length >= 12 && ascii(head, 4, 8) === 'ftyp';
 
 /**
  * The video containers v2a plays (through ffmpeg), each with the signature that tells it: the one
  * list for isVideo, the help and the messages.
  */
 const VIDEO_CONTAINERS: readonly { readonly names: readonly string[]; readonly is: (head: Uint8Array) => boolean }[] = [
-  { names: ['MP4', 'MOV'], is: (h) => isBmff(h) && !IMAGE_BRANDS.test(ascii(h, 8, 12)) },
+  { names: ['MP4', 'MOV'], is: (h) => isBmff(h) && !isStillBmff(h) },
   { names: ['WebM', 'MKV'], is: (h) => startsWith(h, [0x1a, 0x45, 0xdf, 0xa3]) },
   { names: ['AVI'], is: (h) => h.length >= 12 && ascii(h, 0, 4) === 'RIFF' && ascii(h, 8, 12) === 'AVI ' },
   { names: ['Ogg'], is: (h) => h.length >= 4 && ascii(h, 0, 4) === 'OggS' },
@@ -42,15 +36,7 @@ export function isVideo(head: Uint8Array): boolean {
  * (HEIC, SVG, PDF: its messages say which). Anything else would only be refused by sharp, later.
  */
 export function isImage(head: Uint8Array): boolean {
-  return startsWith(head, [0xff, 0xd8, 0xff])
-    || startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-    || (head.length >= 6 && /^GIF8[79]a$/.test(ascii(head, 0, 6)))
-    || (head.length >= 12 && ascii(head, 0, 4) === 'RIFF' && ascii(head, 8, 12) === 'WEBP')
-    || (head.length >= 4 && /^(II[*+]\0|MM\0[*+])$/.test(ascii(head, 0, 4)))
-    || (isBmff(head) && IMAGE_BRANDS.test(ascii(head, 8, 12)))
-    // SVG (markup, perhaps after a byte-order mark) and PDF.
-    || /^(\xef\xbb\xbf)?\s*</.test(ascii(head, 0, Math.min(head.length, 64)))
-    || (head.length >= 5 && ascii(head, 0, 5) === '%PDF-');
+  return acceptedSignature(head) || isStillBmff(head) || refusedByName(head);
 }
 
 /**

@@ -31,6 +31,7 @@ import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 import { checkBytes, checkObject, checkOptionNames } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
+import { acceptedSignature } from './signatures.js';
 import type { LimitNames } from '../core/job.js';
 import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, jpegScans, tiffPages, withoutPngText } from './structure.js';
 import { DecodeBudget } from './decode-budget.js';
@@ -250,13 +251,6 @@ const limitName = (opts: Pick<DecodeOptions, 'limitNames'>, option: keyof LimitN
 function pngHeaderSize(buf: Buffer): { width: number; height: number } | undefined {
   if (buf.length < 24 || buf.readUInt32BE(0) !== 0x89504e47 || buf.readUInt32BE(4) !== 0x0d0a1a0a || buf.toString('latin1', 12, 16) !== 'IHDR') return undefined;
   return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
-}
-
-/** The file starts with the signature of a format decoded here (TIFF, JPEG, PNG, GIF, WebP). */
-function acceptedSignature(buf: Buffer): boolean {
-  const at = (offset: number, text: string) => buf.length >= offset + text.length && buf.toString('latin1', offset, offset + text.length) === text;
-  return at(0, 'II*\0') || at(0, 'MM\0*') || at(0, 'II+\0') || at(0, 'MM\0+') || at(0, '\xff\xd8\xff') || at(0, '\x89PNG\r\n\x1a\n')
-    || at(0, 'GIF87a') || at(0, 'GIF89a') || (at(0, 'RIFF') && at(8, 'WEBP'));
 }
 
 /**
