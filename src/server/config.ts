@@ -298,7 +298,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_SEND_TIMEOUT_MS', default: '60000',
-    meaning: 'Longest time in milliseconds a client may take to receive a reply once it is sent (a client that stops reading holds its slot and memory); over it the connection is closed. 0 = no bound.',
+    meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed. 0 = no bound.',
     apply: (raw, d) => { d.sendTimeoutMs = unset(raw) ? 60_000 : integer(raw, 0, 3_600_000); },
     value: (c) => c.sendTimeoutMs,
   },

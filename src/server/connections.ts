@@ -11,19 +11,39 @@
  * closeIdleConnections() and `drain()` close every idle connection (as above) at once, and
  * drain() any accepted after it.
  *
- * Bounds on what clients hold: open connections (V2A_MAX_CONNECTIONS) and the time to take a
- * reply (V2A_SEND_TIMEOUT_MS): the request timeouts end when the request has arrived.
+ * Bounds on what clients hold: open connections (V2A_MAX_CONNECTIONS) and the pace at which a
+ * reply is taken (V2A_SEND_TIMEOUT_MS, MIN_SEND_RATE): the request timeouts end when the request
+ * has arrived.
  */
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { onReplyDone } from './reply-done.js';
 
+/**
+ * Least a client must take of a reply, in bytes per second over each V2A_SEND_TIMEOUT_MS period
+ * after the first, to keep its connection: 16 KiB/s is below any link a person still uses (2G
+ * EDGE is ~25 KiB/s), and far above a client that holds a slot by reading a byte at a time.
+ */
+export const MIN_SEND_RATE = 16 * 1024;
+
+/**
+ * Bytes of a socket's output the kernel has taken: those handed to libuv less those still in its
+ * queue. Node's public `bytesWritten` counts a reply's bytes as soon as it is ended, and its
+ * `writableLength` a large write whole until it completes, so neither shows a reply of one
+ * buffer being taken; libuv's queue does. Both fields are Node's own (net.js, stream_base).
+ */
+function taken(socket: Socket): number {
+  const s = socket as Socket & { _bytesDispatched?: number; _handle?: { writeQueueSize?: number } | null };
+  return (s._bytesDispatched ?? s.bytesWritten) - (s._handle?.writeQueueSize ?? 0);
+}
+
 export interface Connections {
   /** Requests whose reply has not closed yet. */
   readonly busy: number;
   /**
-   * The reply is being sent: it must be taken within the send timeout, or its connection is
-   * closed (a client that stops reading would hold its admission slot and the reply's memory).
+   * The reply is being sent: it must be taken within the send timeout, or at MIN_SEND_RATE or
+   * more in each such period, or its connection is closed (a client that stops reading would
+   * hold its admission slot and the reply's memory).
    */
   sending(res: ServerResponse): void;
   /** Closes every connection with no request in progress, now and from now on (shutdown). */
@@ -120,9 +140,24 @@ export function trackConnections(server: Server, opts: { maxConnections?: number
     get busy() { return busy; },
     sending(res) {
       if (sendTimeoutMs <= 0 || res.writableFinished) return;
-      const timer = setTimeout(() => {
-        if (!res.writableFinished) res.socket?.destroy();
-      }, sendTimeoutMs);
+      // Checked once per period: the reply is done, or the client took at least MIN_SEND_RATE of
+      // it in that period (a slow link, a large reply), or it is cut. A bound on the whole reply
+      // cut a 5.7 MB svg on a 64 KiB/s link at 60 s while its client was still reading. (A reply
+      // pipelined behind another has no socket yet: the one ahead of it is the one checked.)
+      let before = res.socket ? taken(res.socket) : 0;
+      let timer: NodeJS.Timeout;
+      const check = () => {
+        if (res.writableFinished) return;
+        const socket = res.socket;
+        if (socket) {
+          const now = taken(socket);
+          if (now - before < (MIN_SEND_RATE * sendTimeoutMs) / 1000) return void socket.destroy();
+          before = now;
+        }
+        timer = setTimeout(check, sendTimeoutMs);
+        timer.unref();
+      };
+      timer = setTimeout(check, sendTimeoutMs);
       timer.unref();
       res.once('close', () => clearTimeout(timer));
     },
