@@ -123,6 +123,15 @@ describe('colorDepth', () => {
     // A dark desaturated blue is nearer, perceptually, to a dark grey than to the bright blue.
     assert.equal(p16.fg[nearestEntry(p16, 0x202030)], '30');
   });
+  it('16 colours: every grey stays grey (mid-greys were cyan), a coloured one keeps its hue', () => {
+    const p16 = paletteOf('16');
+    for (let v = 0; v < 256; v++) assert.match(p16.fg[nearestEntry(p16, v * 0x010101)]!, /^(30|37|90|97)$/, `grey ${v}`);
+    assert.equal(p16.fg[nearestEntry(p16, 0xaaaaaa)], '90');
+    // Chromatic colours keep the hue they had: a mid blue, a teal-ish sky, a dark red.
+    assert.equal(p16.fg[nearestEntry(p16, 0x3060a0)], '94');
+    assert.equal(p16.fg[nearestEntry(p16, 0x70b0ff)], '36');
+    assert.equal(p16.fg[nearestEntry(p16, 0xa00000)], '31');
+  });
   it('colorDither spreads the error: a smooth ramp averages closer to its source', () => {
     const cols = 64, rows = 8;
     const plane = new Uint8Array(cols * rows * 3);

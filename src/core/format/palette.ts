@@ -19,6 +19,8 @@ export interface Palette {
   readonly rgb: Int32Array;
   /** Entry colours in OKLab, 3 per entry. */
   readonly lab: Float32Array;
+  /** Weight of the chroma (a, b) difference for a neutral colour: see nearest(). */
+  readonly neutralChroma: number;
 }
 
 /** sRGB byte -> linear light. */
@@ -37,11 +39,11 @@ function linearToOklab(r: number, g: number, b: number, out: Float32Array, o: nu
   out[o + 2] = 0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s;
 }
 
-function build(colors: readonly number[], fg: readonly string[], bg: readonly string[]): Palette {
+function build(colors: readonly number[], fg: readonly string[], bg: readonly string[], neutralChroma = 1): Palette {
   const rgb = Int32Array.from(colors);
   const lab = new Float32Array(colors.length * 3);
   colors.forEach((c, i) => linearToOklab(LINEAR[(c >>> 16) & 255]!, LINEAR[(c >>> 8) & 255]!, LINEAR[c & 255]!, lab, i * 3));
-  return { fg, bg, rgb, lab };
+  return { fg, bg, rgb, lab, neutralChroma };
 }
 
 /** xterm's cube levels. */
@@ -79,6 +81,7 @@ function ansi16(): Palette {
     ANSI16,
     ANSI16.map((_, i) => String(i < 8 ? 30 + i : 90 + i - 8)),
     ANSI16.map((_, i) => String(i < 8 ? 40 + i : 100 + i - 8)),
+    3,
   );
 }
 
@@ -91,13 +94,24 @@ export function paletteOf(depth: Exclude<ColorDepth, 'truecolor'>): Palette {
   return p;
 }
 
+/** Chroma below which a colour counts as (partly) neutral in nearest(). */
+const NEUTRAL_CHROMA = 0.06;
+
+/**
+ * The entry nearest in OKLab; for a neutral or nearly neutral colour (chroma under
+ * NEUTRAL_CHROMA) the chroma difference weighs up to `neutralChroma` times, fading to once at
+ * that chroma. In plain OKLab the 16 colours' nearest to mid-grey (165-185) was cyan (36: it is
+ * lighter than 90 and darker than 37 by more than its hue is off), so a grey photo came out
+ * half cyan; the 256 palette has greys enough and weighs 1.
+ */
 function nearest(p: Palette, L: number, a: number, b: number): number {
   const lab = p.lab;
+  const w = p.neutralChroma === 1 ? 1 : 1 + (p.neutralChroma - 1) * Math.max(0, 1 - Math.hypot(a, b) / NEUTRAL_CHROMA);
   let best = 0;
   let bestD = Infinity;
   for (let k = 0, o = 0; o < lab.length; k++, o += 3) {
     const dL = L - lab[o]!, da = a - lab[o + 1]!, db = b - lab[o + 2]!;
-    const d = dL * dL + da * da + db * db;
+    const d = dL * dL + w * (da * da + db * db);
     if (d < bestD) {
       bestD = d;
       best = k;
