@@ -245,6 +245,24 @@ test('a truncated JPEG is refused as undecodable', async () => {
   await rejectsWith(decodeImage(cut, { maxPixels: MAX, targetWidth: 64 }), 'undecodable', 400);
 });
 
+test('partial: a truncated JPEG or PNG decodes as far as it goes, marked damaged; an intact one is not marked', async () => {
+  const photo = sharp({ create: { width: 256, height: 256, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 210, sigma: 20 } } });
+  for (const bytes of [await photo.clone().jpeg().toBuffer(), await photo.clone().png().toBuffer()]) {
+    const whole = await decodeImage(bytes, { maxPixels: MAX, partial: true });
+    assert.equal(whole.damaged, undefined);
+    const cut = bytes.subarray(0, Math.floor(bytes.length * 0.5));
+    const part = await decodeImage(cut, { maxPixels: MAX, partial: true });
+    assert.equal(part.damaged, true);
+    assert.deepEqual([part.width, part.height], [256, 256]);
+    // The top rows came from the file: light, as the image is.
+    const top = part.data.subarray(0, 256 * 16 * 4);
+    assert.ok(top.reduce((a, v) => a + v, 0) / top.length > 180, 'the top rows are the image');
+  }
+  // A header cut short is no image to show: still refused.
+  const jpeg = await photo.clone().jpeg().toBuffer();
+  await rejectsWith(decodeImage(jpeg.subarray(0, 40), { maxPixels: MAX, partial: true }), 'undecodable', 400);
+});
+
 test('a TIFF cut short (its directory gone) is damaged, not of an unsupported format; text stays unsupported', async () => {
   // A TIFF header whose first directory lies past the end of the file (written after the pixels, then cut).
   const cut = Buffer.concat([Buffer.from('II*\0', 'latin1'), Buffer.from([0x00, 0x10, 0x00, 0x00]), Buffer.alloc(512, 0x80)]);

@@ -11,7 +11,7 @@
  *  4. width x height (of one page) must be <= maxPixels, checked on the header and again by
  *     libvips through `limitInputPixels`.
  *  5. Decoding runs with `failOn: 'warning'` (truncated or corrupt data is refused, never
- *     half-rendered) and `.timeout()`.
+ *     half-rendered, unless the caller asks for `partial`, as the CLI does) and `.timeout()`.
  *
  * Threads and cache: libvips runs every pipeline on its own thread pool, sized by
  * `sharp.concurrency()` (default: number of cores). Several pipelines running at once (one per
@@ -109,6 +109,12 @@ export interface DecodeOptions {
   readonly checkSize?: (width: number, height: number) => void | Promise<void>;
   /** How refusals name the limits (the render job's DecodeRequest.limitNames); absent: as these options. */
   readonly limitNames?: LimitNames;
+  /**
+   * decodeImage only: an image whose data is truncated or damaged is decoded as far as it goes
+   * (what the file lacks comes out grey or black) and marked `damaged`, instead of refused as
+   * `undecodable`. For a viewer of files still downloading; a service refuses them (the default).
+   */
+  readonly partial?: boolean;
 }
 
 export interface FrameDecodeOptions extends DecodeOptions {
@@ -122,6 +128,8 @@ export interface DecodedImage extends RgbaImage {
   readonly sourceWidth: number;
   readonly sourceHeight: number;
   readonly format: ImageFormat;
+  /** With `partial`: the data was truncated or damaged, and only what could be decoded is shown. */
+  readonly damaged?: true;
 }
 
 export interface DecodedFrame extends RgbaImage {
@@ -445,11 +453,11 @@ async function toRgba(pipeline: Sharp, opts: Run, whileDecoding?: () => void | P
 }
 
 /** One decode pipeline: one page only, oriented, optionally shrunk on load, sRGB 8-bit RGBA. */
-async function decodePage(buf: Buffer, page: number | undefined, opts: Run, header: Inspection, whileDecoding?: () => void | Promise<void>): Promise<Pixels> {
+async function decodePage(buf: Buffer, page: number | undefined, opts: Run, header: Inspection, whileDecoding?: () => void | Promise<void>, failOn: 'warning' | 'none' = 'warning'): Promise<Pixels> {
   // Without `page`, sharp loads its default first/primary page (one page, not the whole
   // animation); `page` is only passed for frames of animations.
   let pipeline = sharp(buf, {
-    failOn: 'warning',
+    failOn,
     limitInputPixels: opts.maxPixels,
     autoOrient: true,
     ...(page !== undefined ? { page, pages: 1 } : {}),
@@ -582,7 +590,22 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   checkInput(input, opts);
   const buf = readable(input);
   const info = await admitted(buf, opts);
-  const page = await decodePage(buf, undefined, startRun(opts), info, opts.whileDecoding);
+  const run = startRun(opts);
+  let page: Pixels;
+  let damaged = false;
+  try {
+    page = await decodePage(buf, undefined, run, info, opts.whileDecoding);
+  } catch (err) {
+    if (!opts.partial || !(err instanceof ImageInputError) || err.reason !== 'undecodable') throw err;
+    // Strict first, so that an intact image is never marked damaged; what is left of the
+    // decode's time budget is the second pass's.
+    try {
+      page = await decodePage(buf, undefined, run, info, undefined, 'none');
+    } catch {
+      throw err;
+    }
+    damaged = true;
+  }
   return {
     width: page.width,
     height: page.height,
@@ -590,6 +613,7 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
     sourceWidth: info.width,
     sourceHeight: info.height,
     format: info.format,
+    ...(damaged ? { damaged: true as const } : {}),
   };
 }
 

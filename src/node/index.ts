@@ -44,7 +44,7 @@ export { renderBytes, type RenderBytesOptions, type RenderedBytes } from './rend
 
 /** The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go unapplied. */
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([
-  'maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'limitNames', 'maxFrames',
+  'maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'limitNames', 'maxFrames', 'partial',
 ]);
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
