@@ -62,3 +62,32 @@ test('what a client sends cannot make the kept cancels large: ids past MAX_KEPT_
   calls.cancel('s', [1, 2, 3, 4].map((id) => cancel(id)));
   assert.equal(calls.waitingCancels, 5);
 });
+
+test('a cancel that comes after its call was answered is ignored: the next call reusing the id runs; bounded like the early cancels', () => {
+  let now = 0;
+  const calls = new InFlightCalls({ keepMs: 1000, most: 2, maxBatch: 16, now: () => now });
+  calls.track('s', call(1)).done();
+  calls.cancel('s', cancel(1));
+  assert.equal(calls.waitingCancels, 0, 'late: not kept as an early cancel');
+  const again = calls.track('s', call(1));
+  assert.equal(again.cancelOf(1)!.aborted, false, 'the id reused');
+  // While it runs, a cancel names this call.
+  calls.cancel('s', cancel(1));
+  assert.equal(again.cancelOf(1)!.aborted, true);
+  again.done();
+  // Another session's answered id is no reason to ignore a cancel: it is early there.
+  calls.cancel('t', cancel(1));
+  assert.equal(calls.track('t', call(1)).cancelOf(1)!.aborted, true);
+  // Remembered for keepMs only...
+  calls.track('s', call(2)).done();
+  now = 1000;
+  calls.cancel('s', cancel(2));
+  assert.equal(calls.track('s', call(2)).cancelOf(2)!.aborted, true, 'forgotten: the cancel was early');
+  // ...at most `most` of them (the oldest go first), and ids past MAX_KEPT_ID_LENGTH not at all.
+  for (const id of [10, 11, 12]) calls.track('s', call(id)).done();
+  assert.equal(calls.answeredCalls, 2);
+  calls.track('s', call('x'.repeat(MAX_KEPT_ID_LENGTH + 1))).done();
+  assert.equal(calls.answeredCalls, 2);
+  calls.cancel('s', [cancel(10), cancel(12)]);
+  assert.equal(calls.waitingCancels, 1, 'pushed out: 10 is kept as early; 12 is ignored');
+});

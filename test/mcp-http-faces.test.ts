@@ -137,7 +137,7 @@ describe('tools/list', () => {
     assert.ok(r.text.length < 14_000, `tools/list is ${r.text.length} characters`);
     assert.equal(output.split('"motionSensitivity"').length - 1, 1, 'each parameter name once');
     assert.ok(!output.includes('Glyph ramp'), 'no parameter descriptions');
-    assert.match(tool.description, /The art is content\[0\]\.text.*structuredContent is a machine summary/);
+    assert.match(tool.description, /The art is content\[0\]\.text.*structuredContent\.text is the same art again, beside a machine summary/);
   });
 });
 
@@ -158,8 +158,8 @@ describe('nits', () => {
     return r.json.result.content[0].text;
   };
 
-  test('no image: the agent is told of imageUrl and imageBase64 first, as tool arguments', async () => {
-    assert.match(await toolText({ columns: 20 }), /^No image was supplied: send exactly one of imageUrl or imageBase64 \(JSON keys, or MCP tool arguments\)/);
+  test('no image: the agent is told of imageUrl and imageBase64, as tool arguments, and of no upload it cannot send', async () => {
+    assert.equal(await toolText({ columns: 20 }), 'No image was supplied: give exactly one of imageUrl or imageBase64 in the tool arguments.');
   });
 
   test('imageUrl with a data: URL is told to use imageBase64', async () => {

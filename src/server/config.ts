@@ -329,7 +329,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_MCP_MAX_CHARS', default: '60000',
-    meaning: 'Character budget of one render_ascii reply on /api/mcp (text block plus structuredContent; the image block is bounded by size instead). A reply over it is an isError naming the columns and formats that fit, never a cut. 0 = no budget. (Extension.)',
+    meaning: 'Character budget of one render_ascii reply on /api/mcp (the art counted once, as a client shows the model the text block or structuredContent, plus the rest of structuredContent; the image block is bounded by size instead). A reply over it is an isError naming the columns and formats that fit, never a cut. 0 = no budget. (Extension.)',
     apply: (raw, d) => { d.mcpMaxChars = unset(raw) ? 60_000 : integer(raw, 0, 100_000_000); },
     value: (c) => c.mcpMaxChars,
   },

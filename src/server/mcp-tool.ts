@@ -28,6 +28,7 @@ export interface RenderToolOptions {
 export function createRenderTool(renderer: RenderService, opts: RenderToolOptions = {}): McpTool {
   const maxChars = opts.maxChars ?? DEFAULT_MCP_MAX_CHARS;
   return createTool({
+    maxChars,
     async run(args, ctx) {
       const { imageUrl, imageBase64, ...rest } = args;
       let params: ReturnType<typeof validateParams>;

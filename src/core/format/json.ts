@@ -51,8 +51,8 @@ export function colorRows(result: Pick<RenderResult, 'columns' | 'rows' | 'color
 }
 
 /**
- * The `json` output object (also the MCP `structuredContent`). Reports are copied field by
- * field so the output is exactly what the schema documents.
+ * The `json` output object. Reports are copied field by field so the output is exactly what
+ * the schema documents.
  */
 export function buildJsonOutput(result: RenderResult): JsonOutput {
   checkGrid(result);

@@ -9,8 +9,8 @@ import { ALLOWED_FORMATS } from '../../node/decode.js';
 import { imageUrlHosts } from '../net/image-hosts.js';
 import type { ServerConfig } from '../config.js';
 import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
-import { RENDER_TOOL_DESCRIPTION, RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
-import { IMAGE_PATH_DESCRIPTION } from '../mcp/render-tool.js';
+import { RENDER_TOOL_NAME, renderToolInputSchema } from '../mcp-tool.js';
+import { IMAGE_PATH_DESCRIPTION, renderToolDescription } from '../mcp/render-tool.js';
 import { RENDER_OUTPUT_SCHEMA } from '../mcp/reply.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { buildRecipes } from './recipes.js';
@@ -33,7 +33,7 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
     tools: [
       {
         name: RENDER_TOOL_NAME,
-        description: RENDER_TOOL_DESCRIPTION,
+        description: renderToolDescription({ maxChars: config.mcpMaxChars }),
         http: {
           method: E.render.method,
           endpoint: url(E.render.path),
@@ -43,7 +43,7 @@ export function buildAgentManifest(config: ServerConfig, baseUrl: string) {
         },
         mcp: {
           endpoint: url(E.mcp.path), method: 'tools/call', name: RENDER_TOOL_NAME,
-          result: 'content: the output as text (png: the art as plain text) and the png as an image block; structuredContent per outputSchema; over the character budget an isError naming the columns and formats that fit.',
+          result: 'content: the output as text (png: the art as plain text) and the png as an image block; structuredContent per outputSchema (its text: the same art again); over the character budget an isError naming the columns and formats that fit.',
           maxReplyChars: config.mcpMaxChars,
           outputSchema: RENDER_OUTPUT_SCHEMA,
         },

@@ -107,9 +107,9 @@ export function buildLlmsFullTxt(config: ServerConfig, baseUrl: string): string 
     `\`POST ${ENDPOINTS.mcp.path}\`: JSON-RPC 2.0, stateless, JSON replies (\`Accept: application/json\` is enough). Protocol versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. ` +
       `Methods: initialize, ping, tools/list, tools/call; batches of at most ${config.mcpMaxBatch}. The tool \`${RENDER_TOOL_NAME}\` takes \`imageUrl\` or \`imageBase64\` plus the parameters above; ` +
       'its result is the output as a text block (for png: the art as plain text), the art as a PNG image block (at most 1600 px a side; smaller cells when larger) and structuredContent conforming to the listed outputSchema ' +
-      '(format, columns, rows, charset, codebook, Director report, effective parameters; the json payload is only in the text). ' +
-      `A reply over ${config.mcpMaxChars ? `${config.mcpMaxChars} characters (V2A_MCP_MAX_CHARS)` : 'the character budget (V2A_MCP_MAX_CHARS, off here)'} is an isError naming the smaller columns and the formats that fit; nothing is ever cut. ` +
-      'Failures are isError results with the same message as the HTTP API. A browser Origin other than the server\'s own or one in V2A_CORS_ORIGINS is 403. ' +
+      '(text: the same art again, for clients that show the model only structuredContent; format, columns, rows, charset, codebook, Director report, effective parameters). ' +
+      `A reply over ${config.mcpMaxChars ? `${config.mcpMaxChars} characters (V2A_MCP_MAX_CHARS; the art counted once)` : 'the character budget (V2A_MCP_MAX_CHARS, off here)'} is an isError naming the most columns and the formats that fit; nothing is ever cut. ` +
+      'Failures are isError results with the same message as the HTTP API (a missing image names the tool\'s own arguments). A browser Origin other than the server\'s own or one in V2A_CORS_ORIGINS is 403. ' +
       `The same tool runs locally over stdio: \`npx -y v2a mcp --root DIR\` adds \`imagePath\`, a local file read only inside the roots. --root: ${MCP_ROOT_HELP}.`,
     '',
     '## Browser handoff',

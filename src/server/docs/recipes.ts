@@ -12,6 +12,13 @@ export interface Recipe {
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * A 24 x 16 px grey disc as a PNG (384 characters of base64): the MCP recipe runs as it is on any
+ * server, where imageUrl would need the operator's V2A_IMAGE_FETCH_ALLOWLIST (empty by default).
+ */
+const TINY_PNG_BASE64 =
+  'iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAAAAAApT+BJAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAA0ElEQVQY02MQwQEYEMzd29cvxSJx6uzpo7s3LJ6KLnH+xt1bl47tXDWnF1Xi1I2nb1/cObd/w4IJDSgSZ+++/fPx4cVDmxZNakKW2H361ouPb+5dOLBh4cTGQiSJ7Ucv3Xl47+rJ3Wvm9tXlI0ms333s3MULJ/dvXjq9syobSWLphp37Dx3YvXnFnP6mklRkyxev2rBpw5qlcya1VeaguGrqnAWLFs6d3t9WnZ+M6sHeCZMm9nU2VeanogdJQ1NjXVVJTjKWQCzMz07FGrqoAACURXRrdRWeLAAAAABJRU5ErkJggg==';
+
 export function buildRecipes(baseUrl: string): Recipe[] {
   const render = baseUrl + ENDPOINTS.render.path;
   const mcp = baseUrl + ENDPOINTS.mcp.path;
@@ -30,7 +37,7 @@ export function buildRecipes(baseUrl: string): Recipe[] {
     },
     {
       name: 'render-url-json',
-      description: 'Render an allowlisted https image URL to the json format (lines, codebook, Auto Director report).',
+      description: 'Render an https image URL to the json format (lines, codebook, Auto Director report). Only for a host the operator put in V2A_IMAGE_FETCH_ALLOWLIST: the list is empty by default, and then every imageUrl is refused (400); send the image itself as in render-base64-compact.',
       command: `curl -sS -H 'content-type: application/json' -d ${json({ imageUrl: 'https://images.example.com/cat.jpg', format: 'json', columns: 80 })} ${q(render)}`,
     },
     {
@@ -50,8 +57,8 @@ export function buildRecipes(baseUrl: string): Recipe[] {
     },
     {
       name: 'mcp-render',
-      description: `Call ${RENDER_TOOL_NAME} over MCP.`,
-      command: `curl -sS -H 'content-type: application/json' -H ${q(`mcp-protocol-version: ${LATEST_PROTOCOL_VERSION}`)} -d ${json({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: RENDER_TOOL_NAME, arguments: { imageUrl: 'https://images.example.com/cat.jpg', columns: 60 } } })} ${q(mcp)}`,
+      description: `Call ${RENDER_TOOL_NAME} over MCP with a small image (a grey disc) as imageBase64; send your own image's base64 the same way.`,
+      command: `curl -sS -H 'content-type: application/json' -H ${q(`mcp-protocol-version: ${LATEST_PROTOCOL_VERSION}`)} -d ${json({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: RENDER_TOOL_NAME, arguments: { imageBase64: TINY_PNG_BASE64, columns: 24 } } })} ${q(mcp)}`,
     },
     {
       name: 'render-png',

@@ -11,8 +11,10 @@
  *
  * A cancel may overtake its call: the call's POST is tracked once its body has been read, and a
  * large image takes a while to upload. Such a cancel is kept (bounded in number and time) and
- * stops the call as it is tracked. MCP forbids reusing a request id within a session, so a
- * cancel kept for a call that had already finished stops no other.
+ * stops the call as it is tracked. A cancel may also come late, crossing its call's reply: the
+ * ids recently answered in each session are remembered (bounded alike), and a cancel naming one
+ * is ignored, so that it is not kept as an early cancel that would silently stop the next call
+ * reusing the id (MCP forbids the reuse, yet clients with per-connection counters do it).
  */
 import { randomUUID } from 'node:crypto';
 import { HttpProblem } from '../problem.js';
@@ -31,7 +33,7 @@ export function sessionOf(header: string | string[] | undefined): string | undef
 const keyOf = (session: string, id: JsonRpcId): string => `${session}\n${typeof id}\n${id}`;
 
 /**
- * The longest request id an early cancel is kept for. A client picks its ids (MCP bounds neither
+ * The longest request id an early cancel, or an answered call, is kept for. A client picks its ids (MCP bounds neither
  * their kind nor their length), and a kept cancel holds its id for as long as a request may last:
  * without a bound, a few bodies of 20 MB ids held gigabytes. Real ids are counters or UUIDs; a
  * cancel naming a call already tracked stops it whatever its id.
@@ -64,9 +66,9 @@ export interface TrackedCall {
 const cancelled = () => new HttpProblem('interrupted', 'The client cancelled the call (notifications/cancelled).');
 
 export interface EarlyCancels {
-  /** How long a cancel that found no call is kept for it (ms). */
+  /** How long a cancel that found no call is kept for it, and an answered call's id remembered (ms). */
   readonly keepMs: number;
-  /** How many are kept at most (the oldest go first). */
+  /** How many of each are kept at most (the oldest go first). */
   readonly most: number;
   /**
    * V2A_MCP_MAX_BATCH: a larger batch is refused whole by the dispatcher, so its cancels are not
@@ -81,19 +83,26 @@ export class InFlightCalls {
   private readonly calls = new Map<string, AbortController>();
   /** Cancels that came before their call, by key: when each was received. */
   private readonly early = new Map<string, number>();
+  /** Calls answered (or cancelled) lately, by key: when each ended. A cancel naming one came late. */
+  private readonly answered = new Map<string, number>();
 
   constructor(private readonly earlyCancels: EarlyCancels) {}
 
   /** Registers the requests of `body` under `session`, each with its own controller (none without a session). */
   track(session: string | undefined, body: unknown): TrackedCall {
     const own = new Map<string, AbortController>();
+    /** Keys of ids short enough to remember once answered. */
+    const short = new Set<string>();
     if (session !== undefined) {
       for (const id of requestIds(body)) {
         const key = keyOf(session, id);
         if (own.has(key)) continue;
         const abort = new AbortController();
         own.set(key, abort);
+        if (String(id).length <= MAX_KEPT_ID_LENGTH) short.add(key);
         this.calls.set(key, abort);
+        // Running again under a reused id: a cancel now names this call.
+        this.answered.delete(key);
       }
     }
     this.dropExpired();
@@ -101,7 +110,12 @@ export class InFlightCalls {
     return {
       cancelOf: (id) => (session === undefined ? undefined : own.get(keyOf(session, id))?.signal),
       done: () => {
-        for (const [key, abort] of own) if (this.calls.get(key) === abort) this.calls.delete(key);
+        const now = this.clock();
+        for (const [key, abort] of own) {
+          if (this.calls.get(key) !== abort) continue;
+          this.calls.delete(key);
+          if (short.has(key)) remember(this.answered, key, now, this.earlyCancels.most);
+        }
       },
     };
   }
@@ -119,10 +133,11 @@ export class InFlightCalls {
         call.abort(cancelled());
         continue;
       }
+      // Too long to keep, or late: its call was answered already.
       if (String(id).length > MAX_KEPT_ID_LENGTH) continue;
-      this.early.delete(key);
-      this.early.set(key, this.clock());
-      if (this.early.size > this.earlyCancels.most) this.early.delete(this.early.keys().next().value!);
+      this.dropExpired();
+      if (this.answered.has(key)) continue;
+      remember(this.early, key, this.clock(), this.earlyCancels.most);
     }
   }
 
@@ -132,6 +147,12 @@ export class InFlightCalls {
     return this.early.size;
   }
 
+  /** Answered calls remembered, for late cancels. */
+  get answeredCalls(): number {
+    this.dropExpired();
+    return this.answered.size;
+  }
+
   private clock(): number {
     return (this.earlyCancels.now ?? Date.now)();
   }
@@ -139,9 +160,18 @@ export class InFlightCalls {
   /** The oldest first (insertion order): stop at the first still within its time. */
   private dropExpired(): void {
     const oldest = this.clock() - this.earlyCancels.keepMs;
-    for (const [key, at] of this.early) {
-      if (at > oldest) break;
-      this.early.delete(key);
+    for (const map of [this.early, this.answered]) {
+      for (const [key, at] of map) {
+        if (at > oldest) break;
+        map.delete(key);
+      }
     }
   }
+}
+
+/** Sets `key` as the newest entry of `map` (insertion order is age order), the oldest going past `most`. */
+function remember(map: Map<string, number>, key: string, at: number, most: number): void {
+  map.delete(key);
+  map.set(key, at);
+  if (map.size > most) map.delete(map.keys().next().value!);
 }

@@ -105,6 +105,8 @@ export interface McpDispatcherOptions {
   tools: McpTool[];
   /** Most messages accepted in one batch (integer ≥ 1). */
   maxBatch: number;
+  /** What the transport carries one JSON text in, as the parse error names it. Default `body` (HTTP); stdio: `line`. */
+  messageCarrier?: 'body' | 'line';
   /** Accepted protocol versions, newest first. Default: `SUPPORTED_PROTOCOL_VERSIONS`. */
   supportedProtocolVersions?: readonly string[];
   /**
@@ -506,7 +508,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
   }
 
   function parseError(): JsonRpcErrorResponse {
-    return errorResponse(null, mcpErrorCodes.ParseError, 'Parse error: the body is not valid JSON.');
+    return errorResponse(null, mcpErrorCodes.ParseError, `Parse error: the ${opts.messageCarrier ?? 'body'} is not valid JSON.`);
   }
 
   return { handle, parseError, invalidRequest, tools: descriptors, protocolVersions };

@@ -8,12 +8,13 @@
 import { V2aError } from '../../core/errors.js';
 import { PARAMS } from '../../core/params/definitions.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
+import { MISSING_IMAGE_DETAIL } from '../render-inputs.js';
 import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
 import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
 
 export const RENDER_TOOL_NAME = 'render_ascii';
 
-export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image; the host must be on the server\'s V2A_IMAGE_FETCH_ALLOWLIST, which is empty unless the operator fills it (then every imageUrl is refused: send imageBase64).';
+export const IMAGE_URL_DESCRIPTION = 'HTTPS URL of the image, on a host in the server\'s V2A_IMAGE_FETCH_ALLOWLIST. The list is empty unless the operator fills it, and while it is empty every imageUrl is refused: send imageBase64 instead.';
 
 /**
  * The image sources as the `initialize` instructions name them, for a server whose imageUrl may
@@ -36,7 +37,7 @@ export const mcpInstructions = (hosts: readonly string[], opts: { imagePath?: bo
   'render parameters (columns, charset, format, color, ...). ' +
   (opts.imagePath === 'no roots' ? 'imagePath is unavailable: this server has no roots to read files from (start v2a mcp with --root <folder>, or from a client that lists MCP roots). ' : '') +
   'Every result has the art as its first content block (text), the art as a PNG image to look at, ' +
-  'and structuredContent, a machine summary: dimensions, codebook, Director report and effective parameters.';
+  'and structuredContent: the same art as its text, with a machine summary (dimensions, codebook, Director report and effective parameters).';
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';
 export const IMAGE_PATH_DESCRIPTION =
   'Path of a local image file (absolute, ~/..., a file: URI, or relative to the first root). Only files inside the allowed roots (v2a mcp --root, and the client\'s MCP roots) are read; ' +
@@ -45,6 +46,26 @@ export const IMAGE_PATH_DESCRIPTION =
 export interface RenderToolSchemaOptions {
   /** Offer `imagePath` (the stdio face only). */
   readonly imagePath?: boolean;
+  /** The character budget in force, which the description states (0: none). Default DEFAULT_MCP_MAX_CHARS. */
+  readonly maxChars?: number;
+}
+
+/** The image sources a face takes, as its texts name them. */
+const sourcesOf = (imagePath: boolean | undefined) => (imagePath ? 'imagePath (a local file inside the allowed roots), imageUrl or imageBase64' : 'imageUrl or imageBase64');
+
+/**
+ * The tool's missing-image failure: the HTTP API's names the multipart upload too, which no tool
+ * call can send. `imagePath`: the stdio face where roots allow reading a file.
+ */
+export const missingImageDetail = (imagePath = false): string =>
+  `No image was supplied: give exactly one of ${sourcesOf(imagePath)} in the tool arguments.`;
+
+/** What the description says of the character budget in force. */
+function budgetNote(maxChars: number): string {
+  if (maxChars <= 0) return 'This server sets no character budget: every reply comes whole.';
+  // Counted once: a client shows the model either the text block or structuredContent.
+  return `A reply over this server's character budget of ${maxChars.toLocaleString('en-US')} (the art counted once, plus the summary) is refused with the columns and formats that fit: ` +
+    'ask for fewer columns, or format=text (format=png carries the same text, so it fits no better).';
 }
 
 /** JSON Schema of the tool's arguments: exactly one image source, plus render parameters. */
@@ -65,16 +86,15 @@ export function renderToolInputSchema(opts: RenderToolSchemaOptions = {}): Recor
 }
 
 export function renderToolDescription(opts: RenderToolSchemaOptions = {}): string {
-  const sources = opts.imagePath ? 'imagePath (a local file inside the allowed roots), imageUrl or imageBase64' : 'imageUrl or imageBase64';
   return 'Render one image (JPEG, PNG, WebP, GIF, AVIF or TIFF) as character art: text, ansi, html, svg, json, json-compact or png. ' +
-    `Pass the image as ${sources}. The Auto Director tunes the parameters you do not set. ` +
+    `Pass the image as ${sourcesOf(opts.imagePath)}. The Auto Director tunes the parameters you do not set. ` +
     'The art is content[0].text, in the requested format (for png: the art as plain text); content[1] is the art as a PNG image ' +
-    `(at most ${MCP_IMAGE_MAX_EDGE} px a side, smaller cells when needed) so you can look at it; structuredContent is a machine summary, not the art: ` +
-    'dimensions, charset, codebook, Director report and effective parameters. A reply over the character budget ' +
-    `(default ${DEFAULT_MCP_MAX_CHARS.toLocaleString('en-US')}) is refused with the columns and formats that fit: use fewer columns, or format=text or png.`;
+    `(at most ${MCP_IMAGE_MAX_EDGE} px a side, smaller cells when needed) so you can look at it; structuredContent.text is the same art again, ` +
+    'beside a machine summary: dimensions, charset, codebook, Director report and effective parameters. ' +
+    budgetNote(opts.maxChars ?? DEFAULT_MCP_MAX_CHARS);
 }
 
-/** The description of the HTTP face (no imagePath). */
+/** The description of the HTTP face (no imagePath) at the default budget. */
 export const RENDER_TOOL_DESCRIPTION = renderToolDescription();
 
 export interface RenderToolFace extends RenderToolSchemaOptions {
@@ -97,7 +117,7 @@ export function createRenderTool(face: RenderToolFace): McpTool {
   return {
     name: RENDER_TOOL_NAME,
     title: 'Render image as ASCII art',
-    description: renderToolDescription(schemaOpts),
+    description: renderToolDescription({ ...schemaOpts, ...(face.maxChars !== undefined ? { maxChars: face.maxChars } : {}) }),
     inputSchema: renderToolInputSchema(schemaOpts),
     outputSchema: RENDER_OUTPUT_SCHEMA,
     annotations: { title: 'Render image as ASCII art', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -107,7 +127,7 @@ export function createRenderTool(face: RenderToolFace): McpTool {
       } catch (err) {
         if (err instanceof V2aError && err.info.mcp === 'tool') {
           face.onToolError?.(err, ctx);
-          return toolFailure(err.detail);
+          return toolFailure(err.detail === MISSING_IMAGE_DETAIL ? missingImageDetail() : err.detail);
         }
         throw err;
       }

@@ -5,10 +5,12 @@
  * - an image block: the png rendering (in colour where the format shows colour: not for text),
  *   bounded to MCP_IMAGE_MAX_EDGE px on its longer side and MCP_IMAGE_MAX_BYTES, drawn with
  *   smaller cells (scale 2, 4, 8) when the full one is larger (for format png, noted as a preview);
- * - structuredContent: a summary that conforms to RENDER_OUTPUT_SCHEMA (dimensions, charset,
- *   codebook, Director report, effective parameters), never the json payload a second time;
- * - a character budget: when text plus summary would exceed `maxChars`, no result but a
- *   `reply-too-large` error naming the columns and the formats that fit.
+ * - structuredContent, conforming to RENDER_OUTPUT_SCHEMA: the art again as `text` (several
+ *   clients show the model only the JSON of structuredContent when there is one) and a summary
+ *   (dimensions, charset, codebook, Director report, effective parameters);
+ * - a character budget: when the art plus the summary would exceed `maxChars`, no result but a
+ *   `reply-too-large` error naming the columns and the formats that fit. The art is counted once:
+ *   a client shows the model one of its two copies.
  * Pure: core imports only (it runs in worker threads and in `v2a mcp`).
  */
 import { V2aError } from '../../core/errors.js';
@@ -37,13 +39,15 @@ export interface ToolImage {
 
 /** The structuredContent of every successful call (RENDER_OUTPUT_SCHEMA). */
 export interface RenderSummary {
+  /** The art: the text block's string. */
+  readonly text: string;
   readonly format: Format;
   readonly contentType: string;
   readonly columns: number;
   readonly rows: number;
   readonly charset: string;
   readonly cellAspect: number;
-  /** Characters of the text block. */
+  /** Characters of the art (`text`). */
   readonly characters: number;
   readonly image: PreviewSize;
   readonly codebook: CodebookReport;
@@ -94,17 +98,18 @@ const DIRECTOR_SUMMARY: JsonSchema = (() => {
  */
 export const RENDER_OUTPUT_SCHEMA: JsonSchema = {
   type: 'object',
-  description: 'What was rendered. The art itself is the text block (in the requested format) and the image block (png).',
-  required: ['format', 'contentType', 'columns', 'rows', 'charset', 'cellAspect', 'characters', 'image', 'codebook', 'director', 'params', 'explicit', 'source'],
+  description: 'The art (text, the same string as the text block) and what was rendered. The image block is the art as a png.',
+  required: ['text', 'format', 'contentType', 'columns', 'rows', 'charset', 'cellAspect', 'characters', 'image', 'codebook', 'director', 'params', 'explicit', 'source'],
   additionalProperties: false,
   properties: {
+    text: { type: 'string', description: 'The art itself, the same string as content[0].text: the output in the requested format (png: the art as plain text).' },
     format: { enum: [...FORMATS], description: 'Format of the text block (png: the text block is the art as plain text; the image block is the png).' },
     contentType: { type: 'string', description: 'Media type of the requested format.' },
     columns: { type: 'integer', minimum: 1, description: 'Cells per row.' },
     rows: { type: 'integer', minimum: 1, description: 'Number of rows.' },
     charset: { enum: [...CHARSETS] },
     cellAspect: { type: 'number', exclusiveMinimum: 0, description: 'Cell width / height the row count used.' },
-    characters: { type: 'integer', minimum: 0, description: 'Length of the text block in UTF-16 code units (what the character budget counts).' },
+    characters: { type: 'integer', minimum: 0, description: 'Length of the art (text) in UTF-16 code units. The character budget counts the art once, with the rest of this summary.' },
     image: {
       type: 'object',
       description: 'The image block: the png rendering, with smaller cells when the full size would exceed the bounds.',
@@ -169,6 +174,7 @@ function previewNote(result: RenderResult): string {
 
 function summary(result: RenderResult, output: FormattedOutput, text: string, image: RenderSummary['image']): RenderSummary {
   return {
+    text,
     format: result.params.format,
     contentType: output.contentType,
     columns: result.columns,
@@ -196,60 +202,91 @@ const grouped = (n: number) => n.toLocaleString('en-US');
 /** The same source rendered again at other columns: lets the over-budget refusal measure its advice. */
 export type Rerender = (columns: number) => Promise<{ result: RenderResult; output: FormattedOutput }>;
 
-/** Text and summary of a reply, and their length together (what the budget counts). */
+/**
+ * The art and the rest of the summary, and their length together (what the budget counts): the
+ * art once, though the text block and structuredContent.text both carry it, since a client shows
+ * the model one of them.
+ */
 function measure(result: RenderResult, output: FormattedOutput): { text: string; overhead: number; total: number } {
   const text = textOf(result, result.params.format, output);
   // The summary's image size hardly changes its length: the full-size one stands in before any png is drawn.
   const cell = pngCell(1, result.cellAspect);
   const full = { width: result.columns * cell.width, height: result.rows * cell.height, cellWidth: cell.width, cellHeight: cell.height };
-  const overhead = JSON.stringify(summary(result, output, text, { mimeType: 'image/png', ...full })).length;
+  const overhead = JSON.stringify(summary(result, output, '', { mimeType: 'image/png', ...full })).length;
   return { text, overhead, total: text.length + overhead };
 }
 
-/**
- * Columns whose reply should fit, from one reply's size: its cells scaled by budget / size with a
- * 15 % margin, and always fewer than it has.
- */
-function fewerColumns(columns: number, rows: number, size: number, overhead: number, maxChars: number): number {
-  const cells = columns * rows * Math.max(0, (maxChars - overhead) / Math.max(1, size - overhead)) * 0.85;
-  return Math.min(columns - 1, Math.floor(Math.sqrt(cells * columns / rows)));
+/** A reply measured at some columns. */
+interface Sized {
+  readonly columns: number;
+  readonly total: number;
+  readonly overhead: number;
 }
 
-/** Most renders the refusal spends on checking the columns it names. */
-const FIT_TRIES = 4;
+/**
+ * The columns to try next, strictly between the largest known to fit (`fits`; none yet: the
+ * smallest allowed) and the smallest known over (`over`). A reply grows about with its cells, so
+ * with columns squared (rows follow columns): interpolated between the two, or scaled down from
+ * `over` alone, `margin` under the boundary.
+ */
+function nextColumns(fits: Sized | undefined, over: Sized, maxChars: number, margin: number): number {
+  let columns: number;
+  if (fits) {
+    const t = (maxChars - fits.total) / Math.max(1, over.total - fits.total);
+    columns = Math.floor(Math.sqrt(fits.columns ** 2 + t * (over.columns ** 2 - fits.columns ** 2)));
+  } else {
+    const room = Math.max(0, maxChars - over.overhead) / Math.max(1, over.total - over.overhead);
+    columns = Math.floor(over.columns * Math.sqrt(room) * margin);
+  }
+  return Math.min(over.columns - 1, Math.max(fits ? fits.columns + 1 : COLUMNS.min, columns));
+}
+
+/** Most renders the refusal spends on finding the columns it names. */
+const FIT_TRIES = 6;
 
 /**
- * The columns to name in a refusal: the estimate, checked by rendering at it when `rerender` is
- * given (a reply's characters per cell grow as columns fall: html and ansi merge fewer equal-colour
- * runs), and lowered from each measured size until one fits. undefined: nothing from the smallest
- * columns up fits, or no check came out within FIT_TRIES.
+ * The columns to name in a refusal: the most that fit, found by rendering at the columns
+ * nextColumns() proposes until the largest that fits and the smallest that is over are
+ * neighbours (a reply's characters per cell grow as columns fall: html and ansi merge fewer
+ * equal-colour runs, so a size is only known once rendered). After FIT_TRIES renders, the largest
+ * found to fit: what is named was always rendered and fits. undefined: nothing fits from the
+ * smallest columns up, or none was found. Without `rerender`, an unchecked estimate 15 % under.
  */
 async function fittingColumns(result: RenderResult, size: number, overhead: number, maxChars: number, rerender?: Rerender): Promise<number | undefined> {
-  let columns = fewerColumns(result.columns, result.rows, size, overhead, maxChars);
-  if (!rerender) return columns >= COLUMNS.min ? columns : undefined;
-  for (let i = 0; i < FIT_TRIES && columns >= COLUMNS.min; i++) {
+  let over: Sized = { columns: result.columns, total: size, overhead };
+  if (!rerender) {
+    const columns = nextColumns(undefined, over, maxChars, 0.85);
+    return columns < result.columns && overhead < maxChars ? columns : undefined;
+  }
+  // The summary alone is over: no columns fit (its size hardly depends on them).
+  if (overhead >= maxChars) return undefined;
+  let fits: Sized | undefined;
+  for (let i = 0; i < FIT_TRIES && (fits ? fits.columns + 1 : COLUMNS.min) < over.columns; i++) {
+    const columns = nextColumns(fits, over, maxChars, 0.97);
     let again: Awaited<ReturnType<Rerender>>;
     try {
       again = await rerender(columns);
     } catch {
-      return undefined; // the advice is not worth a failure of its own: the refusal names formats only
+      break; // the advice is not worth a failure of its own
     }
     const m = measure(again.result, again.output);
-    if (m.total <= maxChars) return columns;
-    columns = fewerColumns(columns, again.result.rows, m.total, m.overhead, maxChars);
+    const sized = { columns, total: m.total, overhead: m.overhead };
+    if (m.total <= maxChars) fits = sized;
+    else over = sized;
   }
-  return undefined;
+  return fits?.columns;
 }
 
 /**
- * The refusal of a reply over budget: the columns that fit (fittingColumns) and the formats that
- * fit at these columns (measured: formatted from the same result).
+ * The refusal of a reply over budget: the most columns that fit (fittingColumns) and the formats
+ * that fit at these columns (measured: formatted from the same result). png is never named: its
+ * reply carries the art as plain text, as text's does, so it fits exactly when text fits.
  */
 async function overBudget(result: RenderResult, format: Format, size: number, overhead: number, maxChars: number, rerender?: Rerender): Promise<V2aError> {
   const { columns } = result;
   const fits: string[] = [];
   for (const f of FORMATS) {
-    if (f === format || (f === 'png' && format === 'text')) continue;
+    if (f === format || f === 'png') continue;
     const n = textOf(result, f).length + overhead;
     if (n <= maxChars) fits.push(`format=${f} (${grouped(n)})`);
   }
@@ -265,7 +302,7 @@ async function overBudget(result: RenderResult, format: Format, size: number, ov
 }
 
 /**
- * The reply to one call; throws V2aError `reply-too-large` when text and summary would exceed
+ * The reply to one call; throws V2aError `reply-too-large` when the art and summary would exceed
  * `maxChars` (0: no budget), naming columns that `rerender` showed to fit. `deflate`: the preview
  * png's deflate (core/format/png.ts): the Node faces pass node:zlib's (src/node/deflate.ts), which
  * this module, core imports only, does not import itself.

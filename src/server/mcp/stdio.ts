@@ -22,7 +22,7 @@ import { createMcpDispatcher, refuseKeys, type JsonRpcResponse, type McpDispatch
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
 import { readLines, TOO_LONG_PREFIX_BYTES } from './stdio-lines.js';
-import { createRenderTool, mcpInstructions } from './render-tool.js';
+import { createRenderTool, mcpInstructions, missingImageDetail } from './render-tool.js';
 import { buildToolReply } from './reply.js';
 import { zlibDeflate } from '../../node/deflate.js';
 import { Roots } from './roots.js';
@@ -53,10 +53,11 @@ export interface StdioOptions {
 
 type Source = { field: 'imagePath'; path: string } | { field: 'imageUrl'; url: string } | { field: 'imageBase64'; text: string };
 
-const SOURCE_NAMES = 'imagePath (a local file), imageUrl or imageBase64';
-
-/** Exactly one of the three sources, else the HTTP API's codes with this face's names. */
-function oneSource(args: Record<string, unknown>): Source {
+/**
+ * Exactly one of the three sources, else the HTTP API's codes with this face's names (imagePath
+ * only where `withPath`: roots to read from).
+ */
+function oneSource(args: Record<string, unknown>, withPath: boolean): Source {
   const sources: Source[] = jsonImageInputs({ imageUrl: args.imageUrl, imageBase64: args.imageBase64 }).map((i) =>
     i.field === 'imageUrl' ? { field: 'imageUrl', url: i.url } : { field: 'imageBase64', text: (i as { text: string }).text });
   if (args.imagePath !== undefined) {
@@ -66,7 +67,7 @@ function oneSource(args: Record<string, unknown>): Source {
     }
     sources.unshift({ field: 'imagePath', path: args.imagePath });
   }
-  if (sources.length === 0) throw new V2aError('missing-image', `No image was supplied: give exactly one of ${SOURCE_NAMES}.`);
+  if (sources.length === 0) throw new V2aError('missing-image', missingImageDetail(withPath));
   if (sources.length > 1) {
     const names = sources.map((s) => s.field);
     const detail = `Exactly one image source is allowed, but ${sources.length} were supplied: ${names.join(', ')}.`;
@@ -100,12 +101,15 @@ const renderModules = () => (modules ??= Promise.all([
  */
 export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Promise<void>, clientHasRoots: () => boolean = () => false): McpDispatcher {
   const turns = new Turns(MOST_IN_LINE);
+  // imagePath can work: roots of ours, or a client that lists its own.
+  const pathAllowed = () => clientHasRoots() || opts.roots.all().length > 0;
   const tool = createRenderTool({
     imagePath: true,
+    maxChars: opts.maxChars,
     async run(args, ctx) {
       const { imagePath: _p, imageUrl: _u, imageBase64: _b, ...rest } = args;
       const params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
-      const source = oneSource(args);
+      const source = oneSource(args, pathAllowed());
       // The file is read, or fetched, on the call's turn: a waiting call holds no image.
       return turns.run(ctx.signal, async () => {
         let input: JobInput;
@@ -128,9 +132,10 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
   return createMcpDispatcher({
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
     // Asked at initialize, once the client's capabilities are read (observe, serveStdio).
-    instructions: () => mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: clientHasRoots() || opts.roots.all().length > 0 ? true : 'no roots' }),
+    instructions: () => mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: pathAllowed() ? true : 'no roots' }),
     tools: [tool],
     maxBatch: MAX_BATCH,
+    messageCarrier: 'line',
     // A call its client cancelled is no error to report (notifications/cancelled).
     onError: (err) => {
       if (err instanceof V2aError && err.code === 'interrupted') return;

@@ -150,7 +150,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
   const limit = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
     if (!smallBody(request)) await ctx.limiter?.hook.call(this, request, reply);
   };
-  // A cancel that overtakes its call's upload is kept for as long as a request may last.
+  // A cancel that overtakes its call's upload is kept for as long as a request may last; an
+  // answered call's id is remembered as long, so that a late cancel is not taken for an early one.
   const calls = new InFlightCalls({ keepMs: config.requestTimeoutMs, most: 10_000, maxBatch: config.mcpMaxBatch });
 
   app.route({
