@@ -607,7 +607,10 @@ test('a refusal names the limit as the caller set it (the option; the settings f
     return assert.fail('refused');
   };
   // 90,000 bytes against 1,000 read "about 1 MiB; the limit is 1 MiB".
-  assert.equal(await refusal({ maxDecodedBytes: 1000 }), 'Decoding the image would take about 90,000 bytes (200 x 150 pixels x 3 channels x 8-bit); the limit is 1,000 bytes (maxDecodedBytes). Send a smaller image, 8-bit, or not interlaced.');
+  // An 8-bit image not interlaced is told only the remedy that would help it.
+  assert.equal(await refusal({ maxDecodedBytes: 1000 }), 'Decoding the image would take about 90,000 bytes (200 x 150 pixels x 3 channels x 8-bit); the limit is 1,000 bytes (maxDecodedBytes). Send a smaller image.');
+  const deep = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#808080' } }).toColourspace('rgb16').png({ progressive: true }).toBuffer();
+  await assert.rejects(decodeImage(deep, { maxPixels: MAX, maxDecodedBytes: 1000 }), /16-bit\); the limit is 1,000 bytes \(maxDecodedBytes\)\. Send a smaller image, 8-bit, or not interlaced\.$/);
   assert.equal(await refusal({ maxPixels: 29_999 }), 'The image has too many pixels (200 x 150 = 30,000 pixels); the limit is 29,999 pixels (maxPixels). Send a smaller image.');
   assert.equal(await refusal({ maxBytes: 100 }), `The image is too large (${png.byteLength} bytes); the limit is 100 bytes (maxBytes).`);
   // The render job's limits are the settings: named so.

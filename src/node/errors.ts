@@ -126,7 +126,7 @@ export function pixelsMessage(dims: { width: number; height: number } | undefine
 
 /** The refusal of an image whose decoder memory estimate is over the limit, naming both. */
 export function decodedBytesMessage(
-  info: { storedWidth: number; storedHeight: number; channels: number; bytesPerSample: number },
+  info: { storedWidth: number; storedHeight: number; channels: number; bytesPerSample: number; progressive?: boolean },
   need: number,
   limit: number,
   limitName = 'V2A_MAX_DECODED_BYTES',
@@ -135,7 +135,11 @@ export function decodedBytesMessage(
   // (90,000 bytes against a limit of 1,000 both read "1 MiB"): then in bytes.
   const up = Math.ceil(need / 1048576), down = Math.floor(limit / 1048576);
   const [shownNeed, shownLimit] = down >= 1 && up > down ? [`${up} MiB`, `${down} MiB`] : [`${need.toLocaleString('en-US')} bytes`, `${limit.toLocaleString('en-US')} bytes`];
-  return `Decoding the image would take about ${shownNeed} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${shownLimit} (${limitName}). Send a smaller image, 8-bit, or not interlaced.`;
+  // Only the remedies that would help this image: 8-bit where it has more, not interlaced
+  // (progressive) where it is (such a file is decoded whole, whatever the target size).
+  const remedies = ['a smaller image', ...(info.bytesPerSample > 1 ? ['8-bit'] : []), ...(info.progressive ? ['not interlaced'] : [])];
+  const remedy = remedies.length > 1 ? `${remedies.slice(0, -1).join(', ')}, or ${remedies.at(-1)}` : remedies[0];
+  return `Decoding the image would take about ${shownNeed} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${shownLimit} (${limitName}). Send ${remedy}.`;
 }
 
 function formatMegapixels(pixels: number): string {
