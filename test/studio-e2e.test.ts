@@ -13,7 +13,7 @@ import { FORMATS, FORMAT_INFO, PARAMS, decodeCompact } from '../src/core/index.j
 import { HANDOFF_MESSAGES, HANDOFF_PROTOCOL } from '../src/contract/handoff.js';
 import { STUDIO_CSP } from '../src/server/routes/studio.js';
 import { photo, startTestServer, type TestServer } from './server-helpers.js';
-import { artSettlesTo, chromiumNoise, ensureStudioBuilt, settledArt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
+import { artSettlesTo, chromiumNoise, ensureStudioBuilt, forgetSettings, settledArt, findChromium, launchChromium, pageServer, receiverPage, type PageServer } from './studio-helpers.js';
 
 // Callbacks of page.evaluate run in the page. This Node program has no DOM types (tsconfig.json),
 // so the browser globals they use are declared here, loosely, for this module only.
@@ -70,6 +70,7 @@ async function openStudio(context: BrowserContext): Promise<Watched> {
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error' && !chromiumNoise(m.text())) problems.push(`console: ${m.text()}`); });
+  await forgetSettings(page);
   await page.addInitScript(() => {
     window.__csp = [];
     document.addEventListener('securitypolicyviolation', (e: any) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));

@@ -150,12 +150,22 @@ export function chromiumNoise(text: string): boolean {
 }
 
 /**
- * The studio at `base` in a new page of `context`, once its controls are built; `problems`
+ * Pages of one context share the studio's remembered settings (src/studio/settings-store.ts): a
+ * test starts from none, as a first visit does, whatever an earlier page of its context set.
+ */
+export async function forgetSettings(page: Page): Promise<void> {
+  await page.addInitScript(() => window.localStorage.removeItem('v2a-studio-settings'));
+}
+
+/**
+ * The studio at `base` in a new page of `context`, once its controls are built (and, unless
+ * `keepSettings`, with no settings remembered from an earlier page: forgetSettings); `problems`
  * collects page errors and console errors. Refused renders are 400s, which the browser itself
  * logs: expected, so not collected.
  */
-export async function openStudioAt(context: BrowserContext, base: string): Promise<{ page: Page; problems: string[] }> {
+export async function openStudioAt(context: BrowserContext, base: string, opts: { keepSettings?: boolean } = {}): Promise<{ page: Page; problems: string[] }> {
   const page = await context.newPage();
+  if (!opts.keepSettings) await forgetSettings(page);
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error' && !/status of 400/.test(m.text()) && !chromiumNoise(m.text())) problems.push(`console: ${m.text()}`); });

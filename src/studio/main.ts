@@ -17,6 +17,7 @@ import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
 import { serverLimits } from './server-api.js';
+import { saveSettings, savedSettings } from './settings-store.js';
 import { initSources, pendingFailed, pendingLoaded, pendingRendered, rerenderOnServer, stillDropped, useServerLimits, wireSources } from './sources.js';
 import { isLive, state, type StudioStats } from './state.js';
 import { frameDone, initStream, meterFrame, pump, setStreamUi, stopStream } from './stream.js';
@@ -108,7 +109,13 @@ function paramsChanged(params: ExplicitParams): void {
   }
   send({ t: 'params', params });
 }
-controls.onChange = paramsChanged;
+// The settings of the last visit, before the first render asks for any.
+for (const [name, value] of Object.entries(savedSettings())) controls.set(name, value, false);
+syncStageButtons();
+controls.onChange = (params) => {
+  saveSettings(params);
+  paramsChanged(params);
+};
 send({ t: 'params', params: controls.values() });
 
 // ---------------------------------------------------------------------------------------------
