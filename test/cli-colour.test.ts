@@ -12,9 +12,10 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
 import { colorDepthWhenOn, detectColor } from '../src/cli/color-support.js';
 import { resolveColor } from '../src/cli/view.js';
-import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
+import { V2A_BIN, cliEnv, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -59,8 +60,8 @@ describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / T
     assert.equal(colorDepthWhenOn({ TERM: 'dumb', COLORTERM: 'truecolor' }), 'truecolor');
     assert.equal(colorDepthWhenOn({ TERM: 'dumb' }), '16');
     assert.equal(colorDepthWhenOn({ NO_COLOR: '1', FORCE_COLOR: '2' }), '256');
-    // Nothing tells a depth: the colorDepth parameter's default.
-    assert.equal(colorDepthWhenOn({}), undefined);
+    // Nothing tells a depth: 16, what every colour terminal shows (as FORCE_COLOR=1).
+    assert.equal(colorDepthWhenOn({}), '16');
   });
 
   test('--color piped: the depth of the terminal it runs in, as chafa (it was always truecolor, whatever TERM said)', () => {
@@ -73,8 +74,9 @@ describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / T
     assert.equal(piped({ TERM: 'linux', FORCE_COLOR: '3' }), undefined);
     assert.equal(piped({ TERM: 'screen-256color', FORCE_COLOR: '1' }), '16');
     assert.deepEqual(resolveColor({}, { colors: 'truecolor' }, undefined, { TERM: 'linux' }, false), { color: true, colorDepth: 'truecolor' });
-    // Nothing tells a depth: the default, as before.
-    assert.equal(piped({}), undefined);
+    // Nothing tells a depth: 16, as CLICOLOR_FORCE (it was truecolor).
+    assert.equal(piped({}), '16');
+    assert.equal(piped({}, { format: 'ansi' }), '16');
   });
 
   test('CLICOLOR_FORCE (not 0): colour when piped, at the terminal\'s depth, else 16; NO_COLOR still wins', () => {
@@ -85,6 +87,21 @@ describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / T
     assert.equal(detectColor({ CLICOLOR_FORCE: '1', NO_COLOR: '1', ...XTERM_256 }, false), 'none');
     assert.equal(detectColor({ CLICOLOR_FORCE: '1', FORCE_COLOR: '0' }, false), 'none', 'FORCE_COLOR first');
     assert.deepEqual(resolveColor({}, {}, undefined, { CLICOLOR_FORCE: '1', TERM: 'linux' }, false), { color: true, colorDepth: '16' });
+    // Without TERM or COLORTERM: 16, as documented (it was truecolor); --colors still chooses.
+    assert.deepEqual(resolveColor({}, {}, undefined, { CLICOLOR_FORCE: '1' }, false), { color: true, colorDepth: '16' });
+    assert.deepEqual(resolveColor({}, { colors: 'truecolor' }, undefined, { CLICOLOR_FORCE: '1' }, false), { color: true, colorDepth: 'truecolor' });
+  });
+
+  test('piped with nothing that tells a depth (no TERM, COLORTERM or FORCE_COLOR): CLICOLOR_FORCE=1 and --color write 16 colours', async () => {
+    const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#c04020' } }).png().toBuffer();
+    const env = cliEnv({ V2A_DEBUG: '' }, { terminal: true });
+    for (const [args, extra] of [[[], { CLICOLOR_FORCE: '1' }], [['--color'], {}]] as const) {
+      const r = spawnSync(process.execPath, [V2A_BIN, '-', '-w', '20', ...args], { cwd: ROOT, encoding: 'utf8', input: png, env: { ...env, ...extra } });
+      assert.equal(r.status, 0, r.stderr);
+      const codes = [...r.stdout.matchAll(/\x1b\[([0-9;]*)m/g)].map((m) => m[1]!);
+      assert.ok(codes.length > 0, JSON.stringify(args));
+      for (const c of codes) assert.match(c, /^(0|3[0-7]|9[0-7])$/, `${JSON.stringify(args)} ${JSON.stringify(extra)}: SGR ${c}`);
+    }
   });
 
   test('--color with NO_COLOR on a 256-colour terminal renders at 256 colours, as without NO_COLOR', () => {

@@ -77,17 +77,50 @@ describe('neither an image nor a video: refused from its first bytes', { concurr
     mp4.writeUInt32BE(24, 0);
     mp4.write('ftypisom', 4, 'latin1');
     const stdin = (input: Buffer | string, ...args: string[]) => spawnSync(V2A[0]!, [...V2A.slice(1), ...args], { cwd: ROOT, env: env(), input, encoding: 'utf8' });
+    // Named as a file is (`v2a: notes.txt: ...`): standard input, as its I/O errors say.
     const txt = stdin('plain text', '-');
     assert.equal(txt.status, 3);
-    assert.equal(txt.stderr, `v2a: ${UNSUPPORTED}\n`);
+    assert.equal(txt.stderr, `v2a: standard input: ${UNSUPPORTED}\n`);
     const ok = stdin(png, '-', '-w', '8');
     assert.equal(ok.status, 0, ok.stderr);
     assert.ok(ok.stdout.length > 0);
     assert.match(stdin(mp4, '-').stderr, /This is a video: play it with v2a play -\.\n$/);
-    assert.equal(stdin('', '-').stderr, 'v2a: The image is empty (0 bytes).\n');
+    assert.equal(stdin('', '-').stderr, 'v2a: standard input: The image is empty (0 bytes).\n');
     const play = stdin('plain text', 'play', '-');
     assert.equal(play.status, 3);
-    assert.equal(play.stderr, `v2a: ${UNSUPPORTED} Or a video ffmpeg reads: ${VIDEO_FORMATS_IN_WORDS}.\n`);
+    assert.equal(play.stderr, `v2a: standard input: ${UNSUPPORTED} Or a video ffmpeg reads: ${VIDEO_FORMATS_IN_WORDS}.\n`);
+    assert.equal(stdin('plain text', 'decode', '-').stderr.startsWith('v2a: standard input: '), true);
+  });
+
+  test('over V2A_MAX_IMAGE_BYTES, what the input is comes first: a video is told to play, a non-image is unsupported; only an image is too large', async () => {
+    // 257 MiB, sparse (nothing written but the head), past the CLI's 256 MiB: as `truncate -s 257M`.
+    const sparse = async (name: string, head: Buffer) => {
+      const path = join(dir, name);
+      writeFileSync(path, head);
+      const fd = openSync(path, 'r+');
+      ftruncateSync(fd, 257 * 1024 * 1024);
+      closeSync(fd);
+      return path;
+    };
+    const mp4 = Buffer.alloc(64);
+    mp4.writeUInt32BE(24, 0);
+    mp4.write('ftypisom', 4, 'latin1');
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).png().toBuffer();
+    const [video, notes, image] = await Promise.all([sparse('big.mp4', mp4), sparse('big-notes.txt', Buffer.from('plain text\n')), sparse('huge.png', png)]);
+    const [v, n, i] = await Promise.all([v2a(video), v2a(notes), v2a(image)]);
+    assert.deepEqual([v.code, n.code, i.code], [3, 3, 3]);
+    assert.equal(v.stderr, `v2a: ${video}: ${UNSUPPORTED} This is a video: play it with v2a play ${video}.\n`);
+    assert.equal(n.stderr, `v2a: ${notes}: ${UNSUPPORTED}\n`);
+    assert.equal(i.stderr, `v2a: ${image}: The image is too large (${257 * 1024 * 1024} bytes); the limit is ${256 * 1024 * 1024} bytes (V2A_MAX_IMAGE_BYTES).\n`);
+    // Read from a stream, the same: the first bytes are looked at before the limit.
+    const piped = spawnSync(V2A[0]!, [...V2A.slice(1), '-'], { cwd: ROOT, env: env({ V2A_MAX_IMAGE_BYTES: '100' }), input: 'plain text, '.repeat(50), encoding: 'utf8' });
+    assert.equal(piped.stderr, `v2a: standard input: ${UNSUPPORTED}\n`);
+  });
+
+  test('a size setting out of range written with a unit says what it meant: 1M is 1,000,000 bytes; 1MiB is what fits', async () => {
+    const r = await runCli([text], env({ V2A_MAX_DECODED_BYTES: '1M' }));
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, 'v2a: V2A_MAX_DECODED_BYTES must be an integer from 1048576 to 68719476736 (bytes; k, M, G, KiB, MiB, GiB allowed): 1M is 1,000,000 bytes (1MiB is 1,048,576) (got "1M")\n');
   });
 
   test('a text file loads neither sharp nor the renderer', () => {
@@ -131,6 +164,11 @@ describe('the CLI\'s own limits for a user\'s files', () => {
     assert.equal(readLimits({}).maxPixels, 50_000_000, 'v2a mcp: what agents send, as the server');
     const help = await v2a('--help');
     assert.match(help.stdout.replace(/\s+/g, ' '), /50 megapixels; for the CLI's render and play, 200 megapixels/);
+  });
+  test('decoder memory: render and play default to 1 GiB, so a 200 MP image is not refused at 89 MP (an RGB PNG at 256 MiB); v2a mcp keeps 256 MiB', () => {
+    assert.equal(readLimits({}, true).maxDecodedBytes, 1024 ** 3);
+    assert.equal(readLimits({}).maxDecodedBytes, 256 * 1024 ** 2, 'v2a mcp: what agents send, as the server');
+    assert.equal(readLimits({ V2A_MAX_DECODED_BYTES: '300MiB' }, true).maxDecodedBytes, 300 * 1024 ** 2);
   });
 });
 

@@ -138,6 +138,18 @@ describe('v2a on a terminal', { skip: hasScript ? false : 'util-linux script is 
     assert.deepEqual(none, []);
   });
 
+  test('several images on a terminal: a blank line between them (piped, and one image, as they were)', async () => {
+    const size = { cols: 80, rows: 24 };
+    const run = (...files: string[]) => inPty([...files, '-w', '20'], size, termEnv({ NO_COLOR: '1' }));
+    const [both, one, two] = await Promise.all([run(wide, tall), run(wide), run(tall)]);
+    const text = (r: PtyRun) => r.out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    assert.equal(both.code, 0, both.out);
+    assert.equal(text(both), `${text(one)}\n${text(two)}`);
+    const pipedBoth = await piped([wide, tall, '-w', '20'], termEnv({ NO_COLOR: '1' }));
+    const [pipedOne, pipedTwo] = await Promise.all([piped([wide, '-w', '20'], termEnv({ NO_COLOR: '1' })), piped([tall, '-w', '20'], termEnv({ NO_COLOR: '1' }))]);
+    assert.equal(pipedBoth.out, pipedOne.out + pipedTwo.out);
+  });
+
   test('-w, -H and --size on a terminal', async () => {
     const size = { cols: 100, rows: 30 };
     const w = artRows((await inPty([wide, '-w', '60'], size, termEnv({ NO_COLOR: '1' }))).out);
@@ -255,7 +267,8 @@ describe('video in the terminal', () => {
 describe('size and colour flags refuse what they cannot do', () => {
   const cases: [string[], RegExp][] = [
     [['--size', 'abc'], /^v2a: --size must be WxH, Wx or xH in characters, e\.g\. 80x24 \(got "abc"\)\n$/],
-    [['--size', '900x10'], /^v2a: --size width must be an integer from 8 to 400 \(got "900"\)\n$/],
+    [['--size', '5x10'], /^v2a: the box is 5 columns wide \(--size 5x10\); the art needs at least 8\n$/],
+    [['--size', '0x10'], /^v2a: --size width must be a positive integer \(got "0"\)\n$/],
     [['-w', '20', '--columns', '30'], /^v2a: -w\/--width and --columns both set the width: give one\n$/],
     [['-H', '0'], /^v2a: -H\/--height must be an integer from 1 to 800 \(got "0"\)\n$/],
     [['-c', '88'], /^v2a: -c\/--colors must be one of truecolor, 256, 16, none \(got "88"\)\n$/],

@@ -752,6 +752,10 @@ describe('background plane (cellColors extension)', () => {
     ] as const) {
       assert.throws(() => decodeCompact({ ...good, background: bad }), CompactDecodeError, name);
     }
+    // A line of the CLI's NDJSON frames carries its display time: taken (a number, 0 or more), else refused.
+    assert.equal(decodeCompact({ ...good, delayMs: 40 }).delayMs, 40);
+    assert.equal(decodeCompact(good).delayMs, undefined);
+    for (const bad of [-1, '40', null, Infinity]) assert.throws(() => decodeCompact({ ...good, delayMs: bad }), /"delayMs" must be a number/, String(bad));
     const img = compactToImage(decodeCompact(good), { cellWidth: 1, cellHeight: 1 });
     const px = (x: number, y: number) => Array.from(img.data.subarray((y * 3 + x) * 4, (y * 3 + x) * 4 + 3));
     assert.deepEqual(px(0, 1), [0, 255, 0]); // full block: the ink

@@ -11,7 +11,7 @@
  *   terminal are playback-terminal.ts's. A size that came from the terminal follows it when it is
  *   resized: the clip goes on at the next frame, rendered for the new size. A terminal without
  *   cursor addressing (TERM=dumb) is refused.
- * - Otherwise (piped, or -o): NDJSON, one json-compact object per line per frame, once (--loop
+ * - Otherwise (piped, or -o): NDJSON (ndjson.ts: json-compact with each frame's delay), once (--loop
  *   is refused). --format is refused unless it is json-compact: silently writing something else
  *   than asked is worse.
  *
@@ -31,6 +31,8 @@ import { aboutFile, integerFlag, ioError, readHead, readInput, withReadFd, stdou
 import { VIDEO_FORMATS_IN_WORDS, isVideo, refuseUnknown } from './media-type.js';
 import { spoolVideo, videoFrameDecoder } from './video-source.js';
 import { resolveBox, withoutSizeVars } from './view.js';
+import { fitFrameDecoder } from './box-fit.js';
+import { frameLine } from './ndjson.js';
 
 export interface AnimateOptions {
   readonly file: string;
@@ -169,7 +171,7 @@ async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTermi
     // A pass ended early (a resize, q) ends its decoder, and so its ffmpeg, too: runFrameJob's own
     // return() does, which for-await calls on a break or a throw.
     const pass: Pass = (fit, from) => runFrameJob(source.bytes, opts.params, {
-      frameDecoder: (bytes, request) => source.frames(bytes, request, from),
+      frameDecoder: fitFrameDecoder((bytes, request) => source.frames(bytes, request, from), opts.params, fit),
       limits: opts.limits,
       fit: fit ?? { columns: DEFAULTS.columns },
       format: mode.kind === 'play' ? mode.format : 'json-compact',
@@ -177,7 +179,14 @@ async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTermi
     if (mode.kind === 'ndjson') return await writeNdjson(pass(opts.fit, 0), mode.output);
     // Only a size wholly the terminal's (no -w/-H/--size/--columns) follows it: resolved again,
     // from the terminal itself: exported COLUMNS and LINES do not follow a resize.
-    const refit = opts.fit && !opts.fit.strict ? () => resolveBox(opts.params, {}, undefined, withoutSizeVars(process.env)).fit : undefined;
+    // A terminal resized narrower than the fewest columns keeps the last size: the clip goes on.
+    const refit = opts.fit && !opts.fit.strict ? (current: FitBox | undefined) => {
+      try {
+        return resolveBox(opts.params, {}, undefined, withoutSizeVars(process.env)).fit;
+      } catch {
+        return current;
+      }
+    } : undefined;
     // A video is decoded again for each pass rather than held in memory; GIF/WebP frames are kept.
     await play(term!, pass, opts.fit, refit, mode.loop, !source.video);
   } finally {
@@ -188,8 +197,8 @@ async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTermi
 async function writeNdjson(frames: AsyncIterable<FrameJobResult>, output: string | undefined): Promise<void> {
   let fd: number | undefined;
   try {
-    for await (const { output: art } of frames) {
-      const line = bodyText(art) + '\n';
+    for await (const { output: art, frame } of frames) {
+      const line = frameLine(bodyText(art), frame.delayMs);
       if (output === undefined) await writeStdout(line);
       else {
         try {
@@ -211,7 +220,7 @@ async function writeNdjson(frames: AsyncIterable<FrameJobResult>, output: string
  * decode; later passes replay the kept bodies (`keep`), or run the job again. A resize that
  * changes the fit (`refit`) ends the pass and starts it again at the next frame, at the new size.
  */
-async function play(term: PlaybackTerminal, pass: Pass, fit: FitBox | undefined, refit: (() => FitBox | undefined) | undefined, loop: number, keep: boolean): Promise<void> {
+async function play(term: PlaybackTerminal, pass: Pass, fit: FitBox | undefined, refit: ((current: FitBox | undefined) => FitBox | undefined) | undefined, loop: number, keep: boolean): Promise<void> {
   let kept: { body: string; delay: number }[] | undefined;
   let next = term.now();
   const show = async (body: string, delay: number) => {
@@ -224,7 +233,7 @@ async function play(term: PlaybackTerminal, pass: Pass, fit: FitBox | undefined,
   /** Whether a resize changed the fit; then the kept bodies are the old size's. */
   const refitted = (): boolean => {
     if (!refit || !term.takeResize()) return false;
-    const box = refit();
+    const box = refit(fit);
     if (box?.columns === fit?.columns && box?.rows === fit?.rows) return false;
     fit = box;
     kept = undefined;

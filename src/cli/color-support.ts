@@ -15,7 +15,8 @@
  *    Node: terminal emulators that call themselves vt100 have colour; a real VT100 is rare.
  * The off switches only decide whether colour is on by default: colour asked for explicitly
  * (`--color`, `--format ansi`) gets the depth of step 1 or 4 (`colorDepthWhenOn`), piped or not,
- * as chafa does: `TERM=linux v2a x.jpg --color | less -R` is 16 colours, not truecolor.
+ * as chafa does: `TERM=linux v2a x.jpg --color | less -R` is 16 colours, not truecolor; with
+ * nothing that tells a depth, 16 too.
  */
 import type { ColorDepth } from '../core/params/definitions.js';
 
@@ -61,7 +62,7 @@ export function detectColor(env: Env, isTty: boolean): ColorSupport {
   const force = forced(env.FORCE_COLOR);
   if (force !== undefined) return force;
   if (switchedOff(env)) return 'none';
-  if (clicolorForced(env)) return colorDepthWhenOn(env) ?? '16';
+  if (clicolorForced(env)) return colorDepthWhenOn(env);
   return isTty ? fromTerminal(env) : 'none';
 }
 
@@ -69,12 +70,12 @@ export function detectColor(env: Env, isTty: boolean): ColorSupport {
  * The depth for colour the user turned on (`--color`, `--format ansi`, CLICOLOR_FORCE) without
  * `--colors`: the detection without its off switches, since NO_COLOR, TERM=dumb and FORCE_COLOR=0
  * say "no colour by default", not "this terminal has fewer colours"; piped too, as the terminal
- * the command runs in (the art is bound for it, through a pager or a file). Undefined where nothing
- * tells a depth (no FORCE_COLOR, TERM or COLORTERM): the colorDepth parameter's default.
+ * the command runs in (the art is bound for it, through a pager or a file). 16 where nothing tells
+ * a depth (no FORCE_COLOR, TERM or COLORTERM): what every colour terminal shows, as FORCE_COLOR=1.
  */
-export function colorDepthWhenOn(env: Env): ColorDepth | undefined {
+export function colorDepthWhenOn(env: Env): ColorDepth {
   const force = forced(env.FORCE_COLOR);
   if (force !== undefined && force !== 'none') return force;
   const depth = fromTerminal(env);
-  return depth === 'none' ? undefined : depth;
+  return depth === 'none' ? '16' : depth;
 }

@@ -59,7 +59,7 @@ export function registerMcp(program: Command): void {
     .command('mcp')
     .description('Serve the render_ascii MCP tool over stdio (for Claude Desktop, Claude Code, Cursor, VS Code); imagePath reads local files inside the roots.')
     .option('--root <dir>', MCP_ROOT_HELP, (v: string, prev: string[] = []) => [...prev, v])
-    .option('--max-chars <n>', `character budget of one reply, text plus structured summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${DEFAULT_MAX_CHARS})`, once('--max-chars'))
+    .option('--max-chars <n>', `character budget of one reply, the art (counted once) plus its summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${DEFAULT_MAX_CHARS})`, once('--max-chars'))
     .addHelpText('after', `
 The server speaks MCP (JSON-RPC, one message per line) on standard input and output until its input ends. Every result carries the art as text, a PNG image block and a structured summary. imagePath must name a regular file inside a root, reached through symlinks that stay inside the roots. Without --root, the root is the working directory until the client lists roots of its own.
 

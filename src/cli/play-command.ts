@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { addParamOptions } from './flags.js';
 import { VIDEO_FORMATS_IN_WORDS } from './media-type.js';
 import { addViewOptions, viewParams } from './render-command.js';
+import { NDJSON_FRAMES } from './ndjson.js';
 import { once, outputFile, readLimits } from './terminal.js';
 
 interface PlayOpts {
@@ -36,7 +37,7 @@ export function registerPlay(program: Command): void {
     format: 'piped or with -o: json-compact only, as NDJSON',
   });
   cmd.addHelpText('after', `
-On a terminal the frames play in place at the clip's frame rate (frames that render too late are dropped, so the clip keeps its speed), fitted to the terminal's width and height, and refitted when it is resized, unless -w/-H/--size/--columns say otherwise. q stops; Ctrl-C stops and restores the cursor and colours (exit 130); Ctrl-Z suspends (fg resumes); in the background (&, or bg) it plays on and leaves the keyboard to the shell until fg. A terminal that cannot move the cursor (TERM=dumb) is refused: use -o. Piped or with -o: one json-compact object per frame (NDJSON), the file written once the first frame has rendered. The input is a file, a pipe or FIFO (<(...)) or -; what is read into memory is at most V2A_MAX_IMAGE_BYTES (a video file is streamed by ffmpeg from disk instead). Video is decoded by ffmpeg and ffprobe from the PATH (Debian: apt-get install ffmpeg); without them v2a says so and exits 3.
+On a terminal the frames play in place at the clip's frame rate (frames that render too late are dropped, so the clip keeps its speed), fitted to the terminal's width and height, and refitted when it is resized, unless -w/-H/--size/--columns say otherwise. q stops; Ctrl-C stops and restores the cursor and colours (exit 130); Ctrl-Z suspends (fg resumes); in the background (&, or bg) it plays on and leaves the keyboard to the shell until fg. A terminal that cannot move the cursor (TERM=dumb) is refused: use -o. Piped or with -o: ${NDJSON_FRAMES}; the file is written once the first frame has rendered. The input is a file, a pipe or FIFO (<(...)) or -; what is read into memory is at most V2A_MAX_IMAGE_BYTES (a video file is streamed by ffmpeg from disk instead). Video is decoded by ffmpeg and ffprobe from the PATH (Debian: apt-get install ffmpeg); without them v2a says so and exits 3.
 
 Examples:
   v2a play clip.mp4

@@ -7,13 +7,15 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { FORMAT_INFO } from '../core/format/info.js';
-import { MAX_ROWS } from '../core/pipeline/geometry.js';
-import type { FitBox } from '../core/job.js';
+import { MAX_ROWS, MIN_COLUMNS } from '../core/pipeline/geometry.js';
+import type { Decoder, FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
-import { reportError } from './program.js';
-import { EXIT, Reported, aboutFile, once, outputFile, readInput, readLimits, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
-import { COLORS_FLAG, COLORS_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
+import { printable, reportError } from './program.js';
+import { EXIT, Reported, aboutFile, once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
+import { COLORS_FLAG, COLORS_HELP, SIZE_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 import { refuseUnknown } from './media-type.js';
+import { fitDecoder } from './box-fit.js';
+import { NDJSON_FRAMES } from './ndjson.js';
 
 /** Extensions that name a format besides FORMAT_INFO's own: `.htm`, and `.ansi` beside `.ans`. */
 const EXTENSION_ALIASES: Readonly<Record<string, Format>> = { htm: 'html', ansi: 'ansi' };
@@ -85,7 +87,7 @@ export function addViewOptions(cmd: Command): Command {
   return cmd
     .option('-w, --width <n>', 'width in characters (the same as --columns); with -H, a box to fit in', once('-w/--width'))
     .option('-H, --height <n>', `at most <n> rows (1 to ${MAX_ROWS}): the image is fitted, its aspect kept`, once('-H/--height'))
-    .option('--size <WxH>', 'fit in a box of W columns and H rows, aspect kept (also Wx or xH)', once('--size'))
+    .option('--size <WxH>', SIZE_HELP, once('--size'))
     .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`, once('-c/--colors'));
 }
 
@@ -111,7 +113,9 @@ async function renderAction(files: readonly string[], cmd: Command): Promise<voi
   const { params, fit, flags } = viewParams(cmd, output);
   const limits = readLimits(process.env, true);
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
-  const one = opts.animate ? (await import('./animate.js')).animator({ params, fit, output, loop: opts.loop, limits }) : renderImage(params, fit, flags, output, limits);
+  // Several images on a terminal: a blank line between them tells where one ends (a pipe gets the art alone).
+  const separate = files.length > 1 && output === undefined && stdoutIsTty();
+  const one = opts.animate ? (await import('./animate.js')).animator({ params, fit, output, loop: opts.loop, limits }) : renderImage(params, fit, flags, output, limits, separate);
   if (files.length === 1) return one(files[0]!);
   let worst: number = EXIT.ok;
   for (const file of files) {
@@ -125,7 +129,7 @@ async function renderAction(files: readonly string[], cmd: Command): Promise<voi
 }
 
 /** Renders one image file to the output: the format and flags checked once, before any file is read. */
-function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, flags: ViewFlags, output: string | undefined, limits: InputLimits): (file: string) => Promise<void> {
+function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, flags: ViewFlags, output: string | undefined, limits: InputLimits, separate = false): (file: string) => Promise<void> {
   const format = resolveFormat(params, output);
   if (format === 'png' && !output && process.stdout.isTTY) {
     throw usageError('png is binary and standard output is a terminal: write it with -o art.png, or pipe it');
@@ -139,7 +143,15 @@ function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, fla
   // A depth detected from the terminal only concerns ansi.
   if (format !== 'ansi' && flags.colors === undefined) delete renderParams.colorDepth;
   if (params.format !== undefined || format !== DEFAULTS.format) renderParams.format = format;
-  return (file) => renderFile(file, renderParams, fit, output, limits).catch((err: unknown) => Promise.reject(aboutFile(file, err)));
+  let shown = false;
+  return async (file) => {
+    try {
+      await renderFile(file, renderParams, fit, output, limits, separate && shown ? '\n' : '');
+      shown = true;
+    } catch (err) {
+      throw aboutFile(file, err);
+    }
+  };
 }
 
 /**
@@ -152,7 +164,8 @@ export function loadRenderer(): Promise<typeof import('./renderer.js')> {
   return job;
 }
 
-async function renderFile(file: string, renderParams: Partial<RenderParams>, fit: FitBox | undefined, output: string | undefined, limits: InputLimits): Promise<void> {
+/** `before`: written to standard output ahead of the art (a separator). */
+async function renderFile(file: string, renderParams: Partial<RenderParams>, fit: FitBox | undefined, output: string | undefined, limits: InputLimits, before = ''): Promise<void> {
   // Sharp and the renderer load once the first bytes say this is an image, while the rest is read.
   let renderer: Promise<typeof import('./renderer.js')> | undefined;
   const bytes = await readInput(file, limits.maxBytes, (head) => {
@@ -161,14 +174,21 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
     renderer = loadRenderer();
   });
   const { decodeImage, runJob } = await renderer!;
+  // A file cut short (still downloading, a broken copy) shows what it holds, as chafa shows it,
+  // with a warning; the server refuses one instead.
+  const decoder: Decoder = async (b, request) => {
+    const image = await decodeImage(b, { ...request, partial: true });
+    if (image.damaged) process.stderr.write(`v2a: ${printable(file === '-' ? 'standard input' : file)}: the image is truncated or damaged: showing the part that could be decoded\n`);
+    return image;
+  };
   const { output: art } = await runJob({ kind: 'bytes', bytes }, renderParams, {
-    decoder: decodeImage,
+    decoder: fitDecoder(decoder, renderParams, fit),
     limits,
     fit: fit ?? { columns: DEFAULTS.columns },
   });
   const body = withNewline(art.body);
   if (output) writeFile(output, body);
-  else await writeStdout(body);
+  else await writeStdout(before && typeof body === 'string' ? before + body : body);
 }
 
 /** A file name as a shell reads it back: quoted unless plain. */
@@ -177,11 +197,11 @@ function quoteArg(s: string): string {
 }
 
 /** The manual part of `v2a render --help` (the README's command-line section says the same). */
-const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. Several files (v2a *.png) are rendered one after the other: one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
+const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. Several files (v2a *.png) are rendered one after the other (on a terminal, a blank line between them): one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
 
-Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image that needs more rows than the box even at 8 columns, the fewest, is a usage error (exit 2), never art outside the box. Without any of them the art fits a box, its width and its height (a very tall image keeps 8 columns and scrolls): piped, fzf's preview window (FZF_PREVIEW_COLUMNS, FZF_PREVIEW_LINES) when set; else COLUMNS and LINES when set, also piped; else the terminal. On a terminal one line is left for the prompt; piped, every line is the art's (a previewer's pane has no prompt). Piped without any of them, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
+Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image too tall for the box even at ${MIN_COLUMNS} columns, the fewest, is drawn at ${MIN_COLUMNS} columns, centred between blank margins, in the box's rows: never art outside the box. A box narrower than ${MIN_COLUMNS} columns, from any of them or the terminal, is refused (exit 2). Without any of them the art fits a box, its width and its height: piped, fzf's preview window (FZF_PREVIEW_COLUMNS, FZF_PREVIEW_LINES) when set; else COLUMNS and LINES when set, also piped; else the terminal. On a terminal one line is left for the prompt; piped, every line is the art's (a previewer's pane has no prompt). Piped without any of them, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
 
-Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256, 3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or TERM=dumb say otherwise; piped it is text, unless CLICOLOR_FORCE is set and not 0. -c/--colors truecolor|256|16 turns colour on at that depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error), none turns it off. Otherwise the depth is detected, on a terminal and piped alike, from COLORTERM=truecolor|24bit (and truecolor TERMs and TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values (16); --color with NO_COLOR or TERM=dumb keeps it; with none of them, truecolor.
+Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 colours, 2: 256, 3: truecolor, 0: none). Otherwise, on a terminal that supports colour (COLORTERM, TERM), the art is ansi in colour unless --no-color, --format, NO_COLOR or NODE_DISABLE_COLORS (set, not empty), or TERM=dumb say otherwise; piped it is text, unless CLICOLOR_FORCE is set and not 0. -c/--colors truecolor|256|16 turns colour on at that depth (256 and 16 pick the palette colour nearest in OKLab; --color-dither diffuses the error), none turns it off. Otherwise the depth is detected, on a terminal and piped alike, from COLORTERM=truecolor|24bit (and truecolor TERMs and TERM_PROGRAMs: kitty, ghostty, WezTerm, alacritty, foot, iTerm), TERM=*-256color, other TERM values (16); --color with NO_COLOR or TERM=dumb keeps it; with none of them, 16.
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
@@ -189,7 +209,7 @@ Output format: --format wins; otherwise the extension of -o:
 
 Glyphs: --charset picks a ramp; --glyphs ' .:oO@' uses your own (each glyph must be measured from the reference font: printable ASCII, the blocks glyphs, Braille; the space is always the ground).
 
-Animation (--animate, or v2a play): every frame of an animated GIF/WebP or of a video (through ffmpeg) plays in place on a terminal at its own pace (--loop times; Ctrl-C stops and restores the terminal); piped or with -o, one json-compact object per line (NDJSON) per frame. Frames share the Bayesian temporal filter (see --motion-sensitivity).
+Animation (--animate, or v2a play): every frame of an animated GIF/WebP or of a video (through ffmpeg) plays in place on a terminal at its own pace (--loop times; Ctrl-C stops and restores the terminal); piped or with -o, ${NDJSON_FRAMES}. Frames share the Bayesian temporal filter (see --motion-sensitivity).
 
 Examples:
   v2a photo.jpg                            fit the terminal, in colour if it has colour

@@ -5,10 +5,9 @@
  */
 import { closeSync, fstatSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { EXIT, V2aError } from '../core/errors.js';
-import { PARAM_BY_NAME, type IntegerDef } from '../core/params/definitions.js';
 import { integerFromText } from '../core/params/validate.js';
 import { ImageInputError } from '../node/errors.js';
-import { CLI_MAX_IMAGE_BYTES, CLI_MAX_IMAGE_PIXELS, readImageLimits, type ImageLimits } from '../settings/index.js';
+import { CLI_MAX_DECODED_BYTES, CLI_MAX_IMAGE_BYTES, CLI_MAX_IMAGE_PIXELS, readImageLimits, type ImageLimits } from '../settings/index.js';
 import { SNIFF_BYTES } from './media-type.js';
 
 export { EXIT };
@@ -29,12 +28,12 @@ export class Reported extends Error {
 
 /**
  * `err` naming the input file it is about (`v2a: photo.jpg: The image could not be decoded`), so
- * that with several files the one at fault is known. Standard input has no name; an I/O error
- * names its path already.
+ * that with several files the one at fault is known; `-` is named `standard input`, as the I/O
+ * errors name it. An I/O error names its input already.
  */
 export function aboutFile(file: string, err: unknown): unknown {
-  if (file === '-' || !(err instanceof V2aError) || err.code === 'io-error' || err.code === 'internal-error') return err;
-  const named = (message: string) => `${file}: ${message}`;
+  if (!(err instanceof V2aError) || err.code === 'io-error' || err.code === 'internal-error') return err;
+  const named = (message: string) => `${file === '-' ? 'standard input' : file}: ${message}`;
   return new V2aError(err.code, named(err.message), {
     errors: err.errors?.map((e) => ({ ...e, message: named(e.message) })),
     cause: err.cause,
@@ -105,12 +104,12 @@ export type InputLimits = ImageLimits;
 
 /**
  * V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES; a bad value is a usage error
- * (exit 2). `ownFiles`: render and play, whose byte and pixel limits default to CLI_MAX_IMAGE_BYTES
- * and CLI_MAX_IMAGE_PIXELS (`v2a mcp` keeps the server's: what agents send).
+ * (exit 2). `ownFiles`: render and play, whose limits default to CLI_MAX_IMAGE_BYTES,
+ * CLI_MAX_IMAGE_PIXELS and CLI_MAX_DECODED_BYTES (`v2a mcp` keeps the server's: what agents send).
  */
 export function readLimits(env: Readonly<Record<string, string | undefined>> = process.env, ownFiles = false): InputLimits {
   try {
-    return readImageLimits(env, ownFiles ? { maxBytes: CLI_MAX_IMAGE_BYTES, maxPixels: CLI_MAX_IMAGE_PIXELS } : {});
+    return readImageLimits(env, ownFiles ? { maxBytes: CLI_MAX_IMAGE_BYTES, maxPixels: CLI_MAX_IMAGE_PIXELS, maxDecodedBytes: CLI_MAX_DECODED_BYTES } : {});
   } catch (err) {
     throw usageError((err as Error).message);
   }
@@ -195,7 +194,7 @@ export function readHead(fd: number): Uint8Array {
   return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0));
 }
 
-/** A stream's `check`, run once its chunks hold SNIFF_BYTES or it has ended (`end`). */
+/** A stream's `check`, run once its chunks hold SNIFF_BYTES or no more will be read (`end`). */
 function streamCheck(check: HeadCheck | undefined): (chunks: readonly Buffer[], total: number, end: boolean) => void {
   let done = check === undefined;
   return (chunks, total, end) => {
@@ -205,15 +204,16 @@ function streamCheck(check: HeadCheck | undefined): (chunks: readonly Buffer[], 
   };
 }
 
-/** Reads a regular file in one pass (size checked first from fstat, then its head), or any other fd to EOF. */
+/** Reads a regular file in one pass (its head checked first, then its size from fstat), or any other fd to EOF. */
 function readPath(path: string, maxBytes: number | undefined, check: HeadCheck | undefined): Buffer {
   return withReadFd(path, (fd) => {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw ioError('read', path, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
     // A size of 0 may be a file that has no size until read (/proc): read to EOF like a pipe.
     if (st.isFile() && st.size > 0) {
-      if (maxBytes !== undefined && st.size > maxBytes) throw tooLarge(st.size, maxBytes);
+      // The head first: a video or a file of another kind over the limit is told what it is, not "too large".
       check?.(readHead(fd));
+      if (maxBytes !== undefined && st.size > maxBytes) throw tooLarge(st.size, maxBytes);
       const buf = Buffer.allocUnsafe(st.size);
       let off = 0;
       while (off < st.size) {
@@ -232,9 +232,10 @@ function readPath(path: string, maxBytes: number | undefined, check: HeadCheck |
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
       total += n;
-      if (maxBytes !== undefined && total > maxBytes) throw tooLarge(`more than ${maxBytes}`, maxBytes);
       chunks.push(chunk.subarray(0, n));
-      sniff(chunks, total, false);
+      // Over the limit, what was read is looked at (as at the end) before it is called too large.
+      sniff(chunks, total, maxBytes !== undefined && total > maxBytes);
+      if (maxBytes !== undefined && total > maxBytes) throw tooLarge(`more than ${maxBytes}`, maxBytes);
     }
     sniff(chunks, total, true);
     return concat(chunks, total);
@@ -253,12 +254,12 @@ async function readStdin(maxBytes: number | undefined, check: HeadCheck | undefi
   try {
     for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
       total += chunk.length;
+      chunks.push(chunk);
+      sniff(chunks, total, maxBytes !== undefined && total > maxBytes);
       if (maxBytes !== undefined && total > maxBytes) {
         process.stdin.destroy();
         throw tooLarge(`more than ${maxBytes}`, maxBytes);
       }
-      chunks.push(chunk);
-      sniff(chunks, total, false);
     }
     sniff(chunks, total, true);
   } catch (err) {
@@ -273,8 +274,8 @@ async function readStdin(maxBytes: number | undefined, check: HeadCheck | undefi
 
 /**
  * The whole input, read once: `-` is standard input. More than `maxBytes` -> ImageInputError
- * `too_large` (exit 3) without reading a large regular file at all. `check` sees its first bytes
- * before the rest is read: what it throws stops the reading.
+ * `too_large` (exit 3) without reading a large regular file beyond its head. `check` sees the
+ * first bytes before the size is judged or the rest is read: what it throws stops the reading.
  */
 export function readInput(path: string, maxBytes?: number, check?: HeadCheck): Promise<Buffer> {
   if (path === '-') return readStdin(maxBytes, check);
@@ -332,13 +333,6 @@ export function exitQuietlyOnEpipe(): void {
 
 export function stdoutIsTty(): boolean {
   return process.stdout.isTTY === true;
-}
-
-const COLUMNS_DEF = PARAM_BY_NAME.get('columns') as IntegerDef;
-
-/** Clamps a column count derived from the terminal (a default, not a user value) into the parameter's range. */
-export function clampColumns(n: number): number {
-  return Math.min(COLUMNS_DEF.max, Math.max(COLUMNS_DEF.min, Math.floor(n)));
 }
 
 /** Width of the terminal on standard output, or undefined when it is not a terminal. */

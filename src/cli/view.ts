@@ -7,7 +7,7 @@ import type { FitBox } from '../core/job.js';
 import { COLOR_DEPTHS, PARAM_BY_NAME, type ColorDepth, type IntegerDef, type RenderParams } from '../core/params/definitions.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
 import { colorDepthWhenOn, detectColor, type ColorSupport } from './color-support.js';
-import { clampColumns, integerFlag, stdoutIsTty, usageError } from './terminal.js';
+import { integerFlag, stdoutIsTty, usageError } from './terminal.js';
 
 const COLUMNS_DEF = PARAM_BY_NAME.get('columns') as IntegerDef;
 
@@ -39,6 +39,9 @@ function positive(text: string | undefined): number | undefined {
 /** The variables that size the box (terminalBox). */
 const SIZE_VARS = ['FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'COLUMNS', 'LINES'] as const;
 
+/** A box's size, and what gave its width, for a refusal (`COLUMNS=5`). */
+export interface Box { readonly columns?: number; readonly rows?: number; readonly columnsFrom?: string }
+
 /**
  * The box the art is shown in: fzf's preview window (`FZF_PREVIEW_COLUMNS`/`FZF_PREVIEW_LINES`,
  * read only when standard output is not a terminal, as in fzf's preview: fzf exports them to
@@ -46,11 +49,23 @@ const SIZE_VARS = ['FZF_PREVIEW_COLUMNS', 'FZF_PREVIEW_LINES', 'COLUMNS', 'LINES
  * integer (as shells and Python's shutil read them; also when standard output is a pipe); else the
  * terminal on standard output.
  */
-export function terminalBox(env: Env = process.env, isTty = stdoutIsTty()): { columns?: number; rows?: number } {
+export function terminalBox(env: Env = process.env, isTty = stdoutIsTty()): Box {
   const preview = (name: string) => (isTty ? undefined : positive(env[name]));
-  const columns = preview('FZF_PREVIEW_COLUMNS') ?? positive(env.COLUMNS) ?? (isTty && process.stdout.columns > 0 ? process.stdout.columns : undefined);
+  const named = (name: string, n: number | undefined) => (n === undefined ? undefined : { n, from: `${name}=${n}` });
+  const width = named('FZF_PREVIEW_COLUMNS', preview('FZF_PREVIEW_COLUMNS')) ?? named('COLUMNS', positive(env.COLUMNS))
+    ?? (isTty && process.stdout.columns > 0 ? { n: process.stdout.columns, from: 'the terminal' } : undefined);
   const rows = preview('FZF_PREVIEW_LINES') ?? positive(env.LINES) ?? (isTty && process.stdout.rows > 0 ? process.stdout.rows : undefined);
-  return { columns, rows };
+  return { columns: width?.n, rows, columnsFrom: width?.from };
+}
+
+/**
+ * The columns of a box `columns` wide: a box is an upper bound, so one wider than the most columns
+ * is capped; one narrower than the fewest is refused (exit 2), whatever gave it: art wider than
+ * its box is what a box rules out.
+ */
+function boxColumns(columns: number, from: string | undefined): number {
+  if (columns < COLUMNS_DEF.min) throw usageError(`the box is ${columns} column${columns === 1 ? '' : 's'} wide (${from ?? 'the terminal'}); the art needs at least ${COLUMNS_DEF.min}`);
+  return Math.min(COLUMNS_DEF.max, columns);
 }
 
 /** `env` without the size variables: after a resize (SIGWINCH) exported sizes are stale, the terminal's own is not. */
@@ -60,16 +75,20 @@ export function withoutSizeVars(env: Env): Env {
   return out;
 }
 
-/** `--size WxH`, `Wx`, `xH` or `W` (chafa's spelling). */
+/** `--size WxH`, `Wx`, `xH` or `W` (chafa's spelling): a box, so any size, capped to what the art can have. */
 function parseSize(raw: string): { columns?: number; rows?: number } {
   // × as \u00d7: the CLI bundle stays ASCII (scripts/bundle-cli.ts).
   const m = /^\s*([+-]?\d*)\s*(?:[xX\u00d7]\s*([+-]?\d*))?\s*$/.exec(raw);
   if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw usageError(`--size must be WxH, Wx or xH in characters, e.g. 80x24 (got ${JSON.stringify(raw)})`);
+  const dimension = (name: string, text: string) => integerFlag(`--size ${name}`, text, 1, Number.MAX_SAFE_INTEGER, 'a positive integer');
   return {
-    columns: m[1] ? integerFlag('--size width', m[1], COLUMNS_DEF.min, COLUMNS_DEF.max) : undefined,
-    rows: m[2] ? integerFlag('--size height', m[2], 1, MAX_ROWS) : undefined,
+    columns: m[1] ? boxColumns(dimension('width', m[1]), `--size ${raw.trim()}`) : undefined,
+    rows: m[2] ? Math.min(MAX_ROWS, dimension('height', m[2])) : undefined,
   };
 }
+
+/** `--size`'s help: what it does, and the caps of boxColumns and MAX_ROWS. */
+export const SIZE_HELP = `fit in a box of W columns and H rows, aspect kept (also Wx or xH); a box wider than ${COLUMNS_DEF.max} columns or taller than ${MAX_ROWS} rows, the art's most, is capped`;
 
 /**
  * The columns or the box of the art. Columns the user gave (`--columns` or `-w` alone) are used
@@ -82,7 +101,7 @@ function parseSize(raw: string): { columns?: number; rows?: number } {
 export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): { params: Partial<RenderParams>; fit: FitBox | undefined } {
   const out = { ...params };
   // A file is the same whatever window it was made in: the terminal bounds only what is shown in it.
-  const shownBox = (): { columns?: number; rows?: number } => (output === undefined ? terminalBox(env, isTty) : {});
+  const shownBox = (): Box => (output === undefined ? terminalBox(env, isTty) : {});
   if (flags.width !== undefined) {
     if (params.columns !== undefined) throw usageError('-w/--width and --columns both set the width: give one');
     out.columns = integerFlag('-w/--width', flags.width, COLUMNS_DEF.min, COLUMNS_DEF.max);
@@ -92,13 +111,13 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
     if (out.columns !== undefined || height !== undefined) throw usageError('--size gives both dimensions: drop -w/--width, -H/--height and --columns');
     const size = parseSize(flags.size);
     const term = shownBox();
-    return { params: out, fit: { columns: size.columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), ...(size.rows ? { rows: size.rows, strict: true } : {}) } };
+    return { params: out, fit: { columns: size.columns ?? (term.columns ? boxColumns(term.columns, term.columnsFrom) : COLUMNS_DEF.max), ...(size.rows ? { rows: size.rows, strict: true } : {}) } };
   }
   if (height !== undefined) {
     const columns = out.columns;
     delete out.columns;
     const term = shownBox();
-    return { params: out, fit: { columns: columns ?? (term.columns ? clampColumns(term.columns) : COLUMNS_DEF.max), rows: height, strict: true } };
+    return { params: out, fit: { columns: columns ?? (term.columns ? boxColumns(term.columns, term.columnsFrom) : COLUMNS_DEF.max), rows: height, strict: true } };
   }
   if (out.columns !== undefined || output !== undefined) return { params: out, fit: undefined };
   const term = terminalBox(env, isTty);
@@ -106,7 +125,7 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
   return {
     params: out,
     fit: {
-      columns: term.columns ? clampColumns(term.columns) : COLUMNS_DEF.default,
+      columns: term.columns ? boxColumns(term.columns, term.columnsFrom) : COLUMNS_DEF.default,
       ...(term.rows ? { rows: Math.max(1, isTty ? term.rows - 1 : term.rows) } : {}),
     },
   };
@@ -144,6 +163,6 @@ export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, ou
   // NO_COLOR, TERM=dumb and FORCE_COLOR=0 turn only the default off: colour turned on by hand
   // (--color, --format ansi) still gets the depth the terminal supports.
   const depth = colorDepthWhenOn(env);
-  if ((out.color || out.format === 'ansi') && depth !== undefined && depth !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = depth;
+  if ((out.color || out.format === 'ansi') && depth !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = depth;
   return out;
 }

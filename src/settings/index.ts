@@ -37,9 +37,19 @@ export function parseInteger(raw: string, range: IntegerRange): number {
   const m = /^(\d[\d_]{0,24})\s*([a-z]*)$/i.exec(raw.trim());
   const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined || (!range.size && m[2] !== '') || m[1]!.endsWith('_')) throw new Error(`must be ${describeRange(range)}`);
-  const n = Number(m[1]!.replace(/_/g, '')) * unit;
-  if (!Number.isSafeInteger(n) || n < range.min || n > range.max) throw new Error(`must be ${describeRange(range)}`);
+  const digits = Number(m[1]!.replace(/_/g, ''));
+  const n = digits * unit;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max) throw new Error(`must be ${describeRange(range)}${m[2] ? unitMeaning(digits, m[2], range) : ''}`);
   return n;
+}
+
+/** `: 1M is 1,000,000 bytes (1MiB is 1,048,576)`: what a size out of range meant, and its binary spelling where that fits. */
+function unitMeaning(digits: number, unit: string, range: IntegerRange): string {
+  const bytes = (n: number) => n.toLocaleString('en-US');
+  const said = `: ${digits}${unit} is ${bytes(digits * SIZE_UNITS[unit.toLowerCase()]!)} bytes`;
+  const prefix = unit[0]!.toLowerCase();
+  const binary = /^[kmg]b?$/i.test(unit) ? digits * SIZE_UNITS[`${prefix}ib`]! : undefined;
+  return binary !== undefined && binary >= range.min && binary <= range.max ? `${said} (${digits}${prefix.toUpperCase()}iB is ${bytes(binary)})` : said;
 }
 
 /** The one boolean parser of settings: 1/0, true/false, yes/no, on/off. */
@@ -72,6 +82,13 @@ export const CLI_MAX_IMAGE_BYTES = 256 * MIB;
  */
 export const CLI_MAX_IMAGE_PIXELS = 200_000_000;
 
+/**
+ * V2A_MAX_DECODED_BYTES when unset for the CLI's render and play, as CLI_MAX_IMAGE_BYTES: at the
+ * server's 256 MiB an 8-bit RGB PNG stopped at about 89 MP, well short of CLI_MAX_IMAGE_PIXELS
+ * (a 144 MP one needs 412 MiB); 1 GiB lets a 200 MP RGBA image through, on the user's own machine.
+ */
+export const CLI_MAX_DECODED_BYTES = 1024 * MIB;
+
 export const MAX_IMAGE_BYTES: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
   meaning: `Largest accepted image in bytes (16 MiB; for the CLI's render and play, ${CLI_MAX_IMAGE_BYTES / MIB} MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).`,
@@ -84,7 +101,7 @@ export const MAX_IMAGE_PIXELS: IntegerSetting = {
 
 export const MAX_DECODED_BYTES: IntegerSetting = {
   name: 'V2A_MAX_DECODED_BYTES', min: 1024 * 1024, max: 64 * 1024 * MIB, size: true, default: 256 * MIB,
-  meaning: 'Largest decoder memory one image may need (256 MiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413 (CLI: exit 3).',
+  meaning: `Largest decoder memory one image may need (256 MiB; for the CLI's render and play, ${CLI_MAX_DECODED_BYTES / MIB / 1024} GiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413 (CLI: exit 3).`,
 };
 
 /** Blank or absent counts as unset. */
@@ -110,11 +127,11 @@ export interface ImageLimits {
 }
 
 /** V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS and V2A_MAX_DECODED_BYTES, as the CLI and `v2a mcp` read them (`defaults`: the face's own defaults). */
-export function readImageLimits(env: Env, defaults: { readonly maxBytes?: number; readonly maxPixels?: number } = {}): ImageLimits {
+export function readImageLimits(env: Env, defaults: { readonly maxBytes?: number; readonly maxPixels?: number; readonly maxDecodedBytes?: number } = {}): ImageLimits {
   const withDefault = (setting: IntegerSetting, value: number | undefined) => (value === undefined ? setting : { ...setting, default: value });
   return {
     maxBytes: readInteger(withDefault(MAX_IMAGE_BYTES, defaults.maxBytes), env),
     maxPixels: readInteger(withDefault(MAX_IMAGE_PIXELS, defaults.maxPixels), env),
-    maxDecodedBytes: readInteger(MAX_DECODED_BYTES, env),
+    maxDecodedBytes: readInteger(withDefault(MAX_DECODED_BYTES, defaults.maxDecodedBytes), env),
   };
 }

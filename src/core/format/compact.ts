@@ -31,6 +31,8 @@ export interface DecodedCompact {
   readonly rgb: Uint8Array;
   /** Extension: rows * columns * 3 bytes of background colour, when the document has that plane. */
   readonly background?: Uint8Array;
+  /** Extension: a frame's display time in milliseconds, when the document is a line of the CLI's NDJSON frames. */
+  readonly delayMs?: number;
 }
 
 /** Thrown by `decodeCompact` for anything that is not a valid `json-compact` v1 document. */
@@ -60,7 +62,8 @@ export function formatCompact(grid: CellGrid): string {
 }
 
 const TOP_KEYS = ['v', 'columns', 'rows', 'text', 'chroma'];
-const OPTIONAL_KEYS = ['background'];
+/** `delayMs`: the CLI's NDJSON frames (render --animate, play to a pipe) add each frame's display time. */
+const OPTIONAL_KEYS = ['background', 'delayMs'];
 const CHROMA_KEYS = ['encoding', 'data'];
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
@@ -128,7 +131,8 @@ function checkLine(line: string, row: number, columns: number): void {
  * Decodes and strictly validates a `json-compact` document (its JSON text or the parsed object):
  * exactly the members `v` (1), `columns`, `rows`, `text`, `chroma` { `encoding`
  * (`rgb24-b64-v1`), `data` }, and optionally (extension) `background` { `encoding`
- * (`rgb24-bg-b64-v1`), `data` }; `text` = `rows` rows of exactly `columns` code points, each ended
+ * (`rgb24-bg-b64-v1`), `data` } and `delayMs` (a frame's display time: a number of milliseconds,
+ * 0 or more); `text` = `rows` rows of exactly `columns` code points, each ended
  * by `\n`; `data` = strict base64 of exactly rows * columns * 3 bytes. Throws `CompactDecodeError`.
  */
 export function decodeCompact(input: string | object): DecodedCompact {
@@ -153,6 +157,10 @@ export function decodeCompact(input: string | object): DecodedCompact {
 
   const rgb = decodePlane(doc.chroma, 'chroma', CHROMA_ENCODING, cells);
   const background = doc.background === undefined ? undefined : decodePlane(doc.background, 'background', BACKGROUND_ENCODING, cells);
+  const delayMs = doc.delayMs;
+  if (delayMs !== undefined && !(typeof delayMs === 'number' && Number.isFinite(delayMs) && delayMs >= 0)) {
+    throw new CompactDecodeError('"delayMs" must be a number of milliseconds, 0 or more');
+  }
 
   const text = doc.text;
   if (typeof text !== 'string') throw new CompactDecodeError('"text" must be a string');
@@ -161,7 +169,7 @@ export function decodeCompact(input: string | object): DecodedCompact {
   if (lines.length !== rows) throw new CompactDecodeError(`"text" has ${lines.length} rows, expected ${rows}`);
   for (let y = 0; y < rows; y++) checkLine(lines[y]!, y, columns);
 
-  return { columns, rows, lines, rgb, ...(background ? { background } : {}) };
+  return { columns, rows, lines, rgb, ...(background ? { background } : {}), ...(delayMs !== undefined ? { delayMs } : {}) };
 }
 
 export interface CompactImageOptions {
