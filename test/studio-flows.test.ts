@@ -236,6 +236,16 @@ describe('switching sources in headless Chromium', { skip }, () => {
     await page.close();
   });
 
+  test('a stream shrunk to a working copy is named by its own size in the readout', async () => {
+    const { page, problems } = await openStudioAt(context, server.base);
+    // 1280 x 720 is past 4x the grid's samples at 120 columns: its frames are shrunk first.
+    await playVideo(page, 'hd.webm', await recordInPage(page, 'video', 1280, 720));
+    await page.waitForFunction(() => window.__v2aStats.frames > 12, undefined, { timeout: 20_000 });
+    assert.match((await page.textContent('#readout'))!, / · 1280×720 px/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test('a successful snapshot clears the error of a file that failed to open meanwhile', async () => {
     const { page, problems } = await openStudioAt(context, server.base);
     await startWebcam(page);

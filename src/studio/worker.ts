@@ -524,7 +524,10 @@ async function videoFramePixels(frame: VideoFrame): Promise<RgbaImage> {
     grab.imageSmoothingQuality = 'medium';
   }
   grab.drawImage(frame, 0, 0, w, hgt);
-  return { width: w, height: hgt, data: grab.getImageData(0, 0, w, hgt).data };
+  // The readout and the reports name the stream's own size, not the working copy's (as a still's
+  // decode-width copies keep theirs: RgbaImage.sourceWidth).
+  const data = grab.getImageData(0, 0, w, hgt).data;
+  return w === vw && hgt === vh ? { width: w, height: hgt, data } : { width: w, height: hgt, data, sourceWidth: vw, sourceHeight: vh };
 }
 
 async function streamLoop(readable: ReadableStream<VideoFrame>): Promise<void> {
