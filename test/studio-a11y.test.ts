@@ -169,6 +169,26 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
     }
   });
 
+  test('on a page taller than the window (a narrow screen), Space scrolls the page; p still pauses', async () => {
+    const context = await rig.browser.newContext({ viewport: { width: 390, height: 700 } });
+    try {
+      const { page, problems } = await openStudioAt(context, rig.server.base);
+      assert.ok(await page.evaluate(() => document.scrollingElement.scrollHeight > document.scrollingElement.clientHeight + 100), 'the page scrolls');
+      await page.click('#webcam');
+      await webcamFrames(page);
+      await page.evaluate(() => { document.activeElement.blur(); window.scrollTo(0, 0); });
+      await page.keyboard.press(' ');
+      await page.waitForFunction(() => window.scrollY > 0, undefined, { timeout: 5000 });
+      assert.equal(await page.textContent('#pause'), 'Pause', 'Space scrolled the page, did not pause');
+      await page.keyboard.press('p');
+      assert.equal(await page.textContent('#pause'), 'Resume');
+      await page.click('#webcam');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('at 320 CSS px the status line wraps: all of it shown, no sideways scrolling', async () => {
     const context = await rig.browser.newContext({ viewport: { width: 320, height: 640 } });
     try {

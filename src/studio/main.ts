@@ -298,12 +298,17 @@ shortcutsSwitch.addEventListener('change', () => {
   } catch { /* storage refused (a private window, a policy): on for this page only */ }
 });
 
-/** Whether Space scrolls something from `e`: a box taller than it shows (the zoomed art, the panel). */
+/**
+ * Whether Space scrolls something from `e`: a box taller than it shows (the zoomed art, the
+ * panel), else the page itself where it is taller than the window (a narrow screen stacks the
+ * panels: there Space pausing instead of scrolling left keyboard users stuck; `p` still pauses).
+ */
 function scrollsFrom(e: Element | null): boolean {
   for (; e && e !== document.body; e = e.parentElement) {
     if (/auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight) return true;
   }
-  return false;
+  const page = document.scrollingElement;
+  return page !== null && page.scrollHeight > page.clientHeight;
 }
 
 document.addEventListener('keydown', (e) => {
