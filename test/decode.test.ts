@@ -13,7 +13,7 @@ import {
   type DecodedFrame,
   type ImageInputErrorCode,
 } from '../src/node/index.js';
-import { MAX_JPEG_SCANS, jpegScans, tiffPages, withoutPngText } from '../src/node/structure.js';
+import { MAX_JPEG_SCANS, gifComplete, jpegScans, tiffPages, withoutPngText } from '../src/node/structure.js';
 import { DecodeBudget } from '../src/node/decode-budget.js';
 
 const MAX = 50_000_000;
@@ -243,6 +243,41 @@ test('a truncated JPEG is refused as undecodable', async () => {
   const cut = jpeg.subarray(0, Math.floor(jpeg.length * 0.6));
   await rejectsWith(decodeImage(cut, { maxPixels: MAX }), 'undecodable', 400);
   await rejectsWith(decodeImage(cut, { maxPixels: MAX, targetWidth: 64 }), 'undecodable', 400);
+});
+
+test('a GIF cut short is refused (libnsgif drew its last frame half blank, unwarned); partial decodeImage marks it damaged', async () => {
+  const w = 64, h = 48, n = 5, buf = Buffer.alloc(w * h * n * 4);
+  for (let i = 0; i < buf.length; i++) buf[i] = (i * 7919) % 251;
+  const gif = await sharp(buf, { raw: { width: w, height: h * n, channels: 4, pageHeight: h } } as never).gif({ delay: [100, 200, 300, 40, 0] }).toBuffer();
+  assert.equal(gifComplete(gif), true);
+  let whole = 0;
+  for await (const _ of decodeFrames(gif, { maxPixels: MAX })) whole++;
+  assert.equal(whole, 5);
+  for (const frac of [0.3, 0.6, 0.95]) {
+    const cut = gif.subarray(0, Math.floor(gif.length * frac));
+    assert.equal(gifComplete(cut), false, String(frac));
+    await assert.rejects((async () => { for await (const _ of decodeFrames(cut, { maxPixels: MAX })) { /* read */ } })(), (e: unknown) => e instanceof ImageInputError && e.reason === 'undecodable', `frames at ${frac}`);
+    await rejectsWith(decodeImage(cut, { maxPixels: MAX }), 'undecodable', 400);
+    const part = await decodeImage(cut, { maxPixels: MAX, partial: true });
+    assert.equal(part.damaged, true, `partial at ${frac}`);
+  }
+  // Zero padding after the trailer is still a whole file; not a GIF: nothing to say.
+  assert.equal(gifComplete(Buffer.concat([gif, Buffer.alloc(16)])), true);
+  assert.equal(gifComplete(Buffer.from('not a gif at all, no')), true);
+});
+
+test('decode options of the wrong kind are refused, naming the option and what it got', async () => {
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } }).png().toBuffer();
+  const refused = async (opts: Record<string, unknown>, message: RegExp) => assert.rejects(decodeImage(png, opts as never), message);
+  await refused({ partial: 'false' }, /^TypeError: decode: partial must be a boolean \(got "false"\)$/);
+  await refused({ checkSize: 'x' }, /decode: checkSize must be a function \(got "x"\)/);
+  await refused({ whileDecoding: 5 }, /decode: whileDecoding must be a function \(got 5\)/);
+  await refused({ limitNames: 5 }, /decode: limitNames must be an object of names/);
+  await refused({ targetWidth: '10' }, /decode: targetWidth must be an integer from 1 to 100000000 \(got "10"\)/);
+  await refused({ maxPixels: -1 }, /decode: maxPixels must be a positive integer \(got -1\)/);
+  // Each function takes only its own options.
+  await refused({ maxFrames: 2 }, /maxFrames/);
+  await assert.rejects((async () => { for await (const _ of decodeFrames(png, { partial: true } as never)) { /* read */ } })(), /partial/);
 });
 
 test('partial: a truncated JPEG or PNG decodes as far as it goes, marked damaged; an intact one is not marked', async () => {

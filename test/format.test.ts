@@ -756,6 +756,8 @@ describe('background plane (cellColors extension)', () => {
     assert.equal(decodeCompact({ ...good, delayMs: 40 }).delayMs, 40);
     assert.equal(decodeCompact(good).delayMs, undefined);
     for (const bad of [-1, '40', null, Infinity]) assert.throws(() => decodeCompact({ ...good, delayMs: bad }), /"delayMs" must be a number/, String(bad));
+    // Bytes are no document: said so, not "lacks v".
+    assert.throws(() => decodeCompact(new TextEncoder().encode(formatCompact(twoColour()))), /^TypeError: decodeCompact: pass the document's text .*\(got a Uint8Array\)$/);
     const img = compactToImage(decodeCompact(good), { cellWidth: 1, cellHeight: 1 });
     const px = (x: number, y: number) => Array.from(img.data.subarray((y * 3 + x) * 4, (y * 3 + x) * 4 + 3));
     assert.deepEqual(px(0, 1), [0, 255, 0]); // full block: the ink

@@ -34,6 +34,9 @@ describe('png format', () => {
     assert.ok(out.body instanceof Uint8Array);
     assert.equal(out.contentType, 'image/png');
     assert.equal(out.extension, 'png');
+    // Asked for by name, its body is typed as the bytes it is (a type error before PngOutput).
+    const bytes: Uint8Array = formatResult(render(photo, { columns: 40 }), 'png').body;
+    assert.ok(bytes instanceof Uint8Array);
   });
 
   it('has a bitmap for every measured glyph', () => {

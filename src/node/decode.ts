@@ -28,12 +28,12 @@
 import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 
-import { checkBytes, checkObject, checkOptionNames } from '../core/args.js';
+import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 import { acceptedSignature } from './signatures.js';
 import type { LimitNames } from '../core/job.js';
-import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, jpegScans, tiffPages, withoutPngText } from './structure.js';
+import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, gifComplete, jpegScans, tiffPages, withoutPngText } from './structure.js';
 import { DecodeBudget } from './decode-budget.js';
 
 // sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
@@ -168,7 +168,7 @@ export function configureSharp(opts: { concurrency?: number; cache?: boolean } =
   const c = opts.concurrency;
   // sharp takes any number and keeps what libvips makes of it (-1 became 1, 2.5 became 2).
   if (c !== undefined && !(Number.isSafeInteger(c) && c >= 0)) {
-    throw new RangeError(`configureSharp: concurrency must be an integer >= 0, 0 for one thread per core (got ${c})`);
+    throw new RangeError(`configureSharp: concurrency must be an integer >= 0, 0 for one thread per core (got ${got(c)})`);
   }
   if (opts.cache !== undefined && typeof opts.cache !== 'boolean') throw new TypeError('configureSharp: cache must be a boolean');
   if (opts.concurrency !== undefined) sharp.concurrency(opts.concurrency);
@@ -360,6 +360,14 @@ async function admitted(buf: Buffer, opts: DecodeOptions): Promise<Inspection> {
   return info;
 }
 
+/** Whether the image's data stops short where its decoder would not say so (gifComplete). */
+const cutShort = (buf: Buffer, info: Inspection): boolean => info.format === 'gif' && !gifComplete(buf);
+
+/** A truncated file the decoder took for whole: refused as the decoder refuses one it notices. */
+function refuseCutShort(buf: Buffer, info: Inspection): void {
+  if (cutShort(buf, info)) throw new ImageInputError('undecodable', undefined, { cause: 'gif: the data ends before its trailer' });
+}
+
 function checkScans(buf: Buffer, info: Inspection): void {
   if (info.format !== 'jpeg' || !info.progressive) return;
   const scans = jpegScans(buf, MAX_JPEG_SCANS + 1);
@@ -373,24 +381,40 @@ function checkScans(buf: Buffer, info: Inspection): void {
 /** sharp's own bound on a resize's width and height. */
 const MAX_TARGET = 100_000_000;
 
-/** Throws a RangeError naming the first option out of its range. */
-export function validateOptions(opts: DecodeOptions): void {
+/** A value as a refusal shows it: a string quoted (`"2"` is no number), anything else as it prints. */
+const got = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'number' || typeof v === 'boolean' || v == null ? String(v) : describeType(v));
+
+/**
+ * Throws a RangeError (a TypeError for a value of the wrong kind) naming the first option at
+ * fault and what it was given; `who` names the caller (`decode`, `renderBytes`).
+ */
+export function validateOptions(opts: DecodeOptions, who = 'decode'): void {
   if (!(Number.isInteger(opts.maxPixels) && opts.maxPixels > 0)) {
-    throw new RangeError('decode: maxPixels must be a positive integer');
+    throw new RangeError(`${who}: maxPixels must be a positive integer (got ${got(opts.maxPixels)})`);
   }
   for (const k of ['targetWidth', 'targetHeight'] as const) {
     const v = opts[k];
-    if (v !== undefined && !(Number.isInteger(v) && v > 0 && v <= MAX_TARGET)) throw new RangeError(`decode: ${k} must be an integer from 1 to ${MAX_TARGET}`);
+    if (v !== undefined && !(Number.isInteger(v) && v > 0 && v <= MAX_TARGET)) throw new RangeError(`${who}: ${k} must be an integer from 1 to ${MAX_TARGET} (got ${got(v)})`);
   }
   for (const k of ['maxBytes', 'maxDecodedBytes'] as const) {
     const m = opts[k];
-    if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw new RangeError(`decode: ${k} must be a positive integer`);
+    if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw new RangeError(`${who}: ${k} must be a positive integer (got ${got(m)})`);
   }
   const t = opts.timeoutSeconds;
   // sharp's timeout takes whole seconds up to an hour: a fraction or a longer one is not quietly
   // rounded to what it can do.
   if (t !== undefined && !(Number.isInteger(t) && t >= 0 && t <= 3600)) {
-    throw new RangeError(`decode: timeoutSeconds must be a whole number of seconds from 0 to 3600 (got ${String(t)})`);
+    throw new RangeError(`${who}: timeoutSeconds must be a whole number of seconds from 0 to 3600 (got ${got(t)})`);
+  }
+  // The rest are read only when needed: a wrong kind would be ignored ('false' switched partial
+  // on) or fail later as "opts.checkSize is not a function".
+  for (const k of ['whileDecoding', 'checkSize'] as const) {
+    if (opts[k] !== undefined && typeof opts[k] !== 'function') throw new TypeError(`${who}: ${k} must be a function (got ${got(opts[k])})`);
+  }
+  if (opts.partial !== undefined && typeof opts.partial !== 'boolean') throw new TypeError(`${who}: partial must be a boolean (got ${got(opts.partial)})`);
+  const names = opts.limitNames as unknown;
+  if (names !== undefined && (typeof names !== 'object' || names === null || Object.values(names).some((n) => typeof n !== 'string'))) {
+    throw new TypeError(`${who}: limitNames must be an object of names (strings) for maxPixels, maxBytes and maxDecodedBytes (got ${got(names)})`);
   }
 }
 
@@ -590,9 +614,10 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   checkInput(input, opts);
   const buf = readable(input);
   const info = await admitted(buf, opts);
+  if (!opts.partial) refuseCutShort(buf, info);
   const run = startRun(opts);
   let page: Pixels;
-  let damaged = false;
+  let damaged = opts.partial === true && cutShort(buf, info);
   try {
     page = await decodePage(buf, undefined, run, info, opts.whileDecoding);
   } catch (err) {
@@ -646,6 +671,7 @@ export async function* decodeFrames(
   checkInput(input, opts);
   const buf = readable(input);
   const info = await admitted(buf, opts);
+  refuseCutShort(buf, info);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {

@@ -42,14 +42,17 @@ export type { ImageInputErrorCode } from './errors.js';
 export { DEFAULT_DECODE_LIMITS } from './limits.js';
 export { renderBytes, type RenderBytesOptions, type RenderedBytes } from './render-bytes.js';
 
-/** The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go unapplied. */
-const OPTION_NAMES: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([
-  'maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'limitNames', 'maxFrames', 'partial',
-]);
+/**
+ * The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go
+ * unapplied, nor an option of the other one (maxFrames to decodeImage, partial to decodeFrames).
+ */
+const COMMON_NAMES = ['maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'limitNames'] as const;
+const IMAGE_OPTIONS: ReadonlySet<string> = new Set<keyof DecodeOptions>([...COMMON_NAMES, 'partial']);
+const FRAME_OPTIONS: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([...COMMON_NAMES, 'maxFrames']);
 
-function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeOptions, 'maxPixels'> {
+function withLimits<T extends Partial<DecodeOptions>>(opts: T, names: ReadonlySet<string>): T & Pick<DecodeOptions, 'maxPixels'> {
   checkObject(opts, 'decode: options');
-  checkOptionNames(opts, OPTION_NAMES, 'decode');
+  checkOptionNames(opts, names, 'decode');
   return {
     ...opts,
     maxPixels: opts.maxPixels ?? DEFAULT_DECODE_LIMITS.maxPixels,
@@ -64,10 +67,10 @@ function withLimits<T extends Partial<DecodeOptions>>(opts: T): T & Pick<DecodeO
  * (shrink-on-load); `timeoutSeconds` aborts a slow decode.
  */
 export async function decodeImage(input: Uint8Array, opts: Partial<DecodeOptions> = {}): Promise<DecodedImage> {
-  return decodeImageWith(input, withLimits(opts));
+  return decodeImageWith(input, withLimits(opts, IMAGE_OPTIONS));
 }
 
 /** The frames of an animated GIF or WebP (a still image yields one), one at a time; options as decodeImage plus `maxFrames`. */
 export async function* decodeFrames(input: Uint8Array, opts: Partial<FrameDecodeOptions> = {}): AsyncGenerator<DecodedFrame, void, undefined> {
-  yield* decodeFramesWith(input, withLimits(opts));
+  yield* decodeFramesWith(input, withLimits(opts, FRAME_OPTIONS));
 }

@@ -58,7 +58,7 @@ export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, o
   const limits = { maxPixels, maxBytes, ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}) };
   const timeout = timeoutSeconds !== undefined ? { timeoutSeconds } : {};
   // Here, not in the job: a RangeError thrown by its decoder would come out as internal-error.
-  validateOptions({ ...limits, ...timeout });
+  validateOptions({ ...limits, ...timeout }, 'renderBytes');
   return runJob({ kind: 'bytes', bytes }, params, {
     decoder: decode,
     limits: { ...limits, ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}) },

@@ -6,6 +6,7 @@
  */
 import type { CellGrid, RgbaImage } from '../types.js';
 import { V2aError } from '../errors.js';
+import { describeType } from '../args.js';
 import { Base64Error, decodeBase64, encodeBase64 } from './base64.js';
 import { checkGrid, gridLines } from './grid.js';
 import { BACKGROUND_ENCODING, CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
@@ -136,6 +137,8 @@ function checkLine(line: string, row: number, columns: number): void {
  * by `\n`; `data` = strict base64 of exactly rows * columns * 3 bytes. Throws `CompactDecodeError`.
  */
 export function decodeCompact(input: string | object): DecodedCompact {
+  // Bytes type-check as an object, and were then "a document that lacks v".
+  if (ArrayBuffer.isView(input) || input instanceof ArrayBuffer) throw new TypeError(`decodeCompact: pass the document's text (decode the bytes first) or its parsed object (got ${describeType(input)})`);
   let doc: unknown = input;
   if (typeof input === 'string') {
     try {

@@ -3,13 +3,14 @@ import { checkObject } from '../args.js';
 import { V2aError } from '../errors.js';
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
-import { formatTextResult, formatted, type FormattedOutput, type TextFormat, type TextOutput } from './output.js';
+import { formatTextResult, formatted, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
 import { formatPng } from './png.js';
 
-export { bodyText, type FormattedOutput, type TextFormat, type TextOutput } from './output.js';
+export { bodyText, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
 
 /** Formats a render result in `format` (default: `result.params.format`), png included, synchronously. */
 export function formatResult(result: RenderResult, format: TextFormat): TextOutput;
+export function formatResult(result: RenderResult, format: 'png'): PngOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput {
   checkObject(result, 'formatResult: result');

@@ -30,6 +30,11 @@ export interface TextOutput extends FormattedOutput {
   readonly body: string;
 }
 
+/** A formatted output known to be the PNG bytes. */
+export interface PngOutput extends FormattedOutput {
+  readonly body: Uint8Array;
+}
+
 export const TEXT_FORMATTERS: Readonly<Record<TextFormat, (result: RenderResult) => string>> = {
   text: formatText,
   ansi: formatAnsi,
