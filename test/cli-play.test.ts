@@ -185,6 +185,23 @@ after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+describe('v2a render of a video file: one frame, as a previewer shows it', () => {
+  test('a frame a tenth of the way in, fitted to the box like an image; the file is not read into memory', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
+    const r = await piped(['render', clip, '--columns', '20']);
+    assert.equal(r.code, 0, r.stderr);
+    const rows = r.stdout.trimEnd().split('\n');
+    // 160 x 120 at 20 columns: 8 rows of 20.
+    assert.deepEqual([rows.length, rows[0]!.length], [8, 20]);
+    assert.ok(new Set(r.stdout.replace(/\s/g, '')).size > 3, 'a picture, not a blank grid');
+    const boxed = await piped(['render', clip, '--size', '12x4']);
+    assert.equal(boxed.code, 0, boxed.stderr);
+    assert.ok(boxed.stdout.trimEnd().split('\n').length <= 4);
+    // Over the byte limit it is still drawn: ffmpeg reads the file, v2a does not.
+    const small = await piped(['render', clip, '--columns', '20'], { V2A_MAX_IMAGE_BYTES: '100' });
+    assert.equal(small.code, 0, small.stderr);
+  });
+});
+
 describe('v2a play: input and output', () => {
   test('a FIFO (or <(...)) is read like standard input: a GIF, and a video fed to ffmpeg', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
     for (const file of [gif, ...(clip ? [clip] : [])]) {

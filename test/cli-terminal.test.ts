@@ -259,7 +259,7 @@ describe('video in the terminal', () => {
     });
     assert.equal(r.code, 3);
     // Named by the file that needed it, as every error about an input file is.
-    assert.equal(r.err.startsWith(`v2a: ${clip}: playing video needs ffmpeg (with ffprobe) on the PATH`), true, r.err);
+    assert.equal(r.err.startsWith(`v2a: ${clip}: video needs ffmpeg (with ffprobe) on the PATH`), true, r.err);
     assert.match(r.err, /downloads nothing\n$/);
   });
 });

@@ -384,7 +384,7 @@ describe('v2a render', { concurrency: 4 }, () => {
     assertGrid(term.text, 8, 24);
   });
 
-  test('render given a video says to play it (render reads images only)', async () => {
+  test('render given a video file takes a frame of it from ffmpeg (a header alone is no video); piped, it says to play it', async () => {
     // An ISO BMFF header with a video brand: sharp has no decoder for it, ffmpeg would.
     const head = Buffer.alloc(64);
     head.writeUInt32BE(24, 0);
@@ -393,9 +393,9 @@ describe('v2a render', { concurrency: 4 }, () => {
     writeFileSync(clip, head);
     const r = await v2a([clip]);
     assert.equal(r.code, 3);
-    assert.equal(r.stderr, `v2a: ${clip}: The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image. This is a video: play it with v2a play '${clip}'.\n`);
+    assert.match(r.stderr, new RegExp(`^v2a: ${clip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (ffprobe cannot read the video|video needs ffmpeg)`));
     const piped = await v2a(['-'], { input: head });
-    assert.match(piped.stderr, /This is a video: play it with v2a play -\.\n$/);
+    assert.match(piped.stderr, /This is a video: play it with v2a play -, or render it from a file\.\n$/);
     // Anything else unsupported gets the plain message.
     assert.doesNotMatch((await v2a(['-'], { input: Buffer.from('plain text, not an image') })).stderr, /video/);
   });

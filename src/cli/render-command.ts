@@ -11,9 +11,10 @@ import { MAX_ROWS, MIN_COLUMNS } from '../core/pipeline/geometry.js';
 import type { Decoder, FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
 import { printable, reportError } from './program.js';
-import { EXIT, Reported, aboutFile, once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
+import { EXIT, Reported, aboutFile, once, outputFile, readHead, readInput, readLimits, withReadFd, stdoutIsTty, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, SIZE_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
-import { refuseUnknown } from './media-type.js';
+import { isVideo, refuseUnknown } from './media-type.js';
+import { videoStill } from './video-source.js';
 import { fitDecoder } from './box-fit.js';
 import { NDJSON_FRAMES } from './ndjson.js';
 
@@ -168,15 +169,17 @@ export function loadRenderer(): Promise<typeof import('./renderer.js')> {
 async function renderFile(file: string, renderParams: Partial<RenderParams>, fit: FitBox | undefined, output: string | undefined, limits: InputLimits, before = ''): Promise<void> {
   // Sharp and the renderer load once the first bytes say this is an image, while the rest is read.
   let renderer: Promise<typeof import('./renderer.js')> | undefined;
-  const bytes = await readInput(file, limits.maxBytes, (head) => {
-    // A video is no image for render, but it is for play: say so.
-    refuseUnknown(head, false, (video) => (video ? `This is a video: play it with v2a play ${file === '-' ? '-' : quoteArg(file)}.` : ''));
+  // A video file is drawn as one of its frames (a file manager's preview of a clip), decoded by
+  // ffmpeg from the file itself: nothing of it is read here. Piped in, it is told to use play.
+  const video = file !== '-' && isVideo(withReadFd(file, readHead));
+  const bytes = video ? new Uint8Array(0) : await readInput(file, limits.maxBytes, (head) => {
+    refuseUnknown(head, false, (v) => (v ? 'This is a video: play it with v2a play -, or render it from a file.' : ''));
     renderer = loadRenderer();
   });
-  const { decodeImage, runJob } = await renderer!;
+  const { decodeImage, runJob } = await (renderer ?? loadRenderer());
   // A file cut short (still downloading, a broken copy) shows what it holds, as chafa shows it,
   // with a warning; the server refuses one instead.
-  const decoder: Decoder = async (b, request) => {
+  const decoder: Decoder = video ? (_b, request) => videoStill({ path: file }, request) : async (b, request) => {
     const image = await decodeImage(b, { ...request, partial: true });
     if (image.damaged) process.stderr.write(`v2a: ${printable(file === '-' ? 'standard input' : file)}: the image is truncated or damaged: showing the part that could be decoded\n`);
     return image;
@@ -191,13 +194,8 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
   else await writeStdout(before && typeof body === 'string' ? before + body : body);
 }
 
-/** A file name as a shell reads it back: quoted unless plain. */
-function quoteArg(s: string): string {
-  return /^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The manual part of `v2a render --help` (the README's command-line section says the same). */
-const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. Several files (v2a *.png) are rendered one after the other (on a terminal, a blank line between them): one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
+const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. A video file is drawn as one frame, a tenth of the way in, decoded by ffmpeg (--animate or v2a play plays it). Several files (v2a *.png) are rendered one after the other (on a terminal, a blank line between them): one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
 
 Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image too tall for the box even at ${MIN_COLUMNS} columns, the fewest, is drawn at ${MIN_COLUMNS} columns, centred between blank margins, in the box's rows: never art outside the box. A box narrower than ${MIN_COLUMNS} columns, from any of them or the terminal, is refused (exit 2). Without any of them the art fits a box, its width and its height: piped, fzf's preview window (FZF_PREVIEW_COLUMNS, FZF_PREVIEW_LINES) when set; else COLUMNS and LINES when set, also piped; else the terminal. On a terminal one line is left for the prompt; piped, every line is the art's (a previewer's pane has no prompt). Piped without any of them, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
 

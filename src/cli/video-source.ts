@@ -11,7 +11,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { V2aError } from '../core/errors.js';
-import type { DecodeRequest, DecodedFrame } from '../core/job.js';
+import type { DecodeRequest, DecodedFrame, DecodedImage } from '../core/job.js';
 
 /** The path of an executable on the PATH, or undefined. */
 export function findExecutable(name: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
@@ -40,7 +40,7 @@ function track(child: ChildProcess): void {
   }
 }
 
-const NO_FFMPEG = 'playing video needs ffmpeg (with ffprobe) on the PATH, e.g. `apt-get install ffmpeg` or `brew install ffmpeg`; v2a downloads nothing';
+const NO_FFMPEG = 'video needs ffmpeg (with ffprobe) on the PATH, e.g. `apt-get install ffmpeg` or `brew install ffmpeg`; v2a downloads nothing';
 
 /** Where the video is: a path ffmpeg opens itself, or bytes (standard input) fed on a pipe. */
 export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Array };
@@ -87,6 +87,8 @@ interface Probe {
   readonly fps: number;
   readonly codec: string;
   readonly frames?: number;
+  /** The container's duration in seconds, where it says. */
+  readonly seconds?: number;
 }
 
 /** Runs a tool to completion; stdout whole, stderr's last 4 KiB. */
@@ -122,10 +124,13 @@ function rate(text: string | undefined): number {
 
 async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   const r = await runTool(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
-    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,sample_aspect_ratio', '-of', 'json', source(input)], input);
+    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,sample_aspect_ratio:format=duration', '-of', 'json', source(input)], input);
   let stream: Record<string, unknown> | undefined;
+  let seconds = NaN;
   try {
-    stream = (JSON.parse(r.stdout) as { streams?: Record<string, unknown>[] }).streams?.[0];
+    const parsed = JSON.parse(r.stdout) as { streams?: Record<string, unknown>[]; format?: { duration?: string } };
+    stream = parsed.streams?.[0];
+    seconds = Number(parsed.format?.duration);
   } catch {
     stream = undefined;
   }
@@ -142,7 +147,7 @@ async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   if (!(fps > 0 && fps <= 240)) fps = rate(stream.r_frame_rate as string);
   if (!(fps > 0 && fps <= 240)) fps = 25;
   const frames = Number(stream.nb_frames);
-  return { width: displayWidth, height, fps, codec: String(stream.codec_name ?? 'video'), ...(frames > 0 ? { frames } : {}) };
+  return { width: displayWidth, height, fps, codec: String(stream.codec_name ?? 'video'), ...(frames > 0 ? { frames } : {}), ...(seconds > 0 ? { seconds } : {}) };
 }
 
 export interface VideoOptions {
@@ -162,11 +167,30 @@ export function videoFrameDecoder(opts: VideoOptions): (bytes: Uint8Array, reque
   return (_bytes, request, from = 0) => decodeVideo(opts, request, from);
 }
 
-async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: number): AsyncGenerator<DecodedFrame, void, undefined> {
+/**
+ * One frame of a video as a still image, for `v2a render clip.mp4` (a file manager's preview):
+ * the frame a tenth of the way in, since a first frame is often black (a fade-in) or a title;
+ * the first where that one cannot be had.
+ */
+export async function videoStill(input: VideoInput, request: DecodeRequest): Promise<DecodedImage> {
+  const ffprobe = findExecutable('ffprobe');
+  if (!findExecutable('ffmpeg') || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
+  const info = await probe(ffprobe, input);
+  await request.checkSize?.(info.width, info.height);
+  const total = info.frames ?? (info.seconds !== undefined ? info.seconds * info.fps : 0);
+  for (const from of total >= 10 ? [Math.floor(total / 10), 0] : [0]) {
+    for await (const f of decodeVideo({ input }, request, from, info)) {
+      return { width: f.width, height: f.height, data: f.data, sourceWidth: f.sourceWidth, sourceHeight: f.sourceHeight, format: f.format };
+    }
+  }
+  throw new V2aError('undecodable-image', 'the video has no frames');
+}
+
+async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: number, probed?: Probe): AsyncGenerator<DecodedFrame, void, undefined> {
   const ffmpeg = findExecutable('ffmpeg');
   const ffprobe = findExecutable('ffprobe');
   if (!ffmpeg || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
-  const info = await probe(ffprobe, opts.input);
+  const info = probed ?? await probe(ffprobe, opts.input);
   if (info.width * info.height > request.maxPixels) {
     throw new V2aError('image-too-large', `The video frames are too large (${info.width}x${info.height} pixels); the limit is ${request.maxPixels} pixels (V2A_MAX_IMAGE_PIXELS).`);
   }
