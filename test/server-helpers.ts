@@ -242,6 +242,7 @@ export function responseValidator(doc: any): ResponseValidator {
       seen.add(`${method} ${path} ${r.status} ${mediaType || '-'}`);
       if (!response.content) {
         assert.equal(r.text, '', `${method} ${path} ${r.status}: the document promises no body`);
+        checkHeaders(doc, `${method} ${path} ${r.status}`, response, r);
         return '';
       }
       assert.ok(response.content[mediaType], `${method} ${path} ${r.status}: content type ${mediaType} not in the document (${Object.keys(response.content).join(', ')})`);
@@ -256,15 +257,26 @@ export function responseValidator(doc: any): ResponseValidator {
       }
       const data = /json/.test(mediaType) ? JSON.parse(r.text) : r.text;
       assert.ok(validate(data), `${method} ${path} ${r.status} ${mediaType} does not match ${ptr}: ${JSON.stringify(validate.errors, null, 1).slice(0, 1500)}`);
-      // Headers the document declares with a schema pattern are checked too.
-      for (const [name, h] of Object.entries<any>(response.headers ?? {})) {
-        const header = h.$ref ? resolveRef(doc, h.$ref) : h;
-        const value = r.headers.get(name);
-        if (value !== null && header.schema?.pattern) assert.match(value, new RegExp(header.schema.pattern), `header ${name}`);
-      }
+      checkHeaders(doc, `${method} ${path} ${r.status}`, response, r);
       return ptr;
     },
   };
+}
+
+/**
+ * The reply's headers against its response: a header the document defines (components.headers)
+ * that the reply carries is declared on that response, and a declared one with a schema pattern
+ * matches it.
+ */
+function checkHeaders(doc: any, what: string, response: any, r: Reply): void {
+  const declared = new Map(Object.entries<any>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? resolveRef(doc, h.$ref) : h]));
+  for (const name of Object.keys(doc.components?.headers ?? {})) {
+    if (r.headers.has(name)) assert.ok(declared.has(name.toLowerCase()), `${what}: header ${name} is sent but not declared`);
+  }
+  for (const [name, header] of declared) {
+    const value = r.headers.get(name);
+    if (value !== null && header.schema?.pattern) assert.match(value, new RegExp(header.schema.pattern), `${what}: header ${name}`);
+  }
 }
 
 function resolveRef(doc: any, ref: string): any {

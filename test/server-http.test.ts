@@ -706,7 +706,7 @@ describe('render: bad input', () => {
     assert.match(noBoundary.contentType, /problem\+json/);
   });
 
-  test('a malformed URL is a 400 problem with a trace, before routing', async () => {
+  test('a malformed URL is a 400 problem with a trace', async () => {
     const { port } = new URL(server.base);
     const text = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET /api/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));

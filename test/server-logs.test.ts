@@ -86,6 +86,40 @@ describe('replies of Node\'s HTTP parser', () => {
   });
 });
 
+describe('a request target the router cannot read', () => {
+  test('GET /% and an absolute URL without a host are 400s of the request lifecycle: security and CORS headers, one trace id in the body and the lines, "request completed", counted', async () => {
+    for (const [target, detail] of [['/%', /not valid percent-encoding/], ['/api/v1/%C0', /not valid percent-encoding/], ['http:///x', /without a host/]] as const) {
+      const count = lines.length;
+      const before = await metric('v2a_http_requests_total', 'method="GET",route="unmatched",status="400"');
+      const r = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n`));
+        let out = '';
+        socket.on('data', (d) => (out += d));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(out));
+      });
+      const [head, body] = r.split('\r\n\r\n') as [string, string];
+      assert.match(head, /^HTTP\/1\.1 400 /, target);
+      for (const h of ['x-frame-options: DENY', 'access-control-allow-origin: \\*', 'content-security-policy: ', 'content-type: application/problem\\+json']) assert.match(head, new RegExp(h, 'i'), `${target}: ${h}`);
+      const problem = JSON.parse(body);
+      assert.equal(problem.type, 'https://v2a.dev/problems/invalid-request');
+      assert.match(problem.detail, detail, target);
+      assert.doesNotMatch(problem.detail, /valid url component/);
+      assert.equal(problem.traceId, /traceparent: 00-([0-9a-f]{32})-/i.exec(head)?.[1], head);
+      const deadline = performance.now() + 2000;
+      while (!lines.slice(count).some((l) => l.msg === 'request completed') && performance.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+      const mine = lines.slice(count).filter((l) => l.traceId === problem.traceId);
+      assert.deepEqual(mine.map((l) => l.msg), ['incoming request', 'request completed'], `${target}: ${JSON.stringify(lines.slice(count))}`);
+      assert.equal(mine[1].res.statusCode, 400);
+      assert.equal(await metric('v2a_http_requests_total', 'method="GET",route="unmatched",status="400"'), before + 1, target);
+    }
+    // An OPTIONS that is no preflight asks what the path serves: this one has none to ask about.
+    const options = await exchange('OPTIONS /% HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.equal(options.status, 400);
+    assert.equal(options.problem.type, 'https://v2a.dev/problems/invalid-request');
+  });
+});
+
 describe('requests whose client goes away', () => {
   test('a render abandoned mid-way ends with one "request aborted" line, status 499 in the metrics, and counts as cancelled, not as an error', { timeout: 60_000 }, async () => {
     const image = await noise(1600, 1200);

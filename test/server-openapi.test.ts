@@ -7,6 +7,7 @@
 import { MCP_ROOT_HELP } from '../src/contract/mcp-stdio.js';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import sharp from 'sharp';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { CHROMA_ENCODING, FORMAT_INFO } from '../src/core/format/info.js';
 import { CHARSETS, DEFAULTS, FORMATS, PARAMS } from '../src/core/params/definitions.js';
+import { parseParams } from '../src/core/params/validate.js';
 import { VERSION } from '../src/core/types.js';
 import { describeConfig } from '../src/server/config.js';
 import { ENDPOINT_LIST, ENDPOINTS } from '../src/contract/endpoints.js';
@@ -25,8 +27,37 @@ import { renderToolInputSchema } from '../src/server/mcp-tool.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../src/server/problem.js';
 import {
-  call, photo, responseValidator, startTestServer, validatingCaller, type ResponseValidator, type TestServer,
+  call, photo, responseValidator, startTestServer, validatingCaller, type Reply, type ResponseValidator, type TestServer,
 } from './server-helpers.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
+
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as new (opts: object) => { compile(schema: object): (data: unknown) => boolean };
+
+/**
+ * A request whose headers are sent with `body` (of the declared length or not); its reply as the
+ * validator reads one, once it comes.
+ */
+function rawCall(base: string, method: string, path: string, headers: Record<string, string | number>, body = ''): Promise<Reply> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method, path, headers });
+    request.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        const text = bytes.toString();
+        const contentType = String(res.headers['content-type'] ?? '');
+        const headers = new Headers(Object.entries(res.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
+        resolve({ status: res.statusCode!, headers, text, bytes, json: /json/.test(contentType) && text ? JSON.parse(text) : undefined, contentType });
+        request.destroy();
+      });
+    });
+    request.on('error', reject);
+    if (body) request.write(body);
+    request.flushHeaders();
+  });
+}
 
 const run = promisify(execFile);
 
@@ -75,6 +106,31 @@ describe('OpenAPI document', () => {
         assert.equal(again.headers.get('etag'), etag);
       }
       assert.equal((await call(server.base + path, { headers: { 'if-none-match': '"stale"' } })).status, 200);
+    }
+  });
+
+  test('with a V2A_CORS_ORIGINS list, the documents\' Vary keeps Origin beside the request headers they are built from (200 and 304), each named once', async () => {
+    const origin = 'https://app.example.com';
+    for (const [env, expected] of [
+      [{}, ['Origin', 'Host', 'X-Forwarded-Host', 'X-Forwarded-Proto']],
+      [{ V2A_PUBLIC_URL: 'https://v2a.example.com' }, ['Origin']],
+    ] as const) {
+      const s = await startTestServer({ V2A_CORS_ORIGINS: origin, V2A_WORKERS: '1', ...env });
+      try {
+        for (const path of [ENDPOINTS.agent.path, ENDPOINTS.openapi.path, ENDPOINTS.llms.path, ENDPOINTS.llmsFull.path, ENDPOINTS.interoperability.path, ENDPOINTS.handoff.path]) {
+          const first = await call(`${s.base}${path}`, { headers: { origin } });
+          const again = await call(`${s.base}${path}`, { headers: { origin, 'if-none-match': first.headers.get('etag')! } });
+          assert.equal(again.status, 304);
+          for (const r of [first, again]) {
+            assert.equal(r.headers.get('access-control-allow-origin'), origin);
+            const vary = (r.headers.get('vary') ?? '').split(/\s*,\s*/);
+            const want = path === ENDPOINTS.handoff.path ? ['Origin'] : expected;
+            assert.deepEqual(vary.map((v) => v.toLowerCase()).sort(), want.map((v) => v.toLowerCase()).sort(), `${path} ${r.status}: ${r.headers.get('vary')}`);
+          }
+        }
+      } finally {
+        await s.close();
+      }
     }
   });
 
@@ -207,6 +263,80 @@ describe('OpenAPI document', () => {
 
   test('the documented server settings are describeConfig', () => {
     for (const c of describeConfig()) assert.ok(doc.info.description.includes(c.name), c.name);
+  });
+
+  test('refusals carry only headers the document declares for them: RateLimit-* on render\'s and MCP\'s 400, 408, 413 and 415, Allow on a 405', { timeout: 20_000 }, async () => {
+    const s = await startTestServer({ V2A_RATE_LIMIT: '1000', V2A_WORKERS: '1', V2A_BODY_IDLE_TIMEOUT_MS: '300', V2A_MAX_IMAGE_BYTES: '100000' });
+    try {
+      const v = responseValidator((await call(`${s.base}${ENDPOINTS.openapi.path}`)).json);
+      const json = { 'content-type': 'application/json' };
+      // MCP bodies of more than 16 KiB pay their token before they are read (a small one once parsed).
+      const large = 20_000;
+      const cases: Array<[string, string, Record<string, string | number>, string, number]> = [
+        [ENDPOINTS.render.path, '?columns=2', { ...json, 'content-length': 2 }, '{}', 400],
+        [ENDPOINTS.render.path, '', { ...json, 'content-length': 10_000_000 }, '', 413],
+        [ENDPOINTS.render.path, '', { ...json, 'content-encoding': 'gzip', 'content-length': 2 }, '{}', 415],
+        [ENDPOINTS.render.path, '', { ...json, 'content-length': 100 }, '{', 408],
+        [ENDPOINTS.mcp.path, '', { ...json, 'mcp-protocol-version': '1999-01-01', 'content-length': large }, '', 400],
+        [ENDPOINTS.mcp.path, '', { ...json, 'content-length': 10_000_000 }, '', 413],
+        [ENDPOINTS.mcp.path, '', { ...json, 'content-encoding': 'gzip', 'content-length': large }, '', 415],
+        [ENDPOINTS.mcp.path, '', { ...json, 'content-length': large }, '{', 408],
+      ];
+      for (const [path, query, headers, body, status] of cases) {
+        const r = await rawCall(s.base, 'POST', path + query, headers, body);
+        assert.equal(r.status, status, `${path} ${r.text}`);
+        assert.match(r.headers.get('ratelimit-limit') ?? '', /^1000$/, `${path} ${status} is past the rate limit check`);
+        v.check('POST', path, r);
+      }
+      for (const method of ['GET', 'DELETE']) {
+        const r = await call(`${s.base}${ENDPOINTS.mcp.path}`, { method });
+        assert.equal(r.status, 405);
+        assert.equal(r.headers.get('allow'), 'POST, OPTIONS');
+        v.check(method, ENDPOINTS.mcp.path, r);
+      }
+      assert.equal(v.doc.paths[ENDPOINTS.mcp.path].post.responses['405'], undefined, 'a POST is never 405');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a parameter as text (query string, form field) is documented as the server reads it: booleans in any case, signs and leading zeros, surrounding whitespace', () => {
+    const ajv = new Ajv2020({ strict: false });
+    const form = resolve(doc.paths[ENDPOINTS.render.path].post.requestBody.content['multipart/form-data'].schema).properties;
+    const samples: Record<string, string[]> = {
+      boolean: ['true', 'FALSE', 'True', ' tRuE ', '1', '0', '\u00a0false\u2003', '\ttrue\n', 'yes', 'on', 't', '', '10', '01', 'true false'],
+      integer: ['40', '+040', '040', '-0040', ' 40 ', '\u00a040\u00a0', '4e1', '40.0', '0x28', '', '4 0', '--40', '\u0664\u0660'],
+      number: ['1', '+1', '01', '1.', '.5', '-.5', '1e0', '1E+0', ' 1 ', '\u00a01\ufeff', '1e', 'e1', '1,5', 'Infinity', 'NaN', '0x1', '1_0', '.', '+'],
+      color: ['#e5e5e5', ' #E5E5E5 ', 'abc', '\u00a0#abc', '#abcd', 'e5e5e5g', '# abc'],
+    };
+    const inRange = (def: any, text: string) => {
+      // The range is the typed schema's: compare spellings of values inside it.
+      const n = Number(text.trim());
+      return def.type !== 'integer' && def.type !== 'number' ? text : Number.isFinite(n) && (n < def.min || n > def.max) ? null : text;
+    };
+    for (const def of PARAMS) {
+      const spellings = samples[def.type];
+      if (!spellings) continue;
+      const schemas = { query: resolve(doc.components.parameters[`query.${def.name}`]).schema, form: form[def.name] };
+      for (const [carrier, schema] of Object.entries(schemas)) {
+        const valid = ajv.compile(schema);
+        for (const raw of spellings) {
+          const text = inRange(def, def.type === 'number' ? raw.replace(/^(\s*[+-]?)1/, `$1${def.min}`) : raw);
+          if (text === null) continue;
+          assert.equal(valid(text), parseParams({ [def.name]: text }, 'strings').ok, `${carrier} ${def.name} ${JSON.stringify(text)}`);
+        }
+      }
+    }
+  });
+
+  test('an empty default is said in words, not printed as nothing', async () => {
+    const empty = PARAMS.filter((d) => d.default === '');
+    assert.ok(empty.length > 0);
+    assert.doesNotMatch(JSON.stringify(doc), /Default: \./);
+    for (const d of empty) assert.match(doc.components.schemas.RenderParameters.properties[d.name].description, /Default: empty\.$/, d.name);
+    const full = (await call(`${server.base}${ENDPOINTS.llmsFull.path}`)).text;
+    for (const d of empty) assert.match(full, new RegExp(`^\\| \`${d.name}\` \\| [^|]+ \\| [^|]+ \\| empty \\|`, 'm'), d.name);
+    assert.doesNotMatch(full, /\| `` \|/);
   });
 });
 

@@ -65,7 +65,7 @@ export function createAdmission(capacity: number, retryAfterSeconds: () => numbe
 
   const clientFull = (client: string, units: number): HttpProblem | undefined => {
     if (clientSlots <= 0 || (byClient.get(client) ?? 0) + units <= clientSlots) return undefined;
-    return new HttpProblem('rate-limited', `One client may have at most ${clientSlots} requests in flight (uploading, waiting, rendering or receiving their replies), and this one has ${byClient.get(client) ?? 0}; retry when one is done.`, {
+    return new HttpProblem('rate-limited', `One client may have at most ${clientSlots} request${clientSlots === 1 ? '' : 's'} in flight (uploading, waiting, rendering or receiving their replies), and this one has ${byClient.get(client) ?? 0}; retry when one is done.`, {
       headers: { 'retry-after': '1' },
     });
   };

@@ -18,7 +18,7 @@ import { createAdmission } from './admission.js';
 import { bodyGuardPlugin, clientErrorHandler, refuseConnect, type BodyGuard } from './plugins/body-guard.js';
 import { trackConnections } from './connections.js';
 import { registerCors } from './plugins/cors.js';
-import { closeAfter, errorsPlugin, replyWithError, requestPath, sendProblem } from './plugins/errors.js';
+import { closeAfter, errorsPlugin, replyWithError, requestPath, routableTarget, sendProblem } from './plugins/errors.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { endedUnwritten, telemetryPlugin } from './plugins/telemetry.js';
@@ -108,7 +108,11 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     },
     requestTimeout: config.requestTimeoutMs,
     clientErrorHandler,
-    // Errors raised before routing (malformed URL...) get a problem body as well.
+    // A target the router cannot read (`/%`) is routed escaped and answered 400 by the errors
+    // plugin, through every hook, instead of as a framework error.
+    rewriteUrl: (raw) => routableTarget(raw),
+    // Errors raised before routing that remain (none of our routes has parameters or constraints)
+    // get a problem body as well.
     frameworkErrors: (err, request, reply) => {
       replyWithError(err, request, reply);
     },

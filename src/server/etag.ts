@@ -26,11 +26,31 @@ export interface TaggedDocument {
 }
 
 /**
- * Sends a document cacheable for five minutes, with its ETag, so a cache (or a script) revalidates
- * it (304) once they are up: the discovery documents and the handoff manifest.
+ * Adds `names` to the reply's Vary, keeping what is there (the CORS plugin's Origin, with a
+ * V2A_CORS_ORIGINS list) and naming each field once: a cache keyed on a Vary that lost Origin
+ * serves one origin's Access-Control-Allow-Origin to another.
  */
-export function sendDocument(request: FastifyRequest, reply: FastifyReply, type: string, doc: TaggedDocument, headers: Readonly<Record<string, string>> = {}): FastifyReply {
-  reply.type(type).headers({ 'cache-control': 'public, max-age=300', etag: doc.etag, ...headers });
+export function addVary(reply: FastifyReply, names: readonly string[]): void {
+  const current = reply.getHeader('vary');
+  const fields = (Array.isArray(current) ? current.join(',') : String(current ?? '')).split(',').map((f) => f.trim()).filter(Boolean);
+  const seen = new Set(fields.map((f) => f.toLowerCase()));
+  if (seen.has('*')) return;
+  for (const name of names) {
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    fields.push(name);
+  }
+  if (fields.length) reply.header('vary', fields.join(', '));
+}
+
+/**
+ * Sends a document cacheable for five minutes, with its ETag, so a cache (or a script) revalidates
+ * it (304) once they are up: the discovery documents and the handoff manifest. `vary`: the request
+ * headers the document is built from, added to the reply's Vary.
+ */
+export function sendDocument(request: FastifyRequest, reply: FastifyReply, type: string, doc: TaggedDocument, vary: readonly string[] = []): FastifyReply {
+  reply.type(type).headers({ 'cache-control': 'public, max-age=300', etag: doc.etag });
+  addVary(reply, vary);
   if (notModified(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
   return reply.send(doc.text);
 }

@@ -61,6 +61,9 @@ export interface ParamCarrier {
   readonly values: Readonly<Record<string, unknown>>;
 }
 
+/** A request's query string as a carrier of parameters. */
+export const queryCarrier = (values: Readonly<Record<string, unknown>>): ParamCarrier => ({ name: 'query string', kind: 'strings', values });
+
 export const MISSING_IMAGE_DETAIL =
   'No image was supplied: send exactly one of imageUrl or imageBase64 (JSON keys, or MCP tool arguments), or image (a multipart/form-data file upload).';
 

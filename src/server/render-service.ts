@@ -83,19 +83,14 @@ const STAGE_SPANS: Record<RenderStage, string> = {
 };
 
 /**
- * The problems about the image itself, by what they say of it: named in `errors` by the field the
- * image came in (image, imageBase64 or imageUrl), as a parameter's problem names the parameter.
+ * The problems about the image itself: named in `errors` by the field the image came in (image,
+ * imageBase64 or imageUrl), as a parameter's problem names the parameter, with the detail as its
+ * message (a summary per type said "damaged, truncated or not an image" of an empty upload).
  */
-const IMAGE_PROBLEMS: Readonly<Partial<Record<string, string>>> = {
-  'unsupported-image': 'not a supported image format',
-  'undecodable-image': 'damaged, truncated or not an image',
-  'image-too-large': 'over a size limit',
-  'image-too-tall': 'too tall for the grid at this column count',
-};
+const IMAGE_PROBLEMS: ReadonlySet<string> = new Set(['unsupported-image', 'undecodable-image', 'image-too-large', 'image-too-tall']);
 
-function imageErrors(slug: string, field: ImageInput['field'] | undefined): { parameter: string; message: string }[] | undefined {
-  const message = IMAGE_PROBLEMS[slug];
-  return field && message ? [{ parameter: field, message }] : undefined;
+function imageErrors(slug: string, detail: string, field: ImageInput['field'] | undefined): { parameter: string; message: string }[] | undefined {
+  return field && IMAGE_PROBLEMS.has(slug) ? [{ parameter: field, message: detail }] : undefined;
 }
 
 const WORKER_STAGES: readonly WorkerStage[] = ['input', 'decode', 'director', 'render', 'format'];
@@ -265,7 +260,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
     }
     if (outcome.internal) opts.log?.error({ traceId: ctx.traceId, internal: outcome.internal }, 'render worker failed');
     const detail = outcome.slug === 'internal-error' && ctx.traceId ? `${outcome.detail} Trace id: ${ctx.traceId}.` : outcome.detail;
-    const errors = outcome.errors ?? imageErrors(outcome.slug, field);
+    const errors = outcome.errors ?? imageErrors(outcome.slug, detail, field);
     const problem = new HttpProblem(outcome.slug, detail, errors ? { errors } : {});
     recordStages(outcome, carrier, parent, problem);
     throw problem;

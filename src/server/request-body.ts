@@ -12,7 +12,7 @@ import { parseForm } from './form-body.js';
 import { parseLifted } from './json-lift.js';
 import { HttpProblem } from './problem.js';
 import {
-  base64Source, CARRIER_IMAGE_FIELDS, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
+  base64Source, CARRIER_IMAGE_FIELDS, checkBase64Length, exactlyOneImage, invalidImageField, jsonImageInputs, queryCarrier, validateParams, type ImageInput, type JsonImageInput, type ParamCarrier,
 } from './render-inputs.js';
 import type { BodyJob, RenderSource } from './render-task.js';
 
@@ -60,7 +60,7 @@ export interface RequestInputs {
 
 /** The body's image sources and parameter carriers; an HttpProblem for a body that is refused. */
 export async function requestInputs(body: BodyJob['body'], maxImageBytes: number): Promise<RequestInputs> {
-  const query: ParamCarrier = { name: 'query string', kind: 'strings', values: body.query };
+  const query = queryCarrier(body.query);
   if (body.type === 'form') {
     const form = await parseForm(body.chunks, body.contentType, maxImageBytes);
     return { images: form.images, carriers: [query, { name: 'form fields', kind: 'strings', values: form.fields }] };

@@ -261,7 +261,17 @@ export function decodeBase64Input(input: string | Uint8Array | readonly Uint8Arr
   }
   const payload = envelope(input).payload;
   // Both fast decodes refused it: the character-at-a-time one says why (it throws).
-  return decodeString(payload) ?? decodeWrapped(payload) ?? explainedDecode(payload.replace(WHITESPACE, ''));
+  return decodeString(payload) ?? decodeWrapped(payload) ?? explainedDecode(notDataUrl(payload).replace(WHITESPACE, ''));
+}
+
+/**
+ * The payload, where it is no data: URL envelope() left in place (one without `;base64`, whose
+ * text would be blamed for its length or its ':'): only base64 ones are read.
+ */
+function notDataUrl(payload: string): string {
+  const prefix = /^data:[^,]{0,60},?/i.exec(payload);
+  if (prefix) throw new Base64Error(`only base64 data: URLs are accepted (data:<media type>;base64,<data>), not one beginning ${JSON.stringify(prefix[0])}`);
+  return payload;
 }
 
 /** Longest data: URL prefix read from character codes; a longer one goes through the text form. */

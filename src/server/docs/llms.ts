@@ -14,6 +14,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../problem.js';
 import { IMAGE_FORMATS, SERVICE_DESCRIPTION } from './agent.js';
 import { ENDPOINTS, type EndpointInfo } from '../../contract/endpoints.js';
+import { defaultText } from './openapi.js';
 import { buildRecipes } from './recipes.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -63,7 +64,8 @@ export function buildLlmsFullTxt(config: ServerConfig, baseUrl: string): string 
   const params = [
     '| Name | Type | Allowed | Default | Meaning |',
     '|---|---|---|---|---|',
-    ...PARAMS.map((d) => `| \`${d.name}\` | ${d.type} | ${cell(describeDomain(d))} | \`${String(d.default)}\` | ${cell(d.description)} |`),
+    // A default in words (an empty one) is no code span.
+    ...PARAMS.map((d) => `| \`${d.name}\` | ${d.type} | ${cell(describeDomain(d))} | ${defaultText(d) === String(d.default) ? `\`${defaultText(d)}\`` : defaultText(d)} | ${cell(d.description)} |`),
   ];
   const formats = [
     '| `format` | Content type | Extension | Label |',

@@ -17,7 +17,6 @@ import { IMAGE_BASE64_DESCRIPTION, IMAGE_URL_DESCRIPTION, renderToolInputSchema 
 import { JSONRPC_MESSAGE_SCHEMA, JSONRPC_RESPONSE_SCHEMA } from '../mcp/dispatcher.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { ERRORS } from '../../core/errors.js';
-import { allowValue } from '../plugins/errors.js';
 import { PROBLEM_SCHEMA, type ProblemSlug } from '../problem.js';
 import { SMALL_BODY_BYTES } from '../routes/mcp.js';
 import { HEALTH_SCHEMA, LIVENESS_SCHEMA, READINESS_SCHEMA } from '../routes/health.js';
@@ -40,13 +39,47 @@ function embed(schema: JsonSchema): Obj {
   return rest;
 }
 
-function paramDescription(def: ParamDef): string {
-  return `${def.description} Allowed: ${describeDomain(def)}. Default: ${String(def.default)}.`;
+/** A parameter's default as documents print it: an empty one in words (`Default: .` said nothing). */
+export function defaultText(def: ParamDef): string {
+  return def.default === '' ? 'empty' : String(def.default);
 }
 
-/** Render parameters as one object schema, optionally with extra properties (image fields). */
-function paramProperties(): Record<string, Obj> {
-  return Object.fromEntries(PARAMS.map((d) => [d.name, { ...paramJsonSchema(d), description: paramDescription(d) }]));
+function paramDescription(def: ParamDef): string {
+  return `${def.description} Allowed: ${describeDomain(def)}. Default: ${defaultText(def)}.`;
+}
+
+/**
+ * How a parameter may be spelt as text (query string, form field), as parseParams reads it
+ * (core/params/validate.ts): trimmed first (JSON Schema's `\s` is String.prototype.trim's
+ * whitespace, no-break space included), booleans in any case. The range is the typed schema's.
+ */
+const TEXT_SPELLINGS: Partial<Record<ParamDef['type'], { readonly pattern: string; readonly words: string }>> = {
+  boolean: { pattern: '[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[01]', words: 'true, false, 1 or 0 in any case' },
+  integer: { pattern: '[+-]?[0-9]{1,12}', words: 'decimal digits, a sign and leading zeros allowed' },
+  number: { pattern: '[+-]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?', words: 'a decimal number, e-notation allowed' },
+  color: { pattern: '#?(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})', words: 'a hex colour' },
+};
+
+/** A parameter's schema as text: its typed schema, or text spelling it (surrounding whitespace ignored). */
+function textSchema(def: ParamDef): Obj {
+  const { description: _description, ...typed } = paramJsonSchema(def);
+  const spelling = TEXT_SPELLINGS[def.type];
+  if (!spelling) return typed;
+  const text = { type: 'string', pattern: `^\\s*(?:${spelling.pattern})\\s*$` };
+  if (def.type === 'color') return { ...typed, ...text };
+  const { default: dflt, ...type } = typed;
+  return { anyOf: [type, text], default: dflt };
+}
+
+/** A parameter's description for a text carrier: with how it may be spelt. */
+function textDescription(def: ParamDef): string {
+  const spelling = TEXT_SPELLINGS[def.type];
+  return paramDescription(def) + (spelling ? ` As text: ${spelling.words}, surrounding whitespace ignored.` : '');
+}
+
+/** Render parameters as object properties: typed (JSON), or as text (form fields). */
+function paramProperties(text = false): Record<string, Obj> {
+  return Object.fromEntries(PARAMS.map((d) => [d.name, text ? { ...textSchema(d), description: textDescription(d) } : { ...paramJsonSchema(d), description: paramDescription(d) }]));
 }
 
 /** Reply media types of render, grouped from FORMAT_INFO. */
@@ -125,6 +158,9 @@ function toolCallMessage(): Obj {
 export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
   const E = ENDPOINTS;
   const rateHeaders = { 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
+  // Render and MCP check the rate limit before the body is read: every reply after that check
+  // carries RateLimit-*, the refusals of the body and of the render as much as a 200.
+  const limitedProblem = (description: string, headers: Obj = {}) => problemResponse(description, { ...headers, ...rateHeaders });
   const healthOp = (e: EndpointInfo) => ({
     get: operation(e, {
       responses: {
@@ -142,9 +178,10 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     }),
   });
 
-  // Refusals of the request itself, before or while its body is read (plugins/body-guard.ts).
+  // Refusals of the request itself, before or while its body is read (plugins/body-guard.ts); a
+  // body that stalls past the rate limit check is a 408 with RateLimit-*, Node's own 414 and 431 never.
   const requestRefusals = {
-    408: problemResponse(problemList('request-timeout')),
+    408: limitedProblem(problemList('request-timeout')),
     414: problemResponse(problemList('uri-too-long')),
     431: problemResponse(problemList('headers-too-large')),
   };
@@ -185,13 +222,13 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
             },
             content: renderContent(),
           },
-          400: problemResponse(`Bad request. ${problemList('invalid-parameters', 'invalid-request', 'duplicate-key', 'json-too-complex', 'missing-image', 'multiple-images', 'invalid-base64', 'unsupported-image', 'undecodable-image', 'image-too-tall', 'image-url-not-allowed')}`),
+          400: limitedProblem(`Bad request. ${problemList('invalid-parameters', 'invalid-request', 'duplicate-key', 'json-too-complex', 'missing-image', 'multiple-images', 'invalid-base64', 'unsupported-image', 'undecodable-image', 'image-too-tall', 'image-url-not-allowed')}`),
           ...requestRefusals,
-          413: problemResponse(`Too large. ${problemList('image-too-large', 'request-too-large')}`),
-          415: problemResponse(`A Content-Type this endpoint does not read (JSON in a charset other than UTF-8 included), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
-          429: problemResponse(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After'), ...rateHeaders }),
-          502: problemResponse(problemList('image-fetch-failed')),
-          503: problemResponse(`Unavailable. ${problemList('overloaded', 'render-timeout', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
+          413: limitedProblem(`Too large. ${problemList('image-too-large', 'request-too-large')}`),
+          415: limitedProblem(`A Content-Type this endpoint does not read (JSON in a charset other than UTF-8 included), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
+          429: limitedProblem(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After') }),
+          502: limitedProblem(problemList('image-fetch-failed')),
+          503: limitedProblem(`Unavailable. ${problemList('overloaded', 'render-timeout', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
         },
       }),
     },
@@ -204,16 +241,15 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           content: { 'application/json': { schema: { oneOf: [ref('JsonRpcMessage'), { type: 'array', items: ref('JsonRpcMessage'), minItems: 1, maxItems: config.mcpMaxBatch }] } } },
         },
         responses: {
-          200: jsonResponse(`JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body of at most ${SMALL_BODY_BYTES / 1024} KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).`, { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id') }),
-          202: { description: 'Only notifications (or client responses) were sent, or the client cancelled every request of the body (notifications/cancelled; a batch\'s other replies are sent as usual): no body.', headers: TRACE_HEADERS },
-          400: problemResponse(`An unsupported MCP-Protocol-Version header, a missing or invalid Host header, two Host or two Content-Type headers, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
-          403: problemResponse(problemList('forbidden-origin')),
-          405: problemResponse(`GET and DELETE: no SSE stream, and no session to end (the Mcp-Session-Id of initialize only scopes notifications/cancelled). \`Allow: ${allowValue([E.mcp.method])}\`.`, { Allow: headerRef('Allow') }),
+          200: jsonResponse(`JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body of at most ${SMALL_BODY_BYTES / 1024} KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).`, { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id'), 'Retry-After': headerRef('Retry-After') }),
+          202: { description: 'Only notifications (or client responses) were sent, or the client cancelled every request of the body (notifications/cancelled; a batch\'s other replies are sent as usual): no body.', headers: { ...TRACE_HEADERS, ...rateHeaders } },
+          400: limitedProblem(`An unsupported MCP-Protocol-Version header, a missing or invalid Host header, two Host or two Content-Type headers, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
+          403: limitedProblem(problemList('forbidden-origin')),
           ...requestRefusals,
-          413: problemResponse(problemList('request-too-large')),
-          415: problemResponse(`Not application/json (or JSON in a charset other than UTF-8), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
-          429: problemResponse(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After'), ...rateHeaders }),
-          503: problemResponse(`Unavailable: every render slot is taken when a body over ${SMALL_BODY_BYTES / 1024} KiB arrives (refused before it is read) or when a batch's tools/call requests need more slots than are free; or the server is shutting down. ${problemList('overloaded', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
+          413: limitedProblem(problemList('request-too-large')),
+          415: limitedProblem(`Not application/json (or JSON in a charset other than UTF-8), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
+          429: limitedProblem(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After') }),
+          503: limitedProblem(`Unavailable: every render slot is taken when a body over ${SMALL_BODY_BYTES / 1024} KiB arrives (refused before it is read) or when a batch's tools/call requests need more slots than are free; or the server is shutting down. ${problemList('overloaded', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
         },
       }),
     },
@@ -250,8 +286,8 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     name: d.name,
     in: 'query',
     required: false,
-    description: paramDescription(d) + (d.type === 'boolean' ? ' In the query string and form fields also 1 or 0.' : ''),
-    schema: d.type === 'boolean' ? { oneOf: [{ type: 'boolean' }, { enum: ['1', '0'] }], default: d.default } : paramJsonSchema(d),
+    description: textDescription(d),
+    schema: textSchema(d),
   }]));
 
   const imageUrl = { type: 'string', format: 'uri', description: IMAGE_URL_DESCRIPTION };
@@ -302,7 +338,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
             // format binary: generators type it as a file (Blob); contentMediaType as the encoding has it.
             image: { type: 'string', format: 'binary', contentMediaType: UPLOAD_TYPES[0], description: `The image file (its part typed ${UPLOAD_TYPES.join(' or ')}: the bytes decide the format), at most ${config.maxImageBytes} bytes and ${config.maxImagePixels} pixels.` },
             imageUrl,
-            ...paramProperties(),
+            ...paramProperties(true),
           },
           additionalProperties: false,
           oneOf: [{ required: ['image'] }, { required: ['imageUrl'] }],
@@ -339,9 +375,12 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'WWW-Authenticate': { description: 'Bearer realm="v2a" (no credential sent), with error="invalid_token" when a wrong key was sent.', schema: { type: 'string', pattern: '^Bearer realm="v2a"(, error="invalid_token")?$' } },
       },
       responses: {
-        Error: problemResponse('Any other error, on any path: 400 for a missing, repeated or invalid Host (or, behind a trusted proxy, X-Forwarded-Host or X-Forwarded-Proto) or a request that is not valid HTTP/1.1, 404 not found, 405 method not allowed (with Allow), ' +
+        Error: problemResponse('Any other error, on any path: 400 for a missing, repeated or invalid Host (or, behind a trusted proxy, X-Forwarded-Host or X-Forwarded-Proto), a request that is not valid HTTP/1.1 or a request path that is not valid percent-encoding, 404 not found, ' +
+          `405 method not allowed (with Allow; GET and DELETE ${E.mcp.path} too: no SSE stream, and no session to end, the Mcp-Session-Id of initialize only scoping notifications/cancelled), ` +
           '408 request headers that did not arrive in time, 414 a request line too long, 431 request headers too large (these three close the connection), 500 internal error, ' +
-          '503 shutting-down (with Retry-After) on every path but the health probes while the server drains.'),
+          '503 shutting-down (with Retry-After) on every path but the health probes while the server drains. ' +
+          `On ${E.render.method} ${E.render.path} and ${E.mcp.method} ${E.mcp.path}, an error after the rate limit check carries RateLimit-* as well.`,
+        { Allow: headerRef('Allow'), 'Retry-After': headerRef('Retry-After'), ...rateHeaders }),
       },
       securitySchemes: {
         PlatformBearer: { type: 'http', scheme: 'bearer', description: 'Platform key (PLATFORM_API_KEY) for protected platform actions (GET /api/v1/metrics, GET /api/v1/status), compared in constant time. No public endpoint requires it.' },

@@ -6,7 +6,7 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config.js';
-import { allowValue, methodsAt, notFound, requestPath, sendProblem } from './errors.js';
+import { allowValue, badTarget, methodsAt, notFound, requestPath, sendProblem } from './errors.js';
 
 /** Every method the server answers on some path. */
 export const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'];
@@ -39,6 +39,8 @@ export async function registerCors(app: FastifyInstance, config: ServerConfig): 
   app.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'OPTIONS') return;
     if (request.headers['access-control-request-method'] === undefined) {
+      const bad = badTarget(request);
+      if (bad) return sendProblem(request, reply, bad);
       const methods = methodsAt(app, requestPath(request));
       if (!methods.length) return sendProblem(request, reply, notFound(requestPath(request)));
       reply.header('allow', allowValue(methods));

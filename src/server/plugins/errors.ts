@@ -1,11 +1,12 @@
 /**
  * Every failure becomes an RFC 9457 `application/problem+json` reply (../problem.ts): our own
  * HttpProblem errors, Fastify's body-parser and validation errors, plugin errors (the rate
- * limit), unknown paths (404), known paths with the wrong method (405 with `Allow`), and requests
- * without a Host header or with two (400).
+ * limit), unknown paths (404), known paths with the wrong method (405 with `Allow`), requests
+ * without a Host header or with two (400), and targets the router cannot read (400).
  * Unexpected errors are logged with their stack and answered 500 with a generic detail: a stack
  * trace or an internal path never reaches a client.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { ENDPOINTS } from '../../contract/endpoints.js';
@@ -15,6 +16,7 @@ import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, type ProblemSlug } from
 import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
 import { globalPlugin } from './plugin.js';
 import { DATA_CSP } from './security-headers.js';
+import { stashedTrace } from './trace.js';
 
 const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
@@ -48,10 +50,11 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   (request as WithProblem)[kProblem] = problem.slug;
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
   // Errors raised before routing (Fastify's frameworkErrors) reach us without the plugins' request
-  // decorations and without onSend hooks: give them a trace and the data CSP here as well.
+  // decorations and without onSend hooks: give them the trace their log line names (genReqId's)
+  // and the data CSP here as well.
   let trace = (request as { trace?: TraceContext }).trace;
   if (!trace) {
-    trace = traceContextFor({ traceparent: request.headers.traceparent, tracestate: request.headers.tracestate });
+    trace = stashedTrace(request.raw) ?? traceContextFor({ traceparent: request.headers.traceparent, tracestate: request.headers.tracestate });
     reply.header('traceparent', formatTraceparent(trace));
     if (trace.tracestate) reply.header('tracestate', trace.tracestate);
     reply.header('x-content-type-options', 'nosniff').header('content-security-policy', DATA_CSP).header('cache-control', 'no-store');
@@ -60,6 +63,60 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
     .code(problem.status)
     .type(PROBLEM_CONTENT_TYPE)
     .send(JSON.stringify(problemBody(problem, requestPath(request), trace.traceId)));
+}
+
+const kBadTarget = Symbol('v2a.badTarget');
+type WithBadTarget = IncomingMessage & { [kBadTarget]?: 'path' | 'authority' };
+
+/** Whether `path` is what find-my-way can decode: every `%` two hex digits, together UTF-8. */
+function decodable(path: string): boolean {
+  try {
+    decodeURI(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Fastify's `rewriteUrl`: the request target, or for one the router cannot read (a path that is not
+ * valid percent-encoding, `/%`; an absolute-form target without a host) one it can, the fault kept
+ * for badTarget(). The router answered those outside the request lifecycle (frameworkErrors:
+ * no hooks, so no CORS or security headers, no "request completed" line, not counted); this way
+ * they go through the hooks, and the errors plugin answers 400 as for any other bad request. The
+ * path's `%` escaped, `instance` is still a valid URI reference.
+ */
+export function routableTarget(raw: IncomingMessage): string {
+  const url = raw.url ?? '/';
+  if (url.startsWith('/') && !url.includes('%')) return url;
+  let start = 0;
+  // Absolute form (RFC 9112 §3.2.2), as find-my-way reads it: its path follows the authority.
+  const absolute = /^https?:\/\/([^/?#]*)/i.exec(url);
+  if (absolute) {
+    let host = '';
+    try {
+      host = new URL(url).host;
+    } catch { /* no host */ }
+    if (!absolute[1] || !host) {
+      (raw as WithBadTarget)[kBadTarget] = 'authority';
+      return '/';
+    }
+    start = absolute[0].length;
+  }
+  const q = url.slice(start).search(/[?#]/);
+  const end = q < 0 ? url.length : start + q;
+  if (decodable(url.slice(start, end))) return url;
+  (raw as WithBadTarget)[kBadTarget] = 'path';
+  return url.slice(0, start) + url.slice(start, end).replace(/%/g, '%25') + url.slice(end);
+}
+
+/** The 400 of a request whose target routableTarget() had to rewrite. */
+export function badTarget(request: FastifyRequest): HttpProblem | undefined {
+  switch ((request.raw as WithBadTarget)[kBadTarget]) {
+    case undefined: return undefined;
+    case 'path': return new HttpProblem('invalid-request', 'The request path is not valid percent-encoding: each % must start a %XX escape (two hex digits) and the escapes must spell UTF-8 (RFC 3986, section 2.1); send a literal % as %25.');
+    case 'authority': return new HttpProblem('invalid-request', 'The request target is an absolute URL without a host (RFC 9112, section 3.2.2).');
+  }
 }
 
 const FASTIFY_CODES: Readonly<Record<string, ProblemSlug>> = {
@@ -259,10 +316,13 @@ export const errorsPlugin = globalPlugin('v2a-errors', async (app: FastifyInstan
     return sendProblem(request, reply, notFound(path));
   }
   app.setNotFoundHandler(noRoute);
-  // No route: answered before the body is parsed (after the onRequest hooks: CORS, the rate
-  // limit), so that a bad or oversized body does not hide the 404 or 405 behind a 400 or 413,
-  // and no body is read (nor 100 Continue sent: the body guard's preParsing comes after this).
+  // No route, or a target the router could not read (routableTarget): answered before the body is
+  // parsed (after the onRequest hooks: CORS, the rate limit), so that a bad or oversized body does
+  // not hide the 400, 404 or 405 behind a 400 or 413, and no body is read (nor 100 Continue sent:
+  // the body guard's preParsing comes after this).
   app.addHook('preParsing', (request, reply, payload, done) => {
+    const bad = badTarget(request);
+    if (bad) return void sendProblem(request, reply, bad);
     if (!request.is404) return done(null, payload);
     noRoute(request, reply);
   });

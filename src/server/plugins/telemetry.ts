@@ -25,7 +25,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerMetrics } from '../telemetry/metrics.js';
 import { endSpan, nowMs, type Telemetry } from '../telemetry/tracing.js';
 import { onReplyDone } from '../reply-done.js';
-import { problemSlugOf, requestPath } from './errors.js';
+import { badTarget, problemSlugOf, requestPath } from './errors.js';
 import { globalPlugin } from './plugin.js';
 
 declare module 'fastify' {
@@ -70,7 +70,8 @@ type WithUnwritten = FastifyRequest & { [kUnwritten]?: true };
 export const endedUnwritten = (request: FastifyRequest): boolean => (request as WithUnwritten)[kUnwritten] === true;
 
 function routeOf(request: FastifyRequest): string {
-  return request.routeOptions.url ?? 'unmatched';
+  // A target the router could not read matched nothing, whatever its rewritten form routed to.
+  return (badTarget(request) ? undefined : request.routeOptions.url) ?? 'unmatched';
 }
 
 export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemetry', async (app: FastifyInstance, opts) => {

@@ -33,6 +33,9 @@ export function stashTrace(raw: object, trace: TraceContext): TraceContext {
   return trace;
 }
 
+/** The trace stashTrace kept for a raw request (the one its log lines name), if any. */
+export const stashedTrace = (raw: object): TraceContext | undefined => (raw as { [kRawTrace]?: TraceContext })[kRawTrace];
+
 export interface TracePluginOptions {
   /** Sampled flag of traces this server starts (spans are exported). */
   sampleNew: boolean;
@@ -41,7 +44,7 @@ export interface TracePluginOptions {
 export const tracePlugin = globalPlugin<TracePluginOptions>('v2a-trace', async (app: FastifyInstance, opts) => {
   // Computed on first use, so that replies sent before any hook ran (framework errors) have one too.
   const contextOf = (req: WithTrace): TraceContext =>
-    (req[kTrace] ??= (req.raw as { [kRawTrace]?: TraceContext })[kRawTrace]
+    (req[kTrace] ??= stashedTrace(req.raw)
       ?? traceContextFor({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate }, opts.sampleNew));
 
   app.decorateRequest('trace', { getter(this: FastifyRequest) { return contextOf(this as WithTrace); } });

@@ -40,7 +40,7 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { ctx: AppCont
     [ENDPOINTS.llmsFull.path, 'text/markdown; charset=utf-8', cached(ctx, (b) => buildLlmsFullTxt(config, b))],
   ];
   // Built from the request's own address unless V2A_PUBLIC_URL fixes it.
-  const vary: Record<string, string> = config.publicUrl ? {} : { vary: 'Host, X-Forwarded-Host, X-Forwarded-Proto' };
+  const vary = config.publicUrl ? [] : ['Host', 'X-Forwarded-Host', 'X-Forwarded-Proto'];
   for (const [path, type, body] of docs) {
     app.get(path, async (request: FastifyRequest, reply: FastifyReply) => sendDocument(request, reply, type, body(request), vary));
   }

@@ -17,6 +17,12 @@
  * is refused before reading. A request is admitted before its body is read (admission.ts: 503
  * when every slot is taken), and a JSON body's keys, nesting and duplicate keys are checked while
  * it is parsed (json-body.ts).
+ *
+ * What the headers decide is refused before any of the body is read (no 100 Continue, the
+ * connection closed), in this order: the Content-Type (415), the query string (400), a missing
+ * body (400), a Content-Encoding or a JSON charset (415), a declared length over the cap (413).
+ * So a bad query wins over a body over its cap, whether its length was declared or is found
+ * while it streams; the query is checked again with the body's parameters (given twice: 400).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -25,6 +31,7 @@ import { untilAnswered } from '../plugins/errors.js';
 import { readBody } from '../read-body.js';
 import { ENDPOINTS } from '../../contract/endpoints.js';
 import { HttpProblem } from '../problem.js';
+import { queryCarrier, validateParams } from '../render-inputs.js';
 import { nowMs } from '../telemetry/tracing.js';
 import { autoDirectorHeader } from '../render-service.js';
 
@@ -75,6 +82,9 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
     ...limitedRoute(ctx.limiter, admit),
     handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const query = queryParams(request);
+      // The query came with the headers: a bad one is refused before any of the body is read
+      // (so before 100 Continue, and ahead of a body over its cap, however it is framed).
+      validateParams([queryCarrier(query)]);
       const type = bodyTypes.get(request);
       if (!type) throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
       const start = nowMs();
