@@ -14,7 +14,6 @@ import { printable, reportError } from './program.js';
 import { EXIT, Reported, aboutFile, once, outputFile, readHead, readInput, readLimits, withReadFd, stdoutIsTty, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, SIZE_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
 import { isVideo, refuseUnknown } from './media-type.js';
-import { videoStill } from './video-source.js';
 import { fitDecoder } from './box-fit.js';
 import { NDJSON_FRAMES } from './ndjson.js';
 
@@ -179,7 +178,8 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
   const { decodeImage, runJob } = await (renderer ?? loadRenderer());
   // A file cut short (still downloading, a broken copy) shows what it holds, as chafa shows it,
   // with a warning; the server refuses one instead.
-  const decoder: Decoder = video ? (_b, request) => videoStill({ path: file }, request) : async (b, request) => {
+  // ffmpeg's code (child_process) loads only for a video, as animate.js does for --animate.
+  const decoder: Decoder = video ? async (_b, request) => (await import('./video-source.js')).videoStill({ path: file }, request) : async (b, request) => {
     const image = await decodeImage(b, { ...request, partial: true });
     if (image.damaged) process.stderr.write(`v2a: ${printable(file === '-' ? 'standard input' : file)}: the image is truncated or damaged: showing the part that could be decoded\n`);
     return image;
