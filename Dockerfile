@@ -44,6 +44,9 @@ RUN --mount=type=cache,target=/root/.npm \
 # The build stage installed it from package-lock.json; every package it needs is in this scope.
 COPY --from=build /app/node_modules/@opentelemetry ./node_modules/@opentelemetry
 COPY --from=build /app/dist ./dist
+# What `npm start` runs first (prestart): with no src/ here it does nothing, but without it
+# `npm start` (a compose file's or an ECS task's command) failed to start at all.
+COPY scripts/build-if-stale.mjs ./scripts/
 # Files stay root-owned and read-only for the service user; nothing is written at run time
 # (Kubernetes runs it with a read-only root filesystem and an emptyDir on /tmp).
 USER node

@@ -636,8 +636,13 @@ describe('Dockerfile', () => {
     const cmd = finalOps('CMD').at(-1);
     assert.ok(cmd, 'CMD');
     assert.deepEqual(JSON.parse(cmd.args), ['node', 'dist/server/main.cjs'], 'exec-form CMD runs the server (signals reach node)');
-    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start;
-    assert.equal(start, 'node dist/server/main.cjs', 'same as npm start');
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    assert.equal(scripts.start, 'node dist/server/main.cjs', 'same as npm start');
+    // npm start runs prestart first: every file it names is in the image (it was not: npm start failed).
+    const copied = finalOps('COPY').map((c) => c.args.split(/\s+/).filter((a) => !a.startsWith('--')));
+    for (const file of (scripts.prestart ?? '').match(/\bscripts\/\S+/g) ?? []) {
+      assert.ok(copied.some((args) => args.slice(0, -1).some((src) => src === file || src.endsWith(`/${file}`)) && /scripts\/?$/.test(args.at(-1)!)), `${file} (prestart) copied into the image`);
+    }
     assert.equal(finalOps('ENTRYPOINT').length, 0, 'no entrypoint wrapper between the runtime and node');
   });
 
