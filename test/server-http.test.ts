@@ -185,6 +185,14 @@ describe('configuration', () => {
     assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us': '400000', '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us': '100000' })), 4);
     assert.equal(cgroupCpuQuota(files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1\n', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' })), undefined, 'v1: -1 is no quota');
     assert.equal(cgroupCpuQuota(files({})), undefined, 'no cgroup files');
+    // Without a cgroup namespace, or under systemd's CPUQuota=, the quota is the process's own
+    // cgroup's (from /proc/self/cgroup), or a parent's where that is smaller: the least binds.
+    const service = { '/proc/self/cgroup': '0::/system.slice/v2a.service\n' };
+    assert.equal(cgroupCpuQuota(files({ ...service, '/sys/fs/cgroup/system.slice/v2a.service/cpu.max': '150000 100000\n' })), 1.5, 'its own cgroup');
+    assert.equal(cgroupCpuQuota(files({ ...service, '/sys/fs/cgroup/system.slice/v2a.service/cpu.max': 'max 100000\n', '/sys/fs/cgroup/system.slice/cpu.max': '300000 100000\n' })), 3, 'a parent\'s');
+    assert.equal(cgroupCpuQuota(files({ ...service, '/sys/fs/cgroup/system.slice/v2a.service/cpu.max': '400000 100000\n', '/sys/fs/cgroup/system.slice/cpu.max': '200000 100000\n' })), 2, 'the least of them');
+    assert.equal(cgroupCpuQuota(files({ ...service, '/sys/fs/cgroup/system.slice/v2a.service/cpu.max': 'max 100000\n' })), undefined, 'none on the way up');
+    assert.equal(cgroupCpuQuota(files({ '/proc/self/cgroup': '4:cpu,cpuacct:/docker/abc\n', '/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us': '50000', '/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us': '100000' })), 0.5, 'v1, its own cgroup');
     assert.equal(defaultWorkers(64, 0.5), 1, 'half a CPU on a 64-core host');
     assert.equal(defaultWorkers(64, 2.5), 2, 'whole CPUs of the quota');
     assert.equal(defaultWorkers(4, 16), 4, 'never more than the cores');

@@ -38,23 +38,54 @@ export const POOL_HEADROOM = LIBUV_DEFAULT_POOL;
 /** V2A_WORKERS when unset: the available cores, no more than a CPU quota allows. */
 export const DEFAULT_WORKERS_TEXT = 'available cores (os.availableParallelism()), at most the whole CPUs of a cgroup CPU quota (a container\'s CPU limit), at least 1';
 
-/** The files a CPU quota is read from: cgroup v2's `cpu.max`, else v1's quota and period. */
-const CGROUP_V2_MAX = '/sys/fs/cgroup/cpu.max';
-const CGROUP_V1 = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'];
+/** Where cgroups are mounted (v2; v1 has a directory per controller) and this process's own. */
+const CGROUP_ROOT = '/sys/fs/cgroup';
+const CGROUP_V1 = ['cpu', 'cpu,cpuacct'];
+const PROC_CGROUP = '/proc/self/cgroup';
 
 /**
- * The CPUs a cgroup quota allows this process (its container's, under a cgroup namespace), or
- * undefined when there is none. Node's availableParallelism() counts the CPUs the process may run
- * on, not the time it may use: a container limited to half a CPU on a 64-core host got 64 workers.
+ * The CPUs a cgroup quota allows this process, or undefined when there is none: the least quota
+ * of its own cgroup (from /proc/self/cgroup) and of each one above it, since a parent's limit
+ * binds its children; v2's `cpu.max`, else v1's quota and period. A container under a cgroup
+ * namespace sees its own as the root; without one (cgroupns=host), or under systemd's
+ * `CPUQuota=`, the quota sits in a sub-cgroup that reading the root alone missed. Node's
+ * availableParallelism() counts the CPUs the process may run on, not the time it may use: a
+ * container limited to half a CPU on a 64-core host got 64 workers.
  */
 export function cgroupCpuQuota(read: (path: string) => string | undefined = readSmallFile): number | undefined {
-  const v2 = read(CGROUP_V2_MAX)?.trim().split(/\s+/);
-  if (v2) return v2[0] === 'max' ? undefined : quotaOf(Number(v2[0]), Number(v2[1] ?? 100_000));
-  for (const dir of CGROUP_V1) {
-    const quota = read(`${dir}/cpu.cfs_quota_us`);
-    if (quota !== undefined) return quotaOf(Number(quota), Number(read(`${dir}/cpu.cfs_period_us`) ?? 100_000));
+  const own = read(PROC_CGROUP) ?? '';
+  const v2 = least(/^0::(\/.*)$/m.exec(own)?.[1], (dir) => {
+    const max = read(`${CGROUP_ROOT}${dir}cpu.max`)?.trim().split(/\s+/);
+    return max && (max[0] === 'max' ? null : quotaOf(Number(max[0]), Number(max[1] ?? 100_000)) ?? null);
+  });
+  if (v2.found) return v2.quota;
+  for (const controller of CGROUP_V1) {
+    const path = new RegExp(`^\\d+:([^:]*,)?${controller}(,[^:]*)?:(\\/.*)$`, 'm').exec(own)?.[3];
+    const v1 = least(path, (dir) => {
+      const quota = read(`${CGROUP_ROOT}/${controller}${dir}cpu.cfs_quota_us`);
+      return quota === undefined ? undefined : quotaOf(Number(quota), Number(read(`${CGROUP_ROOT}/${controller}${dir}cpu.cfs_period_us`) ?? 100_000)) ?? null;
+    });
+    if (v1.found) return v1.quota;
   }
   return undefined;
+}
+
+/**
+ * The least quota `at` reads in cgroup `path` (absent: the root alone) and every one above it, as
+ * directory prefixes ending in `/`; `at` gives undefined where there is no such file, null for
+ * no quota there. `found`: some level had the file.
+ */
+function least(path: string | undefined, at: (dir: string) => number | null | undefined): { found: boolean; quota: number | undefined } {
+  const parts = (path ?? '/').trim().split('/').filter(Boolean);
+  let found = false;
+  let quota: number | undefined;
+  for (let n = parts.length; n >= 0; n--) {
+    const q = at(n ? `/${parts.slice(0, n).join('/')}/` : '/');
+    if (q === undefined) continue;
+    found = true;
+    if (q !== null && (quota === undefined || q < quota)) quota = q;
+  }
+  return { found, quota };
 }
 
 function quotaOf(quota: number, period: number): number | undefined {
