@@ -370,6 +370,18 @@ describe('Kubernetes manifests', () => {
     assert.deepEqual(ops[0]!.value[0].extensionRef, { group: 'traefik.io', kind: 'Middleware', name: componentDoc('traefik', 'Middleware').metadata.name });
   });
 
+  test('Traefik closes idle upstream connections after 90 s: its component keeps the server\'s keep-alive longer', () => {
+    const traefik = componentDoc('traefik', 'Component');
+    const patch = (traefik.patches as Obj[]).find((p) => p.target.kind === 'ConfigMap');
+    assert.ok(patch, 'a ConfigMap patch');
+    assert.equal(patch.target.name, configMap.metadata.name);
+    const ops = parseAllDocuments(patch.patch)[0]!.toJS() as Obj[];
+    const keepAlive = ops.find((o) => o.path === '/data/V2A_KEEP_ALIVE_TIMEOUT_MS');
+    assert.ok(keepAlive && Number(keepAlive.value) > 90_000, 'above Traefik\'s idleConnTimeout');
+    // A setting the server knows, in range.
+    assert.equal(loadConfig({ V2A_KEEP_ALIVE_TIMEOUT_MS: keepAlive.value }).keepAliveTimeoutMs, Number(keepAlive.value));
+  });
+
   test('components: every kustomize component lists its files; each object has an expected kind and the labels', () => {
     assert.deepEqual(componentNames, ['envoy-gateway', 'nginx-gateway-fabric', 'prometheus-operator', 'traefik']);
     for (const [name, docs] of componentDocs) {

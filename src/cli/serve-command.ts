@@ -23,10 +23,9 @@ async function serveAction(cmd: Command): Promise<void> {
   // Only the built CLI, one CommonJS bundle, gets here with the pool unused; from source or from
   // tsc's ES modules it is too late, and the server then reports libuv's 4 and warns.
   if (!opts.settings && import.meta.url.endsWith('.cjs')) sizeThreadPool(process.env);
-  const { ConfigError, describeConfig, loadConfig } = await importModule<typeof import('../server/config.js')>('../server/config.js');
+  const { ConfigError, loadConfig, settingsText } = await importModule<typeof import('../server/config.js')>('../server/config.js');
   if (opts.settings) {
-    const rows = describeConfig().map((c) => `  ${c.name}\n      default: ${c.default}\n      ${c.meaning}`);
-    process.stdout.write(`Settings of v2a serve (environment variables):\n\n${rows.join('\n')}\n`);
+    process.stdout.write(settingsText());
     return;
   }
   const env: Record<string, string | undefined> = { ...process.env };

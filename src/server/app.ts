@@ -107,6 +107,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
       requireHostHeader: false,
     },
     requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     clientErrorHandler,
     // A target the router cannot read (`/%`) is routed escaped and answered 400 by the errors
     // plugin, through every hook, instead of as a framework error.
@@ -150,6 +151,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     });
   } catch (err) {
     // Span export that cannot be set up (TelemetrySetupError): no worker threads left behind.
+    metrics.close();
     await pool.close();
     throw err;
   }
@@ -213,6 +215,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   app.addHook('onClose', async () => {
     app.v2a.closing = true;
     receiver?.stop();
+    metrics.close();
     await pool.close();
     await telemetry?.shutdown();
   });

@@ -58,6 +58,8 @@ export interface ServerConfig {
   readonly bodyIdleTimeoutMs: number;
   /** Longest time to receive a whole request, headers and body (Node's requestTimeout). */
   readonly requestTimeoutMs: number;
+  /** Idle time after which a keep-alive connection is closed (Fastify's keepAliveTimeout). */
+  readonly keepAliveTimeoutMs: number;
   /** Largest estimated decoder memory of one image (width x height x channels x bytes per sample). */
   readonly maxDecodedBytes: number;
   /** Requests per minute per client on render and MCP; 0 = no limit. */
@@ -89,6 +91,8 @@ export interface ServerConfig {
   /** Milliseconds between background receiver status checks; 0 = only on demand (GET /api/v1/status). */
   readonly receiverCheckIntervalMs: number;
   readonly shutdownTimeoutMs: number;
+  /** After SIGTERM, readiness answers 503 for this long before the drain starts. */
+  readonly shutdownDelayMs: number;
 }
 
 export interface ConfigEntry {
@@ -282,6 +286,14 @@ const SETTINGS: readonly Setting[] = [
     value: (c) => c.requestTimeoutMs,
   },
   {
+    // Node (18 and later) counts headersTimeout from the first byte of each request, not from the
+    // connection, so it needs no relation to this one.
+    name: 'V2A_KEEP_ALIVE_TIMEOUT_MS', default: '72000',
+    meaning: 'Milliseconds a keep-alive connection may stay idle between requests before the server closes it (sent as Keep-Alive: timeout=, in whole seconds). Behind a proxy or load balancer that reuses connections, keep it above the idle timeout of the proxy (nginx 60 s, AWS ALB 60 s by default, Traefik 90 s, Google Cloud external Application Load Balancer 600 s), so that the proxy, not the server, closes an idle connection; otherwise a request the proxy sends as the server closes is answered 502.',
+    apply: (raw, d) => { d.keepAliveTimeoutMs = unset(raw) ? 72_000 : integer(raw, 1000, 3_600_000); },
+    value: (c) => c.keepAliveTimeoutMs,
+  },
+  {
     name: 'V2A_RATE_LIMIT', default: '120',
     meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp, where each tools/call counts as one and a body of at most 16 KiB spends nothing for its other messages (cancels, pings); RateLimit-* headers, 429 with Retry-After. 0 = off.',
     apply: (raw, d) => { d.rateLimit = unset(raw) ? 120 : integer(raw, 0, 10_000_000); },
@@ -464,6 +476,12 @@ const SETTINGS: readonly Setting[] = [
     apply: (raw, d) => { d.shutdownTimeoutMs = unset(raw) ? 30_000 : integer(raw, 0, 3_600_000); },
     value: (c) => c.shutdownTimeoutMs,
   },
+  {
+    name: 'V2A_SHUTDOWN_DELAY_MS', default: '0',
+    meaning: 'On SIGTERM/SIGINT: milliseconds during which /api/v1/health/ready answers 503 draining (the health envelopes 503 shutting_down) while every other request is still served, so that a load balancer probing readiness stops sending new work before the listener closes; then the shutdown proceeds as V2A_SHUTDOWN_TIMEOUT_MS says, its timeout counted from the end of this delay. A second signal during the delay ends it at once. 0 = no delay (in Kubernetes the preStop sleep does this).',
+    apply: (raw, d) => { d.shutdownDelayMs = unset(raw) ? 0 : integer(raw, 0, 3_600_000); },
+    value: (c) => c.shutdownDelayMs,
+  },
 ];
 
 /** Parses and validates the settings from `env` (default: process.env). Throws ConfigError. */
@@ -544,7 +562,8 @@ function applySettings(env: Env, settings: readonly (typeof SETTINGS)[number][])
     try {
       s.apply(env[s.name], draft);
     } catch (err) {
-      const shown = s.secret ? '' : ` (got ${JSON.stringify(env[s.name])})`;
+      // An unset setting failed on its default, against another setting: name the default.
+      const shown = s.secret ? '' : unset(env[s.name]) ? ` (unset: its default is ${s.default})` : ` (got ${JSON.stringify(env[s.name])})`;
       problems.push(`${s.name} ${(err as Error).message}${shown}`);
       // Keep dependants (V2A_QUEUE_LIMIT on V2A_WORKERS) from failing for the wrong reason.
       if (s.name === 'V2A_WORKERS') draft.workers = 1;
@@ -598,6 +617,12 @@ export function describeConfig(): ConfigEntry[] {
     ...(testOnly ? { testOnly } : {}),
     ...(secret ? { secret } : {}),
   }));
+}
+
+/** `--settings` of `v2a serve` and of the server entry (main.ts): every setting, default and meaning. */
+export function settingsText(): string {
+  const rows = describeConfig().map((c) => `  ${c.name}\n      default: ${c.default}\n      ${c.meaning}`);
+  return `Settings of v2a serve (environment variables):\n\n${rows.join('\n')}\n`;
 }
 
 /** Size of the JSON body that can carry a base64 image of `maxBytes`: 4/3, line breaks, data: prefix and parameters. */

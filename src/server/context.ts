@@ -29,6 +29,8 @@ export interface AppContext {
   readonly connections: Connections;
   /** Set when shutdown begins: new work is refused with 503, health reports it. */
   closing: boolean;
+  /** Set for V2A_SHUTDOWN_DELAY_MS before the drain: health and readiness answer 503, all else is served. */
+  leaving?: boolean;
   /** Set when a shutdown out of time closes the connections left: their requests were cut by us, not their clients. */
   cutting?: boolean;
 }

@@ -9,6 +9,11 @@
  * (PLATFORM_API_KEY set). V2A_SHUTDOWN_TIMEOUT_MS bounds all of it: when it runs out, renders
  * still waiting or running are answered 503 `shutting-down` (pool.stopAll) and the connections
  * left are cut. A second signal exits at once.
+ *
+ * V2A_SHUTDOWN_DELAY_MS (outside Kubernetes, whose preStop sleep does the same) comes first: for
+ * that long only health and readiness change (503), so a load balancer probing readiness stops
+ * sending work while the listener still serves it; V2A_SHUTDOWN_TIMEOUT_MS counts from its end.
+ * A second signal during the delay ends it (the drain starts at once); a third exits.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './app.js';
@@ -21,7 +26,7 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   /** e.g. http://127.0.0.1:8080 */
   readonly url: string;
-  /** Starts (or joins) the graceful shutdown. Resolves `true` when it finished in time. */
+  /** Starts (or joins) the graceful shutdown, V2A_SHUTDOWN_DELAY_MS first. Resolves `true` when it finished in time. */
   shutdown(reason?: string): Promise<boolean>;
   /** Resolves when the server has shut down: `true` graceful, `false` forced. */
   readonly closed: Promise<boolean>;
@@ -41,7 +46,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let early: NodeJS.Signals | undefined;
   let shutdown: ((reason?: string) => Promise<boolean>) | undefined;
   let shutting: Promise<boolean> | undefined;
+  // Set while V2A_SHUTDOWN_DELAY_MS runs: ends it.
+  let endDelay: (() => void) | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
+    if (endDelay) {
+      app.log.warn({ signal }, 'second signal: ending V2A_SHUTDOWN_DELAY_MS, draining now');
+      endDelay();
+      return;
+    }
     if (shutting || (!shutdown && early)) {
       if (shutdown) app.log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
@@ -86,8 +98,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let resolveClosed!: (graceful: boolean) => void;
   const closed = new Promise<boolean>((resolve) => (resolveClosed = resolve));
 
-  shutdown = (reason = 'shutdown'): Promise<boolean> => {
+  const begin = (reason: string, delayMs: number): Promise<boolean> => {
     shutting ??= (async () => {
+      if (delayMs > 0) {
+        app.v2a.leaving = true;
+        app.log.info({ reason, delayMs }, 'shutting down: readiness answers 503 for V2A_SHUTDOWN_DELAY_MS, requests are still served');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          endDelay = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        endDelay = undefined;
+      }
       app.v2a.closing = true;
       app.log.info({ reason, pool: app.v2a.pool.stats() }, 'shutting down: finishing in-flight requests');
       // The timeout bounds the whole exit: the drain gets all of it but a tenth (at most 1 s), kept
@@ -128,8 +152,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     })();
     return shutting;
   };
+  shutdown = (reason = 'shutdown') => begin(reason, config.shutdownDelayMs);
 
-  if (early) void shutdown(`${early} while starting`);
+  // A server still starting was never ready: no delay.
+  if (early) void begin(`${early} while starting`, 0);
   return { app, url, shutdown, closed };
 }
 

@@ -25,7 +25,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerMetrics } from '../telemetry/metrics.js';
 import { endSpan, nowMs, type Telemetry } from '../telemetry/tracing.js';
 import { onReplyDone } from '../reply-done.js';
-import { badTarget, problemSlugOf, requestPath } from './errors.js';
+import { badTarget, methodsAt, problemSlugOf, requestPath } from './errors.js';
 import { globalPlugin } from './plugin.js';
 
 declare module 'fastify' {
@@ -71,7 +71,13 @@ export const endedUnwritten = (request: FastifyRequest): boolean => (request as 
 
 function routeOf(request: FastifyRequest): string {
   // A target the router could not read matched nothing, whatever its rewritten form routed to.
-  return (badTarget(request) ? undefined : request.routeOptions.url) ?? 'unmatched';
+  if (badTarget(request)) return 'unmatched';
+  const route = request.routeOptions.url;
+  if (route !== undefined) return route;
+  // A method the path does not have (405): the path is a route's (none has parameters), so the
+  // labels stay as few as the routes.
+  const path = requestPath(request);
+  return methodsAt(request.server, path).length > 0 ? path : 'unmatched';
 }
 
 export const telemetryPlugin = globalPlugin<TelemetryPluginOptions>('v2a-telemetry', async (app: FastifyInstance, opts) => {

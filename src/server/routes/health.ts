@@ -6,7 +6,7 @@
  * extensions, deploy/README.md), liveness and readiness apart so a busy or warming pod is never
  * restarted.
  *
- * At SIGTERM the listener closes (start.ts): a probe, on a new connection each time, is refused,
+ * At SIGTERM (after V2A_SHUTDOWN_DELAY_MS, during which these answer 503) the listener closes (start.ts): a probe, on a new connection each time, is refused,
  * which the kubelet counts as not ready. By then the pod has left its Service's endpoints (they
  * drop a terminating pod; deploy/k8s's preStop sleep covers the propagation), and the kubelet
  * runs no liveness probes on a terminating pod. `shutting_down` and `draining` are what a
@@ -32,7 +32,7 @@ export const HEALTH_PATHS = [...ENVELOPE_PATHS, LIVENESS_PATH, READINESS_PATH] a
 
 export function healthEnvelope(ctx: AppContext, traceId: string) {
   return {
-    status: ctx.closing ? ('shutting_down' as const) : ('ok' as const),
+    status: ctx.closing || ctx.leaving ? ('shutting_down' as const) : ('ok' as const),
     service: 'v2a',
     version: VERSION,
     uptimeSeconds: Math.round((performance.now() - ctx.startedAt) / 100) / 10,
@@ -107,7 +107,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
   // pulling every busy pod out of the Service at once would turn load into an outage. Until the
   // workers have warmed up (V2A_WARM_UP), 503 `warming`: a new pod's first requests then run warm.
   app.get(READINESS_PATH, async (_request, reply) => {
-    const status = opts.ctx.closing ? 'draining' : opts.ctx.pool.warm() ? 'ready' : 'warming';
+    const status = opts.ctx.closing || opts.ctx.leaving ? 'draining' : opts.ctx.pool.warm() ? 'ready' : 'warming';
     return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, pool: opts.ctx.pool.stats() });
   });
 }

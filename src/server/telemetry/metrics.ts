@@ -7,6 +7,8 @@
  * Label values only ever come from bounded sets (route patterns, methods, status codes, stage
  * names, problem slugs, tool names), never from free request data, so cardinality stays small.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { VERSION } from '../../core/types.js';
 import type { PoolStats } from '../render-pool.js';
 import { STOP_GRACE_MS } from '../render-task.js';
@@ -131,8 +133,8 @@ export class Registry {
   }
 }
 
-/** Seconds; request latency from 1 ms to 30 s. */
-export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds; request latency from 1 ms to 120 s (V2A_REQUEST_TIMEOUT_MS's default: a trickling upload may take that long). */
+export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 /** Render stages are shorter: from 0.5 ms. */
 export const STAGE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -168,8 +170,11 @@ export class ServerMetrics {
   readonly receiverChecks: Counter;
   readonly spanExports: Counter;
   readonly droppedConnections: Counter;
+  /** Event loop delay since the last scrape (as prom-client's default metrics measure it); stopped by close(). */
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 10 });
 
   constructor(sources: MetricsSources) {
+    this.loopDelay.enable();
     const r = this.registry;
     r.add(new Collected('v2a_build_info', 'Version of the running v2a server (always 1).', 'gauge', () => [[{ version: VERSION }, 1]]));
     r.add(new Collected('v2a_uptime_seconds', 'Seconds since the server started.', 'gauge', () => [[{}, Math.round((performance.now() - sources.startedAt) / 10) / 100]]));
@@ -208,9 +213,57 @@ export class ServerMetrics {
       return [[{}, (u.user + u.system) / 1e6]];
     }));
     r.add(new Collected('nodejs_heap_used_bytes', 'V8 heap in use, in bytes.', 'gauge', () => [[{}, process.memoryUsage().heapUsed]]));
+    // The process metrics of prom-client's collectDefaultMetrics, under its names, written here
+    // as the rest are: per app, so the many apps of one test process cannot collide.
+    r.add(new Collected('nodejs_heap_size_total_bytes', 'V8 heap allocated, in bytes.', 'gauge', () => [[{}, process.memoryUsage().heapTotal]]));
+    r.add(new Collected('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript objects (Buffers among them), in bytes.', 'gauge', () => [[{}, process.memoryUsage().external]]));
+    r.add(new Collected('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds.', 'gauge', () => [[{}, PROCESS_START_SECONDS]]));
+    r.add(new Collected('process_open_fds', 'Open file descriptors (absent where /proc is not available).', 'gauge', () => {
+      const n = openFds();
+      return n === undefined ? [] : [[{}, n]];
+    }));
+    r.add(new Collected('process_max_fds', 'Soft limit of open file descriptors (absent where /proc is not available).', 'gauge', () => {
+      const n = maxFds();
+      return n === undefined ? [] : [[{}, n]];
+    }));
+    const delay = (pick: (h: ReturnType<typeof monitorEventLoopDelay>) => number) => (): Array<[Labels, number]> =>
+      this.loopDelay.count > 0 ? [[{}, pick(this.loopDelay) / 1e9]] : [];
+    r.add(new Collected('nodejs_eventloop_lag_min_seconds', 'Least event loop delay since the last scrape, in seconds.', 'gauge', delay((h) => h.min)));
+    r.add(new Collected('nodejs_eventloop_lag_mean_seconds', 'Mean event loop delay since the last scrape, in seconds.', 'gauge', delay((h) => h.mean)));
+    r.add(new Collected('nodejs_eventloop_lag_max_seconds', 'Greatest event loop delay since the last scrape, in seconds.', 'gauge', delay((h) => h.max)));
+    r.add(new Collected('nodejs_eventloop_lag_p99_seconds', '99th percentile of the event loop delay since the last scrape, in seconds.', 'gauge', delay((h) => h.percentile(99))));
+  }
+
+  /** Stops measuring the event loop delay (the app's onClose). */
+  close(): void {
+    this.loopDelay.disable();
   }
 
   expose(): string {
-    return this.registry.expose();
+    const text = this.registry.expose();
+    // Each scrape reports the delay since the one before, as prom-client does.
+    this.loopDelay.reset();
+    return text;
+  }
+}
+
+/** Process start, as prom-client computes it: now less the uptime, in whole seconds. */
+const PROCESS_START_SECONDS = Math.round(Date.now() / 1000 - process.uptime());
+
+function openFds(): number | undefined {
+  try {
+    // Less the descriptor readdir itself holds open.
+    return readdirSync('/proc/self/fd').length - 1;
+  } catch {
+    return undefined;
+  }
+}
+
+function maxFds(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'latin1'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
   }
 }
