@@ -202,6 +202,21 @@ describe('v2a render of a video file: one frame, as a previewer shows it', () =>
   });
 });
 
+describe('v2a render of a FIFO (<(...))', () => {
+  test('an image is drawn, a video is told to use play: the input is not read at an offset', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
+    for (const file of [still, ...(clip ? [clip] : [])]) {
+      const fifo = join(dir, `fifo-${Math.random().toString(36).slice(2)}`);
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      const writer = createWriteStream(fifo);
+      writer.on('error', () => undefined);
+      writer.end(readFileSync(file));
+      const r = await piped(['render', fifo, '--columns', '20']);
+      if (file === still) assert.deepEqual([r.code, r.stderr], [0, '']);
+      else assert.match(r.stderr, /This is a video: play it with v2a play -, or render it from a file\.\n$/);
+    }
+  });
+});
+
 describe('v2a play: input and output', () => {
   test('a FIFO (or <(...)) is read like standard input: a GIF, and a video fed to ffmpeg', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
     for (const file of [gif, ...(clip ? [clip] : [])]) {

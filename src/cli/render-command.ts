@@ -3,6 +3,7 @@
  * Declares its flags from PARAMS (flags.ts); sharp and the renderer are imported only when the
  * command runs.
  */
+import { statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
@@ -170,7 +171,9 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
   let renderer: Promise<typeof import('./renderer.js')> | undefined;
   // A video file is drawn as one of its frames (a file manager's preview of a clip), decoded by
   // ffmpeg from the file itself: nothing of it is read here. Piped in, it is told to use play.
-  const video = file !== '-' && isVideo(withReadFd(file, readHead));
+  // Only a regular file is looked at first (readHead reads at offset 0, which a pipe or FIFO,
+  // `<(...)`, refuses); a piped video is told to use play by readInput's check below.
+  const video = file !== '-' && (statSync(file, { throwIfNoEntry: false })?.isFile() ?? false) && isVideo(withReadFd(file, readHead));
   const bytes = video ? new Uint8Array(0) : await readInput(file, limits.maxBytes, (head) => {
     refuseUnknown(head, false, (v) => (v ? 'This is a video: play it with v2a play -, or render it from a file.' : ''));
     renderer = loadRenderer();
