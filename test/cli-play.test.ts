@@ -199,6 +199,15 @@ describe('v2a render of a video file: one frame, as a previewer shows it', () =>
     // Over the byte limit it is still drawn: ffmpeg reads the file, v2a does not.
     const small = await piped(['render', clip, '--columns', '20'], { V2A_MAX_IMAGE_BYTES: '100' });
     assert.equal(small.code, 0, small.stderr);
+    // A phone's portrait clip, stored landscape with a rotation: drawn upright, 120 x 160 (it was
+    // drawn squashed into 160 x 120).
+    const turned = join(dir, 'turned.mp4');
+    const made = spawnSync('ffmpeg', ['-v', 'error', '-i', clip, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', '-y', turned]);
+    assert.equal(made.status, 0, String(made.stderr));
+    const upright = await piped(['render', turned, '--columns', '20', '--format', 'json']);
+    assert.equal(upright.code, 0, upright.stderr);
+    const doc = JSON.parse(upright.stdout) as { rows: number; source: { width: number; height: number } };
+    assert.deepEqual([doc.rows, doc.source], [13, { width: 120, height: 160 }]);
   });
 });
 

@@ -124,7 +124,7 @@ function rate(text: string | undefined): number {
 
 async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   const r = await runTool(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
-    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,sample_aspect_ratio:format=duration', '-of', 'json', source(input)], input);
+    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,sample_aspect_ratio:stream_side_data=rotation:stream_tags=rotate:format=duration', '-of', 'json', source(input)], input);
   let stream: Record<string, unknown> | undefined;
   let seconds = NaN;
   try {
@@ -147,7 +147,16 @@ async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   if (!(fps > 0 && fps <= 240)) fps = rate(stream.r_frame_rate as string);
   if (!(fps > 0 && fps <= 240)) fps = 25;
   const frames = Number(stream.nb_frames);
-  return { width: displayWidth, height, fps, codec: String(stream.codec_name ?? 'video'), ...(frames > 0 ? { frames } : {}), ...(seconds > 0 ? { seconds } : {}) };
+  // A phone's portrait video is stored landscape with a rotation (a display matrix, or an older
+  // `rotate` tag): ffmpeg turns the picture upright as it decodes, so the frame is sized upright
+  // (it was drawn squashed into the stored shape).
+  const turn = Number((stream.side_data_list as { rotation?: unknown }[] | undefined)?.find((d) => d.rotation !== undefined)?.rotation
+    ?? (stream.tags as { rotate?: unknown } | undefined)?.rotate ?? 0);
+  const upright = Math.abs(turn) % 180 === 90;
+  return {
+    width: upright ? height : displayWidth, height: upright ? displayWidth : height, fps, codec: String(stream.codec_name ?? 'video'),
+    ...(frames > 0 ? { frames } : {}), ...(seconds > 0 ? { seconds } : {}),
+  };
 }
 
 export interface VideoOptions {
@@ -179,14 +188,15 @@ export async function videoStill(input: VideoInput, request: DecodeRequest): Pro
   await request.checkSize?.(info.width, info.height);
   const total = info.frames ?? (info.seconds !== undefined ? info.seconds * info.fps : 0);
   for (const from of total >= 10 ? [Math.floor(total / 10), 0] : [0]) {
-    for await (const f of decodeVideo({ input }, request, from, info)) {
+    for await (const f of decodeVideo({ input }, request, from, info, 1)) {
       return { width: f.width, height: f.height, data: f.data, sourceWidth: f.sourceWidth, sourceHeight: f.sourceHeight, format: f.format };
     }
   }
   throw new V2aError('undecodable-image', 'the video has no frames');
 }
 
-async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: number, probed?: Probe): AsyncGenerator<DecodedFrame, void, undefined> {
+/** `most`: frames ffmpeg decodes at most (a still's one: it stops at once, not when its pipe closes). */
+async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: number, probed?: Probe, most?: number): AsyncGenerator<DecodedFrame, void, undefined> {
   const ffmpeg = findExecutable('ffmpeg');
   const ffprobe = findExecutable('ffprobe');
   if (!ffmpeg || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
@@ -199,7 +209,7 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
   const height = Math.max(2, Math.round((width * info.height) / info.width) & ~1);
   const frameBytes = width * height * 4;
   const seek = from > 0 ? ['-ss', (from / info.fps).toFixed(3)] : [];
-  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', ...seek, '-i', source(opts.input), '-map', '0:v:0', '-an', '-sn',
+  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', ...seek, '-i', source(opts.input), '-map', '0:v:0', '-an', '-sn', ...(most ? ['-frames:v', String(most)] : []),
     '-vf', `scale=${width}:${height}:flags=area`, '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
   { stdio: ['bytes' in opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   track(child);
