@@ -394,6 +394,7 @@ describe('v2a render', { concurrency: 4 }, () => {
     const r = await v2a([clip]);
     assert.equal(r.code, 3);
     assert.match(r.stderr, new RegExp(`^v2a: ${clip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (ffprobe cannot read the video|video needs ffmpeg)`));
+    assert.equal(r.stderr.split(clip).length - 1, 1, `the file named once: ${r.stderr}`);
     const piped = await v2a(['-'], { input: head });
     assert.match(piped.stderr, /This is a video: play it with v2a play -, or render it from a file\.\n$/);
     // Anything else unsupported gets the plain message.

@@ -273,7 +273,9 @@ test('decode options of the wrong kind are refused, naming the option and what i
   await refused({ checkSize: 'x' }, /decode: checkSize must be a function \(got "x"\)/);
   await refused({ whileDecoding: 5 }, /decode: whileDecoding must be a function \(got 5\)/);
   await refused({ limitNames: 5 }, /decode: limitNames must be an object of names/);
-  await refused({ targetWidth: '10' }, /decode: targetWidth must be an integer from 1 to 100000000 \(got "10"\)/);
+  await refused({ targetWidth: '10' }, /^TypeError: decode: targetWidth must be a number \(got "10"\)$/);
+  await refused({ maxPixels: '5' }, /^TypeError: decode: maxPixels must be a number \(got "5"\)$/);
+  await refused({ targetWidth: 0.5 }, /^RangeError: decode: targetWidth must be an integer from 1 to 100000000 \(got 0.5\)$/);
   await refused({ maxPixels: -1 }, /decode: maxPixels must be a positive integer \(got -1\)/);
   // Each function takes only its own options.
   await refused({ maxFrames: 2 }, /maxFrames/);

@@ -108,9 +108,13 @@ function runTool(cmd: string, args: readonly string[], input: VideoInput): Promi
   });
 }
 
-function lastLine(text: string): string {
+/** ffmpeg's last line of stderr, without its `[component]` tag or the input's name (v2a's message names the file already). */
+function lastLine(text: string, input?: VideoInput): string {
   const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
-  return (lines.at(-1) ?? 'no details').replace(/^\[[^\]]*\]\s*/, '').slice(0, 200);
+  let line = (lines.at(-1) ?? 'no details').replace(/^\[[^\]]*\]\s*/, '');
+  const name = input ? `${source(input)}: ` : undefined;
+  if (name && line.startsWith(name)) line = line.slice(name.length);
+  return line.slice(0, 200);
 }
 
 const source = (input: VideoInput) => ('path' in input ? input.path : 'pipe:0');
@@ -135,7 +139,7 @@ async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
     stream = undefined;
   }
   if (r.code !== 0 || !stream) {
-    throw new V2aError('undecodable-image', `ffprobe cannot read the video: ${r.code === 0 ? 'it has no video stream' : lastLine(r.stderr)}`);
+    throw new V2aError('undecodable-image', `ffprobe cannot read the video: ${r.code === 0 ? 'it has no video stream' : lastLine(r.stderr, input)}`);
   }
   const width = Number(stream.width);
   const height = Number(stream.height);
@@ -250,7 +254,7 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
       }
     }
     const code = await Promise.race([exited, spawnError]);
-    if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr)}`);
+    if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr, opts.input)}`);
     // (Resumed past the last frame, there is simply nothing left.)
     if (index === 0) throw new V2aError('undecodable-image', 'the video has no frames');
   } finally {

@@ -389,6 +389,11 @@ const got = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) :
  * fault and what it was given; `who` names the caller (`decode`, `renderBytes`).
  */
 export function validateOptions(opts: DecodeOptions, who = 'decode'): void {
+  // A number of the wrong kind ("5") is a TypeError, as the other options' are; out of range, a RangeError.
+  for (const k of ['maxPixels', 'targetWidth', 'targetHeight', 'maxBytes', 'maxDecodedBytes', 'timeoutSeconds'] as const) {
+    const v: unknown = opts[k];
+    if ((v !== undefined || k === 'maxPixels') && typeof v !== 'number') throw new TypeError(`${who}: ${k} must be a number (got ${got(v)})`);
+  }
   if (!(Number.isInteger(opts.maxPixels) && opts.maxPixels > 0)) {
     throw new RangeError(`${who}: maxPixels must be a positive integer (got ${got(opts.maxPixels)})`);
   }
