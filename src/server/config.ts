@@ -631,15 +631,20 @@ export function jsonBodyLimit(maxImageBytes: number): number {
   return base64 + Math.ceil(base64 / 38) + 64 * 1024;
 }
 
+/** The soft RLIMIT_NOFILE (open files), from /proc/self/limits; undefined where unknown or unlimited. */
+export function openFileLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'latin1'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The soft RLIMIT_NOFILE less 256 spare descriptors, at most 10000 (10000 where unknown). */
 function defaultMaxConnections(): number {
   const MOST = 10_000;
   const SPARE = 256;
-  try {
-    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'latin1'));
-    if (!m || m[1] === 'unlimited') return MOST;
-    return Math.max(16, Math.min(MOST, Number(m[1]) - SPARE));
-  } catch {
-    return MOST;
-  }
+  const limit = openFileLimit();
+  return limit === undefined ? MOST : Math.max(16, Math.min(MOST, limit - SPARE));
 }

@@ -7,9 +7,10 @@
  * Label values only ever come from bounded sets (route patterns, methods, status codes, stage
  * names, problem slugs, tool names), never from free request data, so cardinality stays small.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { VERSION } from '../../core/types.js';
+import { openFileLimit } from '../config.js';
 import type { PoolStats } from '../render-pool.js';
 import { STOP_GRACE_MS } from '../render-task.js';
 
@@ -223,7 +224,7 @@ export class ServerMetrics {
       return n === undefined ? [] : [[{}, n]];
     }));
     r.add(new Collected('process_max_fds', 'Soft limit of open file descriptors (absent where /proc is not available).', 'gauge', () => {
-      const n = maxFds();
+      const n = openFileLimit();
       return n === undefined ? [] : [[{}, n]];
     }));
     const delay = (pick: (h: ReturnType<typeof monitorEventLoopDelay>) => number) => (): Array<[Labels, number]> =>
@@ -254,15 +255,6 @@ function openFds(): number | undefined {
   try {
     // Less the descriptor readdir itself holds open.
     return readdirSync('/proc/self/fd').length - 1;
-  } catch {
-    return undefined;
-  }
-}
-
-function maxFds(): number | undefined {
-  try {
-    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'latin1'));
-    return m ? Number(m[1]) : undefined;
   } catch {
     return undefined;
   }
