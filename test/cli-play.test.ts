@@ -211,14 +211,20 @@ describe('v2a render of a video file: one frame, as a previewer shows it', () =>
   });
 });
 
+/** A new FIFO that `file`'s bytes are written into once a reader opens it (as `<(cat file)`). */
+function fifoOf(file: string): string {
+  const fifo = join(dir, `fifo-${Math.random().toString(36).slice(2)}`);
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  const writer = createWriteStream(fifo);
+  writer.on('error', () => undefined);
+  writer.end(readFileSync(file));
+  return fifo;
+}
+
 describe('v2a render of a FIFO (<(...))', () => {
   test('an image is drawn, a video is told to use play: the input is not read at an offset', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
     for (const file of [still, ...(clip ? [clip] : [])]) {
-      const fifo = join(dir, `fifo-${Math.random().toString(36).slice(2)}`);
-      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-      const writer = createWriteStream(fifo);
-      writer.on('error', () => undefined);
-      writer.end(readFileSync(file));
+      const fifo = fifoOf(file);
       const r = await piped(['render', fifo, '--columns', '20']);
       if (file === still) assert.deepEqual([r.code, r.stderr], [0, '']);
       else assert.match(r.stderr, /This is a video: play it with v2a play -, or render it from a file\.\n$/);
@@ -229,11 +235,7 @@ describe('v2a render of a FIFO (<(...))', () => {
 describe('v2a play: input and output', () => {
   test('a FIFO (or <(...)) is read like standard input: a GIF, and a video fed to ffmpeg', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
     for (const file of [gif, ...(clip ? [clip] : [])]) {
-      const fifo = join(dir, `fifo-${Math.random().toString(36).slice(2)}`);
-      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-      const writer = createWriteStream(fifo);
-      writer.on('error', () => undefined);
-      writer.end(readFileSync(file));
+      const fifo = fifoOf(file);
       const r = await piped(['play', fifo, '--columns', '20']);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout.trim().split('\n').length, file === gif ? 4 : 30);
