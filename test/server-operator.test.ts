@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/server/config.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
+import { V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,15 +24,17 @@ const get = async (url: string, init: RequestInit = {}) => {
 };
 
 describe('the server entry (npm start) and its arguments', () => {
+  // The built entries, as npm start and the bin run them (tsx cost each spawn about 0.5 s of CPU).
+  before(ensureCliBuilt);
   // PORT 1: were the server to start, it could not listen there and would say so (exit 2 too, but not this message).
-  const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/server/main.ts'), ...args], {
+  const run = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/main.cjs'), ...args], {
     cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, PORT: '1', HOST: '127.0.0.1', V2A_WORKERS: '1', LOG_LEVEL: 'info' },
   });
 
   test('--settings prints what v2a serve --settings prints, and exits 0', () => {
     const r = run('--settings');
     assert.equal(r.status, 0, r.stderr);
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--settings'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    const cli = spawnSync(process.execPath, [V2A_BIN, 'serve', '--settings'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
     assert.equal(cli.status, 0, cli.stderr);
     assert.equal(r.stdout, cli.stdout);
     assert.match(r.stdout, /V2A_KEEP_ALIVE_TIMEOUT_MS\n {6}default: 72000/);
