@@ -7,7 +7,7 @@
  */
 import { V2aError } from '../core/errors.js';
 import type { McpTool } from './mcp/protocol.js';
-import { createRenderTool as createTool } from './mcp/render-tool.js';
+import { createRenderTool as createTool, missingImageDetail } from './mcp/render-tool.js';
 import { DEFAULT_MCP_MAX_CHARS } from './mcp/reply.js';
 import { CARRIER_IMAGE_FIELDS } from './render-inputs.js';
 import { exactlyOneImage, jsonImageInputs, validateParams, type RenderService } from './render-service.js';
@@ -36,7 +36,8 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
       try {
         const images = jsonImageInputs({ imageUrl, imageBase64 });
         params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
-        image = exactlyOneImage(images, CARRIER_IMAGE_FIELDS.json);
+        // A tool call cannot upload a file: its detail names the tool's sources only.
+        image = exactlyOneImage(images, CARRIER_IMAGE_FIELDS.json, missingImageDetail());
       } catch (err) {
         // Counted as the HTTP face counts a request it refuses before rendering (there, inside renderBody).
         opts.metrics?.renders.inc({ face: 'mcp', outcome: 'error' });

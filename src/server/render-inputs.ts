@@ -117,10 +117,10 @@ export const CARRIER_IMAGE_FIELDS: Readonly<Record<'form' | 'json', readonly Ima
 };
 
 /** Exactly one image source, else 400 `missing-image` (naming the `accepted` fields) / `multiple-images`. */
-export function exactlyOneImage<T extends ImageInput>(inputs: readonly T[], accepted: readonly ImageField[]): T {
+export function exactlyOneImage<T extends ImageInput>(inputs: readonly T[], accepted: readonly ImageField[], missing = MISSING_IMAGE_DETAIL): T {
   if (inputs.length === 0) {
     const message = `not given: send exactly one of ${accepted.join(', ')}`;
-    throw new HttpProblem('missing-image', MISSING_IMAGE_DETAIL, { errors: accepted.map((parameter) => ({ parameter, message })) });
+    throw new HttpProblem('missing-image', missing, { errors: accepted.map((parameter) => ({ parameter, message })) });
   }
   if (inputs.length > 1) {
     const names = inputs.map((i) => i.field);

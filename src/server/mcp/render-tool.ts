@@ -8,7 +8,6 @@
 import { V2aError } from '../../core/errors.js';
 import { PARAMS } from '../../core/params/definitions.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
-import { MISSING_IMAGE_DETAIL } from '../render-inputs.js';
 import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
 import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
 
@@ -127,7 +126,7 @@ export function createRenderTool(face: RenderToolFace): McpTool {
       } catch (err) {
         if (err instanceof V2aError && err.info.mcp === 'tool') {
           face.onToolError?.(err, ctx);
-          return toolFailure(err.detail === MISSING_IMAGE_DETAIL ? missingImageDetail() : err.detail);
+          return toolFailure(err.detail);
         }
         throw err;
       }

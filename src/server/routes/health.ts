@@ -30,9 +30,12 @@ export const READINESS_PATH = ENDPOINTS.healthReady.path;
 /** Every health path: answered during shutdown, never traced. */
 export const HEALTH_PATHS = [...ENVELOPE_PATHS, LIVENESS_PATH, READINESS_PATH] as const;
 
+/** Shutdown has begun, its delay (V2A_SHUTDOWN_DELAY_MS) or its drain: the probes answer 503 from then on. */
+const shuttingDown = (ctx: AppContext): boolean => ctx.closing || ctx.leaving === true;
+
 export function healthEnvelope(ctx: AppContext, traceId: string) {
   return {
-    status: ctx.closing || ctx.leaving ? ('shutting_down' as const) : ('ok' as const),
+    status: shuttingDown(ctx) ? ('shutting_down' as const) : ('ok' as const),
     service: 'v2a',
     version: VERSION,
     uptimeSeconds: Math.round((performance.now() - ctx.startedAt) / 100) / 10,
@@ -107,7 +110,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
   // pulling every busy pod out of the Service at once would turn load into an outage. Until the
   // workers have warmed up (V2A_WARM_UP), 503 `warming`: a new pod's first requests then run warm.
   app.get(READINESS_PATH, async (_request, reply) => {
-    const status = opts.ctx.closing || opts.ctx.leaving ? 'draining' : opts.ctx.pool.warm() ? 'ready' : 'warming';
+    const status = shuttingDown(opts.ctx) ? 'draining' : opts.ctx.pool.warm() ? 'ready' : 'warming';
     return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, pool: opts.ctx.pool.stats() });
   });
 }
