@@ -494,6 +494,9 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       const pad = 12;
       const shotPng = await doc.screenshot({ clip: { x: box!.x + pad, y: box!.y + pad, width: box!.width - 2 * pad, height: 200 } });
       assert.equal(await darkRows(shotPng), 0, 'html download');
+      // A page left open in front hides the studio's, whose frames Chromium then throttles to about
+      // one a second: every screenshot below would wait for one.
+      await doc.close();
 
       // Colour blocks and Braille in colour carry a background per cell (cellColors fg-bg): the
       // preview must show the picture the png download does, not the ink alone on the flat ground.
