@@ -223,7 +223,7 @@ async function main(): Promise<void> {
     fetch(`${base}/api/v1/metrics`, { headers: { authorization: `Bearer ${SETTINGS.PLATFORM_API_KEY}` } })
       .then((r) => r.text())
       .then((text) => {
-        const m = /^nodejs_heap_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text);
+        const m = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text);
         if (m) heap.push({ t, mb: Number(m[1]) / 1048576 });
       })
       .catch(() => {});

@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import type { Counter, LabelValues } from 'prom-client';
 import type { ParamDef } from '../src/core/params/definitions.js';
 import { buildApp, type BuildAppOptions } from '../src/server/app.js';
 import { loadConfig, type ServerConfig } from '../src/server/config.js';
@@ -20,6 +21,13 @@ export interface TestServer {
   readonly base: string;
   readonly config: ServerConfig;
   close(): Promise<void>;
+}
+
+/** A prom-client counter's value for exactly these labels (0 before its first increment). */
+export async function counterValue<T extends string>(counter: Counter<T>, labels: LabelValues<T> = {}): Promise<number> {
+  const wanted = Object.entries(labels);
+  const series = (await counter.get()).values.find((v) => Object.keys(v.labels).length === wanted.length && wanted.every(([k, l]) => v.labels[k as T] === l));
+  return series?.value ?? 0;
 }
 
 /** Settings every test server starts from; `env` overrides them. */

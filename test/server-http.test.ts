@@ -23,7 +23,7 @@ import { startServer } from '../src/server/start.js';
 import { parseTraceparent, parseTracestate } from '../src/server/trace-context.js';
 import { cgroupCpuQuota, defaultWorkers, sizeThreadPool } from '../src/settings/thread-pool.js';
 import {
-  assertProblem, badValues, call, headersOnly, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
+  assertProblem, badValues, call, counterValue, headersOnly, noise, photo, pngClaiming, postForm, postJson, responseValidator, startTestServer, SVG,
   validatingCaller, type Reply, type ResponseValidator, type TestServer,
 } from './server-helpers.js';
 
@@ -1024,7 +1024,7 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
         await new Promise((res) => setTimeout(res, 150));
         warm = await postJson(`${timed.base}${RENDER}`, { imageBase64: tinyB64, columns: 8, autoOptimize: 0 });
       }
-      const timeouts = timed.app.v2a.metrics.renders.value({ face: 'http', outcome: 'timeout' });
+      const timeouts = await counterValue(timed.app.v2a.metrics.renders, { face: 'http', outcome: 'timeout' });
       const completed = pool.stats().completed;
       const r = await postForm(`${timed.base}${RENDER}`, { image: slow, columns: '400' });
       validator!.check('POST', RENDER, r);
@@ -1036,8 +1036,8 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       assert.equal(pool.stats().threadsStarted, 1, 'no thread replaced');
       // A stopped render counts as a timeout, not as a completed render nor as an error.
       assert.equal(pool.stats().completed, completed);
-      assert.deepEqual(['timeout', 'error'].map((outcome) => timed.app.v2a.metrics.renders.value({ face: 'http', outcome })), [timeouts + 1, 0]);
-      assert.match(timed.app.v2a.metrics.expose(), /^v2a_render_pool_threads_started_total 1$/m);
+      assert.deepEqual(await Promise.all(['timeout', 'error'].map((outcome) => counterValue(timed.app.v2a.metrics.renders, { face: 'http', outcome }))), [timeouts + 1, 0]);
+      assert.match(await timed.app.v2a.metrics.expose(), /^v2a_render_pool_threads_started_total 1$/m);
       const ok = await postJson(`${timed.base}${RENDER}`, { imageBase64: tinyB64, columns: 8, autoOptimize: 0 });
       assert.equal(ok.status, 200, ok.text);
     } finally {

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/server/config.js';
-import { noise, photo, postForm, postJson, startTestServer, type TestServer } from './server-helpers.js';
+import { counterValue, noise, photo, postForm, postJson, startTestServer, type TestServer } from './server-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -242,8 +242,8 @@ describe('open connections', () => {
     assert.ok(extra.socket.destroyed, 'closed');
     assert.equal(extra.data(), '');
     // Counted, so an operator sees the cap (it left no trace).
-    assert.equal(server.app.v2a.metrics.droppedConnections.value({}), 1);
-    assert.match(server.app.v2a.metrics.expose(), /^v2a_connections_dropped_total 1$/m);
+    assert.equal(await counterValue(server.app.v2a.metrics.droppedConnections), 1);
+    assert.match(await server.app.v2a.metrics.expose(), /^v2a_connections_dropped_total 1$/m);
     assert.deepEqual(held.map((c) => c.socket.destroyed), [false, false, false, false], 'no request in progress was cut');
     held[0]!.socket.destroy();
     await held[0]!.closed;
@@ -257,7 +257,7 @@ describe('open connections', () => {
   });
 
   test('at V2A_MAX_CONNECTIONS with none idle between requests, a new connection closes the oldest that has sent no whole request, and is served (silent ones kept health probes out)', async (t) => {
-    const dropped = server.app.v2a.metrics.droppedConnections.value({});
+    const dropped = await counterValue(server.app.v2a.metrics.droppedConnections);
     // Oldest first: a request in progress (never closed for room), then one that sent nothing, one
     // whose headers are still arriving and another that sent nothing.
     const busy = await midRequest();
@@ -293,7 +293,7 @@ describe('open connections', () => {
     assert.deepEqual(silent.map((c) => c.socket.destroyed), [true, true, false, false], 'then the next oldest, headers half sent');
     assert.equal(silent[1]!.data(), '', 'closed unanswered');
     assert.equal(busy.socket.destroyed, false, 'the request in progress was kept');
-    assert.equal(server.app.v2a.metrics.droppedConnections.value({}), dropped, 'none dropped');
+    assert.equal(await counterValue(server.app.v2a.metrics.droppedConnections), dropped, 'none dropped');
   });
 
   test('at V2A_MAX_CONNECTIONS a keep-alive connection idle between requests makes room before an older silent one', async () => {
@@ -319,7 +319,7 @@ describe('open connections', () => {
 
   test('at V2A_MAX_CONNECTIONS a new connection closes the one idle longest between requests, and is served', async () => {
     // Idle keep-alive clients kept every new one out (health probes too) for their keep-alive timeout.
-    const dropped = server.app.v2a.metrics.droppedConnections.value({});
+    const dropped = await counterValue(server.app.v2a.metrics.droppedConnections);
     const kept: ReturnType<typeof open>[] = [];
     for (let i = 0; i < 4; i++) {
       const c = open(port);
@@ -335,7 +335,7 @@ describe('open connections', () => {
     assert.match(fresh.data(), /^HTTP\/1\.1 200 /);
     await Promise.race([kept[0]!.closed, sleep(3000)]);
     assert.deepEqual(kept.map((c) => c.socket.destroyed), [true, false, false, false], 'the longest idle one closed, the others kept');
-    assert.equal(server.app.v2a.metrics.droppedConnections.value({}), dropped, 'none dropped');
+    assert.equal(await counterValue(server.app.v2a.metrics.droppedConnections), dropped, 'none dropped');
     for (const c of kept) c.socket.destroy();
   });
 });

@@ -182,7 +182,8 @@ describe('metrics', () => {
       const text = await scrape(running);
       assert.match(text, /^v2a_http_requests_total\{method="PUT",route="\/api\/v1\/render",status="405"\} 1$/m);
       assert.match(text, /^v2a_http_requests_total\{method="GET",route="unmatched",status="404"\} 1$/m);
-      assert.match(text, /^v2a_http_request_duration_seconds_bucket\{method="PUT",route="\/api\/v1\/render",le="120"\} 1$/m);
+      // prom-client writes `le` first.
+      assert.match(text, /^v2a_http_request_duration_seconds_bucket\{le="120",method="PUT",route="\/api\/v1\/render"\} 1$/m);
     } finally {
       await running.shutdown();
     }

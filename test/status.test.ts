@@ -197,17 +197,24 @@ describe('GET /api/v1/status', () => {
 
 interface Family { type: string; help: string; samples: Array<{ name: string; labels: Record<string, string>; value: number }> }
 
-/** A strict reader of the text format 0.0.4: HELP and TYPE before samples, valid names and labels. */
+/**
+ * A strict reader of the text format 0.0.4: each family once, HELP and TYPE before its samples, a
+ * family's samples together, valid names and labels. Empty lines are ignored, as the format says
+ * (prom-client puts one between families).
+ */
 function parseExposition(text: string): Map<string, Family> {
   assert.ok(text.endsWith('\n'), 'ends with a line feed');
   const families = new Map<string, Family>();
   const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
   const seen = new Set<string>();
+  let current: Family | undefined;
   for (const line of text.slice(0, -1).split('\n')) {
+    if (line === '') continue;
     let m: RegExpExecArray | null;
     if ((m = new RegExp(`^# HELP (${NAME}) (.*)$`).exec(line))) {
       assert.ok(!families.has(m[1]!), `one HELP for ${m[1]}`);
-      families.set(m[1]!, { type: '', help: m[2]!, samples: [] });
+      current = { type: '', help: m[2]!, samples: [] };
+      families.set(m[1]!, current);
       continue;
     }
     if ((m = new RegExp(`^# TYPE (${NAME}) (counter|gauge|histogram|summary|untyped)$`).exec(line))) {
@@ -233,11 +240,14 @@ function parseExposition(text: string): Map<string, Family> {
     }
     const family = families.get(name) ?? families.get(name.replace(/_(bucket|sum|count)$/, ''));
     assert.ok(family && family.type, `sample ${name} after its HELP and TYPE`);
+    assert.equal(family, current, `sample ${name} with the rest of its family`);
     if (family.type !== 'histogram') assert.ok(families.has(name));
     const key = `${name}${JSON.stringify(labels)}`;
     assert.ok(!seen.has(key), `one sample per series: ${key}`);
     seen.add(key);
-    assert.ok(/^(NaN|[+-]Inf|-?\d+(\.\d+)?(e[+-]?\d+)?)$/.test(value), `value ${value}`);
+    // prom-client writes NaN as `Nan` (an event-loop mean over no samples); Prometheus reads it with
+    // Go's ParseFloat, which takes NaN in any case.
+    assert.ok(/^(NaN|Nan|[+-]Inf|-?\d+(\.\d+)?(e[+-]?\d+)?)$/.test(value), `value ${value}`);
     family.samples.push({ name, labels, value: Number(value.replace('Inf', 'Infinity')) });
   }
   return families;
@@ -330,5 +340,42 @@ describe('GET /api/v1/metrics', () => {
     assert.ok(sample(m, 'v2a_receiver_checks_total', { result: 'ok' }) >= 1);
     assert.equal(sample(m, 'v2a_receiver_up'), 1);
     assert.ok(m.get('v2a_receiver_check_latency_seconds')!.samples.length === 1);
+  });
+
+  test('two apps in one process: each exposition is valid, with its own app metrics, then the process metrics once', async () => {
+    const PROCESS = [
+      'process_cpu_seconds_total', 'process_start_time_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_total_bytes',
+      'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_version_info', 'nodejs_gc_duration_seconds',
+    ];
+    const check = (text: string): Map<string, Family> => {
+      const m = parseExposition(text);
+      for (const name of PROCESS) {
+        assert.equal(text.split(`\n# TYPE ${name} `).length, 2, `${name} once`);
+        assert.ok(m.get(name)!.samples.length > 0, name);
+      }
+      const names = [...m.keys()];
+      const firstOther = names.findIndex((n) => !n.startsWith('v2a_'));
+      assert.ok(firstOther > 0 && names.slice(firstOther).every((n) => !n.startsWith('v2a_')), 'app metrics first');
+      return m;
+    };
+    const second = await startTestServer(receiverEnv(), { fetchLookup: lookup, fetchCa: receiver.ca });
+    try {
+      const scrapeSecond = async () => {
+        const r = await call(`${second.base}/api/v1/metrics`, { headers: auth });
+        assert.equal(r.status, 200);
+        return r.text;
+      };
+      check((await req('GET', '/api/v1/metrics', { headers: auth })).text);
+      const fresh = check(await scrapeSecond());
+      // Its own registry: none of the first app's requests, and no receiver check yet (absent, not 0).
+      assert.equal(fresh.get('v2a_http_requests_total')!.samples.length, 0);
+      assert.equal(fresh.get('v2a_receiver_up')!.samples.length, 0);
+      assert.equal(fresh.get('v2a_admission_slots')!.samples.length, 1);
+      check(await scrapeSecond());
+    } finally {
+      await second.close();
+    }
+    // Closing an app leaves the process metrics to the others.
+    check((await req('GET', '/api/v1/metrics', { headers: auth })).text);
   });
 });

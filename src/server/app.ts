@@ -195,7 +195,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   // log), so an operator sees the cap.
   let droppedLogged = -Infinity;
   app.server.on('drop', () => {
-    metrics.droppedConnections.inc({});
+    metrics.droppedConnections.inc();
     if (performance.now() - droppedLogged < 60_000) return;
     droppedLogged = performance.now();
     app.log.warn({ maxConnections: config.maxConnections }, 'V2A_MAX_CONNECTIONS connections are open, each with a request in progress: new connections are closed as they arrive');

@@ -136,7 +136,11 @@ function stageAttributes(stage: WorkerStage, outcome: RenderOutcome, carrier: st
 export function createRenderService(opts: RenderServiceOptions): RenderService {
   const { config, pool, telemetry, metrics } = opts;
 
-  const observe = (stage: RenderStage, start: number, end: number) => metrics?.stages.observe({ stage }, Math.max(0, end - start) / 1000);
+  const observe = (stage: RenderStage, start: number, end: number) => {
+    const seconds = Math.max(0, end - start) / 1000;
+    // prom-client throws on a non-finite observation; a stage timed wrongly must not fail the render.
+    if (Number.isFinite(seconds)) metrics?.stages.observe({ stage }, seconds);
+  };
 
   async function fetchUrl(url: string, signal: AbortSignal | undefined, parent: Span | undefined): Promise<RenderSource> {
     const start = nowMs();

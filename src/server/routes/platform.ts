@@ -85,7 +85,7 @@ export async function platformRoutes(app: FastifyInstance, opts: { ctx: AppConte
   // V2A_METRICS: off -> absent; on -> behind the key when one is set, else open.
   if (ctx.config.metrics) {
     app.get(ENDPOINTS.metrics.path, { onRequest: [spelt(ENDPOINTS.metrics.path), ...onRequest] }, async (_request, reply) =>
-      reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(ctx.metrics.expose()));
+      reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(await ctx.metrics.expose()));
   }
 
   if (key === undefined) return;
