@@ -45,6 +45,17 @@ describe('renderBytes', () => {
     await assert.rejects(renderBytes(bytes, {}, { maxPixels: 1000 }), (err) => isV2aError(err) && err.code === 'image-too-large' && /maxPixels/.test(err.message));
   });
 
+  it('a png output is held to maxPixels as an input is: named as the option, the format the parameter', async () => {
+    const bytes = await png(320, 240);
+    // 60 x 23 cells of 8 x 16 px: 480 x 368 px, 176,640 pixels.
+    const { output } = await renderBytes(bytes, { columns: 60, format: 'png' }, { maxPixels: 480 * 368 });
+    assert.ok(output.body instanceof Uint8Array);
+    await assert.rejects(renderBytes(bytes, { columns: 60, format: 'png' }, { maxPixels: 480 * 368 - 1 }), (err) => isV2aError(err) && err.code === 'invalid-parameters'
+      && err.errors?.[0]?.parameter === 'format' && /480 x 368 px, over the limit of 176,639 pixels \(maxPixels\)/.test(err.message));
+    // Text is not an image: the same grid is no more than its characters.
+    assert.equal(typeof (await renderBytes(bytes, { columns: 60 }, { maxPixels: 480 * 368 - 1 })).output.body, 'string');
+  });
+
   it('checks its own arguments: a TypeError or RangeError naming them, never internal-error', async () => {
     const bytes = await png(32, 24);
     await assert.rejects(renderBytes('photo.png' as never), TypeError);

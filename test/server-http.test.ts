@@ -819,6 +819,19 @@ describe('render: size limits while streaming', () => {
     assert.ok(result.written < TOTAL / 4, `the server stopped reading early (client wrote ${result.written} of ${TOTAL})`);
   });
 
+  test('a png reply is an image too: over V2A_MAX_IMAGE_PIXELS it is refused naming format, the same grid as text is not', async () => {
+    // A 4 KB upload at cellAspect 0.25 and 400 columns was an 82 MP png (seconds of a worker).
+    const image = (await photo(320, 240)).toString('base64');
+    // 160 x 60 cells of 8 x 16 px: 1280 x 960 px, over the 1,000,000 of this server.
+    const p = assertProblem(await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 160, format: 'png' }), 400, 'invalid-parameters',
+      /1280 x 960 px, over the limit of 1,000,000 pixels \(V2A_MAX_IMAGE_PIXELS\)/);
+    assert.equal(p.errors[0].parameter, 'format');
+    assert.equal((await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 160, format: 'text' })).status, 200);
+    const fits = await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 100, format: 'png' });
+    assert.equal(fits.status, 200);
+    assert.equal(fits.contentType, 'image/png');
+  });
+
   test('a client still sending when the 413 comes reads it (a lingering close), not a reset: fetch streaming a body over the cap', async () => {
     // undici writes on after the reply; a socket destroyed with its bytes unread was reset, and
     // fetch failed with EPIPE instead of showing the 413 (the MCP SDK's transport is fetch). Seen

@@ -12,6 +12,7 @@ import { nextTurn } from './next-turn.js';
 import { V2aError } from './errors.js';
 import { Base64Error, decodeBase64Input } from './format/base64.js';
 import { formatOutput } from './format/deferred.js';
+import { pngCell, pngSize } from './format/png-size.js';
 import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
@@ -94,9 +95,12 @@ export type JobInput =
 
 export interface JobLimits {
   readonly maxBytes: number;
+  /** Most pixels of an image: the input's, and a png output's (see pngWithinLimit). */
   readonly maxPixels: number;
   readonly decodeTimeoutSeconds?: number;
   readonly maxDecodedBytes?: number;
+  /** How the limits are named in refusals (default: the settings, V2A_MAX_IMAGE_PIXELS ...). */
+  readonly names?: LimitNames;
 }
 
 /** A box to fit the grid into when the caller did not set `columns` (a terminal). */
@@ -211,7 +215,7 @@ function decodeRequest(columns: number, limits: JobLimits, checkSize: (width: nu
   return {
     targetWidth: columns * DECODE_PIXELS_PER_COLUMN,
     checkSize,
-    limitNames: SETTING_NAMES,
+    limitNames: limits.names ?? SETTING_NAMES,
     maxPixels: limits.maxPixels,
     maxBytes: limits.maxBytes,
     ...(limits.decodeTimeoutSeconds ? { timeoutSeconds: limits.decodeTimeoutSeconds } : {}),
@@ -249,6 +253,27 @@ function applyFit(explicit: Partial<RenderParams>, fit: FitBox | undefined, widt
     }
   }
   if (columns !== DEFAULTS.columns) explicit.columns = columns;
+}
+
+/**
+ * A png is an image too, held to the pixel limit the face puts on images: a 400 x 800 grid at
+ * cellAspect 0.25 (cells 8 x 32 px) was an 82 MP png, seconds of a worker, from a 4 KB upload.
+ * At the default aspect the largest grid (41 MP) is within the default limit.
+ */
+function pngWithinLimit(result: RenderResult, limits: JobLimits): void {
+  if (result.params.format !== 'png') return;
+  const { width, height } = pngSize(result.columns, result.rows, 1, result.cellAspect);
+  if (width * height <= limits.maxPixels) return;
+  const name = (limits.names ?? SETTING_NAMES).maxPixels;
+  const taller = result.cellAspect < DEFAULTS.cellAspect ? ` (cellAspect ${result.cellAspect} makes each ${pngCell(1, result.cellAspect).height} px tall)` : '';
+  const message = `a png of ${result.columns} x ${result.rows} cells${taller} is ${width} x ${height} px, over the limit of ${limits.maxPixels.toLocaleString('en-US')} pixels (${name}): ask for fewer columns${taller ? ', a cellAspect nearer 0.5' : ''}, or another format`;
+  throw new V2aError('invalid-parameters', message, { errors: [{ parameter: 'format', message }] });
+}
+
+/** The format stage: the formatter (formatOutput unless the face gives one), a png within the limit. */
+function formatStage(result: RenderResult, opts: JobOptions): FormattedOutput | Promise<FormattedOutput> {
+  pngWithinLimit(result, opts.limits);
+  return (opts.formatter ?? formatOutput)(result);
 }
 
 async function bytesOf(input: JobInput, stages: Stages): Promise<Uint8Array | null> {
@@ -290,7 +315,7 @@ async function renderImage(image: RgbaImage, facts: ImageFacts, explicit: Partia
     return { prep, tuned: tune(prep, requested, names), requested, names };
   });
   const result = await stages.run('render', () => renderPrepared(prep, requested, names, image, { tuned }));
-  const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
+  const output = await stages.run('format', () => formatStage(result, opts));
   return { result, output, image: facts };
 }
 
@@ -326,7 +351,7 @@ export async function* runFrameJob(
         }
         return renderer.render(frame);
       });
-      const output = await stages.run('format', () => (opts.formatter ?? formatOutput)(result));
+      const output = await stages.run('format', () => formatStage(result, opts));
       yield {
         result,
         output,

@@ -5,7 +5,7 @@
  * caller with large images, or one that must stop a render its client gave up on, uses this.
  */
 import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
-import { runJob, type DecodeRequest, type ImageFacts } from '../core/job.js';
+import { runJob, type ImageFacts } from '../core/job.js';
 import type { FormattedOutput } from '../core/format/output.js';
 import type { RenderInput, RenderResult } from '../core/types.js';
 import { decodeImage, validateOptions } from './decode.js';
@@ -37,10 +37,8 @@ export interface RenderedBytes {
 
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof RenderBytesOptions>(['signal', 'maxPixels', 'maxBytes', 'maxDecodedBytes', 'timeoutSeconds']);
 
-/** The job's decode request, its limits named as this caller's options (not the server's settings). */
-function decode(bytes: Uint8Array, { limitNames: _, ...request }: DecodeRequest) {
-  return decodeImage(bytes, request);
-}
+/** Refusals name the limits as this caller's options (not the server's settings). */
+const OPTION_NAMES_OF_LIMITS = Object.freeze({ maxPixels: 'maxPixels', maxBytes: 'maxBytes', maxDecodedBytes: 'maxDecodedBytes' });
 
 /**
  * Renders encoded image bytes (JPEG, PNG, WebP, GIF's first frame, AVIF, TIFF) and formats the
@@ -60,8 +58,8 @@ export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, o
   // Here, not in the job: a RangeError thrown by its decoder would come out as internal-error.
   validateOptions({ ...limits, ...timeout }, 'renderBytes');
   return runJob({ kind: 'bytes', bytes }, params, {
-    decoder: decode,
-    limits: { ...limits, ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}) },
+    decoder: decodeImage,
+    limits: { ...limits, ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}), names: OPTION_NAMES_OF_LIMITS },
     ...(signal ? { signal } : {}),
   });
 }

@@ -96,7 +96,7 @@ export const MAX_IMAGE_BYTES: IntegerSetting = {
 
 export const MAX_IMAGE_PIXELS: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_PIXELS', min: 1, max: 1_000_000_000, default: 50_000_000,
-  meaning: `Largest accepted image in pixels (width x height, 50 megapixels; for the CLI's render and play, ${CLI_MAX_IMAGE_PIXELS / 1e6} megapixels); larger is 413 (CLI: exit 3).`,
+  meaning: `Largest accepted image in pixels (width x height, 50 megapixels; for the CLI's render and play, ${CLI_MAX_IMAGE_PIXELS / 1e6} megapixels); larger is 413 (CLI: exit 3). A png output is held to it too: a larger one is 400 naming format (CLI: exit 2).`,
 };
 
 export const MAX_DECODED_BYTES: IntegerSetting = {

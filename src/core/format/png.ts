@@ -28,15 +28,10 @@ import { groundFor, isHexColor, parseHexColor } from './color.js';
 import type { DecodedCompact } from './compact.js';
 import { checkGrid } from './grid.js';
 import { checkObject, describeType } from '../args.js';
-import { PARAM_BY_NAME, describeDomain, type NumberDef } from '../params/definitions.js';
+import { PARAM_BY_NAME, describeDomain } from '../params/definitions.js';
+import { PNG_CELL_HEIGHT, PNG_CELL_WIDTH, pngCell, type PngScale } from './png-size.js';
 
-/** Pixel size of one cell at scale 1. */
-export const PNG_CELL_WIDTH = BITMAP_CELL.width;
-/** Pixel height of one cell at scale 1, for the reference 1:2 cell. */
-export const PNG_CELL_HEIGHT = BITMAP_CELL.height;
-/** Cell divisors `renderPng` accepts: they divide both cell sides. */
-export const PNG_SCALES = Object.freeze([1, 2, 4, 8] as const);
-export type PngScale = (typeof PNG_SCALES)[number];
+export { PNG_CELL_WIDTH, PNG_CELL_HEIGHT, PNG_SCALES, pngCell, pngSize, type PngScale } from './png-size.js';
 
 export interface PngOptions {
   /** Ink from the cells' colours (true) or `monoColor` (false). */
@@ -62,30 +57,6 @@ export type PngKind = 'palette' | 'rgb';
 
 /** A grid that may carry a second colour per cell (rows x columns x 3 sRGB bytes). */
 export type MaybeBackground = CellGrid & { readonly background?: Uint8Array };
-
-/** The reference cell's width / height: the bitmaps' own 8 x 16. */
-const REFERENCE_ASPECT = PNG_CELL_WIDTH / PNG_CELL_HEIGHT;
-
-/** The cellAspect parameter's range, which a png's cells keep to: 0.001 made cells 8000 px tall. */
-const ASPECT = PARAM_BY_NAME.get('cellAspect') as NumberDef;
-
-/** Pixel size of one cell at `scale` for a cell of `cellAspect`: 8 / scale px wide, as tall as the aspect makes it (at least 1 px). */
-export function pngCell(scale: PngScale = 1, cellAspect = REFERENCE_ASPECT): { width: number; height: number } {
-  if (!PNG_SCALES.includes(scale)) throw new RangeError(`png scale must be one of ${PNG_SCALES.join(', ')} (got ${scale})`);
-  if (typeof cellAspect !== 'number') throw new TypeError(`png cellAspect must be a number (got ${describeType(cellAspect)})`);
-  if (!(cellAspect >= ASPECT.min && cellAspect <= ASPECT.max)) throw new RangeError(`png cellAspect must be ${describeDomain(ASPECT)}, as the parameter (got ${cellAspect})`);
-  const width = PNG_CELL_WIDTH / scale;
-  return { width, height: cellAspect === REFERENCE_ASPECT ? PNG_CELL_HEIGHT / scale : Math.max(1, Math.round(width / cellAspect)) };
-}
-
-/** Pixel size of the png of a `columns` x `rows` grid at `scale`, for a cell of `cellAspect`. */
-export function pngSize(columns: number, rows: number, scale: PngScale = 1, cellAspect = REFERENCE_ASPECT): { width: number; height: number } {
-  if (!(Number.isSafeInteger(columns) && columns > 0 && Number.isSafeInteger(rows) && rows > 0)) {
-    throw new RangeError(`pngSize: columns and rows must be positive integers (got ${columns} x ${rows})`);
-  }
-  const cell = pngCell(scale, cellAspect);
-  return { width: columns * cell.width, height: rows * cell.height };
-}
 
 let fullSize: Map<number, Uint8Array> | undefined;
 /** Bitmaps by cell size ("w x h"), made on first use; few sizes in practice (a scale, an aspect). */
