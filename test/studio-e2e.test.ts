@@ -119,9 +119,10 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.equal(res.headers.get('cache-control'), 'no-cache');
     assert.match(res.headers.get('permissions-policy') ?? '', /camera=\(self\)/);
     const html = await res.text();
-    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    // Relative to the page (Vite base './'): it also works under a proxy's path prefix.
+    const asset = /src="(\.\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     assert.ok(asset, 'the page loads a hashed script');
-    const js = await fetch(server.base + asset);
+    const js = await fetch(new URL(asset, server.base + '/'));
     assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     assert.match(js.headers.get('content-type') ?? '', /^text\/javascript/);
     const again = await fetch(server.base + '/', { headers: { 'if-none-match': res.headers.get('etag')! } });

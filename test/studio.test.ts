@@ -74,14 +74,16 @@ describe('serving the studio', () => {
 
   test('hashed assets are immutable; the worker and the stylesheet are served with their types', async () => {
     const page = (await server.app.inject({ method: 'GET', url: '/' })).body;
-    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)![1]!;
-    const css = /href="(\/assets\/[^"]+\.css)"/.exec(page)![1]!;
+    // Relative to the page (Vite base './'), so that it also works under a proxy's path prefix.
+    assert.doesNotMatch(page, /\s(?:src|href)="\//, 'no address from the site root');
+    const script = new URL(/src="(\.\/assets\/[^"]+\.js)"/.exec(page)![1]!, 'http://x/').pathname;
+    const css = new URL(/href="(\.\/assets\/[^"]+\.css)"/.exec(page)![1]!, 'http://x/').pathname;
     const js = await server.app.inject({ method: 'GET', url: script });
     assert.equal(js.headers['cache-control'], 'public, max-age=31536000, immutable');
     assert.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
-    const worker = /\/assets\/worker-[\w-]+\.js/.exec(js.body)?.[0];
+    const worker = /[`'"](worker-[\w-]+\.js)[`'"]/.exec(js.body)?.[1];
     assert.ok(worker, 'the page script names its worker');
-    const w = await server.app.inject({ method: 'GET', url: worker });
+    const w = await server.app.inject({ method: 'GET', url: `/assets/${worker}` });
     assert.equal(w.statusCode, 200);
     assert.equal(w.headers['cache-control'], 'public, max-age=31536000, immutable');
     assert.equal((await server.app.inject({ method: 'GET', url: css })).headers['content-type'], 'text/css; charset=utf-8');

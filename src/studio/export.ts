@@ -5,6 +5,7 @@
  * parameters of its shown render.
  */
 import { FORMATS, FORMAT_INFO, type Format } from '../core/index.js';
+import { apiUrl } from './api-url.js';
 import type { ParamControls } from './controls.js';
 import { $, h } from './dom.js';
 import { say, showError } from './layout.js';
@@ -139,7 +140,8 @@ export function updateCurl(): void {
   const image = server && 'url' in server
     ? `--form-string ${shellWord(`imageUrl=${server.url}`)}`
     : `-F ${shellWord(`image=@${curlFileName(state.shown.kind === 'none' ? 'image.png' : state.shown.name)}`)}`;
-  curlEl.textContent = [`curl -sS ${location.origin}/api/v1/render`, image, ...fields].join(' \\\n  ');
+  // The page's own base, not its origin: behind a proxy that strips a path prefix, the API is under it too.
+  curlEl.textContent = [`curl -sS ${shellWord(apiUrl('render'))}`, image, ...fields].join(' \\\n  ');
 }
 
 /**

@@ -4,9 +4,9 @@
  * and keeps the handoff across that start; the stream's frames come from the worker's own loop,
  * so the rate holds while the receiver's window is in front.
  */
-import { ENDPOINTS } from '../contract/endpoints.js';
 import { HANDOFF_MODES, type HandoffManifest, type HandoffMode } from '../contract/handoff.js';
 import type { CompactOutput } from '../core/index.js';
+import { apiUrl } from './api-url.js';
 import { $, fill, h } from './dom.js';
 import { exportAs } from './export.js';
 import { HandoffSession, TRACE_ID, freshTraceId, targetOriginOf, type HandoffFrame } from './handoff.js';
@@ -57,7 +57,7 @@ export function suggestMode(): void {
 async function loadManifest(): Promise<void> {
   const receiverEl = $('#handoff-receiver');
   try {
-    const res = await fetch(ENDPOINTS.handoff.path);
+    const res = await fetch(apiUrl('handoff'));
     if (!res.ok) throw new Error(`status ${res.status}`);
     const m = (await res.json()) as HandoffManifest;
     const origin = targetOriginOf(m);

@@ -3,8 +3,8 @@
  * a file the browser cannot decode) and what the server allows (image hosts, image sizes). A failure is an
  * Error carrying the API's own problem+json detail, word for word.
  */
-import { ENDPOINTS } from '../contract/endpoints.js';
 import type { Format } from '../core/index.js';
+import { apiUrl } from './api-url.js';
 import type { ExplicitParams } from './protocol.js';
 import type { ServerSource } from './state.js';
 
@@ -31,7 +31,7 @@ export async function serverRender(src: ServerSource, params: ExplicitParams, fo
   }
   let res: Response;
   try {
-    res = await fetch(ENDPOINTS.render.path, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string> | undefined), accept: 'application/json, text/plain, */*' }, ...(signal ? { signal } : {}) });
+    res = await fetch(apiUrl('render'), { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string> | undefined), accept: 'application/json, text/plain, */*' }, ...(signal ? { signal } : {}) });
   } catch (err) {
     // fetch's own words for a server that is gone ("Failed to fetch") say nothing to a user.
     if ((err as Error).name === 'AbortError') throw err;
@@ -54,7 +54,7 @@ export interface ServerLimits {
 export async function serverLimits(): Promise<ServerLimits> {
   const none: ServerLimits = { imageUrlHosts: [], maxImageBytes: null, maxImagePixels: null };
   try {
-    const res = await fetch(ENDPOINTS.agent.path, { headers: { accept: 'application/json' } });
+    const res = await fetch(apiUrl('agent'), { headers: { accept: 'application/json' } });
     if (!res.ok) return none;
     const m = (await res.json()) as { limits?: { imageUrlHosts?: unknown; maxImageBytes?: unknown; maxImagePixels?: unknown } };
     const hosts = m.limits?.imageUrlHosts;

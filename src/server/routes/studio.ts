@@ -11,6 +11,9 @@
  *   `Cross-Origin-Opener-Policy: same-origin-allow-popups`, so the a2v receiver the studio opens
  *   keeps its opener and the postMessage handoff works.
  * When the studio was not built, `/` says so (503) and the API is unaffected.
+ * The page names its assets, workers and API calls relative to its own address (Vite base './',
+ * src/studio/api-url.ts), so one build and these same paths also serve it under a path prefix
+ * that a reverse proxy strips (https://tools.example.com/v2a/ -> `/`): no per-prefix page, no Vary.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
