@@ -235,6 +235,10 @@ describe('parse and request errors', () => {
     assertError(await one(d, req([1], 'ping')), -32600, null);
     // "id": 1e400 parses to Infinity: named as out of range, not as "got a number".
     assertError(await one(d, JSON.parse('{"jsonrpc":"2.0","id":1e400,"method":"ping"}')), -32600, null, /"id" must be a string or a number, got a number out of range\./);
+    // A longer integer loses digits in JSON.parse: echoed, it matched no call of the client's.
+    assertError(await one(d, JSON.parse('{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}')), -32600, null,
+      /"id" must be a number within ±9007199254740991 \(a longer one loses digits: send it as a string\), got 1\.2345678901234568e\+29\./);
+    for (const id of [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1.5]) assert.equal(((await one(d, req(id, 'ping'))) as { id: unknown }).id, id);
   });
 
   test('missing or non-string method -> -32600', async () => {

@@ -18,7 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HttpProblem } from '../problem.js';
-import type { JsonRpcId } from './protocol.js';
+import { isValidId, type JsonRpcId } from './protocol.js';
 
 /** MCP: a session id is visible ASCII (0x21..0x7E). Longer ones are no id of ours. */
 const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
@@ -48,7 +48,7 @@ const messages = (body: unknown): readonly unknown[] => (Array.isArray(body) ? b
 function requestIds(body: unknown): JsonRpcId[] {
   const ids: JsonRpcId[] = [];
   for (const m of messages(body)) {
-    if (isObject(m) && typeof m.method === 'string' && (typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id)))) ids.push(m.id);
+    if (isObject(m) && typeof m.method === 'string' && isValidId(m.id)) ids.push(m.id);
   }
   return ids;
 }
@@ -126,7 +126,7 @@ export class InFlightCalls {
     for (const m of messages(body)) {
       if (!isObject(m) || m.method !== 'notifications/cancelled' || Object.hasOwn(m, 'id') || !isObject(m.params)) continue;
       const id = m.params.requestId;
-      if (typeof id !== 'string' && typeof id !== 'number') continue;
+      if (!isValidId(id)) continue;
       const key = keyOf(session, id);
       const call = this.calls.get(key);
       if (call) {

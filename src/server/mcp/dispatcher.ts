@@ -45,6 +45,7 @@ import {
   PARSE_ERROR,
   SUPPORTED_PROTOCOL_VERSIONS,
   isSupportedProtocolVersion,
+  isValidId,
   mcpErrorCodes,
   toolFailure,
   type JsonRpcErrorResponse,
@@ -56,7 +57,7 @@ import {
   type McpToolResult,
 } from './protocol.js';
 
-export { PARSE_ERROR, mcpErrorCodes } from './protocol.js';
+export { PARSE_ERROR, isValidId, mcpErrorCodes } from './protocol.js';
 export type {
   JsonRpcErrorResponse,
   JsonRpcId,
@@ -187,9 +188,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** MCP request ids: a string or a finite number (never null). */
-export function isValidId(value: unknown): value is JsonRpcId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+/** Why `value` is not a valid id (isValidId), for the -32600 reply. */
+function idProblem(value: unknown): string {
+  if (value === null) return '"id" must be a string or a number; null is not allowed in MCP.';
+  if (typeof value === 'number' && Number.isFinite(value)) return `"id" must be a number within ±${Number.MAX_SAFE_INTEGER} (a longer one loses digits: send it as a string), got ${value}.`;
+  return `"id" must be a string or a number, got ${describeType(value)}.`;
 }
 
 /** The response of a request that succeeded. */
@@ -418,13 +421,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
     const invalid = (why: string): JsonRpcErrorResponse => invalidRequest(replyId, why);
 
     if (msg.jsonrpc !== JSONRPC_VERSION) return invalid('"jsonrpc" must be "2.0".');
-    if (hasId && !isValidId(msg.id)) {
-      return invalid(
-        msg.id === null
-          ? '"id" must be a string or a number; null is not allowed in MCP.'
-          : `"id" must be a string or a number, got ${describeType(msg.id)}.`,
-      );
-    }
+    if (hasId && !isValidId(msg.id)) return invalid(idProblem(msg.id));
     if (!Object.hasOwn(msg, 'method')) {
       // A JSON-RPC response POSTed by the client: we never send requests, so there is nothing to
       // match it to. Accepted without a reply.

@@ -52,6 +52,15 @@ export type McpErrorCode = (typeof mcpErrorCodes)[keyof typeof mcpErrorCodes];
 /** MCP request ids: a string or a number. `null` is not allowed for requests in MCP. */
 export type JsonRpcId = string | number;
 
+/**
+ * Whether `value` is a request id we can echo as sent: a string, or a number no larger than
+ * ±(2^53 - 1). A longer integer has lost digits in JSON.parse (123456789012345678901234567890
+ * came back as 1.2345678901234568e+29), and the client could not match the reply to its call.
+ */
+export function isValidId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER);
+}
+
 export interface JsonRpcRequest {
   jsonrpc: typeof JSONRPC_VERSION;
   id: JsonRpcId;

@@ -18,7 +18,7 @@ import { nextTurn } from '../../core/next-turn.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
-import { createMcpDispatcher, refuseKeys, type JsonRpcResponse, type McpDispatcher } from './dispatcher.js';
+import { createMcpDispatcher, isValidId, refuseKeys, type JsonRpcResponse, type McpDispatcher } from './dispatcher.js';
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
 import { HttpProblem } from '../problem.js';
 import { readLines, TOO_LONG_PREFIX_BYTES } from './stdio-lines.js';
@@ -167,7 +167,7 @@ function messageId(prefix: string, suffix: string): string | number | null {
   if (!m) return null;
   try {
     const id = JSON.parse(m[1]!) as unknown;
-    return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+    return isValidId(id) ? id : null;
   } catch {
     return null;
   }
