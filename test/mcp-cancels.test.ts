@@ -1,7 +1,7 @@
 /** InFlightCalls (notifications/cancelled over HTTP): a cancel that overtakes its call is kept, bounded in time and number. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { InFlightCalls, MAX_KEPT_ID_LENGTH } from '../src/server/mcp/cancels.js';
+import { InFlightCalls, MAX_KEPT_ID_LENGTH, sessionOf } from '../src/server/mcp/cancels.js';
 
 const call = (id: string | number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: {} });
 const cancel = (id: string | number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
@@ -90,4 +90,17 @@ test('a cancel that comes after its call was answered is ignored: the next call 
   assert.equal(calls.answeredCalls, 2);
   calls.cancel('s', [cancel(10), cancel(12)]);
   assert.equal(calls.waitingCancels, 1, 'pushed out: 10 is kept as early; 12 is ignored');
+});
+
+test('a session is keyed with its client\'s address: an id a client made up cannot be used from another address', () => {
+  assert.equal(sessionOf('1', '10.0.0.1'), '10.0.0.1 1');
+  assert.notEqual(sessionOf('1', '10.0.0.2'), sessionOf('1', '10.0.0.1'));
+  const calls = new InFlightCalls({ keepMs: 1000, most: 3, maxBatch: 16 });
+  const running = calls.track(sessionOf('1', '10.0.0.1'), call(7));
+  calls.cancel(sessionOf('1', '10.0.0.2'), cancel(7));
+  assert.equal(running.cancelOf(7)!.aborted, false, 'another address');
+  calls.cancel(sessionOf('1', '10.0.0.1'), cancel(7));
+  assert.equal(running.cancelOf(7)!.aborted, true);
+  assert.equal(sessionOf(['a', 'b'], '10.0.0.1'), undefined, 'given twice: no key');
+  assert.equal(sessionOf('x'.repeat(129), '10.0.0.1'), undefined, 'no id of ours');
 });

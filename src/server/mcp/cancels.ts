@@ -25,9 +25,13 @@ const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
 
 export const newSessionId = (): string => randomUUID();
 
-/** The request's session id, when it is one that can key its calls. */
-export function sessionOf(header: string | string[] | undefined): string | undefined {
-  return typeof header === 'string' && SESSION_ID.test(header) ? header : undefined;
+/**
+ * The key of the request's session, when its id is one that can key its calls: the id with the
+ * client's address (as the rate limit tells clients apart), so that a session id a client made up
+ * (`1`, which nothing stops it sending) cannot be used from another address to cancel its calls.
+ */
+export function sessionOf(header: string | string[] | undefined, client: string): string | undefined {
+  return typeof header === 'string' && SESSION_ID.test(header) ? `${client} ${header}` : undefined;
 }
 
 const keyOf = (session: string, id: JsonRpcId): string => `${session}\n${typeof id}\n${id}`;

@@ -18,6 +18,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { normalizeIP } from '@fastify/rate-limit';
 import { V2aError } from '../../core/errors.js';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
@@ -175,7 +176,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
       }
       const { chunks } = await readBody(request.raw, 'json', config.maxImageBytes);
       const body = parseBody(chunks);
-      const session = sessionOf(request.headers['mcp-session-id']);
+      const session = sessionOf(request.headers['mcp-session-id'], normalizeIP(request.ip));
       calls.cancel(session, body);
       // Every tools/call is a render and takes its own admission slot and rate-limit token (the
       // request's own token covers the first). A batch of more calls than the server has slots
