@@ -8,25 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { photo } from './server-helpers.js';
-import { openStill, openStudioAt, results, studioRig } from './studio-helpers.js';
+import { inStudio, openStill, openStudioAt, results, studioRig } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, getComputedStyle: any, MutationObserver: any;
 
 const rig = studioRig();
 
-/** The studio in a page of a new context with `options`, for `use`; the context is closed after, whatever happens. */
-async function inStudio(options: BrowserContextOptions, use: (opened: { page: Page; problems: string[]; context: BrowserContext }) => Promise<void>): Promise<void> {
-  const context = await rig.browser.newContext(options);
-  try {
-    await use({ ...(await openStudioAt(context, rig.server.base)), context });
-  } finally {
-    await context.close();
-  }
-}
 const { skip } = rig;
 
 /** How many distinct colours a screenshot holds (1: nothing drawn on the ground). */
@@ -74,7 +65,7 @@ const webcamFrames = (page: Page, n = 5) => page.waitForFunction((f) => window._
 
 describe('studio accessibility in headless Chromium', { skip }, () => {
   test('forced colours: switches show on and off, pressed buttons differ from the others', async () => {
-    await inStudio({ viewport: { width: 1280, height: 800 }, forcedColors: 'active', reducedMotion: 'reduce' }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 1280, height: 800 }, forcedColors: 'active', reducedMotion: 'reduce' }, async ({ page, problems }) => {
       assert.equal(await page.evaluate(() => window.matchMedia('(forced-colors: active)').matches), true);
       const faults: string[] = [];
       for (const sel of ['#p-color', '#p-invert', '#shortcuts']) {
@@ -100,7 +91,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('single-key shortcuts turn off (and stay off); Space scrolls the zoomed art; pause, resume and stop are said', async () => {
-    await inStudio({ viewport: { width: 1280, height: 800 } }, async (opened) => {
+    await inStudio(rig, { viewport: { width: 1280, height: 800 } }, async (opened) => {
       const { context } = opened;
       let { page, problems } = opened;
       assert.equal(await page.locator('#shortcuts').count(), 1, 'a Keyboard shortcuts switch');
@@ -153,7 +144,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('a setting\'s tooltip stays while the pointer moves onto it; Escape still closes it', async () => {
-    await inStudio({ viewport: { width: 1440, height: 900 }, reducedMotion: 'reduce' }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 1440, height: 900 }, reducedMotion: 'reduce' }, async ({ page, problems }) => {
       await page.hover('[data-param=columns] .name');
       assert.equal(await page.isVisible('#p-columns-desc'), true);
       const row = (await page.locator('[data-param=columns]').boundingBox())!;
@@ -170,7 +161,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('on a page taller than the window (a narrow screen), Space scrolls the page; p still pauses', async () => {
-    await inStudio({ viewport: { width: 390, height: 700 } }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 390, height: 700 } }, async ({ page, problems }) => {
       assert.ok(await page.evaluate(() => document.scrollingElement.scrollHeight > document.scrollingElement.clientHeight + 100), 'the page scrolls');
       await page.click('#webcam');
       await webcamFrames(page);
@@ -186,7 +177,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('at 320 CSS px the status line wraps: all of it shown, no sideways scrolling', async () => {
-    await inStudio({ viewport: { width: 320, height: 640 } }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 320, height: 640 } }, async ({ page, problems }) => {
       await openStill(page, await photo(160, 120, 'png'), 'a-rather-long-file-name-from-a-camera-roll-2024-06-01.png');
       const box = await page.$eval('#status', (e: any) => ({ text: e.textContent, scroll: e.scrollWidth, client: e.clientWidth, height: e.clientHeight }));
       assert.match(box.text, /a-rather-long-file-name/);
@@ -198,7 +189,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('text fields and selects: borders at 3:1 against the field and what is around it, in both themes', async () => {
-    await inStudio({ viewport: { width: 1440, height: 900 }, reducedMotion: 'reduce' }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 1440, height: 900 }, reducedMotion: 'reduce' }, async ({ page, problems }) => {
       const faint: string[] = [];
       for (const theme of ['dark', 'light']) {
         await page.evaluate((t: string) => { document.documentElement.dataset.theme = t; }, theme);
@@ -222,7 +213,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('the status line: a slider\'s re-renders are told once, after it stops, and not as a decode', async () => {
-    await inStudio({ viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
       await openStill(page, await photo(320, 240, 'png'));
       assert.match((await page.textContent('#status'))!, /^photo\.png: \d+×\d+ characters, rendered in \d+ ms after decoding\.$/, 'a picture opened is told');
       await page.evaluate(() => {
@@ -262,7 +253,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('Escape closes the error box and gives the focus back; the trace id\'s error is its description', async () => {
-    await inStudio({ viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
+    await inStudio(rig, { viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
       await page.focus('#zoom');
       await page.setInputFiles('#image-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image\n') });
       await page.waitForSelector('#art-error', { state: 'visible' });
@@ -283,7 +274,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   });
 
   test('names: decoration is not read, the codebook is named in a few words, no two controls share a name', async () => {
-    await inStudio({ viewport: { width: 1440, height: 900 } }, async ({ page, problems, context }) => {
+    await inStudio(rig, { viewport: { width: 1440, height: 900 } }, async ({ page, problems, context }) => {
       const cdp = await context.newCDPSession(page);
       const tree = async () => (await cdp.send('Accessibility.getFullAXTree')).nodes as any[];
       const decoration = (await tree()).filter((x) => /@%#/.test(String(x.name?.value ?? ''))).map((x) => `${x.role?.value}: ${x.name?.value}`);

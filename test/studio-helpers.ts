@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { after, before } from 'node:test';
 import { buildOnce } from './helpers/build-lock.js';
 import { startTestServer, type TestServer } from './server-helpers.js';
@@ -284,6 +284,21 @@ export async function downloadText(page: Page): Promise<{ name: string; body: st
 /** POST /api/v1/render with a JSON body. */
 export function apiRender(base: string, body: Record<string, unknown>): Promise<Response> {
   return fetch(`${base}/api/v1/render`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** `use` with a new context of the rig's browser (`options`), closed afterwards whatever happens. */
+export async function inContext<T>(rig: StudioRig, options: BrowserContextOptions, use: (context: BrowserContext) => Promise<T>): Promise<T> {
+  const context = await rig.browser.newContext(options);
+  try {
+    return await use(context);
+  } finally {
+    await context.close();
+  }
+}
+
+/** The rig's studio in a page of a new context (openStudioAt, with `open`), for `use`; the context is closed afterwards. */
+export function inStudio(rig: StudioRig, options: BrowserContextOptions, use: (opened: { page: Page; problems: string[]; context: BrowserContext }) => Promise<void>, open: { keepSettings?: boolean } = {}): Promise<void> {
+  return inContext(rig, options, async (context) => use({ ...(await openStudioAt(context, rig.server.base, open)), context }));
 }
 
 /** What studio-ux and studio-sources share: a server whose handoff receiver is a page of ours, and Chromium. */

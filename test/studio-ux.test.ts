@@ -10,10 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { photo, startTestServer } from './server-helpers.js';
-import { apiRender, artSettlesTo, settledArt, downloadText, openStill, openStudioAt, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
+import { apiRender, artSettlesTo, settledArt, downloadText, inContext, inStudio, openStill, results, shotPath, studioRig, waitResults } from './studio-helpers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any, document: any, PerformanceObserver: any, getComputedStyle: any;
@@ -24,14 +23,11 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 const rig = studioRig();
 const { skip } = rig;
 
-const openStudio = (context: BrowserContext) => openStudioAt(context, rig.server.base);
 const api = (body: Record<string, unknown>) => apiRender(rig.server.base, body);
 
 describe('studio failures, handoff and layout in headless Chromium', { skip }, () => {
   test('a refused URL or a bad file leaves the picture and its downloads as they were; the next file renders', async () => {
-    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
-    try {
-      const { page, problems } = await openStudio(context);
+    await inStudio(rig, { viewport: { width: 1440, height: 900 }, acceptDownloads: true }, async ({ page, problems }) => {
       const png = await photo(160, 120, 'png');
       let n = await results(page);
       await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: png });
@@ -108,15 +104,11 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       const otherText = await (await api({ imageBase64: other.toString('base64'), columns: 80, format: 'text' })).text();
       assert.deepEqual(await downloadText(page), { name: 'v2a-negative.txt', body: otherText });
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('what the user set is there again after a reload (stale entries dropped, each alone); Reset all forgets it', async () => {
-    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
-    try {
-      const { page, problems } = await openStudioAt(context, rig.server.base, { keepSettings: true });
+    await inStudio(rig, { viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
       const explicit = () => page.evaluate(() => window.__v2aStudio.explicit());
       const reload = async () => {
         await page.reload();
@@ -142,14 +134,11 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await reload();
       assert.deepEqual(await explicit(), {}, 'Reset all forgets what was kept');
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    }, { keepSettings: true });
   });
 
   test('no URL box when the server allows no image host', async () => {
-    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
-    try {
+    await inContext(rig, { viewport: { width: 1440, height: 900 } }, async (context) => {
       const manifest = await (await fetch(`${rig.server.base}/api/v1/agent`)).json() as { limits: { imageUrlHosts: string[] } };
       assert.deepEqual(manifest.limits.imageUrlHosts, ['images.example.com']);
       const page = await context.newPage();
@@ -158,16 +147,13 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.waitForFunction(() => document.querySelectorAll('[data-param]').length > 0);
       await page.waitForLoadState('networkidle');
       assert.equal(await page.isVisible('#url-form'), false);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('the API command says, in the API\'s own words, when the API would refuse the image the studio rendered', async () => {
     // A server whose limits small test images cross: 20,000 pixels, 20,000 bytes.
     const small = await startTestServer({ V2A_MAX_IMAGE_PIXELS: '20000', V2A_MAX_IMAGE_BYTES: '20000' });
-    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 } });
-    try {
+    await inContext(rig, { viewport: { width: 1440, height: 900 } }, async (context) => {
       const page = await context.newPage();
       const problems: string[] = [];
       page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
@@ -210,16 +196,12 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       shown = await open('noise.png', noise);
       assert.equal(shown.note, `This server's API refuses this image (413): ${tooLarge.detail}`);
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-      await small.close();
-    }
+    }).finally(() => small.close());
   });
 
   test('a scripted session: no layout shift, no axe violations, buttons named by their text; screenshots', async () => {
     // bypassCSP: only so that axe-core can be injected; the page itself runs under its CSP.
-    const context = await rig.browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true, colorScheme: 'dark' });
-    try {
+    await inContext(rig, { viewport: { width: 1440, height: 900 }, bypassCSP: true, colorScheme: 'dark' }, async (context) => {
       const page = await context.newPage();
       await page.addInitScript(() => {
         window.__cls = 0;
@@ -294,15 +276,11 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
         assert.deepEqual(violations, [], `${theme} theme`);
       }
       await page.screenshot({ path: shot('studio-1440-light.png') });
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('on a phone the art stays in view while the settings scroll; no horizontal scrolling', async () => {
-    const context = await rig.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-    try {
-      const { page, problems } = await openStudio(context);
+    await inStudio(rig, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }, async ({ page, problems }) => {
       await openStill(page, await photo(640, 480, 'png'));
       await page.screenshot({ path: shot('studio-390-top.png') });
       await page.locator('[data-param=contrast]').scrollIntoViewIfNeeded();
@@ -330,15 +308,11 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
         assert.ok(box.fits && box.inGroup && box.inBar && box.width >= 30, `#${id}: ${JSON.stringify(box)}`);
       }
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('at 200 % zoom (640x400 CSS px), by keyboard: nothing hidden, focus below the art, errors said once and in words', async () => {
-    const context = await rig.browser.newContext({ viewport: { width: 640, height: 400 } });
-    try {
-      const { page, problems } = await openStudio(context);
+    await inStudio(rig, { viewport: { width: 640, height: 400 } }, async ({ page, problems }) => {
       await openStill(page, await photo(320, 240, 'png'));
       // A narrow page takes nothing away: the theme, the settings' toggle, zoom and full screen.
       for (const sel of ['#theme', '#panel-toggle', '#zoom', '#fullscreen']) assert.equal(await page.isVisible(sel), true, sel);
@@ -397,15 +371,11 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.waitForFunction(() => /plain text has no colours/.test(document.getElementById('export-format').textContent));
       assert.equal(await page.isDisabled('#copy'), false);
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('the panel scrolls instead of squeezing its cards: Details, Settings, Reset all and the Tune-for chips never overlap', async () => {
-    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      const { page, problems } = await openStudio(context);
+    await inStudio(rig, { viewport: { width: 1280, height: 800 } }, async ({ page, problems }) => {
       await openStill(page, await photo(640, 480, 'png'));
       await page.waitForSelector('#director details.source summary');
       const sizes = [[1280, 800], [1366, 768], [1440, 900], [1920, 1080], [768, 1024], [360, 740]] as const;
@@ -461,16 +431,12 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       }
       assert.deepEqual(faults, []);
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('blocks leave no lines between rows: the preview and the html download of an all-ink picture', async () => {
     const white = await sharp({ create: { width: 160, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
-    const context = await rig.browser.newContext({ viewport: { width: 900, height: 700 }, acceptDownloads: true });
-    try {
-      const { page } = await openStudio(context);
+    await inStudio(rig, { viewport: { width: 900, height: 700 }, acceptDownloads: true }, async ({ page, context }) => {
       await page.selectOption('#p-charset', 'blocks');
       const n = await results(page);
       await page.setInputFiles('#image-file', { name: 'white.png', mimeType: 'image/png', buffer: white });
@@ -539,8 +505,6 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
         return c.width > 0 && c.width === Math.round(parseFloat(c.style.width) * window.devicePixelRatio) && c.height === Math.round(parseFloat(c.style.height) * window.devicePixelRatio);
       }, undefined, { timeout: 60_000 });
       assert.match((await page.textContent('#status'))!, /Zoom limited to \d+ % for a picture this large\./);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
