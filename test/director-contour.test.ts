@@ -91,3 +91,33 @@ describe('the tone grid', () => {
     assert.notEqual(render(scene(), { columns: 80 }).params.gamma, deepest);
   });
 });
+
+describe('tone intents the caller sets', () => {
+  // A dark, low-contrast scene (as a scan of text or the moon): where the Director lifts most.
+  const base = scene(320, 240, 7);
+  const dark = image(320, 240, (x, y) => {
+    const i = (y * 320 + x) * 4;
+    const v = (c: number) => Math.round(40 + 0.25 * base.data[i + c]!);
+    return [v(0), v(1), v(2)];
+  });
+  const ink = getGlyphSet('detailed').coverage;
+  const meanInk = (img: typeof base, p: object) => {
+    const r = render(img, { columns: 60, ...p });
+    return r.cells.reduce((sum, c) => sum + ink[c]!, 0) / r.cells.length;
+  };
+  const rising = (values: readonly number[]) => values.every((v, i) => i === 0 || v >= values[i - 1]!);
+
+  it('brightness and gamma move the art as their names promise, at the default autoOptimize too: the Director does not make up for them', () => {
+    for (const [name, img] of [['scene', base], ['dark scene', dark]] as const) {
+      const byBrightness = [-100, -50, -20, 0, 20, 50, 100].map((brightness) => meanInk(img, { brightness }));
+      assert.ok(rising(byBrightness), `${name}, brightness: ${byBrightness.map((v) => v.toFixed(3)).join(' ')}`);
+      const byGamma = [0.4, 0.7, 1, 1.5, 2, 3].map((gamma) => meanInk(img, { gamma }));
+      assert.ok(rising(byGamma), `${name}, gamma: ${byGamma.map((v) => v.toFixed(3)).join(' ')}`);
+    }
+    // What the caller did not set is still tuned, the same whatever its brightness.
+    const adjusted = [-50, 0, 50].map((brightness) => render(dark, { columns: 60, brightness }).director.adjustments);
+    assert.ok(Object.keys(adjusted[0]!).length > 0);
+    assert.deepEqual(adjusted[0], adjusted[2]);
+    assert.equal(adjusted[0]!.brightness, undefined, 'never the caller\'s own');
+  });
+});

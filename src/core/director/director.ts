@@ -1,4 +1,4 @@
-import { PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
+import { DEFAULTS, PARAM_BY_NAME, type NumberDef, type QualityTarget, type RenderParams } from '../params/definitions.js';
 import { cellColors, colorTransform } from '../pipeline/colors.js';
 import { stretch, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
@@ -132,6 +132,22 @@ export function crispest<T extends { readonly sim: { readonly metrics: Readonly<
     if (!truer && !fewerCrushed && (!best || m.contour! > best.sim.metrics.contour!)) best = c;
   }
   return best;
+}
+
+/**
+ * Tone settings whose promise is a direction (brighter, more contrast, lifted midtones). Where the
+ * caller sets one, the others are searched as if it were at its default and the caller's value
+ * applies on top: searched with it, the Director made up for it (on a dark scan brightness -50
+ * drew more ink than 0, gamma going 0.46 -> 0.87; gamma 2 drew no lighter than 1).
+ */
+const TONE_INTENTS = ['brightness', 'gamma', 'contrast'] as const;
+
+/** `requested` with the caller's tone intents (TONE_INTENTS it set) at their defaults, for the search. */
+function neutralTone(requested: RenderParams, explicit: readonly string[]): RenderParams {
+  if (!TONE_INTENTS.some((t) => explicit.includes(t))) return requested;
+  const neutral: RenderParams = { ...requested };
+  for (const t of TONE_INTENTS) if (explicit.includes(t)) neutral[t] = DEFAULTS[t];
+  return neutral;
 }
 
 const NONE: ReadonlySet<Tunable> = new Set();
@@ -382,8 +398,9 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
     // best so far.
     // With two colours per cell the colours carry the tone: no search on glyph tone.
     const twoColor = usesTwoColors(requested);
-    const ctx: SearchContext = { input, stats, requested, rampLevels, colors, free, twoColor };
-    let found = searchTones(ctx, propose(requested, stats), NONE);
+    const neutral = neutralTone(requested, explicit);
+    const ctx: SearchContext = { input, stats, requested: neutral, rampLevels, colors, free, twoColor };
+    let found = searchTones(ctx, propose(neutral, stats), NONE);
     const crisp = CRISP[requested.qualityTarget];
     if (crisp && !twoColor && free.has('contrast')) {
       // The same search at each crisp contrast. One counts unless it draws the cells' tones
@@ -394,7 +411,7 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
       // next lower one, so the higher ones are not searched.
       const crisps: (typeof found)[] = [];
       for (const contrast of crisp.contrasts) {
-        const c = searchTones(ctx, propose(requested, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST);
+        const c = searchTones(ctx, propose(neutral, stats, { contrast, sharpen: crisp.sharpen }), CONTRAST);
         // The contour metric of the search's result only (the rubric does not weigh it).
         c.sim = simulate(input, stats, c.best, rampLevels, colors, true);
         crisps.push(c);
