@@ -10,7 +10,7 @@ export type DocumentedParams = {
   format: 'text' | 'ansi' | 'html' | 'json' | 'json-compact' | 'svg' | 'png';
   /** Per-cell 24-bit colour in ansi, html, svg, json and png; ignored by plain text. True or false; default false. */
   color: boolean;
-  /** Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground). True or false; default false. */
+  /** Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground: a light terminal, or html, svg and png with a dark monoColor; under the default light monoColor those draw on a dark ground, a negative). True or false; default false. */
   invert: boolean;
   /** Tonal contrast multiplier around mid-grey. A number from 0.2 to 4; default 1.15. */
   contrast: number;
@@ -22,7 +22,7 @@ export type DocumentedParams = {
   gamma: number;
   /** Sobel edge-detection line-art mode: glyphs trace edges instead of tone. True or false; default false. */
   edges: boolean;
-  /** Edge magnitude multiplier in edges mode. A number from 0.1 to 5; default 1.8. */
+  /** Edge magnitude multiplier in edges mode (low values keep only the strongest edges; near 0.1 often none). A number from 0.1 to 5; default 1.8. */
   edgeStrength: number;
   /** Floyd-Steinberg (serpentine) error diffusion across the available glyph levels. True or false; default false. */
   dither: boolean;
@@ -30,7 +30,7 @@ export type DocumentedParams = {
   sharpen: number;
   /** Automatic percentile histogram stretch: 0 none, 1 a full stretch of the 0.5th-99.5th percentiles. A number from 0 to 1; default 0.9. */
   autoLevels: number;
-  /** Contour-aware directional glyph substitution (- / | and backslash) where the local gradient is coherent; in the ASCII ramps (binary keeps its two levels, but for edges' line art; a custom ramp needs all four glyphs). A number from 0 to 1; default 0.55. */
+  /** Contour-aware directional glyph substitution (- / | and backslash) where the local gradient is coherent; in the ASCII ramps (binary keeps its two levels, but for edges' line art; a custom ramp needs all four glyphs). In edges mode at least 0.5: line art draws its lines. A number from 0 to 1; default 0.55. */
   structure: number;
   /** Edge-preserving bilateral denoising before detail recovery. A number from 0 to 1; default 0.35. */
   denoise: number;
