@@ -500,6 +500,14 @@ describe('json', () => {
     }
   });
 
+  it('lists explicit in the parameters\' own order, whatever the order they were given in: the same parameters, the same bytes', () => {
+    const r = randomResult(5, false);
+    const given = { ...r, explicit: ['invert', 'gamma', 'columns'] };
+    const reordered = { ...r, explicit: ['columns', 'invert', 'gamma'] };
+    assert.equal(formatJson(given), formatJson(reordered));
+    assert.deepEqual((JSON.parse(formatJson(given)) as { explicit: string[] }).explicit, PARAMS.map((d) => d.name).filter((n) => ['invert', 'gamma', 'columns'].includes(n)));
+  });
+
   it('schema params cover every parameter and the checker catches a bad output', () => {
     const props = (JSON_OUTPUT_SCHEMA.properties as Record<string, JsonSchema>).params!.properties as object;
     assert.deepEqual(Object.keys(props), PARAMS.map((d) => d.name));
