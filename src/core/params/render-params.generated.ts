@@ -10,7 +10,7 @@ export type DocumentedParams = {
   format: 'text' | 'ansi' | 'html' | 'json' | 'json-compact' | 'svg' | 'png';
   /** Per-cell 24-bit colour in ansi, html, svg, json and png; ignored by plain text. True or false; default false. */
   color: boolean;
-  /** Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground: a light terminal, or html, svg and png with a dark monoColor; under the default light monoColor those draw on a dark ground, a negative). True or false; default false. */
+  /** Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground; html, svg and png keep the ground monoColor picks: a negative under the default). True or false; default false. */
   invert: boolean;
   /** Tonal contrast multiplier around mid-grey. A number from 0.2 to 4; default 1.15. */
   contrast: number;
@@ -22,7 +22,7 @@ export type DocumentedParams = {
   gamma: number;
   /** Sobel edge-detection line-art mode: glyphs trace edges instead of tone. True or false; default false. */
   edges: boolean;
-  /** Edge magnitude multiplier in edges mode (low values keep only the strongest edges; near 0.1 often none). A number from 0.1 to 5; default 1.8. */
+  /** Edge magnitude multiplier in edges mode (near 0.1 few edges are left, often none). A number from 0.1 to 5; default 1.8. */
   edgeStrength: number;
   /** Floyd-Steinberg (serpentine) error diffusion across the available glyph levels. True or false; default false. */
   dither: boolean;
