@@ -274,9 +274,16 @@ export function responseValidator(doc: any): ResponseValidator {
 /**
  * The reply's headers against its response: a header the document defines (components.headers)
  * that the reply carries is declared on that response, and a declared one with a schema pattern
- * matches it.
+ * matches it. HTTP's own representation headers (Content-Encoding, Content-Length, Vary) are
+ * declared on no response (the document's description says when replies are compressed): a coded
+ * reply names a coding the server sends and varies on Accept-Encoding.
  */
 function checkHeaders(doc: any, what: string, response: any, r: Reply): void {
+  const coding = r.headers.get('content-encoding');
+  if (coding !== null) {
+    assert.ok(['br', 'gzip', 'deflate'].includes(coding), `${what}: Content-Encoding ${coding}`);
+    assert.match(r.headers.get('vary') ?? '', /(?:^|,)\s*accept-encoding\s*(?:,|$)/i, `${what}: a coded reply varies on Accept-Encoding`);
+  }
   const declared = new Map(Object.entries<any>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h.$ref ? resolveRef(doc, h.$ref) : h]));
   for (const name of Object.keys(doc.components?.headers ?? {})) {
     if (r.headers.has(name)) assert.ok(declared.has(name.toLowerCase()), `${what}: header ${name} is sent but not declared`);

@@ -2,12 +2,12 @@
  * The HTTP application: one Fastify instance with a plugin per concern, in this order:
  * trace context, telemetry (server spans, HTTP metrics), security headers, errors
  * (problem+json), body guard (body idle timeout, 100-continue, cutting uploads at shutdown),
- * CORS, rate limit, shutdown gate, then the routes; render admission (admission.ts) is shared by
- * the render and MCP routes. Node's header and request timeouts and its parser errors are
- * answered by the body guard's client-error handler, CONNECT by its refuseConnect; connections.ts
- * closes idle connections at shutdown. `buildApp` does not listen;
- * main.ts (and `v2a serve`) do. Closing the app closes the worker pool, flushes and stops the
- * span export and stops the receiver status checks.
+ * CORS, rate limit, compression (text-like replies, as Accept-Encoding asks), shutdown gate, then
+ * the routes; render admission (admission.ts) is shared by the render and MCP routes. Node's
+ * header and request timeouts and its parser errors are answered by the body guard's client-error
+ * handler, CONNECT by its refuseConnect; connections.ts closes idle connections at shutdown.
+ * `buildApp` does not listen; main.ts (and `v2a serve`) do. Closing the app closes the worker
+ * pool, flushes and stops the span export and stops the receiver status checks.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { LookupFunction } from 'node:net';
@@ -17,6 +17,7 @@ import type { AppContext } from './context.js';
 import { createAdmission } from './admission.js';
 import { bodyGuardPlugin, clientErrorHandler, refuseConnect, type BodyGuard } from './plugins/body-guard.js';
 import { trackConnections } from './connections.js';
+import { registerCompress } from './plugins/compress.js';
 import { registerCors } from './plugins/cors.js';
 import { closeAfter, errorsPlugin, replyWithError, requestPath, routableTarget, sendProblem } from './plugins/errors.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -241,6 +242,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
   await app.register(bodyGuardPlugin, { bodyIdleTimeoutMs: config.bodyIdleTimeoutMs, guard });
   await registerCors(app, config);
   const limiter = await registerRateLimit(app, config);
+  await registerCompress(app, config);
   const admission = createAdmission(config.workers + config.queueLimit, () => pool.retryAfterSeconds(), config.clientSlots);
   const ctx: AppContext = { config, pool, renderer, limiter, admission, startedAt, telemetry, metrics, receiver, connections, closing: false };
   app.decorate('v2a', ctx);

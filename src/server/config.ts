@@ -70,6 +70,8 @@ export interface ServerConfig {
   readonly sendTimeoutMs: number;
   /** Most open connections (connections.ts: past it the longest idle makes room, else the new one is closed). */
   readonly maxConnections: number;
+  /** Text-like replies are compressed when the client's Accept-Encoding asks (plugins/compress.ts). */
+  readonly compress: boolean;
   /** `'*'` or the exact origins allowed by CORS. */
   readonly corsOrigins: '*' | readonly string[];
   readonly mcpMaxBatch: number;
@@ -319,6 +321,12 @@ const SETTINGS: readonly Setting[] = [
     meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
     apply: (raw, d) => { d.maxConnections = unset(raw) ? defaultMaxConnections() : integer(raw, 1, 10_000_000); },
     value: (c) => c.maxConnections,
+  },
+  {
+    name: 'V2A_COMPRESS', default: 'on',
+    meaning: 'Compress replies of a text-like type (text, ANSI, HTML, JSON, SVG, Markdown, JavaScript, CSS, problem details, metrics) of 1 KiB or more when the client\'s Accept-Encoding asks: br (quality 4), gzip or deflate, with Vary: Accept-Encoding and a weak ETag (W/) to such clients; PNG and other compressed types, and replies that carry a Content-Encoding already, never. on or off (also true/false, 1/0, yes/no). off: every reply as it is, for a proxy in front that compresses.',
+    apply: (raw, d) => { d.compress = unset(raw) ? true : boolean(raw); },
+    value: (c) => c.compress,
   },
   {
     name: 'V2A_CORS_ORIGINS', default: '*',

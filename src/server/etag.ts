@@ -27,18 +27,18 @@ export interface TaggedDocument {
 
 /**
  * Adds `names` to the reply's Vary, keeping what is there (the CORS plugin's Origin, with a
- * V2A_CORS_ORIGINS list) and naming each field once: a cache keyed on a Vary that lost Origin
- * serves one origin's Access-Control-Allow-Origin to another.
+ * V2A_CORS_ORIGINS list) and naming each field once, spelt as `names` spell it (@fastify/compress
+ * appends a lower-case `accept-encoding`): a cache keyed on a Vary that lost Origin serves one
+ * origin's Access-Control-Allow-Origin to another.
  */
 export function addVary(reply: FastifyReply, names: readonly string[]): void {
   const current = reply.getHeader('vary');
   const fields = (Array.isArray(current) ? current.join(',') : String(current ?? '')).split(',').map((f) => f.trim()).filter(Boolean);
-  const seen = new Set(fields.map((f) => f.toLowerCase()));
-  if (seen.has('*')) return;
+  if (fields.includes('*')) return;
   for (const name of names) {
-    if (seen.has(name.toLowerCase())) continue;
-    seen.add(name.toLowerCase());
-    fields.push(name);
+    const at = fields.findIndex((f) => f.toLowerCase() === name.toLowerCase());
+    if (at < 0) fields.push(name);
+    else fields[at] = name;
   }
   if (fields.length) reply.header('vary', fields.join(', '));
 }

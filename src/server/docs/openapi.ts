@@ -304,7 +304,11 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'that tunes unset parameters against a quality rubric. Errors are RFC 9457 problem details. Render, health, manifests, discovery ' +
         `and MCP need no credentials. The protected platform actions (${ENDPOINT_LIST.filter((e) => e.protected).map((e) => `${e.method} ${e.path}`).join(', ')}) ` +
         'need the platform key (PLATFORM_API_KEY) as Authorization: Bearer or X-Platform-API-Key, and are 404 when no key is configured. ' +
-        'With the key configured, redacted spans of the render lifecycle and of MCP tool calls are exported over OTLP/HTTP.\n\nServer settings: ' +
+        'With the key configured, redacted spans of the render lifecycle and of MCP tool calls are exported over OTLP/HTTP. ' +
+        (config.compress
+          ? 'Replies of a text-like type (text, HTML, JSON, SVG, Markdown, problem details) of 1 KiB or more are compressed (br, gzip or deflate) when Accept-Encoding asks, with Vary: Accept-Encoding; PNG never.'
+          : 'Replies are not compressed (V2A_COMPRESS is off).') +
+        '\n\nServer settings: ' +
         describeConfig().map((c) => `${c.name} (default ${c.default})`).join(', ') + '.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -365,7 +369,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
         'Content-Disposition': { description: `inline; filename="ascii.<ext>" (${EXTENSIONS.join(', ')}).`, schema: { type: 'string', pattern: `^inline; filename="ascii\\.(${EXTENSIONS.join('|')})"$` } },
         'X-Auto-Director': { description: 'Auto Director verdict: <target_met|best_effort>; rubric=<rubric>; score=<0..1>.', schema: { type: 'string', pattern: '^(target_met|best_effort); rubric=[a-z-]+; score=[0-9.]+$' } },
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
-        ETag: { description: 'A strong tag of the document (revalidate with If-None-Match).', schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{27}"$' } },
+        ETag: { description: 'A tag of the document (revalidate with If-None-Match): strong, or weak (W/"...") to a client whose Accept-Encoding accepts a content coding (the coded and the identity bodies share it).', schema: { type: 'string', pattern: '^(W/)?"[A-Za-z0-9_-]{27}"$' } },
         'RateLimit-Limit': { description: 'Requests allowed per window (one minute).', schema: { type: 'integer' } },
         'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
         'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
