@@ -186,7 +186,7 @@ function loadRow(target: usize, width: i32, cols: i32, cy: i32, rowT: usize, row
 export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
   templates: usize, g2: usize, gm: usize, spread: usize, count: i32, coverage: usize, ncov: i32, scale: f64,
   cand: usize, nc: i32, directional: usize, direction: usize, strength: usize, sAmt: f64,
-  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32,
+  dither: bool, previous: usize, stable: usize, hyst: f64, toneWeight: f64, flatBoost: f64, flatSpread: f64, calm: f64, out: usize, work: usize, y0: i32, y1: i32,
   tensorSrc: usize, tan225: f64): void {
   // The cell's samples (f32, when dithering); per candidate (in codebook order) its mean with
   // -Inf and +Inf sentinels at both ends, and its spread.
@@ -211,8 +211,8 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
     memory.fill(errCur, 0, <usize>(cols + 2) << 3);
   }
   const c = scale;
-  const toneW = toneWeight * <f64>SAMPLES;
-  const bound = <f64>SAMPLES + toneW;
+  const toneW0 = toneWeight * <f64>SAMPLES;
+  const flatBelow = flatSpread * scale;
   const hysteresis = previous != 0 && hyst > 0;
   // The most a contour can take off a directional glyph's error: strength stays below 1 + rounding.
   const keep = 1 - sAmt * 1.001;
@@ -246,6 +246,9 @@ export function matchGlyphs(target: usize, width: i32, cols: i32, rows: i32,
       const base = c * c * sq;
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
+      // A flat cell's tone weighs more (pipeline/match.ts FLAT_TONE_BOOST).
+      const toneW = spreadT < flatBelow ? toneW0 * (1 + flatBoost * (1 - spreadT / flatBelow)) : toneW0;
+      const bound = <f64>SAMPLES + toneW;
 
       // Tone-nearest candidate by binary search on the means, then outwards on both sides. The
       // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by

@@ -153,6 +153,17 @@ describe('the resampled luminance kept in kernel memory', () => {
 });
 
 describe('matchGlyphs', () => {
+  it('a flat cell\'s tone outweighs the texture its glyph adds: a square of grey 140 on grey 110 stays visible', () => {
+    // Before FLAT_TONE_BOOST both greys drew one glyph, whole ramp or codebook: the square vanished.
+    const img = image(200, 200, (x, y) => (x >= 50 && x < 150 && y >= 50 && y < 150 ? [140, 140, 140] : [110, 110, 110]));
+    for (const params of [{ autoOptimize: 0, autoLevels: 0, structure: 0 }, { autoOptimize: 0, autoLevels: 0, structure: 0, glyphStrategy: 'fixed' }, {}] as const) {
+      const r = render(img, { columns: 30, ...params });
+      const at = (cx: number, cy: number) => r.glyphs[r.cells[cy * r.columns + cx]!];
+      assert.notEqual(at(15, Math.floor(r.rows / 2)), at(2, Math.floor(r.rows / 2)), JSON.stringify(params));
+      assert.equal(at(1, 1), at(28, r.rows - 2), `${JSON.stringify(params)}: the ground is one glyph`);
+    }
+  });
+
   it('calm: a cell keeps its left neighbour\'s glyph only within the margin, so flat texture alternates less', () => {
     const set = getGlyphSet('detailed');
     const templates = viewBlurTemplates(set.templates);

@@ -1,5 +1,5 @@
 import { SAMPLES, SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
-import { NEIGHBOUR_CALM, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
+import { FLAT_SPREAD, FLAT_TONE_BOOST, NEIGHBOUR_CALM, TONE_WEIGHT, type GlyphTable, type MatchOptions } from '../../src/core/pipeline/match.js';
 import { cellStructure } from './structure.js';
 
 export type { GlyphTable, MatchOptions };
@@ -44,8 +44,8 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
   const stable = o.stable ?? null;
   const hyst = o.hysteresis ?? 0;
   const calm = o.calm ?? NEIGHBOUR_CALM;
-  const toneW = TONE_WEIGHT * SAMPLES;
-  const bound = SAMPLES + toneW;
+  const toneW0 = TONE_WEIGHT * SAMPLES;
+  const flatBelow = FLAT_SPREAD * c;
   const subX = SUB_X, subY = SUB_Y, samples = SAMPLES;
 
   for (let cy = 0; cy < rows; cy++) {
@@ -70,6 +70,9 @@ export function matchGlyphs(target: Float32Array, width: number, cols: number, r
       // Norm of the cell's zero-mean part: with each template's, a per-candidate lower bound.
       const var0 = sq - sum * mean;
       const spreadT = var0 > 0 ? c * Math.sqrt(var0) : 0;
+      // A flat cell has no shape to match: its tone weighs up to 1 + FLAT_TONE_BOOST times more.
+      const toneW = spreadT < flatBelow ? toneW0 * (1 + FLAT_TONE_BOOST * (1 - spreadT / flatBelow)) : toneW0;
+      const bound = SAMPLES + toneW;
 
       // Tone-nearest candidate by binary search on coverage, then outwards on both sides. The
       // shape term splits into N * dm^2 (means) plus the zero-mean parts' distance, which by

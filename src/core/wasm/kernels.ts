@@ -44,7 +44,7 @@ export interface KernelExports {
   viewBlurCells(src: Ptr, count: number, w: number, h: number, out: Ptr, tmp: Ptr): void;
   matchGlyphs(target: Ptr, width: number, cols: number, rows: number, templates: Ptr, g2: Ptr, gm: Ptr, spread: Ptr, count: number,
     coverage: Ptr, ncov: number, scale: number, cand: Ptr, nc: number, directional: Ptr, direction: Ptr, strength: Ptr, sAmt: number,
-    dither: number, previous: Ptr, stable: Ptr, hysteresis: number, toneWeight: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number,
+    dither: number, previous: Ptr, stable: Ptr, hysteresis: number, toneWeight: number, flatBoost: number, flatSpread: number, calm: number, out: Ptr, work: Ptr, y0: number, y1: number,
     tensorSrc: Ptr, tan225: number): void;
   hexLevels(src: Ptr, n: number, lut: Ptr, dst: Ptr): number;
   fineStats(templates: Ptr, count: number, g2: Ptr, gm: Ptr, spread: Ptr, blocks: Ptr, blockStats: Ptr): void;
