@@ -13,9 +13,11 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { codeCacheDir, commandVariant, requireWithCodeCache } from './code-cache.js';
+import { hangUpOnExit } from './exit.js';
 import nodeVersion from '../settings/node-version.cjs';
 
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+hangUpOnExit();
 
 type Cli = typeof import('./cli.js');
 

@@ -26,6 +26,7 @@
 import { readFileSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { ESC, writeStdout } from './terminal.js';
+import { hangUp } from './exit.js';
 
 const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
 type ExitSignal = (typeof EXIT_SIGNALS)[number];
@@ -113,7 +114,7 @@ export class PlaybackTerminal {
   /** Gives the terminal back as it was; the frame stays on screen. */
   close(): void {
     // A write that failed as the terminal hung up may end the playback before SIGHUP's event.
-    if (!this.restore()) this.hangUp();
+    if (!this.restore()) hangUp();
     for (const s of EXIT_SIGNALS) process.removeListener(s, this.onExitSignal);
     process.removeListener('SIGTSTP', this.onStop);
     process.removeListener('SIGCONT', this.onContinue);
@@ -169,23 +170,14 @@ export class PlaybackTerminal {
     return ok;
   }
 
-  /**
-   * The terminal hung up: die of SIGHUP, its default. process.exit() would reset the terminal
-   * and, that failing, abort on the Node versions before nodejs/node#58200; the shell sees 129
-   * either way.
-   */
-  private hangUp(): void {
-    process.removeListener('SIGHUP', this.onExitSignal);
-    process.kill(process.pid, 'SIGHUP');
-  }
-
   /** Before the CLI's own handler, which exits at once (terminal.ts): restore first, or if the terminal is gone, hang up. */
   private readonly onOutputError = (): void => {
-    if (!this.restore()) this.hangUp();
+    if (!this.restore()) hangUp();
   };
 
   private readonly onExitSignal = (signal: ExitSignal): void => {
-    if (!this.restore() || signal === 'SIGHUP') this.hangUp();
+    // The terminal hung up: die of SIGHUP (exit.ts), which the shell reports as 129 too.
+    if (!this.restore() || signal === 'SIGHUP') hangUp();
     process.exit(128 + constants.signals[signal]);
   };
 
