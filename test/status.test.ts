@@ -342,10 +342,27 @@ describe('GET /api/v1/metrics', () => {
     assert.ok(m.get('v2a_receiver_check_latency_seconds')!.samples.length === 1);
   });
 
+  test('two scrapes at once: the event-loop statistics of an empty interval are left out, not 9223372036 s and NaN', async () => {
+    const metrics = server.app.v2a.metrics;
+    await metrics.expose();
+    // Within the delay histogram's resolution (10 ms): the second finds it empty.
+    const [a, b] = await Promise.all([metrics.expose(), metrics.expose()]);
+    for (const text of [a, b]) {
+      for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
+        const samples = parseExposition(text).get(`nodejs_eventloop_lag_${stat}_seconds`)!.samples;
+        assert.ok(samples.length <= 1, stat);
+        for (const s of samples) assert.ok(Number.isFinite(s.value) && s.value >= 0 && s.value < 60, `${stat} ${s.value}`);
+      }
+    }
+    // Once the loop has turned again, they are back.
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(parseExposition(await metrics.expose()).get('nodejs_eventloop_lag_p99_seconds')!.samples.length, 1);
+  });
+
   test('two apps in one process: each exposition is valid, with its own app metrics, then the process metrics once', async () => {
     const PROCESS = [
       'process_cpu_seconds_total', 'process_start_time_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_total_bytes',
-      'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_version_info', 'nodejs_gc_duration_seconds',
+      'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_version_info', 'nodejs_gc_duration_seconds',
     ];
     const check = (text: string): Map<string, Family> => {
       const m = parseExposition(text);

@@ -11,7 +11,7 @@
  * Label values only ever come from bounded sets (route patterns, methods, status codes, stage
  * names, problem slugs, tool names), never from free request data, so cardinality stays small.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, prometheusContentType } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, prometheusContentType, type LabelValues } from 'prom-client';
 import { VERSION } from '../../core/types.js';
 import type { PoolStats } from '../render-pool.js';
 import { STOP_GRACE_MS } from '../render-task.js';
@@ -51,8 +51,34 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    emptyLagLeftOut(processRegistry);
   }
   return processRegistry;
+}
+
+const LAG_STATS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'].map((s) => `nodejs_eventloop_lag_${s}_seconds`);
+/** prom-client's value of an empty event-loop histogram's minimum (2^63 - 1 ns). */
+const EMPTY_MIN_SECONDS = 9e9;
+
+/**
+ * prom-client resets its event-loop delay histogram at each scrape, and a scrape that finds it
+ * empty (two within its 10 ms resolution: two Prometheus servers, or a curl beside one) set
+ * min 9223372036.85 s, max 0, mean and stddev NaN, and made-up percentiles. Its statistics are
+ * set in the order above, the minimum first: an empty one now leaves all of them without a
+ * sample, as before the first measurement.
+ */
+function emptyLagLeftOut(registry: Registry): void {
+  const gauges = LAG_STATS.map((name) => registry.getSingleMetric(name) as Gauge | undefined);
+  if (gauges.some((g) => g === undefined)) return;
+  let empty = false;
+  for (const [i, gauge] of (gauges as Gauge[]).entries()) {
+    const set = gauge.set.bind(gauge) as (labels: LabelValues<string>, value: number) => void;
+    gauge.set = ((labels: LabelValues<string>, value: number) => {
+      if (i === 0) empty = !(value < EMPTY_MIN_SECONDS);
+      if (empty) gauge.remove(labels);
+      else set(labels, value);
+    }) as Gauge['set'];
+  }
 }
 
 /** The metrics of the v2a server. */
