@@ -71,6 +71,18 @@ describe('the art reaches the model whichever field its client shows', () => {
     }
   });
 
+  test('structuredContent.explicit is in the parameters\' own order, as json\'s, whatever the order of the arguments', async () => {
+    const limits = { maxBytes: 1 << 24, maxPixels: 50e6 };
+    const bytes = new Uint8Array(Buffer.from(photoB64, 'base64'));
+    const explicitOf = async (params: Record<string, unknown>) => {
+      const { result, output } = await runJob({ kind: 'bytes', bytes }, params, { decoder: decodeImage, limits });
+      return (await buildToolReply(result, output, 0)).structured.explicit;
+    };
+    const want = ['columns', 'format', 'invert', 'gamma'];
+    assert.deepEqual(await explicitOf({ gamma: 1.2, invert: true, format: 'text', columns: 40 }), want);
+    assert.deepEqual(await explicitOf({ columns: 40, format: 'text', invert: true, gamma: 1.2 }), want);
+  });
+
   test('the budget counts the art once: text plus the rest of the summary', async () => {
     const limits = { maxBytes: 1 << 24, maxPixels: 50e6 };
     const { result, output } = await runJob({ kind: 'bytes', bytes: new Uint8Array(Buffer.from(photoB64, 'base64')) }, { format: 'html', color: true, columns: 60 }, { decoder: decodeImage, limits });

@@ -1,4 +1,4 @@
-import { PARAMS, reportedParams, type Charset, type RenderParams } from '../params/definitions.js';
+import { reportedExplicit, reportedParams, type Charset, type RenderParams } from '../params/definitions.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../types.js';
 import { HEX_BYTE } from './color.js';
 import { checkGrid, gridLines } from './grid.js';
@@ -90,8 +90,7 @@ export function buildJsonOutput(result: RenderResult): JsonOutput {
       adjustments,
     },
     params: reportedParams(result.params) as RenderParams,
-    // In the parameters' own order, not the request's: the same parameters give the same bytes.
-    explicit: PARAMS.map((d) => d.name).filter((name) => result.explicit.includes(name)),
+    explicit: reportedExplicit(result.explicit),
     source: { width: result.source.width, height: result.source.height },
   };
 }

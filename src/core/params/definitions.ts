@@ -194,6 +194,15 @@ export function describeDomain(def: ParamDef): string {
 export const EXTENSION_PARAMS: ReadonlySet<string> = frozenSet((PARAMS as readonly ParamDef[]).filter((d) => d.extension).map((d) => d.name));
 
 /**
+ * The names the caller set as outputs report them (json `explicit`, MCP's structuredContent): in
+ * the parameters' own order, not the request's, so that the same parameters give the same bytes
+ * whatever their order.
+ */
+export function reportedExplicit(explicit: readonly string[]): string[] {
+  return PARAMS.filter((d) => explicit.includes(d.name)).map((d) => d.name);
+}
+
+/**
  * The effective parameters as outputs report them (json `params`): every contract parameter, and
  * an extension parameter only when it differs from its default, so that at the defaults the
  * output is the contract's, byte for byte.

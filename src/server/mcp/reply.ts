@@ -18,7 +18,7 @@ import { encodeBase64 } from '../../core/format/base64.js';
 import { formatResult, type FormattedOutput } from '../../core/format/index.js';
 import { CODEBOOK_SCHEMA, DIRECTOR_SCHEMA, PARAMS_SCHEMA, type JsonSchema } from '../../core/format/jsonSchemas.js';
 import { PNG_SCALES, pngCell, pngSize, renderPng, type PngOptions, type PngScale } from '../../core/format/png.js';
-import { CHARSETS, FORMATS, PARAMS, reportedParams, type Format, type RenderParams } from '../../core/params/definitions.js';
+import { CHARSETS, FORMATS, PARAMS, reportedExplicit, reportedParams, type Format, type RenderParams } from '../../core/params/definitions.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
 
@@ -186,7 +186,7 @@ function summary(result: RenderResult, output: FormattedOutput, text: string, im
     codebook: result.codebook,
     director: result.director,
     params: reportedParams(result.params) as RenderParams,
-    explicit: result.explicit,
+    explicit: reportedExplicit(result.explicit),
     source: result.source,
   };
 }
