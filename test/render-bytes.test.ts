@@ -51,7 +51,7 @@ describe('renderBytes', () => {
     const { output } = await renderBytes(bytes, { columns: 60, format: 'png' }, { maxPixels: 480 * 368 });
     assert.ok(output.body instanceof Uint8Array);
     await assert.rejects(renderBytes(bytes, { columns: 60, format: 'png' }, { maxPixels: 480 * 368 - 1 }), (err) => isV2aError(err) && err.code === 'invalid-parameters'
-      && err.errors?.[0]?.parameter === 'format' && /480 x 368 px, over the limit of 176,639 pixels \(maxPixels\)/.test(err.message));
+      && err.errors?.[0]?.parameter === 'format' && /480 x 368 px, over the limit of 176,639 pixels \(maxPixels\): ask for 59 columns or fewer/.test(err.message));
     // Text is not an image: the same grid is no more than its characters.
     assert.equal(typeof (await renderBytes(bytes, { columns: 60 }, { maxPixels: 480 * 368 - 1 })).output.body, 'string');
   });

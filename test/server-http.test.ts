@@ -824,7 +824,10 @@ describe('render: size limits while streaming', () => {
     const image = (await photo(320, 240)).toString('base64');
     // 160 x 60 cells of 8 x 16 px: 1280 x 960 px, over the 1,000,000 of this server.
     const p = assertProblem(await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 160, format: 'png' }), 400, 'invalid-parameters',
-      /1280 x 960 px, over the limit of 1,000,000 pixels \(V2A_MAX_IMAGE_PIXELS\)/);
+      /1280 x 960 px, over the limit of 1,000,000 pixels \(V2A_MAX_IMAGE_PIXELS\): ask for 144 columns or fewer/);
+    // The most that fit do.
+    assert.equal((await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 144, format: 'png' })).status, 200);
+    assert.equal((await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 145, format: 'png' })).status, 400);
     assert.equal(p.errors[0].parameter, 'format');
     assert.equal((await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 160, format: 'text' })).status, 200);
     const fits = await postJson(`${small.base}${RENDER}`, { imageBase64: image, columns: 100, format: 'png' });

@@ -12,7 +12,7 @@ import { nextTurn } from './next-turn.js';
 import { V2aError } from './errors.js';
 import { Base64Error, decodeBase64Input } from './format/base64.js';
 import { formatOutput } from './format/deferred.js';
-import { pngCell, pngSize } from './format/png-size.js';
+import { pngSize } from './format/png-size.js';
 import type { FormattedOutput } from './format/output.js';
 import type { Format, RenderParams } from './params/definitions.js';
 import { DEFAULTS } from './params/definitions.js';
@@ -265,8 +265,19 @@ function pngWithinLimit(result: RenderResult, limits: JobLimits): void {
   const { width, height } = pngSize(result.columns, result.rows, 1, result.cellAspect);
   if (width * height <= limits.maxPixels) return;
   const name = (limits.names ?? SETTING_NAMES).maxPixels;
-  const taller = result.cellAspect < DEFAULTS.cellAspect ? ` (cellAspect ${result.cellAspect} makes each ${pngCell(1, result.cellAspect).height} px tall)` : '';
-  const message = `a png of ${result.columns} x ${result.rows} cells${taller} is ${width} x ${height} px, over the limit of ${limits.maxPixels.toLocaleString('en-US')} pixels (${name}): ask for fewer columns${taller ? ', a cellAspect nearer 0.5' : ''}, or another format`;
+  // The rows follow the columns (and the cell aspect only scales the cells' height back), so the
+  // png's size goes with the columns alone: the most that fit, found by halving.
+  const pixels = (columns: number) => {
+    const { width: w, height: h } = pngSize(columns, Math.max(1, gridRows(result.source.width!, result.source.height!, columns, result.cellAspect)), 1, result.cellAspect);
+    return w * h;
+  };
+  let lo = MIN_COLUMNS - 1, hi = result.columns;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (pixels(mid) <= limits.maxPixels) lo = mid; else hi = mid;
+  }
+  const fewer = lo >= MIN_COLUMNS ? `${lo} columns or fewer` : 'a smaller image';
+  const message = `a png of ${result.columns} x ${result.rows} cells is ${width} x ${height} px, over the limit of ${limits.maxPixels.toLocaleString('en-US')} pixels (${name}): ask for ${fewer}, or another format`;
   throw new V2aError('invalid-parameters', message, { errors: [{ parameter: 'format', message }] });
 }
 
