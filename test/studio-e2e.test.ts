@@ -375,8 +375,11 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.deepEqual(params, { handoff: handoff.handoff!, protocol: HANDOFF_PROTOCOL, mode: 'webcam-stream', source: server.base, traceId });
     assert.equal(handoff.traceId, traceId);
     assert.equal(handoff.state, 'ready');
-    await page.screenshot({ path: shot('studio-handoff.png') });
     await popup.screenshot({ path: shot('studio-handoff-receiver.png') });
+    // Behind the popup the studio's frames come about once a second, and a screenshot or a click
+    // waits for them: the studio in front for what the test does in it.
+    await page.bringToFront();
+    await page.screenshot({ path: shot('studio-handoff.png') });
 
     await page.click('#handoff-stop');
     await popup.waitForFunction(() => (window as any).__got.some((m: any) => m.data?.type === 'end'));
@@ -437,6 +440,7 @@ describe('studio in headless Chromium', { skip }, () => {
       assert.match(handoff.traceId!, /^[0-9a-f]{32}$/);
       const params = await popup.evaluate(() => (window as any).__params as Record<string, string>);
       assert.equal(params.traceId, handoff.traceId, 'a fresh trace id is generated and put in the launch address');
+      await page.bringToFront(); // as above
       await page.click('#handoff-stop');
       await popup.close();
     } finally {
@@ -489,6 +493,7 @@ describe('studio in headless Chromium', { skip }, () => {
     const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#handoff-start')]);
     await popup.waitForFunction(() => window.__got.filter((m: any) => m.data?.type === 'frame').length >= 3, undefined, { timeout: 20_000 });
     assert.equal((await popup.evaluate(() => window.__params)).mode, 'video-stream');
+    await page.bringToFront();
     await page.click('#handoff-stop');
     await popup.close();
 

@@ -67,6 +67,8 @@ describe('streams handed off, in headless Chromium', { skip }, () => {
       assert.equal(hidden, 'hidden');
       const times: number[] = await frameTimes();
       const state = await page.evaluate(() => window.__v2aStats.handoff.state);
+      // Measured: the studio in front again for the click, which waits for its frames.
+      await page.bringToFront();
       await page.click('#handoff-stop');
       const rate = (a: number, b: number) => times.filter((t) => t >= a && t < b).length / ((b - a) / 1000);
       const front = rate(t0, t1), behind = rate(t1 + 200, t2);
