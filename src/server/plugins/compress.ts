@@ -31,6 +31,7 @@
  */
 import { Transform } from 'node:stream';
 import zlib from 'node:zlib';
+import negotiate from '@fastify/accept-negotiator';
 import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerConfig } from '../config.js';
@@ -59,16 +60,14 @@ export function compressible(contentType: string): boolean {
   return media.startsWith('text/') || /[/+](?:json|xml)$/.test(media) || media === 'application/javascript' || media === 'image/x-icon';
 }
 
-const ACCEPTED = new Set<string>([...ENCODINGS, 'x-gzip', '*']);
-
-/** Whether an Accept-Encoding accepts a coding sent here (or `*`) with a q above 0. */
+/**
+ * Whether an Accept-Encoding accepts a coding sent here: decided as the library decides what to
+ * send (its own negotiator, `*` and x-gzip read as gzip), so a weak tag goes exactly to the
+ * clients that would get a coded body were the reply large enough.
+ */
 export function acceptsCoding(header: string | undefined): boolean {
   if (!header) return false;
-  return header.split(',').some((item) => {
-    const [coding = '', ...params] = item.split(';').map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith('q='));
-    return ACCEPTED.has(coding) && (q === undefined || Number(q.slice(2)) > 0);
-  });
+  return negotiate(header.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), [...ENCODINGS]) !== null;
 }
 
 export async function registerCompress(app: FastifyInstance, config: ServerConfig): Promise<void> {
