@@ -14,6 +14,18 @@ import { counterValue, noise, photo, postForm, postJson, startTestServer, type T
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits for `p`, at most `ms`. The timer goes once `p` settles: one left pending (as with
+ * Promise.race and a sleep) keeps this file's process alive after its last test until it fires.
+ */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => { clearTimeout(timer); resolve(); };
+    p.then(done, done);
+  });
+}
+
 /** A socket to the server from `from` (a loopback address) that collects what comes back. */
 function open(port: number, from = '127.0.0.1'): { socket: Socket; data: () => string; closed: Promise<void> } {
   const socket = connect({ port, host: '127.0.0.1', localAddress: from });
@@ -146,7 +158,7 @@ describe('one client cannot hold every slot', () => {
     assert.ok(await until(() => server.app.v2a.admission.inFlight === 0, 8000), 'its slot is back');
     // Reading now, the client finds the connection cut short of the whole reply.
     c.socket.resume();
-    await Promise.race([c.closed, sleep(5000)]);
+    await within(c.closed, 5000);
     assert.ok(c.socket.destroyed, 'the server closed the connection');
     assert.match(c.data(), /^HTTP\/1\.1 200 /);
     assert.ok(!c.data().trimEnd().endsWith('</svg>'), 'the reply was not completed');
@@ -165,7 +177,7 @@ describe('one client cannot hold every slot', () => {
       const started = Date.now();
       c.socket.write(head('/api/v1/render?columns=400&format=svg&color=true&charset=blocks', { 'content-type': type, 'content-length': body.length, connection: 'close' }));
       c.socket.write(body);
-      await Promise.race([c.closed, sleep(30_000)]);
+      await within(c.closed, 30_000);
       const ms = Date.now() - started;
       assert.match(c.data(), /^HTTP\/1\.1 200 /);
       assert.ok(c.data().trimEnd().endsWith('</svg>'), `the whole reply (${c.data().length} bytes in ${ms} ms)`);
@@ -238,7 +250,7 @@ describe('open connections', () => {
     assert.ok(await until(() => server.app.v2a.connections.busy === 4, 3000), 'four requests in progress');
     const extra = open(port);
     extra.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-    await Promise.race([extra.closed, sleep(3000)]);
+    await within(extra.closed, 3000);
     assert.ok(extra.socket.destroyed, 'closed');
     assert.equal(extra.data(), '');
     // Counted, so an operator sees the cap (it left no trace).
@@ -277,11 +289,11 @@ describe('open connections', () => {
     const probe = async (): Promise<void> => {
       const c = open(port);
       c.socket.write('GET /api/v1/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
-      await Promise.race([c.closed, sleep(5000)]);
+      await within(c.closed, 5000);
       assert.match(c.data(), /^HTTP\/1\.1 200 /);
     };
     await probe();
-    await Promise.race([silent[0]!.closed, sleep(3000)]);
+    await within(silent[0]!.closed, 3000);
     assert.deepEqual(silent.map((c) => c.socket.destroyed), [true, false, false], 'the oldest silent one closed');
     // The probe's connection closed: one more silent connection takes the cap again.
     assert.ok(await until(() => openCount === 3, 3000));
@@ -289,7 +301,7 @@ describe('open connections', () => {
     await once(last.socket, 'connect');
     silent.push(last);
     await probe();
-    await Promise.race([silent[1]!.closed, sleep(3000)]);
+    await within(silent[1]!.closed, 3000);
     assert.deepEqual(silent.map((c) => c.socket.destroyed), [true, true, false, false], 'then the next oldest, headers half sent');
     assert.equal(silent[1]!.data(), '', 'closed unanswered');
     assert.equal(busy.socket.destroyed, false, 'the request in progress was kept');
@@ -309,9 +321,9 @@ describe('open connections', () => {
     }
     const fresh = open(port);
     fresh.socket.write('GET /api/v1/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
-    await Promise.race([fresh.closed, sleep(5000)]);
+    await within(fresh.closed, 5000);
     assert.match(fresh.data(), /^HTTP\/1\.1 200 /);
-    await Promise.race([kept[0]!.closed, sleep(3000)]);
+    await within(kept[0]!.closed, 3000);
     assert.deepEqual([silent, ...kept].map((c) => c.socket.destroyed), [false, true, false, false], 'the idle keep-alive connection closed, not the silent one');
     for (const c of [silent, ...kept]) c.socket.destroy();
     assert.ok(await until(() => openCount === 0, 3000), 'all closed');
@@ -331,9 +343,9 @@ describe('open connections', () => {
     }
     const fresh = open(port);
     fresh.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
-    await Promise.race([fresh.closed, sleep(5000)]);
+    await within(fresh.closed, 5000);
     assert.match(fresh.data(), /^HTTP\/1\.1 200 /);
-    await Promise.race([kept[0]!.closed, sleep(3000)]);
+    await within(kept[0]!.closed, 3000);
     assert.deepEqual(kept.map((c) => c.socket.destroyed), [true, false, false, false], 'the longest idle one closed, the others kept');
     assert.equal(await counterValue(server.app.v2a.metrics.droppedConnections), dropped, 'none dropped');
     for (const c of kept) c.socket.destroy();
