@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,9 +93,14 @@ code = os.waitstatus_to_exitcode(status)
 print(json.dumps({'code': code if code >= 0 else 128 - code, 'out': out.decode('latin1'), 'marks': marks, 'after': modes()}))
 `;
 
-function inPty(argv: readonly string[], size: [number, number], steps: Step[], extra: Record<string, string> = {}): PtyRun {
+async function inPty(argv: readonly string[], size: [number, number], steps: Step[], extra: Record<string, string> = {}): Promise<PtyRun> {
   const spec = JSON.stringify({ argv, size, steps, env: env(extra) });
-  const r = spawnSync('python3', ['-c', DRIVER, spec], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    execFile('python3', ['-c', DRIVER, spec], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') reject(err);
+      else resolve({ status: err ? Number(err.code) : 0, stdout, stderr });
+    });
+  });
   assert.equal(r.status, 0, r.stderr);
   const run = JSON.parse(r.stdout) as { code: number; out: string; marks: { at: number; modes: Modes }[]; after: Modes };
   const cuts = [0, ...run.marks.map((m) => m.at), run.out.length];
@@ -312,47 +317,49 @@ describe('v2a play: input and output', () => {
   });
 });
 
-describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, termios) is not installed' }, () => {
+// Side by side: each test is a terminal of its own that mostly waits for frames drawn at the
+// animation's pace (one after another, 18 s of this file's 30).
+describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, termios) is not installed', concurrency: 4 }, () => {
   const play = (...args: string[]) => [...V2A, 'play', gif, '--loop', '0', ...args];
 
-  test('raw mode while playing: q stops (exit 0), nothing echoed, the terminal restored', () => {
-    const r = inPty(play(), [80, 24], [{ frames: 3, write: 'xq' }]);
+  test('raw mode while playing: q stops (exit 0), nothing echoed, the terminal restored', async () => {
+    const r = await inPty(play(), [80, 24], [{ frames: 3, write: 'xq' }]);
     assert.equal(r.code, 0, r.out.slice(-200));
     assert.deepEqual(r.modes[0], { icanon: false, echo: false }, 'raw while playing: keys neither echoed nor left for the shell');
     assert.deepEqual(r.after, { icanon: true, echo: true }, 'cooked again');
     assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
   });
 
-  test('Ctrl-C in raw mode is SIGINT: exit 130, restored, cooked again', () => {
-    const r = inPty(play(), [80, 24], [{ frames: 3, write: '\x03' }]);
+  test('Ctrl-C in raw mode is SIGINT: exit 130, restored, cooked again', async () => {
+    const r = await inPty(play(), [80, 24], [{ frames: 3, write: '\x03' }]);
     assert.equal(r.code, 130);
     assert.deepEqual(r.modes[0], { icanon: false, echo: false });
     assert.deepEqual(r.after, { icanon: true, echo: true });
     assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
   });
 
-  test('SIGHUP: the cursor restored, exit 129', () => {
-    const r = inPty(play(), [80, 24], [{ frames: 3, signal: 'SIGHUP' }]);
+  test('SIGHUP: the cursor restored, exit 129', async () => {
+    const r = await inPty(play(), [80, 24], [{ frames: 3, signal: 'SIGHUP' }]);
     assert.equal(r.code, 129);
     assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
   });
 
-  test('the terminal closed while playing: 129 (killed by SIGHUP), never an abort', () => {
+  test('the terminal closed while playing: 129 (killed by SIGHUP), never an abort', async () => {
     for (const file of [gif, ...(clip ? [clip] : [])]) {
-      const r = inPty([...V2A, 'play', file, '--loop', '0'], [80, 24], [{ frames: 3, hangUp: true }]);
+      const r = await inPty([...V2A, 'play', file, '--loop', '0'], [80, 24], [{ frames: 3, hangUp: true }]);
       assert.equal(r.code, 129);
     }
   });
 
-  test('the terminal closed while a piped video plays: its temporary copy is removed too', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, () => {
+  test('the terminal closed while a piped video plays: its temporary copy is removed too', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
     const tmp = mkdtempSync(join(dir, 'tmp-'));
-    const r = inPty(['sh', '-c', `exec ${V2A.map(shellQuote).join(' ')} play - --loop 0 < ${shellQuote(clip)}`], [80, 24], [{ frames: 3, hangUp: true }], { TMPDIR: tmp });
+    const r = await inPty(['sh', '-c', `exec ${V2A.map(shellQuote).join(' ')} play - --loop 0 < ${shellQuote(clip)}`], [80, 24], [{ frames: 3, hangUp: true }], { TMPDIR: tmp });
     assert.equal(r.code, 129);
     assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('v2a-')), [], 'the temporary copy is removed');
   });
 
-  test('a resize refits the next frames to the new size (the screen cleared)', () => {
-    const r = inPty(play(), [80, 24], [{ frames: 3, resize: [40, 12] }, { frames: 8, signal: 'SIGTERM' }]);
+  test('a resize refits the next frames to the new size (the screen cleared)', async () => {
+    const r = await inPty(play(), [80, 24], [{ frames: 3, resize: [40, 12] }, { frames: 8, signal: 'SIGTERM' }]);
     assert.equal(r.code, 143);
     const before = frames(r.parts[0]!).slice(0, -1); // the last one may be cut short
     const afterResize = r.parts.slice(1).join('');
@@ -364,8 +371,8 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     }
   });
 
-  test('COLUMNS and LINES exported (tmux, a shell\'s checkwinsize): a resize refits to the terminal\'s own size, not the stale variables', () => {
-    const r = inPty(play(), [80, 24], [{ frames: 3, resize: [40, 12] }, { frames: 8, signal: 'SIGTERM' }], { COLUMNS: '80', LINES: '24' });
+  test('COLUMNS and LINES exported (tmux, a shell\'s checkwinsize): a resize refits to the terminal\'s own size, not the stale variables', async () => {
+    const r = await inPty(play(), [80, 24], [{ frames: 3, resize: [40, 12] }, { frames: 8, signal: 'SIGTERM' }], { COLUMNS: '80', LINES: '24' });
     assert.equal(r.code, 143);
     const before = frames(r.parts[0]!).slice(0, -1);
     assert.ok(before.length > 0 && before.every((f) => Math.max(...f.map((l) => l.length)) === 80), 'the first frames are 80 wide, as COLUMNS says');
@@ -375,17 +382,17 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     }
   });
 
-  test('explicit --columns: a resize does not refit', () => {
-    const r = inPty(play('--columns', '30'), [80, 24], [{ frames: 2, resize: [60, 20] }, { frames: 6, signal: 'SIGTERM' }]);
+  test('explicit --columns: a resize does not refit', async () => {
+    const r = await inPty(play('--columns', '30'), [80, 24], [{ frames: 2, resize: [60, 20] }, { frames: 6, signal: 'SIGTERM' }]);
     assert.equal(r.code, 143);
     for (const f of frames(r.out)) assert.equal(Math.max(...f.map((l) => l.length)), 30);
   });
 
-  test('drawn in place below the prompt, the last frame left there and the prompt after it: no screen cleared', { skip: hasBash ? false : 'no bash' }, () => {
+  test('drawn in place below the prompt, the last frame left there and the prompt after it: no screen cleared', { skip: hasBash ? false : 'no bash' }, async () => {
     // A 4-frame GIF and a still image (one frame), each 80 x 20 in an 80 x 24 terminal, the screen already half full.
     for (const [file, count] of [[gif, 4], [still, 1]] as const) {
       const line = `seq 10; ${[...V2A, 'play', file].map(shellQuote).join(' ')}; echo "AFTER $?"`;
-      const r = inPty(['bash', '-c', line], [80, 24], []);
+      const r = await inPty(['bash', '-c', line], [80, 24], []);
       assert.equal(r.code, 0, r.out.slice(-300));
       assert.ok(!r.out.includes('\x1b[2J') && !r.out.includes('\x1b[H'), 'no clear, no home');
       assert.equal(frames(r.out).length, count);
@@ -399,32 +406,32 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     }
   });
 
-  test('art taller than the terminal is drawn from the top left corner, the screen cleared once', () => {
-    const r = inPty(play('--columns', '80'), [80, 12], [{ frames: 5, signal: 'SIGTERM' }]);
+  test('art taller than the terminal is drawn from the top left corner, the screen cleared once', async () => {
+    const r = await inPty(play('--columns', '80'), [80, 12], [{ frames: 5, signal: 'SIGTERM' }]);
     assert.equal(r.code, 143);
     assert.equal(r.out.split('\x1b[2J').length, 2, 'cleared once');
     assert.ok(frames(r.out).length >= 5);
     assert.ok(!/\x1b\[\d+A/.test(r.out), 'no cursor up');
   });
 
-  test('help is wrapped to the terminal\'s width', () => {
+  test('help is wrapped to the terminal\'s width', async () => {
     for (const args of [['--help'], ['render', '--help'], ['play', '--help']]) {
-      const r = inPty([...V2A, ...args], [60, 24], []);
+      const r = await inPty([...V2A, ...args], [60, 24], []);
       assert.equal(r.code, 0);
       assert.match(r.out, /Usage: v2a/);
       assert.deepEqual(r.out.split('\n').filter((l) => [...l].length > 60), [], args.join(' '));
     }
   });
 
-  test('TERM=dumb: refused with a usage error, no escapes', () => {
-    const r = inPty(play(), [80, 24], [], { TERM: 'dumb' });
+  test('TERM=dumb: refused with a usage error, no escapes', async () => {
+    const r = await inPty(play(), [80, 24], [], { TERM: 'dumb' });
     assert.equal(r.code, 2);
     assert.ok(!r.out.includes('\x1b'), JSON.stringify(r.out));
     assert.match(r.out, /^v2a: this terminal \(TERM=dumb\) cannot play an animation in place: write the frames with -o frames\.ndjson/);
   });
 
-  test('in the background (&, or bg after Ctrl-Z) it plays on without stopping for the terminal; fg gives it the keys', { skip: hasBash ? false : 'no bash' }, () => {
-    const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
+  test('in the background (&, or bg after Ctrl-Z) it plays on without stopping for the terminal; fg gives it the keys', { skip: hasBash ? false : 'no bash' }, async () => {
+    const r = await inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
       { text: 'PROMPT$ ', write: `${play().map(shellQuote).join(' ')} &\n` },
       { frames: 3, sleep: 0.5, write: 'jobs\n' },
       { sleep: 0.5, write: 'fg\n' },
@@ -445,8 +452,8 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     assert.match(plain(9), /STATUS=0/, 'fg gave it the keys: q stopped it');
   });
 
-  test('Ctrl-Z under a job-control shell: restored before the stop; fg: hidden and raw again, q works', { skip: hasBash ? false : 'no bash' }, () => {
-    const r = inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
+  test('Ctrl-Z under a job-control shell: restored before the stop; fg: hidden and raw again, q works', { skip: hasBash ? false : 'no bash' }, async () => {
+    const r = await inPty(['bash', '--norc', '--noprofile', '--noediting', '-i'], [80, 24], [
       { text: 'PROMPT$ ', write: `${play().map(shellQuote).join(' ')}\n` },
       { frames: 3, write: '\x1a' },
       { text: 'Stopped', write: 'fg\n' },
