@@ -178,8 +178,23 @@ export async function openStudioAt(context: BrowserContext, base: string, opts: 
  * A short WebM recorded in the page with MediaRecorder: 'video', 1.5 s of an animated canvas (a
  * hue sweep and a moving block), `width` x `height`; 'audio', 0.6 s of an oscillator, no picture
  * at all. One page function (no named helpers: tsx wraps those in a __name the page does not have).
+ * Recorded once per kind and size in a test file (it takes as long as the clip lasts), then the
+ * same bytes are handed out.
  */
-export async function recordInPage(page: Page, kind: 'video' | 'audio', width = 320, height = 240): Promise<Buffer> {
+export function recordInPage(page: Page, kind: 'video' | 'audio', width = 320, height = 240): Promise<Buffer> {
+  const key = `${kind} ${width}x${height}`;
+  let clip = recorded.get(key);
+  if (!clip) {
+    clip = record(page, kind, width, height);
+    recorded.set(key, clip);
+    clip.catch(() => recorded.delete(key));
+  }
+  return clip;
+}
+
+const recorded = new Map<string, Promise<Buffer>>();
+
+async function record(page: Page, kind: 'video' | 'audio', width: number, height: number): Promise<Buffer> {
   return Buffer.from(await page.evaluate(async ([what, w, h]) => {
     let stream: any;
     let g: any = null;
