@@ -174,6 +174,14 @@ describe('compressed replies', () => {
       assert.equal(head.status, 200, path);
       assert.equal(head.bytes.length, 0, path);
       assert.equal(head.headers.etag, etag, path);
+      // The fields its GET has (RFC 9110 section 9.3.2): coded as the GET is, with the GET's
+      // length where the GET sends one (a small body coded in one call), never the identity's.
+      assert.equal(head.headers['content-encoding'], 'gzip', `${path}: HEAD coded as its GET`);
+      assert.equal(head.headers['content-length'], coded.headers['content-length'], `${path}: HEAD's length is its GET's`);
+      assert.deepEqual(varyFields(head), varyFields(coded), path);
+      const plain = await raw(server.base, 'HEAD', path);
+      assert.equal(plain.headers['content-encoding'], undefined, path);
+      assert.equal(plain.headers['content-length'], String(identity.bytes.length), `${path}: identity HEAD, identity length`);
     }
   });
 

@@ -90,10 +90,15 @@ export async function registerCompress(app: FastifyInstance, config: ServerConfi
     globalDecompression: false,
   });
   // The library adds its onSend to each route; this one comes after it (a route's hooks run in
-  // the order added), once the reply is coded or not.
+  // the order added), once the reply is coded or not. The HEAD route Fastify makes for a GET sets
+  // the body's length and drops the body in an onSend hook of its own, which came before the
+  // library's: a HEAD carried the identity length and no coding, where the GET it stands for is
+  // coded (RFC 9110 section 9.3.2: the same fields; a cache may update a stored reply's from it).
+  // That hook goes last, so a HEAD is coded as its GET (its length where the GET's is known).
   app.addHook('onRoute', (route) => {
     const hooks = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
-    route.onSend = [...hooks, varyAndTag];
+    const head = hooks.filter((hook) => hook.name === 'headRouteOnSendHandler');
+    route.onSend = [...hooks.filter((hook) => !head.includes(hook)), varyAndTag, ...head];
   });
 }
 
