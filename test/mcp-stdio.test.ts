@@ -40,12 +40,11 @@ let extra = '';
 type Block = { type: string; text?: string; data?: string; mimeType?: string };
 type CallResult = { content: Block[]; isError?: boolean; structuredContent?: Record<string, unknown> };
 
-async function connect(args: readonly string[], opts: { roots?: string[]; cwd?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: () => string }> {
-  const client = new Client({ name: 'v2a-stdio-test', version: '1.0.0' }, opts.roots ? { capabilities: { roots: { listChanged: true } } } : {});
-  if (opts.roots) {
-    const roots = opts.roots;
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((dir) => ({ uri: pathToFileURL(dir).href, name: dir })) }));
-  }
+/** `roots`: folders the client lists; `rootUris`: URIs it lists as they are. */
+async function connect(args: readonly string[], opts: { roots?: string[]; rootUris?: string[]; cwd?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: () => string }> {
+  const uris = opts.rootUris ?? opts.roots?.map((dir) => pathToFileURL(dir).href);
+  const client = new Client({ name: 'v2a-stdio-test', version: '1.0.0' }, uris ? { capabilities: { roots: { listChanged: true } } } : {});
+  if (uris) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: uris.map((uri) => ({ uri, name: uri })) }));
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [V2A_BIN, 'mcp', ...args],
@@ -216,6 +215,17 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
       assert.equal((await call(cwdOnly, { imagePath: 'photo.png', columns: 16 })).isError, undefined, 'no client roots: the working directory');
     } finally {
       await cwdOnly.close();
+    }
+    // A client that lists no root, or none usable here, has narrowed the roots to nothing: the
+    // working directory is not read in their place; what was left out is logged.
+    for (const listed of [[], ['https://example.com/pictures/', pathToFileURL(join(base, 'gone')).href]]) {
+      const { client: none, stderr } = await connect([], { rootUris: listed, cwd: root });
+      try {
+        assert.match(errorText(await call(none, { imagePath: 'photo.png', columns: 16 })), /allowed roots \(none: the client lists no folder of this machine; start v2a mcp with --root DIR\)/, JSON.stringify(listed));
+      } finally {
+        await none.close();
+      }
+      if (listed.length) assert.match(stderr(), /the client's root "https:\/\/example\.com\/pictures\/" is left out: not a file: URI\n.*gone is left out: not a folder on this machine\n/);
     }
     const { client: slash } = await connect([], { cwd: '/' });
     try {
@@ -395,16 +405,18 @@ describe('v2a mcp: roots under change', () => {
     }
   });
 
-  test('a client that never answers roots/list costs one wait, not one per call', async () => {
+  test('a client slow to answer roots/list costs one wait, not one per call; its late answer is taken', async () => {
     const { spawn } = await import('node:child_process');
     const child = spawn(process.execPath, [V2A_BIN, 'mcp', '--root', root], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     const replies = new Map<number, (m: Record<string, unknown>) => void>();
     let buf = '';
+    let rootsAsked: unknown;
     child.stdout.on('data', (c: Buffer) => {
       buf += c.toString();
       for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
         const m = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
         buf = buf.slice(nl + 1);
+        if (m.method === 'roots/list') rootsAsked = m.id;
         if (typeof m.id === 'number') replies.get(m.id)?.(m);
       }
     });
@@ -422,6 +434,13 @@ describe('v2a mcp: roots under change', () => {
       const second = await request(3, 'tools/call', args);
       assert.equal((second.result as { isError?: boolean }).isError, undefined);
       assert.ok(performance.now() - t0 < 2500, `the second call waited ${Math.round(performance.now() - t0)} ms`);
+      // The answer, after the calls stopped waiting for it: its roots are in force from then on.
+      const theirs = { name: 'render_ascii', arguments: { imagePath: join(extra, 'theirs.png'), columns: 8 } };
+      assert.equal(((await request(4, 'tools/call', theirs)).result as { isError?: boolean }).isError, true, 'not a root yet');
+      assert.equal(typeof rootsAsked, 'string');
+      send({ jsonrpc: '2.0', id: rootsAsked, result: { roots: [{ uri: pathToFileURL(extra).href }] } });
+      const late = await request(5, 'tools/call', theirs);
+      assert.equal((late.result as { isError?: boolean }).isError, undefined, JSON.stringify(late).slice(0, 300));
     } finally {
       child.kill();
     }

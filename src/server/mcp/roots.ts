@@ -79,6 +79,8 @@ const MAX_LINKS = 40;
 export class Roots {
   /** The client's roots, replaced on every roots/list answer. */
   private client: readonly Root[] = [];
+  /** Whether the client has answered roots/list: its list, even an empty one, then replaces the implicit root. */
+  private listed = false;
   private readonly configured: readonly Root[];
 
   /**
@@ -93,32 +95,45 @@ export class Roots {
   /** Every root in force, configured first. */
   all(): readonly Root[] {
     const seen = new Set<string>();
-    const configured = this.implicit && this.client.length > 0 ? [] : this.configured;
+    const configured = this.implicit && this.listed ? [] : this.configured;
     return [...configured, ...this.client].filter((r) => !seen.has(r.real) && seen.add(r.real));
   }
 
   /**
    * Takes the client's `roots/list` answer: file: URIs become real paths; other schemes, and
-   * folders that do not exist here, are left out (nothing can be read through them).
+   * folders that do not exist here, are left out (nothing can be read through them). A list, even
+   * an empty one or one of such entries alone, replaces the working directory as the implicit
+   * root: a client that narrows its roots to nothing means no folder (a client that lists none
+   * never answers, or has no roots capability). An answer without a list changes nothing.
+   * Returns the entries left out, for the log.
    */
-  async setClientRoots(roots: unknown): Promise<void> {
+  async setClientRoots(roots: unknown): Promise<string[]> {
+    if (!Array.isArray(roots)) return [];
     const out: Root[] = [];
-    if (Array.isArray(roots)) {
-      for (const r of roots) {
-        const uri = typeof r === 'object' && r !== null ? (r as { uri?: unknown }).uri : undefined;
-        if (typeof uri !== 'string' || !uri.startsWith('file:')) continue;
-        try {
-          out.push(await realFolder(fileURLToPath(uri)));
-        } catch {
-          // not a folder on this machine
-        }
+    const dropped: string[] = [];
+    for (const r of roots) {
+      const uri = typeof r === 'object' && r !== null ? (r as { uri?: unknown }).uri : undefined;
+      if (typeof uri !== 'string' || !uri.startsWith('file:')) {
+        dropped.push(`${JSON.stringify(uri ?? r)} is left out: not a file: URI`);
+        continue;
+      }
+      try {
+        out.push(await realFolder(fileURLToPath(uri)));
+      } catch {
+        dropped.push(`${uri} is left out: not a folder on this machine`);
       }
     }
     this.client = out;
+    this.listed = true;
+    return dropped;
   }
 
   private list(): string {
-    return this.all().map((r) => r.given).join(', ') || 'none: start v2a mcp with --root DIR, or use a client that lists roots';
+    const all = this.all().map((r) => r.given).join(', ');
+    if (all) return all;
+    return this.listed && this.implicit
+      ? 'none: the client lists no folder of this machine; start v2a mcp with --root DIR'
+      : 'none: start v2a mcp with --root DIR, or use a client that lists roots';
   }
 
   /**

@@ -204,6 +204,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
 
   let clientHasRoots = false;
   let rootsRequest = 0;
+  /** The latest roots/list asked: its answer is taken whenever it comes (an earlier one's is not). */
+  let asked: string | undefined;
+  /** That request while calls wait for its answer (at most ROOTS_WAIT_MS each, once). */
   let pending: { id: string; done: () => void; promise: Promise<void> } | undefined;
   // As over HTTP (cancels.ts), in the one session of this pipe. Lines keep their order, so a
   // cancel never comes before its call: none is kept for later.
@@ -220,6 +223,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     let done!: () => void;
     const promise = new Promise<void>((r) => { done = r; });
     pending = { id, done, promise };
+    asked = id;
     // Calls wait on `pending` from now; the request goes out once initialize is answered (unless asked again meanwhile).
     void initializeAnswered.then(() => (pending?.id === id ? send({ jsonrpc: '2.0', id, method: 'roots/list' }) : undefined));
   };
@@ -229,8 +233,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([p.promise, new Promise<void>((r) => { timer = setTimeout(r, ROOTS_WAIT_MS); })]);
     clearTimeout(timer);
-    // Unanswered: the roots stay as they were, and later calls do not wait for it again (its late
-    // answer is ignored, as an unasked one is).
+    // Unanswered: the roots stay as they were until the answer comes, and later calls do not wait
+    // for it again.
     if (pending === p) pending = undefined;
   };
 
@@ -239,11 +243,21 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   /** What this face does with a message before the dispatcher: roots, cancellation. True: consumed. */
   const observe = async (msg: Record<string, unknown>): Promise<boolean> => {
     const method = typeof msg.method === 'string' ? msg.method : undefined;
-    // The client's answer to our roots/list.
-    if (method === undefined && pending && msg.id === pending.id) {
-      const p = pending;
+    // The client's answer to our latest roots/list, also after the calls stopped waiting for it
+    // (a client slow to answer has its roots in force from then on).
+    if (method === undefined && asked !== undefined && msg.id === asked) {
+      asked = undefined;
+      let p = pending;
+      if (p === undefined) {
+        // A late answer: the calls read meanwhile wait for its roots too.
+        let done!: () => void;
+        const promise = new Promise<void>((r) => { done = r; });
+        p = pending = { id: msg.id, done, promise };
+      }
       // Calls wait on `pending` until the new roots are in force (setClientRoots looks each up).
-      if (isObject(msg.result)) await opts.roots.setClientRoots(msg.result.roots);
+      if (isObject(msg.result)) {
+        for (const left of await opts.roots.setClientRoots(msg.result.roots)) process.stderr.write(`v2a mcp: the client's root ${left}\n`);
+      }
       if (pending === p) pending = undefined;
       p.done();
       return true;
