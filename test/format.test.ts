@@ -629,6 +629,11 @@ describe('base64', () => {
       assert.throws(() => decodeBase64(bad), Base64Error, JSON.stringify(bad));
     }
     assert.deepEqual(decodeBase64(''), new Uint8Array(0));
+    // A character outside the alphabet is named before the length: text that is no base64 (a
+    // path, a URL) is not told to add padding.
+    for (const [text, message] of [['!!!notbase64***', 'unexpected character "!" at offset 0'], ['probe/img/small.png', 'unexpected character "." at offset 15'], ['https://x.example/a.png', 'unexpected character ":" at offset 5']] as const) {
+      assert.throws(() => decodeBase64(text), { name: 'Base64Error', message: `invalid base64: ${message}` }, text);
+    }
   });
 
   it('unwraps data: URLs and whitespace only in the separate helper', () => {

@@ -94,6 +94,10 @@ function explainedDecode(s: string): Uint8Array {
   // base64url's two characters first: its text is often unpadded too, and the alphabet is the fault to name.
   const url = /[-_]/.exec(s);
   if (url) throw new Base64Error(`unexpected character ${JSON.stringify(url[0])} at offset ${url.index}: that is base64url; use the standard alphabet ('+' for '-', '/' for '_', '=' padding)`);
+  // Then a character outside the alphabet, before the length: text that is no base64 at all (a
+  // file name, a URL) was told to add padding.
+  const stray = /[^A-Za-z0-9+/=]/.exec(s);
+  if (stray) throw new Base64Error(`unexpected character ${JSON.stringify(stray[0])} at offset ${stray.index}`);
   if (len % 4 !== 0) {
     const missing = 4 - (len % 4);
     const why = missing < 3 && s.charCodeAt(len - 1) !== PAD ? `: the '=' padding is missing (add ${missing === 1 ? "'='" : "'=='"} at the end)` : ': characters are missing or extra';
