@@ -95,7 +95,7 @@ export const PARAMS = deepFreeze([
   { name: 'color', type: 'boolean', default: false, group: 'output',
     description: 'Per-cell 24-bit colour in ansi, html, svg, json and png; ignored by plain text.' },
   { name: 'invert', type: 'boolean', default: false, group: 'tone',
-    description: 'Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground; html, svg and png keep the ground monoColor picks: a negative under the default).' },
+    description: 'Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light or transparent ground; html, svg and png keep the ground monoColor picks: a negative under the default).' },
   { name: 'contrast', type: 'number', min: 0.2, max: 4, default: 1.15, step: 0.05, group: 'tone',
     description: 'Tonal contrast multiplier around mid-grey.' },
   { name: 'brightness', type: 'number', min: -150, max: 150, default: 0, step: 1, group: 'tone',

@@ -10,7 +10,7 @@ export type DocumentedParams = {
   format: 'text' | 'ansi' | 'html' | 'json' | 'json-compact' | 'svg' | 'png';
   /** Per-cell 24-bit colour in ansi, html, svg, json and png; ignored by plain text. True or false; default false. */
   color: boolean;
-  /** Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light ground; html, svg and png keep the ground monoColor picks: a negative under the default). True or false; default false. */
+  /** Invert the luminance mapping: dark areas get dense glyphs (for dark ink on a light or transparent ground; html, svg and png keep the ground monoColor picks: a negative under the default). True or false; default false. */
   invert: boolean;
   /** Tonal contrast multiplier around mid-grey. A number from 0.2 to 4; default 1.15. */
   contrast: number;
