@@ -51,6 +51,15 @@ export interface StdioOptions {
   readonly stdout?: NodeJS.WritableStream;
 }
 
+/** Calls waiting for the answer to a roots/list request: `done` lets them go. */
+interface Waiter { readonly id: string; readonly done: () => void; readonly promise: Promise<void> }
+
+function waiter(id: string): Waiter {
+  let done!: () => void;
+  const promise = new Promise<void>((r) => { done = r; });
+  return { id, done, promise };
+}
+
 type Source = { field: 'imagePath'; path: string } | { field: 'imageUrl'; url: string } | { field: 'imageBase64'; text: string };
 
 /**
@@ -207,7 +216,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   /** The latest roots/list asked: its answer is taken whenever it comes (an earlier one's is not). */
   let asked: string | undefined;
   /** That request while calls wait for its answer (at most ROOTS_WAIT_MS each, once). */
-  let pending: { id: string; done: () => void; promise: Promise<void> } | undefined;
+  let pending: Waiter | undefined;
   // As over HTTP (cancels.ts), in the one session of this pipe. Lines keep their order, so a
   // cancel never comes before its call: none is kept for later.
   const calls = new InFlightCalls({ keepMs: 0, most: 1, maxBatch: MAX_BATCH });
@@ -220,9 +229,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     if (!clientHasRoots) return;
     pending?.done();
     const id = `v2a-roots-${++rootsRequest}`;
-    let done!: () => void;
-    const promise = new Promise<void>((r) => { done = r; });
-    pending = { id, done, promise };
+    pending = waiter(id);
     asked = id;
     // Calls wait on `pending` from now; the request goes out once initialize is answered (unless asked again meanwhile).
     void initializeAnswered.then(() => (pending?.id === id ? send({ jsonrpc: '2.0', id, method: 'roots/list' }) : undefined));
@@ -246,14 +253,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     // The client's answer to our latest roots/list, also after the calls stopped waiting for it
     // (a client slow to answer has its roots in force from then on).
     if (method === undefined && asked !== undefined && msg.id === asked) {
+      // A late answer: the calls read meanwhile wait for its roots too.
+      const p = pending ?? (pending = waiter(asked));
       asked = undefined;
-      let p = pending;
-      if (p === undefined) {
-        // A late answer: the calls read meanwhile wait for its roots too.
-        let done!: () => void;
-        const promise = new Promise<void>((r) => { done = r; });
-        p = pending = { id: msg.id, done, promise };
-      }
       // Calls wait on `pending` until the new roots are in force (setClientRoots looks each up).
       if (isObject(msg.result)) {
         for (const left of await opts.roots.setClientRoots(msg.result.roots)) process.stderr.write(`v2a mcp: the client's root ${left}\n`);
