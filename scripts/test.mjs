@@ -32,7 +32,9 @@ function run(cmd, args, output) {
 const held = [];
 const checks = (async () => {
   for (const script of ['typecheck', 'typecheck:studio']) {
-    const code = await run('npm', ['run', '--silent', script], held);
+    // npm's own script when npm runs this (as build-if-stale.mjs runs it), else npm from PATH.
+    const npm = process.env.npm_execpath;
+    const code = await (npm ? run(process.execPath, [npm, 'run', '--silent', script], held) : run('npm', ['run', '--silent', script], held));
     if (code !== 0) return code;
   }
   return 0;
