@@ -564,6 +564,19 @@ describe('v2a render', { concurrency: 4 }, () => {
     const r = await v2a(['render', gif, '--animate', '--format', 'svg']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /NDJSON of json-compact/);
+    // An output file named for another format, or for one v2a does not write, is refused too
+    // (-o clip.gif wrote NDJSON under that name); .ndjson, .jsonl, .json and none are written.
+    for (const name of ['clip.gif', 'clip.mp4', 'clip.svg']) {
+      const named = await v2a(['render', gif, '--animate', '-o', join(dir, name)]);
+      assert.equal(named.code, 2, name);
+      assert.match(named.stderr, new RegExp(`^v2a: an animation is written as NDJSON of json-compact; the output file extension \\.${name.split('.')[1]}( \\(svg\\))? does not fit: use \\.ndjson or \\.json\\n$`), name);
+      assert.ok(!existsSync(join(dir, name)), name);
+    }
+    for (const name of ['frames.jsonl', 'frames']) {
+      const written = await v2a(['render', gif, '--animate', '-o', join(dir, name)]);
+      assert.equal(written.code, 0, written.stderr);
+      assert.equal(lines(readFileSync(join(dir, name), 'utf8')).length, 3, name);
+    }
     const loop = await v2a(['render', png, '--loop', '2']);
     assert.equal(loop.code, 2);
   });

@@ -53,6 +53,9 @@ function parseLoop(raw: string | undefined): number {
   return raw === undefined ? 1 : integerFlag('--loop', raw, 0, MAX_LOOP, `an integer from 0 (forever) to ${MAX_LOOP}`);
 }
 
+/** Output file extensions an animation's NDJSON may have (none at all too). */
+const NDJSON_EXTENSIONS: readonly string[] = ['ndjson', 'jsonl', 'json'];
+
 type Mode = { kind: 'play'; format: 'text' | 'ansi'; loop: number } | { kind: 'ndjson'; output: string | undefined };
 
 function chooseMode(opts: Omit<AnimateOptions, 'file'>): Mode {
@@ -71,10 +74,12 @@ function chooseMode(opts: Omit<AnimateOptions, 'file'>): Mode {
   if (params.format !== undefined && params.format !== 'json-compact') {
     throw usageError(`an animation is written as NDJSON of json-compact (one object per frame) when not played on a terminal; --format ${params.format} is not supported`);
   }
+  // An extension that names no format (.gif, .mp4) is refused as one that names another: a user
+  // who writes -o clip.gif expects a GIF, not NDJSON under its name.
   const ext = outputExtension(output);
-  const named = ext ? formatsForExtension(ext) : [];
-  if (named.length && !named.includes('json-compact')) {
-    throw usageError(`an animation is written as NDJSON of json-compact; the output file extension .${ext} (${named.join(' or ')}) does not fit: use .ndjson or .json`);
+  if (ext && !NDJSON_EXTENSIONS.includes(ext.toLowerCase())) {
+    const named = formatsForExtension(ext);
+    throw usageError(`an animation is written as NDJSON of json-compact; the output file extension .${ext}${named.length ? ` (${named.join(' or ')})` : ''} does not fit: use .ndjson or .json`);
   }
   // Written once: a count of passes would be silently dropped (or, 0, never end).
   if (opts.loop !== undefined) {
