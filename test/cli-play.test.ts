@@ -330,6 +330,14 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
   });
 
+  test('a clip piped in: the keys come from the terminal itself (/dev/tty), so q still stops it', async () => {
+    const r = await inPty(['sh', '-c', `exec ${V2A.map(shellQuote).join(' ')} play - --loop 0 < ${shellQuote(gif)}`], [80, 24], [{ frames: 3, write: 'xq' }]);
+    assert.equal(r.code, 0, r.out.slice(-200));
+    assert.deepEqual(r.modes[0], { icanon: false, echo: false }, 'raw while playing: keys neither echoed nor left for the shell');
+    assert.deepEqual(r.after, { icanon: true, echo: true }, 'cooked again');
+    assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
+  });
+
   test('Ctrl-C in raw mode is SIGINT: exit 130, restored, cooked again', async () => {
     const r = await inPty(play(), [80, 24], [{ frames: 3, write: '\x03' }]);
     assert.equal(r.code, 130);

@@ -150,7 +150,7 @@ export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => 
   const mode = chooseMode(opts);
   return async (file) => {
     // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
-    const term = mode.kind === 'play' ? new PlaybackTerminal(file !== '-' && process.stdin.isTTY === true) : undefined;
+    const term = mode.kind === 'play' ? new PlaybackTerminal(file === '-') : undefined;
     const source = { video: false };
     try {
       return await animateFrom({ ...opts, file }, mode, term, source);

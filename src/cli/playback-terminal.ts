@@ -1,7 +1,8 @@
 /**
  * The terminal while `v2a play` (and `render --animate`) draws frames in place: the cursor hidden
- * and the screen taken from the first frame on, the keyboard in raw mode (when standard input is
- * the terminal, not the clip), and every way out restoring the terminal as it was:
+ * and the screen taken from the first frame on, the keyboard in raw mode (standard input when it
+ * is the terminal; the terminal itself, /dev/tty, when standard input is the clip or a pipe, as
+ * pagers and players read their keys), and every way out restoring the terminal as it was:
  *
  * - `q` stops the playback (exit 0). Raw mode turns the terminal's own signal keys off, so they
  *   are handled here as the terminal would: Ctrl-C is SIGINT, Ctrl-\ SIGQUIT, Ctrl-Z suspends.
@@ -23,8 +24,9 @@
  * the first frame after a resize that the frame on screen no longer fits (the terminal has
  * rewrapped or cut its lines).
  */
-import { readFileSync, writeSync } from 'node:fs';
+import { openSync, readFileSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
+import { ReadStream } from 'node:tty';
 import { ESC, writeStdout } from './terminal.js';
 import { hangUp } from './exit.js';
 
@@ -54,14 +56,20 @@ export class PlaybackTerminal {
   private timer: NodeJS.Timeout | undefined;
   private resolveWait: (() => void) | undefined;
 
-  /** `keys`: read the keyboard (standard input is a terminal that is not the clip's source). */
-  constructor(private readonly keys: boolean) {
+  /** Where the keys are read: none when there is no terminal to read them from. */
+  private readonly keyboard: (NodeJS.ReadStream & { setRawMode(mode: boolean): unknown }) | undefined;
+  private readonly keys: boolean;
+
+  /** `stdinIsClip`: the clip comes on standard input, which is then no keyboard. */
+  constructor(stdinIsClip: boolean) {
+    this.keyboard = keyboard(stdinIsClip);
+    this.keys = this.keyboard !== undefined;
     for (const s of EXIT_SIGNALS) process.on(s, this.onExitSignal);
     process.on('SIGTSTP', this.onStop);
     process.on('SIGCONT', this.onContinue);
     process.stdout.on('resize', this.onResize);
     process.stdout.prependListener('error', this.onOutputError);
-    if (keys) this.takeKeys();
+    if (this.keys) this.takeKeys();
   }
 
   /** Playing time in ms: performance.now() without the time spent suspended. */
@@ -120,9 +128,11 @@ export class PlaybackTerminal {
     process.removeListener('SIGCONT', this.onContinue);
     process.stdout.removeListener('resize', this.onResize);
     process.stdout.removeListener('error', this.onOutputError);
-    if (this.keys) {
-      process.stdin.removeListener('data', this.onKey);
-      process.stdin.pause();
+    if (this.keyboard) {
+      this.keyboard.removeListener('data', this.onKey);
+      this.keyboard.pause();
+      // Its own /dev/tty: closed, or it would keep the process alive.
+      if (this.keyboard !== process.stdin) this.keyboard.destroy();
     }
     this.wake();
   }
@@ -136,10 +146,11 @@ export class PlaybackTerminal {
 
   /** Raw mode and the keyboard read, when there are keys to read and the job is in the foreground. */
   private takeKeys(): void {
-    if (!this.keys || this.raw || !inForeground()) return;
-    process.stdin.setRawMode(true);
-    if (!process.stdin.listeners('data').includes(this.onKey)) process.stdin.on('data', this.onKey);
-    process.stdin.resume();
+    const input = this.keyboard;
+    if (!input || this.raw || !inForeground()) return;
+    input.setRawMode(true);
+    if (!input.listeners('data').includes(this.onKey)) input.on('data', this.onKey);
+    input.resume();
     this.raw = true;
   }
 
@@ -149,9 +160,9 @@ export class PlaybackTerminal {
     if (this.raw) {
       this.raw = false;
       try {
-        process.stdin.setRawMode(false);
+        this.keyboard!.setRawMode(false);
         // Not read while stopped or in the background (a read there would stop the job again).
-        process.stdin.pause();
+        this.keyboard!.pause();
       } catch {
         ok = false;
       }
@@ -237,6 +248,23 @@ export class PlaybackTerminal {
       }
     }
   };
+}
+
+/**
+ * The keyboard: standard input when it is a terminal and not the clip; else the process's
+ * terminal (/dev/tty) while frames go to one; none without a terminal to open.
+ */
+function keyboard(stdinIsClip: boolean): (NodeJS.ReadStream & { setRawMode(mode: boolean): unknown }) | undefined {
+  if (!stdinIsClip && process.stdin.isTTY === true) return process.stdin as NodeJS.ReadStream & { setRawMode(mode: boolean): unknown };
+  if (process.stdout.isTTY !== true) return undefined;
+  try {
+    const tty = new ReadStream(openSync('/dev/tty', 'r'));
+    // A read error (the terminal hung up) is SIGHUP's to handle, not an uncaught one.
+    tty.on('error', () => undefined);
+    return tty;
+  } catch {
+    return undefined;
+  }
 }
 
 /** To the start of the row `n` above (CSI 0 A would move one up). */
