@@ -127,6 +127,13 @@ describe('help, usage and output habits', { concurrency: 4 }, () => {
       [[a, '--symbols', 'block'], "v2a: unknown option '--symbols' (Did you mean --charset?) (see v2a render --help)"],
       [[a, '--fg-only'], "v2a: unknown option '--fg-only' (Did you mean --cell-colors fg?) (see v2a render --help)"],
       [[a, '-s', '80x24'], "v2a: unknown option '-s' (Did you mean --size?) (see v2a render --help)"],
+      [[a, '-f', 'symbols'], "v2a: unknown option '-f' (Did you mean --format?) (see v2a render --help)"],
+      [[a, '--fill', 'block'], "v2a: unknown option '--fill' (Did you mean --charset?) (see v2a render --help)"],
+      [[a, '--chars= .:#'], "v2a: unknown option '--chars= .:#' (Did you mean --glyphs?) (see v2a render --help)"],
+      [[a, '-i'], "v2a: unknown option '-i' (Did you mean --invert?) (see v2a render --help)"],
+      [[a, '--cols', '80'], "v2a: unknown option '--cols' (Did you mean --columns?) (see v2a render --help)"],
+      // viu's height: -h is help here, and printed the whole of it with exit 0.
+      [[a, '-h', '20'], 'v2a: -h is --help; the height in rows is -H (-H 20) (see v2a --help)'],
       [['play', gif, '--colour'], "v2a: unknown option '--colour' (Did you mean --color?) (see v2a play --help)"],
       // Commander guessed --saturation and --dither: three edits, no typo.
       [[a, '--duration', '5'], "v2a: unknown option '--duration' (see v2a render --help)"],

@@ -48,14 +48,33 @@ const outputError = (cmd: Command) => (str: string, write: (str: string) => void
   write(`${text.replace(/^error: /, 'v2a: ').trim().replace(/\s*\n\s*/g, ' ')} ${helpHint(cmd)}\n`);
 };
 
-/** Flags of chafa, viu and timg that v2a spells otherwise. */
+/** Flags of chafa, viu, timg and jp2a that v2a spells otherwise. */
 const OPTION_HABITS: Readonly<Record<string, string>> = {
   '--symbols': '--charset', // chafa
+  '--fill': '--charset', // chafa
   '--fg-only': '--cell-colors fg', // chafa
   '--font-ratio': '--cell-aspect', // chafa
   '-s': '--size', // chafa
+  '-f': '--format', // chafa
   '-g': '--size', // timg
+  '-W': '--width', // timg
+  '--cols': '--columns',
+  '--chars': '--glyphs', // jp2a
+  '-i': '--invert', // jp2a
 };
+
+/**
+ * `-h 20`: viu's and timg's height, which is -h, v2a's help, here. Where -h is followed by a
+ * number, that number, for the usage error that names -H (it printed the whole help, exit 0,
+ * and drew nothing).
+ */
+function heightAsHelp(argv: readonly string[]): string | undefined {
+  for (let i = 2; i < argv.length - 1; i++) {
+    if (argv[i] === '--') return undefined;
+    if (argv[i] === '-h' && /^\+?\d+$/.test(argv[i + 1]!)) return argv[i + 1];
+  }
+  return undefined;
+}
 
 /**
  * ` (Did you mean --color?)` for an unknown option: another tool's spelling of one of v2a's
@@ -263,6 +282,11 @@ export async function run(argv: readonly string[], registrars: readonly CommandR
     const unknown = unknownCommand(program, argv);
     if (unknown !== undefined) {
       process.stderr.write(`v2a: unknown command '${printable(unknown)}' (and no such file)${didYouMean(program, unknown)} ${HELP_HINT}\n`);
+      return EXIT.usage;
+    }
+    const height = heightAsHelp(argv);
+    if (height !== undefined) {
+      process.stderr.write(`v2a: -h is --help; the height in rows is -H (-H ${height}) ${HELP_HINT}\n`);
       return EXIT.usage;
     }
     await program.parseAsync(switchValues(argv, valueFlags(program)));
