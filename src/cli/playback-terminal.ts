@@ -57,19 +57,17 @@ export class PlaybackTerminal {
   private resolveWait: (() => void) | undefined;
 
   /** Where the keys are read: none when there is no terminal to read them from. */
-  private readonly keyboard: (NodeJS.ReadStream & { setRawMode(mode: boolean): unknown }) | undefined;
-  private readonly keys: boolean;
+  private readonly keyboard: ReadStream | undefined;
 
   /** `stdinIsClip`: the clip comes on standard input, which is then no keyboard. */
   constructor(stdinIsClip: boolean) {
     this.keyboard = keyboard(stdinIsClip);
-    this.keys = this.keyboard !== undefined;
     for (const s of EXIT_SIGNALS) process.on(s, this.onExitSignal);
     process.on('SIGTSTP', this.onStop);
     process.on('SIGCONT', this.onContinue);
     process.stdout.on('resize', this.onResize);
     process.stdout.prependListener('error', this.onOutputError);
-    if (this.keys) this.takeKeys();
+    this.takeKeys();
   }
 
   /** Playing time in ms: performance.now() without the time spent suspended. */
@@ -94,7 +92,7 @@ export class PlaybackTerminal {
   draw(body: string): Promise<void> {
     this.last = body;
     // Brought to the foreground while running (fg after &): bash sends no SIGCONT then.
-    if (this.keys && !this.raw && !this.stopped) this.takeKeys();
+    if (!this.raw && !this.stopped) this.takeKeys();
     const lead = (this.hidden ? '' : ESC.hideCursor) + this.place(body);
     this.drawn = this.hidden = true;
     return writeStdout(lead + body);
@@ -254,8 +252,8 @@ export class PlaybackTerminal {
  * The keyboard: standard input when it is a terminal and not the clip; else the process's
  * terminal (/dev/tty) while frames go to one; none without a terminal to open.
  */
-function keyboard(stdinIsClip: boolean): (NodeJS.ReadStream & { setRawMode(mode: boolean): unknown }) | undefined {
-  if (!stdinIsClip && process.stdin.isTTY === true) return process.stdin as NodeJS.ReadStream & { setRawMode(mode: boolean): unknown };
+function keyboard(stdinIsClip: boolean): ReadStream | undefined {
+  if (!stdinIsClip && process.stdin.isTTY === true) return process.stdin as ReadStream;
   if (process.stdout.isTTY !== true) return undefined;
   try {
     const tty = new ReadStream(openSync('/dev/tty', 'r'));
