@@ -225,7 +225,7 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
       } finally {
         await none.close();
       }
-      if (listed.length) assert.match(stderr(), /the client's root "https:\/\/example\.com\/pictures\/" is left out: not a file: URI\n.*gone is left out: not a folder on this machine\n/);
+      if (listed.length) assert.match(stderr(), /the client's root "https:\/\/example\.com\/pictures\/" is left out: not a file: URI\n.*gone" is left out: not a folder on this machine\n/);
     }
     const { client: slash } = await connect([], { cwd: '/' });
     try {

@@ -73,6 +73,12 @@ function spelled(imagePath: string): string | undefined {
   return imagePath;
 }
 
+/** A client's entry as logged: quoted (no control character reaches the log), at most 200 characters. */
+function shown(entry: unknown): string {
+  const text = JSON.stringify(entry) ?? String(entry);
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
 /** Symlinks followed in one path at most (as the kernel's ELOOP bound). */
 const MAX_LINKS = 40;
 
@@ -114,13 +120,13 @@ export class Roots {
     for (const r of roots) {
       const uri = typeof r === 'object' && r !== null ? (r as { uri?: unknown }).uri : undefined;
       if (typeof uri !== 'string' || !uri.startsWith('file:')) {
-        dropped.push(`${JSON.stringify(uri ?? r)} is left out: not a file: URI`);
+        dropped.push(`${shown(uri ?? r)} is left out: not a file: URI`);
         continue;
       }
       try {
         out.push(await realFolder(fileURLToPath(uri)));
       } catch {
-        dropped.push(`${uri} is left out: not a folder on this machine`);
+        dropped.push(`${shown(uri)} is left out: not a folder on this machine`);
       }
     }
     this.client = out;
