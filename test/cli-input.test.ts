@@ -22,7 +22,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
 }
 const v2a = (...args: string[]) => runCli(args, env());
 
-const UNSUPPORTED = 'The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image.';
+const UNSUPPORTED = 'The image format is not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.';
 
 let dir = '';
 let text = '';

@@ -412,7 +412,7 @@ describe('v2a render', { concurrency: 4 }, () => {
   test('a pixel limit under a tenth of a megapixel is named in pixels, not as 0 megapixels', async () => {
     const r = await v2a([png, '-w', '20'], { env: { V2A_MAX_IMAGE_PIXELS: '1000' } });
     assert.equal(r.code, 3);
-    assert.match(r.stderr, /the limit is 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)\. Send a smaller image\.\n$/);
+    assert.match(r.stderr, /the limit is 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)\. Use a smaller image\.\n$/);
   });
 
   test('a missing file -> exit 4', async () => {

@@ -606,7 +606,7 @@ test('a decode out of time and an input over maxBytes share the code (413) but n
   const slow = fromSharpError(new Error('timeout: 40% complete'), { timeoutSeconds: 1 });
   assert.deepEqual([slow.reason, slow.code, slow.status], ['decode_timeout', bytes.code, 413]);
   assert.match(slow.message, /^The image took too long to decode \(limit 1 s\)\./);
-  assert.equal(new ImageInputError('decode_timeout').message, 'The image took too long to decode. Send a smaller or simpler image.');
+  assert.equal(new ImageInputError('decode_timeout').message, 'The image took too long to decode. Use a smaller or simpler image.');
 });
 
 test('timeoutSeconds is whole seconds (libvips\' clock), refused otherwise', async () => {
@@ -645,14 +645,14 @@ test('a refusal names the limit as the caller set it (the option; the settings f
   };
   // 90,000 bytes against 1,000 read "about 1 MiB; the limit is 1 MiB".
   // An 8-bit image not interlaced is told only the remedy that would help it.
-  assert.equal(await refusal({ maxDecodedBytes: 1000 }), 'Decoding the image would take about 90,000 bytes (200 x 150 pixels x 3 channels x 8-bit); the limit is 1,000 bytes (maxDecodedBytes). Send a smaller image.');
+  assert.equal(await refusal({ maxDecodedBytes: 1000 }), 'Decoding the image would take about 90,000 bytes (200 x 150 pixels x 3 channels x 8-bit); the limit is 1,000 bytes (maxDecodedBytes). Use a smaller image.');
   const deep = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#808080' } }).toColourspace('rgb16').png({ progressive: true }).toBuffer();
-  await assert.rejects(decodeImage(deep, { maxPixels: MAX, maxDecodedBytes: 1000 }), /16-bit\); the limit is 1,000 bytes \(maxDecodedBytes\)\. Send a smaller image, 8-bit, or not interlaced\.$/);
-  assert.equal(await refusal({ maxPixels: 29_999 }), 'The image has too many pixels (200 x 150 = 30,000 pixels); the limit is 29,999 pixels (maxPixels). Send a smaller image.');
+  await assert.rejects(decodeImage(deep, { maxPixels: MAX, maxDecodedBytes: 1000 }), /16-bit\); the limit is 1,000 bytes \(maxDecodedBytes\)\. Use a smaller image, 8-bit, or not interlaced\.$/);
+  assert.equal(await refusal({ maxPixels: 29_999 }), 'The image has too many pixels (200 x 150 = 30,000 pixels); the limit is 29,999 pixels (maxPixels). Use a smaller image.');
   assert.equal(await refusal({ maxBytes: 100 }), `The image is too large (${png.byteLength} bytes); the limit is 100 bytes (maxBytes).`);
   // The render job's limits are the settings: named so.
   const { runJob } = await import('../src/core/job.js');
   await assert.rejects(runJob({ kind: 'bytes', bytes: png }, { columns: 20 }, { decoder: decodeImage, limits: { maxBytes: 1 << 20, maxPixels: 1000, maxDecodedBytes: 1 << 20 } }),
-    /^ImageInputError: The image has too many pixels \(200 x 150 = 30,000 pixels\); the limit is 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)\. Send a smaller image\.$/);
+    /^ImageInputError: The image has too many pixels \(200 x 150 = 30,000 pixels\); the limit is 1,000 pixels \(V2A_MAX_IMAGE_PIXELS\)\. Use a smaller image\.$/);
   await assert.rejects(runJob({ kind: 'bytes', bytes: png }, { columns: 20 }, { decoder: decodeImage, limits: { maxBytes: 100, maxPixels: MAX } }), /the limit is 100 bytes \(V2A_MAX_IMAGE_BYTES\)/);
 });

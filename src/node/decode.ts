@@ -296,7 +296,7 @@ async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | '
     if (meta.compression !== 'av1') {
       throw new ImageInputError(
         'unsupported_format',
-        'HEIC images are not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
+        'HEIC images are not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
         { cause: `heif compression ${meta.compression ?? 'unknown'}` },
       );
     }
@@ -329,7 +329,7 @@ async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | '
 
 function unsupportedMessage(format: string): string {
   const what = format === 'svg' ? 'SVG (vector) images are' : format === 'pdf' ? 'PDF documents are' : 'This image format is';
-  return `${what} not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image.`;
+  return `${what} not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.`;
 }
 
 function checkPixels(info: Inspection, opts: DecodeOptions): void {

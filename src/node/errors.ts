@@ -35,13 +35,13 @@ const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
 
 const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
   unsupported_format:
-    'The image format is not supported. Send a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
+    'The image format is not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
   undecodable: 'The image could not be decoded: the file is damaged, truncated or not a valid image.',
   empty: 'The image is empty (0 bytes).',
   too_many_pixels: 'The image has too many pixels.',
   too_large: 'The image is too large.',
   too_many_decoded_bytes: 'Decoding the image would take too much memory.',
-  decode_timeout: 'The image took too long to decode. Send a smaller or simpler image.',
+  decode_timeout: 'The image took too long to decode. Use a smaller or simpler image.',
 };
 
 /** A refused image: `unsupported-image`, `undecodable-image` or `image-too-large`. */
@@ -107,7 +107,7 @@ export function fromSharpError(
     const limit = context.timeoutSeconds ? ` (limit ${context.timeoutSeconds} s)` : '';
     return new ImageInputError(
       'decode_timeout',
-      `The image took too long to decode${limit}. Send a smaller or simpler image.`,
+      `The image took too long to decode${limit}. Use a smaller or simpler image.`,
       { cause },
     );
   }
@@ -121,7 +121,7 @@ export function pixelsMessage(dims: { width: number; height: number } | undefine
   const show = (n: number) => (exact ? `${n.toLocaleString('en-US')} pixels` : formatMegapixels(n));
   const has = dims ? ` (${dims.width} x ${dims.height} = ${show(pixels!)})` : '';
   const max = maxPixels ? `; the limit is ${show(maxPixels)} (${limitName})` : '';
-  return `The image has too many pixels${has}${max}. Send a smaller image.`;
+  return `The image has too many pixels${has}${max}. Use a smaller image.`;
 }
 
 /** The refusal of an image whose decoder memory estimate is over the limit, naming both. */
@@ -139,7 +139,7 @@ export function decodedBytesMessage(
   // (progressive) where it is (such a file is decoded whole, whatever the target size).
   const remedies = ['a smaller image', ...(info.bytesPerSample > 1 ? ['8-bit'] : []), ...(info.progressive ? ['not interlaced'] : [])];
   const remedy = remedies.length > 1 ? `${remedies.slice(0, -1).join(', ')}, or ${remedies.at(-1)}` : remedies[0];
-  return `Decoding the image would take about ${shownNeed} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${shownLimit} (${limitName}). Send ${remedy}.`;
+  return `Decoding the image would take about ${shownNeed} (${info.storedWidth} x ${info.storedHeight} pixels x ${info.channels} channels x ${info.bytesPerSample * 8}-bit); the limit is ${shownLimit} (${limitName}). Use ${remedy}.`;
 }
 
 function formatMegapixels(pixels: number): string {
