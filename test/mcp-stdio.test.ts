@@ -105,6 +105,7 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
   test('initialize: server info and instructions naming imagePath', () => {
     assert.deepEqual(client.getServerVersion(), { name: 'v2a', version: VERSION, title: 'v2a image to character art' });
     assert.match(client.getInstructions() ?? '', /with imagePath \(a local image file inside the allowed roots\), imageBase64 \(imageUrl is off on this server: no image host is allowed\), and optional/);
+    assert.match(client.getInstructions() ?? '', /Images may have up to 16 MiB and 50,000,000 pixels; the art is 8 to 400 columns and at most 800 rows/);
     assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
   });
 

@@ -85,6 +85,9 @@ describe('with the official MCP SDK client', () => {
     assert.match(client.getInstructions() ?? '', /^v2a renders images as character art\. Call render_ascii with imageBase64 \(imageUrl is off on this server: no image host is allowed\) and optional render parameters/);
     assert.match(mcpInstructions(['images.example.com', '*.cdn.example']), /Call render_ascii with imageUrl \(https, on images\.example\.com, \*\.cdn\.example\) or imageBase64 and optional/);
     assert.match(mcpInstructions(['a', 'b', 'c', 'd', 'e', 'f', 'g']), /imageUrl \(https, on a, b, c, d, e or 2 more allowed hosts\) or imageBase64/);
+    // The limits an agent would otherwise learn from a refusal, as this server has them.
+    assert.match(client.getInstructions() ?? '', new RegExp(`Images may have up to ${server.config.maxImageBytes / 1024 ** 2} MiB and ${server.config.maxImagePixels.toLocaleString('en-US')} pixels; the art is 8 to 400 columns and at most 800 rows \\(crop an image taller than that\\)\\. Every result`));
+    assert.match(mcpInstructions([], { limits: { maxBytes: 1_000_000, maxPixels: 2_000_000 } }), /Images may have up to 1,000,000 bytes and 2,000,000 pixels;/);
     assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
     assert.equal(transport.protocolVersion, LATEST_PROTOCOL_VERSION);
     assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);

@@ -7,6 +7,7 @@
  */
 import { V2aError } from '../../core/errors.js';
 import { PARAMS } from '../../core/params/definitions.js';
+import { MAX_ROWS } from '../../core/pipeline/geometry.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
 import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
 import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
@@ -25,16 +26,31 @@ function imageSourcesNote(hosts: readonly string[]): string {
   return `imageUrl (https, on ${hosts.length <= 5 ? hosts.join(', ') : `${hosts.slice(0, 5).join(', ')} or ${hosts.length - 5} more allowed hosts`}) or imageBase64`;
 }
 
+/** The image limits in force (V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS), as the instructions state them. */
+export interface ImageLimits { readonly maxBytes: number; readonly maxPixels: number }
+
+/**
+ * The limits an agent would otherwise learn from a refusal: the image's bytes and pixels, and the
+ * grid's (the tools/list budget leaves no room for them in the tool's description).
+ */
+function limitsNote({ maxBytes, maxPixels }: ImageLimits): string {
+  const mib = maxBytes / 1024 ** 2;
+  const bytes = Number.isInteger(mib) ? `${mib} MiB` : `${maxBytes.toLocaleString('en-US')} bytes`;
+  const columns = PARAMS.find((p) => p.name === 'columns')!;
+  return `Images may have up to ${bytes} and ${maxPixels.toLocaleString('en-US')} pixels; the art is ${columns.min} to ${columns.max} columns and at most ${MAX_ROWS} rows (crop an image taller than that).`;
+}
+
 /**
  * What `initialize` tells the agent, on either face: the image sources (imagePath on stdio, the
  * hosts imageUrl may fetch from) and what every result holds. `imagePath: 'no roots'`: the stdio
  * face with no root to read from (and a client that lists none), where imagePath could only fail.
  */
-export const mcpInstructions = (hosts: readonly string[], opts: { imagePath?: boolean | 'no roots' } = {}): string =>
+export const mcpInstructions = (hosts: readonly string[], opts: { imagePath?: boolean | 'no roots'; limits?: ImageLimits } = {}): string =>
   `v2a renders images as character art. Call ${RENDER_TOOL_NAME} with ` +
   `${opts.imagePath === true ? `imagePath (a local image file inside the allowed roots), ${imageSourcesNote(hosts)},` : imageSourcesNote(hosts)} and optional ` +
   'render parameters (columns, charset, format, color, ...). ' +
   (opts.imagePath === 'no roots' ? 'imagePath is unavailable: this server has no roots to read files from (start v2a mcp with --root <folder>, or from a client that lists MCP roots). ' : '') +
+  (opts.limits ? `${limitsNote(opts.limits)} ` : '') +
   'Every result has the art as its first content block (text), the art as a PNG image to look at, ' +
   'and structuredContent: the same art as its text, with a machine summary (dimensions, codebook, Director report and effective parameters).';
 export const IMAGE_BASE64_DESCRIPTION = 'The image as base64 (RFC 4648; a data: URL prefix and line breaks are accepted).';

@@ -141,7 +141,7 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
   return createMcpDispatcher({
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
     // Asked at initialize, once the client's capabilities are read (observe, serveStdio).
-    instructions: () => mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: pathAllowed() ? true : 'no roots' }),
+    instructions: () => mcpInstructions(imageUrlHosts(opts.fetch.imageFetchAllowlist), { imagePath: pathAllowed() ? true : 'no roots', limits: opts.limits }),
     tools: [tool],
     maxBatch: MAX_BATCH,
     messageCarrier: 'line',

@@ -45,7 +45,7 @@ export function createDispatcher(ctx: AppContext, log?: { error(obj: unknown, ms
       log?.error({ err, ...info }, 'MCP tool or dispatcher error');
     },
     serverInfo: { name: 'v2a', version: VERSION, title: 'v2a image to character art' },
-    instructions: mcpInstructions(imageUrlHosts(ctx.config.imageFetchAllowlist)),
+    instructions: mcpInstructions(imageUrlHosts(ctx.config.imageFetchAllowlist), { limits: { maxBytes: ctx.config.maxImageBytes, maxPixels: ctx.config.maxImagePixels } }),
     tools: [createRenderTool(ctx.renderer, { metrics: ctx.metrics, maxChars: ctx.config.mcpMaxChars })],
     maxBatch: ctx.config.mcpMaxBatch,
   });
