@@ -68,6 +68,7 @@ const COMPONENT_KINDS: Record<string, string> = {
   ClientSettingsPolicy: 'gateway.nginx.org/v1alpha1',
   Middleware: 'traefik.io/v1alpha1',
   ServiceMonitor: 'monitoring.coreos.com/v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
 };
 const COMPONENTS = join(K8S, 'components');
 const componentNames = readdirSync(COMPONENTS).sort();
@@ -383,7 +384,7 @@ describe('Kubernetes manifests', () => {
   });
 
   test('components: every kustomize component lists its files; each object has an expected kind and the labels', () => {
-    assert.deepEqual(componentNames, ['envoy-gateway', 'nginx-gateway-fabric', 'prometheus-operator', 'traefik']);
+    assert.deepEqual(componentNames, ['envoy-gateway', 'network-policy', 'nginx-gateway-fabric', 'prometheus-operator', 'traefik']);
     for (const [name, docs] of componentDocs) {
       const comp = componentDoc(name, 'Component');
       const files = readdirSync(join(COMPONENTS, name)).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml').sort();
@@ -396,6 +397,17 @@ describe('Kubernetes manifests', () => {
     // The base names every component in its (commented) components list.
     const base = read('deploy', 'k8s', 'kustomization.yaml');
     for (const name of componentNames) assert.ok(base.includes(`components/${name}`), `kustomization.yaml mentions components/${name}`);
+  });
+
+  test('the NetworkPolicy admits only labelled namespaces, on the pods\' http port, to the Deployment\'s pods (V2A_TRUST_PROXY relies on it)', () => {
+    const policy = componentDoc('network-policy', 'NetworkPolicy');
+    const pod = deployment.spec.template;
+    for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels as Record<string, string>)) assert.equal(pod.metadata.labels[k], v, `selects the pods: ${k}`);
+    assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+    assert.deepEqual(policy.spec.ingress, [{ from: [{ namespaceSelector: { matchLabels: { 'v2a.dev/ingress': 'allowed' } } }], ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    assert.ok((pod.spec.containers[0].ports as Obj[]).some((p) => p.name === 'http'), 'the port is the container\'s');
+    assert.match(read('deploy', 'k8s', 'components', 'network-policy', 'kustomization.yaml'), /kubectl label namespace .* v2a\.dev\/ingress=allowed/);
+    assert.notEqual(configData.V2A_TRUST_PROXY, 'false');
   });
 
   test('metrics: V2A_METRICS on; the ServiceMonitor and the scrape annotations reach the metrics path on the Service port', () => {
@@ -449,6 +461,7 @@ const MODELS: Record<string, readonly [string, string]> = {
   'gateway.networking.k8s.io/v1/HTTPRoute': ['@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1', 'HTTPRoute'],
   'monitoring.coreos.com/v1/ServiceMonitor': ['@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1', 'ServiceMonitor'],
   'traefik.io/v1alpha1/Middleware': ['@kubernetes-models/traefik/traefik.io/v1alpha1', 'Middleware'],
+  'networking.k8s.io/v1/NetworkPolicy': ['kubernetes-models/networking.k8s.io/v1', 'NetworkPolicy'],
 };
 /** Kinds with no schema on npm (checked by the tests above instead). */
 const NO_SCHEMA = new Set(['Kustomization', 'Component', 'BackendTrafficPolicy', 'ClientSettingsPolicy']);
