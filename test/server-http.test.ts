@@ -205,6 +205,8 @@ describe('configuration', () => {
     assert.deepEqual(loadConfig({ V2A_TRUST_PROXY: '::1, 192.168.0.0/16' }).trustProxy, ['::1', '192.168.0.0/16']);
     assert.deepEqual(loadConfig({ V2A_TRUST_PROXY: '2' }).trustProxy, { hops: 2 });
     for (const raw of ['0', '17']) assert.throws(() => loadConfig({ V2A_TRUST_PROXY: raw }), /V2A_TRUST_PROXY must be an integer from 1 to 16/, raw);
+    // A boolean's other spellings say nothing of whom to trust: the message names the forms.
+    for (const raw of ['yes', 'on']) assert.throws(() => loadConfig({ V2A_TRUST_PROXY: raw }), /is not an IP address or CIDR \(use false, true, a number of proxy hops such as 1, or proxy addresses\)/, raw);
   });
 
   test('describeConfig documents every variable with a default and a meaning', () => {

@@ -397,7 +397,7 @@ const SETTINGS: readonly Setting[] = [
           const family = isIP(addr ?? '');
           const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
           if (!family || !okBits || extra !== undefined) {
-            throw new Error(`"${entry}" is not an IP address or CIDR (use true, false or addresses)`);
+            throw new Error(`"${entry}" is not an IP address or CIDR (use false, true, a number of proxy hops such as 1, or proxy addresses)`);
           }
         }
         d.trustProxy = list;
