@@ -8,6 +8,7 @@
 import { V2aError } from '../../core/errors.js';
 import { PARAMS } from '../../core/params/definitions.js';
 import { MAX_ROWS } from '../../core/pipeline/geometry.js';
+import type { JobLimits } from '../../core/job.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
 import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
 import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
@@ -27,7 +28,7 @@ function imageSourcesNote(hosts: readonly string[]): string {
 }
 
 /** The image limits in force (V2A_MAX_IMAGE_BYTES, V2A_MAX_IMAGE_PIXELS), as the instructions state them. */
-export interface ImageLimits { readonly maxBytes: number; readonly maxPixels: number }
+type ImageLimits = Pick<JobLimits, 'maxBytes' | 'maxPixels'>;
 
 /**
  * The limits an agent would otherwise learn from a refusal: the image's bytes and pixels, and the
