@@ -32,7 +32,7 @@ import { VIDEO_FORMATS_IN_WORDS, isVideo, refuseUnknown } from './media-type.js'
 import { spoolVideo, videoFrameDecoder } from './video-source.js';
 import { resolveBox, withoutSizeVars } from './view.js';
 import { fitFrameDecoder } from './box-fit.js';
-import { frameLine } from './ndjson.js';
+import { NDJSON_EXTENSIONS, frameLine } from './ndjson.js';
 
 export interface AnimateOptions {
   readonly file: string;
@@ -52,9 +52,6 @@ const MAX_LOOP = 1_000_000;
 function parseLoop(raw: string | undefined): number {
   return raw === undefined ? 1 : integerFlag('--loop', raw, 0, MAX_LOOP, `an integer from 0 (forever) to ${MAX_LOOP}`);
 }
-
-/** Output file extensions an animation's NDJSON may have (none at all too). */
-const NDJSON_EXTENSIONS: readonly string[] = ['ndjson', 'jsonl', 'json'];
 
 type Mode = { kind: 'play'; format: 'text' | 'ansi'; loop: number } | { kind: 'ndjson'; output: string | undefined };
 

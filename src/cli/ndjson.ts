@@ -11,6 +11,9 @@ export const FRAME_DELAY = 'delayMs';
 /** The shape, for the help of every command that writes or reads it. */
 export const NDJSON_FRAMES = `NDJSON: one json-compact object per frame, one a line, with the frame's display time in milliseconds as "${FRAME_DELAY}"`;
 
+/** Output file extensions NDJSON frames may be written under (none at all too): others are refused. */
+export const NDJSON_EXTENSIONS: readonly string[] = ['ndjson', 'jsonl', 'json'];
+
 /** One line of NDJSON: the frame's json-compact object (`{...}`) with its delay as the last member. */
 export function frameLine(compact: string, delayMs: number): string {
   const end = compact.lastIndexOf('}');

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { addParamOptions } from './flags.js';
 import { VIDEO_FORMATS_IN_WORDS } from './media-type.js';
 import { addViewOptions, viewParams } from './render-command.js';
-import { NDJSON_FRAMES } from './ndjson.js';
+import { NDJSON_EXTENSIONS, NDJSON_FRAMES } from './ndjson.js';
 import { once, outputFile, readLimits } from './terminal.js';
 
 interface PlayOpts {
@@ -29,7 +29,7 @@ export function registerPlay(program: Command): void {
     .command('play')
     .description(`Play a video (${VIDEO_FORMATS_IN_WORDS}; needs ffmpeg on the PATH) or an animated GIF/WebP in the terminal.`)
     .argument('<file>', 'video or animated image, or - to read it from standard input')
-    .option('-o, --output <file>', 'write NDJSON of json-compact (one object per frame) to <file> instead of playing (-: standard output, as without -o)', once('-o/--output'))
+    .option('-o, --output <file>', `write NDJSON of json-compact (one object per frame) to <file> instead of playing (${NDJSON_EXTENSIONS.map((e) => `.${e}`).join(', ')} or no extension; -: standard output, as without -o)`, once('-o/--output'))
     .option('--loop <n>', 'play <n> times on a terminal, 0 = until q or Ctrl-C (default 1)', once('--loop'));
   addViewOptions(cmd);
   addParamOptions(cmd, {

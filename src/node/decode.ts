@@ -30,7 +30,7 @@ import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 
 import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
-import { ImageInputError, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
+import { ImageInputError, USE_SUPPORTED, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 import { acceptedSignature } from './signatures.js';
 import type { LimitNames } from '../core/job.js';
 import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, gifComplete, jpegScans, tiffPages, withoutPngText } from './structure.js';
@@ -296,7 +296,7 @@ async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | '
     if (meta.compression !== 'av1') {
       throw new ImageInputError(
         'unsupported_format',
-        'HEIC images are not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
+        `HEIC images are not supported. ${USE_SUPPORTED}`,
         { cause: `heif compression ${meta.compression ?? 'unknown'}` },
       );
     }
@@ -329,7 +329,7 @@ async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | '
 
 function unsupportedMessage(format: string): string {
   const what = format === 'svg' ? 'SVG (vector) images are' : format === 'pdf' ? 'PDF documents are' : 'This image format is';
-  return `${what} not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.`;
+  return `${what} not supported. ${USE_SUPPORTED}`;
 }
 
 function checkPixels(info: Inspection, opts: DecodeOptions): void {

@@ -33,9 +33,11 @@ const CODE: Readonly<Record<ImageInputErrorCode, ErrorCode>> = {
   decode_timeout: 'image-too-large',
 };
 
+/** What every refusal of a format ends with: the formats that are decoded. */
+export const USE_SUPPORTED = 'Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.';
+
 const DEFAULT_MESSAGE: Readonly<Record<ImageInputErrorCode, string>> = {
-  unsupported_format:
-    'The image format is not supported. Use a JPEG, PNG, WebP, GIF, AVIF or TIFF image.',
+  unsupported_format: `The image format is not supported. ${USE_SUPPORTED}`,
   undecodable: 'The image could not be decoded: the file is damaged, truncated or not a valid image.',
   empty: 'The image is empty (0 bytes).',
   too_many_pixels: 'The image has too many pixels.',

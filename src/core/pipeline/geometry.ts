@@ -17,8 +17,11 @@ export const MAX_ROWS = 800;
 /** Fewest columns any render has: the `columns` parameter's minimum. */
 export const MIN_COLUMNS = (PARAM_BY_NAME.get('columns') as IntegerDef).min;
 
+/** Most columns any render has: the `columns` parameter's maximum. */
+export const MAX_COLUMNS = (PARAM_BY_NAME.get('columns') as IntegerDef).max;
+
 /** The most cells a render's grid has: the most columns by MAX_ROWS. */
-export const MAX_GRID_CELLS = (PARAM_BY_NAME.get('columns') as IntegerDef).max * MAX_ROWS;
+export const MAX_GRID_CELLS = MAX_COLUMNS * MAX_ROWS;
 
 /** A grid the image cannot have: `image-too-tall`, naming `columns`. */
 export class GeometryError extends V2aError {

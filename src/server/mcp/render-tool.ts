@@ -7,7 +7,7 @@
  */
 import { V2aError } from '../../core/errors.js';
 import { PARAMS } from '../../core/params/definitions.js';
-import { MAX_ROWS } from '../../core/pipeline/geometry.js';
+import { MAX_COLUMNS, MAX_ROWS, MIN_COLUMNS } from '../../core/pipeline/geometry.js';
 import type { JobLimits } from '../../core/job.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
 import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
@@ -37,8 +37,7 @@ type ImageLimits = Pick<JobLimits, 'maxBytes' | 'maxPixels'>;
 function limitsNote({ maxBytes, maxPixels }: ImageLimits): string {
   const mib = maxBytes / 1024 ** 2;
   const bytes = Number.isInteger(mib) ? `${mib} MiB` : `${maxBytes.toLocaleString('en-US')} bytes`;
-  const columns = PARAMS.find((p) => p.name === 'columns')!;
-  return `Images may have up to ${bytes} and ${maxPixels.toLocaleString('en-US')} pixels; the art is ${columns.min} to ${columns.max} columns and at most ${MAX_ROWS} rows (crop an image taller than that).`;
+  return `Images may have up to ${bytes} and ${maxPixels.toLocaleString('en-US')} pixels; the art is ${MIN_COLUMNS} to ${MAX_COLUMNS} columns and at most ${MAX_ROWS} rows (crop an image taller than that).`;
 }
 
 /**
