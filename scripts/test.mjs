@@ -2,8 +2,9 @@
 /**
  * `npm test`: the type checks (the project, the core alone, the studio) beside the test runner,
  * which runs each file of test/ in a process of its own, two at a time. The type checks keep one
- * core busy for about 15 s; the test files leave a third of the machine's CPU idle (they wait on
- * terminals, timers and frame rates), so one after the other the checks only added their time.
+ * core busy for about 15 s; the test files leave some of the machine's CPU idle (a tenth of two
+ * cores, measured from /proc/stat: they wait on terminals, timers and frame rates), so one after
+ * the other the checks added their whole time.
  * Their output is held and printed after the runner's. Exit status 1 when either fails.
  * `npm test -- test/a.test.ts ...` runs those files only (the checks still run).
  */
