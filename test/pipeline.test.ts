@@ -283,4 +283,18 @@ describe('grid geometry', () => {
     // 1 x 3000 px: 12,000 rows even at 8 columns, the fewest: no column count helps.
     assert.throws(() => gridRows(1, 3000, 8), (e: unknown) => e instanceof GeometryError && /even at 8 columns, the fewest, it would need 12000 rows \(at most 800\); crop it\.$/.test(e.message) && !/fewer/.test(e.message));
   });
+
+  it('a box that limits the rows gets the columns that keep the aspect at that many rows, not the widest that rounds to it', async () => {
+    const { fitColumns, gridRows } = await import('../src/core/pipeline/geometry.js');
+    // 1000 x 140 px in 1:2 cells is 14.3 columns a row. The widest count that still rounds to one
+    // row, 21, drew the image half as wide again as it is (--size 100x1).
+    assert.equal(fitColumns(1000, 140, 100, 1), 14);
+    assert.equal(fitColumns(1000, 140, 100, 2), 29);
+    assert.equal(fitColumns(1000, 140, 100, 5), 71);
+    for (const rows of [1, 2, 5]) assert.equal(gridRows(1000, 140, fitColumns(1000, 140, 100, rows)), rows);
+    // A box wider than the image's aspect is limited by its columns, as before.
+    assert.equal(fitColumns(1000, 140, 40, 24), 40);
+    // Where a column is more than a row's worth of image, the rounded count steps down to fit.
+    assert.equal(fitColumns(16, 2000, 400, 800), 12);
+  });
 });

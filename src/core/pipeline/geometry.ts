@@ -66,8 +66,11 @@ export function gridRows(width: number, height: number, columns: number, cellAsp
 export function fitColumns(width: number, height: number, columns: number, rows = MAX_ROWS, cellAspect = CELL_ASPECT): number {
   if (!(width > 0 && height > 0)) return columns;
   const limit = Math.min(rows, MAX_ROWS);
-  // rows = round(c * h * cellAspect / w): start from the real-valued bound and step down.
-  let c = Math.min(columns, Math.floor(((limit + 0.5) * width) / (height * cellAspect)));
+  // The columns that keep the aspect at exactly `limit` rows, rounded (as the rows are): the widest
+  // count that merely rounds to `limit` rows stretched a 1-row grid by up to half (--size 100x1 on a
+  // 7:1 image drew 21 columns for 14). rows = round(c * h * cellAspect / w) may still exceed the
+  // limit where a column is more than a row's worth of image: step down.
+  let c = Math.min(columns, Math.round((limit * width) / (height * cellAspect)));
   while (c > MIN_COLUMNS && rowsOf(width, height, c, cellAspect) > limit) c--;
   return Math.max(MIN_COLUMNS, c);
 }
