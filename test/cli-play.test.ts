@@ -296,6 +296,26 @@ describe('v2a play: input and output', () => {
     assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 4);
   });
 
+  test('a file cut short (still downloading) plays what it holds, as render shows it, with the same warning; exit 0', async () => {
+    const jpeg = await sharp({ create: { width: 128, height: 96, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 200, sigma: 30 } } }).jpeg().toBuffer();
+    const still = join(dir, 'cut.jpg');
+    writeFileSync(still, jpeg.subarray(0, Math.floor(jpeg.length / 2)));
+    const animated = join(dir, 'cut.gif');
+    const whole = readFileSync(gif);
+    writeFileSync(animated, whole.subarray(0, Math.floor(whole.length * 0.7)));
+    for (const [file, most] of [[still, 1], [animated, 3]] as const) {
+      const r = await piped(['play', file, '--columns', '20']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, `v2a: ${file}: the image is truncated or damaged: showing the part that could be decoded\n`);
+      const frames = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as { text: string });
+      assert.ok(frames.length >= 1 && frames.length <= most, `${file}: ${frames.length} frames`);
+      assert.ok(frames[0]!.text.trim().length > 0, 'the part it holds is drawn');
+    }
+    // An intact file says nothing.
+    const ok = await piped(['play', gif, '--columns', '20']);
+    assert.deepEqual([ok.code, ok.stderr], [0, '']);
+  });
+
   test('V2A_MAX_IMAGE_BYTES bounds what is read into memory: a video piped in, not a video file ffmpeg streams from disk', async () => {
     const video = join(dir, 'big.mp4');
     // An ISO BMFF header (isom brand): a video by its signature, 400 bytes.

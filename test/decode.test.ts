@@ -260,7 +260,12 @@ test('a GIF cut short is refused (libnsgif drew its last frame half blank, unwar
     await rejectsWith(decodeImage(cut, { maxPixels: MAX }), 'undecodable', 400);
     const part = await decodeImage(cut, { maxPixels: MAX, partial: true });
     assert.equal(part.damaged, true, `partial at ${frac}`);
+    // The frames the file holds, each marked (v2a play of a file still downloading).
+    const frames = [];
+    for await (const f of decodeFrames(cut, { maxPixels: MAX, partial: true })) frames.push(f);
+    assert.ok(frames.length >= 1 && frames.length <= 5 && frames.every((f) => f.damaged === true), `frames at ${frac}: ${frames.map((f) => f.damaged)}`);
   }
+  for await (const f of decodeFrames(gif, { maxPixels: MAX, partial: true })) assert.equal(f.damaged, undefined, 'an intact GIF is not marked');
   // Zero padding after the trailer is still a whole file; not a GIF: nothing to say.
   assert.equal(gifComplete(Buffer.concat([gif, Buffer.alloc(16)])), true);
   assert.equal(gifComplete(Buffer.from('not a gif at all, no')), true);
@@ -279,7 +284,7 @@ test('decode options of the wrong kind are refused, naming the option and what i
   await refused({ maxPixels: -1 }, /decode: maxPixels must be a positive integer \(got -1\)/);
   // Each function takes only its own options.
   await refused({ maxFrames: 2 }, /maxFrames/);
-  await assert.rejects((async () => { for await (const _ of decodeFrames(png, { partial: true } as never)) { /* read */ } })(), /partial/);
+  await assert.rejects((async () => { for await (const _ of decodeFrames(png, { partial: 'yes' } as never)) { /* read */ } })(), /^TypeError: decode: partial must be a boolean/);
 });
 
 test('partial: a truncated JPEG or PNG decodes as far as it goes, marked damaged; an intact one is not marked', async () => {
@@ -291,6 +296,12 @@ test('partial: a truncated JPEG or PNG decodes as far as it goes, marked damaged
     const part = await decodeImage(cut, { maxPixels: MAX, partial: true });
     assert.equal(part.damaged, true);
     assert.deepEqual([part.width, part.height], [256, 256]);
+    // decodeFrames takes the same option: one frame, the same pixels, marked.
+    const frames = [];
+    for await (const f of decodeFrames(cut, { maxPixels: MAX, partial: true })) frames.push(f);
+    assert.deepEqual(frames.map((f) => [f.damaged, f.width, f.height]), [[true, 256, 256]]);
+    assert.deepEqual(frames[0]!.data, part.data);
+    await assert.rejects((async () => { for await (const _ of decodeFrames(cut, { maxPixels: MAX })) { /* read */ } })(), (e: unknown) => e instanceof ImageInputError && e.reason === 'undecodable');
     // The top rows came from the file: light, as the image is.
     const top = part.data.subarray(0, 256 * 16 * 4);
     assert.ok(top.reduce((a, v) => a + v, 0) / top.length > 180, 'the top rows are the image');

@@ -25,8 +25,9 @@ import { V2aError } from '../core/errors.js';
 import type { DecodeRequest, DecodedFrame, FitBox, FrameJobResult } from '../core/job.js';
 import { DEFAULTS, type Format, type RenderParams } from '../core/params/definitions.js';
 import { bodyText } from '../core/format/output.js';
+import type { DecodedFrame as SharpFrame } from '../node/decode.js';
 import { PlaybackTerminal } from './playback-terminal.js';
-import { formatsForExtension, loadRenderer, outputExtension } from './render-command.js';
+import { damagedNote, formatsForExtension, loadRenderer, outputExtension } from './render-command.js';
 import { aboutFile, integerFlag, ioError, readHead, readInput, withReadFd, stdoutIsTty, usageError, writeError, writeStdout, type InputLimits } from './terminal.js';
 import { VIDEO_FORMATS_IN_WORDS, isVideo, refuseUnknown } from './media-type.js';
 import { spoolVideo, videoFrameDecoder } from './video-source.js';
@@ -105,17 +106,26 @@ function sniff(path: string): { head: Uint8Array } | undefined {
   return withReadFd(path, (fd) => ({ head: readHead(fd) }));
 }
 
-/** Sharp decodes an animation from its start: the frames before `from` are skipped. */
-async function* skipTo(frames: AsyncGenerator<DecodedFrame, void, undefined>, from: number): AsyncGenerator<DecodedFrame, void, undefined> {
-  for await (const frame of frames) if (frame.index >= from) yield frame;
+/**
+ * Sharp decodes an animation from its start: the frames before `from` are skipped. A damaged
+ * frame (a file cut short, decoded as far as it goes) is told to `seen`.
+ */
+async function* skipTo(frames: AsyncGenerator<SharpFrame, void, undefined>, from: number, seen: Seen): AsyncGenerator<DecodedFrame, void, undefined> {
+  for await (const frame of frames) {
+    if (frame.damaged) seen.damaged = true;
+    if (frame.index >= from) yield frame;
+  }
 }
+
+/** What the frames' source turned out to be: a video (ffmpeg's errors are its own), a damaged file. */
+type Seen = { video: boolean; damaged: boolean };
 
 /**
  * The frames' source: a video for ffmpeg (a regular file by its path, else its bytes), or image
  * bytes for sharp. Standard input, a pipe or a FIFO can be read only once: it is read whole, as
  * an image is. `clock`: the player's, for dropping late video frames.
  */
-async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean; remove?: () => void }> {
+async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined, seen: Seen): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean; remove?: () => void }> {
   const { file, limits } = opts;
   const realtime = clock !== undefined;
   // Neither an image nor a video is refused from its first bytes, before it is read or sharp loads.
@@ -135,7 +145,8 @@ async function frameSource(opts: AnimateOptions, clock: (() => number) | undefin
     return { bytes, frames: videoFrameDecoder({ input: spooled.input, realtime, clock }), video: true, remove: spooled.remove };
   }
   const { decodeFrames } = await sharpFrames!;
-  return { bytes, frames: (b, request, from) => (from > 0 ? skipTo(decodeFrames(b, request), from) : decodeFrames(b, request)), video: false };
+  // A file cut short (still downloading) plays what it holds, as render shows it, with a warning.
+  return { bytes, frames: (b, request, from) => skipTo(decodeFrames(b, { ...request, partial: true }), from, seen), video: false };
 }
 
 export function animate(opts: AnimateOptions): Promise<void> {
@@ -148,15 +159,17 @@ export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => 
   return async (file) => {
     // Before the input is read: keys typed meanwhile are not echoed, and Ctrl-C restores from the start.
     const term = mode.kind === 'play' ? new PlaybackTerminal(file === '-') : undefined;
-    const source = { video: false };
+    const seen: Seen = { video: false, damaged: false };
     try {
-      return await animateFrom({ ...opts, file }, mode, term, source);
+      return await animateFrom({ ...opts, file }, mode, term, seen);
     } catch (err) {
       // Neither an image nor a video it knows: sharp's message named only the image formats.
-      if (!source.video && err instanceof V2aError && err.code === 'unsupported-image') throw aboutFile(file, new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`));
+      if (!seen.video && err instanceof V2aError && err.code === 'unsupported-image') throw aboutFile(file, new V2aError(err.code, `${err.message} ${VIDEO_FORMATS}`));
       throw aboutFile(file, err);
     } finally {
       term?.close();
+      // Once the terminal is restored: a line written while playing would be drawn over.
+      if (seen.damaged) process.stderr.write(damagedNote(file));
     }
   };
 }
@@ -164,9 +177,8 @@ export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => 
 /** What the frames' sources take beside images. */
 const VIDEO_FORMATS = `Or a video ffmpeg reads: ${VIDEO_FORMATS_IN_WORDS}.`;
 
-/** `seen.video`: set once the input is known to be a video (ffmpeg's errors are its own). */
-async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTerminal | undefined, seen: { video: boolean }): Promise<void> {
-  const source = await frameSource(opts, term?.now);
+async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTerminal | undefined, seen: Seen): Promise<void> {
+  const source = await frameSource(opts, term?.now, seen);
   seen.video = source.video;
   try {
     const { runFrameJob } = await loadRenderer();

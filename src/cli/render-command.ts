@@ -159,6 +159,9 @@ function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, fla
  * The render job and sharp's decoders (renderer.ts), loaded once an input is known to need them;
  * a failure is seen where the promise is awaited, not as an unhandled rejection meanwhile.
  */
+/** The warning for a file decoded only as far as it goes (render, and play once it stops). */
+export const damagedNote = (file: string): string => `v2a: ${printable(file === '-' ? 'standard input' : file)}: the image is truncated or damaged: showing the part that could be decoded\n`;
+
 export function loadRenderer(): Promise<typeof import('./renderer.js')> {
   const job = import('./renderer.js');
   job.catch(() => undefined);
@@ -184,7 +187,7 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
   // ffmpeg's code (child_process) loads only for a video, as animate.js does for --animate.
   const decoder: Decoder = video ? async (_b, request) => (await import('./video-source.js')).videoStill({ path: file }, request) : async (b, request) => {
     const image = await decodeImage(b, { ...request, partial: true });
-    if (image.damaged) process.stderr.write(`v2a: ${printable(file === '-' ? 'standard input' : file)}: the image is truncated or damaged: showing the part that could be decoded\n`);
+    if (image.damaged) process.stderr.write(damagedNote(file));
     return image;
   };
   const { output: art } = await runJob({ kind: 'bytes', bytes }, renderParams, {

@@ -110,8 +110,8 @@ export interface DecodeOptions {
   /** How refusals name the limits (the render job's DecodeRequest.limitNames); absent: as these options. */
   readonly limitNames?: LimitNames;
   /**
-   * decodeImage only: an image whose data is truncated or damaged is decoded as far as it goes
-   * (what the file lacks comes out grey or black) and marked `damaged`, instead of refused as
+   * An image whose data is truncated or damaged is decoded as far as it goes (what the file
+   * lacks comes out grey or black) and marked `damaged` (each frame of decodeFrames), instead of refused as
    * `undecodable`. For a viewer of files still downloading; a service refuses them (the default).
    */
   readonly partial?: boolean;
@@ -134,6 +134,8 @@ export interface DecodedImage extends RgbaImage {
 
 export interface DecodedFrame extends RgbaImage {
   readonly data: Uint8Array;
+  /** With `partial`: the file was truncated or damaged, and this frame is what could be decoded. */
+  readonly damaged?: true;
   /** Display time of this frame in milliseconds (0 for a still image). */
   readonly delayMs: number;
   /** 0-based frame index. */
@@ -554,9 +556,10 @@ async function decodeChunk(
   count: number,
   frame: { width: number; height: number },
   opts: Run,
+  failOn: 'warning' | 'none' = 'warning',
 ): Promise<Pixels[]> {
   const pipeline = sharp(buf, {
-    failOn: 'warning',
+    failOn,
     limitInputPixels: opts.maxPixels,
     page: start,
     pages: count,
@@ -619,23 +622,9 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
   checkInput(input, opts);
   const buf = readable(input);
   const info = await admitted(buf, opts);
-  if (!opts.partial) refuseCutShort(buf, info);
+  const cut = cutShortUnlessPartial(buf, info, opts);
   const run = startRun(opts);
-  let page: Pixels;
-  let damaged = opts.partial === true && cutShort(buf, info);
-  try {
-    page = await decodePage(buf, undefined, run, info, opts.whileDecoding);
-  } catch (err) {
-    if (!opts.partial || !(err instanceof ImageInputError) || err.reason !== 'undecodable') throw err;
-    // Strict first, so that an intact image is never marked damaged; what is left of the
-    // decode's time budget is the second pass's.
-    try {
-      page = await decodePage(buf, undefined, run, info, undefined, 'none');
-    } catch {
-      throw err;
-    }
-    damaged = true;
-  }
+  const { page, damaged } = await decodeLenient(opts, cut, (failOn) => decodePage(buf, undefined, run, info, failOn === 'warning' ? opts.whileDecoding : undefined, failOn));
   return {
     width: page.width,
     height: page.height,
@@ -645,6 +634,30 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
     format: info.format,
     ...(damaged ? { damaged: true as const } : {}),
   };
+}
+
+/** Whether a GIF stops short: refused, unless the caller takes `partial` images (then damaged). */
+function cutShortUnlessPartial(buf: Buffer, info: Inspection, opts: DecodeOptions): boolean {
+  if (!opts.partial) refuseCutShort(buf, info);
+  return opts.partial === true && cutShort(buf, info);
+}
+
+/**
+ * A decode, strict first, so that an intact image is never marked damaged; with `partial`, one
+ * the strict decoder refuses as undecodable is decoded again as far as it goes (with what is left
+ * of the call's time budget), and marked damaged.
+ */
+async function decodeLenient<T>(opts: DecodeOptions, cut: boolean, decode: (failOn: 'warning' | 'none') => Promise<T>): Promise<{ page: T; damaged: boolean }> {
+  try {
+    return { page: await decode('warning'), damaged: cut };
+  } catch (err) {
+    if (!opts.partial || !(err instanceof ImageInputError) || err.reason !== 'undecodable') throw err;
+    try {
+      return { page: await decode('none'), damaged: true };
+    } catch {
+      throw err;
+    }
+  }
 }
 
 /** Browsers show GIF frames with a delay of 0 or 10 ms for 100 ms; so do we. */
@@ -676,7 +689,7 @@ export async function* decodeFrames(
   checkInput(input, opts);
   const buf = readable(input);
   const info = await admitted(buf, opts);
-  refuseCutShort(buf, info);
+  const cut = cutShortUnlessPartial(buf, info, opts);
   const animated = ANIMATED_FORMATS.has(info.format) && info.pages > 1;
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {
@@ -696,10 +709,10 @@ export async function* decodeFrames(
       : 1;
   for (let start = 0; start < count; start += perChunk) {
     const n = Math.min(perChunk, count - start);
-    const pixels: (Pixels | undefined)[] =
+    const { page: pixels, damaged } = await decodeLenient<(Pixels | undefined)[]>(opts, cut, async (failOn) =>
       n === 1
-        ? [await decodePage(buf, animated ? start : undefined, run, info)]
-        : await decodeChunk(buf, start, n, info, run);
+        ? [await decodePage(buf, animated ? start : undefined, run, info, undefined, failOn)]
+        : await decodeChunk(buf, start, n, info, run, failOn));
     for (let k = 0; k < n; k++) {
       const index = start + k;
       const page = pixels[k]!;
@@ -714,6 +727,7 @@ export async function* decodeFrames(
         sourceWidth: info.width,
         sourceHeight: info.height,
         format: info.format,
+        ...(damaged ? { damaged: true as const } : {}),
       };
     }
   }

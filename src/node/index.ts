@@ -44,11 +44,11 @@ export { renderBytes, type RenderBytesOptions, type RenderedBytes } from './rend
 
 /**
  * The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go
- * unapplied, nor an option of the other one (maxFrames to decodeImage, partial to decodeFrames).
+ * unapplied, nor decodeFrames' maxFrames given to decodeImage.
  */
 const COMMON_NAMES = ['maxPixels', 'maxBytes', 'maxDecodedBytes', 'targetWidth', 'targetHeight', 'timeoutSeconds', 'whileDecoding', 'checkSize', 'limitNames'] as const;
 const IMAGE_OPTIONS: ReadonlySet<string> = new Set<keyof DecodeOptions>([...COMMON_NAMES, 'partial']);
-const FRAME_OPTIONS: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([...COMMON_NAMES, 'maxFrames']);
+const FRAME_OPTIONS: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([...COMMON_NAMES, 'partial', 'maxFrames']);
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T, names: ReadonlySet<string>): T & Pick<DecodeOptions, 'maxPixels'> {
   checkObject(opts, 'decode: options');
@@ -70,7 +70,7 @@ export async function decodeImage(input: Uint8Array, opts: Partial<DecodeOptions
   return decodeImageWith(input, withLimits(opts, IMAGE_OPTIONS));
 }
 
-/** The frames of an animated GIF or WebP (a still image yields one), one at a time; options as decodeImage plus `maxFrames`. */
+/** The frames of an animated GIF or WebP (a still image yields one), one at a time; options as decodeImage (`partial` too) plus `maxFrames`. */
 export async function* decodeFrames(input: Uint8Array, opts: Partial<FrameDecodeOptions> = {}): AsyncGenerator<DecodedFrame, void, undefined> {
   yield* decodeFramesWith(input, withLimits(opts, FRAME_OPTIONS));
 }
