@@ -173,7 +173,8 @@ describe('installed from the tarball in a fresh directory', () => {
     }));
     writeFileSync(join(consumer, 'good.ts'), `
 import { render, formatResult, DEFAULTS, FrameRenderer, type RenderInput, type RenderParams } from 'v2a';
-import { decodeImage, DEFAULT_DECODE_LIMITS } from 'v2a/node';
+import { decodeImage, DEFAULT_DECODE_LIMITS, type ImageFacts, type LimitNames } from 'v2a/node';
+import type { TemporalFilterOptions, GlyphSet, V2aErrorOptions, TunedSource } from 'v2a';
 const image = { width: 4, height: 4, data: new Uint8Array(64) };
 const params: RenderInput = { columns: 40, charset: 'blocks', color: true, format: 'svg' };
 const result = render(image, params);
@@ -184,6 +185,8 @@ export const frame = new FrameRenderer(params).render(image);
 export const pending: Promise<unknown> = decodeImage(new Uint8Array(0)).then((img) => render(img, { invert: true }));
 export const limit: number = DEFAULT_DECODE_LIMITS.maxPixels;
 export { text };
+// The types the public functions take and return are exported by name.
+export type Named = [TemporalFilterOptions, GlyphSet, V2aErrorOptions, TunedSource, ImageFacts, LimitNames];
 `);
     // Line n+3 of bad.ts holds the n-th call; each must be an error, with the code given.
     const bad = [
@@ -214,6 +217,26 @@ export { text };
     }));
     const old = run(process.execPath, [tsc, '-p', 'tsconfig.node10.json', '--pretty', 'false'], consumer, 120_000);
     assert.equal(old.status, 0, `good.ts compiles under moduleResolution node10: ${old.stdout}`);
+  });
+
+  test('a consumer\'s CommonJS bundle of v2a/node (esbuild --format=cjs, sharp left external) runs: sharp is found from the bundle\'s own file', async () => {
+    const { build } = await import('esbuild');
+    const entry = join(consumer, 'bundled.mjs');
+    // No top-level await: a CommonJS bundle has none.
+    writeFileSync(entry, `import { renderBytes } from 'v2a/node';
+import sharp from 'sharp';
+void (async () => {
+  const png = await sharp({ create: { width: 32, height: 16, channels: 3, background: '#fff' } }).png().toBuffer();
+  const { output } = await renderBytes(png, { columns: 16, format: 'text' });
+  process.stdout.write(String(output.body));
+})();
+`);
+    const out = join(consumer, 'bundled.cjs');
+    await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', external: ['sharp'], outfile: out, logLevel: 'silent' });
+    const r = spawnSync(process.execPath, [out], { cwd: consumer, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.trimEnd().split('\n');
+    assert.deepEqual([lines.length, lines[0]!.length], [4, 16]);
   });
 
   test('the server with PLATFORM_API_KEY and no OpenTelemetry SDK: a one-line start-up error naming the packages', () => {

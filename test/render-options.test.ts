@@ -68,6 +68,17 @@ test('the library names a wrong argument: null, a string or a wrong type is a Ty
   throwsNamed(() => core.formatPng(any(null)), TypeError, /^formatPng: result must be an object \(got null\)/);
   throwsNamed(() => new core.TemporalFilter(any(undefined)), TypeError, /^TemporalFilter: options must be an object \(got undefined\)/);
   throwsNamed(() => new core.TemporalFilter({ columns: 1e6, rows: 1e6 }), RangeError, /^columns x rows must be at most 320000 cells/);
+  // Names that cannot be read as the caller meant them: a Map's, inherited ones, a misspelt option.
+  // Each was ignored, and the render came out at the defaults.
+  throwsNamed(() => core.render(img, any(new Map([['columns', 20]]))), TypeError, /^params must be a plain object of named fields \(got a Map\)$/);
+  throwsNamed(() => core.render(img, any(new Date())), TypeError, /^params must be a plain object of named fields \(got a Date\)$/);
+  throwsNamed(() => core.render(img, any(Object.create({ columns: 20 }))), TypeError, /^params: "columns" is inherited, not a field of its own/);
+  throwsNamed(() => core.render(img, {}, any({ temporall: 1 })), RangeError, /^render: unknown option "temporall" \(the options are temporal, previous, codebook, tuned\)$/);
+  throwsNamed(() => new core.TemporalFilter(any({ columns: 4, rows: 4, colunms: 5 })), RangeError, /^TemporalFilter: unknown option "colunms"/);
+  // A string size was shown as if it were the number.
+  throwsNamed(() => core.render(any({ width: 8, height: 8, data: new Uint8Array(256), sourceWidth: '10', sourceHeight: 10 })), RangeError, /\(got a string x 10\)$/);
+  // A null-prototype object (a query string's parse) is still a record of fields.
+  assert.equal(core.render(img, Object.assign(Object.create(null) as Record<string, unknown>, { columns: 12 })).columns, 12);
   throwsNamed(() => core.encodeBase64(any(null)), TypeError, /^encodeBase64: bytes must be a Uint8Array/);
   // A string's length was read as bytes: "hello" encoded as "AAAAAAA=".
   throwsNamed(() => core.encodeBase64(any('hello')), TypeError, /^encodeBase64: bytes must be a Uint8Array or Buffer \(got a string\)/);

@@ -24,6 +24,20 @@ export function checkObject(value: unknown, name: string): asserts value is Read
 }
 
 /**
+ * `value` is a record of named parameters or options, read by its own keys: a Map, a Date or an
+ * object whose names are inherited (`Object.create({ columns: 20 })`) had no names to read, and
+ * rendered at the defaults without a word.
+ */
+export function checkFields(value: unknown, name: string): asserts value is Readonly<Record<string, unknown>> {
+  checkObject(value, name);
+  const tag = Object.prototype.toString.call(value);
+  if (tag !== '[object Object]') throw new TypeError(`${name} must be a plain object of named fields (got a ${tag.slice(8, -1)})`);
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) throw new TypeError(`${name}: ${JSON.stringify(key)} is inherited, not a field of its own (pass a plain object, e.g. { ...options })`);
+  }
+}
+
+/**
  * `value` holds bytes: a Uint8Array (a Node Buffer is one). Other binary data (an ArrayBuffer, a
  * Uint8ClampedArray) is refused with the way to view it as one, no copy made: the types say
  * Uint8Array, and a Float32Array's bytes are not what its caller meant either.

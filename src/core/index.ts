@@ -7,14 +7,15 @@ import type { RenderInput, RenderResult, RgbaImage } from './types.js';
 
 export * from './params/index.js';
 export * from './types.js';
-export type { RenderOptions } from './render.js';
+export type { RenderOptions, TunedSource } from './render.js';
 export { FrameRenderer, FrameFront, FrameBack, detachHandoff, type FrameHandoff } from './video.js';
-export { TemporalFilter } from './temporal/filter.js';
+export { TemporalFilter, type TemporalFilterOptions } from './temporal/filter.js';
 export { getGlyphSet } from './glyphs/charsets.js';
+export type { GlyphSet } from './glyphs/types.js';
 export { DECODE_PIXELS_PER_COLUMN, GeometryError, MAX_ROWS } from './pipeline/geometry.js';
 export * from './format/index.js';
 // The one table of error codes: every error thrown carries `code` (ErrorCode), narrowed by isV2aError.
-export { ERRORS, EXIT, V2aError, isV2aError, type ErrorCode, type ErrorInfo, type FieldError } from './errors.js';
+export { ERRORS, EXIT, V2aError, isV2aError, type ErrorCode, type ErrorInfo, type FieldError, type V2aErrorOptions } from './errors.js';
 
 /**
  * Renders an image (8-bit RGBA) into a cell grid; `formatResult` turns it into text, ANSI, HTML,

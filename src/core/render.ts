@@ -22,10 +22,13 @@ import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { stretch, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, readsColors, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
-import { checkObject, describeType } from './args.js';
+import { checkFields, checkObject, checkOptionNames, describeType } from './args.js';
 import { lazyProperty } from './lazy.js';
 import { frame } from './wasm/kernels.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
+
+/** RenderOptions' names: a misspelt one (`temporall`) is refused, not ignored. */
+const RENDER_OPTIONS: ReadonlySet<string> = new Set<keyof RenderOptions>(['temporal', 'previous', 'codebook', 'tuned']);
 
 export interface RenderOptions {
   /** Video: the filter that carries state between frames (see FrameRenderer). */
@@ -152,7 +155,8 @@ export function checkPixels(image: RgbaImage): void {
   }
   const { sourceWidth: sw, sourceHeight: sh } = image;
   if ((sw !== undefined || sh !== undefined) && !(Number.isSafeInteger(sw) && Number.isSafeInteger(sh) && sw! > 0 && sh! > 0)) {
-    throw new RangeError(`render: image sourceWidth and sourceHeight must be positive integers, both or neither (got ${sw} x ${sh})`);
+    const show = (v: unknown) => (typeof v === 'number' ? String(v) : describeType(v));
+    throw new RangeError(`render: image sourceWidth and sourceHeight must be positive integers, both or neither (got ${show(sw)} x ${show(sh)})`);
   }
 }
 
@@ -202,7 +206,8 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * holds the image's whole pixel buffer (reading `colors` once lets it go).
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
-  checkObject(options, 'render: options');
+  checkFields(options, 'render: options');
+  checkOptionNames(options, RENDER_OPTIONS, 'render');
   // The video options are the library's own objects (a TemporalFilter, a tune() result): another
   // value would fail deep inside ("t.step is not a function").
   if (options.temporal !== undefined && typeof (options.temporal as { step?: unknown } | null)?.step !== 'function') {

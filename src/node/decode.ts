@@ -37,8 +37,9 @@ import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, gifComplete, jpegScans, tiffPages, with
 import { DecodeBudget } from './decode-budget.js';
 
 // sharp's CommonJS entry loads 2-3x faster than its ESM wrapper (measured cold: ~86 vs ~200 ms),
-// which is most of the CLI's start-up; the types are the same module's.
-const sharp: typeof import('sharp').default = createRequire(import.meta.url)('sharp');
+// which is most of the CLI's start-up; the types are the same module's. A consumer's CommonJS
+// bundle of this module (esbuild --format=cjs) leaves import.meta empty: its own file then.
+const sharp: typeof import('sharp').default = createRequire(import.meta.url ?? __filename)('sharp');
 
 
 /**

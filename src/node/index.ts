@@ -10,7 +10,7 @@
  * default to the ones the server and the CLI apply (V2A_MAX_IMAGE_PIXELS and V2A_MAX_IMAGE_BYTES
  * of src/settings, their defaults; the environment is not read here).
  */
-import { checkObject, checkOptionNames } from '../core/args.js';
+import { checkFields, checkOptionNames } from '../core/args.js';
 import { DEFAULT_DECODE_LIMITS } from './limits.js';
 import {
   decodeFrames as decodeFramesWith,
@@ -41,6 +41,8 @@ export type { ImageInputErrorCode } from './errors.js';
 
 export { DEFAULT_DECODE_LIMITS } from './limits.js';
 export { renderBytes, type RenderBytesOptions, type RenderedBytes } from './render-bytes.js';
+// The types RenderedBytes and DecodeOptions name.
+export type { ImageFacts, LimitNames } from '../core/job.js';
 
 /**
  * The names decodeImage and decodeFrames read: a misspelt limit (`maxPixel`) must not go
@@ -51,7 +53,7 @@ const IMAGE_OPTIONS: ReadonlySet<string> = new Set<keyof DecodeOptions>([...COMM
 const FRAME_OPTIONS: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([...COMMON_NAMES, 'partial', 'maxFrames']);
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T, names: ReadonlySet<string>): T & Pick<DecodeOptions, 'maxPixels'> {
-  checkObject(opts, 'decode: options');
+  checkFields(opts, 'decode: options');
   checkOptionNames(opts, names, 'decode');
   return {
     ...opts,

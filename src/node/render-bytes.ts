@@ -4,7 +4,7 @@
  * between stages and a cancel checked there. render() and formatResult() are synchronous: a
  * caller with large images, or one that must stop a render its client gave up on, uses this.
  */
-import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
+import { checkBytes, checkFields, checkOptionNames, describeType } from '../core/args.js';
 import { runJob, type ImageFacts } from '../core/job.js';
 import type { FormattedOutput } from '../core/format/output.js';
 import type { RenderInput, RenderResult } from '../core/types.js';
@@ -48,8 +48,8 @@ const OPTION_NAMES_OF_LIMITS = Object.freeze({ maxPixels: 'maxPixels', maxBytes:
  */
 export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, options: RenderBytesOptions = {}): Promise<RenderedBytes> {
   checkBytes(bytes, 'renderBytes: bytes');
-  checkObject(params as unknown, 'renderBytes: params');
-  checkObject(options as unknown, 'renderBytes: options');
+  checkFields(params as unknown, 'renderBytes: params');
+  checkFields(options as unknown, 'renderBytes: options');
   checkOptionNames(options as Readonly<Record<string, unknown>>, OPTION_NAMES, 'renderBytes');
   const { signal, maxPixels = DEFAULT_DECODE_LIMITS.maxPixels, maxBytes = DEFAULT_DECODE_LIMITS.maxBytes, maxDecodedBytes, timeoutSeconds } = options;
   if (signal !== undefined && typeof (signal as { aborted?: unknown } | null)?.aborted !== 'boolean') throw new TypeError(`renderBytes: options.signal must be an AbortSignal (got ${describeType(signal)})`);

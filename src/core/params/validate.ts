@@ -1,4 +1,4 @@
-import { checkObject } from '../args.js';
+import { checkFields } from '../args.js';
 import { V2aError, fieldDetail, type FieldError } from '../errors.js';
 import { glyphsProblem } from '../glyphs/charsets.js';
 import { DEFAULTS, PARAM_BY_NAME, describeDomain, type ParamDef, type RenderParams } from './definitions.js';
@@ -95,7 +95,7 @@ function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unkno
  * Auto Director can tell explicit values from defaults.
  */
 export function parseParams(input: Readonly<Record<string, unknown>>, carrier: Carrier): ParseResult {
-  checkObject(input, 'params');
+  checkFields(input, 'params');
   const params: Record<string, unknown> = {};
   const errors: ParamError[] = [];
   for (const [key, raw] of Object.entries(input)) {

@@ -14,7 +14,7 @@
  */
 
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
-import { checkObject } from '../args.js';
+import { checkFields, checkOptionNames } from '../args.js';
 import { MAX_GRID_CELLS } from '../pipeline/geometry.js';
 import { layout, ownKernels, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
@@ -82,6 +82,8 @@ export interface TemporalFilterOptions {
   readonly columns: number;
   readonly rows: number;
 }
+
+const FILTER_OPTIONS: ReadonlySet<string> = new Set<keyof TemporalFilterOptions>(['columns', 'rows']);
 
 export interface TemporalStats {
   /** Mean Kalman gain over all samples of the last step (1 on the first frame). */
@@ -158,7 +160,8 @@ export class TemporalFilter {
   protected spatialSlack = 1;
 
   constructor(options: TemporalFilterOptions) {
-    checkObject(options, 'TemporalFilter: options');
+    checkFields(options, 'TemporalFilter: options');
+    checkOptionNames(options, FILTER_OPTIONS, 'TemporalFilter');
     this.resize(options.columns, options.rows);
   }
 
