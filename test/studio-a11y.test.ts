@@ -298,6 +298,15 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
       }
       const twice = [...names].filter(([, r]) => r.length > 1).map(([n, r]) => `"${n}": ${r.join(', ')}`);
       assert.deepEqual(twice, []);
+      // Whatever takes the focus has a name (the curl command's scrolling box had none).
+      const focusable = (x: any) => (x.properties ?? []).some((p: any) => p.name === 'focusable' && p.value?.value === true);
+      const nameless: string[] = [];
+      for (const x of await tree()) {
+        if (x.ignored || !focusable(x) || String(x.name?.value ?? '').trim()) continue;
+        const { node } = await cdp.send('DOM.describeNode', { backendNodeId: x.backendDOMNodeId });
+        nameless.push(`${x.role?.value}: <${node.localName} ${(node.attributes ?? []).join(' ')}>`);
+      }
+      assert.deepEqual(nameless, []);
       assert.deepEqual(problems, []);
     });
   });

@@ -184,6 +184,44 @@ describe('sources that fail or race, in headless Chromium', { skip }, () => {
     return studio;
   }
 
+  test('every track a source started ends with it: a video\'s captured stream gets none live after the video (another video, the webcam, an image)', async () => {
+    const { page, problems } = await withPhoto();
+    // Every stream the page captures from an element or asks the camera for, kept to look at.
+    await page.evaluate(() => {
+      window.__streams = [];
+      const proto = window.HTMLMediaElement.prototype;
+      const capture = proto.captureStream;
+      proto.captureStream = function (this: unknown) { const s = capture.call(this); window.__streams.push(s); return s; };
+      const md = window.navigator.mediaDevices;
+      const ask = md.getUserMedia.bind(md);
+      md.getUserMedia = async (c: unknown) => { const s = await ask(c); window.__streams.push(s); return s; };
+    });
+    // Counted by id: the video's stream gets the camera's own track (the same id) while it shows.
+    const live = () => page.evaluate(() => new Set(window.__streams.flatMap((s: any) => s.getTracks()).filter((t: any) => t.readyState === 'live').map((t: any) => t.id)).size as number);
+    const clip = await recordInPage(page, 'video');
+    const playVideo = async () => {
+      await page.setInputFiles('#video-file', { name: 'clip.webm', mimeType: 'video/webm', buffer: clip });
+      await page.waitForFunction(() => window.__v2aStats.source === 'video', undefined, { timeout: 20_000 });
+      await page.waitForFunction((f) => window.__v2aStats.frames >= f + 5, await page.evaluate(() => window.__v2aStats.frames), { timeout: 20_000 });
+    };
+    await playVideo();
+    assert.ok(await page.evaluate(() => window.__streams.length) >= 1, 'the video is read from its captured stream here');
+    await page.click('#webcam');
+    await webcamLive(page);
+    // The camera's track, and no other.
+    assert.equal(await live(), 1);
+    await playVideo();
+    await page.waitForTimeout(300);
+    assert.equal(await live(), 1, 'the second video\'s track alone');
+    const n = await results(page);
+    await page.setInputFiles('#image-file', { name: 'photo.png', mimeType: 'image/png', buffer: await png });
+    await page.waitForFunction((f) => window.__v2aStats.results > f && window.__v2aStudio.settled(), n, { timeout: 20_000 });
+    await page.waitForTimeout(300);
+    assert.equal(await live(), 0, 'an image shown: nothing left capturing');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test('a file that is no video, or has no picture, leaves the picture, its name, downloads and settings live', async () => {
     const { page, problems } = await withPhoto();
     const art = await settledArt(page);

@@ -338,6 +338,8 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       // A number out of range is said in words under its field; the art keeps the last good one.
       const columns = await page.evaluate(() => window.__v2aStats.columns);
       await page.fill('#p-columns-n', '9999');
+      // Said once typing pauses, before the field is left.
+      await page.waitForFunction(() => /must be .*; it stays at \d+\./.test(document.getElementById('p-columns-problem').textContent), undefined, { timeout: 5_000 });
       await page.keyboard.press('Tab');
       assert.match((await page.textContent('#p-columns-problem'))!, /must be .*; it stays at \d+\./);
       assert.equal(await page.getAttribute('#p-columns-n', 'aria-invalid'), 'true');

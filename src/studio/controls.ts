@@ -128,7 +128,9 @@ export class ParamControls {
           const v = Number(box.value);
           const ok = box.value.trim() !== '' && Number.isFinite(v) && v >= def.min && v <= def.max && (def.type !== 'integer' || Number.isInteger(v));
           if (!ok) {
-            if (final) showProblem(true);
+            // Said once typing pauses too (9999 stood in the box with nothing said until Enter or
+            // Tab); an emptied box only when left.
+            if (final || box.value.trim() !== '') showProblem(true);
             return;
           }
           showProblem(false);

@@ -92,18 +92,26 @@ export function stopStream(opts: { keepHandoff?: boolean } = {}): void {
   send({ t: 'stream', on: false });
   state.stream?.getTracks().forEach((t) => t.stop());
   state.stream = null;
-  captured?.getTracks().forEach((t) => t.stop());
-  captured = null;
+  if (captured) {
+    // Chromium adds a live track to an element's captured stream for each source the element
+    // gets after it: the retired stream stops a video's as they come. A webcam's is the camera's
+    // own track (the same id; stopping it stopped the camera): it ends with the camera.
+    captured.getTracks().forEach((t) => t.stop());
+    captured.onaddtrack = (e) => {
+      const source = el.video.srcObject;
+      if (!(source instanceof MediaStream && source.getTrackById(e.track.id))) e.track.stop();
+    };
+    captured = null;
+  }
   workerReads = false;
   el.video.pause();
   el.video.srcObject = null;
   el.video.removeAttribute('src');
   if (state.videoUrl) URL.revokeObjectURL(state.videoUrl);
   state.videoUrl = null;
-  if (state.paused) {
-    state.paused = false;
-    resetRate();
-  }
+  state.paused = false;
+  // A stopped stream's rate is no rate of the still shown now (it kept reading "25").
+  resetRate();
   pauseBtn.dataset.on = 'false';
   pauseBtn.textContent = 'Pause';
   state.frameInFlight = 0;
