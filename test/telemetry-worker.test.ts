@@ -9,7 +9,8 @@ import { formatResult } from '../src/core/format/index.js';
 import { render } from '../src/core/render.js';
 import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
 import { decodeImage } from '../src/node/index.js';
-import { runRenderJob } from '../src/server/render-worker.js';
+import { transferableSymbol, valueSymbol } from 'piscina';
+import runTask, { runRenderJob } from '../src/server/render-worker.js';
 import type { RenderJob } from '../src/server/render-task.js';
 import { photo } from './server-helpers.js';
 
@@ -39,10 +40,24 @@ describe('staged render in the worker', () => {
       const columns = typeof params.columns === 'number' ? params.columns : 120;
       const decoded = await decodeImage(png, { maxPixels: 50_000_000, maxBytes: 1 << 24, targetWidth: columns * DECODE_PIXELS_PER_COLUMN, timeoutSeconds: 10 });
       const expected = formatResult(render(decoded, params));
-      assert.equal(out.body, expected.body);
+      // The worker hands the text over as its UTF-8 bytes.
+      assert.equal(new TextDecoder().decode(out.body), expected.body);
       assert.equal(out.contentType, expected.contentType);
     });
   }
+
+  test('the pool\'s task hands the body over as its buffer, moved, not copied: a 30 MB svg was held twice more on the main thread', async () => {
+    const png = await photo(100, 60, 'png');
+    for (const format of ['svg', 'png'] as const) {
+      const task = (await runTask(job(png, { columns: 24, format }))) as unknown as Record<symbol, unknown>;
+      const outcome = task[valueSymbol] as { ok: true; body: Uint8Array };
+      assert.ok(outcome?.ok, format);
+      assert.equal(task[transferableSymbol], outcome.body.buffer, `${format}: the body's own buffer is the one moved`);
+    }
+    // A failure has no body: it comes back as it is.
+    const failed = await runTask(job(png.subarray(0, 100), {}));
+    assert.equal(failed.ok, false);
+  });
 
   test('stage times are ordered and the image facts are reported', async () => {
     const png = await photo(100, 60, 'png');

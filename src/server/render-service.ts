@@ -129,7 +129,7 @@ function stageAttributes(stage: WorkerStage, outcome: RenderOutcome, carrier: st
         }
         : {};
     case 'format':
-      return outcome.ok ? { 'v2a.format': outcome.format, 'v2a.output.bytes': Buffer.byteLength(outcome.body) } : {};
+      return outcome.ok ? { 'v2a.format': outcome.format, 'v2a.output.bytes': outcome.body.byteLength } : {};
   }
 }
 
@@ -256,7 +256,7 @@ export function createRenderService(opts: RenderServiceOptions): RenderService {
         'v2a.charset': outcome.charset,
         'v2a.director.status': outcome.director.status,
         'v2a.director.score': Number(outcome.director.score.toFixed(4)),
-        'v2a.output.bytes': Buffer.byteLength(outcome.body),
+        'v2a.output.bytes': outcome.body.byteLength,
         ...(outcome.image?.width !== undefined ? { 'v2a.image.width': outcome.image.width, 'v2a.image.height': outcome.image.height ?? 0 } : {}),
         ...(outcome.image ? { 'v2a.image.bytes': outcome.image.bytes } : {}),
       });

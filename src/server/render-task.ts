@@ -95,8 +95,8 @@ export interface RenderTrace {
 export interface RenderSuccess extends RenderTrace {
   readonly ok: true;
   readonly format: Format;
-  /** Text, or the bytes of png. */
-  readonly body: string | Uint8Array;
+  /** The output's bytes: a text format's UTF-8, or png. */
+  readonly body: Uint8Array;
   /** Full Content-Type header value. */
   readonly contentType: string;
   readonly extension: string;

@@ -9,6 +9,7 @@
  * thread can record them as spans and metrics: spans are never created in a worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { formatResult } from '../core/format/index.js';
 import { asV2aError, runJob, type JobStage } from '../core/job.js';
 import { buildToolReply } from './mcp/reply.js';
@@ -116,7 +117,10 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
     return {
       ok: true,
       format: result.params.format,
-      body: output.body,
+      // UTF-8 here, off the event loop, and handed over without a copy (runTask): a 400 x 800
+      // colour svg is a 30 MB string of two-byte characters, which the main thread held as such
+      // and again encoded while a client that does not read holds the reply.
+      body: typeof output.body === 'string' ? utf8.encode(output.body) : output.body,
       contentType: output.contentType,
       extension: output.extension,
       director: { status: result.director.status, rubric: result.director.rubric, score: result.director.score },
@@ -136,7 +140,21 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
   }
 }
 
+const utf8 = new TextEncoder();
+
 /** The pool's task: a RenderJob, or a BodyJob (render-pool.ts run / runBody). */
-export default function runTask(job: RenderJob | BodyJob): Promise<BodyOutcome> {
-  return 'body' in job ? runBodyJob(job) : runRenderJob(job);
+export default async function runTask(job: RenderJob | BodyJob): Promise<BodyOutcome> {
+  return moved(await ('body' in job ? runBodyJob(job) : runRenderJob(job)));
+}
+
+/**
+ * An outcome whose body owns its whole buffer, marked for piscina to transfer that buffer rather
+ * than copy it (its Transferable interface: the main thread receives the outcome itself). A body
+ * that is a view of a larger buffer is copied, as any result is.
+ */
+function moved(outcome: BodyOutcome): BodyOutcome {
+  if (outcome.ok !== true) return outcome;
+  const { buffer, byteOffset, byteLength } = outcome.body;
+  if (!(buffer instanceof ArrayBuffer) || byteOffset !== 0 || byteLength !== buffer.byteLength) return outcome;
+  return move({ [transferableSymbol]: buffer, [valueSymbol]: outcome }) as unknown as BodyOutcome;
 }

@@ -107,7 +107,7 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
         .header('content-disposition', `inline; filename="ascii.${out.extension}"`)
         .header('x-auto-director', autoDirectorHeader(out.director))
         .header('cache-control', 'no-store')
-        .send(out.body);
+        .send(Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength));
     }),
   });
 }
