@@ -220,6 +220,8 @@ test('random bytes, empty input and over-long input are refused', async () => {
 
   await rejectsWith(decodeImage(new Uint8Array(0), { maxPixels: MAX }), 'empty', 400);
   await rejectsWith(probeImage(new Uint8Array(0)), 'empty', 400);
+  // Named by the function called (it said "decode: input").
+  await assert.rejects(probeImage('x' as never), /^TypeError: probeImage: input must be a Uint8Array or Buffer \(got a string\)$/);
 
   const png = await fromRaw(solid(8, 8, [1, 2, 3]), 8, 8, 3).png().toBuffer();
   await rejectsWith(decodeImage(png, { maxPixels: MAX, maxBytes: 10 }), 'too_large', 413);
@@ -284,6 +286,7 @@ test('decode options of the wrong kind are refused, naming the option and what i
   await refused({ maxPixels: -1 }, /decode: maxPixels must be a positive integer \(got -1\)/);
   // Each function takes only its own options.
   await refused({ maxFrames: 2 }, /maxFrames/);
+  await assert.rejects((async () => { for await (const _ of decodeFrames(png, { maxFrames: 0 })) { /* read */ } })(), /^RangeError: decodeFrames: maxFrames must be a positive integer \(got 0\)$/);
   await assert.rejects((async () => { for await (const _ of decodeFrames(png, { partial: 'yes' } as never)) { /* read */ } })(), /^TypeError: decode: partial must be a boolean/);
 });
 

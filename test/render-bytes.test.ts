@@ -32,8 +32,10 @@ describe('renderBytes', () => {
     await assert.rejects(renderBytes(bytes, {}, { signal: AbortSignal.abort() }), (err) => isV2aError(err) && err.code === 'interrupted');
     const ac = new AbortController();
     const pending = renderBytes(bytes, { columns: 80 }, { signal: ac.signal });
-    ac.abort();
-    await assert.rejects(pending, (err) => isV2aError(err) && err.code === 'interrupted');
+    const why = new Error('the user closed the tab');
+    ac.abort(why);
+    // The caller's reason is the error's cause.
+    await assert.rejects(pending, (err) => isV2aError(err) && err.code === 'interrupted' && (err as Error).cause === why);
   });
 
   it('refuses bad parameters, images and limits as V2aErrors naming them as the library names them', async () => {

@@ -77,6 +77,8 @@ test('the library names a wrong argument: null, a string or a wrong type is a Ty
   throwsNamed(() => new core.TemporalFilter(any({ columns: 4, rows: 4, colunms: 5 })), RangeError, /^TemporalFilter: unknown option "colunms"/);
   // A string size was shown as if it were the number.
   throwsNamed(() => core.render(any({ width: 8, height: 8, data: new Uint8Array(256), sourceWidth: '10', sourceHeight: 10 })), RangeError, /\(got a string x 10\)$/);
+  // A format asked of formatResult by name is refused as render refuses it (it was a RangeError with no code).
+  assert.throws(() => core.formatResult(core.render(img, { columns: 8 }), any('gif')), (e: unknown) => core.isV2aError(e) && e.code === 'invalid-parameters' && e.errors?.[0]?.parameter === 'format');
   // A null-prototype object (a query string's parse) is still a record of fields.
   assert.equal(core.render(img, Object.assign(Object.create(null) as Record<string, unknown>, { columns: 12 })).columns, 12);
   throwsNamed(() => core.encodeBase64(any(null)), TypeError, /^encodeBase64: bytes must be a Uint8Array/);
@@ -104,7 +106,7 @@ test('v2a/node names a wrong argument before sharp sees it', async () => {
     assert.rejects(p, (e: Error) => e.constructor === type && pattern.test(e.message), pattern.source);
   await rejects(() => node.decodeImage(any(null)), TypeError, /^decode: input must be a Uint8Array or Buffer \(got null\)/);
   await rejects(() => node.decodeImage(any('photo.jpg')), TypeError, /^decode: input must be a Uint8Array or Buffer \(got a string\)/);
-  await rejects(() => node.probeImage(any(undefined)), TypeError, /^decode: input must be/);
+  await rejects(() => node.probeImage(any(undefined)), TypeError, /^probeImage: input must be/);
   await rejects(() => node.decodeImage(png, any(null)), TypeError, /^decode: options must be an object/);
   // sharp's own "Expected positive integer between 1 and 100000000 for width" reached the caller.
   await rejects(() => node.decodeImage(png, { targetWidth: 1e9 }), RangeError, /^decode: targetWidth must be an integer from 1 to 100000000/);

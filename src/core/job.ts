@@ -187,7 +187,8 @@ class Stages {
     // cannot be handled while stages run back to back: one turn of the event loop lets it in.
     // (A server worker's signal reads shared memory, set from another thread: no turn needed.)
     if (isEventTarget(this.opts.signal)) await nextTurn();
-    if (this.opts.signal?.aborted) throw new V2aError('interrupted', 'The render was stopped: the caller went away.');
+    // The signal's reason (an AbortSignal's: the caller's own, or its timeout) is kept as the cause.
+    if (this.opts.signal?.aborted) throw new V2aError('interrupted', 'The render was stopped: the caller went away.', { cause: (this.opts.signal as { reason?: unknown }).reason });
     if (this.opts.deadline?.aborted) throw new V2aError('render-timeout', 'The render was stopped: its time was up.');
     const start = this.clock();
     try {

@@ -240,8 +240,8 @@ function readable(input: Uint8Array): Buffer {
   return withoutPngText(toBuffer(input));
 }
 
-function checkInput(input: Uint8Array, limits: Pick<DecodeOptions, 'maxBytes' | 'limitNames'> | undefined): void {
-  checkBytes(input, 'decode: input');
+function checkInput(input: Uint8Array, limits: Pick<DecodeOptions, 'maxBytes' | 'limitNames'> | undefined, who = 'decode'): void {
+  checkBytes(input, `${who}: input`);
   if (input.byteLength === 0) throw new ImageInputError('empty');
   const maxBytes = limits?.maxBytes;
   if (maxBytes !== undefined && input.byteLength > maxBytes) {
@@ -695,7 +695,7 @@ export async function* decodeFrames(
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {
     if (!(Number.isInteger(opts.maxFrames) && opts.maxFrames > 0)) {
-      throw new RangeError('decodeFrames: maxFrames must be a positive integer');
+      throw new RangeError(`decodeFrames: maxFrames must be a positive integer (got ${typeof opts.maxFrames === 'number' ? opts.maxFrames : describeType(opts.maxFrames)})`);
     }
     count = Math.min(count, opts.maxFrames);
   }
@@ -740,7 +740,7 @@ export async function* decodeFrames(
  * yourself).
  */
 export async function probeImage(input: Uint8Array): Promise<ProbeResult> {
-  checkInput(input, undefined);
+  checkInput(input, undefined, 'probeImage');
   const info = await inspect(readable(input));
   return { format: info.format, width: info.width, height: info.height, pages: info.pages };
 }

@@ -1,6 +1,7 @@
 /** The six output formats of interface.md §2.3, plus png. Pure ECMAScript: no Node or DOM APIs. */
 import { checkObject } from '../args.js';
 import { V2aError } from '../errors.js';
+import { parseParamsOrThrow } from '../params/validate.js';
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { formatTextResult, formatted, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
@@ -15,6 +16,8 @@ export function formatResult(result: RenderResult, format?: Format): FormattedOu
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput {
   checkObject(result, 'formatResult: result');
   checkObject(result.params, 'formatResult: result.params (a render result)');
+  // A format asked for by name is a parameter like render's: one it does not know is refused as render refuses it.
+  if (format !== undefined) parseParamsOrThrow({ format }, 'json');
   const f = format ?? result.params.format;
   // Glyphs chosen for an ink and a background colour (a render with colour and no format) read as
   // noise without their colours: plain text by default would be silently wrong (interface.md:
