@@ -112,6 +112,30 @@ describe('studio in headless Chromium', { skip }, () => {
   });
   after(async () => context?.close());
 
+  test('the core bundled for the browser renders on a page\'s main thread (its WebAssembly compiled there, synchronously) what it renders in Node', async () => {
+    const { build } = await import('esbuild');
+    const { render, formatResult } = await import('../src/core/index.js');
+    const bundle = await build({ entryPoints: [new URL('../src/core/index.ts', import.meta.url).pathname], bundle: true, format: 'iife', globalName: 'v2a', platform: 'browser', write: false, logLevel: 'silent' });
+    const gradient = (w: number, h: number) => {
+      const data = new Uint8Array(w * h * 4);
+      for (let i = 0; i < w * h; i++) data.fill(Math.round(((i % w) / (w - 1)) * 255), i * 4, i * 4 + 3), data[i * 4 + 3] = 255;
+      return { width: w, height: h, data };
+    };
+    const page = await context.newPage();
+    try {
+      await page.setContent('<p>core</p>');
+      await page.addScriptTag({ content: bundle.outputFiles[0]!.text });
+      // The same image, made in the page by the same function.
+      const inPage = await page.evaluate((src: string) => {
+        const make = new Function(`return (${src})`)();
+        return window.v2a.formatResult(window.v2a.render(make(64, 32), { columns: 20, color: true, format: 'ansi' })).body;
+      }, gradient.toString());
+      assert.equal(inPage, formatResult(render(gradient(64, 32), { columns: 20, color: true, format: 'ansi' })).body);
+    } finally {
+      await page.close();
+    }
+  });
+
   test('serves the page with its own CSP and cache headers; every parameter has a labelled control', async () => {
     const res = await fetch(server.base + '/');
     assert.equal(res.status, 200);

@@ -3,8 +3,8 @@
  * the memory they work in. Isomorphic: the module is instantiated synchronously from bytes embedded
  * in a generated TS module, so the same code runs in Node (server workers, CLI) and in a Web Worker
  * (the studio) with no file, fetch or bundler plugin. Synchronous compilation is allowed in workers
- * and in Node; a browser main thread refuses it for modules over 4 KB, so a caller there compiles
- * asynchronously and hands the result to `useKernelModule` before rendering.
+ * and in Node, and on a page's main thread in Chromium (156, tested in studio-e2e; it once refused
+ * modules over 4 KB there).
  *
  * Memory: a bump arena, reset by each kernel call (`frame()`), laid out above the module's static
  * data and grown (never shrunk) to the largest call so far. Kernels are synchronous and each thread
@@ -98,13 +98,7 @@ let instance: KernelExports | null = null;
 let base = 0;
 let top = 0;
 
-/** Use an already compiled module (e.g. from WebAssembly.compile on a browser main thread). */
-export function useKernelModule(module: object): void {
-  compiled = module;
-  instance = null;
-}
-
-/** The compiled kernel module, for handing to another thread or for `useKernelModule`. */
+/** The compiled kernel module (each instance of this thread's is made from it). */
 export function kernelModule(): object {
   compiled ??= new WASM.Module(kernelBytes());
   return compiled;
@@ -112,7 +106,7 @@ export function kernelModule(): object {
 
 let bytes: Uint8Array | null = null;
 
-/** The module's bytes (e.g. for an asynchronous WebAssembly.compile), decoded on first use. */
+/** The module's bytes, decoded on first use. */
 export function kernelBytes(): Uint8Array {
   bytes ??= fromBase64(KERNELS_WASM_BASE64);
   return bytes;
