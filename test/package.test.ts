@@ -173,7 +173,7 @@ describe('installed from the tarball in a fresh directory', () => {
     }));
     writeFileSync(join(consumer, 'good.ts'), `
 import { render, formatResult, DEFAULTS, FrameRenderer, type RenderInput, type RenderParams } from 'v2a';
-import { decodeImage, DEFAULT_DECODE_LIMITS, type ImageFacts, type LimitNames } from 'v2a/node';
+import { decodeImage, renderBytes, DEFAULT_DECODE_LIMITS, type ImageFacts, type LimitNames } from 'v2a/node';
 import type { TemporalFilterOptions, GlyphSet, V2aErrorOptions, TunedSource } from 'v2a';
 const image = { width: 4, height: 4, data: new Uint8Array(64) };
 const params: RenderInput = { columns: 40, charset: 'blocks', color: true, format: 'svg' };
@@ -185,6 +185,10 @@ export const frame = new FrameRenderer(params).render(image);
 export const pending: Promise<unknown> = decodeImage(new Uint8Array(0)).then((img) => render(img, { invert: true }));
 export const limit: number = DEFAULT_DECODE_LIMITS.maxPixels;
 export { text };
+// renderBytes' body is typed by the format asked for: a string, or png's bytes.
+export const svgText: Promise<string> = renderBytes(new Uint8Array(0), { format: 'svg' }).then((r) => r.output.body);
+export const defaultText: Promise<string> = renderBytes(new Uint8Array(0)).then((r) => r.output.body);
+export const pngBytes: Promise<Uint8Array> = renderBytes(new Uint8Array(0), { format: 'png' }).then((r) => r.output.body);
 // The types the public functions take and return are exported by name.
 export type Named = [TemporalFilterOptions, GlyphSet, V2aErrorOptions, TunedSource, ImageFacts, LimitNames];
 `);

@@ -6,7 +6,7 @@
  */
 import { checkBytes, checkFields, checkOptionNames, describeType } from '../core/args.js';
 import { runJob, type ImageFacts } from '../core/job.js';
-import type { FormattedOutput } from '../core/format/output.js';
+import type { FormattedOutput, PngOutput, TextFormat, TextOutput } from '../core/format/output.js';
 import type { RenderInput, RenderResult } from '../core/types.js';
 import { decodeImage, validateOptions } from './decode.js';
 import { DEFAULT_DECODE_LIMITS } from './limits.js';
@@ -27,10 +27,10 @@ export interface RenderBytesOptions {
   readonly timeoutSeconds?: number;
 }
 
-export interface RenderedBytes {
+export interface RenderedBytes<Output extends FormattedOutput = FormattedOutput> {
   readonly result: RenderResult;
-  /** The result in `params.format` (default text). */
-  readonly output: FormattedOutput;
+  /** The result in `params.format` (default text): a string body, or png's bytes. */
+  readonly output: Output;
   /** The image's format, byte count and size (after EXIF orientation). */
   readonly image: ImageFacts;
 }
@@ -46,6 +46,9 @@ const OPTION_NAMES_OF_LIMITS = Object.freeze({ maxPixels: 'maxPixels', maxBytes:
  * (`invalid-parameters`, naming each), the image's (`unsupported-image`, `undecodable-image`,
  * `image-too-large`, `image-too-tall`), or `interrupted` once `signal` aborts.
  */
+export function renderBytes(bytes: Uint8Array, params: RenderInput & { readonly format: 'png' }, options?: RenderBytesOptions): Promise<RenderedBytes<PngOutput>>;
+export function renderBytes(bytes: Uint8Array, params?: RenderInput & { readonly format?: TextFormat }, options?: RenderBytesOptions): Promise<RenderedBytes<TextOutput>>;
+export function renderBytes(bytes: Uint8Array, params?: RenderInput, options?: RenderBytesOptions): Promise<RenderedBytes>;
 export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, options: RenderBytesOptions = {}): Promise<RenderedBytes> {
   checkBytes(bytes, 'renderBytes: bytes');
   checkFields(params as unknown, 'renderBytes: params');
