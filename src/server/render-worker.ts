@@ -10,7 +10,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { formatResult } from '../core/format/index.js';
+import { formatBytes, formatResult } from '../core/format/index.js';
 import { asV2aError, runJob, type JobStage } from '../core/job.js';
 import { buildToolReply } from './mcp/reply.js';
 import { bodyRequest } from './request-body.js';
@@ -100,7 +100,9 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
       limits: { maxBytes: job.maxBytes, maxPixels: job.maxPixels, ...(job.maxDecodedBytes !== undefined ? { maxDecodedBytes: job.maxDecodedBytes } : {}), decodeTimeoutSeconds: job.decodeTimeoutSeconds },
       clock: now,
       // Synchronous, png included: the worker has the png encoder loaded for MCP previews anyway.
-      formatter: formatResult,
+      // Bytes for a reply sent as it is (a large colour svg is written as such: format/bytes.ts);
+      // the MCP reply reads the text.
+      formatter: job.mcp ? formatResult : formatBytes,
       readsReport: job.mcp !== undefined,
     };
     const done = await runJob(source, job.params, {
@@ -117,9 +119,9 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
     return {
       ok: true,
       format: result.params.format,
-      // UTF-8 here, off the event loop, and handed over without a copy (runTask): a 400 x 800
-      // colour svg is a 30 MB string of two-byte characters, which the main thread held as such
-      // and again encoded while a client that does not read holds the reply.
+      // Bytes, handed over without a copy (runTask): a 400 x 800 colour svg was a 30 MB string of
+      // two-byte characters, which the main thread held as such and encoded again while a client
+      // that does not read held the reply. (An MCP job's output is text: encoded here.)
       body: typeof output.body === 'string' ? utf8.encode(output.body) : output.body,
       contentType: output.contentType,
       extension: output.extension,

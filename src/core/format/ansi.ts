@@ -1,7 +1,8 @@
 import type { ColorDepth } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { parseHexColor } from './color.js';
-import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
+import { ByteWriter, decodeUtf8, glyphBytes, utf8 } from './bytes.js';
+import { blankTable, checkGrid, gridLines, rowRunsFor, splitRow, splitRowPairs } from './grid.js';
 import { nearestEntry, paletteOf, quantizePlane, type Palette } from './palette.js';
 
 const ESC = '\x1b';
@@ -27,9 +28,9 @@ export type ColorLayer = 'fg' | 'bg';
  * colour of the returned plane. The foreground and, when a grid has one, the background plane
  * are one call each.
  */
-export function ansiPlane(result: RenderResult, plane: Uint8Array, layer: ColorLayer): { plane: Uint8Array; sgr: (rgb: number) => string } {
+export function ansiPlane(result: RenderResult, plane: Uint8Array, layer: ColorLayer): AnsiPlane {
   const depth: ColorDepth = result.params.colorDepth ?? 'truecolor';
-  if (depth === 'truecolor') return { plane, sgr: layer === 'fg' ? sgrForeground : sgrBackground };
+  if (depth === 'truecolor') return { plane, sgr: layer === 'fg' ? sgrForeground : sgrBackground, truecolor: layer === 'fg' ? 38 : 48 };
   const palette = paletteOf(depth);
   const entries = quantizePlane(plane, result.columns, result.rows, palette, result.params.colorDither === true);
   const out = new Uint8Array(plane.length);
@@ -39,7 +40,33 @@ export function ansiPlane(result: RenderResult, plane: Uint8Array, layer: ColorL
     out[o + 1] = (c >>> 8) & 255;
     out[o + 2] = c & 255;
   }
-  return { plane: out, sgr: paletteSgr(palette, layer) };
+  return { plane: out, sgr: paletteSgr(palette, layer), truecolor: 0 };
+}
+
+/** A colour plane ready for SGR (ansiPlane). */
+export interface AnsiPlane {
+  readonly plane: Uint8Array;
+  /** The SGR of a colour of `plane`. */
+  readonly sgr: (rgb: number) => string;
+  /** 38 or 48 at truecolor (the SGR's digits are written as bytes, no string per run), else 0. */
+  readonly truecolor: 0 | 38 | 48;
+}
+
+const SGR_FG = utf8(`${ESC}[38;2;`);
+const SGR_BG = utf8(`${ESC}[48;2;`);
+const SEMICOLON = utf8(';');
+const SGR_END = utf8('m');
+
+/** The SGR of colour `rgb` of `p` (as p.sgr(rgb) reads), written to `w`. */
+function writeSgr(w: ByteWriter, p: AnsiPlane, rgb: number): void {
+  if (!p.truecolor) return w.text(p.sgr(rgb));
+  w.raw(p.truecolor === 38 ? SGR_FG : SGR_BG);
+  w.uint((rgb >>> 16) & 255);
+  w.raw(SEMICOLON);
+  w.uint((rgb >>> 8) & 255);
+  w.raw(SEMICOLON);
+  w.uint(rgb & 255);
+  w.raw(SGR_END);
 }
 
 /** SGR of a palette colour (packed 0xRRGGBB of one of its entries). */
@@ -71,41 +98,41 @@ function monoSgr(result: RenderResult): string {
  * Glyphs are printable code points (checked), so the art cannot carry other escape sequences.
  */
 export function formatAnsi(result: RenderResult): string {
+  return decodeUtf8(ansiBytes(result));
+}
+
+/** formatAnsi's text as UTF-8 bytes, written as such (bytes.ts). */
+export function ansiBytes(result: RenderResult): Uint8Array {
   checkGrid(result, result.params.color);
-  const { rows, glyphs } = result;
-  let out = '';
+  const { rows, columns, glyphs, cells } = result;
+  const w = new ByteWriter();
   if (!result.params.color) {
     const sgr = monoSgr(result);
-    for (const line of gridLines(result)) out += sgr + line + SGR_RESET + '\n';
-    return out;
+    for (const line of gridLines(result)) w.text(sgr + line + SGR_RESET + '\n');
+    return w.done();
   }
   const fg = ansiPlane(result, result.colors, 'fg');
   const grid = fg.plane === result.colors ? result : { ...result, colors: fg.plane };
+  const table = glyphBytes(glyphs);
   const blank = blankTable(glyphs);
-  if (result.background) {
-    // Both planes at the grid's colour depth: runs then merge on equal palette entries.
-    const bg = ansiPlane(result, result.background, 'bg');
-    const pairs = { ...grid, background: bg.plane };
-    for (let y = 0; y < rows; y++) {
-      for (const run of rowPairRuns(pairs, glyphs, blank, y)) {
-        out += (run.color < 0 ? '' : fg.sgr(run.color)) + bg.sgr(run.background) + run.text;
-      }
-      out += SGR_RESET + '\n';
-    }
-    return out;
-  }
-  const sgrCache = new Map<number, string>();
+  const runs = rowRunsFor(columns);
+  const end = utf8(SGR_RESET + '\n');
+  // Both planes at the grid's colour depth: runs then merge on equal palette entries.
+  const bg = result.background ? ansiPlane(result, result.background, 'bg') : undefined;
+  const pairs = bg ? { ...grid, background: bg.plane } : undefined;
   for (let y = 0; y < rows; y++) {
-    for (const run of rowRuns(grid, glyphs, blank, y)) {
-      if (run.color < 0) {
-        out += run.text;
-        continue;
-      }
-      let sgr = sgrCache.get(run.color);
-      if (sgr === undefined) sgrCache.set(run.color, (sgr = fg.sgr(run.color)));
-      out += sgr + run.text;
+    const base = y * columns;
+    if (pairs) splitRowPairs(pairs, blank, y, runs);
+    else splitRow(grid, blank, y, runs);
+    for (let k = 0, from = base; k < runs.count; k++) {
+      const to = base + runs.ends[k]!;
+      const color = runs.colors[k]!;
+      if (color >= 0) writeSgr(w, fg, color);
+      if (bg) writeSgr(w, bg, runs.backgrounds[k]!);
+      w.glyphs(cells, from, to, table);
+      from = to;
     }
-    out += SGR_RESET + '\n';
+    w.raw(end);
   }
-  return out;
+  return w.done();
 }

@@ -90,33 +90,111 @@ export function blankTable(glyphs: readonly string[]): Uint8Array {
 }
 
 /**
+ * The runs of one row, in typed arrays reused from row to row: run k covers the row's cells up to
+ * (not including) `ends[k]`, from the end of run k - 1 (or 0), in ink `colors[k]` and (pair runs)
+ * background `backgrounds[k]`; `count` runs.
+ */
+export interface RowRuns {
+  count: number;
+  readonly ends: Int32Array;
+  readonly colors: Int32Array;
+  readonly backgrounds: Int32Array;
+}
+
+/** Room for the runs of a row of `columns` cells (at most one per cell). */
+export function rowRunsFor(columns: number): RowRuns {
+  return { count: 0, ends: new Int32Array(columns), colors: new Int32Array(columns), backgrounds: new Int32Array(columns) };
+}
+
+/**
+ * The colour runs of row `y` into `out`: consecutive cells of equal colour are merged, and blank
+ * cells join whatever run they are in (their colour is invisible). Leading blanks form a run with
+ * colour -1.
+ */
+export function splitRow(grid: CellGrid, blank: Uint8Array, y: number, out: RowRuns): void {
+  const { columns, cells, colors } = grid;
+  const base = y * columns;
+  let n = 0, color = -1, open = false;
+  for (let x = 0; x < columns; x++) {
+    const g = cells[base + x]!;
+    if (blank[g]) {
+      open = true;
+      continue;
+    }
+    const c = packedAt(colors, base + x);
+    if (c === color) continue;
+    if (open) {
+      out.ends[n] = x;
+      out.colors[n++] = color;
+    }
+    color = c;
+    open = true;
+  }
+  if (open) {
+    out.ends[n] = columns;
+    out.colors[n++] = color;
+  }
+  out.count = n;
+}
+
+/**
+ * The runs of row `y` of a grid with a `background` plane into `out`: consecutive cells with the
+ * same ink and background are merged; a blank cell shows only its background, so it joins a run
+ * of the same background whatever its ink (a run of blanks alone has ink -1).
+ */
+export function splitRowPairs(grid: CellGrid, blank: Uint8Array, y: number, out: RowRuns): void {
+  const { columns, cells, colors } = grid;
+  const bgPlane = grid.background!;
+  const base = y * columns;
+  let n = 0, color = -1, background = -1, open = false;
+  for (let x = 0; x < columns; x++) {
+    const i = base + x;
+    const b = packedAt(bgPlane, i);
+    const c = blank[cells[i]!] ? -1 : packedAt(colors, i);
+    if (open && b === background && (c === -1 || color === -1 || c === color)) {
+      if (color === -1) color = c;
+      continue;
+    }
+    if (open) {
+      out.ends[n] = x;
+      out.colors[n] = color;
+      out.backgrounds[n++] = background;
+    }
+    color = c;
+    background = b;
+    open = true;
+  }
+  if (open) {
+    out.ends[n] = columns;
+    out.colors[n] = color;
+    out.backgrounds[n++] = background;
+  }
+  out.count = n;
+}
+
+/** The text of a row's cells `from` up to `to`: `texts[g]` is glyph g's (already escaped) text. */
+function runText(grid: CellGrid, texts: readonly string[], from: number, to: number): string {
+  let text = '';
+  for (let i = from; i < to; i++) text += texts[grid.cells[i]!]!;
+  return text;
+}
+
+/**
  * The colour runs of row `y`: consecutive cells of equal colour are merged, and blank cells join
- * whatever run they are in (their colour is invisible). Leading blanks form a run with colour -1.
- * `texts[g]` is the (already escaped) text of glyph g.
+ * whatever run they are in (their colour is invisible). `texts[g]` is glyph g's (already escaped)
+ * text. (splitRow, with each run's text.)
  */
 export function rowRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): Run[] {
-  const { columns, cells, colors } = grid;
-  const runs: Run[] = [];
-  const base = y * columns;
-  let color = -1;
-  let text = '';
-  for (let i = base, end = base + columns; i < end; i++) {
-    const g = cells[i]!;
-    if (blank[g]) {
-      text += texts[g]!;
-      continue;
-    }
-    const c = packedAt(colors, i);
-    if (c === color) {
-      text += texts[g]!;
-      continue;
-    }
-    if (text !== '') runs.push({ color, text });
-    color = c;
-    text = texts[g]!;
+  const runs = rowRunsFor(grid.columns);
+  splitRow(grid, blank, y, runs);
+  const out: Run[] = [];
+  const base = y * grid.columns;
+  for (let k = 0, from = base; k < runs.count; k++) {
+    const to = base + runs.ends[k]!;
+    out.push({ color: runs.colors[k]!, text: runText(grid, texts, from, to) });
+    from = to;
   }
-  if (text !== '') runs.push({ color, text });
-  return runs;
+  return out;
 }
 
 /** A run of cells with one ink colour (-1: only blanks, any ink) and one background colour. */
@@ -129,29 +207,17 @@ export interface PairRun {
 /**
  * The runs of row `y` of a grid with a `background` plane: consecutive cells with the same ink and
  * background are merged; a blank cell shows only its background, so it joins a run of the same
- * background whatever its ink.
+ * background whatever its ink. (splitRowPairs, with each run's text.)
  */
 export function rowPairRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): PairRun[] {
-  const { columns, cells, colors } = grid;
-  const bgPlane = grid.background!;
-  const runs: PairRun[] = [];
-  const base = y * columns;
-  let color = -1, background = -1;
-  let text = '';
-  for (let i = base, end = base + columns; i < end; i++) {
-    const g = cells[i]!;
-    const b = packedAt(bgPlane, i);
-    const c = blank[g] ? -1 : packedAt(colors, i);
-    if (text !== '' && b === background && (c === -1 || color === -1 || c === color)) {
-      if (color === -1) color = c;
-      text += texts[g]!;
-      continue;
-    }
-    if (text !== '') runs.push({ color, background, text });
-    color = c;
-    background = b;
-    text = texts[g]!;
+  const runs = rowRunsFor(grid.columns);
+  splitRowPairs(grid, blank, y, runs);
+  const out: PairRun[] = [];
+  const base = y * grid.columns;
+  for (let k = 0, from = base; k < runs.count; k++) {
+    const to = base + runs.ends[k]!;
+    out.push({ color: runs.colors[k]!, background: runs.backgrounds[k]!, text: runText(grid, texts, from, to) });
+    from = to;
   }
-  if (text !== '') runs.push({ color, background, text });
-  return runs;
+  return out;
 }

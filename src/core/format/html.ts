@@ -1,7 +1,8 @@
 import { CELL_ASPECT, type RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
-import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
+import { ByteWriter, decodeUtf8, glyphBytes, utf8 } from './bytes.js';
+import { blankTable, checkGrid, gridLines, rowRunsFor, splitRow, splitRowPairs } from './grid.js';
 
 /**
  * Font size in px of the html document. The line height is 1.2em: DejaVu Sans Mono advances
@@ -26,8 +27,21 @@ const BLOCK_LINE_HEIGHT = 1.16;
  *   light (#fafafa); see `groundFor`.
  */
 export function formatHtml(result: RenderResult): string {
+  return decodeUtf8(htmlBytes(result));
+}
+
+const NEWLINE = utf8('\n');
+const SPAN_STYLE = utf8('<span style="');
+const COLOR = utf8('color:#');
+const SEMICOLON = utf8(';');
+const BACKGROUND = utf8('background:#');
+const TAG_END = utf8('">');
+const SPAN_END = utf8('</span>');
+
+/** formatHtml's document as UTF-8 bytes, written as such (bytes.ts). */
+export function htmlBytes(result: RenderResult): Uint8Array {
   checkGrid(result, result.params.color);
-  const { columns, rows, glyphs, params } = result;
+  const { columns, rows, glyphs, params, cells } = result;
   const ink = hexOfPacked(parseHexColor(params.monoColor));
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(',');
@@ -36,32 +50,8 @@ export function formatHtml(result: RenderResult): string {
   // Another cell aspect sets its own line pitch (the glyphs' width stays the font's).
   const line = result.cellAspect === CELL_ASPECT ? LINE_HEIGHT : +((LINE_HEIGHT * CELL_ASPECT) / result.cellAspect).toFixed(4);
 
-  let art: string;
-  if (!params.color) {
-    art = gridLines(result).map(escapeMarkup).join('\n');
-  } else {
-    const texts = glyphs.map(escapeMarkup);
-    const blank = blankTable(glyphs);
-    const lines = new Array<string>(rows);
-    for (let y = 0; y < rows; y++) {
-      let line = '';
-      if (result.background) {
-        // Two colours per cell (extension): each run carries its background as well.
-        for (const run of rowPairRuns(result, texts, blank, y)) {
-          const ink = run.color < 0 ? '' : `color:${hexOfPacked(run.color)};`;
-          line += `<span style="${ink}background:${hexOfPacked(run.background)}">${run.text}</span>`;
-        }
-      } else {
-        for (const run of rowRuns(result, texts, blank, y)) {
-          line += run.color < 0 ? run.text : `<span style="color:${hexOfPacked(run.color)}">${run.text}</span>`;
-        }
-      }
-      lines[y] = line;
-    }
-    art = lines.join('\n');
-  }
-
-  return (
+  const w = new ByteWriter();
+  w.text(
     '<!doctype html>\n' +
     '<html lang="en">\n' +
     '<head>\n' +
@@ -77,8 +67,56 @@ export function formatHtml(result: RenderResult): string {
     '</head>\n' +
     '<body>\n' +
     // The newline right after <pre> is dropped by HTML parsers, so the art starts on its first row.
-    `<pre role="img" aria-label="${escapeMarkup(title)}">\n${art}</pre>\n` +
-    '</body>\n' +
-    '</html>\n'
+    `<pre role="img" aria-label="${escapeMarkup(title)}">\n`,
   );
+  if (!params.color) {
+    w.text(gridLines(result).map(escapeMarkup).join('\n'));
+  } else {
+    const table = glyphBytes(glyphs.map(escapeMarkup));
+    const blank = blankTable(glyphs);
+    const runs = rowRunsFor(columns);
+    for (let y = 0; y < rows; y++) {
+      if (y > 0) w.raw(NEWLINE);
+      const base = y * columns;
+      if (result.background) {
+        // Two colours per cell (extension): each run carries its background as well.
+        splitRowPairs(result, blank, y, runs);
+        for (let k = 0, from = base; k < runs.count; k++) {
+          const to = base + runs.ends[k]!;
+          const color = runs.colors[k]!;
+          w.raw(SPAN_STYLE);
+          if (color >= 0) {
+            w.raw(COLOR);
+            w.hex6(color);
+            w.raw(SEMICOLON);
+          }
+          w.raw(BACKGROUND);
+          w.hex6(runs.backgrounds[k]!);
+          w.raw(TAG_END);
+          w.glyphs(cells, from, to, table);
+          w.raw(SPAN_END);
+          from = to;
+        }
+      } else {
+        splitRow(result, blank, y, runs);
+        for (let k = 0, from = base; k < runs.count; k++) {
+          const to = base + runs.ends[k]!;
+          const color = runs.colors[k]!;
+          if (color < 0) {
+            w.glyphs(cells, from, to, table);
+          } else {
+            w.raw(SPAN_STYLE);
+            w.raw(COLOR);
+            w.hex6(color);
+            w.raw(TAG_END);
+            w.glyphs(cells, from, to, table);
+            w.raw(SPAN_END);
+          }
+          from = to;
+        }
+      }
+    }
+  }
+  w.text('</pre>\n</body>\n</html>\n');
+  return w.done();
 }

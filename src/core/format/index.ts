@@ -4,18 +4,43 @@ import { V2aError } from '../errors.js';
 import { parseParamsOrThrow } from '../params/validate.js';
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
-import { formatTextResult, formatted, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
+import { formatTextResult, formatted, type ByteOutput, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
 import { formatPng } from './png.js';
+import { encodeUtf8 } from './bytes.js';
+import { ansiBytes } from './ansi.js';
+import { htmlBytes } from './html.js';
+import { svgBytes } from './svg.js';
 
-export { bodyText, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
+export { bodyText, type ByteOutput, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
 
 /** Formats a render result in `format` (default: `result.params.format`), png included, synchronously. */
 export function formatResult(result: RenderResult, format: TextFormat): TextOutput;
 export function formatResult(result: RenderResult, format: 'png'): PngOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput;
 export function formatResult(result: RenderResult, format?: Format): FormattedOutput {
-  checkObject(result, 'formatResult: result');
-  checkObject(result.params, 'formatResult: result.params (a render result)');
+  const f = formatOf(result, format, 'formatResult');
+  return f === 'png' ? formatted(f, formatPng(result)) : formatTextResult(result, f);
+}
+
+/** The formats written as bytes in the first place (bytes.ts); the others' text is encoded. */
+const BYTE_WRITERS: Partial<Readonly<Record<TextFormat, (result: RenderResult) => Uint8Array>>> = { svg: svgBytes, html: htmlBytes, ansi: ansiBytes };
+
+/**
+ * Formats a render result as formatResult does, as bytes: a text format's UTF-8, or png's. For a
+ * caller that sends or writes the output rather than reading it: a large colour svg, html or ansi
+ * is written as bytes (3-4x faster than its string, in a third of the memory), never a string.
+ */
+export function formatBytes(result: RenderResult, format?: Format): ByteOutput {
+  const f = formatOf(result, format, 'formatBytes');
+  if (f === 'png') return formatted(f, formatPng(result));
+  const write = BYTE_WRITERS[f];
+  return formatted(f, write ? write(result) : encodeUtf8(formatTextResult(result, f).body));
+}
+
+/** The format a result is formatted in, checked (formatResult, formatBytes). */
+function formatOf(result: RenderResult, format: Format | undefined, who: string): Format {
+  checkObject(result, `${who}: result`);
+  checkObject(result.params, `${who}: result.params (a render result)`);
   // A format asked for by name is a parameter like render's: one it does not know is refused as render refuses it.
   if (format !== undefined) parseParamsOrThrow({ format }, 'json');
   const f = format ?? result.params.format;
@@ -28,7 +53,7 @@ export function formatResult(result: RenderResult, format?: Format): FormattedOu
       errors: [{ parameter: 'format', message: 'text cannot show the cells\' two colours' }],
     });
   }
-  return f === 'png' ? formatted(f, formatPng(result)) : formatTextResult(result, f);
+  return f;
 }
 
 export { FORMAT_INFO, CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';

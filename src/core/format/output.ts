@@ -30,8 +30,13 @@ export interface TextOutput extends FormattedOutput {
   readonly body: string;
 }
 
+/** A formatted output as bytes (formatBytes): a text format's UTF-8, or png. */
+export interface ByteOutput extends FormattedOutput {
+  readonly body: Uint8Array;
+}
+
 /** A formatted output known to be the PNG bytes. */
-export interface PngOutput extends FormattedOutput {
+export interface PngOutput extends ByteOutput {
   readonly body: Uint8Array;
 }
 

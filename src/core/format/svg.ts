@@ -1,7 +1,8 @@
 import type { RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
-import { blankTable, checkGrid, gridLines, rowPairRuns, rowRuns } from './grid.js';
+import { ByteWriter, decodeUtf8, glyphBytes, utf8 } from './bytes.js';
+import { blankTable, checkGrid, gridLines, rowRunsFor, splitRow, splitRowPairs } from './grid.js';
 
 /** Cell size in SVG user units: the reference 1:2 cell. */
 export const SVG_CELL_WIDTH = 6;
@@ -23,8 +24,19 @@ export const SVG_BASELINE = 9.5;
  * `<tspan fill>` (blank cells join any run). Every glyph escaped; no script, no external resource.
  */
 export function formatSvg(result: RenderResult): string {
+  return decodeUtf8(svgBytes(result));
+}
+
+const RECT = utf8('<rect x="');
+const RECT_END = utf8('"/>\n');
+const TSPAN = utf8('<tspan fill="#');
+const TAG_END = utf8('">');
+const TSPAN_END = utf8('</tspan>');
+
+/** formatSvg's document as UTF-8 bytes, written as such (bytes.ts). */
+export function svgBytes(result: RenderResult): Uint8Array {
   checkGrid(result, result.params.color);
-  const { columns, rows, glyphs, params } = result;
+  const { columns, rows, glyphs, params, cells } = result;
   const width = columns * SVG_CELL_WIDTH;
   // Another cell aspect (the cellAspect extension) keeps the picture's proportions: taller or
   // shorter rows, the glyphs centred in them. At the default 0.5 this is the 12-unit cell.
@@ -36,38 +48,8 @@ export function formatSvg(result: RenderResult): string {
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `'${f}'`)).join(',');
   const title = artLabel(columns, rows, params.color);
 
-  let body = '';
-  let cellsBg = '';
-  if (params.color && result.background) {
-    // Two colours per cell (extension): one rect per run of equal background under the text.
-    const texts = glyphs.map(() => ' ');
-    const none = new Uint8Array(glyphs.length).fill(1);
-    for (let y = 0; y < rows; y++) {
-      let x = 0;
-      for (const run of rowPairRuns(result, texts, none, y)) {
-        cellsBg += `<rect x="${x * SVG_CELL_WIDTH}" y="${Math.round(y * cellHeight * 100) / 100}" width="${run.text.length * SVG_CELL_WIDTH}" height="${cellHeight}" fill="${hexOfPacked(run.background)}"/>\n`;
-        x += run.text.length;
-      }
-    }
-  }
-  const open = (y: number): string =>
-    `<text x="0" y="${Math.round((y * cellHeight + baseline) * 100) / 100}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
-  if (!params.color) {
-    const lines = gridLines(result);
-    for (let y = 0; y < rows; y++) body += open(y) + escapeMarkup(lines[y]!) + '</text>\n';
-  } else {
-    const texts = glyphs.map(escapeMarkup);
-    const blank = blankTable(glyphs);
-    for (let y = 0; y < rows; y++) {
-      body += open(y);
-      for (const run of rowRuns(result, texts, blank, y)) {
-        body += run.color < 0 ? run.text : `<tspan fill="${hexOfPacked(run.color)}">${run.text}</tspan>`;
-      }
-      body += '</text>\n';
-    }
-  }
-
-  return (
+  const w = new ByteWriter();
+  w.text(
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" ` +
     // One image with a name, as html's <pre role="img">: without the role a screen reader reads
@@ -75,12 +57,61 @@ export function formatSvg(result: RenderResult): string {
     // several are inlined in one page.
     `viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeMarkup(title)}">\n` +
     `<title>${escapeMarkup(title)}</title>\n` +
-    `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n` +
-    (cellsBg ? `<g shape-rendering="crispEdges">\n${cellsBg}</g>\n` : '') +
-    `<g font-family="${font}" font-size="${SVG_FONT_SIZE}" fill="${ink}" ` +
-    'style="white-space:pre;font-variant-ligatures:none">\n' +
-    body +
-    '</g>\n' +
-    '</svg>\n'
+    `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n`,
   );
+  const runs = rowRunsFor(columns);
+  if (params.color && result.background) {
+    // Two colours per cell (extension): one rect per run of equal background under the text.
+    w.text('<g shape-rendering="crispEdges">\n');
+    const none = new Uint8Array(glyphs.length).fill(1);
+    const tail = utf8(`" height="${cellHeight}" fill="#`);
+    for (let y = 0; y < rows; y++) {
+      const row = utf8(`" y="${Math.round(y * cellHeight * 100) / 100}" width="`);
+      splitRowPairs(result, none, y, runs);
+      for (let k = 0, x = 0; k < runs.count; k++) {
+        const end = runs.ends[k]!;
+        w.raw(RECT);
+        w.uint(x * SVG_CELL_WIDTH);
+        w.raw(row);
+        w.uint((end - x) * SVG_CELL_WIDTH);
+        w.raw(tail);
+        w.hex6(runs.backgrounds[k]!);
+        w.raw(RECT_END);
+        x = end;
+      }
+    }
+    w.text('</g>\n');
+  }
+  w.text(`<g font-family="${font}" font-size="${SVG_FONT_SIZE}" fill="${ink}" ` + 'style="white-space:pre;font-variant-ligatures:none">\n');
+  const open = (y: number): string =>
+    `<text x="0" y="${Math.round((y * cellHeight + baseline) * 100) / 100}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
+  if (!params.color) {
+    const lines = gridLines(result);
+    for (let y = 0; y < rows; y++) w.text(open(y) + escapeMarkup(lines[y]!) + '</text>\n');
+  } else {
+    const table = glyphBytes(glyphs.map(escapeMarkup));
+    const blank = blankTable(glyphs);
+    for (let y = 0; y < rows; y++) {
+      w.text(open(y));
+      splitRow(result, blank, y, runs);
+      const base = y * columns;
+      for (let k = 0, from = base; k < runs.count; k++) {
+        const to = base + runs.ends[k]!;
+        const color = runs.colors[k]!;
+        if (color < 0) {
+          w.glyphs(cells, from, to, table);
+        } else {
+          w.raw(TSPAN);
+          w.hex6(color);
+          w.raw(TAG_END);
+          w.glyphs(cells, from, to, table);
+          w.raw(TSPAN_END);
+        }
+        from = to;
+      }
+      w.text('</text>\n');
+    }
+  }
+  w.text('</g>\n</svg>\n');
+  return w.done();
 }

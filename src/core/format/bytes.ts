@@ -1,0 +1,189 @@
+/**
+ * UTF-8 output built as bytes. The markup and ANSI formats of a colour grid write one tag or SGR
+ * per run of equal colour, up to one per cell: built as strings (a template per run, `+=` per
+ * glyph) a 400 x 800 colour svg of noise took 0.67 s and 183 MB of heap for a 30 MB document, held
+ * as two-byte characters and encoded again to be sent. Written here, each run is a few stores
+ * into one growing buffer. Pure ECMAScript apart from TextDecoder (every runtime the core runs in
+ * has one), used once per document for the string form.
+ */
+
+/** A glyph table as UTF-8: glyph g's bytes are `bytes[start[g]]` up to `bytes[start[g + 1]]`. */
+export interface GlyphBytes {
+  readonly bytes: Uint8Array;
+  readonly start: Int32Array;
+}
+
+/** Size of a ByteWriter's chunks: large enough that a chunk change is rare, small beside a document. */
+const CHUNK = 1 << 18;
+
+/**
+ * A growing byte buffer: UTF-8 text, bytes, decimal integers, hex colours and glyph runs. Written
+ * in chunks joined once at the end: a buffer that doubled left each smaller copy behind as garbage
+ * (114 MB of buffers for a 30 MB document).
+ */
+export class ByteWriter {
+  private buf: Uint8Array;
+  private n = 0;
+  private readonly full: Uint8Array[] = [];
+  private before = 0;
+
+  constructor(capacity = CHUNK) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  /** Bytes written so far. */
+  get length(): number {
+    return this.before + this.n;
+  }
+
+  /** Room for `k` more bytes in the current chunk: else a new chunk. */
+  private room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    this.full.push(this.buf.subarray(0, this.n));
+    this.before += this.n;
+    this.buf = new Uint8Array(Math.max(CHUNK, k));
+    this.n = 0;
+  }
+
+  /** Bytes as they are (an encoded constant: utf8()). */
+  raw(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    const b = this.buf;
+    let n = this.n;
+    for (let i = 0; i < bytes.length; i++) b[n++] = bytes[i]!;
+    this.n = n;
+  }
+
+  /** Text of any code points, as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder writes it). */
+  text(s: string): void {
+    this.room(s.length * 3);
+    const b = this.buf;
+    let n = this.n;
+    for (let i = 0; i < s.length; i++) {
+      let c = s.charCodeAt(i);
+      if (c < 0x80) {
+        b[n++] = c;
+        continue;
+      }
+      if (c < 0x800) {
+        b[n++] = 0xc0 | (c >> 6);
+        b[n++] = 0x80 | (c & 63);
+        continue;
+      }
+      if (c >= 0xd800 && c <= 0xdfff) {
+        const d = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+        if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
+          // Four bytes for a surrogate pair (room: its two units were counted as six).
+          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          b[n++] = 0xf0 | (c >> 18);
+          b[n++] = 0x80 | ((c >> 12) & 63);
+          b[n++] = 0x80 | ((c >> 6) & 63);
+          b[n++] = 0x80 | (c & 63);
+          i++;
+          continue;
+        }
+        c = 0xfffd;
+      }
+      b[n++] = 0xe0 | (c >> 12);
+      b[n++] = 0x80 | ((c >> 6) & 63);
+      b[n++] = 0x80 | (c & 63);
+    }
+    this.n = n;
+  }
+
+  /** A non-negative integer in decimal, as String(v) writes it. */
+  uint(v: number): void {
+    this.room(16);
+    const b = this.buf;
+    if (v < 10) {
+      b[this.n++] = 48 + v;
+      return;
+    }
+    let digits = 0;
+    for (let t = v; t >= 1; t = Math.floor(t / 10)) digits++;
+    let n = this.n + digits;
+    this.n = n;
+    for (let t = v; digits-- > 0; t = Math.floor(t / 10)) b[--n] = 48 + (t % 10);
+  }
+
+  /** Six lower-case hex digits of a packed 0xRRGGBB colour (hexOfPacked without its #). */
+  hex6(rgb: number): void {
+    this.room(6);
+    const b = this.buf;
+    let n = this.n;
+    for (let shift = 20; shift >= 0; shift -= 4) {
+      const d = (rgb >>> shift) & 15;
+      b[n++] = d < 10 ? 48 + d : 87 + d;
+    }
+    this.n = n;
+  }
+
+  /** The glyphs of `cells[from]` up to `cells[to]`, from their UTF-8 table. */
+  glyphs(cells: Uint16Array, from: number, to: number, table: GlyphBytes): void {
+    const { bytes, start } = table;
+    this.room((to - from) * maxGlyphBytes(table));
+    const b = this.buf;
+    let n = this.n;
+    for (let i = from; i < to; i++) {
+      const g = cells[i]!;
+      for (let k = start[g]!, end = start[g + 1]!; k < end; k++) b[n++] = bytes[k]!;
+    }
+    this.n = n;
+  }
+
+  /** The bytes written, in a buffer of their own (exactly their length: transferable as it is). */
+  done(): Uint8Array {
+    const out = new Uint8Array(this.length);
+    let o = 0;
+    for (const c of this.full) {
+      out.set(c, o);
+      o += c.length;
+    }
+    out.set(this.buf.subarray(0, this.n), o);
+    return out;
+  }
+}
+
+const MAX_GLYPH = new WeakMap<GlyphBytes, number>();
+
+/** The longest glyph's byte count in `table` (the room a cell may need). */
+function maxGlyphBytes(table: GlyphBytes): number {
+  let m = MAX_GLYPH.get(table);
+  if (m === undefined) {
+    m = 0;
+    for (let g = 0; g + 1 < table.start.length; g++) m = Math.max(m, table.start[g + 1]! - table.start[g]!);
+    MAX_GLYPH.set(table, m);
+  }
+  return m;
+}
+
+/** `s` as UTF-8 bytes (a format's constant, written with ByteWriter.raw). */
+export function utf8(s: string): Uint8Array {
+  const w = new ByteWriter(s.length * 3 + 1);
+  w.text(s);
+  return w.done();
+}
+
+/** The UTF-8 table of `texts` (each glyph's text as a format writes it: escaped for markup). */
+export function glyphBytes(texts: readonly string[]): GlyphBytes {
+  const w = new ByteWriter(texts.length * 8);
+  const start = new Int32Array(texts.length + 1);
+  for (let g = 0; g < texts.length; g++) {
+    w.text(texts[g]!);
+    start[g + 1] = w.length;
+  }
+  return { bytes: w.done(), start };
+}
+
+const UTF8 = new (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } }).TextDecoder();
+const ENCODER = new (globalThis as unknown as { TextEncoder: new () => { encode(s: string): Uint8Array } }).TextEncoder();
+
+/** A string as UTF-8, by the runtime's encoder (a whole document: json, text). */
+export function encodeUtf8(s: string): Uint8Array {
+  return ENCODER.encode(s);
+}
+
+/** A document written as UTF-8, as a string (the formats' string form). */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return UTF8.decode(bytes);
+}
