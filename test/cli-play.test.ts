@@ -296,6 +296,19 @@ describe('v2a play: input and output', () => {
     assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 4);
   });
 
+  test('a variable-rate MP4 plays at its own speed: frames at a constant rate, their delays summing to its duration', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
+    // 50 frames at 25 fps, then 50 at 5 fps: 11.84 s, r_frame_rate 25, avg_frame_rate 8.68. Its
+    // frames came out at 25 fps timed at 8.68: it played in 34.4 s.
+    const vfr = join(dir, 'vfr.mp4');
+    const made = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25:duration=4', '-vf', "setpts='if(lt(N,50),N/25,2+(N-50)/5)/TB'", '-fps_mode', 'vfr', '-pix_fmt', 'yuv420p', '-y', vfr]);
+    assert.equal(made.status, 0, String(made.stderr));
+    const r = await piped(['play', vfr, '--columns', '20']);
+    assert.equal(r.code, 0, r.stderr);
+    const delays = r.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { delayMs: number }).delayMs);
+    const total = delays.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(total - 11_840) < 300, `${delays.length} frames, ${Math.round(total)} ms`);
+  });
+
   test('a file cut short (still downloading) plays what it holds, as render shows it, with the same warning; exit 0', async () => {
     const jpeg = await sharp({ create: { width: 128, height: 96, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 200, sigma: 30 } } }).jpeg().toBuffer();
     const still = join(dir, 'cut.jpg');
