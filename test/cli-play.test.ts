@@ -309,6 +309,17 @@ describe('v2a play: input and output', () => {
     assert.ok(Math.abs(total - 11_840) < 300, `${delays.length} frames, ${Math.round(total)} ms`);
   });
 
+  test('-c 256 or -c 16 with NDJSON output is refused as render refuses it with a format that has no palette (it was ignored); truecolor and a detected depth are not', async () => {
+    for (const args of [['play', gif, '-c', '256'], ['render', gif, '--animate', '-c', '16', '-o', join(dir, 'depth.ndjson')]]) {
+      const r = await piped(args);
+      assert.deepEqual([r.code, r.stderr], [2, `v2a: --colors ${args.includes('256') ? '256' : '16'} applies to ansi output, not NDJSON of json-compact\n`], args.join(' '));
+    }
+    const ok = await piped(['play', gif, '-c', 'truecolor', '--columns', '20']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const detected = await piped(['play', gif, '--color', '--columns', '20'], { TERM: 'xterm-256color' });
+    assert.equal(detected.code, 0, detected.stderr);
+  });
+
   test('a file cut short (still downloading) plays what it holds, as render shows it, with the same warning; exit 0', async () => {
     const jpeg = await sharp({ create: { width: 128, height: 96, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 200, sigma: 30 } } }).jpeg().toBuffer();
     const still = join(dir, 'cut.jpg');

@@ -27,7 +27,7 @@ import { DEFAULTS, type Format, type RenderParams } from '../core/params/definit
 import { bodyText } from '../core/format/output.js';
 import type { DecodedFrame as SharpFrame } from '../node/decode.js';
 import { PlaybackTerminal } from './playback-terminal.js';
-import { damagedNote, formatsForExtension, loadRenderer, outputExtension } from './render-command.js';
+import { damagedNote, formatsForExtension, loadRenderer, outputExtension, refuseDepthFor } from './render-command.js';
 import { aboutFile, integerFlag, ioError, readHead, readInput, withReadFd, stdoutIsTty, usageError, writeError, writeStdout, type InputLimits } from './terminal.js';
 import { VIDEO_FORMATS_IN_WORDS, isVideo, refuseUnknown } from './media-type.js';
 import { spoolVideo, videoFrameDecoder } from './video-source.js';
@@ -44,6 +44,8 @@ export interface AnimateOptions {
   /** `--loop` as typed, or undefined (1). */
   readonly loop: string | undefined;
   readonly limits: InputLimits;
+  /** `-c/--colors` as typed: a palette depth applies to ansi only, and is refused otherwise. */
+  readonly colors?: string | undefined;
 }
 
 /** Shortest time a frame stays on screen while playing: a 0 ms delay must not spin the CPU. */
@@ -64,6 +66,7 @@ function chooseMode(opts: Omit<AnimateOptions, 'file'>): Mode {
       throw usageError(`an animation plays as text or ansi on a terminal, not ${format}: pipe the output or use -o for NDJSON of json-compact`);
     }
     // Without cursor addressing each frame would scroll under the last: a wall of text, not a clip.
+    refuseDepthFor(format, params, opts);
     if (process.env.TERM === 'dumb') {
       throw usageError('this terminal (TERM=dumb) cannot play an animation in place: write the frames with -o frames.ndjson, or play it in a terminal with cursor addressing');
     }
@@ -79,6 +82,7 @@ function chooseMode(opts: Omit<AnimateOptions, 'file'>): Mode {
     const named = formatsForExtension(ext);
     throw usageError(`an animation is written as NDJSON of json-compact; the output file extension .${ext}${named.length ? ` (${named.join(' or ')})` : ''} does not fit: use .ndjson or .json`);
   }
+  refuseDepthFor('json-compact', params, opts, 'NDJSON of json-compact');
   // Written once: a count of passes would be silently dropped (or, 0, never end).
   if (opts.loop !== undefined) {
     parseLoop(opts.loop);

@@ -18,10 +18,10 @@ interface PlayOpts {
 async function playAction(file: string, cmd: Command): Promise<void> {
   const opts = cmd.opts<PlayOpts>();
   const output = outputFile(opts.output, file);
-  const { params, fit } = viewParams(cmd, output);
+  const { params, fit, flags } = viewParams(cmd, output);
   const limits = readLimits(process.env, true);
   const { animate } = await import('./animate.js');
-  return animate({ file, params, fit, output, loop: opts.loop, limits });
+  return animate({ file, params, fit, output, loop: opts.loop, limits, colors: flags.colors });
 }
 
 export function registerPlay(program: Command): void {

@@ -116,7 +116,7 @@ async function renderAction(files: readonly string[], cmd: Command): Promise<voi
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
   // Several images on a terminal: a blank line between them tells where one ends (a pipe gets the art alone).
   const separate = files.length > 1 && output === undefined && stdoutIsTty();
-  const one = opts.animate ? (await import('./animate.js')).animator({ params, fit, output, loop: opts.loop, limits }) : renderImage(params, fit, flags, output, limits, separate);
+  const one = opts.animate ? (await import('./animate.js')).animator({ params, fit, output, loop: opts.loop, limits, colors: flags.colors }) : renderImage(params, fit, flags, output, limits, separate);
   if (files.length === 1) return one(files[0]!);
   let worst: number = EXIT.ok;
   for (const file of files) {
@@ -129,15 +129,20 @@ async function renderAction(files: readonly string[], cmd: Command): Promise<voi
   if (worst !== EXIT.ok) throw new Reported(worst);
 }
 
+/** A palette depth given by hand (-c 256, -c 16) with a format that has no palette: refused, not ignored. */
+export function refuseDepthFor(format: Format, params: Partial<RenderParams>, flags: Pick<ViewFlags, 'colors'>, what: string = format): void {
+  if (flags.colors !== undefined && params.colorDepth !== undefined && params.colorDepth !== 'truecolor' && format !== 'ansi') {
+    throw usageError(`--colors ${params.colorDepth} applies to ansi output, not ${what}`);
+  }
+}
+
 /** Renders one image file to the output: the format and flags checked once, before any file is read. */
 function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, flags: ViewFlags, output: string | undefined, limits: InputLimits, separate = false): (file: string) => Promise<void> {
   const format = resolveFormat(params, output);
   if (format === 'png' && !output && process.stdout.isTTY) {
     throw usageError('png is binary and standard output is a terminal: write it with -o art.png, or pipe it');
   }
-  if (flags.colors !== undefined && params.colorDepth !== undefined && params.colorDepth !== 'truecolor' && format !== 'ansi') {
-    throw usageError(`--colors ${params.colorDepth} applies to ansi output, not ${format}`);
-  }
+  refuseDepthFor(format, params, flags);
   // Columns and format go to the job only when the user set them or they differ from the
   // defaults, so that the json output's `explicit` lists what the user (or the terminal) chose.
   const renderParams: Partial<RenderParams> = { ...params };
