@@ -309,6 +309,22 @@ describe('v2a play: input and output', () => {
     assert.ok(Math.abs(total - 11_840) < 300, `${delays.length} frames, ${Math.round(total)} ms`);
   });
 
+  test('a video cut short (its index at the front, its data half there) plays what it holds, with the warning: ffmpeg ends well, short of its duration', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
+    const whole = join(dir, 'whole.mp4');
+    const made = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25:duration=10', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', whole]);
+    assert.equal(made.status, 0, String(made.stderr));
+    const cut = join(dir, 'cut.mp4');
+    const bytes = readFileSync(whole);
+    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.5)));
+    const r = await piped(['play', cut, '--columns', '20']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, `v2a: ${cut}: the video is truncated or damaged: showing the part that could be decoded\n`);
+    const frames = r.stdout.trim().split('\n').length;
+    assert.ok(frames > 10 && frames < 240, `${frames} frames of 250`);
+    const ok = await piped(['play', whole, '--columns', '20']);
+    assert.deepEqual([ok.code, ok.stderr, ok.stdout.trim().split('\n').length], [0, '', 250]);
+  });
+
   test('-c 256 or -c 16 with NDJSON output is refused as render refuses it with a format that has no palette (it was ignored); truecolor and a detected depth are not', async () => {
     for (const args of [['play', gif, '-c', '256'], ['render', gif, '--animate', '-c', '16', '-o', join(dir, 'depth.ndjson')]]) {
       const r = await piped(args);

@@ -132,12 +132,13 @@ type Seen = { video: boolean; damaged: boolean };
 async function frameSource(opts: AnimateOptions, clock: (() => number) | undefined, seen: Seen): Promise<{ bytes: Uint8Array; frames: Frames; video: boolean; remove?: () => void }> {
   const { file, limits } = opts;
   const realtime = clock !== undefined;
+  const onShort = () => { seen.damaged = true; };
   // Neither an image nor a video is refused from its first bytes, before it is read or sharp loads.
   const regular = file === '-' ? undefined : sniff(file);
   if (regular) refuseUnknown(regular.head, true);
   if (regular && isVideo(regular.head)) {
     // Streamed by ffmpeg from disk: no byte bound (see above).
-    return { bytes: new Uint8Array(0), frames: videoFrameDecoder({ input: { path: file }, realtime, clock }), video: true };
+    return { bytes: new Uint8Array(0), frames: videoFrameDecoder({ input: { path: file }, realtime, clock, onShort }), video: true };
   }
   let sharpFrames = regular ? loadRenderer() : undefined;
   const bytes = await readInput(file, limits.maxBytes, regular ? undefined : (head) => {
@@ -146,7 +147,7 @@ async function frameSource(opts: AnimateOptions, clock: (() => number) | undefin
   });
   if (isVideo(bytes)) {
     const spooled = spoolVideo(bytes);
-    return { bytes, frames: videoFrameDecoder({ input: spooled.input, realtime, clock }), video: true, remove: spooled.remove };
+    return { bytes, frames: videoFrameDecoder({ input: spooled.input, realtime, clock, onShort }), video: true, remove: spooled.remove };
   }
   const { decodeFrames } = await sharpFrames!;
   // A file cut short (still downloading) plays what it holds, as render shows it, with a warning.
@@ -173,7 +174,7 @@ export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => 
     } finally {
       term?.close();
       // Once the terminal is restored: a line written while playing would be drawn over.
-      if (seen.damaged) process.stderr.write(damagedNote(file));
+      if (seen.damaged) process.stderr.write(damagedNote(file, seen.video ? 'video' : 'image'));
     }
   };
 }

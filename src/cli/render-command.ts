@@ -165,7 +165,7 @@ function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, fla
  * a failure is seen where the promise is awaited, not as an unhandled rejection meanwhile.
  */
 /** The warning for a file decoded only as far as it goes (render, and play once it stops). */
-export const damagedNote = (file: string): string => `v2a: ${printable(file === '-' ? 'standard input' : file)}: the image is truncated or damaged: showing the part that could be decoded\n`;
+export const damagedNote = (file: string, what: 'image' | 'video' = 'image'): string => `v2a: ${printable(file === '-' ? 'standard input' : file)}: the ${what} is truncated or damaged: showing the part that could be decoded\n`;
 
 export function loadRenderer(): Promise<typeof import('./renderer.js')> {
   const job = import('./renderer.js');

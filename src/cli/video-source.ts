@@ -169,6 +169,11 @@ export interface VideoOptions {
   readonly realtime?: boolean;
   /** The clock of `realtime` (default performance.now); the player's stands still while it is suspended. */
   readonly clock?: () => number;
+  /**
+   * Called when ffmpeg ends well short of the frames the video's duration promises (a file cut
+   * short, still downloading): it exits 0 having decoded what there is.
+   */
+  readonly onShort?: () => void;
 }
 
 /**
@@ -262,6 +267,8 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
     if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr, opts.input)}`);
     // (Resumed past the last frame, there is simply nothing left.)
     if (index === 0) throw new V2aError('undecodable-image', 'the video has no frames');
+    // A frame or two short is the rate's rounding; 2 % is a file that ends early.
+    if (!most && info.seconds !== undefined && index < count * 0.98 - 2) opts.onShort?.();
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
