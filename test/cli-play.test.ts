@@ -398,6 +398,14 @@ describe('v2a play on a terminal', { skip: hasPython ? false : 'python3 (pty, te
     assert.ok(r.out.endsWith(RESTORED), JSON.stringify(r.out.slice(-40)));
   });
 
+  test('q while a piped clip is still coming ends the wait for it: exit 0, cooked again (q was seen only once the pipe closed)', async () => {
+    // The pipe never closes while v2a reads it: after the GIF, a byte every 0.2 s until the reader is gone.
+    const feed = `{ cat ${shellQuote(gif)}; while printf x; do sleep 0.2; done; } 2>/dev/null`;
+    const r = await inPty(['sh', '-c', `${feed} | ${V2A.map(shellQuote).join(' ')} play -`], [80, 24], [{ sleep: 1.5, write: 'q' }]);
+    assert.equal(r.code, 0, r.out.slice(-200));
+    assert.deepEqual(r.after, { icanon: true, echo: true }, 'cooked again');
+  });
+
   test('Ctrl-C in raw mode is SIGINT: exit 130, restored, cooked again', async () => {
     const r = await inPty(play(), [80, 24], [{ frames: 3, write: '\x03' }]);
     assert.equal(r.code, 130);

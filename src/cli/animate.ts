@@ -183,7 +183,10 @@ export function animator(opts: Omit<AnimateOptions, 'file'>): (file: string) => 
 const VIDEO_FORMATS = `Or a video ffmpeg reads: ${VIDEO_FORMATS_IN_WORDS}.`;
 
 async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTerminal | undefined, seen: Seen): Promise<void> {
-  const source = await frameSource(opts, term?.now, seen);
+  const reading = frameSource(opts, term?.now, seen);
+  const source = term ? await Promise.race([reading, term.quitting.then(() => undefined)]) : await reading;
+  // q while the input was still being read: nothing to play (the process exits, the read with it).
+  if (!source) return;
   seen.video = source.video;
   try {
     const { runFrameJob } = await loadRenderer();

@@ -56,6 +56,15 @@ export class PlaybackTerminal {
   private timer: NodeJS.Timeout | undefined;
   private resolveWait: (() => void) | undefined;
 
+  private resolveQuit: (() => void) | undefined;
+  /**
+   * Resolves when q is typed. The player reads `quit` between frames; this also ends the wait for
+   * the input itself (a clip still coming down a pipe: q was seen only once it had all arrived).
+   */
+  readonly quitting = new Promise<void>((resolve) => {
+    this.resolveQuit = resolve;
+  });
+
   /** Where the keys are read: none when there is no terminal to read them from. */
   private readonly keyboard: ReadStream | undefined;
 
@@ -242,6 +251,7 @@ export class PlaybackTerminal {
       if (byte === 0x71 || byte === 0x51) {
         // q or Q
         this.quit = true;
+        this.resolveQuit?.();
         this.wake();
       }
     }
