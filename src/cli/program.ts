@@ -13,7 +13,7 @@ import { V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary, switchValues } from './flags.js';
 import { FORMATS_IN_WORDS } from '../core/params/definitions.js';
-import { MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
+import { CLI_MAX_DECODED_BYTES, CLI_MAX_IMAGE_BYTES, CLI_MAX_IMAGE_PIXELS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
 import { EXIT, Reported, usageError } from './terminal.js';
 import { helpWidth, wrapHelp } from './help-text.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
@@ -106,7 +106,12 @@ const EXIT_CODES_HELP = `Exit codes:
 
 /** The environment variables the CLI reads, for `v2a --help` and the README. */
 export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [
-  ...[MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_DECODED_BYTES].map((s) => ({ name: s.name, default: String(s.default), meaning: `${s.meaning} Must be ${describeRange(s)}.` })),
+  // The CLI's render and play read larger files than the server (settings/index.ts): their default first.
+  ...([[MAX_IMAGE_BYTES, CLI_MAX_IMAGE_BYTES], [MAX_IMAGE_PIXELS, CLI_MAX_IMAGE_PIXELS], [MAX_DECODED_BYTES, CLI_MAX_DECODED_BYTES]] as const).map(([s, cli]) => ({
+    name: s.name,
+    default: `${cli} for render and play, ${s.default} for decode, mcp and serve`,
+    meaning: `${s.meaning} Must be ${describeRange(s)}.`,
+  })),
   { name: 'V2A_DEBUG', default: '(unset)', meaning: 'Set to 1 to print stack traces of errors.' },
   // Colour, in the order it is read (color-support.ts, as Node's getColorDepth).
   { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1, true or empty 16 colours, 2 256, 3 truecolor; 0 or any other value none.' },
