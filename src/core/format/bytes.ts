@@ -13,6 +13,9 @@ export interface GlyphBytes {
   readonly start: Int32Array;
 }
 
+/** The lower-case hex digits' bytes. */
+const HEX = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
 /** Size of a ByteWriter's chunks: large enough that a chunk change is rare, small beside a document. */
 const CHUNK = 1 << 18;
 
@@ -47,11 +50,14 @@ export class ByteWriter {
 
   /** Bytes as they are (an encoded constant: utf8()). */
   raw(bytes: Uint8Array): void {
-    this.room(bytes.length);
+    const len = bytes.length;
+    this.room(len);
     const b = this.buf;
     let n = this.n;
-    for (let i = 0; i < bytes.length; i++) b[n++] = bytes[i]!;
-    this.n = n;
+    // A copy call costs more than a few stores: short constants byte by byte.
+    if (len > 24) b.set(bytes, n);
+    else for (let i = 0; i < len; i++) b[n + i] = bytes[i]!;
+    this.n = n + len;
   }
 
   /** Text of any code points, as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder writes it). */
@@ -95,8 +101,24 @@ export class ByteWriter {
   uint(v: number): void {
     this.room(16);
     const b = this.buf;
+    // Colour channels and coordinates: up to four digits without a loop.
     if (v < 10) {
       b[this.n++] = 48 + v;
+      return;
+    }
+    if (v < 100) {
+      const t = (v / 10) | 0;
+      b[this.n] = 48 + t;
+      b[this.n + 1] = 48 + v - t * 10;
+      this.n += 2;
+      return;
+    }
+    if (v < 1000) {
+      const h = (v / 100) | 0, t = ((v / 10) | 0) % 10;
+      b[this.n] = 48 + h;
+      b[this.n + 1] = 48 + t;
+      b[this.n + 2] = 48 + (v % 10);
+      this.n += 3;
       return;
     }
     let digits = 0;
@@ -110,12 +132,14 @@ export class ByteWriter {
   hex6(rgb: number): void {
     this.room(6);
     const b = this.buf;
-    let n = this.n;
-    for (let shift = 20; shift >= 0; shift -= 4) {
-      const d = (rgb >>> shift) & 15;
-      b[n++] = d < 10 ? 48 + d : 87 + d;
-    }
-    this.n = n;
+    const n = this.n;
+    b[n] = HEX[(rgb >>> 20) & 15]!;
+    b[n + 1] = HEX[(rgb >>> 16) & 15]!;
+    b[n + 2] = HEX[(rgb >>> 12) & 15]!;
+    b[n + 3] = HEX[(rgb >>> 8) & 15]!;
+    b[n + 4] = HEX[(rgb >>> 4) & 15]!;
+    b[n + 5] = HEX[rgb & 15]!;
+    this.n = n + 6;
   }
 
   /** The glyphs of `cells[from]` up to `cells[to]`, from their UTF-8 table. */
