@@ -323,6 +323,13 @@ describe('v2a play: input and output', () => {
     assert.ok(frames > 10 && frames < 240, `${frames} frames of 250`);
     const ok = await piped(['play', whole, '--columns', '20']);
     assert.deepEqual([ok.code, ok.stderr, ok.stdout.trim().split('\n').length], [0, '', 250]);
+    // Whole, with a sound track a second longer than the picture: the container's duration is the
+    // sound's, and the video is not short of it.
+    const sound = join(dir, 'sound.mp4');
+    const withSound = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25:duration=4', '-f', 'lavfi', '-i', 'sine=duration=5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-y', sound]);
+    assert.equal(withSound.status, 0, String(withSound.stderr));
+    const heard = await piped(['play', sound, '--columns', '20']);
+    assert.deepEqual([heard.code, heard.stderr, heard.stdout.trim().split('\n').length], [0, '', 100]);
   });
 
   test('-c 256 or -c 16 with NDJSON output is refused as render refuses it with a format that has no palette (it was ignored); truecolor and a detected depth are not', async () => {

@@ -67,7 +67,7 @@ describe('markup and ANSI written as bytes', () => {
     const w = new ByteWriter(4);
     // Lone surrogates become U+FFFD, as TextEncoder writes them; a pair is one code point.
     const texts = ['a', 'é', '€', '😀', '\ud800x', 'x\udc00', '\u2800', 'z\ud83d'];
-    const ints = [0, 9, 10, 42, 99, 100, 255, 999, 1000, 2400, 65535, 123456789];
+    const ints = [0, 9, 10, 42, 99, 100, 255, 999, 1000, 2400, 65535, 123456789, Number.MAX_SAFE_INTEGER, 2 ** 60, 1e21, -1, 12.5, Number.NaN];
     const hexes = [0, 0xabcdef, 0x0f00f0, 0xffffff];
     for (const t of texts) w.text(t);
     for (const v of ints) w.uint(v);

@@ -201,8 +201,11 @@ export type Named = [TemporalFilterOptions, GlyphSet, V2aErrorOptions, TunedSour
       // FrameRenderer took any record: a misspelt name compiled and threw at run time.
       [`new FrameRenderer({ colunms: 80 });`, /TS2353|TS2561/],
       [`new FrameFront({ columns: 'wide' });`, /TS2322/],
+      // renderBytes' body is a string only where the parameters' type says the format is text.
+      [`void renderBytes(new Uint8Array(0), JSON.parse('{}')).then((r) => { const s: string = r.output.body; return s; });`, /TS2322/],
+      [`void renderBytes(new Uint8Array(0), { format: 'png' }).then((r) => { const s: string = r.output.body; return s; });`, /TS2322/],
     ] as const;
-    writeFileSync(join(consumer, 'bad.ts'), `import { render, FrameRenderer, FrameFront } from 'v2a';\nconst image = { width: 4, height: 4, data: new Uint8Array(64) };\n${bad.map(([c]) => c).join('\n')}\n`);
+    writeFileSync(join(consumer, 'bad.ts'), `import { render, FrameRenderer, FrameFront } from 'v2a'; import { renderBytes } from 'v2a/node';\nconst image = { width: 4, height: 4, data: new Uint8Array(64) };\n${bad.map(([c]) => c).join('\n')}\n`);
     // One compile of both files: good.ts must have no error, every line of bad.ts one.
     const r = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], consumer, 120_000);
     assert.notEqual(r.status, 0);

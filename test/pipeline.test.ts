@@ -296,5 +296,10 @@ describe('grid geometry', () => {
     assert.equal(fitColumns(1000, 140, 40, 24), 40);
     // Where a column is more than a row's worth of image, the rounded count steps down to fit.
     assert.equal(fitColumns(16, 2000, 400, 800), 12);
+    // No box, only the row limit: the widest count within it, which a "too tall" refusal offers
+    // (541 x 1013 px: 855 columns are exactly 800 rows; the rounded count would be 854).
+    assert.equal(fitColumns(541, 1013, 900), 855);
+    assert.equal(fitColumns(541, 1013, 900, 800), 854);
+    assert.throws(() => gridRows(541, 1013, 900), /use 855 columns or fewer, or crop it\.$/);
   });
 });

@@ -84,7 +84,7 @@ describe('render hand-off', () => {
       for (let o = 0; o < body.length; o += 1000) chunks.push(new Uint8Array(body.subarray(o, o + 1000)));
       const split = await pool.runBody(formJob(chunks));
       assert.ok(whole.ok && split.ok === true);
-      assert.equal(split.body, whole.body);
+      assert.deepEqual(split.body, whole.body);
       assert.equal(split.image?.bytes, jpeg.length);
       assert.ok(chunks.every((c) => c.byteLength === 0), 'chunks were transferred, not copied');
     } finally {

@@ -65,8 +65,8 @@ function chooseMode(opts: Omit<AnimateOptions, 'file'>): Mode {
     if (format !== 'text' && format !== 'ansi') {
       throw usageError(`an animation plays as text or ansi on a terminal, not ${format}: pipe the output or use -o for NDJSON of json-compact`);
     }
-    // Without cursor addressing each frame would scroll under the last: a wall of text, not a clip.
     refuseDepthFor(format, params, opts);
+    // Without cursor addressing each frame would scroll under the last: a wall of text, not a clip.
     if (process.env.TERM === 'dumb') {
       throw usageError('this terminal (TERM=dumb) cannot play an animation in place: write the frames with -o frames.ndjson, or play it in a terminal with cursor addressing');
     }
@@ -185,8 +185,12 @@ const VIDEO_FORMATS = `Or a video ffmpeg reads: ${VIDEO_FORMATS_IN_WORDS}.`;
 async function animateFrom(opts: AnimateOptions, mode: Mode, term: PlaybackTerminal | undefined, seen: Seen): Promise<void> {
   const reading = frameSource(opts, term?.now, seen);
   const source = term ? await Promise.race([reading, term.quitting.then(() => undefined)]) : await reading;
-  // q while the input was still being read: nothing to play (the process exits, the read with it).
-  if (!source) return;
+  if (!source) {
+    // q while the input was still being read: nothing to play. The read ends with the process (or,
+    // with more files to play, when its input does); whatever it ends in is no one's error now.
+    reading.then((s) => s.remove?.(), () => undefined);
+    return;
+  }
   seen.video = source.video;
   try {
     const { runFrameJob } = await loadRenderer();

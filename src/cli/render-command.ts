@@ -160,13 +160,13 @@ function renderImage(params: Partial<RenderParams>, fit: FitBox | undefined, fla
   };
 }
 
+/** The warning for a file decoded only as far as it goes (render, and play once it stops). */
+export const damagedNote = (file: string, what: 'image' | 'video' = 'image'): string => `v2a: ${printable(file === '-' ? 'standard input' : file)}: the ${what} is truncated or damaged: showing the part that could be decoded\n`;
+
 /**
  * The render job and sharp's decoders (renderer.ts), loaded once an input is known to need them;
  * a failure is seen where the promise is awaited, not as an unhandled rejection meanwhile.
  */
-/** The warning for a file decoded only as far as it goes (render, and play once it stops). */
-export const damagedNote = (file: string, what: 'image' | 'video' = 'image'): string => `v2a: ${printable(file === '-' ? 'standard input' : file)}: the ${what} is truncated or damaged: showing the part that could be decoded\n`;
-
 export function loadRenderer(): Promise<typeof import('./renderer.js')> {
   const job = import('./renderer.js');
   job.catch(() => undefined);

@@ -87,8 +87,18 @@ interface Probe {
   readonly fps: number;
   readonly codec: string;
   readonly frames?: number;
-  /** The container's duration in seconds, where it says. */
+  /** The video stream's duration in seconds, else the container's (which an audio track may make longer), where either says. */
   readonly seconds?: number;
+  /** Whether `seconds` is the video stream's own. */
+  readonly ownSeconds?: boolean;
+}
+
+/**
+ * The frames decodeVideo writes (at info.fps over the duration), else the stream's own count; 0
+ * where neither is known. A variable-rate stream's nb_frames counts its own frames, not these.
+ */
+function expectedFrames(info: Probe): number {
+  return info.seconds !== undefined ? Math.max(1, Math.round(info.seconds * info.fps)) : (info.frames ?? 0);
 }
 
 /** Runs a tool to completion; stdout whole, stderr's last 4 KiB. */
@@ -128,7 +138,7 @@ function rate(text: string | undefined): number {
 
 async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   const r = await runTool(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
-    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,sample_aspect_ratio:stream_side_data=rotation:stream_tags=rotate:format=duration', '-of', 'json', source(input)], input);
+    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,duration,sample_aspect_ratio:stream_side_data=rotation:stream_tags=rotate:format=duration', '-of', 'json', source(input)], input);
   let stream: Record<string, unknown> | undefined;
   let seconds = NaN;
   try {
@@ -151,6 +161,7 @@ async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   if (!(fps > 0 && fps <= 240)) fps = rate(stream.r_frame_rate as string);
   if (!(fps > 0 && fps <= 240)) fps = 25;
   const frames = Number(stream.nb_frames);
+  const own = Number(stream.duration);
   // A phone's portrait video is stored landscape with a rotation (a display matrix, or an older
   // `rotate` tag): ffmpeg turns the picture upright as it decodes, so the frame is sized upright
   // (it was drawn squashed into the stored shape).
@@ -159,7 +170,8 @@ async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
   const upright = Math.abs(turn) % 180 === 90;
   return {
     width: upright ? height : displayWidth, height: upright ? displayWidth : height, fps, codec: String(stream.codec_name ?? 'video'),
-    ...(frames > 0 ? { frames } : {}), ...(seconds > 0 ? { seconds } : {}),
+    ...(frames > 0 ? { frames } : {}),
+    ...(own > 0 ? { seconds: own, ownSeconds: true } : seconds > 0 ? { seconds } : {}),
   };
 }
 
@@ -195,7 +207,7 @@ export async function videoStill(input: VideoInput, request: DecodeRequest): Pro
   if (!findExecutable('ffmpeg') || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
   const info = await probe(ffprobe, input);
   await request.checkSize?.(info.width, info.height);
-  const total = info.frames ?? (info.seconds !== undefined ? info.seconds * info.fps : 0);
+  const total = expectedFrames(info);
   for (const from of total >= 10 ? [Math.floor(total / 10), 0] : [0]) {
     for await (const f of decodeVideo({ input }, request, from, info, 1)) {
       return { width: f.width, height: f.height, data: f.data, sourceWidth: f.sourceWidth, sourceHeight: f.sourceHeight, format: f.format };
@@ -235,9 +247,7 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
     child.stdin!.end(opts.input.bytes);
   }
   const delayMs = 1000 / info.fps;
-  // Frames at that rate: the duration's worth where it is known (a variable-rate stream's
-  // nb_frames counts its own, fewer or more), else the stream's count.
-  const count = info.seconds !== undefined ? Math.max(1, Math.round(info.seconds * info.fps)) : (info.frames ?? 0);
+  const count = expectedFrames(info);
   const clock = opts.clock ?? (() => performance.now());
   let index = from;
   let frame = Buffer.allocUnsafe(frameBytes);
@@ -267,8 +277,9 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
     if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr, opts.input)}`);
     // (Resumed past the last frame, there is simply nothing left.)
     if (index === 0) throw new V2aError('undecodable-image', 'the video has no frames');
-    // A frame or two short is the rate's rounding; 2 % is a file that ends early.
-    if (!most && info.seconds !== undefined && index < count * 0.98 - 2) opts.onShort?.();
+    // A frame or two short is the rate's rounding; 2 % is a file that ends early. Only against the
+    // video's own duration: a container's may be its audio's, longer than the picture.
+    if (!most && info.ownSeconds && index < count * 0.98 - 2) opts.onShort?.();
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }

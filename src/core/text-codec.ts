@@ -2,7 +2,7 @@
  * The runtime's TextEncoder and TextDecoder, made once. Node, browsers and workers all have both;
  * the core's type check has no DOM or Node types, so they are reached through globalThis.
  */
-interface Encoder { encodeInto(s: string, into: Uint8Array): { read: number; written: number } }
+interface Encoder { encodeInto(s: string, into: Uint8Array): { read: number; written: number }; encode(s: string): Uint8Array }
 interface Decoder { decode(bytes: Uint8Array): string }
 
 let encoder: Encoder | null = null;

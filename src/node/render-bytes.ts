@@ -27,6 +27,16 @@ export interface RenderBytesOptions {
   readonly timeoutSeconds?: number;
 }
 
+/**
+ * The output renderBytes gives for parameters of type P: png's bytes for format 'png', a string
+ * for a text format or none (text); either where the type does not tell (a format of type Format,
+ * or parameters typed any).
+ */
+export type OutputFor<P> = 0 extends 1 & P ? FormattedOutput
+  : 'format' extends keyof P
+    ? [P['format' & keyof P]] extends ['png'] ? PngOutput : [P['format' & keyof P]] extends [TextFormat | undefined] ? TextOutput : FormattedOutput
+    : TextOutput;
+
 export interface RenderedBytes<Output extends FormattedOutput = FormattedOutput> {
   readonly result: RenderResult;
   /** The result in `params.format` (default text): a string body, or png's bytes. */
@@ -46,12 +56,10 @@ const OPTION_NAMES_OF_LIMITS = Object.freeze({ maxPixels: 'maxPixels', maxBytes:
  * (`invalid-parameters`, naming each), the image's (`unsupported-image`, `undecodable-image`,
  * `image-too-large`, `image-too-tall`), or `interrupted` once `signal` aborts.
  */
-export function renderBytes(bytes: Uint8Array, params: RenderInput & { readonly format: 'png' }, options?: RenderBytesOptions): Promise<RenderedBytes<PngOutput>>;
-export function renderBytes(bytes: Uint8Array, params?: RenderInput & { readonly format?: TextFormat }, options?: RenderBytesOptions): Promise<RenderedBytes<TextOutput>>;
-export function renderBytes(bytes: Uint8Array, params?: RenderInput, options?: RenderBytesOptions): Promise<RenderedBytes>;
-export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, options: RenderBytesOptions = {}): Promise<RenderedBytes> {
+export async function renderBytes<P extends RenderInput = Record<never, never>>(bytes: Uint8Array, params?: P, options: RenderBytesOptions = {}): Promise<RenderedBytes<OutputFor<P>>> {
   checkBytes(bytes, 'renderBytes: bytes');
-  checkFields(params as unknown, 'renderBytes: params');
+  const input: RenderInput = params === undefined ? {} : params;
+  checkFields(input as unknown, 'renderBytes: params');
   checkFields(options as unknown, 'renderBytes: options');
   checkOptionNames(options as Readonly<Record<string, unknown>>, OPTION_NAMES, 'renderBytes');
   const { signal, maxPixels = DEFAULT_DECODE_LIMITS.maxPixels, maxBytes = DEFAULT_DECODE_LIMITS.maxBytes, maxDecodedBytes, timeoutSeconds } = options;
@@ -60,9 +68,11 @@ export async function renderBytes(bytes: Uint8Array, params: RenderInput = {}, o
   const timeout = timeoutSeconds !== undefined ? { timeoutSeconds } : {};
   // Here, not in the job: a RangeError thrown by its decoder would come out as internal-error.
   validateOptions({ ...limits, ...timeout }, 'renderBytes');
-  return runJob({ kind: 'bytes', bytes }, params, {
+  const done = await runJob({ kind: 'bytes', bytes }, input, {
     decoder: decodeImage,
     limits: { ...limits, ...(timeoutSeconds !== undefined ? { decodeTimeoutSeconds: timeoutSeconds } : {}), names: OPTION_NAMES_OF_LIMITS },
     ...(signal ? { signal } : {}),
   });
+  // The format the parameters name is the output's (png bytes, else text): what OutputFor<P> says.
+  return done as RenderedBytes<OutputFor<P>>;
 }

@@ -3,9 +3,10 @@
  * per run of equal colour, up to one per cell: built as strings (a template per run, `+=` per
  * glyph) a 400 x 800 colour svg of noise took 0.67 s and 183 MB of heap for a 30 MB document, held
  * as two-byte characters and encoded again to be sent. Written here, each run is a few stores
- * into one growing buffer. Pure ECMAScript apart from TextDecoder (every runtime the core runs in
- * has one), used once per document for the string form.
+ * into one growing buffer. Pure ECMAScript apart from the runtime's TextDecoder and TextEncoder
+ * (text-codec.ts), used once per document: for the string form, and for formats written as text.
  */
+import { textDecoder, textEncoder } from '../text-codec.js';
 
 /** A glyph table as UTF-8: glyph g's bytes are `bytes[start[g]]` up to `bytes[start[g + 1]]`. */
 export interface GlyphBytes {
@@ -97,8 +98,9 @@ export class ByteWriter {
     this.n = n;
   }
 
-  /** A non-negative integer in decimal, as String(v) writes it. */
+  /** A number in decimal, as String(v) writes it (a non-negative safe integer without a string). */
   uint(v: number): void {
+    if (!(v >= 0 && Number.isSafeInteger(v))) return this.text(String(v));
     this.room(16);
     const b = this.buf;
     // Colour channels and coordinates: up to four digits without a loop.
@@ -199,15 +201,12 @@ export function glyphBytes(texts: readonly string[]): GlyphBytes {
   return { bytes: w.done(), start };
 }
 
-const UTF8 = new (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } }).TextDecoder();
-const ENCODER = new (globalThis as unknown as { TextEncoder: new () => { encode(s: string): Uint8Array } }).TextEncoder();
-
 /** A string as UTF-8, by the runtime's encoder (a whole document: json, text). */
 export function encodeUtf8(s: string): Uint8Array {
-  return ENCODER.encode(s);
+  return textEncoder().encode(s);
 }
 
 /** A document written as UTF-8, as a string (the formats' string form). */
 export function decodeUtf8(bytes: Uint8Array): string {
-  return UTF8.decode(bytes);
+  return textDecoder().decode(bytes);
 }

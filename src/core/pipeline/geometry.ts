@@ -50,7 +50,7 @@ export function gridRows(width: number, height: number, columns: number, cellAsp
   if (rows > MAX_ROWS) {
     // Fewer columns help only down to the minimum; below it no parameter can, only a crop.
     const fewest = rowsOf(width, height, MIN_COLUMNS, cellAspect);
-    const fit = fitColumns(width, height, columns, MAX_ROWS, cellAspect);
+    const fit = fitColumns(width, height, columns, undefined, cellAspect);
     throw new GeometryError(fewest > MAX_ROWS
       ? `The image is too tall to render: even at ${MIN_COLUMNS} columns, the fewest, it would need ${fewest} rows (at most ${MAX_ROWS}); crop it.`
       : `The image is too tall for ${columns} columns: it would need ${rows} rows (at most ${MAX_ROWS}); use ${fit === MIN_COLUMNS ? `${fit} columns, the fewest,` : `${fit} columns or fewer,`} or crop it.`);
@@ -59,18 +59,21 @@ export function gridRows(width: number, height: number, columns: number, cellAsp
 }
 
 /**
- * The widest column count up to `columns` whose grid has at most `rows` rows (and MAX_ROWS), for a
- * column count the caller did not choose (a terminal's size): an image taller than the box is
- * narrowed to fit it, never below MIN_COLUMNS.
+ * The column count up to `columns` for a grid of at most `rows` rows (and MAX_ROWS), for a column
+ * count the caller did not choose (a terminal's size): an image taller than the box is narrowed to
+ * fit it, never below MIN_COLUMNS. With `rows` (a box), the count that keeps the image's aspect at
+ * that many rows, rounded as the rows are; without, the widest within MAX_ROWS (the most a
+ * "too tall" refusal can offer).
  */
-export function fitColumns(width: number, height: number, columns: number, rows = MAX_ROWS, cellAspect = CELL_ASPECT): number {
+export function fitColumns(width: number, height: number, columns: number, rows?: number, cellAspect = CELL_ASPECT): number {
   if (!(width > 0 && height > 0)) return columns;
-  const limit = Math.min(rows, MAX_ROWS);
-  // The columns that keep the aspect at exactly `limit` rows, rounded (as the rows are): the widest
-  // count that merely rounds to `limit` rows stretched a 1-row grid by up to half (--size 100x1 on a
-  // 7:1 image drew 21 columns for 14). rows = round(c * h * cellAspect / w) may still exceed the
-  // limit where a column is more than a row's worth of image: step down.
-  let c = Math.min(columns, Math.round((limit * width) / (height * cellAspect)));
+  const limit = Math.min(rows ?? MAX_ROWS, MAX_ROWS);
+  // rows = round(c * h * cellAspect / w). In a box, the widest count that merely rounds to `limit`
+  // rows stretched a 1-row grid by up to half (--size 100x1 on a 7:1 image drew 21 columns for
+  // 14). Either way, where a column is more than a row's worth of image, step down.
+  let c = Math.min(columns, rows === undefined
+    ? Math.floor(((limit + 0.5) * width) / (height * cellAspect))
+    : Math.round((limit * width) / (height * cellAspect)));
   while (c > MIN_COLUMNS && rowsOf(width, height, c, cellAspect) > limit) c--;
   return Math.max(MIN_COLUMNS, c);
 }
