@@ -78,7 +78,7 @@ function paletteSgr(palette: Palette, layer: ColorLayer): (rgb: number) => strin
 }
 
 /** The one SGR of mono output: `monoColor` at the grid's colour depth. */
-function monoSgr(result: RenderResult): string {
+export function monoSgr(result: RenderResult): string {
   const ink = parseHexColor(result.params.monoColor);
   const depth: ColorDepth = result.params.colorDepth ?? 'truecolor';
   if (depth === 'truecolor') return sgrForeground(ink);

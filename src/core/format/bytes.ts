@@ -7,6 +7,8 @@
  * (text-codec.ts), used once per document: for the string form, and for formats written as text.
  */
 import { textDecoder, textEncoder } from '../text-codec.js';
+import type { CellGrid } from '../types.js';
+import { splitRow, type RowRuns } from './grid.js';
 
 /** A glyph table as UTF-8: glyph g's bytes are `bytes[start[g]]` up to `bytes[start[g + 1]]`. */
 export interface GlyphBytes {
@@ -199,6 +201,29 @@ export function glyphBytes(texts: readonly string[]): GlyphBytes {
     start[g + 1] = w.length;
   }
   return { bytes: w.done(), start };
+}
+
+const TAG_END = utf8('">');
+
+/**
+ * Row `y`'s colour runs (splitRow, into `runs`), each as `open`, its colour's six hex digits, `">`,
+ * its glyphs and `close`; a run of blanks only (colour -1) as its glyphs: html's spans, svg's tspans.
+ */
+export function writeColorRuns(w: ByteWriter, grid: CellGrid, blank: Uint8Array, y: number, runs: RowRuns, table: GlyphBytes, open: Uint8Array, close: Uint8Array): void {
+  splitRow(grid, blank, y, runs);
+  const base = y * grid.columns;
+  for (let k = 0, from = base; k < runs.count; k++) {
+    const to = base + runs.ends[k]!;
+    const color = runs.colors[k]!;
+    if (color >= 0) {
+      w.raw(open);
+      w.hex6(color);
+      w.raw(TAG_END);
+    }
+    w.glyphs(grid.cells, from, to, table);
+    if (color >= 0) w.raw(close);
+    from = to;
+  }
 }
 
 /** A string as UTF-8, by the runtime's encoder (a whole document: json, text). */

@@ -1,8 +1,8 @@
 import { CELL_ASPECT, type RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
-import { ByteWriter, decodeUtf8, glyphBytes, utf8 } from './bytes.js';
-import { blankTable, checkGrid, gridLines, rowRunsFor, splitRow, splitRowPairs } from './grid.js';
+import { ByteWriter, decodeUtf8, glyphBytes, utf8, writeColorRuns } from './bytes.js';
+import { blankTable, checkGrid, gridLines, rowRunsFor, splitRowPairs } from './grid.js';
 
 /**
  * Font size in px of the html document. The line height is 1.2em: DejaVu Sans Mono advances
@@ -37,11 +37,11 @@ const SEMICOLON = utf8(';');
 const BACKGROUND = utf8('background:#');
 const TAG_END = utf8('">');
 const SPAN_END = utf8('</span>');
+const SPAN_COLOR = utf8('<span style="color:#');
 
-/** formatHtml's document as UTF-8 bytes, written as such (bytes.ts). */
-export function htmlBytes(result: RenderResult): Uint8Array {
-  checkGrid(result, result.params.color);
-  const { columns, rows, glyphs, params, cells } = result;
+/** The html document up to the art (its first row follows the <pre>). */
+export function htmlHead(result: RenderResult): string {
+  const { columns, rows, params } = result;
   const ink = hexOfPacked(parseHexColor(params.monoColor));
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(',');
@@ -49,9 +49,7 @@ export function htmlBytes(result: RenderResult): Uint8Array {
   const blocks = result.charset === 'blocks';
   // Another cell aspect sets its own line pitch (the glyphs' width stays the font's).
   const line = result.cellAspect === CELL_ASPECT ? LINE_HEIGHT : +((LINE_HEIGHT * CELL_ASPECT) / result.cellAspect).toFixed(4);
-
-  const w = new ByteWriter();
-  w.text(
+  return (
     '<!doctype html>\n' +
     '<html lang="en">\n' +
     '<head>\n' +
@@ -67,8 +65,19 @@ export function htmlBytes(result: RenderResult): Uint8Array {
     '</head>\n' +
     '<body>\n' +
     // The newline right after <pre> is dropped by HTML parsers, so the art starts on its first row.
-    `<pre role="img" aria-label="${escapeMarkup(title)}">\n`,
+    `<pre role="img" aria-label="${escapeMarkup(title)}">\n`
   );
+}
+
+/** The html document after the art. */
+export const HTML_TAIL = '</pre>\n</body>\n</html>\n';
+
+/** formatHtml's document as UTF-8 bytes, written as such (bytes.ts). */
+export function htmlBytes(result: RenderResult): Uint8Array {
+  checkGrid(result, result.params.color);
+  const { columns, rows, glyphs, params, cells } = result;
+  const w = new ByteWriter();
+  w.text(htmlHead(result));
   if (!params.color) {
     w.text(gridLines(result).map(escapeMarkup).join('\n'));
   } else {
@@ -98,25 +107,10 @@ export function htmlBytes(result: RenderResult): Uint8Array {
           from = to;
         }
       } else {
-        splitRow(result, blank, y, runs);
-        for (let k = 0, from = base; k < runs.count; k++) {
-          const to = base + runs.ends[k]!;
-          const color = runs.colors[k]!;
-          if (color < 0) {
-            w.glyphs(cells, from, to, table);
-          } else {
-            w.raw(SPAN_STYLE);
-            w.raw(COLOR);
-            w.hex6(color);
-            w.raw(TAG_END);
-            w.glyphs(cells, from, to, table);
-            w.raw(SPAN_END);
-          }
-          from = to;
-        }
+        writeColorRuns(w, result, blank, y, runs, table, SPAN_COLOR, SPAN_END);
       }
     }
   }
-  w.text('</pre>\n</body>\n</html>\n');
+  w.text(HTML_TAIL);
   return w.done();
 }

@@ -1,8 +1,8 @@
 import type { RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
-import { ByteWriter, decodeUtf8, glyphBytes, utf8 } from './bytes.js';
-import { blankTable, checkGrid, gridLines, rowRunsFor, splitRow, splitRowPairs } from './grid.js';
+import { ByteWriter, decodeUtf8, glyphBytes, utf8, writeColorRuns } from './bytes.js';
+import { blankTable, checkGrid, gridLines, rowRunsFor, splitRowPairs } from './grid.js';
 
 /** Cell size in SVG user units: the reference 1:2 cell. */
 export const SVG_CELL_WIDTH = 6;
@@ -30,13 +30,18 @@ export function formatSvg(result: RenderResult): string {
 const RECT = utf8('<rect x="');
 const RECT_END = utf8('"/>\n');
 const TSPAN = utf8('<tspan fill="#');
-const TAG_END = utf8('">');
 const TSPAN_END = utf8('</tspan>');
 
-/** formatSvg's document as UTF-8 bytes, written as such (bytes.ts). */
-export function svgBytes(result: RenderResult): Uint8Array {
-  checkGrid(result, result.params.color);
-  const { columns, rows, glyphs, params, cells } = result;
+/** The svg document's frame: its head (up to the ground), the text group's opening, each row's <text> opening, the cell height. */
+export interface SvgLayout {
+  readonly head: string;
+  readonly textGroup: string;
+  readonly rowOpen: (y: number) => string;
+  readonly cellHeight: number;
+}
+
+export function svgLayout(result: RenderResult): SvgLayout {
+  const { columns, rows, params } = result;
   const width = columns * SVG_CELL_WIDTH;
   // Another cell aspect (the cellAspect extension) keeps the picture's proportions: taller or
   // shorter rows, the glyphs centred in them. At the default 0.5 this is the 12-unit cell.
@@ -47,18 +52,28 @@ export function svgBytes(result: RenderResult): Uint8Array {
   const ground = groundFor(params.monoColor);
   const font = FONT_STACK.map((f) => (f === 'monospace' ? f : `'${f}'`)).join(',');
   const title = artLabel(columns, rows, params.color);
+  return {
+    head: '<?xml version="1.0" encoding="UTF-8"?>\n' +
+      `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" ` +
+      // One image with a name, as html's <pre role="img">: without the role a screen reader reads
+      // every row of glyphs as text. aria-label, not aria-labelledby: an id would clash when
+      // several are inlined in one page.
+      `viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeMarkup(title)}">\n` +
+      `<title>${escapeMarkup(title)}</title>\n` +
+      `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n`,
+    textGroup: `<g font-family="${font}" font-size="${SVG_FONT_SIZE}" fill="${ink}" ` + 'style="white-space:pre;font-variant-ligatures:none">\n',
+    rowOpen: (y) => `<text x="0" y="${Math.round((y * cellHeight + baseline) * 100) / 100}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`,
+    cellHeight,
+  };
+}
 
+/** formatSvg's document as UTF-8 bytes, written as such (bytes.ts). */
+export function svgBytes(result: RenderResult): Uint8Array {
+  checkGrid(result, result.params.color);
+  const { columns, rows, glyphs, params } = result;
+  const { head, textGroup, rowOpen: open, cellHeight } = svgLayout(result);
   const w = new ByteWriter();
-  w.text(
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" ` +
-    // One image with a name, as html's <pre role="img">: without the role a screen reader reads
-    // every row of glyphs as text. aria-label, not aria-labelledby: an id would clash when
-    // several are inlined in one page.
-    `viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeMarkup(title)}">\n` +
-    `<title>${escapeMarkup(title)}</title>\n` +
-    `<rect x="0" y="0" width="${width}" height="${height}" fill="${ground}"/>\n`,
-  );
+  w.text(head);
   const runs = rowRunsFor(columns);
   if (params.color && result.background) {
     // Two colours per cell (extension): one rect per run of equal background under the text.
@@ -82,9 +97,7 @@ export function svgBytes(result: RenderResult): Uint8Array {
     }
     w.text('</g>\n');
   }
-  w.text(`<g font-family="${font}" font-size="${SVG_FONT_SIZE}" fill="${ink}" ` + 'style="white-space:pre;font-variant-ligatures:none">\n');
-  const open = (y: number): string =>
-    `<text x="0" y="${Math.round((y * cellHeight + baseline) * 100) / 100}" textLength="${width}" lengthAdjust="spacing" xml:space="preserve">`;
+  w.text(textGroup);
   if (!params.color) {
     const lines = gridLines(result);
     for (let y = 0; y < rows; y++) w.text(open(y) + escapeMarkup(lines[y]!) + '</text>\n');
@@ -93,22 +106,7 @@ export function svgBytes(result: RenderResult): Uint8Array {
     const blank = blankTable(glyphs);
     for (let y = 0; y < rows; y++) {
       w.text(open(y));
-      splitRow(result, blank, y, runs);
-      const base = y * columns;
-      for (let k = 0, from = base; k < runs.count; k++) {
-        const to = base + runs.ends[k]!;
-        const color = runs.colors[k]!;
-        if (color < 0) {
-          w.glyphs(cells, from, to, table);
-        } else {
-          w.raw(TSPAN);
-          w.hex6(color);
-          w.raw(TAG_END);
-          w.glyphs(cells, from, to, table);
-          w.raw(TSPAN_END);
-        }
-        from = to;
-      }
+      writeColorRuns(w, result, blank, y, runs, table, TSPAN, TSPAN_END);
       w.text('</text>\n');
     }
   }

@@ -1,4 +1,4 @@
-import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
+import { SAMPLES, SUB_Y } from '../glyphs/types.js';
 import { frame, nestedFrame, type Frame, type Ptr } from '../wasm/kernels.js';
 import { refineInFrame, refineLayout, type FineTable } from './refine.js';
 import { TAN_22_5, type CellStructure } from './structure.js';
