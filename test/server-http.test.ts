@@ -587,7 +587,9 @@ describe('render: bad input', () => {
   test('malformed JSON, an empty JSON body, no body at all', async () => {
     assertProblem(await renderJson('{"imageBase64": '), 400, 'invalid-request', /not valid JSON/);
     assertProblem(await renderJson(''), 400, 'invalid-request');
-    assertProblem(await req('POST', RENDER), 400, 'invalid-request', /body is required/);
+    const none = assertProblem(await req('POST', RENDER), 400, 'invalid-request', /body is required/);
+    // Each image field is named, as a body without an image names those of its carrier.
+    assert.deepEqual(none.errors.map((e: { parameter: string }) => e.parameter), ['image', 'imageUrl', 'imageBase64']);
   });
 
   test('a JSON body may start with a UTF-8 byte order mark (RFC 8259 §8.1); a BOM alone or twice is still refused', async () => {

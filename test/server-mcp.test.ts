@@ -302,6 +302,8 @@ describe('raw JSON-RPC over HTTP', () => {
     // The limit is named, and what it is made of.
     const cap = jsonBodyLimit(loadConfig({}).maxImageBytes);
     assert.match(JSON.parse(answer.body).detail, new RegExp(`larger than its ${cap}-byte limit: one image of at most 16777216 bytes \\(V2A_MAX_IMAGE_BYTES\\) as base64`));
+    // The field that makes a body that large is named, as a form's refusal names its image.
+    assert.deepEqual(JSON.parse(answer.body).errors, [{ parameter: 'imageBase64', message: `with the other fields, larger than the ${cap}-byte JSON body limit` }]);
   });
 
   test('[] and a batch over V2A_MCP_MAX_BATCH are one -32600', async () => {

@@ -14,7 +14,10 @@ export type BodyType = 'form' | 'json';
 /** The problem of a body over its cap (the reply closes the connection; the rest is never read). */
 function overCap(type: BodyType, maxImageBytes: number, cap: number): HttpProblem {
   if (type === 'json') {
-    return new HttpProblem('request-too-large', `The JSON body is larger than its ${cap}-byte limit: one image of at most ${maxImageBytes} bytes (V2A_MAX_IMAGE_BYTES) as base64, with room for the other fields. The images of an MCP batch share the limit: send large ones in calls of their own.`);
+    return new HttpProblem('request-too-large', `The JSON body is larger than its ${cap}-byte limit: one image of at most ${maxImageBytes} bytes (V2A_MAX_IMAGE_BYTES) as base64, with room for the other fields. The images of an MCP batch share the limit: send large ones in calls of their own.`, {
+      // The field that makes a body this large (the form's refusal names its image too).
+      errors: [{ parameter: 'imageBase64', message: `with the other fields, larger than the ${cap}-byte JSON body limit` }],
+    });
   }
   return new HttpProblem('image-too-large', `The upload is larger than the ${maxImageBytes}-byte image limit (with ${FORM_OVERHEAD_BYTES} bytes more for the form's other fields).`, {
     errors: [{ parameter: 'image', message: `larger than ${maxImageBytes} bytes` }],

@@ -86,7 +86,12 @@ export async function renderRoutes(app: FastifyInstance, opts: { ctx: AppContext
       // (so before 100 Continue, and ahead of a body over its cap, however it is framed).
       validateParams([queryCarrier(query)]);
       const type = bodyTypes.get(request);
-      if (!type) throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.');
+      if (!type) {
+        const message = 'no request body: send multipart/form-data with the file field image, or JSON with imageUrl or imageBase64';
+        throw new HttpProblem('invalid-request', 'A request body is required: multipart/form-data with the file field image, or JSON with imageUrl or imageBase64.', {
+          errors: (['image', 'imageUrl', 'imageBase64'] as const).map((parameter) => ({ parameter, message })),
+        });
+      }
       const start = nowMs();
       const body = await readBody(request.raw, type, config.maxImageBytes);
       if (type === 'json' && body.byteLength === 0) throw new HttpProblem('invalid-request', 'The JSON body is empty.');
