@@ -254,6 +254,30 @@ describe('health', () => {
     }
   });
 
+  test('a pool whose warm-up render failed (a worker that cannot render) is 503 `failed` with why, not `ready`', async () => {
+    const broken = await startTestServer({ V2A_WORKERS: '1' }, {
+      pool: {
+        run: async () => { throw new Error('unused'); },
+        runBody: async () => { throw new Error('unused'); },
+        stats: () => ({ workers: 1, running: 0, queued: 0, queueLimit: 0, completed: 0, threadsStarted: 1 }),
+        retryAfterSeconds: () => 1,
+        warm: () => false,
+        warmUpFailure: () => 'internal-error: RangeError: WebAssembly.Instance(): Out of memory',
+        stopAll: () => {},
+        close: async () => {},
+      },
+    });
+    try {
+      const r = await call(`${broken.base}/api/v1/health/ready`);
+      validator!.check('GET', '/api/v1/health/ready', r);
+      assert.equal(r.status, 503);
+      assert.equal(r.json.status, 'failed');
+      assert.equal(r.json.reason, 'a render worker cannot render: internal-error: RangeError: WebAssembly.Instance(): Out of memory');
+    } finally {
+      await broken.close();
+    }
+  });
+
   test('V2A_WARM_UP (the default): readiness is 503 `warming` until every worker has warmed up, then 200; renders wait for it', { timeout: 90_000 }, async () => {
     assert.equal(loadConfig({}).warmUp, true);
     assert.equal(loadConfig({ V2A_WARM_UP: 'false' }).warmUp, false);

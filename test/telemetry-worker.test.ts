@@ -10,7 +10,8 @@ import { render } from '../src/core/render.js';
 import { DECODE_PIXELS_PER_COLUMN } from '../src/core/pipeline/geometry.js';
 import { decodeImage } from '../src/node/index.js';
 import { transferableSymbol, valueSymbol } from 'piscina';
-import runTask, { runRenderJob } from '../src/server/render-worker.js';
+import runTask, { runRenderJob, warmUpReport } from '../src/server/render-worker.js';
+import { warmUpFailure, warmUpMs } from '../src/server/warm-up.js';
 import type { RenderJob } from '../src/server/render-task.js';
 import { photo } from './server-helpers.js';
 
@@ -57,6 +58,16 @@ describe('staged render in the worker', () => {
     // A failure has no body: it comes back as it is.
     const failed = await runTask(job(png.subarray(0, 100), {}));
     assert.equal(failed.ok, false);
+  });
+
+  test('the warm-up tells the pool why it failed where a render of its scene did: such a worker cannot render', async () => {
+    const ok = await warmUpReport(runRenderJob);
+    assert.ok((warmUpMs(ok) ?? -1) >= 0);
+    assert.equal(warmUpFailure(ok), null);
+    const failing = await warmUpReport(async () => ({ ok: false, slug: 'internal-error', detail: 'Internal error.', internal: 'RangeError: WebAssembly.Instance(): Out of memory\n    at ownKernels' }));
+    assert.equal(warmUpFailure(failing), 'internal-error: RangeError: WebAssembly.Instance(): Out of memory');
+    const throwing = await warmUpReport(async () => { throw new Error('sharp did not load'); });
+    assert.equal(warmUpFailure(throwing), 'sharp did not load');
   });
 
   test('stage times are ordered and the image facts are reported', async () => {

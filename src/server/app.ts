@@ -126,6 +126,7 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     timeoutMs: config.renderTimeoutMs,
     warmUp: config.warmUp,
     onWarm: (ms) => app.log.info({ workers: config.workers, warmUpMs: ms }, 'render workers warm'),
+    onWarmUpFailed: (why) => app.log.error({ workers: config.workers, reason: why }, 'a render worker cannot render its warm-up scene: not ready'),
     onError: (err) => app.log.error({ err }, 'render worker error'),
   });
   const startedAt = performance.now();

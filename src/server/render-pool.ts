@@ -39,7 +39,7 @@ import { Piscina } from 'piscina';
 import 'sharp';
 import { HttpProblem, shuttingDown } from './problem.js';
 import { STOP, STOP_GRACE_MS, type BodyJob, type BodyOutcome, type RenderJob, type RenderOutcome } from './render-task.js';
-import { warmUpMs } from './warm-up.js';
+import { warmUpFailure, warmUpMs } from './warm-up.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
 export interface RenderPoolOptions {
@@ -50,6 +50,8 @@ export interface RenderPoolOptions {
   warmUp?: boolean;
   /** Told once every worker started up front has warmed up, with the slowest one's milliseconds. */
   onWarm?: (ms: number) => void;
+  /** Told the first time a worker's warm-up render fails, with why. */
+  onWarmUpFailed?: (why: string) => void;
   /** Told about worker errors not tied to a task (a crashed thread). */
   onError?: (err: unknown) => void;
 }
@@ -89,6 +91,8 @@ export interface RenderPool {
   retryAfterSeconds(): number;
   /** Every worker started up front has warmed up (always true without warm-up): readiness. */
   warm(): boolean;
+  /** Why a worker's warm-up render failed, the first such (the pool cannot render): readiness says `failed`. */
+  warmUpFailure?(): string | undefined;
   /** Answers every render waiting or running with `err` now, and tells the running ones to stop. */
   stopAll(err: Error): void;
   close(): Promise<void>;
@@ -208,7 +212,14 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
   // readiness never goes back: its tasks wait for it in piscina as they would for a cold start.
   let warmWorkers = opts.warmUp === true ? 0 : opts.workers;
   let slowestWarmUp = 0;
+  let failure: string | undefined;
   piscina.on('message', (m: unknown) => {
+    const why = warmUpFailure(m);
+    if (why !== null) {
+      if (failure === undefined) opts.onWarmUpFailed?.(why);
+      failure ??= why;
+      return;
+    }
     const ms = warmUpMs(m);
     if (ms === null || warmWorkers >= opts.workers) return;
     slowestWarmUp = Math.max(slowestWarmUp, ms);
@@ -350,7 +361,8 @@ export function createRenderPool(opts: RenderPoolOptions): RenderPool {
       completed,
       threadsStarted,
     }),
-    warm: () => warmWorkers >= opts.workers,
+    warm: () => failure === undefined && warmWorkers >= opts.workers,
+    warmUpFailure: () => failure,
     stopAll(err) {
       for (const entry of waiting.slice()) entry.fail(err);
       for (const stopNow of runningStops) stopNow(err);

@@ -17,7 +17,7 @@ import { bodyRequest } from './request-body.js';
 import { configureSharp, decodeImage } from '../node/index.js';
 import { zlibDeflate } from '../node/deflate.js';
 import { STOP, type BodyJob, type BodyOutcome, type ImageFacts, type RenderFailure, type RenderFetch, type RenderJob, type RenderOutcome, type StageTimes } from './render-task.js';
-import { WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
+import { WARM_UP_FAILED, WARM_UP_MESSAGE, warmUpJobs } from './warm-up.js';
 
 configureSharp({ concurrency: 1 });
 
@@ -31,13 +31,30 @@ const now = () => performance.timeOrigin + performance.now();
 const warmedUp: Promise<void> | null = (workerData as { warmUp?: boolean } | undefined)?.warmUp ? warmUp() : null;
 
 async function warmUp(): Promise<void> {
+  parentPort?.postMessage(await warmUpReport(renderJob));
+}
+
+/**
+ * The warm-up's message to the pool: its milliseconds, and why it failed where a render of the
+ * scene did. Such a worker cannot render (its kernels could not be made, sharp did not load):
+ * told, so that readiness says so rather than `ready` over a pool whose every render is a 500.
+ * Its tasks still report their own errors.
+ */
+export async function warmUpReport(render: (job: RenderJob) => Promise<RenderOutcome>): Promise<Record<string, number | string>> {
   const t0 = performance.now();
+  let failed: string | undefined;
   try {
-    for (const job of await warmUpJobs()) await renderJob(job);
-  } catch {
-    /* a warm-up that fails leaves the worker cold, not broken: its tasks report their own errors */
+    for (const job of await warmUpJobs()) {
+      const out = await render(job);
+      if (out.ok !== true) {
+        failed = out.ok === false ? `${out.slug}: ${out.internal?.split('\n', 1)[0] ?? out.detail}` : 'the warm-up render asked for a fetch';
+        break;
+      }
+    }
+  } catch (err) {
+    failed = err instanceof Error ? err.message : String(err);
   }
-  parentPort?.postMessage({ [WARM_UP_MESSAGE]: Math.round(performance.now() - t0) });
+  return { [WARM_UP_MESSAGE]: Math.round(performance.now() - t0), ...(failed ? { [WARM_UP_FAILED]: failed.slice(0, 300) } : {}) };
 }
 
 export async function runRenderJob(job: RenderJob): Promise<RenderOutcome> {

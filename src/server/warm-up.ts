@@ -16,6 +16,16 @@ import type { RenderJob } from './render-task.js';
 /** Key of the message a worker posts once warm (its value: the milliseconds the warm-up took). */
 export const WARM_UP_MESSAGE = 'v2aWarmUpMs';
 
+/** Key of the reason a worker's warm-up failed, in its warm-up message (absent when it did not). */
+export const WARM_UP_FAILED = 'v2aWarmUpFailed';
+
+/** Why a worker's warm-up failed (its message's WARM_UP_FAILED), or null. */
+export function warmUpFailure(message: unknown): string | null {
+  if (typeof message !== 'object' || message === null) return null;
+  const why = (message as Record<string, unknown>)[WARM_UP_FAILED];
+  return typeof why === 'string' ? why : null;
+}
+
 /** The warm-up message a worker posts, or null for any other message. */
 export function warmUpMs(message: unknown): number | null {
   if (typeof message !== 'object' || message === null || !(WARM_UP_MESSAGE in message)) return null;

@@ -88,12 +88,12 @@ export const LIVENESS_SCHEMA: JsonSchema = {
   properties: { status: { const: 'alive' }, uptimeSeconds: { type: 'number', minimum: 0 } },
 };
 
-/** Schema of the readiness probe's body (200 `ready`, 503 `warming` or `draining`). */
+/** Schema of the readiness probe's body (200 `ready`, 503 `warming`, `draining` or `failed` with its `reason`). */
 export const READINESS_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['status', 'pool'],
   additionalProperties: false,
-  properties: { status: { enum: ['ready', 'warming', 'draining'] }, pool: POOL_STATS_SCHEMA },
+  properties: { status: { enum: ['ready', 'warming', 'draining', 'failed'] }, reason: { type: 'string' }, pool: POOL_STATS_SCHEMA },
 };
 
 export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
@@ -109,8 +109,12 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
   // A full queue does not make a pod unready: the pool answers 503 + Retry-After itself, and
   // pulling every busy pod out of the Service at once would turn load into an outage. Until the
   // workers have warmed up (V2A_WARM_UP), 503 `warming`: a new pod's first requests then run warm.
+  // A worker whose warm-up render failed (its kernels could not be made, sharp did not load) is a
+  // pool that cannot render: 503 `failed`, with why, for as long as the process runs.
   app.get(READINESS_PATH, async (_request, reply) => {
-    const status = shuttingDown(opts.ctx) ? 'draining' : opts.ctx.pool.warm() ? 'ready' : 'warming';
-    return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, pool: opts.ctx.pool.stats() });
+    const failure = opts.ctx.pool.warmUpFailure?.();
+    const status = shuttingDown(opts.ctx) ? 'draining' : failure !== undefined ? 'failed' : opts.ctx.pool.warm() ? 'ready' : 'warming';
+    const reason = status === 'failed' ? { reason: `a render worker cannot render: ${failure}` } : {};
+    return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, ...reason, pool: opts.ctx.pool.stats() });
   });
 }
