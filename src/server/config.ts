@@ -317,8 +317,8 @@ const SETTINGS: readonly Setting[] = [
     value: (c) => c.sendTimeoutMs,
   },
   {
-    name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, at most 10000',
-    meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read). Per-client connection limits belong to the proxy in front.',
+    name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, from 16 to 10000',
+    meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read), and is never below 16 (a limit under 272 leaves fewer spare: raise it). Per-client connection limits belong to the proxy in front.',
     apply: (raw, d) => { d.maxConnections = unset(raw) ? defaultMaxConnections() : integer(raw, 1, 10_000_000); },
     value: (c) => c.maxConnections,
   },
@@ -480,7 +480,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_SHUTDOWN_TIMEOUT_MS', default: '30000',
-    meaning: 'On SIGTERM/SIGINT: the longest the whole shutdown may take. In-flight requests may finish within it, less a tenth (at most 1 s) kept for stopping the worker pool and exporting the last spans; renders still waiting or running then are answered 503 shutting-down with Retry-After, what else is in progress is cut, and the exit code is 1. 0 = cut in-flight requests at once (an idle server still exits 0).',
+    meaning: 'On SIGTERM/SIGINT: the longest the whole shutdown may take. In-flight requests may finish within it, less a tenth (at most 1 s) kept for stopping the worker pool and exporting the last spans; renders still waiting or running then are answered 503 shutting-down with Retry-After, what else is in progress is cut, and the exit code is 1. 0 = cut in-flight requests at once (an idle server still exits 0). Another SIGTERM/SIGINT once the drain has begun (after V2A_SHUTDOWN_DELAY_MS, if any) exits at once (exit 1), cutting what is in progress.',
     apply: (raw, d) => { d.shutdownTimeoutMs = unset(raw) ? 30_000 : integer(raw, 0, 3_600_000); },
     value: (c) => c.shutdownTimeoutMs,
   },
