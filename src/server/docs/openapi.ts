@@ -196,7 +196,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       get: operation(E.healthReady, {
         responses: {
           200: jsonResponse('The render workers are warm: send work.', READINESS_SCHEMA),
-          503: jsonResponse('Not ready: `warming` (workers warming up), `draining` (shutting down) or `failed` (a worker cannot render its warm-up scene; `reason` says why).', READINESS_SCHEMA),
+          503: jsonResponse('Not ready: `warming` (workers warming up), `draining` (shutting down) or `failed` (a worker cannot render its warm-up image; the server log says why).', READINESS_SCHEMA),
         },
       }),
     },

@@ -110,11 +110,12 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
   // pulling every busy pod out of the Service at once would turn load into an outage. Until the
   // workers have warmed up (V2A_WARM_UP), 503 `warming`: a new pod's first requests then run warm.
   // A worker whose warm-up render failed (its kernels could not be made, sharp did not load) is a
-  // pool that cannot render: 503 `failed`, with why, for as long as the process runs.
+  // pool that cannot render: 503 `failed` for as long as the process runs. The why is logged, not
+  // told here: an internal message may name the server's files, and this path needs no key.
   app.get(READINESS_PATH, async (_request, reply) => {
     const failure = opts.ctx.pool.warmUpFailure?.();
     const status = shuttingDown(opts.ctx) ? 'draining' : failure !== undefined ? 'failed' : opts.ctx.pool.warm() ? 'ready' : 'warming';
-    const reason = status === 'failed' ? { reason: `a render worker cannot render: ${failure}` } : {};
+    const reason = status === 'failed' ? { reason: 'a render worker cannot render its warm-up image: the server log says why' } : {};
     return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, ...reason, pool: opts.ctx.pool.stats() });
   });
 }
