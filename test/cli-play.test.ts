@@ -237,7 +237,8 @@ describe('v2a render of a FIFO (<(...))', () => {
   });
 });
 
-describe('v2a play: input and output', () => {
+// Side by side: each test's files are its own (ffmpeg's encodes, spawned synchronously, still take turns).
+describe('v2a play: input and output', { concurrency: 4 }, () => {
   test('a FIFO (or <(...)) is read like standard input: a GIF, and a video fed to ffmpeg', { skip: hasMkfifo ? false : 'no mkfifo' }, async () => {
     for (const file of [gif, ...(clip ? [clip] : [])]) {
       const fifo = fifoOf(file);

@@ -291,7 +291,8 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
       // named by their headings, as their main button may be ("Send to A2V").
       const roles = new Set(['button', 'switch', 'checkbox', 'combobox', 'slider', 'spinbutton', 'textbox', 'ColorWell', 'group']);
       const names = new Map<string, string[]>();
-      for (const x of await tree()) {
+      const nodes = await tree();
+      for (const x of nodes) {
         const role = String(x.role?.value ?? ''), name = String(x.name?.value ?? '').toLowerCase();
         if (!roles.has(role) || !name || x.ignored) continue;
         names.set(name, [...(names.get(name) ?? []), role]);
@@ -301,7 +302,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
       // Whatever takes the focus has a name (the curl command's scrolling box had none).
       const focusable = (x: any) => (x.properties ?? []).some((p: any) => p.name === 'focusable' && p.value?.value === true);
       const nameless: string[] = [];
-      for (const x of await tree()) {
+      for (const x of nodes) {
         if (x.ignored || !focusable(x) || String(x.name?.value ?? '').trim()) continue;
         const { node } = await cdp.send('DOM.describeNode', { backendNodeId: x.backendDOMNodeId });
         nameless.push(`${x.role?.value}: <${node.localName} ${(node.attributes ?? []).join(' ')}>`);
