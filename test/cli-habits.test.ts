@@ -177,6 +177,9 @@ describe('help, usage and output habits', { concurrency: 4 }, () => {
     assert.match(capped.stderr, /too large .*the limit is 16777216 bytes \(V2A_MAX_IMAGE_BYTES\)/);
     assert.equal(readLimits({}, true).maxBytes, 256 * 1024 * 1024);
     assert.equal(readLimits({}).maxBytes, 16 * 1024 * 1024, 'v2a mcp: what agents send, as the server');
+    // --help heads each limit with both defaults (it showed the server's alone).
+    const help = await v2a('--help');
+    assert.match(help.stdout.replace(/\s+/g, ' '), new RegExp(`V2A_MAX_IMAGE_BYTES \\(default ${256 * 1024 * 1024} for render and play, ${16 * 1024 * 1024} for decode, mcp and serve\\)`));
   });
 
   test('decode -o with an extension other than .png is refused (it wrote PNG bytes into y.txt); .PNG is PNG', async () => {

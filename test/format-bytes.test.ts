@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FORMATS, formatBytes, formatResult, render } from '../src/core/index.js';
-import { ByteWriter, decodeUtf8, glyphBytes } from '../src/core/format/bytes.js';
+import { ByteWriter, glyphBytes } from '../src/core/format/bytes.js';
+import { textDecoder } from '../src/core/text-codec.js';
 import { ansiBytes } from '../src/core/format/ansi.js';
 import { htmlBytes } from '../src/core/format/html.js';
 import { svgBytes } from '../src/core/format/svg.js';
@@ -49,7 +50,7 @@ describe('markup and ANSI written as bytes', () => {
       for (const [name, bytes, ref] of [['svg', svgBytes, refSvg], ['html', htmlBytes, refHtml], ['ansi', ansiBytes, refAnsi]] as const) {
         const want = ref(r);
         const got = bytes(r);
-        assert.equal(decodeUtf8(got), want, name);
+        assert.equal(textDecoder().decode(got), want, name);
         // The bytes are the string's UTF-8 (what the server sends), and formatResult gives the same string.
         assert.deepEqual(got, new TextEncoder().encode(want), `${name}: UTF-8`);
         assert.equal(formatResult(r, name).body, want, `${name}: formatResult`);

@@ -695,7 +695,7 @@ export async function* decodeFrames(
   let count = animated ? info.pages : 1;
   if (opts.maxFrames !== undefined) {
     if (!(Number.isInteger(opts.maxFrames) && opts.maxFrames > 0)) {
-      throw new RangeError(`decodeFrames: maxFrames must be a positive integer (got ${typeof opts.maxFrames === 'number' ? opts.maxFrames : describeType(opts.maxFrames)})`);
+      throw new RangeError(`decodeFrames: maxFrames must be a positive integer (got ${got(opts.maxFrames)})`);
     }
     count = Math.min(count, opts.maxFrames);
   }

@@ -11,6 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { formatBytes, formatResult } from '../core/format/index.js';
+import { textEncoder } from '../core/text-codec.js';
 import { asV2aError, runJob, type JobStage } from '../core/job.js';
 import { buildToolReply } from './mcp/reply.js';
 import { bodyRequest } from './request-body.js';
@@ -139,7 +140,7 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
       // Bytes, handed over without a copy (runTask): a 400 x 800 colour svg was a 30 MB string of
       // two-byte characters, which the main thread held as such and encoded again while a client
       // that does not read held the reply. (An MCP job's output is text: encoded here.)
-      body: typeof output.body === 'string' ? utf8.encode(output.body) : output.body,
+      body: typeof output.body === 'string' ? textEncoder().encode(output.body) : output.body,
       contentType: output.contentType,
       extension: output.extension,
       director: { status: result.director.status, rubric: result.director.rubric, score: result.director.score },
@@ -158,8 +159,6 @@ async function renderJob(job: RenderJob, startedAt = now()): Promise<RenderOutco
     return { ...failureOf(err), startedAt, stages: stages as StageTimes, ...(failedStage ? { failedStage } : {}), ...(image ? { image } : {}) };
   }
 }
-
-const utf8 = new TextEncoder();
 
 /** The pool's task: a RenderJob, or a BodyJob (render-pool.ts run / runBody). */
 export default async function runTask(job: RenderJob | BodyJob): Promise<BodyOutcome> {

@@ -1,7 +1,8 @@
 import type { ColorDepth } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
 import { parseHexColor } from './color.js';
-import { ByteWriter, decodeUtf8, glyphBytes, utf8 } from './bytes.js';
+import { textDecoder } from '../text-codec.js';
+import { ByteWriter, glyphBytes, utf8 } from './bytes.js';
 import { blankTable, checkGrid, gridLines, rowRunsFor, splitRow, splitRowPairs } from './grid.js';
 import { nearestEntry, paletteOf, quantizePlane, type Palette } from './palette.js';
 
@@ -98,7 +99,7 @@ export function monoSgr(result: RenderResult): string {
  * Glyphs are printable code points (checked), so the art cannot carry other escape sequences.
  */
 export function formatAnsi(result: RenderResult): string {
-  return decodeUtf8(ansiBytes(result));
+  return textDecoder().decode(ansiBytes(result));
 }
 
 /** formatAnsi's text as UTF-8 bytes, written as such (bytes.ts). */

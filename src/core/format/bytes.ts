@@ -3,10 +3,10 @@
  * per run of equal colour, up to one per cell: built as strings (a template per run, `+=` per
  * glyph) a 400 x 800 colour svg of noise took 0.67 s and 183 MB of heap for a 30 MB document, held
  * as two-byte characters and encoded again to be sent. Written here, each run is a few stores
- * into one growing buffer. Pure ECMAScript apart from the runtime's TextDecoder and TextEncoder
- * (text-codec.ts), used once per document: for the string form, and for formats written as text.
+ * into one growing buffer. Pure ECMAScript apart from the runtime's TextEncoder and TextDecoder
+ * (text-codec.ts): text goes through encodeInto, and the string form is the document decoded once.
  */
-import { textDecoder, textEncoder } from '../text-codec.js';
+import { textEncoder } from '../text-codec.js';
 import type { CellGrid } from '../types.js';
 import { splitRow, type RowRuns } from './grid.js';
 
@@ -14,6 +14,8 @@ import { splitRow, type RowRuns } from './grid.js';
 export interface GlyphBytes {
   readonly bytes: Uint8Array;
   readonly start: Int32Array;
+  /** The longest glyph's byte count (the room a cell may need). */
+  readonly longest: number;
 }
 
 /** The lower-case hex digits' bytes. */
@@ -63,41 +65,10 @@ export class ByteWriter {
     this.n = n + len;
   }
 
-  /** Text of any code points, as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder writes it). */
+  /** Text of any code points, as UTF-8, by the runtime's encoder (a lone surrogate as U+FFFD). */
   text(s: string): void {
     this.room(s.length * 3);
-    const b = this.buf;
-    let n = this.n;
-    for (let i = 0; i < s.length; i++) {
-      let c = s.charCodeAt(i);
-      if (c < 0x80) {
-        b[n++] = c;
-        continue;
-      }
-      if (c < 0x800) {
-        b[n++] = 0xc0 | (c >> 6);
-        b[n++] = 0x80 | (c & 63);
-        continue;
-      }
-      if (c >= 0xd800 && c <= 0xdfff) {
-        const d = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
-        if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
-          // Four bytes for a surrogate pair (room: its two units were counted as six).
-          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-          b[n++] = 0xf0 | (c >> 18);
-          b[n++] = 0x80 | ((c >> 12) & 63);
-          b[n++] = 0x80 | ((c >> 6) & 63);
-          b[n++] = 0x80 | (c & 63);
-          i++;
-          continue;
-        }
-        c = 0xfffd;
-      }
-      b[n++] = 0xe0 | (c >> 12);
-      b[n++] = 0x80 | ((c >> 6) & 63);
-      b[n++] = 0x80 | (c & 63);
-    }
-    this.n = n;
+    this.n += textEncoder().encodeInto(s, this.buf.subarray(this.n)).written;
   }
 
   /** A number in decimal, as String(v) writes it (a non-negative safe integer without a string). */
@@ -149,7 +120,7 @@ export class ByteWriter {
   /** The glyphs of `cells[from]` up to `cells[to]`, from their UTF-8 table. */
   glyphs(cells: Uint16Array, from: number, to: number, table: GlyphBytes): void {
     const { bytes, start } = table;
-    this.room((to - from) * maxGlyphBytes(table));
+    this.room((to - from) * table.longest);
     const b = this.buf;
     let n = this.n;
     for (let i = from; i < to; i++) {
@@ -172,35 +143,22 @@ export class ByteWriter {
   }
 }
 
-const MAX_GLYPH = new WeakMap<GlyphBytes, number>();
-
-/** The longest glyph's byte count in `table` (the room a cell may need). */
-function maxGlyphBytes(table: GlyphBytes): number {
-  let m = MAX_GLYPH.get(table);
-  if (m === undefined) {
-    m = 0;
-    for (let g = 0; g + 1 < table.start.length; g++) m = Math.max(m, table.start[g + 1]! - table.start[g]!);
-    MAX_GLYPH.set(table, m);
-  }
-  return m;
-}
-
-/** `s` as UTF-8 bytes (a format's constant, written with ByteWriter.raw). */
+/** `s` as UTF-8 bytes, by the runtime's encoder (a format's constant for ByteWriter.raw; a whole text document). */
 export function utf8(s: string): Uint8Array {
-  const w = new ByteWriter(s.length * 3 + 1);
-  w.text(s);
-  return w.done();
+  return textEncoder().encode(s);
 }
 
 /** The UTF-8 table of `texts` (each glyph's text as a format writes it: escaped for markup). */
 export function glyphBytes(texts: readonly string[]): GlyphBytes {
   const w = new ByteWriter(texts.length * 8);
   const start = new Int32Array(texts.length + 1);
+  let longest = 0;
   for (let g = 0; g < texts.length; g++) {
     w.text(texts[g]!);
     start[g + 1] = w.length;
+    longest = Math.max(longest, start[g + 1]! - start[g]!);
   }
-  return { bytes: w.done(), start };
+  return { bytes: w.done(), start, longest };
 }
 
 const TAG_END = utf8('">');
@@ -224,14 +182,4 @@ export function writeColorRuns(w: ByteWriter, grid: CellGrid, blank: Uint8Array,
     if (color >= 0) w.raw(close);
     from = to;
   }
-}
-
-/** A string as UTF-8, by the runtime's encoder (a whole document: json, text). */
-export function encodeUtf8(s: string): Uint8Array {
-  return textEncoder().encode(s);
-}
-
-/** A document written as UTF-8, as a string (the formats' string form). */
-export function decodeUtf8(bytes: Uint8Array): string {
-  return textDecoder().decode(bytes);
 }

@@ -1,7 +1,8 @@
 import { CELL_ASPECT, type RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
-import { ByteWriter, decodeUtf8, glyphBytes, utf8, writeColorRuns } from './bytes.js';
+import { textDecoder } from '../text-codec.js';
+import { ByteWriter, glyphBytes, utf8, writeColorRuns } from './bytes.js';
 import { blankTable, checkGrid, gridLines, rowRunsFor, splitRowPairs } from './grid.js';
 
 /**
@@ -27,7 +28,7 @@ const BLOCK_LINE_HEIGHT = 1.16;
  *   light (#fafafa); see `groundFor`.
  */
 export function formatHtml(result: RenderResult): string {
-  return decodeUtf8(htmlBytes(result));
+  return textDecoder().decode(htmlBytes(result));
 }
 
 const NEWLINE = utf8('\n');

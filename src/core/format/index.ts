@@ -4,12 +4,8 @@ import { V2aError } from '../errors.js';
 import { parseParamsOrThrow } from '../params/validate.js';
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
-import { formatTextResult, formatted, type ByteOutput, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
+import { formatTextBytes, formatTextResult, formatted, type ByteOutput, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
 import { formatPng } from './png.js';
-import { encodeUtf8 } from './bytes.js';
-import { ansiBytes } from './ansi.js';
-import { htmlBytes } from './html.js';
-import { svgBytes } from './svg.js';
 
 export { bodyText, type ByteOutput, type FormattedOutput, type PngOutput, type TextFormat, type TextOutput } from './output.js';
 
@@ -22,9 +18,6 @@ export function formatResult(result: RenderResult, format?: Format): FormattedOu
   return f === 'png' ? formatted(f, formatPng(result)) : formatTextResult(result, f);
 }
 
-/** The formats written as bytes in the first place (bytes.ts); the others' text is encoded. */
-const BYTE_WRITERS: Partial<Readonly<Record<TextFormat, (result: RenderResult) => Uint8Array>>> = { svg: svgBytes, html: htmlBytes, ansi: ansiBytes };
-
 /**
  * Formats a render result as formatResult does, as bytes: a text format's UTF-8, or png's. For a
  * caller that sends or writes the output rather than reading it: a large colour svg, html or ansi
@@ -32,9 +25,7 @@ const BYTE_WRITERS: Partial<Readonly<Record<TextFormat, (result: RenderResult) =
  */
 export function formatBytes(result: RenderResult, format?: Format): ByteOutput {
   const f = formatOf(result, format, 'formatBytes');
-  if (f === 'png') return formatted(f, formatPng(result));
-  const write = BYTE_WRITERS[f];
-  return formatted(f, write ? write(result) : encodeUtf8(formatTextResult(result, f).body));
+  return formatted(f, f === 'png' ? formatPng(result) : formatTextBytes(result, f));
 }
 
 /** The format a result is formatted in, checked (formatResult, formatBytes). */

@@ -5,12 +5,13 @@
  */
 import type { Format } from '../params/definitions.js';
 import type { RenderResult } from '../types.js';
-import { formatAnsi } from './ansi.js';
+import { ansiBytes, formatAnsi } from './ansi.js';
+import { utf8 } from './bytes.js';
 import { formatCompact } from './compact.js';
-import { formatHtml } from './html.js';
+import { formatHtml, htmlBytes } from './html.js';
 import { FORMAT_INFO, contentTypeHeader } from './info.js';
 import { formatJson } from './json.js';
-import { formatSvg } from './svg.js';
+import { formatSvg, svgBytes } from './svg.js';
 import { formatText } from './text.js';
 
 export interface FormattedOutput {
@@ -48,6 +49,15 @@ export const TEXT_FORMATTERS: Readonly<Record<TextFormat, (result: RenderResult)
   'json-compact': formatCompact,
   svg: formatSvg,
 };
+
+/** The formats written as bytes in the first place (bytes.ts; their text is those bytes decoded). */
+const BYTE_WRITERS: Partial<Readonly<Record<TextFormat, (result: RenderResult) => Uint8Array>>> = { svg: svgBytes, html: htmlBytes, ansi: ansiBytes };
+
+/** A text format's body as UTF-8: written as bytes where the format is, else its text encoded. */
+export function formatTextBytes(result: RenderResult, format: TextFormat): Uint8Array {
+  const write = BYTE_WRITERS[format];
+  return write ? write(result) : utf8(TEXT_FORMATTERS[format](result));
+}
 
 /** A body with the headers of `format`. */
 export function formatted<B extends string | Uint8Array>(format: Format, body: B): FormattedOutput & { readonly body: B } {

@@ -1,7 +1,8 @@
 import type { RenderResult } from '../types.js';
 import { groundFor, hexOfPacked, parseHexColor } from './color.js';
 import { FONT_STACK, artLabel, escapeMarkup } from './escape.js';
-import { ByteWriter, decodeUtf8, glyphBytes, utf8, writeColorRuns } from './bytes.js';
+import { textDecoder } from '../text-codec.js';
+import { ByteWriter, glyphBytes, utf8, writeColorRuns } from './bytes.js';
 import { blankTable, checkGrid, gridLines, rowRunsFor, splitRowPairs } from './grid.js';
 
 /** Cell size in SVG user units: the reference 1:2 cell. */
@@ -24,7 +25,7 @@ export const SVG_BASELINE = 9.5;
  * `<tspan fill>` (blank cells join any run). Every glyph escaped; no script, no external resource.
  */
 export function formatSvg(result: RenderResult): string {
-  return decodeUtf8(svgBytes(result));
+  return textDecoder().decode(svgBytes(result));
 }
 
 const RECT = utf8('<rect x="');
