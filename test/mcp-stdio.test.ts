@@ -326,6 +326,19 @@ describe('v2a mcp: the client\'s roots and the character budget', () => {
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /^v2a: --root: root ".*photo\.png" is not a folder\n$/);
   });
+
+  test('V2A_MCP_MAX_CHARS is read by the server\'s parser (its range, `_` separators); a bad one or a bad --max-chars is a usage error naming it', () => {
+    const mcp = (args: string[], env: Record<string, string>) => spawnSync(process.execPath, [V2A_BIN, 'mcp', '--root', root, ...args], { cwd: ROOT, input: '', encoding: 'utf8', env: { ...process.env, V2A_DEBUG: '', ...env } });
+    const tooBig = mcp([], { V2A_MCP_MAX_CHARS: '200000000' });
+    assert.equal(tooBig.status, 2, tooBig.stderr);
+    assert.equal(tooBig.stderr, 'v2a: V2A_MCP_MAX_CHARS must be an integer from 0 to 100000000 (got "200000000")\n');
+    const flag = mcp(['--max-chars', '-1'], {});
+    assert.equal(flag.status, 2, flag.stderr);
+    assert.match(flag.stderr, /^v2a: --max-chars must be a whole number of characters from 0 to 100000000, 0 for no budget \(got "-1"\)\n$/);
+    // The flag wins over a bad variable only where it is given: the variable is not read then.
+    assert.equal(mcp(['--max-chars', '500'], { V2A_MCP_MAX_CHARS: 'lots' }).status, 0);
+    assert.equal(mcp([], { V2A_MCP_MAX_CHARS: '20_000' }).status, 0);
+  });
 });
 
 describe('v2a mcp: roots under change', () => {

@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { registerMcp } from '../src/cli/mcp-command.js';
 import { MCP_ROOT_HELP, MCP_STDIO_ENV } from '../src/contract/mcp-stdio.js';
 import { FORMATS_IN_WORDS } from '../src/core/params/definitions.js';
+import { FETCH_TIMEOUT_MS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MCP_MAX_CHARS } from '../src/settings/index.js';
 
 const read = (name: string) => JSON.parse(readFileSync(new URL(`../${name}`, import.meta.url), 'utf8'));
 
@@ -38,4 +39,10 @@ test('server.json matches package.json and the v2a mcp command', () => {
   assert.deepEqual(npm.environmentVariables.map((v: { name: string }) => v.name), env);
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
   assert.ok(readme.includes(`\`v2a mcp\` also reads ${env.slice(3).map((n) => `\`${n}\``).join(', ').replace(/, ([^,]+)$/, ' and $1')},`), 'README names what v2a mcp reads');
+  // A default a description states is the setting's own (a JSON file cannot import it).
+  const settings = new Map([MCP_MAX_CHARS, FETCH_TIMEOUT_MS, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_DECODED_BYTES].map((s) => [s.name, s.default]));
+  const stated = [...npm.environmentVariables, ...npm.packageArguments.filter((a: { name?: string }) => a.name === '--max-chars').map((a: object) => ({ ...a, name: 'V2A_MCP_MAX_CHARS' }))]
+    .flatMap((v: { name: string; description: string }) => [...v.description.matchAll(/Default (\d+)\./g)].map((m) => [v.name, Number(m[1])] as const));
+  assert.ok(stated.length >= 3, 'server.json states the defaults of --max-chars, V2A_MCP_MAX_CHARS and V2A_FETCH_TIMEOUT_MS');
+  for (const [name, value] of stated) assert.equal(value, settings.get(name), `${name}'s default in server.json`);
 });

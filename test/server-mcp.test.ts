@@ -15,7 +15,8 @@ import { VERSION } from '../src/core/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../src/server/mcp/protocol.js';
 import { renderToolInputSchema } from '../src/server/mcp-tool.js';
 import { mcpInstructions } from '../src/server/mcp/render-tool.js';
-import { DEFAULT_MCP_MAX_CHARS, RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import { RENDER_OUTPUT_SCHEMA } from '../src/server/mcp/reply.js';
+import { MCP_MAX_CHARS } from '../src/settings/index.js';
 import { jsonBodyLimit, loadConfig } from '../src/server/config.js';
 import { MIN_LIFTED_BYTES } from '../src/server/json-lift.js';
 import sharp from 'sharp';
@@ -167,7 +168,7 @@ describe('with the official MCP SDK client', () => {
   // merges fewer equal-colour runs), so the refusal checks what it names by rendering it.
   for (const asked of [160, 400]) {
     test(`a reply over V2A_MCP_MAX_CHARS (default 60000) is an isError naming what fits; the suggested columns fit (${asked} columns)`, async () => {
-      assert.equal(loadConfig({}).mcpMaxChars, DEFAULT_MCP_MAX_CHARS);
+      assert.equal(loadConfig({}).mcpMaxChars, MCP_MAX_CHARS.default);
       const args = { imageBase64: jpegB64, format: 'html', color: true, columns: asked };
       const r = await client.callTool({ name: 'render_ascii', arguments: args });
       assert.equal(r.isError, true);

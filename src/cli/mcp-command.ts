@@ -7,6 +7,7 @@
 import { MCP_ROOT_HELP, MCP_STDIO_ENV } from '../contract/mcp-stdio.js';
 import type { Command } from 'commander';
 import { importModule } from './import-module.js';
+import { MCP_MAX_CHARS, readInteger } from '../settings/index.js';
 import { integerFlag, once, readLimits, usageError } from './terminal.js';
 
 interface McpOpts {
@@ -14,18 +15,20 @@ interface McpOpts {
   maxChars?: string;
 }
 
-/** The default budget, as V2A_MCP_MAX_CHARS sets it for the HTTP server too. */
-const DEFAULT_MAX_CHARS = 60_000;
-
-function parseMaxChars(raw: string | undefined, from: string): number | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  return integerFlag(from, raw, 0, 999_999_999, 'a whole number of characters, 0 for no budget');
+/** --max-chars, else V2A_MCP_MAX_CHARS (the server's setting, read by its parser), else its default. */
+function maxCharsOf(flag: string | undefined): number {
+  if (flag !== undefined) return integerFlag('--max-chars', flag, MCP_MAX_CHARS.min, MCP_MAX_CHARS.max, `a whole number of characters from ${MCP_MAX_CHARS.min} to ${MCP_MAX_CHARS.max}, 0 for no budget`);
+  try {
+    return readInteger(MCP_MAX_CHARS, process.env);
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
 }
 
 async function mcpAction(cmd: Command): Promise<void> {
   const opts = cmd.opts<McpOpts>();
   const limits = readLimits();
-  const maxChars = parseMaxChars(opts.maxChars, '--max-chars') ?? parseMaxChars(process.env.V2A_MCP_MAX_CHARS, 'V2A_MCP_MAX_CHARS') ?? DEFAULT_MAX_CHARS;
+  const maxChars = maxCharsOf(opts.maxChars);
   const [{ serveStdio }, { Roots, realFolder }, { ConfigError, loadFetchSettings, strayVariables }] = await Promise.all([
     importModule<typeof import('../server/mcp/stdio.js')>('../server/mcp/stdio.js'),
     importModule<typeof import('../server/mcp/roots.js')>('../server/mcp/roots.js'),
@@ -59,7 +62,7 @@ export function registerMcp(program: Command): void {
     .command('mcp')
     .description('Serve the render_ascii MCP tool over stdio (for Claude Desktop, Claude Code, Cursor, VS Code); imagePath reads local files inside the roots.')
     .option('--root <dir>', MCP_ROOT_HELP, (v: string, prev: string[] = []) => [...prev, v])
-    .option('--max-chars <n>', `character budget of one reply, the art (counted once) plus its summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${DEFAULT_MAX_CHARS})`, once('--max-chars'))
+    .option('--max-chars <n>', `character budget of one reply, the art (counted once) plus its summary; 0 = none (default: V2A_MCP_MAX_CHARS, else ${MCP_MAX_CHARS.default})`, once('--max-chars'))
     .addHelpText('after', `
 The server speaks MCP (JSON-RPC, one message per line) on standard input and output until its input ends. Every result carries the art as text, a PNG image block and a structured summary. imagePath must name a regular file inside a root, reached through symlinks that stay inside the roots. Without --root, the root is the working directory until the client lists roots of its own.
 

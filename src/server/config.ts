@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseAllowlist } from './net/image-hosts.js';
 import {
-  MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
+  FETCH_TIMEOUT_MS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MCP_MAX_BATCH, MCP_MAX_CHARS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
 import { DEFAULT_WORKERS_TEXT, LIBUV_DEFAULT_POOL, POOL_HEADROOM, THREAD_POOL_RANGE, parseWorkers } from '../settings/thread-pool.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
@@ -164,11 +164,21 @@ function integer(raw: string, min: number, max = Number.MAX_SAFE_INTEGER): numbe
 
 const boolean = parseBoolean;
 
-/** A setting shared with the CLI (src/settings), as a row of this table. */
-function sharedInteger(def: IntegerSetting, key: 'maxImageBytes' | 'maxImagePixels' | 'maxDecodedBytes'): Setting {
+type IntegerKey = { [K in keyof ServerConfig]: ServerConfig[K] extends number ? K : never }[keyof ServerConfig];
+
+/**
+ * An integer setting (src/settings' shape, some shared with the CLI) as a row of this table: its
+ * default written once, as the value and as the documentation's text. `check`: a further rule
+ * against settings applied before it.
+ */
+function integerRow(def: IntegerSetting, key: IntegerKey, check?: (n: number, d: Draft) => void): Setting {
   return {
-    name: def.name, default: String(def.default), meaning: def.meaning,
-    apply: (raw, d) => { d[key] = unset(raw) ? def.default : parseInteger(raw, def); },
+    name: def.name, default: String(def.default), meaning: `${def.meaning} Range: ${def.min} to ${def.max}${def.size ? ' bytes (k, M, G, KiB, MiB, GiB allowed)' : ''}.`,
+    apply: (raw, d) => {
+      const n = unset(raw) ? def.default : parseInteger(raw, def);
+      check?.(n, d);
+      d[key] = n;
+    },
     value: (c) => c[key],
   };
 }
@@ -202,11 +212,10 @@ const isLocalHost = (host: string) => host === 'localhost' || host === '127.0.0.
 
 /** The settings, in the order documentation lists them. */
 const SETTINGS: readonly Setting[] = [
-  {
-    name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 = any free port).',
-    apply: (raw, d) => { d.port = unset(raw) ? 8080 : integer(raw, 0, 65535); },
-    value: (c) => c.port,
-  },
+  integerRow({
+    name: 'PORT', min: 0, max: 65535, default: 8080,
+    meaning: 'TCP port to listen on (0 = any free port).',
+  }, 'port'),
   {
     name: 'HOST', default: '0.0.0.0', meaning: 'Address to listen on (0.0.0.0 = every IPv4 interface, :: = every interface).',
     apply: (raw, d) => {
@@ -216,9 +225,9 @@ const SETTINGS: readonly Setting[] = [
     },
     value: (c) => c.host,
   },
-  sharedInteger(MAX_IMAGE_BYTES, 'maxImageBytes'),
-  sharedInteger(MAX_IMAGE_PIXELS, 'maxImagePixels'),
-  sharedInteger(MAX_DECODED_BYTES, 'maxDecodedBytes'),
+  integerRow(MAX_IMAGE_BYTES, 'maxImageBytes'),
+  integerRow(MAX_IMAGE_PIXELS, 'maxImagePixels'),
+  integerRow(MAX_DECODED_BYTES, 'maxDecodedBytes'),
   {
     name: 'V2A_IMAGE_FETCH_ALLOWLIST', default: '(empty)',
     meaning: 'Comma-separated hosts imageUrl may fetch from, exact (images.example.com) or *.suffix; https only, public addresses only. Empty: imageUrl is refused for every host.',
@@ -231,11 +240,7 @@ const SETTINGS: readonly Setting[] = [
     },
     value: (c) => [...c.imageFetchAllowlist],
   },
-  {
-    name: 'V2A_FETCH_TIMEOUT_MS', default: '10000', meaning: 'Budget in milliseconds for a whole imageUrl fetch (DNS, connect, redirects, body); over it is 502.',
-    apply: (raw, d) => { d.fetchTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
-    value: (c) => c.fetchTimeoutMs,
-  },
+  integerRow(FETCH_TIMEOUT_MS, 'fetchTimeoutMs'),
   {
     name: 'V2A_WORKERS', default: DEFAULT_WORKERS_TEXT, meaning: 'Render worker threads (decode, render and format run off the event loop).',
     apply: (raw, d) => { d.workers = parseWorkers(raw); },
@@ -253,54 +258,40 @@ const SETTINGS: readonly Setting[] = [
     apply: (raw, d) => { d.queueLimit = unset(raw) ? d.workers! * 8 : integer(raw, 0, 100_000); },
     value: (c) => c.queueLimit,
   },
-  {
-    name: 'V2A_RENDER_TIMEOUT_MS', default: '30000',
+  integerRow({
+    name: 'V2A_RENDER_TIMEOUT_MS', min: 100, max: 3_600_000, default: 30_000,
     meaning: 'Longest a render may wait and run in the pool, in milliseconds; over it the render is stopped and answered 503.',
-    apply: (raw, d) => { d.renderTimeoutMs = unset(raw) ? 30_000 : integer(raw, 100, 3_600_000); },
-    value: (c) => c.renderTimeoutMs,
-  },
+  }, 'renderTimeoutMs'),
   {
     name: 'V2A_WARM_UP', default: 'true',
     meaning: 'Each render worker renders a built-in image a few times before its first request (about half a second of CPU per worker at start), and /api/v1/health/ready answers 503 `warming` until all have: a new instance\'s first requests then run at warm speed. false: take requests at once, cold (the first ones several times slower).',
     apply: (raw, d) => { d.warmUp = unset(raw) ? true : boolean(raw); },
     value: (c) => c.warmUp,
   },
-  {
-    name: 'V2A_HEADERS_TIMEOUT_MS', default: '10000',
+  integerRow({
+    name: 'V2A_HEADERS_TIMEOUT_MS', min: 100, max: 600_000, default: 10_000,
     meaning: 'Longest wait in milliseconds for a request\'s request line and headers; over it the request is answered 408 (problem+json) and the connection closed.',
-    apply: (raw, d) => { d.headersTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
-    value: (c) => c.headersTimeoutMs,
-  },
-  {
-    name: 'V2A_BODY_IDLE_TIMEOUT_MS', default: '10000',
+  }, 'headersTimeoutMs'),
+  integerRow({
+    name: 'V2A_BODY_IDLE_TIMEOUT_MS', min: 100, max: 600_000, default: 10_000,
     meaning: 'Longest silence in milliseconds while a request body is arriving (bytes must keep coming, at least 1 KiB in each such span); over it the request is answered 408 and the connection closed.',
-    apply: (raw, d) => { d.bodyIdleTimeoutMs = unset(raw) ? 10_000 : integer(raw, 100, 600_000); },
-    value: (c) => c.bodyIdleTimeoutMs,
-  },
-  {
-    name: 'V2A_REQUEST_TIMEOUT_MS', default: '120000',
+  }, 'bodyIdleTimeoutMs'),
+  integerRow({
+    name: 'V2A_REQUEST_TIMEOUT_MS', min: 100, max: 3_600_000, default: 120_000,
     meaning: 'Longest time in milliseconds to receive a whole request, headers and body (a trickling upload included); over it the request is answered 408 and the connection closed. At least V2A_HEADERS_TIMEOUT_MS.',
-    apply: (raw, d) => {
-      const ms = unset(raw) ? 120_000 : integer(raw, 100, 3_600_000);
-      if (d.headersTimeoutMs !== undefined && ms < d.headersTimeoutMs) throw new Error(`must be at least V2A_HEADERS_TIMEOUT_MS (${d.headersTimeoutMs})`);
-      d.requestTimeoutMs = ms;
-    },
-    value: (c) => c.requestTimeoutMs,
-  },
-  {
-    // Node (18 and later) counts headersTimeout from the first byte of each request, not from the
-    // connection, so it needs no relation to this one.
-    name: 'V2A_KEEP_ALIVE_TIMEOUT_MS', default: '72000',
+  }, 'requestTimeoutMs', (ms, d) => {
+    if (d.headersTimeoutMs !== undefined && ms < d.headersTimeoutMs) throw new Error(`must be at least V2A_HEADERS_TIMEOUT_MS (${d.headersTimeoutMs})`);
+  }),
+  // Node (18 and later) counts headersTimeout from the first byte of each request, not from the
+  // connection, so it needs no relation to this one.
+  integerRow({
+    name: 'V2A_KEEP_ALIVE_TIMEOUT_MS', min: 1000, max: 3_600_000, default: 72_000,
     meaning: 'Milliseconds a keep-alive connection may stay idle between requests before the server closes it (sent as Keep-Alive: timeout=, in whole seconds). Behind a proxy or load balancer that reuses connections, keep it above the idle timeout of the proxy (nginx 60 s, AWS ALB 60 s by default, Traefik 90 s, Google Cloud external Application Load Balancer 600 s), so that the proxy, not the server, closes an idle connection; otherwise a request the proxy sends as the server closes is answered 502.',
-    apply: (raw, d) => { d.keepAliveTimeoutMs = unset(raw) ? 72_000 : integer(raw, 1000, 3_600_000); },
-    value: (c) => c.keepAliveTimeoutMs,
-  },
-  {
-    name: 'V2A_RATE_LIMIT', default: '120',
+  }, 'keepAliveTimeoutMs'),
+  integerRow({
+    name: 'V2A_RATE_LIMIT', min: 0, max: 10_000_000, default: 120,
     meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp, where each tools/call counts as one and a body of at most 16 KiB spends nothing for its other messages (cancels, pings); RateLimit-* headers, 429 with Retry-After. 0 = off.',
-    apply: (raw, d) => { d.rateLimit = unset(raw) ? 120 : integer(raw, 0, 10_000_000); },
-    value: (c) => c.rateLimit,
-  },
+  }, 'rateLimit'),
   {
     name: 'V2A_CLIENT_SLOTS', default: 'half the slots (at least V2A_WORKERS)',
     meaning: 'Most of the V2A_WORKERS + V2A_QUEUE_LIMIT admission slots one client address (as the rate limit tells clients apart) may hold at once, uploading, waiting, rendering or receiving its reply; over it is 429 with Retry-After, so one client cannot take every slot with slow uploads or unread replies. 0 = no cap of its own.',
@@ -310,12 +301,10 @@ const SETTINGS: readonly Setting[] = [
     },
     value: (c) => c.clientSlots,
   },
-  {
-    name: 'V2A_SEND_TIMEOUT_MS', default: '60000',
+  integerRow({
+    name: 'V2A_SEND_TIMEOUT_MS', min: 0, max: 3_600_000, default: 60_000,
     meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed. 0 = no bound.',
-    apply: (raw, d) => { d.sendTimeoutMs = unset(raw) ? 60_000 : integer(raw, 0, 3_600_000); },
-    value: (c) => c.sendTimeoutMs,
-  },
+  }, 'sendTimeoutMs'),
   {
     name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, from 16 to 10000',
     meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read), and is never below 16 (a limit under 272 leaves fewer spare: raise it). Per-client connection limits belong to the proxy in front.',
@@ -342,17 +331,8 @@ const SETTINGS: readonly Setting[] = [
     },
     value: (c) => (c.corsOrigins === '*' ? '*' : [...c.corsOrigins]),
   },
-  {
-    name: 'V2A_MCP_MAX_BATCH', default: '16', meaning: 'Most JSON-RPC messages in one batch on /api/mcp; more is one -32600 error.',
-    apply: (raw, d) => { d.mcpMaxBatch = unset(raw) ? 16 : integer(raw, 1, 1000); },
-    value: (c) => c.mcpMaxBatch,
-  },
-  {
-    name: 'V2A_MCP_MAX_CHARS', default: '60000',
-    meaning: 'Character budget of one render_ascii reply on /api/mcp (the art counted once, as a client shows the model the text block or structuredContent, plus the rest of structuredContent; the image block is bounded by size instead). A reply over it is an isError naming the columns and formats that fit, never a cut. 0 = no budget. (Extension.)',
-    apply: (raw, d) => { d.mcpMaxChars = unset(raw) ? 60_000 : integer(raw, 0, 100_000_000); },
-    value: (c) => c.mcpMaxChars,
-  },
+  integerRow(MCP_MAX_BATCH, 'mcpMaxBatch'),
+  integerRow(MCP_MAX_CHARS, 'mcpMaxChars'),
   {
     name: 'V2A_RECEIVER_URL', default: DEFAULT_RECEIVER_URL,
     meaning: 'Address of the A2V receiver application the studio hands frames to; its origin is the fixed postMessage target origin of the handoff manifest. https (http only for localhost).',
@@ -457,16 +437,12 @@ const SETTINGS: readonly Setting[] = [
     },
     value: (c) => displayUrl(c.receiverStatusUrl) ?? 'off',
   },
-  {
-    name: 'V2A_RECEIVER_CHECK_INTERVAL_MS', default: '60000',
+  integerRow({
+    name: 'V2A_RECEIVER_CHECK_INTERVAL_MS', min: 0, max: 86_400_000, default: 60_000,
     meaning: 'With PLATFORM_API_KEY set: milliseconds between background status checks of the receiver (the first one at start). 0 = only on demand, when GET /api/v1/status finds no result younger than 30 s.',
-    apply: (raw, d) => {
-      const ms = unset(raw) ? 60_000 : integer(raw, 0, 86_400_000);
-      if (ms > 0 && ms < 1000) throw new Error('must be 0 or at least 1000');
-      d.receiverCheckIntervalMs = ms;
-    },
-    value: (c) => c.receiverCheckIntervalMs,
-  },
+  }, 'receiverCheckIntervalMs', (ms) => {
+    if (ms > 0 && ms < 1000) throw new Error('must be 0 or at least 1000');
+  }),
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: DEFAULT_OTLP_ENDPOINT,
     meaning: 'With PLATFORM_API_KEY set: OTLP/HTTP collector base URL (http or https; anything else stops the start-up, exit 2); spans are POSTed as OTLP JSON to {endpoint}/v1/traces. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_BSP_* and OTEL_RESOURCE_ATTRIBUTES are honoured as the OpenTelemetry specification defines; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn the export off. Only the JSON encoding is sent: OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL other than http/json (http/protobuf, grpc) is warned about at start-up. Read from the process environment.',
@@ -478,18 +454,14 @@ const SETTINGS: readonly Setting[] = [
     apply: () => {},
     value: (_c, env) => env.OTEL_SERVICE_NAME?.trim() || 'v2a',
   },
-  {
-    name: 'V2A_SHUTDOWN_TIMEOUT_MS', default: '30000',
+  integerRow({
+    name: 'V2A_SHUTDOWN_TIMEOUT_MS', min: 0, max: 3_600_000, default: 30_000,
     meaning: 'On SIGTERM/SIGINT: the longest the whole shutdown may take. In-flight requests may finish within it, less a tenth (at most 1 s) kept for stopping the worker pool and exporting the last spans; renders still waiting or running then are answered 503 shutting-down with Retry-After, what else is in progress is cut, and the exit code is 1. 0 = cut in-flight requests at once (an idle server still exits 0). Another SIGTERM/SIGINT once the drain has begun (after V2A_SHUTDOWN_DELAY_MS, if any) exits at once (exit 1), cutting what is in progress.',
-    apply: (raw, d) => { d.shutdownTimeoutMs = unset(raw) ? 30_000 : integer(raw, 0, 3_600_000); },
-    value: (c) => c.shutdownTimeoutMs,
-  },
-  {
-    name: 'V2A_SHUTDOWN_DELAY_MS', default: '0',
+  }, 'shutdownTimeoutMs'),
+  integerRow({
+    name: 'V2A_SHUTDOWN_DELAY_MS', min: 0, max: 3_600_000, default: 0,
     meaning: 'On SIGTERM/SIGINT: milliseconds during which /api/v1/health/ready answers 503 draining (the health envelopes 503 shutting_down) while every other request is still served, so that a load balancer probing readiness stops sending new work before the listener closes; then the shutdown proceeds as V2A_SHUTDOWN_TIMEOUT_MS says, its timeout counted from the end of this delay. A second signal during the delay ends it at once. 0 = no delay (in Kubernetes the preStop sleep does this).',
-    apply: (raw, d) => { d.shutdownDelayMs = unset(raw) ? 0 : integer(raw, 0, 3_600_000); },
-    value: (c) => c.shutdownDelayMs,
-  },
+  }, 'shutdownDelayMs'),
 ];
 
 /** Parses and validates the settings from `env` (default: process.env). Throws ConfigError. */

@@ -11,12 +11,13 @@ import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { V2aError } from '../core/errors.js';
+import { FETCH_TIMEOUT_MS, MAX_IMAGE_BYTES } from '../settings/index.js';
 import { isLoopbackAddress, isPublicAddress } from './net/ip-policy.js';
 import { matchesHostPattern, TRUSTED_IMAGE_HOSTS } from './net/image-hosts.js';
 
 export const IMAGE_FETCH_DEFAULTS = {
-  maxBytes: 16 * 1024 * 1024,
-  timeoutMs: 10_000,
+  maxBytes: MAX_IMAGE_BYTES.default,
+  timeoutMs: FETCH_TIMEOUT_MS.default,
   maxRedirects: 3,
 } as const;
 

@@ -8,8 +8,8 @@
 import { V2aError } from '../core/errors.js';
 import type { McpTool } from './mcp/protocol.js';
 import { createRenderTool as createTool, missingImageDetail } from './mcp/render-tool.js';
-import { DEFAULT_MCP_MAX_CHARS } from './mcp/reply.js';
 import { CARRIER_IMAGE_FIELDS } from './render-inputs.js';
+import { MCP_MAX_CHARS } from '../settings/index.js';
 import { exactlyOneImage, jsonImageInputs, validateParams, type RenderService } from './render-service.js';
 import type { ServerMetrics } from './telemetry/metrics.js';
 import { failSpan } from './telemetry/tracing.js';
@@ -21,12 +21,12 @@ export {
 export interface RenderToolOptions {
   /** Counts refused calls by cause (the problem slug). */
   metrics?: ServerMetrics;
-  /** Character budget of one reply (0: none). Default DEFAULT_MCP_MAX_CHARS. */
+  /** Character budget of one reply (0: none). Default V2A_MCP_MAX_CHARS' default. */
   maxChars?: number;
 }
 
 export function createRenderTool(renderer: RenderService, opts: RenderToolOptions = {}): McpTool {
-  const maxChars = opts.maxChars ?? DEFAULT_MCP_MAX_CHARS;
+  const maxChars = opts.maxChars ?? MCP_MAX_CHARS.default;
   return createTool({
     maxChars,
     async run(args, ctx) {

@@ -89,19 +89,40 @@ export const CLI_MAX_IMAGE_PIXELS = 200_000_000;
  */
 export const CLI_MAX_DECODED_BYTES = 1024 * MIB;
 
+// The server's defaults, named so that each setting's meaning can state its own.
+const IMAGE_BYTES = 16 * MIB;
+const IMAGE_PIXELS = 50_000_000;
+const DECODED_BYTES = 256 * MIB;
+
 export const MAX_IMAGE_BYTES: IntegerSetting = {
-  name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: 16 * MIB,
-  meaning: `Largest accepted image in bytes (16 MiB; for the CLI's render and play, ${CLI_MAX_IMAGE_BYTES / MIB} MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).`,
+  name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: IMAGE_BYTES,
+  meaning: `Largest accepted image in bytes (${IMAGE_BYTES / MIB} MiB; for the CLI's render and play, ${CLI_MAX_IMAGE_BYTES / MIB} MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).`,
 };
 
 export const MAX_IMAGE_PIXELS: IntegerSetting = {
-  name: 'V2A_MAX_IMAGE_PIXELS', min: 1, max: 1_000_000_000, default: 50_000_000,
-  meaning: `Largest accepted image in pixels (width x height, 50 megapixels; for the CLI's render and play, ${CLI_MAX_IMAGE_PIXELS / 1e6} megapixels); larger is 413 (CLI: exit 3). A png output is held to it too: a larger one is 400 naming format (CLI: exit 2).`,
+  name: 'V2A_MAX_IMAGE_PIXELS', min: 1, max: 1_000_000_000, default: IMAGE_PIXELS,
+  meaning: `Largest accepted image in pixels (width x height, ${IMAGE_PIXELS / 1e6} megapixels; for the CLI's render and play, ${CLI_MAX_IMAGE_PIXELS / 1e6} megapixels); larger is 413 (CLI: exit 3). A png output is held to it too: a larger one is 400 naming format (CLI: exit 2).`,
 };
 
 export const MAX_DECODED_BYTES: IntegerSetting = {
-  name: 'V2A_MAX_DECODED_BYTES', min: 1024 * 1024, max: 64 * 1024 * MIB, size: true, default: 256 * MIB,
-  meaning: `Largest decoder memory one image may need (256 MiB; for the CLI's render and play, ${CLI_MAX_DECODED_BYTES / MIB / 1024} GiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413 (CLI: exit 3).`,
+  name: 'V2A_MAX_DECODED_BYTES', min: 1024 * 1024, max: 64 * 1024 * MIB, size: true, default: DECODED_BYTES,
+  meaning: `Largest decoder memory one image may need (${DECODED_BYTES / MIB} MiB; for the CLI's render and play, ${CLI_MAX_DECODED_BYTES / MIB / 1024} GiB), estimated from its header as width x height x channels x bytes per sample (at the reduced size where the format can shrink on load); larger is 413 (CLI: exit 3).`,
+};
+
+export const FETCH_TIMEOUT_MS: IntegerSetting = {
+  name: 'V2A_FETCH_TIMEOUT_MS', min: 100, max: 600_000, default: 10_000,
+  meaning: 'Budget in milliseconds for a whole imageUrl fetch (DNS, connect, redirects, body); over it is 502.',
+};
+
+export const MCP_MAX_BATCH: IntegerSetting = {
+  name: 'V2A_MCP_MAX_BATCH', min: 1, max: 1000, default: 16,
+  meaning: 'Most JSON-RPC messages in one batch on /api/mcp; more is one -32600 error.',
+};
+
+/** Its default: about 20k tokens of art, under common clients' caps on a tool result (25k tokens). */
+export const MCP_MAX_CHARS: IntegerSetting = {
+  name: 'V2A_MCP_MAX_CHARS', min: 0, max: 100_000_000, default: 60_000,
+  meaning: 'Character budget of one render_ascii reply on /api/mcp and from v2a mcp (where --max-chars wins) (the art counted once, as a client shows the model the text block or structuredContent, plus the rest of structuredContent; the image block is bounded by size instead). A reply over it is an isError naming the columns and formats that fit, never a cut. 0 = no budget. (Extension.)',
 };
 
 /** Blank or absent counts as unset. */

@@ -11,7 +11,8 @@ import { MAX_COLUMNS, MAX_ROWS, MIN_COLUMNS } from '../../core/pipeline/geometry
 import type { JobLimits } from '../../core/job.js';
 import { paramJsonSchema } from '../../core/params/schema.js';
 import { toolFailure, type McpTool, type McpToolContext, type McpToolResult } from './protocol.js';
-import { DEFAULT_MCP_MAX_CHARS, MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
+import { MCP_MAX_CHARS } from '../../settings/index.js';
+import { MCP_IMAGE_MAX_EDGE, RENDER_OUTPUT_SCHEMA, type ToolReply } from './reply.js';
 
 export const RENDER_TOOL_NAME = 'render_ascii';
 
@@ -61,7 +62,7 @@ export const IMAGE_PATH_DESCRIPTION =
 export interface RenderToolSchemaOptions {
   /** Offer `imagePath` (the stdio face only). */
   readonly imagePath?: boolean;
-  /** The character budget in force, which the description states (0: none). Default DEFAULT_MCP_MAX_CHARS. */
+  /** The character budget in force, which the description states (0: none). Default V2A_MCP_MAX_CHARS' default. */
   readonly maxChars?: number;
 }
 
@@ -106,7 +107,7 @@ export function renderToolDescription(opts: RenderToolSchemaOptions = {}): strin
     'The art is content[0].text, in the requested format (for png: the art as plain text); content[1] is the art as a PNG image ' +
     `(at most ${MCP_IMAGE_MAX_EDGE} px a side, smaller cells when needed) so you can look at it; structuredContent.text is the same art again, ` +
     'beside a machine summary: dimensions, charset, codebook, Director report and effective parameters. ' +
-    budgetNote(opts.maxChars ?? DEFAULT_MCP_MAX_CHARS);
+    budgetNote(opts.maxChars ?? MCP_MAX_CHARS.default);
 }
 
 /** The description of the HTTP face (no imagePath) at the default budget. */

@@ -22,8 +22,6 @@ import { CHARSETS, FORMATS, PARAMS, reportedExplicit, reportedParams, type Forma
 import { paramJsonSchema } from '../../core/params/schema.js';
 import type { CodebookReport, DirectorReport, RenderResult } from '../../core/types.js';
 
-/** Default character budget of one reply: about 20k tokens of art, under common client caps (25k tokens). */
-export const DEFAULT_MCP_MAX_CHARS = 60_000;
 /** The image block's longer side at most (what vision models take without downscaling, about). */
 export const MCP_IMAGE_MAX_EDGE = 1600;
 /** The image block's PNG at most, before base64. */

@@ -17,6 +17,7 @@ import { V2aError } from '../../core/errors.js';
 import { nextTurn } from '../../core/next-turn.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
+import { MCP_MAX_BATCH } from '../../settings/index.js';
 import { jsonImageInputs, validateParams } from '../render-inputs.js';
 import { createMcpDispatcher, isValidId, refuseKeys, type JsonRpcResponse, type McpDispatcher } from './dispatcher.js';
 import { parseJsonBounded, type KeyProblem } from '../json-body.js';
@@ -32,7 +33,7 @@ import { imageUrlHosts } from '../net/image-hosts.js';
 import type { FetchSettings } from '../config.js';
 
 /** Most messages in one batch on the pipe (the HTTP face's V2A_MCP_MAX_BATCH default). */
-const MAX_BATCH = 16;
+const MAX_BATCH = MCP_MAX_BATCH.default;
 
 /** Calls in line for a render, the running one included: two full batches. */
 export const MOST_IN_LINE = 2 * MAX_BATCH;
