@@ -6,7 +6,7 @@ import { glyphShape } from '../src/core/glyphs/charsets.js';
 import { colorTransform } from '../src/core/pipeline/colors.js';
 // The scalar twin of the cell-colour kernel (bit-identical, test/wasm-kernels.test.ts): one colour in linear light.
 import { transformColor } from './reference/colors.js';
-import { scene } from './helpers/images.js';
+import { image, scene } from './helpers/images.js';
 import type { RgbaImage } from '../src/core/types.js';
 
 const lin = (c: number) => { const v = c / 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
@@ -77,6 +77,19 @@ describe('two colours per cell (cellColors)', () => {
     assert.equal(render(img, { columns: 16, charset: 'blocks', color: true, cellColors: 'fg' }).background, undefined);
     assert.equal(render(img, { columns: 16, charset: 'blocks' }).background, undefined);
     assert.throws(() => render(img, { columns: 16, cellColors: 'both' }), /cellColors/);
+  });
+
+  it('the Director scores what a two-colour cell shows, ink and background mixed: fidelity near 1 where the cells\' colours match the source (a glyph\'s coverage alone read 0 to 0.4, and best_effort)', () => {
+    const gradient = image(200, 100, (x, y) => [(x * 255) / 200, (y * 255) / 100, 128]);
+    for (const img of [gradient, scene(160, 120, 5)]) {
+      for (const charset of ['blocks', 'dots'] as const) {
+        const two = render(img, { columns: 60, charset, color: true });
+        assert.ok(two.background, 'two colours per cell');
+        const d = two.director!;
+        assert.ok(d.metrics.fidelity! >= 0.95, `${charset}: fidelity ${d.metrics.fidelity}`);
+        assert.equal(d.status, 'target_met', `${charset}: ${d.status} ${d.score}`);
+      }
+    }
   });
 
   it('reproduces the cells of a photo-like scene closely (mean colour per cell, decoded from json-compact)', () => {

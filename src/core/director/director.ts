@@ -7,7 +7,7 @@ import { gridLines } from '../format/grid.js';
 import { isPending, lazyProperty } from '../lazy.js';
 import type { DirectorReport, RenderResult } from '../types.js';
 import { measureSource, type SourceStats } from './measure.js';
-import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells, type SourceCells } from './metrics.js';
+import { colorToneMetrics, glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells, type SourceCells } from './metrics.js';
 import { RUBRICS, rubricScore } from './rubrics.js';
 import { frame } from '../wasm/kernels.js';
 
@@ -463,11 +463,14 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
  * (it needs a second frame to measure).
  */
 export function scoreResult(result: RenderResult, prep: { readonly cellLuma: Float32Array; readonly resampled: { readonly cellLinearRgb: Float32Array } }, coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
-  const metrics: Record<string, number> = glyphToneMetrics(result.cells, coverage, scale, result.params.invert, sourceCells(prep.cellLuma));
+  // What each cell shows (json-compact decodes to it): with two colours per cell, ink and
+  // background mixed by the glyph's coverage, whose tone is the cell's; else the glyph's coverage.
+  const mixed = result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : undefined;
+  const source = sourceCells(prep.cellLuma);
+  const metrics: Record<string, number> = mixed ? colorToneMetrics(mixed, source) : glyphToneMetrics(result.cells, coverage, scale, result.params.invert, source);
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
-  // What json-compact decodes to: with two colours per cell, ink and background mixed.
   const resampled = prep.resampled;
-  const roundTrip = () => roundTripMetric(result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors, resampled.cellLinearRgb);
+  const roundTrip = () => roundTripMetric(mixed ?? result.colors, resampled.cellLinearRgb);
   const rubric = RUBRICS[report.rubric];
   // Scored only where the rubric weighs it; else measured when the report is read (it reads the
   // colours, which mono art computes on first read: render.ts).

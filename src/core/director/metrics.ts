@@ -1,4 +1,4 @@
-import { encLut } from '../pipeline/linear.js';
+import { encLut, encodeLinear, SRGB8_TO_LINEAR } from '../pipeline/linear.js';
 import { closeNested, frame, frameEpoch, openNested, type Frame, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
 const BINS = 16;
@@ -68,6 +68,27 @@ export function glyphToneMetrics(cells: Uint16Array, coverage: Float32Array, sca
   f.viewU16(pg, n).set(cells);
   f.viewF32(pv, coverage.length).set(coverage);
   k.coverageTones(pg, n, pv, scale, invert, pr);
+  k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
+  return metricsOf(f, k, n, po, pq, source.vs);
+}
+
+/**
+ * Tone metrics of cells whose colours carry their tone (two colours per cell: `rgb`, sRGB bytes,
+ * ink and background already mixed by the glyph's coverage) against `source`: each cell's tone is
+ * its colour's luminance, encoded as the source's cells are (linear Rec. 709 luminance, then
+ * sRGB's curve). A glyph's coverage alone says nothing of such a cell: a half block in two near
+ * colours shows their mean, not half ink.
+ */
+export function colorToneMetrics(rgb: Uint8Array, source: SourceCells): Record<string, number> {
+  const n = rgb.length / 3;
+  const f = frame();
+  const c = cellsIn(f, source), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
+  const k = f.ready();
+  copyCells(f, c, source);
+  const tones = f.viewF32(pr, n);
+  for (let i = 0, o = 0; i < n; i++, o += 3) {
+    tones[i] = encodeLinear(0.2126 * SRGB8_TO_LINEAR[rgb[o]!]! + 0.7152 * SRGB8_TO_LINEAR[rgb[o + 1]!]! + 0.0722 * SRGB8_TO_LINEAR[rgb[o + 2]!]!);
+  }
   k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
   return metricsOf(f, k, n, po, pq, source.vs);
 }
