@@ -1175,6 +1175,21 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
     }
   });
 
+  test('V2A_TRUST_PROXY: an X-Forwarded-For entry with a port (Azure Application Gateway, IIS ARR) is its client without it: one budget for every connection, IPv6 grouped by /64', async () => {
+    const proxied = await startTestServer({ V2A_TRUST_PROXY: '1', V2A_RATE_LIMIT: '2', V2A_WORKERS: '1' });
+    try {
+      const spend = (ip: string) => postJson(`${proxied.base}/api/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'render_ascii', arguments: { columns: 16 } } }, { 'x-forwarded-for': `198.51.100.9, ${ip}` });
+      assert.equal((await spend('203.0.113.7:51234')).status, 200);
+      assert.equal((await spend('203.0.113.7:51235')).status, 200);
+      assert.equal((await spend('203.0.113.7')).status, 429, 'the third request of one client, whatever its ports');
+      assert.equal((await spend('[2001:db8::1]:443')).status, 200);
+      assert.equal((await spend('[2001:db8::2]')).status, 200);
+      assert.equal((await spend('2001:db8::3')).status, 429, 'one /64, with or without brackets and ports');
+    } finally {
+      await proxied.close();
+    }
+  });
+
   test('CORS: preflight and simple requests from any origin, exposed headers', async () => {
     const pre = await call(`${server.base}${RENDER}`, {
       method: 'OPTIONS',

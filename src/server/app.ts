@@ -13,6 +13,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { LookupFunction } from 'node:net';
 import { VERSION } from '../core/types.js';
 import { platformKeyOf, trustProxyOption, type ServerConfig } from './config.js';
+import { dropForwardedPorts } from './net/forwarded-for.js';
 import type { AppContext } from './context.js';
 import { createAdmission } from './admission.js';
 import { bodyGuardPlugin, clientErrorHandler, refuseConnect, type BodyGuard } from './plugins/body-guard.js';
@@ -112,7 +113,12 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
     clientErrorHandler,
     // A target the router cannot read (`/%`) is routed escaped and answered 400 by the errors
     // plugin, through every hook, instead of as a framework error.
-    rewriteUrl: (raw) => routableTarget(raw),
+    // Also the first code to see each request: where X-Forwarded-For loses its ports, before
+    // anything reads the client's address (under V2A_TRUST_PROXY; else the header is not read).
+    rewriteUrl: (raw) => {
+      if (config.trustProxy !== false) dropForwardedPorts(raw.headers);
+      return routableTarget(raw);
+    },
     // Errors raised before routing that remain (none of our routes has parameters or constraints)
     // get a problem body as well.
     frameworkErrors: (err, request, reply) => {
