@@ -905,6 +905,20 @@ describe('operations', () => {
       // The line names an OTLP endpoint; the telemetry here exports nothing, and the log says so.
       assert.ok(lines.some((l) => l.msg === 'span export off: the OTEL_* settings are not used' && l.reason === 'PLATFORM_API_KEY is not set'));
       assert.ok(!lines.some((l) => /exporting spans/.test(l.msg)));
+      assert.ok(!lines.some((l) => /V2A_MAX_CONNECTIONS/.test(l.msg)), 'connections enough');
+    } finally {
+      await server.shutdown('test');
+    }
+  });
+
+  test('start-up warns when V2A_MAX_CONNECTIONS is no more than the admission slots (health probes would be closed at full load)', async () => {
+    const lines: Obj[] = [];
+    const stream = new Writable({ write(chunk, _enc, done) { for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Obj); done(); } });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '4', V2A_MAX_CONNECTIONS: '5', V2A_WARM_UP: 'false' });
+    const server = await startServer(config, { handleSignals: false, logger: { level: 'info', stream }, telemetry: await createTelemetry({ key: undefined }) });
+    try {
+      const warning = lines.find((l) => /^V2A_MAX_CONNECTIONS .* is no more than the admission slots/.test(String(l.msg)));
+      assert.deepEqual([warning?.level, warning?.maxConnections, warning?.slots], [40, 5, 5]);
     } finally {
       await server.shutdown('test');
     }

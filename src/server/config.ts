@@ -360,7 +360,7 @@ const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'V2A_TRUST_PROXY', default: 'false',
-    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), a number of proxy hops (1 to 16: the peer and the proxies before it that many in all; the client is the address the last of them appended, whatever a client wrote further left), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8 (every address in them is trusted, clients included). An entry's port, as some proxies write it (203.0.113.7:51234, [2001:db8::1]:443), is dropped. A forwarded host must be a valid Host value and a forwarded scheme http or https (else 400); V2A_PUBLIC_URL, when set, writes the links instead.',
+    meaning: 'Trust X-Forwarded-For/-Proto/-Host (client address for rate limits, scheme and host of manifest links) from: false (nobody), true (any peer: only behind a proxy that overwrites them), a number of proxy hops (1 to 16: the peer and the proxies before it that many in all; the client is the address the last of them appended, whatever a client wrote further left), or comma-separated proxy addresses/CIDRs such as 10.0.0.0/8 (every address in them is trusted, clients included). An entry\'s port, as some proxies write it (203.0.113.7:51234, [2001:db8::1]:443), is dropped. A forwarded host must be a valid Host value and a forwarded scheme http or https (else 400); V2A_PUBLIC_URL, when set, writes the links instead.',
     apply: (raw, d) => {
       if (unset(raw)) {
         d.trustProxy = false;
