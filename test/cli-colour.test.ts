@@ -92,6 +92,22 @@ describe('colour detection: FORCE_COLOR, then NO_COLOR / NODE_DISABLE_COLORS / T
     assert.deepEqual(resolveColor({}, { colors: 'truecolor' }, undefined, { CLICOLOR_FORCE: '1' }, false), { color: true, colorDepth: 'truecolor' });
   });
 
+  test('CLICOLOR=0: no colour by default on a terminal, unless CLICOLOR_FORCE; --color still on', () => {
+    assert.equal(detectColor({ CLICOLOR: '0', ...XTERM_256 }, true), 'none');
+    assert.equal(detectColor({ CLICOLOR: '1', ...XTERM_256 }, true), '256');
+    assert.equal(detectColor({ CLICOLOR: '0', CLICOLOR_FORCE: '1', ...XTERM_256 }, false), '256', 'CLICOLOR_FORCE wins');
+    assert.deepEqual(resolveColor({ color: true }, {}, undefined, { CLICOLOR: '0', TERM: 'linux' }, true), { color: true, colorDepth: '16' });
+  });
+
+  test('-c none: no colour, and ANSI\'s mono ink in the depth the terminal has, as --no-color (it was a 24-bit code on a 16-colour console)', () => {
+    for (const isTty of [true, false]) {
+      assert.deepEqual(resolveColor({ format: 'ansi' }, { colors: 'none' }, undefined, { TERM: 'linux' }, isTty), { format: 'ansi', color: false, colorDepth: '16' });
+      assert.deepEqual(resolveColor({ format: 'ansi', color: false }, {}, undefined, { TERM: 'linux' }, isTty), { format: 'ansi', color: false, colorDepth: '16' });
+    }
+    assert.deepEqual(resolveColor({}, { colors: 'none' }, undefined, { TERM: 'xterm-256color' }, true), { color: false });
+    assert.deepEqual(resolveColor({ format: 'ansi' }, { colors: 'none' }, 'art.ans', { TERM: 'linux' }, true), { format: 'ansi', color: false }, 'a file keeps the parameter default');
+  });
+
   test('piped with nothing that tells a depth (no TERM, COLORTERM or FORCE_COLOR): CLICOLOR_FORCE=1 and --color write 16 colours', async () => {
     const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#c04020' } }).png().toBuffer();
     const env = cliEnv({ V2A_DEBUG: '' }, { terminal: true });

@@ -138,6 +138,12 @@ describe('v2a completion', () => {
     assert.ok(scripts.zsh!.includes("'--root=[a folder imagePath may read from (repeatable)]:folder:_files -/'"), 'mcp --root: folders');
   });
 
+  test('zsh: render completes every file operand (v2a a.png b<TAB>), completion its one shell', () => {
+    const fn = (name: string) => new RegExp(`_v2a_${name}\\(\\) \\{[\\s\\S]*?\\n\\}`).exec(scripts.zsh!)?.[0] ?? '';
+    assert.match(fn('render'), / '\*:file:_files'\n\}$/);
+    assert.match(fn('completion'), / '1:shell:\(bash zsh fish\)'\n\}$/);
+  });
+
   test('an unknown shell is a usage error', () => {
     const r = spawnSync(process.execPath, [V2A_BIN, 'completion', 'tcsh'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 2);

@@ -92,6 +92,16 @@ describe('several input files', { concurrency: 4 }, () => {
     assert.equal(dash.stderr, 'v2a: - (standard input) was given more than once\n');
     assert.equal(o.stdout + dash.stdout, '');
   });
+
+  test('several inputs in a one-document format (png, svg, html) on standard output are a usage error: the documents glued together made no valid file; json and text follow one another', async () => {
+    const [png, svg, html, json] = await Promise.all([v2a(a, b, '--format', 'png'), v2a(a, b, '--format', 'svg'), v2a(a, b, '--format=html', '-w', '20'), v2a(a, b, '--format', 'json', '-w', '20')]);
+    for (const [r, f] of [[png, 'png'], [svg, 'svg'], [html, 'html']] as const) {
+      assert.equal(r.code, 2, f);
+      assert.equal(r.stdout, '');
+      assert.equal(r.stderr, `v2a: --format ${f} makes one whole document per image, and 2 inputs were given: several in one stream make no valid file; render them one at a time, each with -o <name>.${f}\n`);
+    }
+    assert.equal(json.code, 0, json.stderr);
+  });
 });
 
 describe('help, usage and output habits', { concurrency: 4 }, () => {

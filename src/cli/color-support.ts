@@ -9,6 +9,7 @@
  * 3. `CLICOLOR_FORCE` set and not 0 (https://bixense.com/clicolors/): colour also when piped, at
  *    the depth of step 4, else 16 (as FORCE_COLOR=1). After the off switches, as Rust's and Go's
  *    terminal libraries read it: it has no level, and NO_COLOR is the user's own "no".
+ * 3a. `CLICOLOR=0` (the same convention's other half): no colour by default, on a terminal too.
  * 4. Only a terminal gets colour by default: `COLORTERM=truecolor|24bit` truecolor; a TERM naming
  *    a 24-bit terminal (kitty, ghostty, wezterm, iTerm, *-direct) truecolor; `TERM=*-256color` 256;
  *    any other TERM (xterm, screen, linux, vt100, ...) or COLORTERM set, 16. vt100 stays 16, as in
@@ -63,6 +64,7 @@ export function detectColor(env: Env, isTty: boolean): ColorSupport {
   if (force !== undefined) return force;
   if (switchedOff(env)) return 'none';
   if (clicolorForced(env)) return colorDepthWhenOn(env);
+  if ((env.CLICOLOR ?? '').trim() === '0') return 'none';
   return isTty ? fromTerminal(env) : 'none';
 }
 

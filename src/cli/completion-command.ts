@@ -32,6 +32,8 @@ interface Cmd {
   readonly options: readonly Opt[];
   /** What its positional argument is. */
   readonly operand: 'file' | 'shell' | 'command' | 'none';
+  /** It takes several (`v2a a.png b.png`). */
+  readonly many: boolean;
 }
 
 function optionOf(o: Option): Opt {
@@ -70,7 +72,7 @@ function describe(program: Command): Cmd[] {
   return program.commands.map((c) => {
     const arg = c.registeredArguments[0]?.name();
     const operand = c.name() === 'completion' ? 'shell' : arg === 'file' ? 'file' : arg ? 'command' : 'none';
-    return { name: c.name(), help: summary(c.description()), options: c.options.map(optionOf), operand };
+    return { name: c.name(), help: summary(c.description()), options: c.options.map(optionOf), operand, many: c.registeredArguments[0]?.variadic ?? false };
   });
 }
 
@@ -155,7 +157,7 @@ function zsh(cmds: readonly Cmd[]): string {
     const action = !o.value ? '' : o.choices ? `:value:(${o.choices.join(' ')})` : o.path === 'file' ? ':file:_files' : o.path === 'dir' ? ':folder:_files -/' : ':value: ';
     return `    ${head}[${zq(o.help)}]${action}'`;
   }).join(' \\\n');
-  const operand = (c: Cmd) => c.operand === 'file' ? `'1:file:_files'` : c.operand === 'shell' ? `'1:shell:(${SHELLS.join(' ')})'` : c.operand === 'command' ? `'1:command:(${cmds.map((x) => x.name).join(' ')})'` : '';
+  const operand = (c: Cmd) => c.operand === 'file' ? `'${c.many ? '*' : '1'}:file:_files'` : c.operand === 'shell' ? `'1:shell:(${SHELLS.join(' ')})'` : c.operand === 'command' ? `'1:command:(${cmds.map((x) => x.name).join(' ')})'` : '';
   const funcs = cmds.map((c) => `_v2a_${c.name}() {\n  _arguments -s \\\n${spec(c)}${c.options.length ? ' \\\n' : ''}    '(- *)'{-h,--help}'[show help]' ${operand(c)}\n}`);
   const render = cmds.find((c) => c.name === 'render');
   return `#compdef v2a

@@ -116,6 +116,7 @@ export const CLI_ENV: readonly { readonly name: string; readonly default: string
   // Colour, in the order it is read (color-support.ts, as Node's getColorDepth).
   { name: 'FORCE_COLOR', default: '(unset)', meaning: 'The colour depth, even when piped and whatever NO_COLOR and TERM say: 1, true or empty 16 colours, 2 256, 3 truecolor; 0 or any other value none.' },
   { name: 'NO_COLOR, NODE_DISABLE_COLORS', default: '(unset)', meaning: 'Set (to anything but empty): no colour by default (https://no-color.org); --color and --colors still work, at the depth of the terminal.' },
+  { name: 'CLICOLOR', default: '(unset)', meaning: '0: no colour by default, on a terminal too (https://bixense.com/clicolors/), unless CLICOLOR_FORCE is set and not 0; --color still turns it on.' },
   { name: 'CLICOLOR_FORCE', default: '(unset)', meaning: 'Set and not 0: colour also when piped (https://bixense.com/clicolors/), at the depth COLORTERM and TERM give, else 16 colours; after NO_COLOR, which wins.' },
   { name: 'COLORTERM, TERM, TERM_PROGRAM', default: '(from the terminal)', meaning: 'The colour depth of a terminal, and of colour turned on when piped (--color, CLICOLOR_FORCE): COLORTERM=truecolor|24bit, a TERM of xterm-kitty, xterm-ghostty, wezterm, alacritty, foot, *-direct or *-truecolor, or TERM_PROGRAM=iTerm.app|WezTerm|ghostty truecolor; else TERM=*-256color 256, another TERM 16; TERM=dumb: no colour by default, as NO_COLOR.' },
   // Size, in the order it is read (view.ts terminalBox).

@@ -112,6 +112,10 @@ async function renderAction(files: readonly string[], cmd: Command): Promise<voi
   }
   const output = outputFile(opts.output, files[0]!);
   const { params, fit, flags } = viewParams(cmd, output);
+  // Text, ANSI and JSON (a document a line) follow one another on a stream; these do not.
+  if (files.length > 1 && !opts.animate && params.format && FORMAT_INFO[params.format].document) {
+    throw usageError(`--format ${params.format} makes one whole document per image, and ${files.length} inputs were given: several in one stream make no valid file; render them one at a time, each with -o <name>.${FORMAT_INFO[params.format].extension}`);
+  }
   const limits = readLimits(process.env, true);
   if (opts.loop !== undefined && !opts.animate) throw usageError('--loop only applies with --animate');
   // Several images on a terminal: a blank line between them tells where one ends (a pipe gets the art alone).

@@ -150,7 +150,9 @@ export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, ou
       if (params.color === true) throw usageError('--colors none and --color contradict each other: give one');
       out.color = false;
       delete out.colorDepth;
-      return out;
+      // As --no-color: ANSI's mono ink still in the depth the terminal has (a 24-bit code on a
+      // 16-colour console, which -c none was asked to avoid, was a bug).
+      return output === undefined ? withTerminalDepth(out, env) : out;
     }
     if (params.color === false) throw usageError(`--colors ${mode} and --no-color contradict each other: give one`);
     if (params.colorDepth !== undefined) throw usageError('--colors is given twice');
@@ -160,8 +162,15 @@ export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, ou
   }
   if (output !== undefined) return out;
   if (params.color === undefined && params.format === undefined && detectColor(env, isTty) !== 'none') out.color = true;
-  // NO_COLOR, TERM=dumb and FORCE_COLOR=0 turn only the default off: colour turned on by hand
-  // (--color, --format ansi) still gets the depth the terminal supports.
+  return withTerminalDepth(out, env);
+}
+
+/**
+ * Colour on, or ANSI (whose mono ink is a colour too), in the depth the terminal supports. NO_COLOR,
+ * TERM=dumb and FORCE_COLOR=0 turn only the default off: colour turned on by hand (--color,
+ * --format ansi) still gets that depth.
+ */
+function withTerminalDepth(out: Partial<RenderParams>, env: Env): Partial<RenderParams> {
   const depth = colorDepthWhenOn(env);
   if ((out.color || out.format === 'ansi') && depth !== 'truecolor' && out.colorDepth === undefined) out.colorDepth = depth;
   return out;

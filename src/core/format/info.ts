@@ -14,18 +14,20 @@ export interface FormatInfo {
    * metric; json-compact's chroma): a render for it resamples them at once (render.ts colorsWhen()).
    */
   readonly colors?: true;
+  /** One whole document (a root element, a file signature): two in one stream make no valid file. */
+  readonly document?: true;
 }
 
 /** The format table of interface.md §2.3, defined once. */
 export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
   text: { contentType: 'text/plain', extension: 'txt', label: 'plain text' },
   ansi: { contentType: 'text/plain', extension: 'ans', label: 'ANSI, truecolor' },
-  html: { contentType: 'text/html', extension: 'html', label: 'HTML' },
+  html: { contentType: 'text/html', extension: 'html', label: 'HTML', document: true },
   json: { contentType: 'application/json', extension: 'json', label: 'JSON', colors: true },
   'json-compact': { contentType: 'application/json', extension: 'json', label: 'compact JSON plus chroma', colors: true },
-  svg: { contentType: 'image/svg+xml', extension: 'svg', label: 'SVG' },
+  svg: { contentType: 'image/svg+xml', extension: 'svg', label: 'SVG', document: true },
   // Extension beyond the contract: the art rasterised from the reference font's glyph bitmaps.
-  png: { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true },
+  png: { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true, document: true },
 });
 
 /** Chroma encoding identifier of `json-compact` (interface.md §9). */
