@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -91,6 +91,20 @@ describe('several input files', { concurrency: 4 }, () => {
     assert.equal(dash.code, 2);
     assert.equal(dash.stderr, 'v2a: - (standard input) was given more than once\n');
     assert.equal(o.stdout + dash.stdout, '');
+  });
+
+  test('a URL given as the file says how to pipe it in (the CLI fetches nothing); -o x.compact.json writes json-compact, as the studio names it', async () => {
+    const url = await v2a('https://example.com/photo.png', '-w', '20');
+    assert.equal(url.code, 4);
+    assert.equal(url.stderr, "v2a: https://example.com/photo.png: no such file (v2a reads files, not URLs: curl -sL 'https://example.com/photo.png' | v2a -)\n");
+    const out = join(dir, 'art.compact.json'), plain = join(dir, 'art.json');
+    const [compact, json] = await Promise.all([v2a(a, '-w', '20', '-o', out), v2a(a, '-w', '20', '-o', out.replace('art', 'forced'), '--format', 'json')]);
+    assert.equal(compact.code, 0, compact.stderr);
+    assert.equal(JSON.parse(readFileSync(out, 'utf8')).v, 1, 'json-compact');
+    assert.equal(json.code, 0, json.stderr);
+    assert.ok('version' in JSON.parse(readFileSync(out.replace('art', 'forced'), 'utf8')), '--format json still writes json');
+    assert.equal((await v2a(a, '-w', '20', '-o', plain)).code, 0);
+    assert.ok('version' in JSON.parse(readFileSync(plain, 'utf8')), '.json is json');
   });
 
   test('several inputs in a one-document format (png, svg, html) on standard output are a usage error: the documents glued together made no valid file; json and text follow one another', async () => {

@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS, FORMATS, type Format, type RenderParams } from '../core/params/definitions.js';
-import { FORMAT_INFO } from '../core/format/info.js';
+import { FORMAT_INFO, fileSuffix } from '../core/format/info.js';
 import { MAX_ROWS, MIN_COLUMNS } from '../core/pipeline/geometry.js';
 import type { Decoder, FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
@@ -48,12 +48,14 @@ export function outputExtension(output: string | undefined): string {
 
 /**
  * The output format: `--format` if given (an error if the output file's extension names another
- * format); else the extension of `-o` (`.json` is json; json-compact needs --format); else `ansi`
+ * format); else the extension of `-o` (`.json` is json, `.compact.json` json-compact); else `ansi`
  * when `--color` is on; else the parameter default (text).
  */
 export function resolveFormat(params: Partial<RenderParams>, output: string | undefined): Format {
   const ext = outputExtension(output);
-  const candidates = ext ? formatsForExtension(ext) : [];
+  // `x.compact.json` (as the studio names its downloads): json-compact, unless --format json.
+  const compact = output?.toLowerCase().endsWith(fileSuffix('json-compact'));
+  const candidates = compact ? ['json-compact', 'json'] as Format[] : ext ? formatsForExtension(ext) : [];
   const explicit = params.format;
   if (explicit) {
     if (candidates.length && !candidates.includes(explicit)) {
@@ -218,7 +220,7 @@ Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 co
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
-(json-compact is chosen with --format only; a --format that contradicts the extension is an error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
+(.compact.json is json-compact, as the studio names it; a --format that contradicts the extension is an error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
 
 Glyphs: --charset picks a ramp; --glyphs ' .:oO@' uses your own (each glyph must be measured from the reference font: printable ASCII, the blocks glyphs, Braille; the space is always the ground).
 

@@ -145,6 +145,10 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
 export function ioError(verb: 'read' | 'write', path: string, err: unknown): V2aError {
   const code = isSystemError(err) ? err.code! : '';
   const reason = IO_REASONS[code] ?? (code ? code : err instanceof Error ? err.message : String(err));
+  // A URL given as a file: say what to do instead (the CLI fetches nothing itself).
+  if (verb === 'read' && code === 'ENOENT' && /^https?:\/\//i.test(path)) {
+    return new V2aError('io-error', `${path}: no such file (v2a reads files, not URLs: curl -sL '${path.replace(/'/g, `'\\''`)}' | v2a -)`);
+  }
   if (verb === 'read' && path !== '-') return new V2aError('io-error', `${path}: ${reason}`);
   const what = path === '-' ? (verb === 'read' ? 'standard input' : 'standard output') : `'${path}'`;
   return new V2aError('io-error', `cannot ${verb} ${what}: ${reason}`);

@@ -4,7 +4,7 @@
  * with the parameters it was painted with; a server-rendered still is asked again with the
  * parameters of its shown render.
  */
-import { FORMATS, FORMAT_INFO, type Format } from '../core/index.js';
+import { FORMATS, FORMAT_INFO, fileSuffix, type Format } from '../core/index.js';
 import { apiUrl } from './api-url.js';
 import type { ParamControls } from './controls.js';
 import { $, h } from './dom.js';
@@ -47,7 +47,7 @@ export function exportBase(): string {
 }
 
 function fileName(format: Format): string {
-  return `${exportBase()}${format === 'json-compact' ? '.compact' : ''}.${FORMAT_INFO[format].extension}`;
+  return `${exportBase()}${fileSuffix(format)}`;
 }
 
 export function downloadBlob(blob: Blob, name: string): void {

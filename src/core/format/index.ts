@@ -47,7 +47,7 @@ function formatOf(result: RenderResult, format: Format | undefined, who: string)
   return f;
 }
 
-export { FORMAT_INFO, CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION, contentTypeHeader, type FormatInfo } from './info.js';
+export { FORMAT_INFO, CHROMA_ENCODING, BACKGROUND_ENCODING, COMPACT_VERSION, contentTypeHeader, fileSuffix, type FormatInfo } from './info.js';
 export { Base64Error, encodeBase64, decodeBase64, unwrapBase64, decodeBase64Input, type Base64Input } from './base64.js';
 export {
   HEX_BYTE, hexOfPacked, packedAt, parseHexColor, relativeLuminance, groundFor, DARK_GROUND, LIGHT_GROUND,

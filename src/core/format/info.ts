@@ -30,6 +30,14 @@ export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
   png: { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true, document: true },
 });
 
+/**
+ * The end of a file name for `format`: `.txt`, `.png`, ...; json-compact `.compact.json`, which
+ * tells it from json (the studio's downloads; the CLI reads it back from `-o` as json-compact).
+ */
+export function fileSuffix(format: Format): string {
+  return `${format === 'json-compact' ? '.compact' : ''}.${FORMAT_INFO[format].extension}`;
+}
+
 /** Chroma encoding identifier of `json-compact` (interface.md §9). */
 export const CHROMA_ENCODING = 'rgb24-b64-v1';
 
