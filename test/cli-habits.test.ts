@@ -107,6 +107,12 @@ describe('several input files', { concurrency: 4 }, () => {
     assert.ok('version' in JSON.parse(readFileSync(plain, 'utf8')), '.json is json');
   });
 
+  test('jp2a\'s --colors <file> habit: the file taken as the mode is named, with what to type instead (commander said only that the file was missing)', async () => {
+    const r = await v2a('--colors', a);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, `v2a: -c/--colors must be one of truecolor, 256, 16, none (got ${JSON.stringify(a)}) (-c/--colors takes a mode before the file: -c truecolor ${a}, or --color for colour at the terminal's depth)\n`);
+  });
+
   test('several inputs in a one-document format (png, svg, html) on standard output are a usage error: the documents glued together made no valid file; json and text follow one another', async () => {
     const [png, svg, html, json] = await Promise.all([v2a(a, b, '--format', 'png'), v2a(a, b, '--format', 'svg'), v2a(a, b, '--format=html', '-w', '20'), v2a(a, b, '--format', 'json', '-w', '20')]);
     for (const [r, f] of [[png, 'png'], [svg, 'svg'], [html, 'html']] as const) {

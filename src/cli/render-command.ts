@@ -13,7 +13,7 @@ import type { Decoder, FitBox } from '../core/job.js';
 import { addParamOptions, collectParams } from './flags.js';
 import { printable, reportError } from './program.js';
 import { EXIT, Reported, aboutFile, once, outputFile, readHead, readInput, readLimits, withReadFd, stdoutIsTty, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
-import { COLORS_FLAG, COLORS_HELP, SIZE_HELP, resolveBox, resolveColor, type ViewFlags } from './view.js';
+import { COLORS_FLAG, COLORS_HELP, SIZE_HELP, colorMode, resolveBox, resolveColor, type ViewFlags } from './view.js';
 import { isVideo, refuseUnknown } from './media-type.js';
 import { fitDecoder } from './box-fit.js';
 import { NDJSON_FRAMES } from './ndjson.js';
@@ -91,7 +91,12 @@ export function addViewOptions(cmd: Command): Command {
     .option('-w, --width <n>', 'width in characters (the same as --columns); with -H, a box to fit in', once('-w/--width'))
     .option('-H, --height <n>', `at most <n> rows (1 to ${MAX_ROWS}): the image is fitted, its aspect kept`, once('-H/--height'))
     .option('--size <WxH>', SIZE_HELP, once('--size'))
-    .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`, once('-c/--colors'));
+    // Checked as it is parsed: before commander's own errors (`--colors a.png`: the file missing).
+    .option(COLORS_FLAG, `colour depth: ${COLORS_HELP}`, (value: string, previous: unknown) => {
+      once('-c/--colors')(value, previous);
+      colorMode(value);
+      return value;
+    });
 }
 
 /** Parameters from flags, colour and size resolved for the place the art goes. */

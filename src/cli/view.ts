@@ -3,6 +3,7 @@
  * `--size WxH`, the terminal, `COLUMNS`/`LINES`) and its colour (`-c/--colors`, NO_COLOR,
  * FORCE_COLOR, COLORTERM, TERM). Shared by `render`, `render --animate` and `play`.
  */
+import { existsSync } from 'node:fs';
 import type { FitBox } from '../core/job.js';
 import { COLOR_DEPTHS, PARAM_BY_NAME, type ColorDepth, type IntegerDef, type RenderParams } from '../core/params/definitions.js';
 import { MAX_ROWS } from '../core/pipeline/geometry.js';
@@ -137,15 +138,24 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
  * supports it (detectColor). Ansi output on standard output, a terminal or piped, gets the depth
  * the environment tells (colorDepthWhenOn).
  */
+/**
+ * -c/--colors' value as a mode, else a usage error: chafa's spellings get a hint, and so does a
+ * value that names an existing file (jp2a's --colors is a switch: `v2a --colors a.png` took the
+ * file as the mode, and commander then said only that the file was missing).
+ */
+export function colorMode(raw: string): ColorSupport {
+  const mode = raw.trim() as ColorSupport;
+  if ((COLOR_MODES as readonly string[]).includes(mode)) return mode;
+  const habit = COLOR_MODE_HABITS[mode.toLowerCase()];
+  const hint = habit !== undefined ? ` (Did you mean ${habit === 'none' ? '--no-color' : `-c ${habit}`}?)`
+    : existsSync(raw) ? ` (-c/--colors takes a mode before the file: -c truecolor ${raw}, or --color for colour at the terminal's depth)` : '';
+  throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(raw)})${hint}`);
+}
+
 export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): Partial<RenderParams> {
   const out = { ...params };
   if (flags.colors !== undefined) {
-    const mode = flags.colors.trim() as ColorSupport;
-    if (!(COLOR_MODES as readonly string[]).includes(mode)) {
-      const habit = COLOR_MODE_HABITS[mode.toLowerCase()];
-      const hint = habit === undefined ? '' : ` (Did you mean ${habit === 'none' ? '--no-color' : `-c ${habit}`}?)`;
-      throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(flags.colors)})${hint}`);
-    }
+    const mode = colorMode(flags.colors);
     if (mode === 'none') {
       if (params.color === true) throw usageError('--colors none and --color contradict each other: give one');
       out.color = false;
