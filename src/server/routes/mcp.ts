@@ -190,24 +190,32 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
           `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${most} at once ${bound}. Send at most ${most} per batch.`,
           { maxToolCalls: most })));
       }
-      // Slots first, then tokens: a call refused for now spends none (its slots go back with the reply).
-      try {
-        ctx.admission.grow(request, n - ctx.admission.held(request));
-      } catch (err) {
-        // One tools/call refused for now (busy server, or this client's slots all held): the
-        // agent's tool failed, so it is told so in the result, with when to try again.
+      // One tools/call refused for now (busy server, this client's slots all held, its rate-limit
+      // budget spent): the agent's tool failed, so it is told so in the result, with when to try
+      // again, as a tool failure rather than an HTTP error its client reports as a broken transport.
+      const refused = (err: unknown) => {
         const call = singleToolCall(body, dispatcher);
         if (!(err instanceof HttpProblem) || call === undefined) throw err;
         ctx.metrics.rejected.inc({ face: 'mcp', cause: err.slug });
         toolCallObserver(ctx, request, ctx.admission.signalOf(request), () => undefined)?.({ requestId: call.id, tool: call.tool })?.end({ result: 'tool_error' });
+        for (const [name, value] of Object.entries(err.extra.headers ?? {})) if (/^(retry-after|ratelimit-)/.test(name)) reply.header(name, value);
         const retry = err.extra.headers?.['retry-after'];
-        if (retry !== undefined) reply.header('retry-after', retry);
         const text = retry === undefined || err.detail.includes(`retry in ${retry} s`) ? err.detail : `${err.detail} Retry after ${retry} s.`;
         reply.header('cache-control', 'no-store');
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(resultResponse(call.id, { ...toolFailure(text) })));
+      };
+      // Slots first, then tokens: a call refused for now spends none (its slots go back with the reply).
+      try {
+        ctx.admission.grow(request, n - ctx.admission.held(request));
+      } catch (err) {
+        return refused(err);
       }
       const paid = smallBody(request) ? 0 : 1;
-      await ctx.limiter?.take(request, reply, n - paid, paid);
+      try {
+        await ctx.limiter?.take(request, reply, n - paid, paid);
+      } catch (err) {
+        return refused(err);
+      }
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
       const tracked = calls.track(session, body);
       let result: Awaited<ReturnType<McpDispatcher['handle']>>;
