@@ -157,6 +157,12 @@ describe('with the official MCP SDK client', () => {
     assert.deepEqual([ts.image.width, ts.image.height, ts.image.cellHeight], [64, 1536, 3]);
   });
 
+  test('imagePath (the stdio server\'s source) over HTTP is an isError saying where it works and what to send instead, not just an unknown parameter', async () => {
+    const r = await client.callTool({ name: 'render_ascii', arguments: { imagePath: '/etc/passwd', columns: 40 } });
+    assert.equal(r.isError, true);
+    assert.match((r.content as Array<{ text: string }>)[0]!.text, /^imagePath is read only by the local MCP server \(v2a mcp\).*send the image as imageBase64/);
+  });
+
   test('tool failures are isError results, not protocol errors', async () => {
     const r = await client.callTool({ name: 'render_ascii', arguments: { columns: 40 } });
     assert.equal(r.isError, true);
@@ -204,8 +210,7 @@ describe('tool failures carry the HTTP API message', () => {
     ['host not allowed', { imageUrl: 'https://images.example.com/a.png' }],
     ['not https', { imageUrl: 'http://images.example.com/a.png' }],
     ['wrong type', { imageUrl: 12 }],
-    // imagePath is the stdio face's (v2a mcp) only: over HTTP it is refused like any unknown argument, nothing is read.
-    ['imagePath over HTTP', { imagePath: '/etc/passwd' }],
+    // imagePath (the stdio face's, v2a mcp) over HTTP: its own test below.
   ];
   for (const [name, args] of cases) {
     test(name, async () => {
@@ -372,6 +377,7 @@ describe('raw JSON-RPC over HTTP', () => {
     const foreign = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'https://evil.example' });
     validator.check('POST', MCP, foreign);
     assert.deepEqual(assertProblem(foreign, 403, 'forbidden-origin').errors, [{ parameter: 'Origin', message: 'not allowed' }]);
+    assert.match(foreign.json.detail, /V2A_CORS_ORIGINS/, 'the refusal names the setting that allows an origin');
     assertProblem(await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: 'null' }), 403, 'forbidden-origin');
     const own = await postJson(`${server.base}${MCP}`, request(1, 'ping'), { origin: server.base });
     assert.equal(own.status, 200, own.text);

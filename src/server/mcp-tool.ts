@@ -34,6 +34,12 @@ export function createRenderTool(renderer: RenderService, opts: RenderToolOption
       let params: ReturnType<typeof validateParams>;
       let image: ReturnType<typeof exactlyOneImage>;
       try {
+        // The stdio face's source (README's two set-ups share one tool name): say where it works.
+        if ('imagePath' in rest) {
+          throw new V2aError('invalid-parameters', 'imagePath is read only by the local MCP server (v2a mcp), which runs where the files are; this server is reached over HTTP: send the image as imageBase64 (or imageUrl, where the server fetches from its host).', {
+            errors: [{ parameter: 'imagePath', message: 'only on the local stdio server (v2a mcp)' }],
+          });
+        }
         const images = jsonImageInputs({ imageUrl, imageBase64 });
         params = validateParams([{ name: 'tool arguments', kind: 'json', values: rest }]);
         // A tool call cannot upload a file: its detail names the tool's sources only.

@@ -163,7 +163,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
-        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint.`, { errors: [{ parameter: 'Origin', message: 'not allowed' }] });
+        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint: a browser page may only from this server's own origin or one listed in V2A_CORS_ORIGINS (the operator's setting; DNS-rebinding protection).`, { errors: [{ parameter: 'Origin', message: 'not allowed' }] });
       }
       const version = request.headers['mcp-protocol-version'];
       // Node joins a repeated header with ", ": say so rather than call the joined text a version.
