@@ -31,6 +31,11 @@ describe('readLines', () => {
   test('lines across chunks, \\r\\n, blank lines skipped, a last line without a newline', async () => {
     assert.deepEqual(await lines(['{"a"', ':1}\r\n\n  \n[1,', '2]\n', 'tail'], 100), ['line {"a":1}', 'line [1,2]', 'line tail']);
   });
+  test('a UTF-8 byte-order mark before a line (Windows writers) is dropped, also split across chunks', async () => {
+    assert.deepEqual(await lines(['\uFEFF{"a":1}\r\n', '\uFEFF[1]\n'], 100), ['line {"a":1}', 'line [1]']);
+    const bom = Buffer.from('\uFEFF{"b":2}\n');
+    assert.deepEqual(await lines([bom.subarray(0, 2), bom.subarray(2)], 100), ['line {"b":2}']);
+  });
   test('a line past the bound is skipped to its newline and reported with its first bytes; the next is read', async () => {
     const big = `{"id":7,"x":"${'y'.repeat(5000)}"}`;
     const got = await lines([big.slice(0, 10), big.slice(10, 3000), big.slice(3000), '\n{"id":8}\n'], 100);

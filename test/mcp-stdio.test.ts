@@ -154,6 +154,13 @@ describe('v2a mcp over stdio, with the official SDK client', () => {
     assert.match(errorText(await call(client, { columns: 20 })), /No image was supplied: give exactly one of imagePath/);
   });
 
+  test('a file whose image cannot be read names the file, as refusals of the path do (the format\'s message alone did not say which)', async () => {
+    writeFileSync(join(root, 'notes.bmp'), 'BM not really an image');
+    assert.match(errorText(await call(client, { imagePath: 'notes.bmp', columns: 20 })), /^notes\.bmp: The image format is not supported/);
+    // Parameters are not the file's fault: no path before them.
+    assert.match(errorText(await call(client, { imagePath: 'photo.png', columns: 0 })), /^(?!photo\.png)/);
+  });
+
   test('escapes are refused with isError and a clear message, nothing is read', async () => {
     const cases: Array<[string, RegExp]> = [
       ['/etc/passwd', /"\/etc\/passwd" is outside the allowed roots/],

@@ -38,7 +38,8 @@ export function readLines(input: NodeJS.ReadableStream, maxLineBytes: number, on
       const whole = Buffer.concat([...parts, tail]);
       on.tooLong(decoder().write(whole.subarray(0, TOO_LONG_PREFIX_BYTES)), size + tail.length, text(whole.subarray(-TOO_LONG_PREFIX_BYTES)));
     } else {
-      const text = Buffer.concat([...parts, tail]).toString('utf8').replace(/\r$/, '');
+      // A byte-order mark (Windows writers put one first) is no part of the JSON.
+      const text = Buffer.concat([...parts, tail]).toString('utf8').replace(/^\uFEFF/, '').replace(/\r$/, '');
       if (text.trim() !== '') on.line(text);
     }
     parts = [];

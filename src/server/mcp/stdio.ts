@@ -13,7 +13,7 @@
  * Nothing but protocol goes to stdout; diagnostics go to stderr.
  */
 import process from 'node:process';
-import { V2aError } from '../../core/errors.js';
+import { EXIT, V2aError } from '../../core/errors.js';
 import { nextTurn } from '../../core/next-turn.js';
 import type { JobInput, JobLimits } from '../../core/job.js';
 import { VERSION } from '../../core/types.js';
@@ -133,7 +133,11 @@ export function createStdioDispatcher(opts: StdioOptions, rootsReady: () => Prom
         }
         const [{ runJob }, { decodeImage }] = await renderModules();
         const options = { decoder: decodeImage, limits: opts.limits, readsReport: true, signal: ctx.signal };
-        const { result, output } = await runJob(input, params, options);
+        const { result, output } = await runJob(input, params, options).catch((err: unknown) => {
+          // What is wrong with a file's image names the file, as the path's own refusals do.
+          if (source.field !== 'imagePath' || !(err instanceof V2aError) || err.info.exit !== EXIT.input) throw err;
+          throw new V2aError(err.code, `${source.path}: ${err.detail}`, { cause: err, ...(err.errors ? { errors: err.errors } : {}) });
+        });
         // Over the budget, the refusal checks the columns it names by rendering the source at them.
         return buildToolReply(result, output, opts.maxChars, zlibDeflate, (columns) => runJob(input, { ...params, columns }, options));
       });
