@@ -236,6 +236,12 @@ test('random bytes, empty input and over-long input are refused', async () => {
   assert.ok(caught instanceof ImageInputError && caught.status === 400);
 });
 
+test('text that sharp\'s SVG loader claims (a script or a page with <svg in it) is of an unsupported format, not a damaged image, as the CLI says', async () => {
+  await rejectsWith(decodeImage(Buffer.from('const icon = "<svg width=10>";\nexport default icon;\n'), { maxPixels: MAX }), 'unsupported_format', 400);
+  await rejectsWith(decodeImage(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect'), { maxPixels: MAX }), 'unsupported_format', 400);
+  await assert.rejects(decodeImage(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect'), { maxPixels: MAX }), /^ImageInputError: SVG \(vector\) images are not supported/);
+});
+
 test('a truncated JPEG is refused as undecodable', async () => {
   const jpeg = await sharp({
     create: { width: 256, height: 256, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } },

@@ -31,7 +31,7 @@ import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
 import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, USE_SUPPORTED, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
-import { acceptedSignature } from './signatures.js';
+import { acceptedSignature, isStillBmff, refusedByName } from './signatures.js';
 import type { LimitNames } from '../core/job.js';
 import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, gifComplete, jpegScans, tiffPages, withoutPngText } from './structure.js';
 import { DecodeBudget } from './decode-budget.js';
@@ -288,6 +288,11 @@ async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | '
     // A file that starts as an accepted format does but cannot be read (a TIFF cut short, whose
     // first directory is gone) is damaged, not of another format.
     if (refused.reason === 'unsupported_format' && acceptedSignature(buf)) throw new ImageInputError('undecodable', undefined, typeof refused.cause === 'string' ? { cause: refused.cause } : {});
+    // And one that does not is of another format, not damaged: sharp's SVG loader claims any
+    // text with `<svg` in its first kilobytes (a script, a README) and then fails to parse it.
+    if (refused.reason === 'undecodable' && !acceptedSignature(buf) && !isStillBmff(buf)) {
+      throw new ImageInputError('unsupported_format', refusedByName(buf) && /<svg/i.test(buf.subarray(0, 4096).toString('latin1')) ? unsupportedMessage('svg') : undefined, typeof refused.cause === 'string' ? { cause: refused.cause } : {});
+    }
     throw refused;
   }
   const format = meta.format as string;
