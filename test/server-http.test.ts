@@ -448,6 +448,15 @@ describe('render: success', () => {
     });
   }
 
+  test('imageBase64 as a multipart field says to upload the file as image, also when it is longer than a text field may be (it said only that)', async () => {
+    for (const b64 of [tinyB64, jpeg.toString('base64').repeat(8)]) {
+      const r = await postForm(`${server.base}${RENDER}`, { imageBase64: b64, columns: '20' });
+      const p = assertProblem(r, 400, 'invalid-request');
+      assert.equal(p.detail.includes('imageBase64 is accepted in a JSON body only; in multipart/form-data upload the file as the field image'), true, p.detail);
+      assert.equal(p.errors[0].parameter, 'imageBase64');
+    }
+  });
+
   test('JSON with imageBase64 (also as a data: URL), parameters typed', async () => {
     const r = await renderJson({ imageBase64: jpeg.toString('base64'), columns: 30, charset: 'blocks', invert: true, contrast: 1.5, format: 'json', autoOptimize: 0 });
     assert.equal(r.status, 200, r.text);

@@ -157,11 +157,13 @@ export async function parseForm(chunks: readonly Uint8Array[], contentType: stri
         return fail(fieldProblem(name, message));
       }
     }
-    if (valueTruncated) refusal = fieldProblem(name, `form field ${name} is longer than ${MAX_FIELD_BYTES} bytes`);
-    else if (name === 'imageUrl') images.push({ field: 'imageUrl', url: value });
-    else if (name === 'imageBase64') {
+    // imageBase64 before the size: a real image's base64 is always over it, and what to do
+    // instead is the useful answer.
+    if (name === 'imageBase64') {
       refusal = fieldProblem('imageBase64', 'imageBase64 is accepted in a JSON body only; in multipart/form-data upload the file as the field image');
-    } else {
+    } else if (valueTruncated) refusal = fieldProblem(name, `form field ${name} is longer than ${MAX_FIELD_BYTES} bytes`);
+    else if (name === 'imageUrl') images.push({ field: 'imageUrl', url: value });
+    else {
       const prev = fields[name];
       fields[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
     }
