@@ -34,9 +34,14 @@ export function handoffWantsCompact(): boolean {
   return !!s?.active && s.mode !== 'latest-frame';
 }
 
+/** The count of frames sent the status shows, and when it was written. */
+let shownSent = 0;
+let shownAt = 0;
+
 function setStatus(st: string, detail: string): void {
   statusEl.textContent = detail;
   sentEl.textContent = '';
+  shownSent = 0;
   statusEl.dataset.state = st;
   state.stats.handoff.state = st;
   const active = state.handoff?.active ?? false;
@@ -93,8 +98,16 @@ export function onFrameForHandoff(r: ResultInfo): void {
   s.sendFrame(payload(r.compact, r));
   state.stats.handoff.sent = s.sent;
   if (s.sent === 1) statusEl.textContent = `Streaming to ${s.targetOrigin}`;
-  if (s.sent % 15 === 1) sentEl.textContent = `Frames sent: ${s.sent}`;
+  // At most once a second, by time: every 15th frame, as before, lagged seconds behind at a
+  // receiver's low maxFps (the count stood at 1 while 11 had arrived).
+  const now = performance.now();
+  if (s.sent !== shownSent && (s.sent === 1 || now - shownAt >= 1000)) {
+    sentEl.textContent = `Frames sent: ${s.sent}`;
+    shownSent = s.sent;
+    shownAt = now;
+  }
 }
+
 
 function start(): void {
   const manifest = state.manifest;
