@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { decodeCompact } from '../src/core/format/compact.js';
 import { getGlyphSet } from '../src/core/glyphs/charsets.js';
 import { PARAMS, kebabName, parseParams, type ParamDef } from '../src/core/params/index.js';
 import { VERSION } from '../src/core/types.js';
+import { EXIT, EXIT_MEANINGS } from '../src/core/errors.js';
 import { loadConfig } from '../src/server/config.js';
 import { cliEnv, V2A_BIN, ensureCliBuilt } from './helpers/cli-run.js';
 
@@ -688,6 +689,9 @@ describe('v2a help and version', { concurrency: 4 }, () => {
     assert.match(top.text, /render \[options\] <file\.\.\.>/);
     assert.match(top.text, /decode \[options\] <file>/);
     assert.match(top.text, /Exit codes:/);
+    // Every code of the one table, with its meaning; a signal's is 128 + its number, as shells report it.
+    for (const [k, code] of Object.entries(EXIT) as [keyof typeof EXIT, number][]) assert.ok(top.text.replace(/\s+/g, ' ').includes(`${code} ${EXIT_MEANINGS[k]}`), `exit ${code} in --help`);
+    assert.deepEqual([EXIT.hangup, EXIT.interrupted, EXIT.quit, EXIT.terminated], ['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGTERM'].map((s) => 128 + osConstants.signals[s as 'SIGHUP']));
     assert.match(render.text, /--output <file>/);
     assert.match(render.text, /--animate/);
     assert.match(render.text, /an\s+integer\s+from\s+8\s+to\s+400;\s+default\s+120/);

@@ -6,6 +6,7 @@
  * closing asks for and what the shell reports as 129 either way.
  */
 import { isatty } from 'node:tty';
+import { EXIT } from '../core/errors.js';
 
 /** Which of standard input, output and error were terminals when the process started. */
 const TERMINALS = [0, 1, 2].filter((fd) => isatty(fd));
@@ -31,7 +32,7 @@ export function hangUp(): never {
   }
   process.kill(process.pid, 'SIGHUP');
   // Delivered before kill() returns (nothing blocks it); a fallback only.
-  process.exit(129);
+  process.exit(EXIT.hangup);
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { V2aError } from '../core/errors.js';
+import { EXIT_MEANINGS, V2aError } from '../core/errors.js';
 import { VERSION } from '../core/types.js';
 import { paramSummary, switchValues } from './flags.js';
 import { FORMATS_IN_WORDS } from '../core/params/definitions.js';
@@ -93,18 +93,9 @@ function suggestOption(cmd: Command, flag: string): string {
 
 export type CommandRegistrar = (program: Command) => void;
 
-const EXIT_CODES_HELP = `Exit codes:
-    0  success
-    1  internal error (a bug; set V2A_DEBUG=1 for a stack trace)
-    2  usage: unknown flag or command, missing argument, invalid or conflicting values
-    3  the input is not a usable image (undecodable, unsupported, too large), or for decode, not valid json-compact
-    4  I/O: the input cannot be read, the output cannot be written
-  130  interrupted (Ctrl-C) while playing an animation
-  129  the terminal closed (SIGHUP) while playing
-  131  quit (Ctrl-\\) while playing
-  143  terminated (SIGTERM) while playing`;
+const EXIT_CODES_HELP = `Exit codes:\n${(Object.keys(EXIT) as (keyof typeof EXIT)[]).map((k) => `  ${String(EXIT[k]).padStart(3)}  ${EXIT_MEANINGS[k]}`).join('\n')}`;
 
-/** The environment variables the CLI reads, for `v2a --help` and the README. */
+/** The environment variables the CLI reads, for `v2a --help` and the README (npm run docs). */
 export const CLI_ENV: readonly { readonly name: string; readonly default: string; readonly meaning: string }[] = [
   // The CLI's render and play read larger files than the server (settings/index.ts): their default first.
   ...([[MAX_IMAGE_BYTES, CLI_MAX_IMAGE_BYTES], [MAX_IMAGE_PIXELS, CLI_MAX_IMAGE_PIXELS], [MAX_DECODED_BYTES, CLI_MAX_DECODED_BYTES]] as const).map(([s, cli]) => ({

@@ -22,8 +22,27 @@ export const EXIT = {
   io: 4,
   /** Interrupted (SIGINT) during playback: 128 + 2, as shells report it. */
   interrupted: 130,
+  /** While playing, the terminal closed (SIGHUP): 128 + 1. */
+  hangup: 129,
+  /** While playing, Ctrl-\\ (SIGQUIT): 128 + 3. */
+  quit: 131,
+  /** While playing, SIGTERM: 128 + 15. */
+  terminated: 143,
 } as const;
 Object.freeze(EXIT);
+
+/** What each exit code means, for `v2a --help` and the README (in the order they list them). */
+export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = Object.freeze({
+  ok: 'success',
+  internal: 'internal error (a bug; set V2A_DEBUG=1 for a stack trace)',
+  usage: 'usage: unknown flag or command, missing argument, invalid or conflicting values',
+  input: 'the input is not a usable image or video (undecodable, unsupported, too large; no ffmpeg for a video), or for decode, not valid json-compact',
+  io: 'I/O: the input cannot be read, the output cannot be written',
+  interrupted: 'interrupted (Ctrl-C)',
+  hangup: 'the terminal closed (SIGHUP) while playing',
+  quit: 'quit (Ctrl-\\) while playing',
+  terminated: 'terminated (SIGTERM) while playing',
+});
 
 export interface ErrorInfo {
   /** HTTP status of the problem reply. */
