@@ -71,7 +71,7 @@ describe('a call refused a slot', () => {
     const busy = await startTestServer({ V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '1', V2A_MCP_MAX_CHARS: '0' });
     const capped = await startTestServer({ V2A_WORKERS: '2', V2A_QUEUE_LIMIT: '8', V2A_CLIENT_SLOTS: '2', V2A_MCP_MAX_CHARS: '0' });
     try {
-      for (const [target, reason] of [[busy, /^All render slots are busy: .*retry in \d+ s\.$/], [capped, /^One client may have at most 2 requests in flight.* Retry after 1 s\.$/]] as const) {
+      for (const [target, reason] of [[busy, /^All render slots are busy: .*retry in \d+ s\.$/], [capped, /^One client may have at most 2 requests in flight.*; retry when one is done\.$/]] as const) {
         // Two slow renders hold both slots (each admitted before its body is read).
         const held = [1, 2].map((i) => postJson(`${target.base}${MCP}`, callTool(100 + i, { imageBase64: slowB64, columns: 400, format: 'html', color: true }), JSON_ACCEPT));
         for (let i = 0; i < 300 && target.app.v2a.admission.inFlight < 2; i++) await sleep(10);

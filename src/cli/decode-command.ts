@@ -5,26 +5,16 @@
  */
 import { extname } from 'node:path';
 import type { Command } from 'commander';
-import { CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
+import { CELL_SIZE_RANGE, CompactDecodeError, compactToImage, decodeCompact, type DecodedCompact } from '../core/format/compact.js';
 import { V2aError } from '../core/errors.js';
 import { importModule } from './import-module.js';
-import { integerFromText } from '../core/params/validate.js';
-import { aboutFile, once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
+import { aboutFile, integerFlag, once, outputFile, readInput, readLimits, stdoutIsTty, usageError, writeFile, writeStdout } from './terminal.js';
 
 const DEFAULT_CELL_WIDTH = 8;
 const DEFAULT_CELL_HEIGHT = 16;
 
 function parseCellSize(raw: string | undefined, flag: string, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const n = integerFromText(raw) ?? NaN;
-  // The range is compactToImage's: ask it, on a one-cell grid, rather than restate it.
-  try {
-    compactToImage({ columns: 1, rows: 1, rgb: new Uint8Array(3) }, { cellWidth: Number.isNaN(n) ? 0.5 : n, cellHeight: 1 });
-  } catch (err) {
-    const domain = err instanceof RangeError ? /must be (.*), got/.exec(err.message)?.[1] : undefined;
-    throw usageError(`${flag} must be ${domain ?? 'a positive integer'} (got ${JSON.stringify(raw)})`);
-  }
-  return n;
+  return raw === undefined ? fallback : integerFlag(flag, raw, CELL_SIZE_RANGE.min, CELL_SIZE_RANGE.max);
 }
 
 /**
@@ -50,8 +40,8 @@ export function parseDocuments(text: string): DecodedCompact[] {
       return [decodeCompact(body)];
     } catch (err) {
       // Another file altogether (text art, the json format, a picture): say what decode reads.
-      if (err instanceof CompactDecodeError && /: (not JSON|not a JSON object|this is v2a's .* output, not json-compact|document lacks "v")$/.test(err.message)) {
-        throw new CompactDecodeError(`${err.message.replace(/^invalid json-compact: /, '')}; decode reads what v2a render --format json-compact writes`);
+      if (err instanceof CompactDecodeError && err.otherFile) {
+        throw new CompactDecodeError(`${err.reason}; decode reads what v2a render --format json-compact writes`, true);
       }
       throw err;
     }
@@ -60,7 +50,7 @@ export function parseDocuments(text: string): DecodedCompact[] {
     try {
       return decodeCompact(text);
     } catch (err) {
-      if (err instanceof CompactDecodeError) throw new CompactDecodeError(`line ${n}: ${err.message.replace(/^invalid json-compact: /, '')}`);
+      if (err instanceof CompactDecodeError) throw new CompactDecodeError(`line ${n}: ${err.reason}`, err.otherFile);
       throw err;
     }
   });

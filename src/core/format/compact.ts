@@ -39,10 +39,18 @@ export interface DecodedCompact {
 /** Thrown by `decodeCompact` for anything that is not a valid `json-compact` v1 document. */
 export class CompactDecodeError extends V2aError {
   override name = 'CompactDecodeError';
-  constructor(message: string) {
-    super('invalid-compact', `invalid json-compact: ${message}`);
+  /**
+   * @param reason what is wrong, without the message's `invalid json-compact: ` prefix
+   * @param otherFile the input is another kind of file altogether (not JSON, not an object, v2a's
+   *   json output, no version), not a json-compact document with a fault
+   */
+  constructor(readonly reason: string, readonly otherFile = false) {
+    super('invalid-compact', `invalid json-compact: ${reason}`);
   }
 }
+
+/** The cell sizes compactToImage takes, in pixels (integers). */
+export const CELL_SIZE_RANGE = Object.freeze({ min: 1, max: 256 });
 
 /** The `json-compact` object of a grid. */
 export function buildCompact(grid: CellGrid): CompactOutput {
@@ -72,7 +80,8 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
 }
 
 function checkKeys(o: Record<string, unknown>, keys: readonly string[], where: string, optional: readonly string[] = []): void {
-  for (const k of keys) if (!(k in o)) throw new CompactDecodeError(`${where} lacks "${k}"`);
+  // A document with no version is no json-compact at all.
+  for (const k of keys) if (!(k in o)) throw new CompactDecodeError(`${where} lacks "${k}"`, where === 'document' && k === 'v');
   for (const k of Object.keys(o)) {
     if (!keys.includes(k) && !optional.includes(k)) throw new CompactDecodeError(`${where} has an unknown member "${k}"`);
   }
@@ -144,12 +153,12 @@ export function decodeCompact(input: string | object): DecodedCompact {
     try {
       doc = JSON.parse(input);
     } catch {
-      throw new CompactDecodeError('not JSON');
+      throw new CompactDecodeError('not JSON', true);
     }
   }
-  if (!isPlainObject(doc)) throw new CompactDecodeError('not a JSON object');
+  if (!isPlainObject(doc)) throw new CompactDecodeError('not a JSON object', true);
   // v2a's json output says its format: name it, rather than the first member json-compact lacks.
-  if (typeof doc.format === 'string' && !('v' in doc)) throw new CompactDecodeError(`this is v2a's ${JSON.stringify(doc.format)} output, not json-compact`);
+  if (typeof doc.format === 'string' && !('v' in doc)) throw new CompactDecodeError(`this is v2a's ${JSON.stringify(doc.format)} output, not json-compact`, true);
   // The version first: another version's members are its own, and naming one it lacks would hide why.
   if ('v' in doc && doc.v !== COMPACT_VERSION) throw new CompactDecodeError(`unsupported version "v": ${JSON.stringify(doc.v)}, expected 1`);
   checkKeys(doc, TOP_KEYS, 'document', OPTIONAL_KEYS);
@@ -183,7 +192,8 @@ export interface CompactImageOptions {
 }
 
 function checkCellSize(v: number, name: string): number {
-  if (!Number.isInteger(v) || v < 1 || v > 256) throw new RangeError(`${name} must be an integer from 1 to 256, got ${v}`);
+  const { min, max } = CELL_SIZE_RANGE;
+  if (!Number.isInteger(v) || v < min || v > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${v}`);
   return v;
 }
 

@@ -199,10 +199,9 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         ctx.metrics.rejected.inc({ face: 'mcp', cause: err.slug });
         toolCallObserver(ctx, request, ctx.admission.signalOf(request), () => undefined)?.({ requestId: call.id, tool: call.tool })?.end({ result: 'tool_error' });
         for (const [name, value] of Object.entries(err.extra.headers ?? {})) if (/^(retry-after|ratelimit-)/.test(name)) reply.header(name, value);
-        const retry = err.extra.headers?.['retry-after'];
-        const text = retry === undefined || err.detail.includes(`retry in ${retry} s`) ? err.detail : `${err.detail} Retry after ${retry} s.`;
         reply.header('cache-control', 'no-store');
-        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(resultResponse(call.id, { ...toolFailure(text) })));
+        // Each refusal's detail says when to retry (retry in N s; when one is done).
+        return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(resultResponse(call.id, { ...toolFailure(err.detail) })));
       };
       // Slots first, then tokens: a call refused for now spends none (its slots go back with the reply).
       try {
