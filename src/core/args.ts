@@ -16,9 +16,14 @@ export function describeType(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+/** An object of named fields: not null, an array or a primitive (JSON's object, as parsed). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** `value` is a plain object of named fields (not null, an array or a primitive). */
 export function checkObject(value: unknown, name: string): asserts value is Readonly<Record<string, unknown>> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isRecord(value)) {
     throw new TypeError(`${name} must be an object (got ${describeType(value)})`);
   }
 }

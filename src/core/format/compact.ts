@@ -6,7 +6,7 @@
  */
 import type { CellGrid, RgbaImage } from '../types.js';
 import { V2aError } from '../errors.js';
-import { describeType } from '../args.js';
+import { describeType, isRecord } from '../args.js';
 import { Base64Error, decodeBase64, encodeBase64 } from './base64.js';
 import { checkGrid, gridLines } from './grid.js';
 import { BACKGROUND_ENCODING, CHROMA_ENCODING, COMPACT_VERSION } from './info.js';
@@ -75,10 +75,6 @@ const TOP_KEYS = ['v', 'columns', 'rows', 'text', 'chroma'];
 const OPTIONAL_KEYS = ['background', 'delayMs'];
 const CHROMA_KEYS = ['encoding', 'data'];
 
-function isPlainObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
-
 function checkKeys(o: Record<string, unknown>, keys: readonly string[], where: string, optional: readonly string[] = []): void {
   // A document with no version is no json-compact at all.
   for (const k of keys) if (!(k in o)) throw new CompactDecodeError(`${where} lacks "${k}"`, where === 'document' && k === 'v');
@@ -89,7 +85,7 @@ function checkKeys(o: Record<string, unknown>, keys: readonly string[], where: s
 
 /** A plane member (`chroma`, `background`): { encoding, data } of exactly `cells` RGB triples. */
 function decodePlane(plane: unknown, name: string, encoding: string, cells: number): Uint8Array {
-  if (!isPlainObject(plane)) throw new CompactDecodeError(`"${name}" must be an object`);
+  if (!isRecord(plane)) throw new CompactDecodeError(`"${name}" must be an object`);
   checkKeys(plane, CHROMA_KEYS, `"${name}"`);
   if (plane.encoding !== encoding) {
     throw new CompactDecodeError(`unsupported ${name} encoding ${JSON.stringify(plane.encoding)}, expected "${encoding}"`);
@@ -156,7 +152,7 @@ export function decodeCompact(input: string | object): DecodedCompact {
       throw new CompactDecodeError('not JSON', true);
     }
   }
-  if (!isPlainObject(doc)) throw new CompactDecodeError('not a JSON object', true);
+  if (!isRecord(doc)) throw new CompactDecodeError('not a JSON object', true);
   // v2a's json output says its format: name it, rather than the first member json-compact lacks.
   if (typeof doc.format === 'string' && !('v' in doc)) throw new CompactDecodeError(`this is v2a's ${JSON.stringify(doc.format)} output, not json-compact`, true);
   // The version first: another version's members are its own, and naming one it lacks would hide why.

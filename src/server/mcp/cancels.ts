@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { HttpProblem } from '../problem.js';
 import { isValidId, type JsonRpcId } from './protocol.js';
+import { isRecord } from '../../core/args.js';
 
 /** MCP: a session id is visible ASCII (0x21..0x7E). Longer ones are no id of ours. */
 const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
@@ -44,7 +45,6 @@ const keyOf = (session: string, id: JsonRpcId): string => `${session}\n${typeof 
  */
 export const MAX_KEPT_ID_LENGTH = 256;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const messages = (body: unknown): readonly unknown[] => (Array.isArray(body) ? body : [body]);
 
@@ -52,7 +52,7 @@ const messages = (body: unknown): readonly unknown[] => (Array.isArray(body) ? b
 function requestIds(body: unknown): JsonRpcId[] {
   const ids: JsonRpcId[] = [];
   for (const m of messages(body)) {
-    if (isObject(m) && typeof m.method === 'string' && isValidId(m.id)) ids.push(m.id);
+    if (isRecord(m) && typeof m.method === 'string' && isValidId(m.id)) ids.push(m.id);
   }
   return ids;
 }
@@ -128,7 +128,7 @@ export class InFlightCalls {
   cancel(session: string | undefined, body: unknown): void {
     if (session === undefined || (Array.isArray(body) && body.length > this.earlyCancels.maxBatch)) return;
     for (const m of messages(body)) {
-      if (!isObject(m) || m.method !== 'notifications/cancelled' || Object.hasOwn(m, 'id') || !isObject(m.params)) continue;
+      if (!isRecord(m) || m.method !== 'notifications/cancelled' || Object.hasOwn(m, 'id') || !isRecord(m.params)) continue;
       const id = m.params.requestId;
       if (!isValidId(id)) continue;
       const key = keyOf(session, id);

@@ -72,7 +72,7 @@ export type {
   McpToolDescriptor,
   McpToolResult,
 } from './protocol.js';
-import { describeType } from '../../core/args.js';
+import { describeType, isRecord } from '../../core/args.js';
 import type { JsonSchema } from '../../core/format/jsonSchemas.js';
 import type { KeyProblem } from '../json-body.js';
 import { RENDER_TOOL_NAME } from './render-tool.js';
@@ -184,10 +184,6 @@ class RpcError extends Error {
 
 type Params = Record<string, unknown> | unknown[] | undefined;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Why `value` is not a valid id (isValidId), for the -32600 reply. */
 function idProblem(value: unknown): string {
   if (value === null) return '"id" must be a string or a number; null is not allowed in MCP.';
@@ -226,7 +222,7 @@ function validateToolDefinition(tool: McpTool): void {
   for (const key of ['inputSchema', 'outputSchema'] as const) {
     const schema = tool[key] as unknown;
     if (key === 'outputSchema' && schema === undefined) continue;
-    if (!isPlainObject(schema) || schema.type !== 'object') {
+    if (!isRecord(schema) || schema.type !== 'object') {
       throw new TypeError(`MCP tool "${tool.name}": ${key} must be a JSON Schema with root type "object"`);
     }
   }
@@ -255,10 +251,10 @@ function deepFreeze<T>(value: T): T {
 
 /** Checks and copies a tool's result; returns undefined when it is not a valid `McpToolResult`. */
 function normalizeToolResult(result: unknown): Record<string, unknown> | undefined {
-  if (!isPlainObject(result) || !Array.isArray(result.content)) return undefined;
+  if (!isRecord(result) || !Array.isArray(result.content)) return undefined;
   const content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }> = [];
   for (const block of result.content as unknown[]) {
-    if (!isPlainObject(block)) return undefined;
+    if (!isRecord(block)) return undefined;
     if (block.type === 'text' && typeof block.text === 'string') content.push({ type: 'text', text: block.text });
     else if (block.type === 'image' && typeof block.data === 'string' && typeof block.mimeType === 'string') {
       content.push({ type: 'image', data: block.data, mimeType: block.mimeType });
@@ -266,7 +262,7 @@ function normalizeToolResult(result: unknown): Record<string, unknown> | undefin
   }
   const out: Record<string, unknown> = { content };
   if (result.structuredContent !== undefined) {
-    if (!isPlainObject(result.structuredContent)) return undefined;
+    if (!isRecord(result.structuredContent)) return undefined;
     out.structuredContent = result.structuredContent;
   }
   if (result.isError === true) out.isError = true;
@@ -321,7 +317,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
 
   function observe(ctx: McpHandleContext, id: JsonRpcId, params: Params): McpCallObserver | undefined {
     if (!ctx.observeToolCall) return undefined;
-    const name = isPlainObject(params) && typeof params.name === 'string' && toolsByName.has(params.name) ? params.name : undefined;
+    const name = isRecord(params) && typeof params.name === 'string' && toolsByName.has(params.name) ? params.name : undefined;
     try {
       const observer = ctx.observeToolCall({ requestId: id, tool: name });
       if (!observer) return undefined;
@@ -364,7 +360,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       throw new RpcError(mcpErrorCodes.InvalidParams, `Unknown tool ${quoted(p.name)}. Available tools: ${known}.`);
     }
     const args = p.arguments === undefined ? {} : p.arguments;
-    if (!isPlainObject(args)) {
+    if (!isRecord(args)) {
       throw new RpcError(
         mcpErrorCodes.InvalidParams,
         `Invalid params: "arguments" must be an object, got ${describeType(args)}.`,
@@ -413,7 +409,7 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
   /** Handles one message; resolves to its reply, or undefined when it gets none. */
   async function handleOne(msg: unknown, ctx: McpHandleContext): Promise<JsonRpcResponse | undefined> {
     if (msg instanceof RefusedMessage) return refused(msg);
-    if (!isPlainObject(msg)) {
+    if (!isRecord(msg)) {
       return invalidRequest(null, `a JSON-RPC message must be an object, got ${describeType(msg)}.`);
     }
     const hasId = Object.hasOwn(msg, 'id');
@@ -455,9 +451,9 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
   }
 
   function refused({ message, problems }: RefusedMessage): JsonRpcErrorResponse | undefined {
-    if (isPlainObject(message) && !Object.hasOwn(message, 'id')) return undefined; // a notification
+    if (isRecord(message) && !Object.hasOwn(message, 'id')) return undefined; // a notification
     const idRefused = problems.some((p) => p.path.length === 1 && p.path[0] === 'id');
-    const id = !idRefused && isPlainObject(message) && isValidId(message.id) ? message.id : null;
+    const id = !idRefused && isRecord(message) && isValidId(message.id) ? message.id : null;
     const inParams = problems.every((p) => p.path.length > 1 && p.path[0] === 'params');
     // The first refused key names the fault; data lists every one, with its path in the message.
     return errorResponse(id, inParams ? mcpErrorCodes.InvalidParams : mcpErrorCodes.InvalidRequest,
@@ -498,8 +494,8 @@ export function createMcpDispatcher(opts: McpDispatcherOptions): McpDispatcher {
       return await handleOne(msg, ctx);
     } catch (error) {
       // Defensive: handleOne catches everything it expects to.
-      report(error, { method: isPlainObject(msg) && typeof msg.method === 'string' ? msg.method : '' }, ctx);
-      const id = isPlainObject(msg) && isValidId(msg.id) ? msg.id : null;
+      report(error, { method: isRecord(msg) && typeof msg.method === 'string' ? msg.method : '' }, ctx);
+      const id = isRecord(msg) && isValidId(msg.id) ? msg.id : null;
       return errorResponse(id, mcpErrorCodes.InternalError, 'Internal error.');
     }
   }

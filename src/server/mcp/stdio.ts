@@ -31,6 +31,7 @@ import { Turns } from './turns.js';
 import { InFlightCalls } from './cancels.js';
 import { imageUrlHosts } from '../net/image-hosts.js';
 import type { FetchSettings } from '../config.js';
+import { isRecord } from '../../core/args.js';
 
 /** Most messages in one batch on the pipe (the HTTP face's V2A_MCP_MAX_BATCH default). */
 const MAX_BATCH = MCP_MAX_BATCH.default;
@@ -164,7 +165,6 @@ const NEVER = new AbortController().signal;
 /** The key of this pipe's calls in InFlightCalls: one client, one session. */
 const STDIO_SESSION = 'stdio';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ID_VALUE = String.raw`("(?:[^"\\]|\\.){0,200}"|-?\d{1,16}(?:\.\d+)?)`;
 /** A top-level `"id"` as a message's first key (none of its values opened before it)… */
@@ -262,14 +262,14 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       const p = pending ?? (pending = waiter(asked));
       asked = undefined;
       // Calls wait on `pending` until the new roots are in force (setClientRoots looks each up).
-      if (isObject(msg.result)) {
+      if (isRecord(msg.result)) {
         for (const left of await opts.roots.setClientRoots(msg.result.roots)) process.stderr.write(`v2a mcp: the client's root ${left}\n`);
       }
       if (pending === p) pending = undefined;
       p.done();
       return true;
     }
-    if (method === 'initialize' && isObject(msg.params) && isObject(msg.params.capabilities)) {
+    if (method === 'initialize' && isRecord(msg.params) && isRecord(msg.params.capabilities)) {
       clientHasRoots = msg.params.capabilities.roots !== undefined;
     }
     if (method === 'notifications/initialized' || method === 'notifications/roots/list_changed') askRoots();
@@ -289,7 +289,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       if (err instanceof HttpProblem) return send(dispatcher.invalidRequest(messageId(line.slice(0, TOO_LONG_PREFIX_BYTES), line.slice(-TOO_LONG_PREFIX_BYTES)), err.detail));
       throw err;
     }
-    const messages = (Array.isArray(body) ? body : [body]).filter(isObject);
+    const messages = (Array.isArray(body) ? body : [body]).filter(isRecord);
     let answered: (() => void) | undefined;
     if (messages.some((m) => m.method === 'initialize')) initializeAnswered = new Promise<void>((r) => { answered = r; });
     // Tracked before anything is awaited: a cancel on the next line, read in the same chunk, is

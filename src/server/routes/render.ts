@@ -34,10 +34,7 @@ import { HttpProblem } from '../problem.js';
 import { queryCarrier, validateParams } from '../render-inputs.js';
 import { nowMs } from '../telemetry/tracing.js';
 import { autoDirectorHeader } from '../render-service.js';
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from '../../core/args.js';
 
 /**
  * The body type of each request whose Content-Type Fastify matched (its own media-type parsing:
@@ -46,7 +43,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 const bodyTypes = new WeakMap<FastifyRequest, 'form' | 'json'>();
 
 function queryParams(request: FastifyRequest): Record<string, unknown> {
-  const query = (isPlainObject(request.query) ? request.query : {}) as Record<string, unknown>;
+  const query = (isRecord(request.query) ? request.query : {}) as Record<string, unknown>;
   for (const name of ['image', 'imageUrl', 'imageBase64']) {
     if (query[name] !== undefined) {
       const message = `${name} is not accepted in the query string; send the image in the request body`;
