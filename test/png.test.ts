@@ -28,7 +28,7 @@ const rgbOf = (packed: number) => [(packed >>> 16) & 255, (packed >>> 8) & 255, 
 
 describe('png format', () => {
   it('is registered as image/png with extension png and no charset', () => {
-    assert.deepEqual({ ...FORMAT_INFO.png }, { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true });
+    assert.deepEqual({ ...FORMAT_INFO.png }, { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true, document: true });
     assert.equal(contentTypeHeader('png'), 'image/png');
     const out = formatResult(render(photo, { columns: 40, format: 'png' }));
     assert.ok(out.body instanceof Uint8Array);
