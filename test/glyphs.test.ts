@@ -3,10 +3,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CHARSETS } from '../src/core/params/definitions.js';
-import {
-  DIRECTIONAL_CHARS, MEASURED_CELL_ASPECT, REFERENCE_FONT, SAMPLES, SUB_X, SUB_Y,
-  getGlyphSet, glyphShape,
-} from '../src/core/glyphs/index.js';
+import { DIRECTIONAL_CHARS, MEASURED_CELL_ASPECT, REFERENCE_FONT, getGlyphSet, glyphShape } from '../src/core/glyphs/charsets.js';
+import { SAMPLES, SUB_X, SUB_Y } from '../src/core/glyphs/types.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TemporalFilter, motionThreshold } from '../src/core/temporal/index.js';
+import { TemporalFilter, motionThreshold } from '../src/core/temporal/filter.js';
 import { SAMPLES, SUB_X, SUB_Y } from '../src/core/glyphs/types.js';
 import { rng } from './helpers/images.js';
 

@@ -1,7 +1,8 @@
 /**
  * The kernel bench's child (bundled by bench/speed.ts with esbuild and run in a plain node process):
  * each hot kernel as the scalar TypeScript it was (test/reference/, the tests' oracle) and as
- * shipped (src/core/pipeline/*, calling the WebAssembly module), on the same inputs, interleaved.
+ * shipped (src/core/pipeline/*, and test/helpers/kernel-calls.ts for the detail stage's kernels one
+ * at a time, calling the WebAssembly module), on the same inputs, interleaved.
  * argv: raw RGBA file, width, height, columns. Prints JSON: wasm instantiation ms, then per kernel
  * the first call (in this fresh process) and the median and min of warm calls, for both.
  */
@@ -9,17 +10,16 @@ import { readFileSync } from 'node:fs';
 import { getGlyphSet } from '../../src/core/glyphs/charsets.js';
 import { SUB_X, SUB_Y } from '../../src/core/glyphs/types.js';
 import { matchBraille } from '../../src/core/pipeline/braille.js';
-import { bilateralDenoise } from '../../src/core/pipeline/denoise.js';
 import { sobelInk } from '../../src/core/pipeline/edges.js';
 import { gridRows } from '../../src/core/pipeline/geometry.js';
 import { cellMeans } from '../../src/core/pipeline/raster.js';
 import { resampleImage } from '../../src/core/pipeline/resample.js';
-import { unsharpMask } from '../../src/core/pipeline/sharpen.js';
 import { cellStructure } from '../../src/core/pipeline/structure.js';
 import { histogram, toneLut } from '../../src/core/pipeline/tone.js';
 import { matchGlyphs, type MatchOptions } from '../../src/core/pipeline/match.js';
 import { viewBlur, viewBlurTemplates } from '../../src/core/pipeline/view-blur.js';
 import { kernelModule } from '../../src/core/wasm/kernels.js';
+import { bilateralDenoise, unsharpMask } from '../../test/helpers/kernel-calls.js';
 import { matchBraille as refBraille } from '../../test/reference/braille.js';
 import { bilateralDenoise as refDenoise } from '../../test/reference/denoise.js';
 import { sobelInk as refSobel } from '../../test/reference/edges.js';
@@ -63,10 +63,10 @@ const directed: MatchOptions = { ...match, structure: 'target', structureAmount:
 type Fn = () => unknown;
 const kernels: [string, Fn, Fn][] = [
   ['resample (linear light)', () => refResample(img, columns, rows, SUB_X, SUB_Y, 0), () => resampleImage(img, columns, rows, SUB_X, SUB_Y, 0)],
-  ['bilateral denoise (1 pass)', () => refDenoise(luma, 0.35, out, tmp), () => bilateralDenoise(luma, 0.35, out, tmp)],
-  ['bilateral denoise (2 passes)', () => refDenoise(luma, 0.8, out, tmp), () => bilateralDenoise(luma, 0.8, out, tmp)],
+  ['bilateral denoise (1 pass)', () => refDenoise(luma, 0.35, out, tmp), () => bilateralDenoise(luma, 0.35, out)],
+  ['bilateral denoise (2 passes)', () => refDenoise(luma, 0.8, out, tmp), () => bilateralDenoise(luma, 0.8, out)],
   ['histogram', () => refHistogram({ width: W, height: H, data: denoised }), () => histogram({ width: W, height: H, data: denoised })],
-  ['unsharp mask + tone curve', () => refUnsharp(denoised, W, H, 0.35, out, tmp, tone), () => unsharpMask(denoised, W, H, 0.35, out, tmp, tone)],
+  ['unsharp mask + tone curve', () => refUnsharp(denoised, W, H, 0.35, out, tmp, tone), () => unsharpMask(denoised, W, H, 0.35, out, tone)],
   ['cell means', () => refCellMeans({ width: W, height: H, data: toned }, SUB_X, SUB_Y), () => cellMeans({ width: W, height: H, data: toned }, SUB_X, SUB_Y)],
   ['structure tensor', () => refStructure(toned, W, H, SUB_X, SUB_Y), () => cellStructure(toned, W, H, SUB_X, SUB_Y)],
   ['Sobel', () => refSobel(toned, W, H, 1.8, out), () => sobelInk(toned, W, H, 1.8, out)],

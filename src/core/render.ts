@@ -400,7 +400,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   if (fine) table.fine ??= fineTable(table.glyphs);
   const f = frame();
   // Detail: denoise first (noise must not be sharpened), then recover detail.
-  // bilateralDenoise(), histogram(), the tone table from it, unsharpMask() (pipeline/detail.ts).
+  // The denoise, histogram(), the tone table from it, the unsharp mask (pipeline/detail.ts).
   let tone!: ToneSettings;
   let { result: pt, spare: pfree } = detailInFrame(f, tuned.source ?? { width: W, height: H, data: tuned.luma }, p.denoise, p.sharpen, (pLo, pHi) => toneLut((tone = toneSettings(p, pLo, pHi))));
   // Target ink per sample: tone, or Sobel line art; `invert` flips which end is ink (in place:

@@ -8,9 +8,9 @@
 import { V2aError } from '../core/errors.js';
 import type { McpTool } from './mcp/protocol.js';
 import { createRenderTool as createTool, missingImageDetail } from './mcp/render-tool.js';
-import { CARRIER_IMAGE_FIELDS } from './render-inputs.js';
+import { CARRIER_IMAGE_FIELDS, exactlyOneImage, jsonImageInputs, validateParams } from './render-inputs.js';
 import { MCP_MAX_CHARS } from '../settings/index.js';
-import { exactlyOneImage, jsonImageInputs, validateParams, type RenderService } from './render-service.js';
+import type { RenderService } from './render-service.js';
 import type { ServerMetrics } from './telemetry/metrics.js';
 import { failSpan } from './telemetry/tracing.js';
 

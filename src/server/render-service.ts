@@ -17,12 +17,6 @@ import type { Face, RenderStage, ServerMetrics } from './telemetry/metrics.js';
 import { urlOriginAndPath } from './telemetry/redact.js';
 import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js';
 
-// The request's inputs (image sources, parameter carriers) are checked in render-inputs.ts, which
-// loads without the server (the stdio MCP face uses it too); re-exported for the routes.
-export {
-  IMAGE_FIELDS, MAX_LISTED_ERRORS, MISSING_IMAGE_DETAIL, exactlyOneImage, invalidImageField, jsonImageInputs, validateParams,
-  type CarrierName, type ImageField, type ImageInput, type JsonImageInput, type ParamCarrier,
-} from './render-inputs.js';
 
 
 export interface RenderServiceOptions {

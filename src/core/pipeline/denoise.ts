@@ -1,6 +1,10 @@
-import type { Raster } from './raster.js';
-import { frame } from '../wasm/kernels.js';
-
+/**
+ * The bilateral denoise's weights (the kernel is assembly/kernels.ts denoisePass, run by
+ * detail.ts): edge-preserving, separable 3x3, spatial sigma 1 sample. `strength` 0..1 sets the range
+ * sigma (up to 0.12 of full scale, about 30/255) and, above 0.5, a second pass. Sensor noise sits
+ * well inside the range sigma and is averaged away; a step edge is many sigmas high, gets ~zero
+ * weight across it and keeps its contrast.
+ */
 export const RANGE_BINS = 1024;
 
 /** Gaussian weight of a tone difference, `RANGE_BINS` steps over 0..1, for a denoise `strength`. */
@@ -12,36 +16,6 @@ export function rangeWeights(strength: number): Float32Array {
     lut[i] = Math.exp(-(d * d) / (2 * sigma * sigma));
   }
   return lut;
-}
-
-/**
- * Edge-preserving bilateral filter (separable 3x3, spatial sigma 1 sample). `strength` 0..1 sets the range
- * sigma (up to 0.12 of full scale, about 30/255) and, above 0.5, a second pass. Sensor noise sits
- * well inside the range sigma and is averaged away; a step edge is many sigmas high, gets ~zero
- * weight across it and keeps its contrast.
- */
-export function bilateralDenoise(src: Raster, strength: number, out: Float32Array, _tmp?: Float32Array): Float32Array {
-  if (strength <= 0) {
-    out.set(src.data);
-    return out;
-  }
-  const passes = strength > 0.5 ? 2 : 1;
-  const { width: w, height: h } = src;
-  const n = w * h;
-  // In WebAssembly (assembly/kernels.ts): both passes on one copy of the raster.
-  const f = frame();
-  const pa = f.f32(n), pb = f.f32(n), pl = f.f32(RANGE_BINS + 1), pp = f.f32(w), pw = f.f32(w);
-  const k = f.ready();
-  f.viewF32(pa, n).set(src.data.subarray(0, n));
-  // The spatial weight of the two neighbours folded into the table (rounded to f32 as before).
-  f.viewF32(pl, RANGE_BINS + 1).set(foldedWeights(strength));
-  let from = pa, to = pb;
-  for (let p = 0; p < passes; p++) {
-    k.denoisePass(from, to, w, h, pl, pp, pw);
-    [from, to] = [to, from];
-  }
-  out.set(f.viewF32(from, n));
-  return out;
 }
 
 /** The range weights with the neighbours' spatial weight folded in, kept for the last few strengths. */

@@ -4,11 +4,11 @@ import type { Raster } from './raster.js';
 import { HIST_BINS, LEVEL_POINTS } from './tone.js';
 
 /**
- * The detail stage of a render in frame `f` (allocating there): bilateralDenoise() of `src` by
+ * The detail stage of a render in frame `f` (allocating there): the bilateral denoise of `src` by
  * `denoise`, the tone histogram() of the result, the tone table `toneOf` makes from that
  * histogram's auto-levels percentiles (tone.ts LEVEL_POINTS, read where the histogram lies), then
- * unsharpMask() by `sharpen` through the table. The same kernels on the same data
- * as those three calls, bit for bit; the rasters stay in the module (render.ts matches glyphs on
+ * the unsharp mask by `sharpen` through the table. The same kernels on the same data as those
+ * steps called one at a time (test/helpers/kernel-calls.ts), bit for bit; the rasters stay in the module (render.ts matches glyphs on
  * the result in the same frame). Returns the result's offset and that of a raster of the same
  * size that is free (its scratch), both valid until the next frame(). `toneOf` runs between the
  * kernels: a kernel it calls must run in nestedFrame() (toneLut's does), since frame() would

@@ -1,2 +1,0 @@
-export * from './types.js';
-export * from './charsets.js';
