@@ -8,7 +8,7 @@
  * Touching a control makes it explicit; its reset button makes it auto again.
  */
 import {
-  DEFAULTS, PARAMS, QUALITY_TARGETS, describeDomain, type ParamDef, type ParamGroup, type QualityTarget, type RenderParams,
+  DEFAULTS, PARAMS, QUALITY_TARGETS, describeDomain, parseParams, type ParamDef, type ParamGroup, type QualityTarget, type RenderParams,
 } from '../core/index.js';
 import { glyphsProblem } from '../core/glyphs/charsets.js';
 import { h, num } from './dom.js';
@@ -125,9 +125,11 @@ export class ParamControls {
           this.set(def.name, Number(range.value));
         });
         const fromBox = (final: boolean) => {
-          const v = Number(box.value);
-          const ok = box.value.trim() !== '' && Number.isFinite(v) && v >= def.min && v <= def.max && (def.type !== 'integer' || Number.isInteger(v));
-          if (!ok) {
+          // Read as the API reads a parameter in text (the query string, a form field): its one
+          // parser, so that the box takes what a curl of the same value would (1e2 columns it took).
+          const parsed = parseParams({ [def.name]: box.value.trim() }, 'strings');
+          const v = parsed.ok ? ((parsed.params as Record<string, unknown>)[def.name] as number) : NaN;
+          if (!parsed.ok || box.value.trim() === '') {
             // Said once typing pauses too (9999 stood in the box with nothing said until Enter or
             // Tab); an emptied box only when left.
             if (final || box.value.trim() !== '') showProblem(true);
