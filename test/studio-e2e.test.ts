@@ -291,6 +291,33 @@ describe('studio in headless Chromium', { skip }, () => {
     assert.equal(stats.rows, Math.round((64 * 64 * 0.5) / 96));
   });
 
+  test('a png download the API would refuse for its pixels is refused here too, naming the columns that fit (the tab spent seconds and hundreds of MB on it)', async () => {
+    const { page } = studio;
+    const settle = async (act: () => Promise<unknown>) => {
+      const n = await results(page);
+      await act();
+      await waitResults(page, 1, n);
+    };
+    await settle(async () => page.setInputFiles('#image-file', { name: 'tall.png', mimeType: 'image/png', buffer: await photo(100, 600, 'png') }));
+    // The aspect first: 400 columns at 0.5 would be 1200 rows, more than a grid may have.
+    for (const [id, value] of [['#p-cellAspect-n', '0.25'], ['#p-columns-n', '400']] as const) {
+      await settle(async () => {
+        await page.fill(id, value);
+        await page.dispatchEvent(id, 'change');
+      });
+    }
+    await page.click('#downloads [data-format="png"]');
+    await page.waitForSelector('#art-error', { state: 'visible' });
+    assert.match((await page.textContent('#art-error-text'))!, /^Export failed: a png of 400 x 600 cells is 3200 x 19200 px, over the limit of 50,000,000 pixels \(V2A_MAX_IMAGE_PIXELS\): ask for \d+ columns or fewer, or another format$/);
+    await page.click('#art-error-close');
+    // As the tests before left it: 64 columns, the default cell aspect (in that order, as above).
+    await settle(async () => {
+      await page.fill('#p-columns-n', '64');
+      await page.dispatchEvent('#p-columns-n', 'change');
+    });
+    await settle(() => page.click('[data-param=cellAspect] .reset'));
+  });
+
   test('the fake webcam streams through the temporal filter; clips record as json-compact lines', async () => {
     const { page } = studio;
     await page.click('#webcam');

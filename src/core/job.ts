@@ -1,8 +1,10 @@
 /**
  * The render job: the one sequence every face runs — input → decode (injected) → prepare + direct →
  * render → format — with a stage event around each step and one kind of failure. The server's
- * workers, the CLI (still and animated), the stdio MCP face and the studio call it; each face only
- * carries bytes in and out and maps `V2aError` codes (core/errors.ts) to its own form.
+ * workers, the CLI (still and animated) and the stdio MCP face call it; each face only carries
+ * bytes in and out and maps `V2aError` codes (core/errors.ts) to its own form. The studio decodes
+ * in the browser and renders frames as they come (its worker), formatting with the same
+ * formatters and the job's png limit (pngWithinLimit).
  *
  * Decoding is injected (sharp on Node, canvas in the browser), so this module stays pure.
  * Everything thrown out of a job is a V2aError: an unexpected exception becomes `internal-error`
@@ -259,9 +261,10 @@ function applyFit(explicit: Partial<RenderParams>, fit: FitBox | undefined, widt
 /**
  * A png is an image too, held to the pixel limit the face puts on images: a 400 x 800 grid at
  * cellAspect 0.25 (cells 8 x 32 px) was an 82 MP png, seconds of a worker, from a 4 KB upload.
- * At the default aspect the largest grid (41 MP) is within the default limit.
+ * At the default aspect the largest grid (41 MP) is within the default limit. The format stage
+ * checks it; so does the studio's export, which formats a render of its own.
  */
-function pngWithinLimit(result: RenderResult, limits: JobLimits): void {
+export function pngWithinLimit(result: RenderResult, limits: Pick<JobLimits, 'maxPixels' | 'names'>): void {
   if (result.params.format !== 'png') return;
   const { width, height } = pngSize(result.columns, result.rows, 1, result.cellAspect);
   if (width * height <= limits.maxPixels) return;

@@ -12,6 +12,7 @@ import { say, showError } from './layout.js';
 import { uploadTooLargeDetail } from '../contract/problems.js';
 // A pure module (no Node API): the server's words for an image over the pixel limit.
 import { pixelsMessage } from '../node/errors.js';
+import { MAX_IMAGE_PIXELS } from '../settings/index.js';
 import { serverRender } from './server-api.js';
 import { isLive, isSnapshot, state, type FileSize } from './state.js';
 import { workerExport, type Exported } from './worker-link.js';
@@ -38,7 +39,9 @@ export async function exportAs(format: Format): Promise<Exported> {
     return { body, extension: FORMAT_INFO[format].extension, contentType };
   }
   if (shown.kind === 'none') throw new Error('nothing to export yet: open an image, the webcam or a video');
-  return workerExport(format);
+  // The API's png limit (this server's, else its default): an 82 MP png took the tab seconds and
+  // hundreds of MB, where the same render over the API is refused with the columns that fit.
+  return workerExport(format, state.limits.maxImagePixels ?? MAX_IMAGE_PIXELS.default);
 }
 
 /** File names follow what is shown: "v2a-<source name>". */

@@ -52,7 +52,8 @@ export type ToWorker =
   /** Turn the last stream frame into the still source (snapshot). */
   | { readonly t: 'snapshot'; readonly sourceId: number }
   | { readonly t: 'remote'; readonly sourceId: number; readonly grid: RemoteGrid }
-  | { readonly t: 'export'; readonly id: number; readonly format: Format }
+  /** `maxPixels`: a png's most pixels, the server's image limit (as the API holds its png to it). */
+  | { readonly t: 'export'; readonly id: number; readonly format: Format; readonly maxPixels: number }
   /** What each frame result should carry besides the reports. */
   | { readonly t: 'wants'; readonly compact: boolean; readonly compactLine: boolean };
 

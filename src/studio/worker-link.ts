@@ -18,11 +18,11 @@ const exports = new Map<number, { resolve: (v: Exported) => void; reject: (e: Er
 let exportId = 0;
 
 /** The shown art in `format`, formatted by the worker (the parameters it was rendered with). */
-export function workerExport(format: Format): Promise<Exported> {
+export function workerExport(format: Format, maxPixels: number): Promise<Exported> {
   const id = ++exportId;
   return new Promise((resolve, reject) => {
     exports.set(id, { resolve, reject });
-    send({ t: 'export', id, format });
+    send({ t: 'export', id, format, maxPixels });
   });
 }
 

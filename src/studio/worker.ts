@@ -16,6 +16,7 @@ import {
 } from '../core/index.js';
 // The untyped entry: parameters arrive from the page as plain objects and are validated inside.
 import { render } from '../core/render.js';
+import { pngWithinLimit } from '../core/job.js';
 import { WARM_UP_RENDERS, warmUpScene } from '../core/warm-up-scene.js';
 import { ArtPainter, type PaintGrid } from './draw.js';
 import type { ExplicitParams, FromWorker, RemoteGrid, ResultInfo, ToWorker, ViewSettings } from './protocol.js';
@@ -600,7 +601,7 @@ function remoteGrid(g: RemoteGrid): PaintGrid {
   return { columns: g.columns, rows: g.rows, glyphs, cells, colors, ...(background ? { background } : {}) };
 }
 
-async function exportFormat(id: number, format: Format): Promise<void> {
+async function exportFormat(id: number, format: Format, maxPixels: number): Promise<void> {
   try {
     let result: RenderResult;
     // `format` last, as the studio's API equivalent (and the tests' API call) sends it.
@@ -609,6 +610,7 @@ async function exportFormat(id: number, format: Format): Promise<void> {
     if (shownKind === 'still' && still) result = render(await stillImage(still, columnsOf(goodParams)), withFormat);
     else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
     else throw new Error('nothing to export yet: open an image, the webcam or a video');
+    pngWithinLimit({ ...result, params: { ...result.params, format } }, { maxPixels });
     const out = formatResult(result, format);
     post({ t: 'export', id, format, body: out.body, extension: out.extension, contentType: out.contentType });
   } catch (err) {
@@ -724,7 +726,7 @@ scope.addEventListener('message', (event) => {
       break;
     }
     case 'export':
-      void exportFormat(m.id, m.format);
+      void exportFormat(m.id, m.format, m.maxPixels);
       break;
     case 'wants':
       wants = { compact: m.compact, compactLine: m.compactLine };
