@@ -1,8 +1,9 @@
 /**
  * MCP / JSON-RPC 2.0 wire types and constants for v2a's own MCP dispatcher.
  *
- * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK (the
- * SDK frames the stdio face's messages, stdio.ts, and is the real client peer in tests).
+ * Transport-independent and dependency-free: nothing here imports Fastify or the MCP SDK. Both
+ * faces frame their own messages (the HTTP route; stdio.ts with stdio-lines.ts, for the reasons
+ * stdio.ts gives); the SDK is the real client peer in the tests, which hold this to it.
  */
 import type { Span } from '@opentelemetry/api';
 
