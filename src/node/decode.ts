@@ -29,10 +29,9 @@ import { createRequire } from 'node:module';
 import type { Metadata, OutputInfo, ResizeOptions, Sharp } from 'sharp';
 
 import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
-import type { RgbaImage } from '../core/types.js';
 import { ImageInputError, USE_SUPPORTED, decodedBytesMessage, fromSharpError, pixelsMessage } from './errors.js';
 import { acceptedSignature, isStillBmff, refusedByName } from './signatures.js';
-import type { LimitNames } from '../core/job.js';
+import type { DecodedFrame as JobFrame, DecodedImage as JobImage, LimitNames } from '../core/job.js';
 import { MAX_JPEG_SCANS, MAX_TIFF_PAGES, gifComplete, jpegScans, tiffPages, withoutPngText } from './structure.js';
 import { DecodeBudget } from './decode-budget.js';
 
@@ -123,29 +122,20 @@ export interface FrameDecodeOptions extends DecodeOptions {
   readonly maxFrames?: number;
 }
 
-export interface DecodedImage extends RgbaImage {
+/** The job's decoded image (core/job.ts), as this decoder gives it: bytes, and a format it reads. */
+export interface DecodedImage extends JobImage {
   readonly data: Uint8Array;
-  /** Size of the source after EXIF orientation, before any shrink-on-load. */
-  readonly sourceWidth: number;
-  readonly sourceHeight: number;
   readonly format: ImageFormat;
   /** With `partial`: the data was truncated or damaged, and only what could be decoded is shown. */
   readonly damaged?: true;
 }
 
-export interface DecodedFrame extends RgbaImage {
+/** The job's frame of an animation (core/job.ts), as decodeFrames gives it. */
+export interface DecodedFrame extends JobFrame {
   readonly data: Uint8Array;
+  readonly format: ImageFormat;
   /** With `partial`: the file was truncated or damaged, and this frame is what could be decoded. */
   readonly damaged?: true;
-  /** Display time of this frame in milliseconds (0 for a still image). */
-  readonly delayMs: number;
-  /** 0-based frame index. */
-  readonly index: number;
-  /** Number of frames this generator yields in total. */
-  readonly count: number;
-  readonly sourceWidth: number;
-  readonly sourceHeight: number;
-  readonly format: ImageFormat;
 }
 
 export interface ProbeResult {
