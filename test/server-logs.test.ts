@@ -197,3 +197,28 @@ describe('probes and scrapes', () => {
     assert.deepEqual(lines.slice(from).map((l) => l.msg), ['incoming request', 'request completed']);
   });
 });
+
+describe('the lines of a request', () => {
+  test('"request completed" names the method, URL, client and route; a proxy\'s X-Request-Id is on both lines and echoed (CORS allows and exposes it); one that is no single short token is neither', async () => {
+    const from = lines.length;
+    const r = await fetch(`http://127.0.0.1:${port}/llms.txt?x=1`, { headers: { 'x-request-id': 'envoy-7f3a9c' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('x-request-id'), 'envoy-7f3a9c');
+    const [incoming, completed] = lines.slice(from);
+    assert.equal(incoming.msg, 'incoming request');
+    assert.equal(incoming.req.requestId, 'envoy-7f3a9c');
+    assert.equal(completed.msg, 'request completed');
+    assert.deepEqual([completed.req.method, completed.req.url, completed.req.requestId, completed.route, completed.res.statusCode, completed.traceId], ['GET', '/llms.txt', 'envoy-7f3a9c', '/llms.txt', 200, incoming.traceId]);
+    assert.equal(typeof completed.req.remoteAddress, 'string');
+    for (const bad of ['two words', 'x'.repeat(129)]) {
+      const at = lines.length;
+      const b = await fetch(`http://127.0.0.1:${port}/llms.txt`, { headers: { 'x-request-id': bad } });
+      assert.equal(b.headers.get('x-request-id'), null);
+      assert.ok(lines.slice(at).every((l) => l.req?.requestId === undefined));
+    }
+    const pre = await fetch(`http://127.0.0.1:${port}/api/v1/render`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-request-id' } });
+    assert.match(pre.headers.get('access-control-allow-headers') ?? '', /x-request-id/);
+    const simple = await fetch(`http://127.0.0.1:${port}/llms.txt`, { headers: { origin: 'https://app.example' } });
+    assert.match(simple.headers.get('access-control-expose-headers') ?? '', /x-request-id/);
+  });
+});

@@ -14,6 +14,7 @@ import type { LookupFunction } from 'node:net';
 import { VERSION } from '../core/types.js';
 import { platformKeyOf, trustProxyOption, type ServerConfig } from './config.js';
 import { dropForwardedPorts } from './net/forwarded-for.js';
+import { requestIdOf } from './request-id.js';
 import type { AppContext } from './context.js';
 import { createAdmission } from './admission.js';
 import { bodyGuardPlugin, clientErrorHandler, refuseConnect, type BodyGuard } from './plugins/body-guard.js';
@@ -79,11 +80,12 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-platform-api-key"]'], remove: true },
       serializers: {
-        req: (req: { method?: string; url?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        req: (req: { method?: string; url?: string; ip?: string; socket?: { remotePort?: number }; headers?: Record<string, string | string[] | undefined> }) => ({
           method: req.method,
           url: redactor.string(req.url ?? ''),
           remoteAddress: req.ip,
           remotePort: req.socket?.remotePort,
+          requestId: requestIdOf(req.headers?.['x-request-id']),
         }),
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
@@ -284,10 +286,16 @@ export async function buildApp(config: ServerConfig, options: BuildAppOptions = 
  * "request aborted" or "request cut".
  */
 class V2aLogController extends LogController {
+  /**
+   * Fastify's line, with the request's method, URL (redacted), client and route: its own named
+   * only the status, so a line per route or per 429 meant joining two lines by trace id.
+   */
   override requestCompleted(...args: Parameters<LogController['requestCompleted']>): void {
-    const [error, request] = args;
-    if (!error && endedUnwritten(request)) return;
-    super.requestCompleted(...args);
+    const [error, request, reply] = args;
+    if (this.isLogDisabled(request) || (!error && endedUnwritten(request))) return;
+    const line = { req: request, route: request.routeOptions?.url, res: reply, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
   }
 }
 

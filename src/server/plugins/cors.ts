@@ -14,11 +14,11 @@ export const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'];
 // If-None-Match and ETag: scripts revalidate the discovery documents (304) as caches do.
 export const CORS_ALLOWED_HEADERS = [
   'content-type', 'accept', 'traceparent', 'tracestate', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id',
-  'authorization', 'x-platform-api-key', 'if-none-match',
+  'authorization', 'x-platform-api-key', 'if-none-match', 'x-request-id',
 ];
 export const CORS_EXPOSED_HEADERS = [
   'traceparent', 'tracestate', 'x-auto-director', 'content-disposition', 'retry-after',
-  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate', 'mcp-session-id', 'etag',
+  'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'allow', 'www-authenticate', 'mcp-session-id', 'etag', 'x-request-id',
 ];
 
 export async function registerCors(app: FastifyInstance, config: ServerConfig): Promise<void> {

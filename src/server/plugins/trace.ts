@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatTraceparent, traceContextFor, type TraceContext } from '../trace-context.js';
 import { globalPlugin } from './plugin.js';
+import { requestIdOf } from '../request-id.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,5 +62,8 @@ export const tracePlugin = globalPlugin<TracePluginOptions>('v2a-trace', async (
     reply.header('traceparent', formatTraceparent(ctx));
     if (ctx.tracestate !== undefined) reply.header('tracestate', ctx.tracestate);
     else reply.removeHeader('tracestate');
+    // The proxy's request id back to it (request-id.ts); the log lines name it too (app.ts).
+    const requestId = requestIdOf(request.headers['x-request-id']);
+    if (requestId !== undefined) reply.header('x-request-id', requestId);
   });
 });
