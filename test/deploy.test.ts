@@ -911,14 +911,17 @@ describe('operations', () => {
     }
   });
 
-  test('start-up warns when V2A_MAX_CONNECTIONS is no more than the admission slots (health probes would be closed at full load)', async () => {
+  test('start-up warns when V2A_MAX_CONNECTIONS is no more than the admission slots (health probes would be closed at full load), or V2A_CLIENT_SLOTS more (no cap then); a send timeout of a few ms is refused', async () => {
     const lines: Obj[] = [];
     const stream = new Writable({ write(chunk, _enc, done) { for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Obj); done(); } });
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '4', V2A_MAX_CONNECTIONS: '5', V2A_WARM_UP: 'false' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '4', V2A_MAX_CONNECTIONS: '5', V2A_CLIENT_SLOTS: '100', V2A_WARM_UP: 'false' });
+    assert.throws(() => loadConfig({ V2A_SEND_TIMEOUT_MS: '1' }), /V2A_SEND_TIMEOUT_MS must be 0 \(no bound\) or at least 1000/);
     const server = await startServer(config, { handleSignals: false, logger: { level: 'info', stream }, telemetry: await createTelemetry({ key: undefined }) });
     try {
       const warning = lines.find((l) => /^V2A_MAX_CONNECTIONS .* is no more than the admission slots/.test(String(l.msg)));
       assert.deepEqual([warning?.level, warning?.maxConnections, warning?.slots], [40, 5, 5]);
+      const slots = lines.find((l) => /^V2A_CLIENT_SLOTS is more than the admission slots/.test(String(l.msg)));
+      assert.deepEqual([slots?.level, slots?.clientSlots, slots?.slots], [40, 100, 5]);
     } finally {
       await server.shutdown('test');
     }

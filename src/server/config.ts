@@ -303,8 +303,11 @@ const SETTINGS: readonly Setting[] = [
   },
   integerRow({
     name: 'V2A_SEND_TIMEOUT_MS', min: 0, max: 3_600_000, default: 60_000,
-    meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed. 0 = no bound.',
-  }, 'sendTimeoutMs'),
+    meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed. 0 = no bound; else at least 1000.',
+  }, 'sendTimeoutMs', (ms) => {
+    // A few milliseconds cut every reply larger than the socket's buffer: no bound anyone means.
+    if (ms > 0 && ms < 1000) throw new Error('must be 0 (no bound) or at least 1000');
+  }),
   {
     name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, from 16 to 10000',
     meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read), and is never below 16 (a limit under 272 leaves fewer spare: raise it). Per-client connection limits belong to the proxy in front.',

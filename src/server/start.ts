@@ -91,6 +91,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     app.log.warn({ maxConnections: config.maxConnections, slots: config.workers + config.queueLimit },
       'V2A_MAX_CONNECTIONS (set, or from the open-file limit) is no more than the admission slots (V2A_WORKERS + V2A_QUEUE_LIMIT): some slots no client can reach, and at full load new connections, health probes included, are closed unanswered. Raise it (or the open-file limit, ulimit -n), or lower V2A_QUEUE_LIMIT');
   }
+  if (config.clientSlots > config.workers + config.queueLimit) {
+    app.log.warn({ clientSlots: config.clientSlots, slots: config.workers + config.queueLimit },
+      'V2A_CLIENT_SLOTS is more than the admission slots (V2A_WORKERS + V2A_QUEUE_LIMIT): one client may take them all, as with 0 (no cap of its own)');
+  }
   if (config.metrics) app.log.info({ path: ENDPOINTS.metrics.path, key: platformKeyOf(config) !== undefined }, 'serving Prometheus metrics (V2A_METRICS)');
   // The configuration line names an OTLP endpoint either way: say whether spans go there.
   if (telemetry.exporting) app.log.info({ endpoint: telemetry.endpoint }, 'exporting spans over OTLP/HTTP (PLATFORM_API_KEY is set)');
