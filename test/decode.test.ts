@@ -240,6 +240,8 @@ test('text that sharp\'s SVG loader claims (a script or a page with <svg in it) 
   await rejectsWith(decodeImage(Buffer.from('const icon = "<svg width=10>";\nexport default icon;\n'), { maxPixels: MAX }), 'unsupported_format', 400);
   await rejectsWith(decodeImage(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect'), { maxPixels: MAX }), 'unsupported_format', 400);
   await assert.rejects(decodeImage(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect'), { maxPixels: MAX }), /^ImageInputError: SVG \(vector\) images are not supported/);
+  // Only such text: a JPEG or a GIF cut inside its first bytes is still damaged.
+  for (const head of [[0xff, 0xd8], [0x47, 0x49, 0x46, 0x38]]) await rejectsWith(decodeImage(Buffer.from(head), { maxPixels: MAX }), 'undecodable', 400);
 });
 
 test('a truncated JPEG is refused as undecodable', async () => {

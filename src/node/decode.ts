@@ -278,10 +278,11 @@ async function inspect(buf: Buffer, limits?: Pick<DecodeOptions, 'maxPixels' | '
     // A file that starts as an accepted format does but cannot be read (a TIFF cut short, whose
     // first directory is gone) is damaged, not of another format.
     if (refused.reason === 'unsupported_format' && acceptedSignature(buf)) throw new ImageInputError('undecodable', undefined, typeof refused.cause === 'string' ? { cause: refused.cause } : {});
-    // And one that does not is of another format, not damaged: sharp's SVG loader claims any
-    // text with `<svg` in its first kilobytes (a script, a README) and then fails to parse it.
-    if (refused.reason === 'undecodable' && !acceptedSignature(buf) && !isStillBmff(buf)) {
-      throw new ImageInputError('unsupported_format', refusedByName(buf) && /<svg/i.test(buf.subarray(0, 4096).toString('latin1')) ? unsupportedMessage('svg') : undefined, typeof refused.cause === 'string' ? { cause: refused.cause } : {});
+    // Text that sharp's SVG loader claimed (it takes any with `<svg` in its first kilobytes: a
+    // script, a README) and failed to parse is of another format, not a damaged image. Only that:
+    // a JPEG or GIF cut inside its first bytes stays damaged.
+    if (refused.reason === 'undecodable' && !acceptedSignature(buf) && !isStillBmff(buf) && /<svg/i.test(buf.subarray(0, 4096).toString('latin1'))) {
+      throw new ImageInputError('unsupported_format', refusedByName(buf) ? unsupportedMessage('svg') : undefined, typeof refused.cause === 'string' ? { cause: refused.cause } : {});
     }
     throw refused;
   }
