@@ -21,7 +21,7 @@ import { viewBlur, viewBlurTemplates } from '../src/core/pipeline/view-blur.js';
 import { cellColors, colorTransform } from '../src/core/pipeline/colors.js';
 import { chooseCodebook, entropyBits } from '../src/core/pipeline/codebook.js';
 import { measureSource } from '../src/core/director/measure.js';
-import { glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells } from '../src/core/director/metrics.js';
+import { colorToneMetrics, glyphToneMetrics, roundTripMetric, simulatedMetrics, sourceCells } from '../src/core/director/metrics.js';
 import { closeNested, frame, fromBase64, histogramWords, kernelBytes, kernelModule, nestedFrame, openNested } from '../src/core/wasm/kernels.js';
 import { KERNELS_WASM_BASE64 } from '../src/core/wasm/kernels.generated.js';
 import { matchBraille as refBraille } from './reference/braille.js';
@@ -39,7 +39,7 @@ import { refineGlyphs as refRefine } from './reference/refine.js';
 import { FINE_MIN_SPREAD, fineTable, refineGlyphs } from '../src/core/pipeline/refine.js';
 import { viewBlur as refViewBlur } from './reference/view-blur.js';
 import { linearToSrgb as refLinearToSrgb } from './reference/linear.js';
-import { encLut } from '../src/core/pipeline/linear.js';
+import { SRGB8_TO_LINEAR, encLut, encodeLinear } from '../src/core/pipeline/linear.js';
 import { cellColors as refCellColors } from './reference/colors.js';
 import { chooseCodebook as refChooseCodebook } from './reference/codebook.js';
 import { measureSource as refMeasureSource } from './reference/measure.js';
@@ -290,6 +290,16 @@ describe('wasm kernels match the scalar reference bit for bit', () => {
           for (let i = 0; i < n; i++) { const t = Math.min(1, coverage[cells[i]!]! / scale); rendered[i] = invert ? 1 - t : t; }
           assert.deepEqual(glyphToneMetrics(cells, coverage, scale, invert, source), refToneMetrics(rendered, source), `glyph tones n ${n} glyphs ${glyphs} invert ${invert}`);
         }
+        // Two colours per cell: the mix's luminance in linear light, encoded (the scalar form), then the oracle.
+        const ink = Uint8Array.from({ length: 3 * n }, () => Math.floor(r() * 256));
+        const background = Uint8Array.from({ length: 3 * n }, () => Math.floor(r() * 256));
+        const mixed = new Float32Array(n);
+        for (let i = 0; i < n; i++) {
+          const m = coverage[cells[i]!]!;
+          const ch = (k: number) => SRGB8_TO_LINEAR[background[3 * i + k]!]! + m * (SRGB8_TO_LINEAR[ink[3 * i + k]!]! - SRGB8_TO_LINEAR[background[3 * i + k]!]!);
+          mixed[i] = encodeLinear(0.2126 * ch(0) + 0.7152 * ch(1) + 0.0722 * ch(2));
+        }
+        assert.deepEqual(colorToneMetrics(cells, coverage, ink, background, source), refToneMetrics(mixed, source), `colour tones n ${n} glyphs ${glyphs}`);
         // entropyBits: counts in the kernel; an index past the table is not counted, as a typed array's store past its end is not.
         const odd = Uint16Array.from(cells, (g) => (r() < 0.01 ? glyphs + 3 : g));
         for (const c of [cells, odd]) {

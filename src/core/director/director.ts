@@ -2,7 +2,7 @@ import { DEFAULTS, PARAM_BY_NAME, type NumberDef, type QualityTarget, type Rende
 import { cellColors, colorTransform } from '../pipeline/colors.js';
 import { stretch, toneLut, type ToneSettings } from '../pipeline/tone.js';
 import { usesTwoColors } from '../pipeline/two-color.js';
-import { mixedCellColors } from '../format/compact.js';
+import { mixCoverages, mixedCellColors } from '../format/compact.js';
 import { gridLines } from '../format/grid.js';
 import { isPending, lazyProperty } from '../lazy.js';
 import type { DirectorReport, RenderResult } from '../types.js';
@@ -458,19 +458,21 @@ export function direct(prep: DirectorInput['prep'], requested: RenderParams, exp
 }
 
 /**
- * Re-scores the report on the real output grid: the displayed tone of each chosen glyph against
- * the source cells, and the real chroma for round-trip. Stability stays the Director's prediction
+ * Re-scores the report on the real output grid: the tone each cell shows (its glyph's coverage, or
+ * with two colours per cell their mix) against the source cells, and the real chroma for round-trip. Stability stays the Director's prediction
  * (it needs a second frame to measure).
  */
 export function scoreResult(result: RenderResult, prep: { readonly cellLuma: Float32Array; readonly resampled: { readonly cellLinearRgb: Float32Array } }, coverage: Float32Array, scale: number, report: DirectorReport): DirectorReport {
-  // What each cell shows (json-compact decodes to it): with two colours per cell, ink and
-  // background mixed by the glyph's coverage, whose tone is the cell's; else the glyph's coverage.
-  const mixed = result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : undefined;
+  // The tone each cell shows: with two colours per cell, ink and background mixed by the glyph's
+  // coverage (as json-compact decodes it); else the glyph's coverage.
   const source = sourceCells(prep.cellLuma);
-  const metrics: Record<string, number> = mixed ? colorToneMetrics(mixed, source) : glyphToneMetrics(result.cells, coverage, scale, result.params.invert, source);
+  const metrics: Record<string, number> = result.background
+    ? colorToneMetrics(result.cells, mixCoverages(result.glyphs), result.colors, result.background, source)
+    : glyphToneMetrics(result.cells, coverage, scale, result.params.invert, source);
   if (report.metrics.stability !== undefined) metrics.stability = report.metrics.stability;
+  // What json-compact decodes to: with two colours per cell, ink and background mixed.
   const resampled = prep.resampled;
-  const roundTrip = () => roundTripMetric(mixed ?? result.colors, resampled.cellLinearRgb);
+  const roundTrip = () => roundTripMetric(result.background ? mixedCellColors(result.columns, result.rows, gridLines(result), result.colors, result.background) : result.colors, resampled.cellLinearRgb);
   const rubric = RUBRICS[report.rubric];
   // Scored only where the rubric weighs it; else measured when the report is read (it reads the
   // colours, which mono art computes on first read: render.ts).

@@ -73,21 +73,27 @@ export function glyphToneMetrics(cells: Uint16Array, coverage: Float32Array, sca
 }
 
 /**
- * Tone metrics of cells whose colours carry their tone (two colours per cell: `rgb`, sRGB bytes,
- * ink and background already mixed by the glyph's coverage) against `source`: each cell's tone is
- * its colour's luminance, encoded as the source's cells are (linear Rec. 709 luminance, then
- * sRGB's curve). A glyph's coverage alone says nothing of such a cell: a half block in two near
- * colours shows their mean, not half ink.
+ * Tone metrics of cells whose colours carry their tone (two colours per cell) against `source`:
+ * each cell shows its `ink` and `background` (sRGB bytes) mixed in linear light by its glyph's
+ * coverage (`cells`, indices into `coverage`), and its tone is that mix's Rec. 709 luminance,
+ * encoded as the source's cells are. A glyph's coverage alone says nothing of such a cell: a half
+ * block in two near colours shows their mean, not half ink. One pass, no closure per cell.
  */
-export function colorToneMetrics(rgb: Uint8Array, source: SourceCells): Record<string, number> {
-  const n = rgb.length / 3;
+export function colorToneMetrics(cells: Uint16Array, coverage: Float32Array, ink: Uint8Array, background: Uint8Array, source: SourceCells): Record<string, number> {
+  const n = cells.length;
+  // The encoding table before the frame: made the first time, it runs a kernel frame of its own.
+  encLut();
+  const lin = SRGB8_TO_LINEAR;
   const f = frame();
   const c = cellsIn(f, source), pr = f.f32(n), po = f.f32(2 * SUMS), pq = f.f32(1024);
   const k = f.ready();
   copyCells(f, c, source);
   const tones = f.viewF32(pr, n);
   for (let i = 0, o = 0; i < n; i++, o += 3) {
-    tones[i] = encodeLinear(0.2126 * SRGB8_TO_LINEAR[rgb[o]!]! + 0.7152 * SRGB8_TO_LINEAR[rgb[o + 1]!]! + 0.0722 * SRGB8_TO_LINEAR[rgb[o + 2]!]!);
+    const m = coverage[cells[i]!]!;
+    const br = lin[background[o]!]!, bg = lin[background[o + 1]!]!, bb = lin[background[o + 2]!]!;
+    const r = br + m * (lin[ink[o]!]! - br), g = bg + m * (lin[ink[o + 1]!]! - bg), b = bb + m * (lin[ink[o + 2]!]! - bb);
+    tones[i] = encodeLinear(0.2126 * r + 0.7152 * g + 0.0722 * b);
   }
   k.toneSums(pr, c.src, c.band, n, source.mean, po, pq);
   return metricsOf(f, k, n, po, pq, source.vs);

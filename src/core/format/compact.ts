@@ -197,6 +197,12 @@ function checkCellSize(v: number, name: string): number {
  * The colour each cell shows when it carries two colours: its background and its ink mixed in
  * linear light by the glyph's measured coverage (a glyph the font data lacks counts as half).
  */
+/** The share of a cell its glyph's ink takes when two colours mix: its measured coverage, else half. */
+export const mixCoverage = (ch: string): number => glyphShape(ch)?.coverage ?? 0.5;
+
+/** mixCoverage of each glyph of a grid, by the cells' glyph index. */
+export const mixCoverages = (glyphs: readonly string[]): Float32Array => Float32Array.from(glyphs, mixCoverage);
+
 export function mixedCellColors(columns: number, rows: number, lines: readonly string[], ink: Uint8Array, background: Uint8Array): Uint8Array {
   const out = new Uint8Array(columns * rows * 3);
   const coverage = new Map<string, number>();
@@ -205,7 +211,7 @@ export function mixedCellColors(columns: number, rows: number, lines: readonly s
     for (const ch of lines[y] ?? '') {
       if (x >= columns) break;
       let m = coverage.get(ch);
-      if (m === undefined) coverage.set(ch, (m = glyphShape(ch)?.coverage ?? 0.5));
+      if (m === undefined) coverage.set(ch, (m = mixCoverage(ch)));
       const o = (y * columns + x) * 3;
       for (let k = 0; k < 3; k++) {
         const b = SRGB8_TO_LINEAR[background[o + k]!]!, f = SRGB8_TO_LINEAR[ink[o + k]!]!;
