@@ -11,12 +11,12 @@ import { setFlagsFromString } from 'node:v8';
 
 setFlagsFromString('--no-liftoff');
 
-const { bilateralDenoise, unsharpMask } = await import('./helpers/kernel-calls.js');
+const { applyLut, bilateralDenoise, unsharpMask } = await import('./helpers/kernel-calls.js');
 const { sobelInk } = await import('../src/core/pipeline/edges.js');
 const { cellMeans } = await import('../src/core/pipeline/raster.js');
 const { resampleImage } = await import('../src/core/pipeline/resample.js');
 const { cellStructure } = await import('../src/core/pipeline/structure.js');
-const { applyLut, histogram, toneLut } = await import('../src/core/pipeline/tone.js');
+const { histogram, toneLut } = await import('../src/core/pipeline/tone.js');
 const { TemporalFilter } = await import('../src/core/temporal/filter.js');
 const ref = {
   denoise: (await import('./reference/denoise.js')).bilateralDenoise,

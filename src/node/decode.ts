@@ -40,7 +40,6 @@ import { DecodeBudget } from './decode-budget.js';
 // bundle of this module (esbuild --format=cjs) leaves import.meta empty: its own file then.
 const sharp: typeof import('sharp').default = createRequire(import.meta.url ?? __filename)('sharp');
 
-
 /**
  * Container formats accepted, as sharp's `metadata().format` names them. Sharp reports AVIF as
  * `heif`; only AV1-compressed HEIF (AVIF) is accepted: sharp's prebuilt libvips ships libheif

@@ -157,25 +157,30 @@ export function displayUrl(raw: string | undefined): string | undefined {
 
 const unset = isUnset;
 
-/** An integer setting's value (the one parser of src/settings: `_` separators allowed). */
-function integer(raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  return parseInteger(raw, { min, max });
-}
-
 const boolean = parseBoolean;
 
 type IntegerKey = { [K in keyof ServerConfig]: ServerConfig[K] extends number ? K : never }[keyof ServerConfig];
 
+interface RowExtras {
+  /** A further rule, against the settings applied before it. */
+  readonly check?: (n: number, d: Draft) => void;
+  /** The allowed values as the documentation says them, where `check` narrows the range. */
+  readonly range?: string;
+  /** A default derived from the settings applied before it, and how the documentation says it. */
+  readonly derived?: { readonly text: string; readonly of: (d: Draft) => number };
+}
+
 /**
  * An integer setting (src/settings' shape, some shared with the CLI) as a row of this table: its
- * default written once, as the value and as the documentation's text. `check`: a further rule
- * against settings applied before it.
+ * default and range written once, as values and as the documentation's text.
  */
-function integerRow(def: IntegerSetting, key: IntegerKey, check?: (n: number, d: Draft) => void): Setting {
+function integerRow(def: Omit<IntegerSetting, 'default'> & { readonly default?: number }, key: IntegerKey, extras: RowExtras = {}): Setting {
+  const { check, derived } = extras;
+  const range = extras.range ?? `${def.min} to ${def.max}${def.size ? ' bytes (k, M, G, KiB, MiB, GiB allowed)' : ''}`;
   return {
-    name: def.name, default: String(def.default), meaning: `${def.meaning} Range: ${def.min} to ${def.max}${def.size ? ' bytes (k, M, G, KiB, MiB, GiB allowed)' : ''}.`,
+    name: def.name, default: derived?.text ?? String(def.default), meaning: `${def.meaning} Range: ${range}.`,
     apply: (raw, d) => {
-      const n = unset(raw) ? def.default : parseInteger(raw, def);
+      const n = unset(raw) ? derived?.of(d) ?? def.default! : parseInteger(raw, def);
       check?.(n, d);
       d[key] = n;
     },
@@ -252,12 +257,10 @@ const SETTINGS: readonly Setting[] = [
     apply: (raw, d) => { d.threadPoolSize = unset(raw) ? LIBUV_DEFAULT_POOL : parseInteger(raw, THREAD_POOL_RANGE); },
     value: (c) => c.threadPoolSize,
   },
-  {
-    name: 'V2A_QUEUE_LIMIT', default: 'V2A_WORKERS x 8',
+  integerRow({
+    name: 'V2A_QUEUE_LIMIT', min: 0, max: 100_000,
     meaning: 'Renders that may wait for a free worker; when the queue is full a render is answered 503 with Retry-After. 0 = no waiting.',
-    apply: (raw, d) => { d.queueLimit = unset(raw) ? d.workers! * 8 : integer(raw, 0, 100_000); },
-    value: (c) => c.queueLimit,
-  },
+  }, 'queueLimit', { derived: { text: 'V2A_WORKERS x 8', of: (d) => d.workers! * 8 } }),
   integerRow({
     name: 'V2A_RENDER_TIMEOUT_MS', min: 100, max: 3_600_000, default: 30_000,
     meaning: 'Longest a render may wait and run in the pool, in milliseconds; over it the render is stopped and answered 503.',
@@ -279,8 +282,10 @@ const SETTINGS: readonly Setting[] = [
   integerRow({
     name: 'V2A_REQUEST_TIMEOUT_MS', min: 100, max: 3_600_000, default: 120_000,
     meaning: 'Longest time in milliseconds to receive a whole request, headers and body (a trickling upload included); over it the request is answered 408 and the connection closed. At least V2A_HEADERS_TIMEOUT_MS.',
-  }, 'requestTimeoutMs', (ms, d) => {
-    if (d.headersTimeoutMs !== undefined && ms < d.headersTimeoutMs) throw new Error(`must be at least V2A_HEADERS_TIMEOUT_MS (${d.headersTimeoutMs})`);
+  }, 'requestTimeoutMs', {
+    check: (ms, d) => {
+      if (d.headersTimeoutMs !== undefined && ms < d.headersTimeoutMs) throw new Error(`must be at least V2A_HEADERS_TIMEOUT_MS (${d.headersTimeoutMs})`);
+    },
   }),
   // Node (18 and later) counts headersTimeout from the first byte of each request, not from the
   // connection, so it needs no relation to this one.
@@ -292,28 +297,24 @@ const SETTINGS: readonly Setting[] = [
     name: 'V2A_RATE_LIMIT', min: 0, max: 10_000_000, default: 120,
     meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp, where each tools/call counts as one and a body of at most 16 KiB spends nothing for its other messages (cancels, pings); RateLimit-* headers, 429 with Retry-After. 0 = off.',
   }, 'rateLimit'),
-  {
-    name: 'V2A_CLIENT_SLOTS', default: 'half the slots (at least V2A_WORKERS)',
+  integerRow({
+    name: 'V2A_CLIENT_SLOTS', min: 0, max: 100_000,
     meaning: 'Most of the V2A_WORKERS + V2A_QUEUE_LIMIT admission slots one client address (as the rate limit tells clients apart) may hold at once, uploading, waiting, rendering or receiving its reply; over it is 429 with Retry-After, so one client cannot take every slot with slow uploads or unread replies. 0 = no cap of its own.',
-    apply: (raw, d) => {
-      const slots = d.workers! + d.queueLimit!;
-      d.clientSlots = unset(raw) ? Math.max(d.workers!, Math.ceil(slots / 2)) : integer(raw, 0, 100_000);
-    },
-    value: (c) => c.clientSlots,
-  },
+  }, 'clientSlots', { derived: { text: 'half the slots (at least V2A_WORKERS)', of: (d) => Math.max(d.workers!, Math.ceil((d.workers! + d.queueLimit!) / 2)) } }),
   integerRow({
     name: 'V2A_SEND_TIMEOUT_MS', min: 0, max: 3_600_000, default: 60_000,
     meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed. 0 = no bound; else at least 1000.',
-  }, 'sendTimeoutMs', (ms) => {
-    // A few milliseconds cut every reply larger than the socket's buffer: no bound anyone means.
-    if (ms > 0 && ms < 1000) throw new Error('must be 0 (no bound) or at least 1000');
+  }, 'sendTimeoutMs', {
+    range: '0, or 1000 to 3600000',
+    check: (ms) => {
+      // A few milliseconds cut every reply larger than the socket's buffer: no bound anyone means.
+      if (ms > 0 && ms < 1000) throw new Error('must be 0 (no bound) or at least 1000');
+    },
   }),
-  {
-    name: 'V2A_MAX_CONNECTIONS', default: 'the open-file limit less 256, from 16 to 10000',
+  integerRow({
+    name: 'V2A_MAX_CONNECTIONS', min: 1, max: 10_000_000,
     meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read), and is never below 16 (a limit under 272 leaves fewer spare: raise it). Per-client connection limits belong to the proxy in front.',
-    apply: (raw, d) => { d.maxConnections = unset(raw) ? defaultMaxConnections() : integer(raw, 1, 10_000_000); },
-    value: (c) => c.maxConnections,
-  },
+  }, 'maxConnections', { derived: { text: 'the open-file limit less 256, from 16 to 10000', of: defaultMaxConnections } }),
   {
     name: 'V2A_COMPRESS', default: 'on',
     meaning: 'Compress replies of a text-like type (text, ANSI, HTML, JSON, SVG, Markdown, JavaScript, CSS, problem details, metrics) of 1 KiB or more when the client\'s Accept-Encoding asks: br (quality 4), gzip or deflate, with Vary: Accept-Encoding and a weak ETag (W/) to such clients; PNG and other compressed types, and replies that carry a Content-Encoding already, never. on or off (also true/false, 1/0, yes/no). off: every reply as it is, for a proxy in front that compresses.',
@@ -443,8 +444,11 @@ const SETTINGS: readonly Setting[] = [
   integerRow({
     name: 'V2A_RECEIVER_CHECK_INTERVAL_MS', min: 0, max: 86_400_000, default: 60_000,
     meaning: 'With PLATFORM_API_KEY set: milliseconds between background status checks of the receiver (the first one at start). 0 = only on demand, when GET /api/v1/status finds no result younger than 30 s.',
-  }, 'receiverCheckIntervalMs', (ms) => {
-    if (ms > 0 && ms < 1000) throw new Error('must be 0 or at least 1000');
+  }, 'receiverCheckIntervalMs', {
+    range: '0, or 1000 to 86400000',
+    check: (ms) => {
+      if (ms > 0 && ms < 1000) throw new Error('must be 0 or at least 1000');
+    },
   }),
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: DEFAULT_OTLP_ENDPOINT,

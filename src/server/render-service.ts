@@ -17,8 +17,6 @@ import type { Face, RenderStage, ServerMetrics } from './telemetry/metrics.js';
 import { urlOriginAndPath } from './telemetry/redact.js';
 import { endSpan, failSpan, nowMs, type Telemetry } from './telemetry/tracing.js';
 
-
-
 export interface RenderServiceOptions {
   config: ServerConfig;
   pool: RenderPool;

@@ -8,6 +8,7 @@
  * event loop, where it costs less than a trip through the pool. A JSON body's long imageBase64
  * value is kept out of its parse as the MCP endpoint's is (json-lift.ts).
  */
+import { isRecord } from '../core/args.js';
 import { parseForm } from './form-body.js';
 import { parseLifted } from './json-lift.js';
 import { HttpProblem } from './problem.js';
@@ -90,10 +91,10 @@ function parseJsonBody(chunks: readonly Uint8Array[]): unknown {
 
 /** A JSON render request: an object of imageUrl or imageBase64 and render parameters. */
 function jsonRequest(body: unknown): { images: JsonImageInput[]; params: Record<string, unknown> } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (!isRecord(body)) {
     throw new HttpProblem('invalid-request', 'The JSON body must be an object: {"imageUrl": "https://..."} or {"imageBase64": "..."} plus render parameters.');
   }
-  const { imageUrl, imageBase64, image, ...params } = body as Record<string, unknown>;
+  const { imageUrl, imageBase64, image, ...params } = body;
   if (image !== undefined) throw invalidImageField('image', 'image is the multipart/form-data file field; in a JSON body send imageUrl or imageBase64');
   return { images: jsonImageInputs({ imageUrl, imageBase64 }), params };
 }

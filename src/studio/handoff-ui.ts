@@ -37,11 +37,13 @@ export function handoffWantsCompact(): boolean {
 /** The count of frames sent the status shows, and when it was written. */
 let shownSent = 0;
 let shownAt = 0;
+let sentLater: ReturnType<typeof setTimeout> | undefined;
 
 function setStatus(st: string, detail: string): void {
   statusEl.textContent = detail;
   sentEl.textContent = '';
   shownSent = 0;
+  clearTimeout(sentLater);
   statusEl.dataset.state = st;
   state.stats.handoff.state = st;
   const active = state.handoff?.active ?? false;
@@ -98,16 +100,27 @@ export function onFrameForHandoff(r: ResultInfo): void {
   s.sendFrame(payload(r.compact, r));
   state.stats.handoff.sent = s.sent;
   if (s.sent === 1) statusEl.textContent = `Streaming to ${s.targetOrigin}`;
-  // At most once a second, by time: every 15th frame, as before, lagged seconds behind at a
-  // receiver's low maxFps (the count stood at 1 while 11 had arrived).
-  const now = performance.now();
-  if (s.sent !== shownSent && (s.sent === 1 || now - shownAt >= 1000)) {
-    sentEl.textContent = `Frames sent: ${s.sent}`;
-    shownSent = s.sent;
-    shownAt = now;
-  }
+  showSent();
 }
 
+/**
+ * The count of frames sent, written at most once a second, by time: every 15th frame, as before,
+ * stood seconds behind at a receiver's low maxFps (1 while 11 had arrived). A count held back is
+ * written once the second is up, so that a stream that stops or pauses shows its last count.
+ */
+function showSent(): void {
+  const s = state.handoff;
+  clearTimeout(sentLater);
+  if (!s || s.sent === shownSent) return;
+  const wait = shownSent === 0 ? 0 : shownAt + 1000 - performance.now();
+  if (wait > 0) {
+    sentLater = setTimeout(showSent, wait);
+    return;
+  }
+  sentEl.textContent = `Frames sent: ${s.sent}`;
+  shownSent = s.sent;
+  shownAt = performance.now();
+}
 
 function start(): void {
   const manifest = state.manifest;

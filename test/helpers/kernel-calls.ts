@@ -5,7 +5,6 @@
  */
 import { frame } from '../../src/core/wasm/kernels.js';
 import { foldedWeights, RANGE_BINS } from '../../src/core/pipeline/denoise.js';
-import { applyLut } from '../../src/core/pipeline/tone.js';
 import type { Raster } from '../../src/core/pipeline/raster.js';
 
 /**
@@ -31,6 +30,19 @@ export function bilateralDenoise(src: Raster, strength: number, out: Float32Arra
     [from, to] = [to, from];
   }
   out.set(f.viewF32(from, n));
+  return out;
+}
+
+/** The tone table `lut` applied to every sample (lutValue() per sample, as detail.ts does without a sharpen). */
+export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {
+  const n = src.length;
+  const f = frame();
+  const ps = f.f32(n), pl = f.f32(lut.length);
+  const k = f.ready();
+  f.viewF32(ps, n).set(src);
+  f.viewF32(pl, lut.length).set(lut);
+  k.applyLut(ps, n, pl, ps);
+  out.set(f.viewF32(ps, n));
   return out;
 }
 

@@ -44,8 +44,22 @@ export class CompactDecodeError extends V2aError {
    * @param otherFile the input is another kind of file altogether (not JSON, not an object, v2a's
    *   json output, no version), not a json-compact document with a fault
    */
-  constructor(readonly reason: string, readonly otherFile = false) {
+  readonly #reason: string;
+  readonly #otherFile: boolean;
+
+  constructor(reason: string, otherFile = false) {
     super('invalid-compact', `invalid json-compact: ${reason}`);
+    this.#reason = reason;
+    this.#otherFile = otherFile;
+  }
+
+  // Getters, as V2aError's detail: no own property for JSON, spreads or deepEqual to see.
+  get reason(): string {
+    return this.#reason;
+  }
+
+  get otherFile(): boolean {
+    return this.#otherFile;
   }
 }
 
@@ -193,16 +207,16 @@ function checkCellSize(v: number, name: string): number {
   return v;
 }
 
-/**
- * The colour each cell shows when it carries two colours: its background and its ink mixed in
- * linear light by the glyph's measured coverage (a glyph the font data lacks counts as half).
- */
 /** The share of a cell its glyph's ink takes when two colours mix: its measured coverage, else half. */
 export const mixCoverage = (ch: string): number => glyphShape(ch)?.coverage ?? 0.5;
 
 /** mixCoverage of each glyph of a grid, by the cells' glyph index. */
 export const mixCoverages = (glyphs: readonly string[]): Float32Array => Float32Array.from(glyphs, mixCoverage);
 
+/**
+ * The colour each cell shows when it carries two colours: its background and its ink mixed in
+ * linear light by the glyph's measured coverage (a glyph the font data lacks counts as half).
+ */
 export function mixedCellColors(columns: number, rows: number, lines: readonly string[], ink: Uint8Array, background: Uint8Array): Uint8Array {
   const out = new Uint8Array(columns * rows * 3);
   const coverage = new Map<string, number>();

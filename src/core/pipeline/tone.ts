@@ -1,4 +1,4 @@
-import { frame, histogramWords, nestedFrame } from '../wasm/kernels.js';
+import { histogramWords, nestedFrame } from '../wasm/kernels.js';
 import type { Raster } from './raster.js';
 
 /** Bins of the tone histogram over 0..1. */
@@ -113,17 +113,4 @@ function toneKey(s: ToneSettings, size: number, from: number, to: number): numbe
   for (let i = 0; i < 10; i++) h = Math.imul(h ^ keyWords[i]!, 0x5bd1e995) ^ (h >>> 15);
   h = Math.imul(h ^ from, 0x5bd1e995) ^ (h >>> 13);
   return (Math.imul(h ^ to, 0x5bd1e995) ^ (h >>> 15)) >>> 0;
-}
-
-export function applyLut(src: Float32Array, lut: Float32Array, out: Float32Array): Float32Array {
-  const n = src.length;
-  // In WebAssembly (assembly/kernels.ts), lutValue() per sample.
-  const f = frame();
-  const ps = f.f32(n), pl = f.f32(lut.length);
-  const k = f.ready();
-  f.viewF32(ps, n).set(src);
-  f.viewF32(pl, lut.length).set(lut);
-  k.applyLut(ps, n, pl, ps);
-  out.set(f.viewF32(ps, n));
-  return out;
 }

@@ -45,7 +45,6 @@ const keyOf = (session: string, id: JsonRpcId): string => `${session}\n${typeof 
  */
 export const MAX_KEPT_ID_LENGTH = 256;
 
-
 const messages = (body: unknown): readonly unknown[] => (Array.isArray(body) ? body : [body]);
 
 /** The ids of the requests (messages with a method and an id) in a body. */

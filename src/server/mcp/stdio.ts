@@ -165,7 +165,6 @@ const NEVER = new AbortController().signal;
 /** The key of this pipe's calls in InFlightCalls: one client, one session. */
 const STDIO_SESSION = 'stdio';
 
-
 const ID_VALUE = String.raw`("(?:[^"\\]|\\.){0,200}"|-?\d{1,16}(?:\.\d+)?)`;
 /** A top-level `"id"` as a message's first key (none of its values opened before it)… */
 const LEADING_ID = new RegExp(String.raw`^\s*\{[^{[]*?"id"\s*:\s*` + ID_VALUE + String.raw`\s*[,}]`);

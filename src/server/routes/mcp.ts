@@ -13,12 +13,14 @@
  * is read first), and each tools/call takes an admission slot and a rate-limit token (or the batch
  * is refused: 429 / 503; -32600 when it has more calls than the server slots). A small body's
  * other messages take neither. A small body that is one tools/call refused a slot (server busy,
- * or the client's V2A_CLIENT_SLOTS held) is answered as the tool's failure: 200, `isError`, the
- * reason and when to retry (a larger one is refused before it is read: 429 / 503 as a render).
+ * or the client's V2A_CLIENT_SLOTS held) or a rate-limit token is answered as the tool's failure:
+ * 200, `isError`, the reason and when to retry (a larger one is refused before it is read: 429 /
+ * 503 as a render).
  */
 import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
+import { isRecord } from '../../core/args.js';
 import { V2aError } from '../../core/errors.js';
 import { VERSION } from '../../core/types.js';
 import type { AppContext } from '../context.js';
@@ -95,22 +97,21 @@ function smallBody(request: FastifyRequest): boolean {
   return length !== undefined && /^\d{1,9}$/.test(length) && Number(length) <= SMALL_BODY_BYTES;
 }
 
-const isInitialize = (body: unknown): boolean =>
-  typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+const isInitialize = (body: unknown): boolean => isRecord(body) && body.method === 'initialize';
 
 /** tools/call requests in a body (a batch's beyond V2A_MCP_MAX_BATCH are refused unrun: 0). */
 function toolCalls(body: unknown, maxBatch: number): number {
-  const isCall = (m: unknown) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call';
+  const isCall = (m: unknown) => isRecord(m) && m.method === 'tools/call';
   if (!Array.isArray(body)) return isCall(body) ? 1 : 0;
   return body.length > maxBatch ? 0 : body.filter(isCall).length;
 }
 
 /** The id and tool of a body that is one well-formed tools/call of a tool the dispatcher serves. */
 function singleToolCall(body: unknown, dispatcher: McpDispatcher): { id: JsonRpcId; tool: string } | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const { jsonrpc, id, method, params } = body as Record<string, unknown>;
+  if (!isRecord(body)) return undefined;
+  const { jsonrpc, id, method, params } = body;
   if (jsonrpc !== '2.0' || method !== 'tools/call' || !isValidId(id)) return undefined;
-  const tool = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  const tool = isRecord(params) ? params.name : undefined;
   return dispatcher.tools.some((t) => t.name === tool) ? { id, tool: tool as string } : undefined;
 }
 
@@ -163,7 +164,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
     handler: untilAnswered(async (request: FastifyRequest, reply: FastifyReply) => {
       const origin = request.headers.origin;
       if (origin !== undefined && !mcpOriginAllowed(origin, `${request.protocol}://${request.host}`, config)) {
-        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint: a browser page may only from this server's own origin or one listed in V2A_CORS_ORIGINS (the operator's setting; DNS-rebinding protection).`, { errors: [{ parameter: 'Origin', message: 'not allowed' }] });
+        throw new HttpProblem('forbidden-origin', `Origin ${JSON.stringify(origin.slice(0, 200))} may not call the MCP endpoint: a browser page may call it only from this server's own origin or one listed in V2A_CORS_ORIGINS (the operator's setting; DNS-rebinding protection).`, { errors: [{ parameter: 'Origin', message: 'not allowed' }] });
       }
       const version = request.headers['mcp-protocol-version'];
       // Node joins a repeated header with ", ": say so rather than call the joined text a version.
