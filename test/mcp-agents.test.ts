@@ -38,7 +38,7 @@ let photoB64: string;
 let noiseB64: string;
 
 before(async () => {
-  // The defaults an operator gets: a budget of 32,000 characters, no image host allowed.
+  // The defaults an operator gets: a budget of 60,000 characters, no image host allowed.
   server = await startTestServer();
   photoB64 = (await photo(160, 120, 'jpeg')).toString('base64');
   noiseB64 = (await noise(320, 240)).toString('base64');
@@ -118,8 +118,8 @@ describe('a refusal over the budget', () => {
       const described = [await toolsList(small.base), await toolsList(off.base), await toolsList(server.base)].map((t) => t.description as string);
       assert.match(described[0]!, /character budget of 12,000 /);
       assert.match(described[1]!, /no character budget/);
-      assert.match(described[2]!, /character budget of 32,000 /);
-      for (const d of described) assert.doesNotMatch(d, /default 32,000|format=text or png/);
+      assert.match(described[2]!, /character budget of 60,000 /);
+      for (const d of described) assert.doesNotMatch(d, /default 60,000|format=text or png/);
       // The agent manifest tells the same.
       const manifest = (await call(`${small.base}/api/v1/agent`)).json as { tools: Array<{ description: string }> };
       assert.equal(manifest.tools[0]!.description, described[0]);

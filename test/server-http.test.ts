@@ -36,11 +36,10 @@ let png: Buffer;
 let jpeg: Buffer;
 let tinyB64: string;
 
-/** A single MCP tools/call over the rate limit: a tool failure saying when to retry (200), not an HTTP 429. */
-const rateLimited = (r: { status: number; json: any }): boolean =>
-  r.status === 200 && r.json?.result?.isError === true && /requests per minute/.test(r.json.result.content?.[0]?.text ?? '');
+/** Refused by the rate limit (an MCP tools/call too, as a render): a 429 problem. */
+const rateLimited = (r: { status: number; json: any }): boolean => r.status === 429 && r.json?.type === 'https://v2a.dev/problems/rate-limited';
 /** Answered, not over the rate limit. */
-const served = (r: { status: number; json: any }): boolean => r.status === 200 && !rateLimited(r);
+const served = (r: { status: number }): boolean => r.status === 200;
 
 before(async () => {
   server = await startTestServer();
@@ -1128,9 +1127,7 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
       const mcp = await postJson(`${limited.base}/api/mcp`, toolCall);
       validator!.check('POST', '/api/mcp', mcp);
-      // One budget for render and MCP; a single tools/call over it is a tool failure saying when to retry.
-      assert.ok(rateLimited(mcp), mcp.text);
-      assert.match(mcp.headers.get('retry-after') ?? '', /^\d+$/);
+      assertProblem(mcp, 429, 'rate-limited'); // one budget for render and MCP
       assert.equal((await postJson(`${limited.base}/api/mcp`, { jsonrpc: '2.0', id: 2, method: 'ping' })).status, 200);
       for (let i = 0; i < 3; i++) assert.equal((await call(`${limited.base}/api/health`)).status, 200);
     } finally {

@@ -214,15 +214,10 @@ describe('rate limit (V2A_RATE_LIMIT=6)', () => {
       assert.equal(one.status, 200);
       assert.equal(one.headers.get('ratelimit-remaining'), left);
     }
-    // One tools/call over the budget: a tool failure saying when to retry (an HTTP 429 read as a
-    // broken transport to the agent's client), with the same headers.
     const refused = await postJson(`${server.base}${MCP}`, callTool(21, { imageBase64: tinyB64, columns: 16 }), { accept: 'application/json' });
-    assert.equal(refused.status, 200);
-    assert.equal(refused.json.id, 21);
-    assert.equal(refused.json.result.isError, true);
-    assert.match(refused.json.result.content[0].text, /^At most 6 requests per minute are allowed from one client; retry in \d+ s\.$/);
+    assert.equal(refused.status, 429);
+    assert.match(refused.json.detail, /^At most 6 requests per minute are allowed from one client; retry in \d+ s\.$/);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
-    assert.equal(refused.headers.get('ratelimit-remaining'), '0');
   });
 });
 

@@ -145,17 +145,24 @@ describe('with the official MCP SDK client', () => {
     const meta = await sharp(Buffer.from(data, 'base64')).metadata();
     assert.deepEqual([meta.width, meta.height], [320, s.rows * 32]);
     assert.deepEqual(s.image, { mimeType: 'image/png', width: 320, height: s.rows * 32, cellWidth: 8, cellHeight: 32 });
-    // A tall picture at a small aspect: 416 rows of 4 px cells even at scale 8 would be 1664 px,
-    // over the 1600 px the output schema states (the SDK client refused the reply). 52 columns:
-    // 416 rows of them fit the default character budget.
+    // A tall picture at a small aspect: 512 rows of 4 px cells even at scale 8 would be 2048 px,
+    // over the 1600 px the output schema states (the SDK client refused the reply).
     const tall = (await sharp({ create: { width: 100, height: 3200, channels: 3, background: '#808080' } }).png().toBuffer()).toString('base64');
-    const t = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: tall, columns: 52, cellAspect: 0.25 } });
+    const t = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: tall, columns: 64, cellAspect: 0.25 } });
     assert.equal(t.isError, undefined, JSON.stringify(t.content));
     const ts = t.structuredContent as { rows: number; image: { width: number; height: number; cellHeight: number } };
     const tmeta = await sharp(Buffer.from((t.content as Array<{ data?: string }>)[1]!.data!, 'base64')).metadata();
-    assert.equal(ts.rows, 416);
+    assert.equal(ts.rows, 512);
     assert.deepEqual([tmeta.width, tmeta.height], [ts.image.width, ts.image.height]);
-    assert.deepEqual([ts.image.width, ts.image.height, ts.image.cellHeight], [52, 1248, 3]);
+    assert.deepEqual([ts.image.width, ts.image.height, ts.image.cellHeight], [64, 1536, 3]);
+  });
+
+  test('the default character budget fits what the contract\'s defaults render: every format at 120 columns of a square picture (json-compact of it is about 38,000 characters)', async () => {
+    const square = (await photo(64, 64, 'png')).toString('base64');
+    for (const format of ['text', 'json', 'json-compact', 'svg']) {
+      const r = await client.callTool({ name: 'render_ascii', arguments: { imageBase64: square, format } });
+      assert.equal(r.isError, undefined, `${format}: ${JSON.stringify(r.content).slice(0, 200)}`);
+    }
   });
 
   test('imagePath (the stdio server\'s source) over HTTP is an isError saying where it works and what to send instead, not just an unknown parameter', async () => {
@@ -174,13 +181,13 @@ describe('with the official MCP SDK client', () => {
   // named columns still over it (a reply's characters per cell grow as its columns fall: html
   // merges fewer equal-colour runs), so the refusal checks what it names by rendering it.
   for (const asked of [160, 400]) {
-    test(`a reply over V2A_MCP_MAX_CHARS (default 32000) is an isError naming what fits; the suggested columns fit (${asked} columns)`, async () => {
+    test(`a reply over V2A_MCP_MAX_CHARS (default 60000) is an isError naming what fits; the suggested columns fit (${asked} columns)`, async () => {
       assert.equal(loadConfig({}).mcpMaxChars, MCP_MAX_CHARS.default);
       const args = { imageBase64: jpegB64, format: 'html', color: true, columns: asked };
       const r = await client.callTool({ name: 'render_ascii', arguments: args });
       assert.equal(r.isError, true);
       const text = (r.content as Array<{ text: string }>)[0]!.text;
-      assert.match(text, new RegExp(`^The html reply at ${asked} columns would be [\\d,]+ characters, over this server's budget of 32,000 characters per reply; nothing was cut\\.`));
+      assert.match(text, new RegExp(`^The html reply at ${asked} columns would be [\\d,]+ characters, over this server's budget of 60,000 characters per reply; nothing was cut\\.`));
       assert.match(text, /V2A_MCP_MAX_CHARS/);
       const columns = Number(/columns=(\d+) or fewer with format=html/.exec(text)?.[1]);
       assert.ok(columns >= 8 && columns < asked, text);

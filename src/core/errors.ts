@@ -50,9 +50,8 @@ export interface ErrorInfo {
   /** CLI exit code. */
   readonly exit: number;
   /**
-   * How MCP reports it: `tool` — an `isError` tool result with the detail as text (the render the
-   * model asked for failed, or was refused for now: a call over its slots or its rate limit, as
-   * routes/mcp.ts answers one); `protocol` — never inside a tool (HTTP-level or CLI-only).
+   * How MCP reports it: `tool` — an `isError` tool result with the detail as text (a failure of the
+   * render the model asked for); `protocol` — never inside a tool (HTTP-level or CLI-only).
    */
   readonly mcp: 'tool' | 'protocol';
   readonly title: string;
@@ -87,7 +86,7 @@ export const ERRORS = deepFreeze({
   'uri-too-long': { status: 414, exit: EXIT.usage, mcp: 'protocol', title: 'URI too long', description: 'The request line alone is longer than the server reads (16 KiB with the headers; an image belongs in the body, not the query); the connection is closed.' },
   'headers-too-large': { status: 431, exit: EXIT.usage, mcp: 'protocol', title: 'Request header fields too large', description: 'The request line and headers exceed what the server reads; the connection is closed.' },
   'unsupported-media-type': { status: 415, exit: EXIT.usage, mcp: 'protocol', title: 'Unsupported media type', description: 'The request Content-Type is not one this endpoint accepts, or the body has a Content-Encoding other than identity (with Accept-Encoding: identity).' },
-  'rate-limited': { status: 429, exit: EXIT.internal, mcp: 'tool', title: 'Too many requests', description: 'The per-client rate limit (V2A_RATE_LIMIT per minute) was reached, or the client already has its share of requests in flight (V2A_CLIENT_SLOTS); see Retry-After and RateLimit-* headers.' },
+  'rate-limited': { status: 429, exit: EXIT.internal, mcp: 'protocol', title: 'Too many requests', description: 'The per-client rate limit (V2A_RATE_LIMIT per minute) was reached, or the client already has its share of requests in flight (V2A_CLIENT_SLOTS); see Retry-After and RateLimit-* headers.' },
   'io-error': { status: 500, exit: EXIT.io, mcp: 'protocol', title: 'I/O error', description: 'A file or stream could not be read or written (CLI only).' , local: true },
   'internal-error': { status: 500, exit: EXIT.internal, mcp: 'tool', title: 'Internal server error', description: 'An unexpected error; the traceId identifies it in the server logs.' },
   'image-fetch-failed': { status: 502, exit: EXIT.io, mcp: 'tool', title: 'Image could not be fetched', description: 'The host of `imageUrl` was unreachable, answered no whole image (a status other than 200 or 203, an empty or compressed body), redirected too often, or timed out.' },

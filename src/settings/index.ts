@@ -120,12 +120,13 @@ export const MCP_MAX_BATCH: IntegerSetting = {
 };
 
 /**
- * Its default: under common clients' caps on a tool result (25k tokens) for every format. Measured
- * with cl100k at 120 columns of five photos: text art 1.8-2.4 characters a token (13-18k tokens),
- * json-compact's base64 down to 1.4 (23k); the earlier 60000 reached 33k tokens of text art.
+ * Its default: the contract's defaults must fit (json-compact of a small image at 120 columns is
+ * 37,566 characters), so it is not lower. In tokens (cl100k, 120 columns of five photos) text art
+ * runs 1.8-2.4 characters a token and json-compact's base64 down to 1.4: 60000 characters can be
+ * 25-43k tokens, which the README says, with the lower value for clients that cap a result at 25k.
  */
 export const MCP_MAX_CHARS: IntegerSetting = {
-  name: 'V2A_MCP_MAX_CHARS', min: 0, max: 100_000_000, default: 32_000,
+  name: 'V2A_MCP_MAX_CHARS', min: 0, max: 100_000_000, default: 60_000,
   meaning: 'Character budget of one render_ascii reply on /api/mcp and from v2a mcp (where --max-chars wins) (the art counted once, as a client shows the model the text block or structuredContent, plus the rest of structuredContent; the image block is bounded by size instead). A reply over it is an isError naming the columns and formats that fit, never a cut. 0 = no budget. (Extension.)',
 };
 

@@ -13,9 +13,9 @@
  * is read first), and each tools/call takes an admission slot and a rate-limit token (or the batch
  * is refused: 429 / 503; -32600 when it has more calls than the server slots). A small body's
  * other messages take neither. A small body that is one tools/call refused a slot (server busy,
- * or the client's V2A_CLIENT_SLOTS held) or a rate-limit token is answered as the tool's failure:
- * 200, `isError`, the reason and when to retry (a larger one is refused before it is read: 429 /
- * 503 as a render).
+ * or the client's V2A_CLIENT_SLOTS held) is answered as the tool's failure: 200, `isError`, the
+ * reason and when to retry (a larger one is refused before it is read: 429 / 503 as a render).
+ * The rate limit is a 429 on every body, as decisions.md has it for render and MCP alike.
  */
 import { setMaxListeners } from 'node:events';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -191,15 +191,15 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
           `Invalid Request: this batch has ${n} tools/call requests; this server runs at most ${most} at once ${bound}. Send at most ${most} per batch.`,
           { maxToolCalls: most })));
       }
-      // One tools/call refused for now (busy server, this client's slots all held, its rate-limit
-      // budget spent): the agent's tool failed, so it is told so in the result, with when to try
-      // again, as a tool failure rather than an HTTP error its client reports as a broken transport.
+      // One tools/call refused a slot for now (busy server, or this client's slots all held): the
+      // agent's tool failed, so it is told so in the result, with when to try again.
       const refused = (err: unknown) => {
         const call = singleToolCall(body, dispatcher);
         if (!(err instanceof HttpProblem) || call === undefined) throw err;
         ctx.metrics.rejected.inc({ face: 'mcp', cause: err.slug });
         toolCallObserver(ctx, request, ctx.admission.signalOf(request), () => undefined)?.({ requestId: call.id, tool: call.tool })?.end({ result: 'tool_error' });
-        for (const [name, value] of Object.entries(err.extra.headers ?? {})) if (/^(retry-after|ratelimit-)/.test(name)) reply.header(name, value);
+        const retry = err.extra.headers?.['retry-after'];
+        if (retry !== undefined) reply.header('retry-after', retry);
         reply.header('cache-control', 'no-store');
         // Each refusal's detail says when to retry (retry in N s; when one is done).
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(resultResponse(call.id, { ...toolFailure(err.detail) })));
@@ -211,11 +211,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: { ctx: AppContext; d
         return refused(err);
       }
       const paid = smallBody(request) ? 0 : 1;
-      try {
-        await ctx.limiter?.take(request, reply, n - paid, paid);
-      } catch (err) {
-        return refused(err);
-      }
+      await ctx.limiter?.take(request, reply, n - paid, paid);
       if (request.span) request.span.setAttribute('v2a.mcp.batch_size', Array.isArray(body) ? body.length : 1);
       const tracked = calls.track(session, body);
       let result: Awaited<ReturnType<McpDispatcher['handle']>>;
