@@ -216,6 +216,28 @@ describe('v2a render of a video file: one frame, as a previewer shows it', () =>
   });
 });
 
+describe('v2a render of BMP, ICO and PNM: the still formats sharp does not read, through ffmpeg, as chafa shows them', () => {
+  test('each is drawn from a file like the image it holds; piped in, the message says to give the file', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
+    const png = join(dir, 'source.png');
+    writeFileSync(png, await sharp({ create: { width: 160, height: 120, channels: 3, background: '#204060' } }).composite([{ input: await sharp({ create: { width: 60, height: 60, channels: 3, background: '#f0e0c0' } }).png().toBuffer(), left: 50, top: 30 }]).png().toBuffer());
+    const want = await piped(['render', png, '--columns', '20']);
+    for (const [ext, args] of [['bmp', []], ['ppm', []], ['ico', ['-vf', 'scale=64:48']]] as const) {
+      const file = join(dir, `source.${ext}`);
+      const made = spawnSync('ffmpeg', ['-v', 'error', '-i', png, ...args, '-y', file]);
+      assert.equal(made.status, 0, String(made.stderr));
+      const r = await piped(['render', file, '--columns', '20']);
+      assert.equal(r.code, 0, `${ext}: ${r.stderr}`);
+      // The same picture: the rows of the PNG's art, the block in the middle drawn.
+      assert.equal(r.stdout.trimEnd().split('\n').length, want.stdout.trimEnd().split('\n').length, ext);
+      assert.ok(new Set(r.stdout.replace(/\s/g, '')).size > 1, `${ext}: a picture, not a blank grid`);
+    }
+    const bmp = readFileSync(join(dir, 'source.bmp'));
+    const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'render', '-', '--columns', '20'], { input: bmp, encoding: 'utf8', env: env({}) });
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /BMP, ICO or PNM images are read through ffmpeg from a file: give its name instead of a pipe\.\n$/);
+  });
+});
+
 /** A new FIFO that `file`'s bytes are written into once a reader opens it (as `<(cat file)`). */
 function fifoOf(file: string): string {
   const fifo = join(dir, `fifo-${Math.random().toString(36).slice(2)}`);

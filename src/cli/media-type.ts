@@ -32,6 +32,28 @@ export function isVideo(head: Uint8Array): boolean {
 }
 
 /**
+ * Still-image formats sharp does not read and ffmpeg does, which file managers show (chafa does):
+ * the CLI draws them from a file through ffmpeg, as it draws a video's frame. The server and the
+ * library keep to sharp's formats (no ffmpeg on a server's request path).
+ */
+const FFMPEG_STILLS: readonly { readonly name: string; readonly is: (head: Uint8Array) => boolean }[] = [
+  // `BM`, then the file size (4 bytes) and two reserved words, zero.
+  { name: 'BMP', is: (h) => h.length >= 10 && ascii(h, 0, 2) === 'BM' && h[6] === 0 && h[7] === 0 && h[8] === 0 && h[9] === 0 },
+  // An icon or cursor directory: reserved 0, type 1 (icon) or 2 (cursor), at least one image.
+  { name: 'ICO', is: (h) => h.length >= 6 && h[0] === 0 && h[1] === 0 && (h[2] === 1 || h[2] === 2) && h[3] === 0 && (h[4]! | h[5]!) !== 0 },
+  // Netpbm: P1-P7 and a blank (PBM, PGM, PPM, PAM).
+  { name: 'PNM', is: (h) => h.length >= 3 && h[0] === 0x50 && h[1]! >= 0x31 && h[1]! <= 0x37 && /\s/.test(String.fromCharCode(h[2]!)) },
+];
+
+/** `BMP, ICO or PNM`. */
+export const FFMPEG_STILLS_IN_WORDS = ((names) => `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)(FFMPEG_STILLS.map((f) => f.name));
+
+/** A still image the CLI reads through ffmpeg (FFMPEG_STILLS). */
+export function isFfmpegStill(head: Uint8Array): boolean {
+  return FFMPEG_STILLS.some((f) => f.is(head));
+}
+
+/**
  * A format the decoder reads (JPEG, PNG, GIF, WebP, TIFF, AVIF), or one it refuses by name
  * (HEIC, SVG, PDF: its messages say which). Anything else would only be refused by sharp, later.
  */

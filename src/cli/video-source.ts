@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { V2aError } from '../core/errors.js';
 import type { DecodeRequest, DecodedFrame, DecodedImage } from '../core/job.js';
+import { FFMPEG_STILLS_IN_WORDS } from './media-type.js';
 
 /** The path of an executable on the PATH, or undefined. */
 export function findExecutable(name: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
@@ -40,7 +41,7 @@ function track(child: ChildProcess): void {
   }
 }
 
-const NO_FFMPEG = 'video needs ffmpeg (with ffprobe) on the PATH, e.g. `apt-get install ffmpeg` or `brew install ffmpeg`; v2a downloads nothing';
+const NO_FFMPEG = `video, and ${FFMPEG_STILLS_IN_WORDS} images, need ffmpeg (with ffprobe) on the PATH, e.g. \`apt-get install ffmpeg\` or \`brew install ffmpeg\`; v2a downloads nothing`;
 
 /** Where the video is: a path ffmpeg opens itself, or bytes (standard input) fed on a pipe. */
 export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Array };
@@ -234,7 +235,9 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
     // At a constant info.fps, the rate every frame is timed and seeked by: a variable-rate MP4
     // (a phone's, a screen recording) came out at its stream's r_frame_rate, 25 fps, timed at its
     // average, 8.7 fps: it played 2.9 times too slowly.
-    '-vf', `fps=${info.fps},scale=${width}:${height}:flags=area`, '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
+    // One frame (a still) needs no timing: the filter dropped an icon's one frame (a stream of
+    // 90000 fps and no duration, as ffprobe reads an ICO).
+    '-vf', `${most === 1 ? '' : `fps=${info.fps},`}scale=${width}:${height}:flags=area`, '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
   { stdio: ['bytes' in opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   track(child);
   let stderr = '';
