@@ -22,20 +22,19 @@ import {
 } from './decode.js';
 
 export {
-  ALLOWED_FORMATS,
   RESIZE_KERNEL,
   configureSharp,
   probeImage,
 } from './decode.js';
+export { ALLOWED_FORMATS } from './formats.js';
 export type {
   DecodeOptions,
   DecodedFrame,
   DecodedImage,
   FrameDecodeOptions,
-  ImageFormat,
   ProbeResult,
-  SharpInputFormat,
 } from './decode.js';
+export type { ImageFormat, SharpInputFormat } from './formats.js';
 export { ImageInputError, fromSharpError, sanitizeCause } from './errors.js';
 export type { ImageInputErrorCode } from './errors.js';
 

@@ -5,7 +5,7 @@ import {
   CHARSETS, DEFAULTS, FORMATS, FORMATS_IN_WORDS, GLYPH_STRATEGIES, PARAMS, QUALITY_TARGETS, describeDomain,
 } from '../../core/params/definitions.js';
 import { VERSION } from '../../core/types.js';
-import { ALLOWED_FORMATS } from '../../node/decode.js';
+import { ALLOWED_FORMATS } from '../../node/formats.js';
 import { imageUrlHosts } from '../net/image-hosts.js';
 import type { ServerConfig } from '../config.js';
 import { HANDOFF_MODES, HANDOFF_PROTOCOL } from '../../contract/handoff.js';
