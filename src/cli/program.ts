@@ -16,6 +16,7 @@ import { FORMATS_IN_WORDS } from '../core/params/definitions.js';
 import { CLI_MAX_DECODED_BYTES, CLI_MAX_IMAGE_BYTES, CLI_MAX_IMAGE_PIXELS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, describeRange } from '../settings/index.js';
 import { EXIT, Reported, usageError } from './terminal.js';
 import { helpWidth, wrapHelp } from './help-text.js';
+import { editDistance } from '../settings/edit-distance.js';
 import { COLORS_FLAG, COLORS_HELP } from './view.js';
 
 /** The flags of every command whose value is required: commander takes the next argument as it, whatever it looks like. */
@@ -252,19 +253,6 @@ function similar(name: string, candidates: readonly string[]): string[] {
     best = d;
   }
   return near.sort();
-}
-
-/** Edits (insert, delete, substitute, swap two neighbours) from `a` to `b`. */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
 }
 
 /** Parses `argv` (process.argv form) and runs the chosen command; resolves to the exit code. */

@@ -10,6 +10,7 @@ import { parseAllowlist } from './net/image-hosts.js';
 import {
   FETCH_TIMEOUT_MS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MCP_MAX_BATCH, MCP_MAX_CHARS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
+import { editDistance } from '../settings/edit-distance.js';
 import { DEFAULT_WORKERS_TEXT, LIBUV_DEFAULT_POOL, POOL_HEADROOM, THREAD_POOL_RANGE, parseWorkers } from '../settings/thread-pool.js';
 import type { JsonSchema } from '../core/format/jsonSchemas.js';
 
@@ -516,18 +517,6 @@ function nearestName(name: string, names: readonly string[]): string | undefined
   return best;
 }
 
-/** Levenshtein distance (insertions, deletions, substitutions), over two rows. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = row;
-  }
-  return previous[b.length]!;
-}
 
 /** The imageUrl fetch's settings: V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS. */
 export type FetchSettings = Pick<ServerConfig, 'imageFetchAllowlist' | 'fetchTimeoutMs'>;
