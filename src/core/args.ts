@@ -55,10 +55,12 @@ export function checkBytes(value: unknown, name: string): asserts value is Uint8
 }
 
 /**
- * `options` names only `known` options: a misspelt one (`maxPixel`) would otherwise go unapplied
- * without a word. A RangeError naming it and listing the options.
+ * `options` of function `what` is a plain object of named fields (checkFields) that names only
+ * `known` options: a misspelt one (`maxPixel`) would otherwise go unapplied without a word. A
+ * RangeError naming it and listing the options.
  */
-export function checkOptionNames(options: Readonly<Record<string, unknown>>, known: ReadonlySet<string>, what: string): void {
+export function checkOptions(options: unknown, known: ReadonlySet<string>, what: string): asserts options is Readonly<Record<string, unknown>> {
+  checkFields(options, `${what}: options`);
   for (const name of Object.keys(options)) {
     if (!known.has(name)) throw new RangeError(`${what}: unknown option ${JSON.stringify(name)} (the options are ${[...known].join(', ')})`);
   }

@@ -22,7 +22,7 @@ import { viewBlurTemplates } from './pipeline/view-blur.js';
 import { stretch, toneLut, type ToneSettings } from './pipeline/tone.js';
 import { direct, readsColors, scoreResult } from './director/director.js';
 import type { TemporalFilter } from './temporal/filter.js';
-import { checkFields, checkObject, checkOptionNames, describeType } from './args.js';
+import { checkObject, checkOptions, describeType } from './args.js';
 import { lazyProperty } from './lazy.js';
 import { frame } from './wasm/kernels.js';
 import { VERSION, type DirectorReport, type RenderResult, type RgbaImage } from './types.js';
@@ -206,8 +206,7 @@ function toneSettings(p: RenderParams, pLo: number, pHi: number): ToneSettings {
  * holds the image's whole pixel buffer (reading `colors` once lets it go).
  */
 export function render(image: RgbaImage, params: Readonly<Record<string, unknown>> = {}, options: RenderOptions = {}): RenderResult {
-  checkFields(options, 'render: options');
-  checkOptionNames(options, RENDER_OPTIONS, 'render');
+  checkOptions(options, RENDER_OPTIONS, 'render');
   // The video options are the library's own objects (a TemporalFilter, a tune() result): another
   // value would fail deep inside ("t.step is not a function").
   if (options.temporal !== undefined && typeof (options.temporal as { step?: unknown } | null)?.step !== 'function') {

@@ -26,7 +26,7 @@
  * sharp's settings alone: they are process-wide, and an app may use sharp for its own work.
  */
 import type { OutputInfo, ResizeOptions, Sharp } from 'sharp';
-import { checkBytes, checkObject, checkOptionNames, describeType } from '../core/args.js';
+import { checkBytes, checkOptions, describeType } from '../core/args.js';
 import { ImageInputError, fromSharpError } from './errors.js';
 import type { DecodedFrame as JobFrame, DecodedImage as JobImage, LimitNames } from '../core/job.js';
 import type { ImageFormat } from './formats.js';
@@ -138,8 +138,7 @@ export interface ProbeResult {
  * for sharp's default cache. Both are process-wide: they apply to the app's own sharp calls too.
  */
 export function configureSharp(opts: { concurrency?: number; cache?: boolean } = {}): void {
-  checkObject(opts, 'configureSharp: options');
-  checkOptionNames(opts, SHARP_OPTIONS, 'configureSharp');
+  checkOptions(opts, SHARP_OPTIONS, 'configureSharp');
   const c = opts.concurrency;
   // sharp takes any number and keeps what libvips makes of it (-1 became 1, 2.5 became 2).
   if (c !== undefined && !(Number.isSafeInteger(c) && c >= 0)) {

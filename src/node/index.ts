@@ -10,7 +10,7 @@
  * default to the ones the server and the CLI apply (V2A_MAX_IMAGE_PIXELS and V2A_MAX_IMAGE_BYTES
  * of src/settings, their defaults; the environment is not read here).
  */
-import { checkFields, checkOptionNames } from '../core/args.js';
+import { checkOptions } from '../core/args.js';
 import { DEFAULT_DECODE_LIMITS } from './limits.js';
 import {
   decodeFrames as decodeFramesWith,
@@ -52,8 +52,7 @@ const IMAGE_OPTIONS: ReadonlySet<string> = new Set<keyof DecodeOptions>([...COMM
 const FRAME_OPTIONS: ReadonlySet<string> = new Set<keyof FrameDecodeOptions>([...COMMON_NAMES, 'partial', 'maxFrames']);
 
 function withLimits<T extends Partial<DecodeOptions>>(opts: T, names: ReadonlySet<string>): T & Pick<DecodeOptions, 'maxPixels'> {
-  checkFields(opts, 'decode: options');
-  checkOptionNames(opts, names, 'decode');
+  checkOptions(opts, names, 'decode');
   return {
     ...opts,
     maxPixels: opts.maxPixels ?? DEFAULT_DECODE_LIMITS.maxPixels,

@@ -4,7 +4,7 @@
  * between stages and a cancel checked there. render() and formatResult() are synchronous: a
  * caller with large images, or one that must stop a render its client gave up on, uses this.
  */
-import { checkBytes, checkFields, checkOptionNames, describeType } from '../core/args.js';
+import { checkBytes, checkFields, checkOptions, describeType } from '../core/args.js';
 import { runJob, type ImageFacts } from '../core/job.js';
 import type { FormattedOutput, PngOutput, TextFormat, TextOutput } from '../core/format/output.js';
 import type { RenderInput, RenderResult } from '../core/types.js';
@@ -60,8 +60,7 @@ export async function renderBytes<P extends RenderInput = Record<never, never>>(
   checkBytes(bytes, 'renderBytes: bytes');
   const input: RenderInput = params === undefined ? {} : params;
   checkFields(input as unknown, 'renderBytes: params');
-  checkFields(options as unknown, 'renderBytes: options');
-  checkOptionNames(options as Readonly<Record<string, unknown>>, OPTION_NAMES, 'renderBytes');
+  checkOptions(options as unknown, OPTION_NAMES, 'renderBytes');
   const { signal, maxPixels = DEFAULT_DECODE_LIMITS.maxPixels, maxBytes = DEFAULT_DECODE_LIMITS.maxBytes, maxDecodedBytes, timeoutSeconds } = options;
   if (signal !== undefined && typeof (signal as { aborted?: unknown } | null)?.aborted !== 'boolean') throw new TypeError(`renderBytes: options.signal must be an AbortSignal (got ${describeType(signal)})`);
   const limits = { maxPixels, maxBytes, ...(maxDecodedBytes !== undefined ? { maxDecodedBytes } : {}) };

@@ -14,7 +14,7 @@
  */
 
 import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
-import { checkFields, checkOptionNames } from '../args.js';
+import { checkOptions } from '../args.js';
 import { MAX_GRID_CELLS } from '../pipeline/geometry.js';
 import { layout, ownKernels, type KernelExports, type Ptr } from '../wasm/kernels.js';
 
@@ -160,8 +160,7 @@ export class TemporalFilter {
   protected spatialSlack = 1;
 
   constructor(options: TemporalFilterOptions) {
-    checkFields(options, 'TemporalFilter: options');
-    checkOptionNames(options, FILTER_OPTIONS, 'TemporalFilter');
+    checkOptions(options, FILTER_OPTIONS, 'TemporalFilter');
     this.resize(options.columns, options.rows);
   }
 
