@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -235,6 +235,17 @@ describe('v2a render of BMP, ICO and PNM: the still formats sharp does not read,
     const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'render', '-', '--columns', '20'], { input: bmp, encoding: 'utf8', env: env({}) });
     assert.equal(r.status, 3);
     assert.match(r.stderr, /BMP, ICO or PNM images are read through ffmpeg from a file: give its name instead of a pipe\.\n$/);
+  });
+});
+
+describe('a file whose name reads as an ffmpeg protocol', () => {
+  test('is opened as the file it is: http://127.0.0.1:9/clip.mp4, a path under a folder named http:, fetched nothing', { skip: hasFfmpeg ? false : 'ffmpeg is not installed' }, async () => {
+    const under = join(dir, 'proto');
+    mkdirSync(join(under, 'http:', '127.0.0.1:9'), { recursive: true });
+    copyFileSync(clip, join(under, 'http:', '127.0.0.1:9', 'clip.mp4'));
+    const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'render', 'http://127.0.0.1:9/clip.mp4', '--columns', '20'], { cwd: under, encoding: 'utf8', env: env({}) });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trimEnd().split('\n').length, 8);
   });
 });
 

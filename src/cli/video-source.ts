@@ -128,7 +128,12 @@ function lastLine(text: string, input?: VideoInput): string {
   return line.slice(0, 200);
 }
 
-const source = (input: VideoInput) => ('path' in input ? input.path : 'pipe:0');
+/**
+ * What ffmpeg and ffprobe are told to open. A path goes through ffmpeg's file protocol: bare, a
+ * name that reads as a protocol (`http://host/x.mp4`, `concat:a|b`, a file of that name in an
+ * archive a previewer shows) would have been opened as one, a fetch or a read of other files.
+ */
+const source = (input: VideoInput) => ('path' in input ? `file:${input.path}` : 'pipe:0');
 
 function rate(text: string | undefined): number {
   const m = /^(\d+)(?:\/(\d+))?$/.exec(text ?? '');
