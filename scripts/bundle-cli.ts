@@ -46,7 +46,7 @@ const SHARP_BUNDLE = /^sharp-[\w.+-]+\.cjs$/;
 for (const name of readdirSync(OUT_DIR)) if (CHUNK.test(name) || SHARP_BUNDLE.test(name)) rmSync(`${OUT_DIR}/${name}`);
 const common = {
   bundle: true, platform: 'node', target: 'node20', format: 'cjs', legalComments: 'none', logLevel: 'warning',
-  // import.meta.url (decode.ts finds sharp with createRequire of it; main.ts finds cli.cjs) spelt in CommonJS.
+  // import.meta.url (node/sharp.ts finds sharp with createRequire of it; main.ts finds cli.cjs) spelt in CommonJS.
   define: { 'import.meta.url': '__v2aModuleUrl' },
   banner: { js: "const __v2aModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 } as const;

@@ -231,6 +231,22 @@ describe('v2a render of BMP, ICO and PNM: the still formats sharp does not read,
       assert.equal(r.stdout.trimEnd().split('\n').length, want.stdout.trimEnd().split('\n').length, ext);
       assert.ok(new Set(r.stdout.replace(/\s/g, '')).size > 1, `${ext}: a picture, not a blank grid`);
     }
+    // An icon of several pictures shows its largest (ffmpeg writes one-picture icons: built here,
+    // a 16 x 16 red one before a 64 x 48 copy of the source); a name ffmpeg would read as a
+    // numbered sequence (`%d`) or as an option (`-`) is the file it names.
+    const small = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const large = await sharp(png).resize(64, 48).png().toBuffer();
+    const entry = (w: number, h: number, size: number, at: number) => { const e = Buffer.alloc(16); e.writeUInt8(w, 0); e.writeUInt8(h, 1); e.writeUInt16LE(1, 4); e.writeUInt16LE(32, 6); e.writeUInt32LE(size, 8); e.writeUInt32LE(at, 12); return e; };
+    const header = Buffer.from([0, 0, 1, 0, 2, 0]);
+    writeFileSync(join(dir, 'multi.ico'), Buffer.concat([header, entry(16, 16, small.length, 38), entry(64, 48, large.length, 38 + small.length), small, large]));
+    const icon = await piped(['render', join(dir, 'multi.ico'), '--columns', '20']);
+    assert.equal(icon.code, 0, icon.stderr);
+    assert.equal(icon.stdout.trimEnd().split('\n').length, want.stdout.trimEnd().split('\n').length, 'the 64 x 48 picture (8 rows), not the 16 x 16 one (10)');
+    for (const name of ['x%d.ppm', '-dash.bmp']) {
+      copyFileSync(join(dir, `source.${name.slice(-3)}`), join(dir, name));
+      const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'render', '--columns', '20', '--', name], { cwd: dir, encoding: 'utf8', env: env({}) });
+      assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+    }
     const bmp = readFileSync(join(dir, 'source.bmp'));
     const r = spawnSync(V2A[0]!, [...V2A.slice(1), 'render', '-', '--columns', '20'], { input: bmp, encoding: 'utf8', env: env({}) });
     assert.equal(r.status, 3);

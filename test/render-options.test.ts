@@ -121,6 +121,7 @@ test('v2a/node names a wrong argument before sharp sees it', async () => {
   assert.throws(() => node.configureSharp({ concurrency: -1 }), /^RangeError: configureSharp: concurrency must be an integer >= 0/);
   assert.throws(() => node.configureSharp({ concurrency: 2.5 }), RangeError);
   assert.throws(() => node.configureSharp(any(null)), TypeError);
+  assert.throws(() => node.configureSharp(any(new Map([['cache', true]]))), /^TypeError: configureSharp: options must be a plain object of named fields \(got a Map\)/);
   assert.equal((await node.decodeImage(png, { targetWidth: 1e8, timeoutSeconds: 3600 })).width, 4);
 });
 

@@ -160,6 +160,8 @@ describe('configuration', () => {
       'V2A_WORKER is no v2a setting and is ignored (did you mean V2A_WORKERS?)',
       'v2a_workers is no v2a setting and is ignored (did you mean V2A_WORKERS?)',
     ]);
+    // Two swapped pairs are two edits, as for the CLI's flags (four without swaps: no suggestion).
+    assert.deepEqual(strayVariables({ V2A_WROKRES: '1' }), ['V2A_WROKRES is no v2a setting and is ignored (did you mean V2A_WORKERS?)']);
     assert.deepEqual(strayVariablesOf(loadConfig(env)), strayVariables(env));
     assert.deepEqual(strayVariables({ V2A_WORKERS: '2', V2A_MCP_MAX_CHARS: '0' }), []);
   });

@@ -9,7 +9,7 @@
  * (else no such file exists, and sharp loads from node_modules as before). What sharp resolves
  * while it runs (its native binding, libvips, a binding built from source) is required from the
  * installed package's own directory, as its files would. The copy is registered in require.cache
- * under the installed entry, so every `require('sharp')` in the process (decode.ts's) gets it.
+ * under the installed entry, so every `require('sharp')` in the process (node/sharp.ts's) gets it.
  * Any failure leaves everything as it was: sharp then loads the usual way.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -51,7 +51,7 @@ export function useBundledSharp(): boolean {
     process.once('exit', () => loaded.save());
     bundledIn = true;
   } catch {
-    /* sharp missing or unreadable here: decode.ts's require reports it as before */
+    /* sharp missing or unreadable here: node/sharp.ts's require reports it as before */
   }
   return bundledIn;
 }

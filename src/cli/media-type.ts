@@ -36,21 +36,27 @@ export function isVideo(head: Uint8Array): boolean {
  * the CLI draws them from a file through ffmpeg, as it draws a video's frame. The server and the
  * library keep to sharp's formats (no ffmpeg on a server's request path).
  */
-const FFMPEG_STILLS: readonly { readonly name: string; readonly is: (head: Uint8Array) => boolean }[] = [
+const FFMPEG_STILLS: readonly { readonly name: string; readonly demuxer: (head: Uint8Array) => string | undefined }[] = [
   // `BM`, then the file size (4 bytes) and two reserved words, zero.
-  { name: 'BMP', is: (h) => h.length >= 10 && ascii(h, 0, 2) === 'BM' && h[6] === 0 && h[7] === 0 && h[8] === 0 && h[9] === 0 },
-  // An icon or cursor directory: reserved 0, type 1 (icon) or 2 (cursor), at least one image.
-  { name: 'ICO', is: (h) => h.length >= 6 && h[0] === 0 && h[1] === 0 && (h[2] === 1 || h[2] === 2) && h[3] === 0 && (h[4]! | h[5]!) !== 0 },
-  // Netpbm: P1-P7 and a blank (PBM, PGM, PPM, PAM).
-  { name: 'PNM', is: (h) => h.length >= 3 && h[0] === 0x50 && h[1]! >= 0x31 && h[1]! <= 0x37 && /\s/.test(String.fromCharCode(h[2]!)) },
+  { name: 'BMP', demuxer: (h) => (h.length >= 10 && ascii(h, 0, 2) === 'BM' && h[6] === 0 && h[7] === 0 && h[8] === 0 && h[9] === 0 ? 'bmp_pipe' : undefined) },
+  // An icon or cursor directory: reserved 0, type 1 (icon) or 2 (cursor), 1 to 255 images (an
+  // ISO BMFF file whose first box is 256 bytes long starts 00 00 01 00 too).
+  { name: 'ICO', demuxer: (h) => (h.length >= 12 && h[0] === 0 && h[1] === 0 && (h[2] === 1 || h[2] === 2) && h[3] === 0 && h[4]! >= 1 && h[5] === 0 && !isBmff(h) ? 'ico' : undefined) },
+  // Netpbm: P1-P7 and a blank; P1/P4 PBM, P2/P5 PGM, P3/P6 PPM, P7 PAM.
+  { name: 'PNM', demuxer: (h) => (h.length >= 3 && h[0] === 0x50 && h[1]! >= 0x31 && h[1]! <= 0x37 && /\s/.test(String.fromCharCode(h[2]!))
+    ? ['pbm_pipe', 'pgm_pipe', 'ppm_pipe', 'pbm_pipe', 'pgm_pipe', 'ppm_pipe', 'pam_pipe'][h[1]! - 0x31] : undefined) },
 ];
 
 /** `BMP, ICO or PNM`. */
 export const FFMPEG_STILLS_IN_WORDS = ((names) => `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)(FFMPEG_STILLS.map((f) => f.name));
 
-/** A still image the CLI reads through ffmpeg (FFMPEG_STILLS). */
-export function isFfmpegStill(head: Uint8Array): boolean {
-  return FFMPEG_STILLS.some((f) => f.is(head));
+/** ffmpeg's reader for a still image the CLI reads through ffmpeg (FFMPEG_STILLS), else undefined. */
+export function ffmpegStill(head: Uint8Array): string | undefined {
+  for (const f of FFMPEG_STILLS) {
+    const demuxer = f.demuxer(head);
+    if (demuxer) return demuxer;
+  }
+  return undefined;
 }
 
 /**

@@ -14,7 +14,7 @@ import { addParamOptions, collectParams } from './flags.js';
 import { printable, reportError } from './program.js';
 import { EXIT, Reported, aboutFile, once, outputFile, readHead, readInput, readLimits, withReadFd, stdoutIsTty, usageError, writeFile, writeStdout, type InputLimits } from './terminal.js';
 import { COLORS_FLAG, COLORS_HELP, SIZE_HELP, colorMode, resolveBox, resolveColor, type ViewFlags } from './view.js';
-import { FFMPEG_STILLS_IN_WORDS, isFfmpegStill, isVideo, refuseUnknown } from './media-type.js';
+import { FFMPEG_STILLS_IN_WORDS, ffmpegStill, isVideo, refuseUnknown } from './media-type.js';
 import { fitDecoder } from './box-fit.js';
 import { NDJSON_FRAMES } from './ndjson.js';
 
@@ -194,17 +194,18 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
   // `<(...)`, refuses); a piped video is told to use play by readInput's check below.
   // So is a still of a format only ffmpeg reads (BMP, ICO, PNM), from a file.
   const head = file !== '-' && (statSync(file, { throwIfNoEntry: false })?.isFile() ?? false) ? withReadFd(file, readHead) : undefined;
-  const video = head !== undefined && (isVideo(head) || isFfmpegStill(head));
+  const still = head && ffmpegStill(head);
+  const video = head !== undefined && (isVideo(head) || still !== undefined);
   const bytes = video ? new Uint8Array(0) : await readInput(file, limits.maxBytes, (head) => {
     refuseUnknown(head, false, (v) => (v ? 'This is a video: play it with v2a play -, or render it from a file.'
-      : isFfmpegStill(head) ? `${FFMPEG_STILLS_IN_WORDS} images are read through ffmpeg from a file: give its name instead of a pipe.` : ''));
+      : ffmpegStill(head) ? `${FFMPEG_STILLS_IN_WORDS} images are read through ffmpeg from a file: give its name instead of a pipe.` : ''));
     renderer = loadRenderer();
   });
   const { decodeImage, runJob } = await (renderer ?? loadRenderer());
   // A file cut short (still downloading, a broken copy) shows what it holds, as chafa shows it,
   // with a warning; the server refuses one instead.
   // ffmpeg's code (child_process) loads only for a video, as animate.js does for --animate.
-  const decoder: Decoder = video ? async (_b, request) => (await import('./video-source.js')).videoStill({ path: file }, request) : async (b, request) => {
+  const decoder: Decoder = video ? async (_b, request) => (await import('./video-source.js')).videoStill({ path: file, ...(still ? { demuxer: still } : {}) }, request) : async (b, request) => {
     const image = await decodeImage(b, { ...request, partial: true });
     if (image.damaged) process.stderr.write(damagedNote(file));
     return image;
@@ -220,7 +221,7 @@ async function renderFile(file: string, renderParams: Partial<RenderParams>, fit
 }
 
 /** The manual part of `v2a render --help` (the README's command-line section says the same). */
-const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. A video file is drawn as one frame, a tenth of the way in, decoded by ffmpeg (--animate or v2a play plays it); so are ${FFMPEG_STILLS_IN_WORDS} images, which sharp does not read, from a file. Several files (v2a *.png) are rendered one after the other (on a terminal, a blank line between them): one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
+const RENDER_HELP = `Render is the default command: v2a photo.jpg is v2a render photo.jpg. A video file is drawn as one frame, a tenth of the way in, decoded by ffmpeg (--animate or v2a play plays it). ${FFMPEG_STILLS_IN_WORDS} images, which sharp does not read, are drawn by render through ffmpeg too, from a file. Several files (v2a *.png) are rendered one after the other (on a terminal, a blank line between them): one that fails is reported, naming it, the others are rendered, and the exit code is the highest of theirs; -o takes one input.
 
 Size: --columns or -w as given, never adjusted. --size WxH (or -w with -H) fits the image in a box of W columns and H rows, its aspect kept; -H alone bounds the rows (the width follows, up to the terminal's, unless written with -o). An image too tall for the box even at ${MIN_COLUMNS} columns, the fewest, is drawn at ${MIN_COLUMNS} columns, centred between blank margins, in the box's rows: never art outside the box. A box narrower than ${MIN_COLUMNS} columns, from any of them or the terminal, is refused (exit 2). Without any of them the art fits a box, its width and its height: piped, fzf's preview window (FZF_PREVIEW_COLUMNS, FZF_PREVIEW_LINES) when set; else COLUMNS and LINES when set, also piped; else the terminal. On a terminal one line is left for the prompt; piped, every line is the art's (a previewer's pane has no prompt). Piped without any of them, or written with -o: ${DEFAULTS.columns} columns. A default is narrowed if an extremely tall image would need more than ${MAX_ROWS} rows. --cell-aspect sets the width/height of your terminal's cell (0.5 by default; 0.45 suits narrow fonts).
 

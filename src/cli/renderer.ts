@@ -3,7 +3,7 @@
  * imports this module lazily, once, so a render runs it (and loads sharp) after the command line
  * is parsed, and `v2a --help` never does.
  */
-// First, so that decode.ts's require('sharp') gets the CLI's bundled copy where there is one.
+// First, so that node/sharp.ts's require('sharp') gets the CLI's bundled copy where there is one.
 import './load-bundled-sharp.js';
 
 import { configureSharp } from '../node/index.js';

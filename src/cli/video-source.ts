@@ -41,10 +41,22 @@ function track(child: ChildProcess): void {
   }
 }
 
-const NO_FFMPEG = `video, and ${FFMPEG_STILLS_IN_WORDS} images, need ffmpeg (with ffprobe) on the PATH, e.g. \`apt-get install ffmpeg\` or \`brew install ffmpeg\`; v2a downloads nothing`;
+const noFfmpeg = (still: boolean) => `${still ? `${FFMPEG_STILLS_IN_WORDS} images need` : 'video needs'} ffmpeg (with ffprobe) on the PATH, e.g. \`apt-get install ffmpeg\` or \`brew install ffmpeg\`; v2a downloads nothing`;
 
-/** Where the video is: a path ffmpeg opens itself, or bytes (standard input) fed on a pipe. */
-export type VideoInput = { readonly path: string } | { readonly bytes: Uint8Array };
+/**
+ * Where the video is: a path ffmpeg opens itself, or bytes (standard input) fed on a pipe. With
+ * `demuxer`, a still image of a format ffmpeg must be told (media-type.ts ffmpegStill): its reader
+ * named rather than guessed from the name (a `%d` in a .ppm's name was read as a numbered
+ * sequence, another file), and its largest picture (an icon holds several) drawn.
+ */
+export type VideoInput = { readonly path: string; readonly demuxer?: string } | { readonly bytes: Uint8Array };
+
+/** The input is a still image, not a video: its messages say so. */
+const isStill = (input: VideoInput): boolean => 'demuxer' in input && input.demuxer !== undefined;
+/** `image` or `video`, for messages. */
+const noun = (input: VideoInput): string => (isStill(input) ? 'image' : 'video');
+/** ffmpeg's and ffprobe's options before the input: its reader, where named. */
+const readerOf = (input: VideoInput): string[] => ('demuxer' in input && input.demuxer ? ['-f', input.demuxer] : []);
 
 /**
  * A video read from a pipe, a FIFO or standard input, for ffmpeg: written to a private temporary
@@ -83,6 +95,8 @@ export function spoolVideo(bytes: Uint8Array): { input: VideoInput; remove: () =
 }
 
 interface Probe {
+  /** The video stream drawn, among the input's video streams (an icon's largest picture). */
+  readonly stream: number;
   readonly width: number;
   readonly height: number;
   readonly fps: number;
@@ -143,23 +157,26 @@ function rate(text: string | undefined): number {
 }
 
 async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
-  const r = await runTool(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries',
-    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,duration,sample_aspect_ratio:stream_side_data=rotation:stream_tags=rotate:format=duration', '-of', 'json', source(input)], input);
+  const r = await runTool(ffprobe, ['-v', 'error', '-select_streams', isStill(input) ? 'v' : 'v:0', '-show_entries',
+    'stream=width,height,avg_frame_rate,r_frame_rate,codec_name,nb_frames,duration,sample_aspect_ratio:stream_side_data=rotation:stream_tags=rotate:format=duration', '-of', 'json', ...readerOf(input), source(input)], input);
   let stream: Record<string, unknown> | undefined;
+  let index = 0;
   let seconds = NaN;
   try {
     const parsed = JSON.parse(r.stdout) as { streams?: Record<string, unknown>[]; format?: { duration?: string } };
-    stream = parsed.streams?.[0];
+    // A still's largest picture; a video's first stream.
+    const area = (s: Record<string, unknown>) => (Number(s.width) || 0) * (Number(s.height) || 0);
+    parsed.streams?.forEach((s, i) => { if (!stream || area(s) > area(stream)) [stream, index] = [s, i]; });
     seconds = Number(parsed.format?.duration);
   } catch {
     stream = undefined;
   }
   if (r.code !== 0 || !stream) {
-    throw new V2aError('undecodable-image', `ffprobe cannot read the video: ${r.code === 0 ? 'it has no video stream' : lastLine(r.stderr, input)}`);
+    throw new V2aError('undecodable-image', `ffprobe cannot read the ${noun(input)}: ${r.code === 0 ? `it has no ${isStill(input) ? 'picture' : 'video stream'}` : lastLine(r.stderr, input)}`);
   }
   const width = Number(stream.width);
   const height = Number(stream.height);
-  if (!(width > 0 && height > 0)) throw new V2aError('undecodable-image', 'the video has no picture size');
+  if (!(width > 0 && height > 0)) throw new V2aError('undecodable-image', `the ${noun(input)} has no picture size`);
   // Anamorphic video: display width = coded width x sample aspect ratio.
   const sar = /^(\d+):(\d+)$/.exec(String(stream.sample_aspect_ratio ?? ''));
   const displayWidth = sar && Number(sar[1]) > 0 && Number(sar[2]) > 0 ? Math.round((width * Number(sar[1])) / Number(sar[2])) : width;
@@ -175,6 +192,7 @@ async function probe(ffprobe: string, input: VideoInput): Promise<Probe> {
     ?? (stream.tags as { rotate?: unknown } | undefined)?.rotate ?? 0);
   const upright = Math.abs(turn) % 180 === 90;
   return {
+    stream: index,
     width: upright ? height : displayWidth, height: upright ? displayWidth : height, fps, codec: String(stream.codec_name ?? 'video'),
     ...(frames > 0 ? { frames } : {}),
     ...(own > 0 ? { seconds: own, ownSeconds: true } : seconds > 0 ? { seconds } : {}),
@@ -210,7 +228,7 @@ export function videoFrameDecoder(opts: VideoOptions): (bytes: Uint8Array, reque
  */
 export async function videoStill(input: VideoInput, request: DecodeRequest): Promise<DecodedImage> {
   const ffprobe = findExecutable('ffprobe');
-  if (!findExecutable('ffmpeg') || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
+  if (!findExecutable('ffmpeg') || !ffprobe) throw new V2aError('unsupported-image', noFfmpeg(isStill(input)));
   const info = await probe(ffprobe, input);
   await request.checkSize?.(info.width, info.height);
   const total = expectedFrames(info);
@@ -219,24 +237,24 @@ export async function videoStill(input: VideoInput, request: DecodeRequest): Pro
       return { width: f.width, height: f.height, data: f.data, sourceWidth: f.sourceWidth, sourceHeight: f.sourceHeight, format: f.format };
     }
   }
-  throw new V2aError('undecodable-image', 'the video has no frames');
+  throw new V2aError('undecodable-image', `the ${noun(input)} has no frames`);
 }
 
 /** `most`: frames ffmpeg decodes at most (a still's one: it stops at once, not when its pipe closes). */
 async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: number, probed?: Probe, most?: number): AsyncGenerator<DecodedFrame, void, undefined> {
   const ffmpeg = findExecutable('ffmpeg');
   const ffprobe = findExecutable('ffprobe');
-  if (!ffmpeg || !ffprobe) throw new V2aError('unsupported-image', NO_FFMPEG);
+  if (!ffmpeg || !ffprobe) throw new V2aError('unsupported-image', noFfmpeg(isStill(opts.input)));
   const info = probed ?? await probe(ffprobe, opts.input);
   if (info.width * info.height > request.maxPixels) {
-    throw new V2aError('image-too-large', `The video frames are too large (${info.width}x${info.height} pixels); the limit is ${request.maxPixels} pixels (V2A_MAX_IMAGE_PIXELS).`);
+    throw new V2aError('image-too-large', `The ${isStill(opts.input) ? 'image is' : 'video frames are'} too large (${info.width}x${info.height} pixels); the limit is ${request.maxPixels} pixels (V2A_MAX_IMAGE_PIXELS).`);
   }
   // Decode at the width the job asks for (never enlarge); even sizes suit every pixel format.
   const width = Math.max(2, Math.min(info.width, request.targetWidth) & ~1);
   const height = Math.max(2, Math.round((width * info.height) / info.width) & ~1);
   const frameBytes = width * height * 4;
   const seek = from > 0 ? ['-ss', (from / info.fps).toFixed(3)] : [];
-  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', ...seek, '-i', source(opts.input), '-map', '0:v:0', '-an', '-sn', ...(most ? ['-frames:v', String(most)] : []),
+  const child: ChildProcess = spawn(ffmpeg, ['-v', 'error', '-nostdin', ...seek, ...readerOf(opts.input), '-i', source(opts.input), '-map', `0:v:${info.stream}`, '-an', '-sn', ...(most ? ['-frames:v', String(most)] : []),
     // At a constant info.fps, the rate every frame is timed and seeked by: a variable-rate MP4
     // (a phone's, a screen recording) came out at its stream's r_frame_rate, 25 fps, timed at its
     // average, 8.7 fps: it played 2.9 times too slowly.
@@ -282,9 +300,9 @@ async function* decodeVideo(opts: VideoOptions, request: DecodeRequest, from: nu
       }
     }
     const code = await Promise.race([exited, spawnError]);
-    if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the video: ${lastLine(stderr, opts.input)}`);
+    if (code !== 0) throw new V2aError('undecodable-image', `ffmpeg cannot decode the ${noun(opts.input)}: ${lastLine(stderr, opts.input)}`);
     // (Resumed past the last frame, there is simply nothing left.)
-    if (index === 0) throw new V2aError('undecodable-image', 'the video has no frames');
+    if (index === 0) throw new V2aError('undecodable-image', `the ${noun(opts.input)} has no frames`);
     // A frame or two short is the rate's rounding; 2 % is a file that ends early. Only against the
     // video's own duration: a container's may be its audio's, longer than the picture.
     if (!most && info.ownSeconds && index < count * 0.98 - 2) opts.onShort?.();

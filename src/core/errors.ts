@@ -51,7 +51,10 @@ export interface ErrorInfo {
   readonly exit: number;
   /**
    * How MCP reports it: `tool` — an `isError` tool result with the detail as text (a failure of the
-   * render the model asked for); `protocol` — never inside a tool (HTTP-level or CLI-only).
+   * render the model asked for); `protocol` — never inside a tool (HTTP-level or CLI-only). One
+   * exception: /api/mcp answers a small body that is one tools/call refused a slot (overloaded, or
+   * `rate-limited` by V2A_CLIENT_SLOTS) as the tool's failure (routes/mcp.ts); the per-minute
+   * rate limit stays a 429.
    */
   readonly mcp: 'tool' | 'protocol';
   readonly title: string;

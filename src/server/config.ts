@@ -517,7 +517,6 @@ function nearestName(name: string, names: readonly string[]): string | undefined
   return best;
 }
 
-
 /** The imageUrl fetch's settings: V2A_IMAGE_FETCH_ALLOWLIST and V2A_FETCH_TIMEOUT_MS. */
 export type FetchSettings = Pick<ServerConfig, 'imageFetchAllowlist' | 'fetchTimeoutMs'>;
 
