@@ -207,6 +207,18 @@ describe('OpenAPI document', () => {
     assert.deepEqual(secured.sort(), [ENDPOINTS.metrics.path, ENDPOINTS.status.path].sort());
   });
 
+  test('every operation documents a proxy\'s X-Request-Id, and every reply its echo, as the trace headers (request-id.ts)', () => {
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        assert.ok(op.parameters.some((p: any) => resolve(p).name === 'X-Request-Id'), `${method} ${path}`);
+        for (const [status, reply] of Object.entries<any>(op.responses)) {
+          const headers = resolve(reply).headers ?? {};
+          if ('traceparent' in headers) assert.ok('X-Request-Id' in headers, `${method} ${path} ${status}`);
+        }
+      }
+    }
+  });
+
   test('the MCP tool schema and the batch bound come from the same definitions', () => {
     assert.deepEqual(doc.components.schemas.RenderToolArguments, renderToolInputSchema());
     const body = doc.paths[ENDPOINTS.mcp.path].post.requestBody.content['application/json'].schema;

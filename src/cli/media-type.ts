@@ -23,8 +23,11 @@ const VIDEO_CONTAINERS: readonly { readonly names: readonly string[]; readonly i
   { names: ['MPEG'], is: (h) => startsWith(h, [0, 0, 1]) && (h[3] === 0xba || h[3] === 0xb3) || (h.length >= 189 && h[0] === 0x47 && h[188] === 0x47) },
 ];
 
+/** `a, b or c`. */
+const orList = (names: readonly string[]): string => `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+
 /** `MP4, MOV, WebM, MKV, AVI, Ogg or MPEG`. */
-export const VIDEO_FORMATS_IN_WORDS = ((names) => `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)(VIDEO_CONTAINERS.flatMap((c) => c.names));
+export const VIDEO_FORMATS_IN_WORDS = orList(VIDEO_CONTAINERS.flatMap((c) => c.names));
 
 /** A container sharp cannot decode but ffmpeg can. */
 export function isVideo(head: Uint8Array): boolean {
@@ -48,7 +51,7 @@ const FFMPEG_STILLS: readonly { readonly name: string; readonly demuxer: (head: 
 ];
 
 /** `BMP, ICO or PNM`. */
-export const FFMPEG_STILLS_IN_WORDS = ((names) => `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)(FFMPEG_STILLS.map((f) => f.name));
+export const FFMPEG_STILLS_IN_WORDS = orList(FFMPEG_STILLS.map((f) => f.name));
 
 /** ffmpeg's reader for a still image the CLI reads through ffmpeg (FFMPEG_STILLS), else undefined. */
 export function ffmpegStill(head: Uint8Array): string | undefined {

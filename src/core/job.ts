@@ -264,8 +264,8 @@ function applyFit(explicit: Partial<RenderParams>, fit: FitBox | undefined, widt
  * At the default aspect the largest grid (41 MP) is within the default limit. The format stage
  * checks it; so does the studio's export, which formats a render of its own.
  */
-export function pngWithinLimit(result: RenderResult, limits: Pick<JobLimits, 'maxPixels' | 'names'>): void {
-  if (result.params.format !== 'png') return;
+export function pngWithinLimit(result: RenderResult, limits: Pick<JobLimits, 'maxPixels' | 'names'>, format = result.params.format): void {
+  if (format !== 'png') return;
   const { width, height } = pngSize(result.columns, result.rows, 1, result.cellAspect);
   if (width * height <= limits.maxPixels) return;
   const name = (limits.names ?? SETTING_NAMES).maxPixels;

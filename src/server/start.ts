@@ -87,12 +87,13 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     app.log.warn({ threadPoolSize: config.threadPoolSize, workers: config.workers },
       'libuv\'s thread pool (UV_THREADPOOL_SIZE) is no larger than V2A_WORKERS: decodes wait for one another. Start the server with npm start (dist/server/main.cjs) or v2a serve, or set UV_THREADPOOL_SIZE');
   }
-  if (config.maxConnections <= config.workers + config.queueLimit) {
-    app.log.warn({ maxConnections: config.maxConnections, slots: config.workers + config.queueLimit },
+  const slots = config.workers + config.queueLimit;
+  if (config.maxConnections <= slots) {
+    app.log.warn({ maxConnections: config.maxConnections, slots },
       'V2A_MAX_CONNECTIONS (set, or from the open-file limit) is no more than the admission slots (V2A_WORKERS + V2A_QUEUE_LIMIT): some slots no client can reach, and at full load new connections, health probes included, are closed unanswered. Raise it (or the open-file limit, ulimit -n), or lower V2A_QUEUE_LIMIT');
   }
-  if (config.clientSlots > config.workers + config.queueLimit) {
-    app.log.warn({ clientSlots: config.clientSlots, slots: config.workers + config.queueLimit },
+  if (config.clientSlots > slots) {
+    app.log.warn({ clientSlots: config.clientSlots, slots },
       'V2A_CLIENT_SLOTS is more than the admission slots (V2A_WORKERS + V2A_QUEUE_LIMIT): one client may take them all, as with 0 (no cap of its own)');
   }
   if (config.metrics) app.log.info({ path: ENDPOINTS.metrics.path, key: platformKeyOf(config) !== undefined }, 'serving Prometheus metrics (V2A_METRICS)');

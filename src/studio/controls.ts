@@ -127,9 +127,10 @@ export class ParamControls {
         const fromBox = (final: boolean) => {
           // Read as the API reads a parameter in text (the query string, a form field): its one
           // parser, so that the box takes what a curl of the same value would (1e2 columns it took).
-          const parsed = parseParams({ [def.name]: box.value.trim() }, 'strings');
+          const raw = box.value.trim();
+          const parsed = parseParams({ [def.name]: raw }, 'strings');
           const v = parsed.ok ? ((parsed.params as Record<string, unknown>)[def.name] as number) : NaN;
-          if (!parsed.ok || box.value.trim() === '') {
+          if (!parsed.ok || raw === '') {
             // Said once typing pauses too (9999 stood in the box with nothing said until Enter or
             // Tab); an emptied box only when left.
             if (final || box.value.trim() !== '') showProblem(true);

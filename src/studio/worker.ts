@@ -610,7 +610,9 @@ async function exportFormat(id: number, format: Format, maxPixels: number): Prom
     if (shownKind === 'still' && still) result = render(await stillImage(still, columnsOf(goodParams)), withFormat);
     else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
     else throw new Error('nothing to export yet: open an image, the webcam or a video');
-    pngWithinLimit({ ...result, params: { ...result.params, format } }, { maxPixels });
+    // The format asked for, not a copy of the result with it: a spread reads (and computes) the
+    // colours a mono render defers.
+    pngWithinLimit(result, { maxPixels }, format);
     const out = formatResult(result, format);
     post({ t: 'export', id, format, body: out.body, extension: out.extension, contentType: out.contentType });
   } catch (err) {

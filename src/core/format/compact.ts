@@ -39,14 +39,14 @@ export interface DecodedCompact {
 /** Thrown by `decodeCompact` for anything that is not a valid `json-compact` v1 document. */
 export class CompactDecodeError extends V2aError {
   override name = 'CompactDecodeError';
+  readonly #reason: string;
+  readonly #otherFile: boolean;
+
   /**
    * @param reason what is wrong, without the message's `invalid json-compact: ` prefix
    * @param otherFile the input is another kind of file altogether (not JSON, not an object, v2a's
    *   json output, no version), not a json-compact document with a fault
    */
-  readonly #reason: string;
-  readonly #otherFile: boolean;
-
   constructor(reason: string, otherFile = false) {
     super('invalid-compact', `invalid json-compact: ${reason}`);
     this.#reason = reason;

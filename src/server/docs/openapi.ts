@@ -102,10 +102,15 @@ function renderContent(): Obj {
   return content;
 }
 
+/** Headers of every reply: the trace context, and a proxy's request id echoed (request-id.ts). */
+const TRACE_HEADERS = { traceparent: headerRef('traceparent'), tracestate: headerRef('tracestate'), 'X-Request-Id': headerRef('X-Request-Id') };
+/** Request headers every operation reads: the trace context and a proxy's request id. */
+const TRACE_PARAMS = [paramRef('traceparent'), paramRef('tracestate'), paramRef('X-Request-Id')];
+
 function problemResponse(description: string, headers: Obj = {}): Obj {
   return {
     description,
-    headers: { traceparent: headerRef('traceparent'), tracestate: headerRef('tracestate'), ...headers },
+    headers: { ...TRACE_HEADERS, ...headers },
     content: { 'application/problem+json': { schema: ref('Problem') } },
   };
 }
@@ -113,8 +118,6 @@ function problemResponse(description: string, headers: Obj = {}): Obj {
 function problemList(...slugs: ProblemSlug[]): string {
   return slugs.map((s) => `${s}: ${ERRORS[s].description}`).join(' ');
 }
-
-const TRACE_HEADERS = { traceparent: headerRef('traceparent'), tracestate: headerRef('tracestate') };
 
 /** Part types an upload in the image field may have (the bytes, not the type, decide the format). */
 const UPLOAD_TYPES = ['image/*', 'application/octet-stream'];
@@ -136,7 +139,7 @@ function operation(e: EndpointInfo, rest: Obj): Obj {
     description: e.description,
     tags: [e.tag],
     security: e.protected ? PLATFORM_SECURITY : [],
-    parameters: [paramRef('traceparent'), paramRef('tracestate')],
+    parameters: TRACE_PARAMS,
     ...rest,
     responses: { ...(rest.responses as Obj), default: responseRef('Error') },
   };
@@ -202,7 +205,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     },
     [E.render.path]: {
       post: operation(E.render, {
-        parameters: [paramRef('traceparent'), paramRef('tracestate'), ...PARAMS.map((d) => paramRef(`query.${d.name}`))],
+        parameters: [...TRACE_PARAMS, ...PARAMS.map((d) => paramRef(`query.${d.name}`))],
         requestBody: {
           required: true,
           description: 'Exactly one image. Render parameters may also be form fields or JSON keys (each parameter in one carrier only).',
@@ -235,7 +238,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     [E.handoff.path]: doc(E.handoff, 'application/json', ref('HandoffManifest'), 'The handoff manifest.'),
     [E.mcp.path]: {
       post: operation(E.mcp, {
-        parameters: [paramRef('traceparent'), paramRef('tracestate'), paramRef('MCP-Protocol-Version'), paramRef('Mcp-Session-Id')],
+        parameters: [paramRef('traceparent'), paramRef('tracestate'), paramRef('MCP-Protocol-Version'), paramRef('Mcp-Session-Id'), paramRef('X-Request-Id')],
         requestBody: {
           required: true,
           content: { 'application/json': { schema: { oneOf: [ref('JsonRpcMessage'), { type: 'array', items: ref('JsonRpcMessage'), minItems: 1, maxItems: config.mcpMaxBatch }] } } },
@@ -359,6 +362,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       parameters: {
         traceparent: { name: 'traceparent', in: 'header', required: false, description: 'W3C trace context; a valid one is continued, otherwise a new trace starts.', schema: { type: 'string', pattern: TRACEPARENT_PATTERN } },
         tracestate: { name: 'tracestate', in: 'header', required: false, description: 'W3C tracestate; kept when well formed with at most 32 members and 512 characters.', schema: { type: 'string' } },
+        'X-Request-Id': { name: 'X-Request-Id', in: 'header', required: false, description: 'A proxy\'s request id: one token of at most 128 visible ASCII characters is logged with the request and echoed; anything else is ignored.', schema: { type: 'string' } },
         'MCP-Protocol-Version': { name: 'MCP-Protocol-Version', in: 'header', required: false, description: 'MCP protocol version negotiated in initialize.', schema: { enum: [...SUPPORTED_PROTOCOL_VERSIONS] } },
         'Mcp-Session-Id': { name: 'Mcp-Session-Id', in: 'header', required: false, description: 'The id initialize handed out: a notifications/cancelled stops only calls sent with the same id. No request needs it.', schema: { type: 'string' } },
         ...queryParams,
@@ -366,6 +370,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       headers: {
         traceparent: { description: 'The server span: 00-<traceId>-<spanId>-<flags>.', schema: { type: 'string', pattern: TRACEPARENT_PATTERN } },
         tracestate: { description: 'The caller\'s tracestate, when it was valid.', schema: { type: 'string' } },
+        'X-Request-Id': { description: 'The request\'s X-Request-Id, when it was one token of at most 128 visible ASCII characters.', schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' } },
         'Content-Disposition': { description: `inline; filename="ascii.<ext>" (${EXTENSIONS.join(', ')}).`, schema: { type: 'string', pattern: `^inline; filename="ascii\\.(${EXTENSIONS.join('|')})"$` } },
         'X-Auto-Director': { description: 'Auto Director verdict: <target_met|best_effort>; rubric=<rubric>; score=<0..1>.', schema: { type: 'string', pattern: '^(target_met|best_effort); rubric=[a-z-]+; score=[0-9.]+$' } },
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
