@@ -166,3 +166,60 @@ describe('colour carries tone once', () => {
     assert.ok(Math.abs(out[0]! - out[2]!) < 1e-3, 'grey');
   });
 });
+
+/** A red disc on a transparent ground (alpha 0 outside, 255 inside), cols x rows cells of 8 x 16 px. */
+function disc(cols: number, rows: number): RgbaImage {
+  const w = cols * 8, h = rows * 16, data = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    if ((x - w / 2) ** 2 + (y - h / 2) ** 2 < (h / 3) ** 2) data.set([220, 40, 40, 255], (y * w + x) * 4);
+  }
+  return { width: w, height: h, data };
+}
+
+describe('two colours per cell over a transparent source', () => {
+  const params = { columns: 20, charset: 'blocks', color: true } as const;
+
+  it('cells transparent throughout are blank and clear: ansi gives them the terminal\'s own background (ESC[49m), no black box', () => {
+    const r = render(disc(20, 10), params);
+    assert.ok(r.clear, 'a clear plane');
+    const clearAt = [...r.clear].flatMap((v, i) => (v ? [i] : []));
+    assert.ok(clearAt.includes(0) && clearAt.includes(r.cells.length - 1), 'the corners are clear');
+    // The disc covers a third of the picture; every cell it touches keeps its own background.
+    assert.ok(clearAt.length > r.cells.length * 0.4 && clearAt.length < r.cells.length * 0.7, `only the ground is clear (${clearAt.length} of ${r.cells.length})`);
+    for (const i of clearAt) assert.equal(r.glyphs[r.cells[i]!], ' ', `clear cell ${i} is blank`);
+    // The disc's middle row: opaque cells keep their colours.
+    const mid = 5 * 20 + 10;
+    assert.equal(r.clear[mid], 0);
+    const ansi = formatResult(r, 'ansi').body;
+    const rows = ansi.split('\n');
+    assert.match(rows[0]!, /^\x1b\[49m {20}\x1b\[0m$/, 'a row of ground alone: default background, no colour');
+    assert.doesNotMatch(rows[0]!, /48;2;0;0;0/);
+    assert.match(ansi, /\x1b\[48;2;\d+;\d+;\d+m/, 'the disc keeps its backgrounds');
+  });
+
+  it('html and svg paint no background there, png the document\'s ground, json says null', () => {
+    const r = render(disc(20, 10), params);
+    const html = formatResult(r, 'html').body;
+    const lines = html.split('\n');
+    const firstRow = lines[lines.findIndex((l) => l.startsWith('<pre')) + 1]!;
+    assert.equal(firstRow, ' '.repeat(20), 'no span over a clear row');
+    const svg = formatResult(r, 'svg').body;
+    // The document's ground is one rect of the whole picture; the first row of cells (all clear) gets none.
+    assert.doesNotMatch(svg, /<rect x="\d+" y="0" width="\d+" height="12"/, 'no cell rect over the clear first row');
+    assert.match(svg, /<rect x="\d+" y="60" width="\d+" height="12" fill="#[0-9a-f]{6}"/, 'the disc\'s middle row has its own');
+    const json = JSON.parse(formatResult(r, 'json').body) as { background: (string | null)[][] };
+    assert.equal(json.background[0]![0], null);
+    assert.match(json.background[5]![10]!, /^#[0-9a-f]{6}$/);
+    const clearPng = formatResult(r, 'png');
+    // The same grid without the flags draws the composited black there.
+    const { clear: _, ...boxed } = r;
+    const boxedPng = formatResult(boxed as typeof r, 'png');
+    assert.notDeepEqual(clearPng.body, boxedPng.body);
+  });
+
+  it('an opaque source, or one colour per cell, has no clear plane', () => {
+    assert.equal(render(halves(8, 4, [200, 40, 30], [20, 60, 180]), { columns: 8, charset: 'blocks', color: true }).clear, undefined);
+    assert.equal(render(disc(20, 10), { ...params, cellColors: 'fg' }).clear, undefined);
+    assert.equal(render(disc(20, 10), { columns: 20, charset: 'blocks' }).clear, undefined);
+  });
+});

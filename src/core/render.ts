@@ -2,11 +2,13 @@ import { DIRECTIONAL_CHARS, glyphSetOf, glyphShape, glyphTextures } from './glyp
 import { SAMPLES, SUB_X, SUB_Y, type GlyphSet } from './glyphs/types.js';
 import type { RenderParams } from './params/definitions.js';
 import { FORMAT_INFO } from './format/info.js';
+import { isBlankGlyph } from './format/grid.js';
 import { parseParamsOrThrow, withDefaults } from './params/validate.js';
 import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
+import { clearCells } from './pipeline/clear-cells.js';
 import { detailInFrame } from './pipeline/detail.js';
 import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
@@ -425,6 +427,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
   /** Set instead of `colors` where they are computed on first read. */
   let deferredColors: (() => Uint8Array) | null = null;
   let background: Uint8Array | undefined;
+  let clear: Uint8Array | null = null;
   if (twoColor) {
     const nc = cols * rows;
     const rgb = { image: prep.image, ground: p.invert ? 1 : 0 };
@@ -440,6 +443,14 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     const t = colorTransform(p.saturation, tone);
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
     background = cellColors(bgLin, t, new Uint8Array(nc * 3));
+    // Where the source is transparent the cell shows the viewer's ground, not the one alpha was
+    // composited over (a black box around a logo on a light terminal): blank, and marked clear.
+    clear = clearCells(prep.image, cols, rows);
+    const blankAt = table.glyphs.findIndex(isBlankGlyph);
+    if (blankAt < 0) clear = null;
+    if (clear) {
+      for (let i = 0; i < nc; i++) if (clear[i]) cells[i] = blankAt;
+    }
   } else {
     if (table.set.kind === 'braille') {
       // Its own frame: the target copied out of this one first.
@@ -509,6 +520,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     // A placeholder where deferred, replaced below in the same place of the key order.
     colors: colors!,
     ...(background ? { background } : {}),
+    ...(clear ? { clear } : {}),
     params: p,
     explicit,
     codebook: {

@@ -86,6 +86,15 @@ export interface CellGrid {
    * when cells carry two colours; undefined means ink only, on the terminal's own ground.
    */
   readonly background?: Uint8Array;
+  /**
+   * Extension, with `background`: rows * columns bytes, 1 where the source is transparent over the
+   * whole cell (every pixel's alpha under half). Such a cell is blank and shows no background of
+   * its own but the viewer's ground (ansi's default background, the page's): a transparent logo
+   * drawn with two colours per cell keeps no box of the ground it was composited over. Absent when
+   * no cell is clear; `background` still holds the composited ground there (json-compact carries
+   * only that plane).
+   */
+  readonly clear?: Uint8Array;
 }
 
 export interface RenderResult extends CellGrid {

@@ -17,6 +17,8 @@ export interface PaintGrid {
   readonly colors: Uint8Array;
   /** Two colours per cell (cellColors fg-bg): each cell's ground, as the html, svg and png downloads paint it. */
   readonly background?: Uint8Array;
+  /** With `background`: 1 where the cell is clear (the source transparent there): it shows the page's ground. */
+  readonly clear?: Uint8Array;
 }
 
 const FONT = FONT_STACK.map((f) => (f === 'monospace' ? f : `"${f}"`)).join(', ');
@@ -66,7 +68,7 @@ export class ArtPainter {
   private scratch: OffscreenCanvasRenderingContext2D | null = null;
   private image: ImageData | null = null;
   /** What the image holds: the cells and colours painted last, and the key of everything else. */
-  private shown: { key: string; cells: Uint16Array; colors: Uint8Array | null; background: Uint8Array | null } | null = null;
+  private shown: { key: string; cells: Uint16Array; colors: Uint8Array | null; background: Uint8Array | null; clear: Uint8Array | null } | null = null;
   private tiles = new Map<string, Uint32Array>();
   private tileKey = '';
 
@@ -148,10 +150,11 @@ export class ArtPainter {
     const groundPx = pack(ground);
     const colors = color ? grid.colors : null;
     const bg = colors ? grid.background ?? null : null;
+    const clear = bg ? grid.clear ?? null : null;
     const key = [cw, color, monoColor, groundHex, !!bg, glyphs.join('\u0000')].join('|');
     // Same key and same canvas size (a resize dropped `shown`): the same columns and rows.
     const prev = this.shown?.key === key ? this.shown : null;
-    const prevCells = prev?.cells, prevColors = prev?.colors, prevBg = prev?.background;
+    const prevCells = prev?.cells, prevColors = prev?.colors, prevBg = prev?.background, prevClear = prev?.clear ?? null;
     // The bounding box of the cells drawn (rows are visited in order: y0 is the first, y1 the last).
     let x0 = columns, y0 = -1, x1 = -1, y1 = -1;
 
@@ -180,7 +183,7 @@ export class ArtPainter {
           const g = cells[i]!;
           const r = colors[i * 3]!, gc = colors[i * 3 + 1]!, b = colors[i * 3 + 2]!;
           if (prevCells && prevColors && prevCells[i] === g && prevColors[i * 3] === r && prevColors[i * 3 + 1] === gc && prevColors[i * 3 + 2] === b &&
-            (!bg || (prevBg && prevBg[i * 3] === bg[i * 3] && prevBg[i * 3 + 1] === bg[i * 3 + 1] && prevBg[i * 3 + 2] === bg[i * 3 + 2]))) continue;
+            (!bg || (prevBg && prevBg[i * 3] === bg[i * 3] && prevBg[i * 3 + 1] === bg[i * 3 + 1] && prevBg[i * 3 + 2] === bg[i * 3 + 2] && (prevClear?.[i] ?? 0) === (clear?.[i] ?? 0)))) continue;
           if (x < x0) x0 = x;
           if (x > x1) x1 = x;
           if (y0 < 0) y0 = y;
@@ -188,8 +191,9 @@ export class ArtPainter {
           let o = y * ch * W + x * cw;
           // The cell's own ground where it carries one: ink and background blended by coverage,
           // in sRGB as the png download does (without it, blocks and dots art read as noise).
-          const cr = bg ? bg[i * 3]! : gr, cg = bg ? bg[i * 3 + 1]! : gg, cb = bg ? bg[i * 3 + 2]! : gb;
-          const cellPx = bg ? pack((cr << 16) | (cg << 8) | cb) : groundPx;
+          const own = bg && !clear?.[i];
+          const cr = own ? bg[i * 3]! : gr, cg = own ? bg[i * 3 + 1]! : gg, cb = own ? bg[i * 3 + 2]! : gb;
+          const cellPx = own ? pack((cr << 16) | (cg << 8) | cb) : groundPx;
           if (blank[g]) {
             for (let py = 0; py < ch; py++, o += W) out.fill(cellPx, o, o + cw);
             continue;
@@ -209,7 +213,7 @@ export class ArtPainter {
         }
       }
     }
-    this.shown = { key, cells: cells.slice(), colors: colors ? colors.slice() : null, background: bg ? bg.slice() : null };
+    this.shown = { key, cells: cells.slice(), colors: colors ? colors.slice() : null, background: bg ? bg.slice() : null, clear: clear ? clear.slice() : null };
     if (x1 < 0) return;
     this.canvas.getContext('2d')!.putImageData(this.image, 0, 0, x0 * cw, y0 * ch, (x1 - x0 + 1) * cw, (y1 - y0 + 1) * ch);
   }

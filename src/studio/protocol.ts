@@ -21,8 +21,8 @@ export interface RemoteGrid {
   readonly rows: number;
   readonly lines: readonly string[];
   readonly colors?: readonly (readonly string[])[];
-  /** Two colours per cell: each cell's background (json's extension). */
-  readonly background?: readonly (readonly string[])[];
+  /** Two colours per cell: each cell's background (json's extension; null where the cell is clear). */
+  readonly background?: readonly (readonly (string | null)[])[];
   readonly params: RenderParams;
   readonly explicit: readonly string[];
   readonly director: DirectorReport;

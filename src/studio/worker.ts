@@ -576,7 +576,9 @@ function remoteGrid(g: RemoteGrid): PaintGrid {
   const cells = new Uint16Array(g.columns * g.rows);
   const colors = new Uint8Array(g.columns * g.rows * 3);
   const background = g.background ? new Uint8Array(g.columns * g.rows * 3) : undefined;
-  const rgb = (plane: Uint8Array, hex: string | undefined, i: number) => {
+  let clear: Uint8Array | undefined;
+  const rgb = (plane: Uint8Array, hex: string | null | undefined, i: number) => {
+    if (hex === null && plane === background) (clear ??= new Uint8Array(g.columns * g.rows))[i] = 1;
     if (!hex) return;
     const v = parseInt(hex.slice(1), 16);
     plane[i * 3] = (v >>> 16) & 255;
@@ -598,7 +600,7 @@ function remoteGrid(g: RemoteGrid): PaintGrid {
       x++;
     }
   });
-  return { columns: g.columns, rows: g.rows, glyphs, cells, colors, ...(background ? { background } : {}) };
+  return { columns: g.columns, rows: g.rows, glyphs, cells, colors, ...(background ? { background } : {}), ...(clear ? { clear } : {}) };
 }
 
 async function exportFormat(id: number, format: Format, maxPixels: number): Promise<void> {

@@ -54,6 +54,8 @@ export interface AnsiPlane {
 }
 
 const SGR_FG = utf8(`${ESC}[38;2;`);
+/** The terminal's own background: a clear cell's (the source is transparent there). */
+const SGR_DEFAULT_BG = utf8(`${ESC}[49m`);
 const SGR_BG = utf8(`${ESC}[48;2;`);
 const SEMICOLON = utf8(';');
 const SGR_END = utf8('m');
@@ -95,7 +97,8 @@ export function monoSgr(result: RenderResult): string {
  * - `colorDepth`: truecolor `ESC[38;2;r;g;bm` (the contract's); 256 `ESC[38;5;nm` (n 16-255);
  *   16 `ESC[30m`-`ESC[37m`, `ESC[90m`-`ESC[97m`.
  * - with a `background` plane (two colours per cell): each run of equal ink and background gets
- *   `ESC[38;2;...m` (omitted for runs of blanks) and `ESC[48;2;...m`.
+ *   `ESC[38;2;...m` (omitted for runs of blanks) and `ESC[48;2;...m`, or `ESC[49m` (the
+ *   terminal's own background) for `clear` cells, where the source is transparent.
  * Glyphs are printable code points (checked), so the art cannot carry other escape sequences.
  */
 export function formatAnsi(result: RenderResult): string {
@@ -129,7 +132,11 @@ export function ansiBytes(result: RenderResult): Uint8Array {
       const to = base + runs.ends[k]!;
       const color = runs.colors[k]!;
       if (color >= 0) writeSgr(w, fg, color);
-      if (bg) writeSgr(w, bg, runs.backgrounds[k]!);
+      if (bg) {
+        const b = runs.backgrounds[k]!;
+        if (b >= 0) writeSgr(w, bg, b);
+        else w.raw(SGR_DEFAULT_BG);
+      }
       w.glyphs(cells, from, to, table);
       from = to;
     }

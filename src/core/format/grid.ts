@@ -29,6 +29,7 @@ export function checkGrid(grid: CellGrid, colors = true): void {
   if (cells.length !== n) throw new RangeError(`grid has ${cells.length} cells, expected ${n}`);
   if (colors && grid.colors.length !== n * 3) throw new RangeError(`grid has ${grid.colors.length} colour bytes, expected ${n * 3}`);
   if (grid.background && grid.background.length !== n * 3) throw new RangeError(`grid has ${grid.background.length} background bytes, expected ${n * 3}`);
+  if (grid.clear && (!grid.background || grid.clear.length !== n)) throw new RangeError(`grid has ${grid.clear.length} clear flags${grid.background ? `, expected ${n}` : ' without a background plane'}`);
   for (let g = 0; g < glyphs.length; g++) {
     const s = glyphs[g]!;
     const cp = s.codePointAt(0);
@@ -140,16 +141,17 @@ export function splitRow(grid: CellGrid, blank: Uint8Array, y: number, out: RowR
 /**
  * The runs of row `y` of a grid with a `background` plane into `out`: consecutive cells with the
  * same ink and background are merged; a blank cell shows only its background, so it joins a run
- * of the same background whatever its ink (a run of blanks alone has ink -1).
+ * of the same background whatever its ink (a run of blanks alone has ink -1). A `clear` cell's
+ * background is -1: none of its own, the viewer's ground.
  */
 export function splitRowPairs(grid: CellGrid, blank: Uint8Array, y: number, out: RowRuns): void {
-  const { columns, cells, colors } = grid;
+  const { columns, cells, colors, clear } = grid;
   const bgPlane = grid.background!;
   const base = y * columns;
   let n = 0, color = -1, background = -1, open = false;
   for (let x = 0; x < columns; x++) {
     const i = base + x;
-    const b = packedAt(bgPlane, i);
+    const b = clear?.[i] ? -1 : packedAt(bgPlane, i);
     const c = blank[cells[i]!] ? -1 : packedAt(colors, i);
     if (open && b === background && (c === -1 || color === -1 || c === color)) {
       if (color === -1) color = c;
@@ -197,7 +199,7 @@ export function rowRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Ar
   return out;
 }
 
-/** A run of cells with one ink colour (-1: only blanks, any ink) and one background colour. */
+/** A run of cells with one ink colour (-1: only blanks, any ink) and one background colour (-1: clear cells, the viewer's ground). */
 export interface PairRun {
   readonly color: number;
   readonly background: number;

@@ -93,7 +93,13 @@ export function htmlBytes(result: RenderResult): Uint8Array {
         splitRowPairs(result, blank, y, runs);
         for (let k = 0, from = base; k < runs.count; k++) {
           const to = base + runs.ends[k]!;
-          const color = runs.colors[k]!;
+          const color = runs.colors[k]!, b = runs.backgrounds[k]!;
+          // A clear run (blanks where the source is transparent) shows the page's own ground.
+          if (b < 0) {
+            w.glyphs(cells, from, to, table);
+            from = to;
+            continue;
+          }
           w.raw(SPAN_STYLE);
           if (color >= 0) {
             w.raw(COLOR);
@@ -101,7 +107,7 @@ export function htmlBytes(result: RenderResult): Uint8Array {
             w.raw(SEMICOLON);
           }
           w.raw(BACKGROUND);
-          w.hex6(runs.backgrounds[k]!);
+          w.hex6(b);
           w.raw(TAG_END);
           w.glyphs(cells, from, to, table);
           w.raw(SPAN_END);

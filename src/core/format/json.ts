@@ -19,8 +19,8 @@ export interface JsonOutput {
   /** The rows, each exactly `columns` code points, without newlines. */
   readonly lines: string[];
   readonly colors?: string[][];
-  /** Extension: the background colours, only when cells carry two colours. */
-  readonly background?: string[][];
+  /** Extension: the background colours, only when cells carry two colours; null where a cell is clear (the source transparent there). */
+  readonly background?: (string | null)[][];
   readonly codebook: CodebookReport;
   readonly director: DirectorReport;
   /**
@@ -50,6 +50,14 @@ export function colorRows(result: Pick<RenderResult, 'columns' | 'rows' | 'color
   return out;
 }
 
+/** The background plane as colorRows, with null for each clear cell (the source transparent there). */
+function backgroundRows(result: RenderResult, plane: Uint8Array): (string | null)[][] {
+  const rows: (string | null)[][] = colorRows(result, plane);
+  const { clear, columns } = result;
+  if (clear) for (let i = 0; i < clear.length; i++) if (clear[i]) rows[(i / columns) | 0]![i % columns] = null;
+  return rows;
+}
+
 /**
  * The `json` output object. Reports are copied field by field so the output is exactly what
  * the schema documents.
@@ -69,7 +77,7 @@ export function buildJsonOutput(result: RenderResult): JsonOutput {
     cellAspect: result.cellAspect,
     lines: gridLines(result),
     ...(result.params.color ? { colors: colorRows(result) } : {}),
-    ...(result.params.color && result.background ? { background: colorRows(result, result.background) } : {}),
+    ...(result.params.color && result.background ? { background: backgroundRows(result, result.background) } : {}),
     codebook: {
       strategy: c.strategy,
       glyphs: c.glyphs,

@@ -209,7 +209,7 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
   const { columns, rows, cells } = grid;
   // Mono art's colours are computed on first read: read only where drawn.
   const colors = opts.color ? grid.colors : new Uint8Array(0);
-  const background = (grid as MaybeBackground).background;
+  const { background, clear } = grid as MaybeBackground;
   if (background && background.length !== columns * rows * 3) {
     throw new RangeError(`grid has ${background.length} background bytes, expected ${columns * rows * 3}`);
   }
@@ -250,7 +250,7 @@ export function renderPng(grid: CellGrid, opts: PngOptions): Uint8Array {
       for (let x = 0; x < columns; x++) {
         const o = (first + x) * 3;
         const ink = useColor ? (colors[o]! << 16) | (colors[o + 1]! << 8) | colors[o + 2]! : mono;
-        const grd = background ? (background[o]! << 16) | (background[o + 1]! << 8) | background[o + 2]! : ground;
+        const grd = background && !clear?.[first + x] ? (background[o]! << 16) | (background[o + 1]! << 8) | background[o + 2]! : ground;
         blend(rowPal, x * LEVELS * 3, (grd >>> 16) & 255, (grd >>> 8) & 255, grd & 255, (ink >>> 16) & 255, (ink >>> 8) & 255, ink & 255);
       }
       drawRgb(band, stride, ch, cw, rowGlyphs, rowPal);

@@ -86,6 +86,11 @@ export function svgBytes(result: RenderResult): Uint8Array {
       splitRowPairs(result, none, y, runs);
       for (let k = 0, x = 0; k < runs.count; k++) {
         const end = runs.ends[k]!;
+        // No rect for a clear run (the source transparent there): the document's ground shows.
+        if (runs.backgrounds[k]! < 0) {
+          x = end;
+          continue;
+        }
         w.raw(RECT);
         w.uint(x * SVG_CELL_WIDTH);
         w.raw(row);
