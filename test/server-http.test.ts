@@ -1270,6 +1270,7 @@ describe('overload, timeouts, rate limits, CORS, shutdown', () => {
       validator!.check('GET', '/api/health', h);
       assert.equal(h.status, 503);
       assert.equal(h.json.status, 'shutting_down');
+      assert.equal(h.headers.get('retry-after'), '5', 'a shutdown 503 says when to retry, the health envelope\'s too');
     } finally {
       s.app.v2a.closing = false;
       await s.close();

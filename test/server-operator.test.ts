@@ -126,7 +126,10 @@ describe('V2A_SHUTDOWN_DELAY_MS', () => {
     const ready = await get(`${running.url}/api/v1/health/ready`);
     assert.equal(ready.status, 503);
     assert.equal(JSON.parse(ready.text).status, 'draining');
-    assert.equal(JSON.parse((await get(`${running.url}/api/v1/health`)).text).status, 'shutting_down');
+    assert.equal(ready.headers.get('retry-after'), '5');
+    const health = await get(`${running.url}/api/v1/health`);
+    assert.equal(JSON.parse(health.text).status, 'shutting_down');
+    assert.equal(health.headers.get('retry-after'), '5');
     const work = await get(`${running.url}/api/openapi.json`);
     assert.equal(work.status, 200, 'other requests are served during the delay');
     assert.notEqual(work.headers.get('connection'), 'close');

@@ -108,10 +108,13 @@ export function answeredElsewhere(): HttpProblem {
   return new HttpProblem('interrupted', 'The request was answered before its render was done.');
 }
 
+/** Retry-After (seconds) of every 503 a shutdown answers, the health probes' included. */
+export const SHUTDOWN_RETRY_AFTER = '5';
+
 /**
  * 503 `shutting-down`: work refused, cut or stopped because the server is shutting down; the
  * client retries on another instance (Retry-After 5 s, the same everywhere).
  */
 export function shuttingDown(detail = 'The server is shutting down; retry on another instance.'): HttpProblem {
-  return new HttpProblem('shutting-down', detail, { headers: { 'retry-after': '5' } });
+  return new HttpProblem('shutting-down', detail, { headers: { 'retry-after': SHUTDOWN_RETRY_AFTER } });
 }

@@ -168,7 +168,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
     get: operation(e, {
       responses: {
         200: jsonResponse('Service healthy.', ref('Health')),
-        503: jsonResponse('Shutting down (same envelope, status shutting_down).', ref('Health')),
+        503: jsonResponse('Shutting down (same envelope, status shutting_down), with Retry-After.', ref('Health'), { 'Retry-After': headerRef('Retry-After') }),
       },
     }),
   });
@@ -199,7 +199,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       get: operation(E.healthReady, {
         responses: {
           200: jsonResponse('The render workers are warm: send work.', READINESS_SCHEMA),
-          503: jsonResponse('Not ready: `warming` (workers warming up), `draining` (shutting down) or `failed` (a worker cannot render its warm-up image; the server log says why).', READINESS_SCHEMA),
+          503: jsonResponse('Not ready: `warming` (workers warming up), `draining` (shutting down, with Retry-After) or `failed` (a worker cannot render its warm-up image; the server log says why).', READINESS_SCHEMA, { 'Retry-After': headerRef('Retry-After') }),
         },
       }),
     },

@@ -20,6 +20,7 @@ import { ENDPOINTS } from '../../contract/endpoints.js';
 import type { JsonSchema } from '../../core/format/jsonSchemas.js';
 import { POOL_STATS_SCHEMA } from '../render-pool.js';
 import { TRACE_ID_SCHEMA } from '../trace-context.js';
+import { SHUTDOWN_RETRY_AFTER } from '../problem.js';
 
 /** The paths of the trace-aware envelope (interface.md). */
 export const ENVELOPE_PATHS = [ENDPOINTS.health.path, ENDPOINTS.healthV1.path] as const;
@@ -100,6 +101,8 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
   for (const url of ENVELOPE_PATHS) {
     app.get(url, async (request, reply) => {
       const body = healthEnvelope(opts.ctx, request.traceId);
+      // A 503 says when to retry, as every shutdown refusal does (decisions.md).
+      if (body.status !== 'ok') reply.header('retry-after', SHUTDOWN_RETRY_AFTER);
       return reply.code(body.status === 'ok' ? 200 : 503).header('cache-control', 'no-store').send(body);
     });
   }
@@ -116,6 +119,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: AppContext
     const failure = opts.ctx.pool.warmUpFailure?.();
     const status = shuttingDown(opts.ctx) ? 'draining' : failure !== undefined ? 'failed' : opts.ctx.pool.warm() ? 'ready' : 'warming';
     const reason = status === 'failed' ? { reason: 'a render worker cannot render its warm-up image: the server log says why' } : {};
+    if (status === 'draining') reply.header('retry-after', SHUTDOWN_RETRY_AFTER);
     return reply.code(status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send({ status, ...reason, pool: opts.ctx.pool.stats() });
   });
 }
