@@ -178,22 +178,36 @@ function disc(cols: number, rows: number): RgbaImage {
 
 describe('two colours per cell over a transparent source', () => {
   const params = { columns: 20, charset: 'blocks', color: true } as const;
+  /** Cell i of the disc's grid lies wholly outside the disc (all its pixels transparent). */
+  const outside = (i: number) => {
+    const w = 160, h = 160, cx = i % 20, cy = Math.floor(i / 20), r = h / 3;
+    // The cell's nearest point to the centre.
+    const nx = Math.max(cx * 8, Math.min(w / 2, cx * 8 + 7)), ny = Math.max(cy * 16, Math.min(h / 2, cy * 16 + 15));
+    return (nx - w / 2) ** 2 + (ny - h / 2) ** 2 >= r * r + 2 * r;
+  };
 
-  it('cells transparent throughout are blank and clear: ansi gives them the terminal\'s own background (ESC[49m), no black box', () => {
+  it('no black box: cells transparent throughout are blank, at the disc\'s edge the glyph draws the opaque part; both show the terminal\'s own background (ESC[49m)', () => {
     const r = render(disc(20, 10), params);
     assert.ok(r.clear, 'a clear plane');
-    const clearAt = [...r.clear].flatMap((v, i) => (v ? [i] : []));
-    assert.ok(clearAt.includes(0) && clearAt.includes(r.cells.length - 1), 'the corners are clear');
-    // The disc covers a third of the picture; every cell it touches keeps its own background.
-    assert.ok(clearAt.length > r.cells.length * 0.4 && clearAt.length < r.cells.length * 0.7, `only the ground is clear (${clearAt.length} of ${r.cells.length})`);
-    for (const i of clearAt) assert.equal(r.glyphs[r.cells[i]!], ' ', `clear cell ${i} is blank`);
-    // The disc's middle row: opaque cells keep their colours.
-    const mid = 5 * 20 + 10;
-    assert.equal(r.clear[mid], 0);
+    let edges = 0;
+    for (let i = 0; i < r.cells.length; i++) {
+      const g = r.glyphs[r.cells[i]!]!;
+      if (outside(i)) {
+        assert.equal(r.clear[i], 1, `cell ${i} outside the disc is clear`);
+        assert.equal(g, ' ', `cell ${i} outside the disc is blank`);
+      } else if (r.clear[i] && g !== ' ') {
+        edges++;
+        // Drawn in the disc's red, not darkened by the black it was composited over.
+        const ink = Array.from(r.colors.subarray(i * 3, i * 3 + 3));
+        assert.ok(ink[0]! > 180 && ink[1]! < 90, `edge cell ${i} inked ${ink}`);
+      }
+    }
+    assert.ok(edges >= 8, `the disc's edge cells draw its shape over the viewer's ground (${edges})`);
+    // The middle of the disc keeps two colours of its own.
+    assert.equal(r.clear[5 * 20 + 10], 0);
     const ansi = formatResult(r, 'ansi').body;
-    const rows = ansi.split('\n');
-    assert.match(rows[0]!, /^\x1b\[49m {20}\x1b\[0m$/, 'a row of ground alone: default background, no colour');
-    assert.doesNotMatch(rows[0]!, /48;2;0;0;0/);
+    assert.match(ansi.split('\n')[0]!, /^\x1b\[49m {20}\x1b\[0m$/, 'a row of ground alone: default background, no colour');
+    assert.doesNotMatch(ansi, /48;2;0;0;0/, 'no black background anywhere');
     assert.match(ansi, /\x1b\[48;2;\d+;\d+;\d+m/, 'the disc keeps its backgrounds');
   });
 
@@ -203,6 +217,7 @@ describe('two colours per cell over a transparent source', () => {
     const lines = html.split('\n');
     const firstRow = lines[lines.findIndex((l) => l.startsWith('<pre')) + 1]!;
     assert.equal(firstRow, ' '.repeat(20), 'no span over a clear row');
+    assert.doesNotMatch(html, /background:#000000/);
     const svg = formatResult(r, 'svg').body;
     // The document's ground is one rect of the whole picture; the first row of cells (all clear) gets none.
     assert.doesNotMatch(svg, /<rect x="\d+" y="0" width="\d+" height="12"/, 'no cell rect over the clear first row');
@@ -217,8 +232,13 @@ describe('two colours per cell over a transparent source', () => {
     assert.notDeepEqual(clearPng.body, boxedPng.body);
   });
 
-  it('an opaque source, or one colour per cell, has no clear plane', () => {
-    assert.equal(render(halves(8, 4, [200, 40, 30], [20, 60, 180]), { columns: 8, charset: 'blocks', color: true }).clear, undefined);
+  it('an opaque source (alpha 255, or 240 throughout), or one colour per cell, has no clear plane and the same cells', () => {
+    const opaque = halves(8, 4, [200, 40, 30], [20, 60, 180]);
+    const almost = { ...opaque, data: opaque.data.map((v, i) => (i % 4 === 3 ? 240 : v)) };
+    const a = render(opaque, { columns: 8, charset: 'blocks', color: true }), b = render(almost, { columns: 8, charset: 'blocks', color: true });
+    assert.equal(a.clear, undefined);
+    assert.equal(b.clear, undefined);
+    assert.deepEqual(b.cells, a.cells);
     assert.equal(render(disc(20, 10), { ...params, cellColors: 'fg' }).clear, undefined);
     assert.equal(render(disc(20, 10), { columns: 20, charset: 'blocks' }).clear, undefined);
   });

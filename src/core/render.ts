@@ -8,7 +8,7 @@ import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
-import { clearCells } from './pipeline/clear-cells.js';
+import { alphaCells, CLEAR, MIXED, OPAQUE, opaqueShape } from './pipeline/clear-cells.js';
 import { detailInFrame } from './pipeline/detail.js';
 import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
@@ -440,17 +440,22 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     } else {
       matchTwoColor(rgb, cols * SUB_X, cols, rows, twoColorGlyphs(table), !p.invert, cells, fgLin, bgLin, prev, stable, prev ? 0.35 : 0);
     }
+    // Where the source is transparent the cell shows the viewer's ground, not the one alpha was
+    // composited over (a black box around a logo on a light terminal): marked clear, a cell
+    // transparent throughout blank, one partly so the glyph of its opaque part's shape and colour.
+    const alpha = alphaCells(prep.image, cols, rows);
+    const blankAt = table.glyphs.findIndex(isBlankGlyph);
+    if (alpha && blankAt >= 0) {
+      const set = twoColorGlyphs(table), sums = new Float64Array(5 * SAMPLES);
+      for (let i = 0; i < nc; i++) {
+        if (alpha[i] === CLEAR) cells[i] = blankAt;
+        else if (alpha[i] === MIXED) cells[i] = opaqueShape(prep.image, cols, rows, i, set.templates, fgLin, sums);
+      }
+      clear = alpha.map((a) => (a === OPAQUE ? 0 : 1));
+    }
     const t = colorTransform(p.saturation, tone);
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
     background = cellColors(bgLin, t, new Uint8Array(nc * 3));
-    // Where the source is transparent the cell shows the viewer's ground, not the one alpha was
-    // composited over (a black box around a logo on a light terminal): blank, and marked clear.
-    clear = clearCells(prep.image, cols, rows);
-    const blankAt = table.glyphs.findIndex(isBlankGlyph);
-    if (blankAt < 0) clear = null;
-    if (clear) {
-      for (let i = 0; i < nc; i++) if (clear[i]) cells[i] = blankAt;
-    }
   } else {
     if (table.set.kind === 'braille') {
       // Its own frame: the target copied out of this one first.

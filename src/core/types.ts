@@ -87,12 +87,13 @@ export interface CellGrid {
    */
   readonly background?: Uint8Array;
   /**
-   * Extension, with `background`: rows * columns bytes, 1 where the source is transparent over the
-   * whole cell (every pixel's alpha under half). Such a cell is blank and shows no background of
-   * its own but the viewer's ground (ansi's default background, the page's): a transparent logo
-   * drawn with two colours per cell keeps no box of the ground it was composited over. Absent when
-   * no cell is clear; `background` still holds the composited ground there (json-compact carries
-   * only that plane).
+   * Extension, with `background`: rows * columns bytes, 1 where the source is seen through in the
+   * cell. Such a cell shows no background of its own but the viewer's ground (ansi's default
+   * background, the page's): blank where every pixel's alpha is under half; else (an edge, a
+   * translucent area) the glyph nearest the shape of its opacity, inked in its opaque pixels'
+   * colour. So a transparent logo drawn with two colours per cell keeps no box or fringe of the
+   * ground it was composited over. Absent when no cell is clear; `background` still holds the
+   * matcher's colour there (json-compact carries only that plane).
    */
   readonly clear?: Uint8Array;
 }

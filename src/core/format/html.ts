@@ -94,8 +94,9 @@ export function htmlBytes(result: RenderResult): Uint8Array {
         for (let k = 0, from = base; k < runs.count; k++) {
           const to = base + runs.ends[k]!;
           const color = runs.colors[k]!, b = runs.backgrounds[k]!;
-          // A clear run (blanks where the source is transparent) shows the page's own ground.
-          if (b < 0) {
+          // A clear run (the source transparent there) shows the page's own ground: blanks alone
+          // need no span at all.
+          if (b < 0 && color < 0) {
             w.glyphs(cells, from, to, table);
             from = to;
             continue;
@@ -106,8 +107,10 @@ export function htmlBytes(result: RenderResult): Uint8Array {
             w.hex6(color);
             w.raw(SEMICOLON);
           }
-          w.raw(BACKGROUND);
-          w.hex6(b);
+          if (b >= 0) {
+            w.raw(BACKGROUND);
+            w.hex6(b);
+          }
           w.raw(TAG_END);
           w.glyphs(cells, from, to, table);
           w.raw(SPAN_END);
