@@ -300,7 +300,7 @@ const SETTINGS: readonly Setting[] = [
   }, 'keepAliveTimeoutMs'),
   integerRow({
     name: 'V2A_RATE_LIMIT', min: 0, max: 10_000_000, default: 120,
-    meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp, where each tools/call counts as one and a body of at most 16 KiB spends nothing for its other messages (cancels, pings); RateLimit-* headers, 429 with Retry-After. 0 = off.',
+    meaning: 'Requests per minute per client address on POST /api/v1/render and POST /api/mcp, where each tools/call counts as one and a body whose Content-Length is at most 16 KiB spends nothing for its other messages (cancels, pings); RateLimit-* headers, 429 with Retry-After. 0 = off.',
   }, 'rateLimit'),
   integerRow({
     name: 'V2A_CLIENT_SLOTS', min: 0, max: 100_000,

@@ -244,7 +244,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           content: { 'application/json': { schema: { oneOf: [ref('JsonRpcMessage'), { type: 'array', items: ref('JsonRpcMessage'), minItems: 1, maxItems: config.mcpMaxBatch }] } } },
         },
         responses: {
-          200: jsonResponse(`JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body of at most ${SMALL_BODY_BYTES / 1024} KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).`, { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id'), 'Retry-After': headerRef('Retry-After') }),
+          200: jsonResponse(`JSON-RPC reply: one response object, or an array for a batch (notifications and cancelled requests get no reply). A body whose Content-Length is at most ${SMALL_BODY_BYTES / 1024} KiB that is one tools/call finding no render slot is answered here too: an isError result giving the reason and when to retry (with Retry-After).`, { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }, { ...rateHeaders, 'Mcp-Session-Id': headerRef('Mcp-Session-Id'), 'Retry-After': headerRef('Retry-After') }),
           202: { description: 'Only notifications (or client responses) were sent, or the client cancelled every request of the body (notifications/cancelled; a batch\'s other replies are sent as usual): no body.', headers: { ...TRACE_HEADERS, ...rateHeaders } },
           400: limitedProblem(`An unsupported MCP-Protocol-Version header, a missing or invalid Host header, two Host or two Content-Type headers, or a body past the JSON bounds (a key given twice or \`__proto__\` is a JSON-RPC error of its message instead). ${problemList('invalid-request', 'json-too-complex')}`),
           403: limitedProblem(problemList('forbidden-origin')),
@@ -252,7 +252,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
           413: limitedProblem(problemList('request-too-large')),
           415: limitedProblem(`Not application/json (or JSON in a charset other than UTF-8), or a Content-Encoding other than identity. ${problemList('unsupported-media-type')}`, { 'Accept-Encoding': headerRef('Accept-Encoding') }),
           429: limitedProblem(problemList('rate-limited'), { 'Retry-After': headerRef('Retry-After') }),
-          503: limitedProblem(`Unavailable: every render slot is taken when a body over ${SMALL_BODY_BYTES / 1024} KiB arrives (refused before it is read) or when a batch's tools/call requests need more slots than are free; or the server is shutting down. ${problemList('overloaded', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
+          503: limitedProblem(`Unavailable: every render slot is taken when a body over ${SMALL_BODY_BYTES / 1024} KiB, or without a Content-Length (chunked), arrives (refused before it is read) or when a batch's tools/call requests need more slots than are free; or the server is shutting down. ${problemList('overloaded', 'shutting-down')}`, { 'Retry-After': headerRef('Retry-After') }),
         },
       }),
     },

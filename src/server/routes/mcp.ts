@@ -89,7 +89,10 @@ function toolCallObserver(ctx: AppContext, request: FastifyRequest, gone: AbortS
   };
 }
 
-/** Bodies this small are read before they take an admission slot (an initialize is ~300 bytes). */
+/**
+ * Bodies this small are read before they take an admission slot (an initialize is ~300 bytes).
+ * By their Content-Length: a chunked body's size is known only once read, so it counts as large.
+ */
 export const SMALL_BODY_BYTES = 16 * 1024;
 
 function smallBody(request: FastifyRequest): boolean {
