@@ -82,6 +82,13 @@ describe('npm pack', () => {
     assert.ok(pkg.files.includes('!dist/**/*.map'), 'files leave source maps out');
   });
 
+  test('the declarations read in TypeScript before 5.7: no typed array with a buffer type argument (Float32Array<ArrayBuffer>, which tsc 5.7+ writes for an inferred field)', () => {
+    const dts = spawnSync('tar', ['-xOzf', tarball, '--wildcards', 'package/*.d.ts'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    assert.equal(dts.status, 0, dts.stderr);
+    assert.ok(dts.stdout.includes('export declare function render('), 'the declarations were read');
+    assert.deepEqual(dts.stdout.match(/\b(?:Float(?:32|64)|(?:Ui|I)nt(?:8|16|32)|Uint8Clamped|Big(?:Ui|I)nt64)Array<[^>]*>/g) ?? [], []);
+  });
+
   test('the tarball: LICENSE and README, no source map without its source, no sources or tests', () => {
     const paths = new Set(packed.files.map((f) => f.path));
     for (const needed of ['LICENSE', 'README.md', 'package.json', 'dist/core/index.js', 'dist/core/index.d.ts', 'dist/node/index.d.ts', 'dist/cli/main.cjs', 'dist/cli/cli.cjs', 'dist/server/main.js', 'dist/studio/index.html']) {

@@ -36,9 +36,9 @@ export function groupLevels(levels: ArrayLike<number>, order: ArrayLike<number>)
 
 /** Prefix sums of count, sum and sum of squares of the targets over histogram bins. */
 export class BinSums {
-  readonly s0 = new Float64Array(BINS + 1);
-  readonly s1 = new Float64Array(BINS + 1);
-  readonly s2 = new Float64Array(BINS + 1);
+  readonly s0: Float64Array = new Float64Array(BINS + 1);
+  readonly s1: Float64Array = new Float64Array(BINS + 1);
+  readonly s2: Float64Array = new Float64Array(BINS + 1);
   constructor(targets: Float32Array) {
     // Counts of (t * BINS) | 0, clamped to the bins: the histogram kernel.
     const h = histogram({ width: targets.length, height: 1, data: targets }, BINS);

@@ -9,7 +9,7 @@ export const TONE_LUT_SIZE = 4096;
 export const LEVELS_LOW_PERCENTILE = 0.005;
 export const LEVELS_HIGH_PERCENTILE = 0.995;
 /** Both, as histPercentiles() reads its shares (f64, ascending). */
-export const LEVEL_POINTS = Float64Array.of(LEVELS_LOW_PERCENTILE, LEVELS_HIGH_PERCENTILE);
+export const LEVEL_POINTS: Float64Array = Float64Array.of(LEVELS_LOW_PERCENTILE, LEVELS_HIGH_PERCENTILE);
 
 export interface ToneSettings {
   /** Input black and white points after auto-levels. */

@@ -136,20 +136,20 @@ export class TemporalFilter {
   /** The kernel instance whose memory holds every array below (views, valid until resize; the
    * kernel takes their byte offsets). */
   protected kernels: KernelExports | null = null;
-  protected est = new Float32Array(0);
-  protected prev = new Float32Array(0);
+  protected est: Float32Array = new Float32Array(0);
+  protected prev: Float32Array = new Float32Array(0);
   /** The frame being filtered, copied into the kernel's memory. */
-  protected input = new Float32Array(0);
+  protected input: Float32Array = new Float32Array(0);
   /** Posterior variance per cell. Q is per cell and R global, so all 32 samples of a cell share
    * one variance exactly; storing it once per cell is the same filter, 32x cheaper. */
-  protected variance = new Float32Array(0);
+  protected variance: Float32Array = new Float32Array(0);
   /** Per-cell temporal and spatial noise energies for the quantiles (reordered by selection). */
-  protected scratch = new Float32Array(0);
-  protected scratchSpatial = new Float32Array(0);
-  protected motion = new Float32Array(0);
-  protected stable = new Uint8Array(0);
+  protected scratch: Float32Array = new Float32Array(0);
+  protected scratchSpatial: Float32Array = new Float32Array(0);
+  protected motion: Float32Array = new Float32Array(0);
+  protected stable: Uint8Array = new Uint8Array(0);
   /** The kernel's frame sums: gains, mean innovations, changed cells, moving cells. */
-  protected sums = new Float64Array(4);
+  protected sums: Float64Array = new Float64Array(4);
   protected r = R_PRIOR;
   protected rUpdates = 0;
   protected frameCount = 0;
