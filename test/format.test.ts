@@ -779,3 +779,29 @@ describe('background plane (cellColors extension)', () => {
     assert.deepEqual(px(1, 0), [128, 128, 128]); // blank: the background
   });
 });
+
+describe('the exported format helpers refuse what they cannot use (a library caller\'s JavaScript)', () => {
+  it('colours, formats and rows: a TypeError or RangeError naming the fault, not noise or a crash inside', async () => {
+    const { hexOfPacked, parseHexColor, groundFor, fileSuffix, contentTypeHeader, rowRuns, rowPairRuns, blankTable } = await import('../src/core/format/index.js');
+    const { normalizeHex, parseParams } = await import('../src/core/params/validate.js');
+    const { render } = await import('../src/core/render.js');
+    assert.equal(hexOfPacked(0xff8000), '#ff8000');
+    assert.throws(() => hexOfPacked(-1), (e: unknown) => e instanceof RangeError && /0xffffff \(got -1\)/.test(e.message));
+    assert.throws(() => hexOfPacked(0x1000000), RangeError);
+    assert.throws(() => parseHexColor('red'), (e: unknown) => e instanceof TypeError && /"red"/.test(e.message));
+    assert.throws(() => groundFor('nope'), TypeError);
+    assert.equal(normalizeHex('ABC'), '#aabbcc');
+    assert.throws(() => normalizeHex('zzz'), (e: unknown) => e instanceof TypeError && /"zzz"/.test(e.message));
+    assert.equal(fileSuffix('json-compact'), '.compact.json');
+    assert.throws(() => fileSuffix('gif' as never), (e: unknown) => e instanceof TypeError && /text, ansi/.test(e.message) && /"gif"/.test(e.message));
+    assert.throws(() => contentTypeHeader('toString' as never), TypeError);
+    assert.throws(() => parseParams({ columns: 10 }, 'xml' as never), (e: unknown) => e instanceof TypeError && /carrier/.test(e.message));
+    assert.throws(() => parseParams({ columns: 10 }, undefined as never), TypeError);
+    const img = { width: 16, height: 16, data: new Uint8Array(16 * 16 * 4).fill(200) };
+    const r = render(img, { columns: 8, color: true });
+    const blank = blankTable(r.glyphs);
+    assert.equal(rowRuns(r, r.glyphs, blank, 0).length >= 1, true);
+    assert.throws(() => rowRuns(r, r.glyphs, blank, 9999), (e: unknown) => e instanceof RangeError && /row must be an integer from 0 to/.test(e.message));
+    assert.throws(() => rowPairRuns(r, r.glyphs, blank, 0), (e: unknown) => e instanceof TypeError && /no background plane/.test(e.message));
+  });
+});

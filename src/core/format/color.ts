@@ -1,10 +1,12 @@
 /** Colour helpers shared by the formats: hex parsing and printing, and the ground colour rule. */
+import { describeType } from '../args.js';
 
 /** `HEX_BYTE[b]` = two lower-case hex digits of byte b. */
 export const HEX_BYTE: readonly string[] = Object.freeze(Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')));
 
 /** `#rrggbb` (lower case) of a packed 0xRRGGBB colour. */
 export function hexOfPacked(rgb: number): string {
+  if (!Number.isInteger(rgb) || rgb < 0 || rgb > 0xffffff) throw new RangeError(`hexOfPacked: a packed colour is an integer from 0 to 0xffffff (got ${typeof rgb === 'number' ? rgb : describeType(rgb)})`);
   return '#' + HEX_BYTE[(rgb >>> 16) & 255]! + HEX_BYTE[(rgb >>> 8) & 255]! + HEX_BYTE[rgb & 255]!;
 }
 
@@ -23,8 +25,8 @@ export function isHexColor(s: string): boolean {
 
 /** Parses `#rrggbb` or `#rgb` into a packed 0xRRGGBB number; throws on anything else. */
 export function parseHexColor(s: string): number {
-  const m = HEX_COLOR.exec(s);
-  if (!m) throw new Error(`not a hex colour: ${JSON.stringify(s)}`);
+  const m = typeof s === 'string' ? HEX_COLOR.exec(s) : null;
+  if (!m) throw new TypeError(`not a hex colour (#rgb or #rrggbb): ${typeof s === 'string' ? JSON.stringify(s.slice(0, 40)) : describeType(s)}`);
   if (m[1]) return parseInt(m[1], 16);
   const [r, g, b] = m[2]!.split('').map((d) => parseInt(d + d, 16)) as [number, number, number];
   return (r << 16) | (g << 8) | b;

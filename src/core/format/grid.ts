@@ -2,7 +2,7 @@
  * Shared reading of a CellGrid: invariant checks, row strings and colour runs. Every format goes
  * through here, so every format sees the same rows.
  */
-import { checkObject } from '../args.js';
+import { checkObject, describeType } from '../args.js';
 import type { CellGrid } from '../types.js';
 import { packedAt } from './color.js';
 
@@ -174,6 +174,12 @@ export function splitRowPairs(grid: CellGrid, blank: Uint8Array, y: number, out:
   out.count = n;
 }
 
+/** The exported row helpers' row: an integer inside the grid (a RangeError naming it, not runs of "undefined"). */
+function checkRow(grid: CellGrid, y: number, who: string): void {
+  checkObject(grid, `${who}: grid`);
+  if (!Number.isInteger(y) || y < 0 || y >= grid.rows) throw new RangeError(`${who}: row must be an integer from 0 to ${grid.rows - 1} (got ${typeof y === 'number' ? y : describeType(y)})`);
+}
+
 /** The text of a row's cells `from` up to `to`: `texts[g]` is glyph g's (already escaped) text. */
 function runText(grid: CellGrid, texts: readonly string[], from: number, to: number): string {
   let text = '';
@@ -187,6 +193,7 @@ function runText(grid: CellGrid, texts: readonly string[], from: number, to: num
  * text. (splitRow, with each run's text.)
  */
 export function rowRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): Run[] {
+  checkRow(grid, y, 'rowRuns');
   const runs = rowRunsFor(grid.columns);
   splitRow(grid, blank, y, runs);
   const out: Run[] = [];
@@ -212,6 +219,8 @@ export interface PairRun {
  * background whatever its ink. (splitRowPairs, with each run's text.)
  */
 export function rowPairRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): PairRun[] {
+  checkRow(grid, y, 'rowPairRuns');
+  if (!grid.background) throw new TypeError('rowPairRuns: the grid has no background plane (two colours per cell); use rowRuns');
   const runs = rowRunsFor(grid.columns);
   splitRowPairs(grid, blank, y, runs);
   const out: PairRun[] = [];

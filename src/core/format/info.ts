@@ -1,4 +1,5 @@
-import type { Format } from '../params/definitions.js';
+import { describeType } from '../args.js';
+import { FORMATS, type Format } from '../params/definitions.js';
 
 /** One output format's media type, file extension and human label (interface.md §2.3). */
 export interface FormatInfo {
@@ -30,12 +31,18 @@ export const FORMAT_INFO: Readonly<Record<Format, FormatInfo>> = Object.freeze({
   png: { contentType: 'image/png', extension: 'png', label: 'PNG image (extension)', binary: true, document: true },
 });
 
+/** FORMAT_INFO of a format a library caller names: one it does not know is a TypeError listing them. */
+function infoOf(format: Format, who: string): FormatInfo {
+  if (typeof format !== 'string' || !Object.hasOwn(FORMAT_INFO, format)) throw new TypeError(`${who}: format must be one of ${FORMATS.join(', ')} (got ${typeof format === 'string' ? JSON.stringify(format.slice(0, 40)) : describeType(format)})`);
+  return FORMAT_INFO[format];
+}
+
 /**
  * The end of a file name for `format`: `.txt`, `.png`, ...; json-compact `.compact.json`, which
  * tells it from json (the studio's downloads; the CLI reads it back from `-o` as json-compact).
  */
 export function fileSuffix(format: Format): string {
-  return `${format === 'json-compact' ? '.compact' : ''}.${FORMAT_INFO[format].extension}`;
+  return `${format === 'json-compact' ? '.compact' : ''}.${infoOf(format, 'fileSuffix').extension}`;
 }
 
 /** Chroma encoding identifier of `json-compact` (interface.md §9). */
@@ -57,6 +64,6 @@ export const COMPACT_VERSION = 1;
  * formats (png) carry none.
  */
 export function contentTypeHeader(format: Format): string {
-  const info = FORMAT_INFO[format];
+  const info = infoOf(format, 'contentTypeHeader');
   return info.binary ? info.contentType : `${info.contentType}; charset=utf-8`;
 }

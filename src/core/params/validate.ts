@@ -1,4 +1,4 @@
-import { checkFields } from '../args.js';
+import { checkFields, describeType } from '../args.js';
 import { V2aError, fieldDetail, type FieldError } from '../errors.js';
 import { glyphsProblem } from '../glyphs/charsets.js';
 import { DEFAULTS, PARAM_BY_NAME, describeDomain, type ParamDef, type RenderParams } from './definitions.js';
@@ -45,8 +45,9 @@ function show(value: unknown): string {
   return text.length > 40 ? text.slice(0, 37) + '...' : text;
 }
 
-/** Normalises `#ABC`, `abc`, `#aabbcc` to `#aabbcc`. */
+/** Normalises `#ABC`, `abc`, `#aabbcc` to `#aabbcc`; anything else is a TypeError. */
 export function normalizeHex(text: string): string {
+  if (typeof text !== 'string' || !HEX.test(text)) throw new TypeError(`normalizeHex: not a hex colour (#rgb or #rrggbb): ${typeof text === 'string' ? JSON.stringify(text.slice(0, 40)) : describeType(text)}`);
   let hex = text.startsWith('#') ? text.slice(1) : text;
   if (hex.length === 3) hex = hex.replace(/./g, (c) => c + c);
   return '#' + hex.toLowerCase();
@@ -96,6 +97,8 @@ function parseOne(def: ParamDef, raw: unknown, carrier: Carrier): { value: unkno
  */
 export function parseParams(input: Readonly<Record<string, unknown>>, carrier: Carrier): ParseResult {
   checkFields(input, 'params');
+  // A carrier left out or misspelt would parse as one of the two without saying so.
+  if (carrier !== 'json' && carrier !== 'strings') throw new TypeError(`parseParams: carrier must be 'json' or 'strings' (got ${typeof carrier === 'string' ? JSON.stringify(carrier) : describeType(carrier)})`);
   const params: Record<string, unknown> = {};
   const errors: ParamError[] = [];
   for (const [key, raw] of Object.entries(input)) {
