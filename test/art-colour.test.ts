@@ -232,6 +232,42 @@ describe('two colours per cell over a transparent source', () => {
     assert.notDeepEqual(clearPng.body, boxedPng.body);
   });
 
+  it('edges of a small image drawn larger, translucent areas and thin strokes still show; json-compact keeps the ground under clear cells', () => {
+    // 10 x 10 px, a hard-edged square in its middle: fewer pixels than the grid's samples (40 x 40).
+    const small = { width: 10, height: 10, data: new Uint8Array(400) };
+    for (let y = 3; y < 7; y++) for (let x = 3; x < 7; x++) small.data.set([30, 200, 60, 255], (y * 10 + x) * 4);
+    const a = render(small, { columns: 10, charset: 'blocks', color: true });
+    const inked = (r: typeof a) => [...r.cells].filter((g) => r.glyphs[g] !== ' ').length;
+    assert.ok(inked(a) >= 4, `the square is drawn (${inked(a)} cells)`);
+    assert.ok(a.clear && a.clear[0] === 1 && a.clear[2 * 10 + 5] === 0, 'ground clear, the square\'s middle (10 x 5 cells) its own');
+    // Alpha 100 of 255 everywhere: drawn in its colour over the viewer's ground, not dropped.
+    const faint = { width: 40, height: 40, data: new Uint8Array(40 * 40 * 4).map((_, i) => (i % 4 === 3 ? 100 : i % 4 === 0 ? 240 : 20)) };
+    const f = render(faint, { columns: 10, charset: 'blocks', color: true });
+    assert.ok(f.clear && f.clear.every((v) => v === 1));
+    assert.equal(inked(f), f.cells.length, 'every cell inked');
+    assert.ok(f.colors[0]! > 200 && f.colors[1]! < 60, `in the source's red (${Array.from(f.colors.subarray(0, 3))})`);
+    // Alpha 200 everywhere: evenly translucent, drawn as opaque (two colours of its own), not as shade glyphs.
+    const even = render({ ...faint, data: faint.data.map((v, i) => (i % 4 === 3 ? 200 : v)) }, { columns: 10, charset: 'blocks', color: true });
+    assert.equal(even.clear, undefined);
+    // A 2 px white line across a transparent ground, between the samples' rows: still drawn.
+    const line = { width: 200, height: 100, data: new Uint8Array(200 * 100 * 4) };
+    for (let y = 49; y < 51; y++) for (let x = 0; x < 200; x++) line.data.set([255, 255, 255, 255], (y * 200 + x) * 4);
+    const l = render(line, { columns: 20, charset: 'blocks', color: true });
+    assert.ok(inked(l) >= 20, `the line is drawn across (${inked(l)} cells)`);
+    // json-compact has no clear flags: its background plane holds the ground there (black; white with invert).
+    const d = render(disc(20, 10), params);
+    const doc = decodeCompact(formatResult(d, 'json-compact').body);
+    assert.deepEqual(Array.from(doc.background!.subarray(0, 3)), [0, 0, 0]);
+    const inv = render(disc(20, 10), { ...params, invert: true });
+    assert.deepEqual(Array.from(decodeCompact(formatResult(inv, 'json-compact').body).background!.subarray(0, 3)), [255, 255, 255]);
+  });
+
+  it('an image marked opaque (a decoder without an alpha band) is not looked through', () => {
+    const img = disc(20, 10);
+    assert.equal(render({ ...img, opaque: true }, params).clear, undefined);
+    assert.throws(() => render({ ...img, opaque: 'yes' as never }, params), (e: unknown) => e instanceof TypeError && /image\.opaque/.test(e.message));
+  });
+
   it('an opaque source (alpha 255, or 240 throughout), or one colour per cell, has no clear plane and the same cells', () => {
     const opaque = halves(8, 4, [200, 40, 30], [20, 60, 180]);
     const almost = { ...opaque, data: opaque.data.map((v, i) => (i % 4 === 3 ? 240 : v)) };

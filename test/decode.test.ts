@@ -134,12 +134,14 @@ test('EXIF orientation 6 swaps width/height and moves pixels', async () => {
   const probe = await probeImage(jpeg);
   assert.equal(probe.width, 20);
   assert.equal(probe.height, 40);
+  assert.equal(img.opaque, true, 'no alpha band: marked opaque');
 });
 
 test('alpha is preserved, not flattened (straight, also after shrinking)', async () => {
   const png = await fromRaw(solid(8, 8, [10, 200, 90, 128]), 8, 8, 4).png().toBuffer();
   const img = await decodeImage(png, { maxPixels: MAX });
   near(px(img, 3, 3), [10, 200, 90, 128], 1);
+  assert.equal(img.opaque, undefined, 'an alpha band: not marked opaque');
   const big = await fromRaw(solid(200, 100, [10, 200, 90, 128]), 200, 100, 4).png().toBuffer();
   const shrunk = await decodeImage(big, { maxPixels: MAX, targetWidth: 50 });
   assert.equal(shrunk.width, 50);

@@ -8,7 +8,7 @@ import { matchBraille } from './pipeline/braille.js';
 import { chooseCodebook, entropyBits } from './pipeline/codebook.js';
 import { cellColors, colorTransform } from './pipeline/colors.js';
 import { complements, matchBrailleTwoColor, matchTwoColor, usesTwoColors, type TwoColorGlyphs } from './pipeline/two-color.js';
-import { alphaCells, CLEAR, MIXED, OPAQUE, opaqueShape } from './pipeline/clear-cells.js';
+import { alphaCells, CLEAR, OPAQUE, opaqueShape } from './pipeline/clear-cells.js';
 import { detailInFrame } from './pipeline/detail.js';
 import { gridRows, sourceSize } from './pipeline/geometry.js';
 import { encLut } from './pipeline/linear.js';
@@ -160,6 +160,7 @@ export function checkPixels(image: RgbaImage): void {
     const show = (v: unknown) => (typeof v === 'number' ? String(v) : describeType(v));
     throw new RangeError(`render: image sourceWidth and sourceHeight must be positive integers, both or neither (got ${show(sw)} x ${show(sh)})`);
   }
+  if (image.opaque !== undefined && typeof image.opaque !== 'boolean') throw new TypeError(`render: image.opaque must be a boolean (got ${describeType(image.opaque)})`);
 }
 
 /**
@@ -443,15 +444,22 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     // Where the source is transparent the cell shows the viewer's ground, not the one alpha was
     // composited over (a black box around a logo on a light terminal): marked clear, a cell
     // transparent throughout blank, one partly so the glyph of its opaque part's shape and colour.
+    // The background plane of a clear cell holds that ground: json-compact, which carries no
+    // clear flags, then decodes its glyph and ink over what the source was composited on.
     const alpha = alphaCells(prep.image, cols, rows);
     const blankAt = table.glyphs.findIndex(isBlankGlyph);
     if (alpha && blankAt >= 0) {
-      const set = twoColorGlyphs(table), sums = new Float64Array(5 * SAMPLES);
+      const set = twoColorGlyphs(table), sums = new Float64Array(4 * SAMPLES), ground = p.invert ? 1 : 0;
+      clear = new Uint8Array(nc);
       for (let i = 0; i < nc; i++) {
-        if (alpha[i] === CLEAR) cells[i] = blankAt;
-        else if (alpha[i] === MIXED) cells[i] = opaqueShape(prep.image, cols, rows, i, set.templates, fgLin, sums);
+        if (alpha[i] === OPAQUE) continue;
+        const g = alpha[i] === CLEAR ? blankAt : opaqueShape(prep.image, cols, rows, i, set.templates, fgLin, sums);
+        if (g < 0) continue;
+        cells[i] = g;
+        clear[i] = 1;
+        bgLin[i * 3] = bgLin[i * 3 + 1] = bgLin[i * 3 + 2] = ground;
       }
-      clear = alpha.map((a) => (a === OPAQUE ? 0 : 1));
+      if (!clear.includes(1)) clear = null;
     }
     const t = colorTransform(p.saturation, tone);
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));

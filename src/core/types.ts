@@ -25,6 +25,13 @@ export interface RgbaImage {
    */
   readonly sourceWidth?: number;
   readonly sourceHeight?: number;
+  /**
+   * True when every pixel's alpha is 255 (decodeImage() sets it for an image without an alpha
+   * channel, a JPEG): two-colour art then skips looking for transparency (one pass over the
+   * alpha bytes). A hint: set it only where it holds, since transparent pixels are then drawn
+   * as composited over black.
+   */
+  readonly opaque?: boolean;
 }
 
 /** Reference cell: width:height = 1:2 (a terminal cell); rows = round(columns * h / w * CELL_ASPECT). */
@@ -89,11 +96,11 @@ export interface CellGrid {
   /**
    * Extension, with `background`: rows * columns bytes, 1 where the source is seen through in the
    * cell. Such a cell shows no background of its own but the viewer's ground (ansi's default
-   * background, the page's): blank where every pixel's alpha is under half; else (an edge, a
-   * translucent area) the glyph nearest the shape of its opacity, inked in its opaque pixels'
-   * colour. So a transparent logo drawn with two colours per cell keeps no box or fringe of the
-   * ground it was composited over. Absent when no cell is clear; `background` still holds the
-   * matcher's colour there (json-compact carries only that plane).
+   * background, the page's): blank where every pixel is nearly transparent; else (an edge, a
+   * faint area) the glyph nearest the shape of its opacity, in its pixels' colour. So a
+   * transparent logo drawn with two colours per cell keeps no box or fringe of the ground it was
+   * composited over. Absent when no cell is clear; `background` holds that ground there (black,
+   * or white with `invert`), which json-compact, without the flags, carries.
    */
   readonly clear?: Uint8Array;
 }

@@ -423,6 +423,8 @@ export async function decodeImage(input: Uint8Array, opts: DecodeOptions): Promi
     data: page.data,
     sourceWidth: info.width,
     sourceHeight: info.height,
+    // No alpha band (a JPEG): two-colour art need not look for transparency.
+    ...(info.hasAlpha ? {} : { opaque: true }),
     format: info.format,
     ...(damaged ? { damaged: true as const } : {}),
   };
@@ -518,6 +520,7 @@ export async function* decodeFrames(
         count,
         sourceWidth: info.width,
         sourceHeight: info.height,
+        ...(info.hasAlpha ? {} : { opaque: true }),
         format: info.format,
         ...(damaged ? { damaged: true as const } : {}),
       };

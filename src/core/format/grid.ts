@@ -93,7 +93,7 @@ export function blankTable(glyphs: readonly string[]): Uint8Array {
 /**
  * The runs of one row, in typed arrays reused from row to row: run k covers the row's cells up to
  * (not including) `ends[k]`, from the end of run k - 1 (or 0), in ink `colors[k]` and (pair runs)
- * background `backgrounds[k]`; `count` runs.
+ * background `backgrounds[k]` (-1: clear cells, no background of their own); `count` runs.
  */
 export interface RowRuns {
   count: number;
@@ -216,7 +216,8 @@ export interface PairRun {
 /**
  * The runs of row `y` of a grid with a `background` plane: consecutive cells with the same ink and
  * background are merged; a blank cell shows only its background, so it joins a run of the same
- * background whatever its ink. (splitRowPairs, with each run's text.)
+ * background whatever its ink. A run of `clear` cells (the source seen through) has background
+ * -1: none of its own, the viewer's ground. (splitRowPairs, with each run's text.)
  */
 export function rowPairRuns(grid: CellGrid, texts: readonly string[], blank: Uint8Array, y: number): PairRun[] {
   checkRow(grid, y, 'rowPairRuns');

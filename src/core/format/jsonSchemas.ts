@@ -108,7 +108,7 @@ export const JSON_OUTPUT_SCHEMA: JsonSchema = {
     },
     background: {
       type: 'array',
-      description: 'Extension (cellColors): only when cells carry two colours, per row, per cell, the background colour as #rrggbb (colors is then the ink drawn over it), or null where the source is transparent over the whole cell: the cell is blank and shows the viewer\'s own ground.',
+      description: 'Extension (cellColors): only when cells carry two colours, per row, per cell, the background colour as #rrggbb (colors is then the ink drawn over it), or null where the cell is clear (the source seen through): it shows the viewer\'s own ground, blank or with its glyph in its ink.',
       items: { type: 'array', items: { type: ['string', 'null'], pattern: CELL_COLOR_PATTERN } },
     },
     codebook: CODEBOOK_SCHEMA,
@@ -170,7 +170,7 @@ export const JSON_COMPACT_OUTPUT_SCHEMA: JsonSchema = {
           type: 'string',
           contentEncoding: 'base64',
           pattern: '^[A-Za-z0-9+/]*$',
-          description: 'Base64 of rows x columns x 3 bytes: row-major RGB, the background colour of each cell (where the source is transparent over the whole cell, the ground it was composited over: black, or white with invert; json marks such cells null). Its length is rows x columns x 4.',
+          description: 'Base64 of rows x columns x 3 bytes: row-major RGB, the background colour of each cell (for a clear cell, where the source is seen through, the ground it was composited over: black, or white with invert; json marks such cells null). Its length is rows x columns x 4.',
         },
       },
     },

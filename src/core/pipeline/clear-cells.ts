@@ -2,12 +2,12 @@ import { SAMPLES, SUB_X, SUB_Y } from '../glyphs/types.js';
 import type { RgbaImage } from '../types.js';
 import { SRGB8_TO_LINEAR } from './linear.js';
 
-/** Alpha under this is transparent (half, as chafa's default threshold); a cell of such pixels alone is blank. */
-const OPAQUE_FROM = 128;
+/** Alpha under this shows nothing worth a glyph (a sixteenth): a cell of such pixels alone is blank. */
+const VISIBLE_FROM = 16;
 /**
  * Alpha from this on draws as opaque: composited over black it loses at most an eighth of its
- * light. Below it a pixel is seen through: its cell is drawn by its opacity's shape. Not 255 alone:
- * an image saved with alpha 254 throughout would lose its cells' second colours.
+ * light. Not 255 alone: an image saved with alpha 254 throughout would lose its cells' second
+ * colours.
  */
 const SOLID_FROM = 224;
 
@@ -17,12 +17,13 @@ export const OPAQUE = 0, CLEAR = 1, MIXED = 2;
 /**
  * Each cell of a `cols` x `rows` grid over `img` (the whole image, as the resampler maps it: cell
  * x covers source columns x * w / cols up to (x + 1) * w / cols, partly covered pixels included):
- * OPAQUE (every pixel's alpha at least SOLID_FROM), CLEAR (every one under half) or MIXED (an
- * edge, or a translucent area: an image decoded smaller has few pixels of either kind at an edge).
- * Null when every pixel is opaque (every JPEG): then one pass over the alpha bytes, which stops at
+ * OPAQUE (every pixel's alpha at least SOLID_FROM), CLEAR (every one under VISIBLE_FROM) or MIXED
+ * (an edge, or a translucent area). Null when every pixel is opaque: at once for an image its
+ * decoder marks `opaque` (every JPEG), else after one pass over the alpha bytes, which stops at
  * the first that is not. A cell's scan stops once it is MIXED.
  */
 export function alphaCells(img: RgbaImage, cols: number, rows: number): Uint8Array | null {
+  if (img.opaque === true) return null;
   const { width: w, height: h, data } = img;
   let any = false;
   for (let i = 3, end = w * h * 4; i < end; i += 4) {
@@ -37,12 +38,12 @@ export function alphaCells(img: RgbaImage, cols: number, rows: number): Uint8Arr
     const y0 = Math.floor((cy * h) / rows), y1 = Math.min(h, Math.ceil(((cy + 1) * h) / rows));
     for (let cx = 0; cx < cols; cx++) {
       const x0 = Math.floor((cx * w) / cols), x1 = Math.min(w, Math.ceil(((cx + 1) * w) / cols));
-      // Seen: a pixel at least half opaque, a pixel seen through.
+      // Seen: a pixel that shows, a pixel seen through.
       let shown = false, seeThrough = false;
       for (let y = y0; y < y1 && !(shown && seeThrough); y++) {
         for (let i = (y * w + x0) * 4 + 3, end = (y * w + x1) * 4; i < end; i += 4) {
           const a = data[i]!;
-          if (a >= OPAQUE_FROM) shown = true;
+          if (a >= VISIBLE_FROM) shown = true;
           if (a < SOLID_FROM) seeThrough = true;
           if (shown && seeThrough) break;
         }
@@ -53,56 +54,98 @@ export function alphaCells(img: RgbaImage, cols: number, rows: number): Uint8Arr
   return out;
 }
 
+/** The weight of the mean term in opaqueShape()'s fit (the glyph matcher's TONE_WEIGHT). */
+const COVER_WEIGHT = 1.2 * SAMPLES;
+
 /**
  * A MIXED cell (`cell`, of `cols` x `rows` over `img`) drawn on the viewer's own ground: of the
- * glyphs whose masks are `templates` (SAMPLES per glyph, 0..1), the one nearest (least squares)
- * the cell's opacity at its SUB_X x SUB_Y samples, inked with the mean linear colour of the
- * pixels under its mask, weighted by their alpha (written to `ink` at cell * 3). Returns the glyph;
- * `sums` is scratch of 5 * SAMPLES. Pixels go to the sample their centre falls in.
+ * glyphs whose masks are `templates` (SAMPLES per glyph, 0..1), the one nearest (least squares,
+ * plus the matcher's term on the means, so a thin stroke between the sample rows still draws as
+ * the glyph of its coverage) the cell's opacity at its SUB_X x SUB_Y samples, inked with the
+ * alpha-weighted mean linear colour of the pixels under its mask (written to `ink` at cell * 3).
+ * Each sample reads the pixels its box (`cols * SUB_X` by `rows * SUB_Y` over the image) touches,
+ * at least one, so an image smaller than the samples is read too. Returns the glyph, or -1 for an
+ * evenly translucent cell (every sample at least half opaque, within a quarter of each other):
+ * drawn as opaque then, on its own background.
+ * `sums` is scratch of 4 * SAMPLES.
  */
 export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: number, templates: Float32Array, ink: Float32Array, sums: Float64Array): number {
   const { width: w, height: h, data } = img;
   const cx = cell % cols, cy = (cell - cx) / cols;
-  const x0 = Math.floor((cx * w) / cols), x1 = Math.min(w, Math.ceil(((cx + 1) * w) / cols));
-  const y0 = Math.floor((cy * h) / rows), y1 = Math.min(h, Math.ceil(((cy + 1) * h) / rows));
-  // Per sample: pixels, then alpha, then alpha-weighted linear R, G, B (each SAMPLES long).
+  const W = cols * SUB_X, H = rows * SUB_Y;
+  // Per sample: alpha, then alpha-weighted linear R, G, B (sums), each SAMPLES long; the means below.
   sums.fill(0);
-  const sw = (cols * SUB_X) / w, sh = (rows * SUB_Y) / h;
-  for (let y = y0; y < y1; y++) {
-    const sy = Math.min(SUB_Y - 1, Math.max(0, Math.floor((y + 0.5) * sh) - cy * SUB_Y));
-    for (let x = x0; x < x1; x++) {
-      const sx = Math.min(SUB_X - 1, Math.max(0, Math.floor((x + 0.5) * sw) - cx * SUB_X));
-      const s = sy * SUB_X + sx, p = (y * w + x) * 4, a = data[p + 3]! / 255;
-      sums[s]! += 1;
-      sums[SAMPLES + s]! += a;
-      sums[2 * SAMPLES + s]! += a * SRGB8_TO_LINEAR[data[p]!]!;
-      sums[3 * SAMPLES + s]! += a * SRGB8_TO_LINEAR[data[p + 1]!]!;
-      sums[4 * SAMPLES + s]! += a * SRGB8_TO_LINEAR[data[p + 2]!]!;
+  let lo = 1, hi = 0, meanA = 0;
+  for (let sy = 0; sy < SUB_Y; sy++) {
+    const gy = cy * SUB_Y + sy;
+    const y0 = Math.floor((gy * h) / H), y1 = Math.max(y0 + 1, Math.min(h, Math.ceil(((gy + 1) * h) / H)));
+    for (let sx = 0; sx < SUB_X; sx++) {
+      const gx = cx * SUB_X + sx;
+      const x0 = Math.floor((gx * w) / W), x1 = Math.max(x0 + 1, Math.min(w, Math.ceil(((gx + 1) * w) / W)));
+      const s = sy * SUB_X + sx;
+      let a = 0, r = 0, g = 0, b = 0;
+      for (let y = y0; y < y1; y++) {
+        for (let p = (y * w + x0) * 4, end = (y * w + x1) * 4; p < end; p += 4) {
+          const al = data[p + 3]! / 255;
+          a += al;
+          r += al * SRGB8_TO_LINEAR[data[p]!]!;
+          g += al * SRGB8_TO_LINEAR[data[p + 1]!]!;
+          b += al * SRGB8_TO_LINEAR[data[p + 2]!]!;
+        }
+      }
+      const n = (y1 - y0) * (x1 - x0), mean = a / n;
+      sums[s] = mean;
+      sums[SAMPLES + s] = r / n;
+      sums[2 * SAMPLES + s] = g / n;
+      sums[3 * SAMPLES + s] = b / n;
+      meanA += mean;
+      if (mean < lo) lo = mean;
+      if (mean > hi) hi = mean;
     }
   }
+  // Evenly translucent and at least half opaque: drawn as opaque (on its own background, with its
+  // second colour), not as one ink in a shade glyph.
+  if (lo >= 0.5 && hi - lo < 0.25) return -1;
+  meanA /= SAMPLES;
+  // A cell with a sixteenth of its area shown draws something: a stroke no glyph's shape fits (a
+  // thin line between the sample rows) is drawn misplaced within the cell rather than dropped.
+  const mustDraw = meanA >= 1 / 16;
   let best = 0, bestErr = Infinity;
-  for (let g = 0, count = templates.length / SAMPLES; g < count; g++) {
-    let err = 0;
+  for (let gl = 0, count = templates.length / SAMPLES; gl < count; gl++) {
+    let err = 0, m = 0;
     for (let s = 0; s < SAMPLES; s++) {
-      const n = sums[s]!, d = templates[g * SAMPLES + s]! - (n > 0 ? sums[SAMPLES + s]! / n : 0);
+      const t = templates[gl * SAMPLES + s]!, d = t - sums[s]!;
       err += d * d;
+      m += t;
     }
+    if (mustDraw && m === 0) continue;
+    const dm = m / SAMPLES - meanA;
+    err += COVER_WEIGHT * dm * dm;
     if (err < bestErr) {
       bestErr = err;
-      best = g;
+      best = gl;
     }
   }
-  let a = 0, r = 0, gr = 0, b = 0;
+  let a = 0, r = 0, g = 0, b = 0;
   for (let s = 0; s < SAMPLES; s++) {
     const m = templates[best * SAMPLES + s]!;
-    a += m * sums[SAMPLES + s]!;
-    r += m * sums[2 * SAMPLES + s]!;
-    gr += m * sums[3 * SAMPLES + s]!;
-    b += m * sums[4 * SAMPLES + s]!;
+    a += m * sums[s]!;
+    r += m * sums[SAMPLES + s]!;
+    g += m * sums[2 * SAMPLES + s]!;
+    b += m * sums[3 * SAMPLES + s]!;
+  }
+  // Under a blank mask (nothing drawn) the colour is never seen; the cell's own mean then.
+  if (a <= 0) {
+    for (let s = 0; s < SAMPLES; s++) {
+      a += sums[s]!;
+      r += sums[SAMPLES + s]!;
+      g += sums[2 * SAMPLES + s]!;
+      b += sums[3 * SAMPLES + s]!;
+    }
   }
   const o = cell * 3;
   ink[o] = a > 0 ? r / a : 0;
-  ink[o + 1] = a > 0 ? gr / a : 0;
+  ink[o + 1] = a > 0 ? g / a : 0;
   ink[o + 2] = a > 0 ? b / a : 0;
   return best;
 }
