@@ -449,21 +449,24 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
     const alpha = alphaCells(prep.image, cols, rows);
     const blankAt = table.glyphs.findIndex(isBlankGlyph);
     if (alpha && blankAt >= 0) {
-      const set = twoColorGlyphs(table), sums = new Float64Array(4 * SAMPLES), ground = p.invert ? 1 : 0;
+      const sums = new Float64Array(4 * SAMPLES);
       clear = new Uint8Array(nc);
       for (let i = 0; i < nc; i++) {
         if (alpha[i] === OPAQUE) continue;
-        const g = alpha[i] === CLEAR ? blankAt : opaqueShape(prep.image, cols, rows, i, set.templates, fgLin, sums);
+        const g = alpha[i] === CLEAR ? blankAt : opaqueShape(prep.image, cols, rows, i, table.set.templates, fgLin, sums);
         if (g < 0) continue;
         cells[i] = g;
         clear[i] = 1;
-        bgLin[i * 3] = bgLin[i * 3 + 1] = bgLin[i * 3 + 2] = ground;
       }
       if (!clear.includes(1)) clear = null;
     }
     const t = colorTransform(p.saturation, tone);
     colors = cellColors(fgLin, t, new Uint8Array(nc * 3));
     background = cellColors(bgLin, t, new Uint8Array(nc * 3));
+    if (clear) {
+      const ground = p.invert ? 255 : 0;
+      for (let i = 0; i < nc; i++) if (clear[i]) background.fill(ground, i * 3, i * 3 + 3);
+    }
   } else {
     if (table.set.kind === 'braille') {
       // Its own frame: the target copied out of this one first.
