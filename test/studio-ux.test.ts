@@ -238,6 +238,24 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       assert.equal(await page.getAttribute('#ground-light', 'aria-pressed'), 'true');
       const ground = await page.$eval('#viewport', (e: any) => getComputedStyle(e).backgroundColor);
       assert.equal(ground, 'rgb(250, 250, 250)', 'a light ground');
+      const inverted = () => page.$eval('[data-param=invert] input[type=checkbox]', (e: any) => e.checked as boolean);
+      assert.equal(await inverted(), true, 'tones inverted on a light ground');
+      // Line art on a light ground: its lines stay the ink (inverted, the ground was drawn in @s).
+      n = await results(page);
+      await page.click('[data-style="line-art"]');
+      await waitResults(page, n);
+      assert.equal(await inverted(), false, 'line art is not inverted');
+      n = await results(page);
+      await page.click('#ground-dark');
+      await waitResults(page, n);
+      n = await results(page);
+      await page.click('#ground-light');
+      await waitResults(page, n);
+      assert.equal(await inverted(), false, 'nor when the light ground comes after it');
+      n = await results(page);
+      await page.click('[data-style="braille-colour"]');
+      await waitResults(page, n);
+      assert.equal(await inverted(), true, 'a tonal style on the light ground is inverted again');
       await page.click('#webcam');
       await page.waitForFunction(() => window.__v2aStats.frames >= 10, undefined, { timeout: 20_000 });
       await page.click('#side-by-side');

@@ -61,9 +61,17 @@ const inkColor = $('#ink-color');
 const groundDark = $('#ground-dark');
 const groundLight = $('#ground-light');
 const styles = $('#styles');
+/**
+ * On a light ground the ink is dark: tones are inverted so that bright areas stay light, but line
+ * art is not, since its lines are the ink either way (inverted, it drew the ground in `@`s and
+ * the edges as gaps).
+ */
+const invertOn = (light: boolean, edges: boolean): boolean => light && !edges;
+const lightGround = (): boolean => groundIsLight(String(controls.current('monoColor') ?? DEFAULTS.monoColor));
 const styleButtons = STYLE_PRESETS.map((p) => {
   const b = h('button', { type: 'button', class: 'chip style', 'data-style': p.id, 'aria-pressed': 'false', title: p.hint, text: p.label });
-  b.addEventListener('click', () => controls.setMany(p.params));
+  // A style keeps the ground: on a light one, the invert that suits its tones or lines.
+  b.addEventListener('click', () => controls.setMany(lightGround() ? { ...p.params, invert: invertOn(true, p.params.edges === true) } : p.params));
   styles.append(b);
   return { preset: p, button: b };
 });
@@ -75,7 +83,7 @@ function syncStageButtons(): void {
   const color = controls.current('color') === true;
   inkMono.setAttribute('aria-pressed', String(!color));
   inkColor.setAttribute('aria-pressed', String(color));
-  const light = groundIsLight(String(controls.current('monoColor') ?? DEFAULTS.monoColor));
+  const light = lightGround();
   groundDark.setAttribute('aria-pressed', String(!light));
   groundLight.setAttribute('aria-pressed', String(light));
   for (const { preset, button } of styleButtons) {
@@ -86,9 +94,10 @@ function syncStageButtons(): void {
 inkMono.addEventListener('click', () => controls.set('color', false));
 inkColor.addEventListener('click', () => controls.set('color', true));
 // Ground, ink and invert move together, so no choice leaves the art invisible: a light ground
-// takes dark ink and inverted tones (bright areas stay light), a dark ground the reverse.
+// takes dark ink and inverted tones (bright areas stay light; line art's lines stay the ink), a
+// dark ground the reverse.
 groundDark.addEventListener('click', () => controls.setMany({ monoColor: DARK_INK, invert: false }));
-groundLight.addEventListener('click', () => controls.setMany({ monoColor: LIGHT_GROUND_INK, invert: true }));
+groundLight.addEventListener('click', () => controls.setMany({ monoColor: LIGHT_GROUND_INK, invert: invertOn(true, controls.current('edges') === true) }));
 
 function paramsChanged(params: ExplicitParams): void {
   syncStageButtons();
