@@ -262,6 +262,19 @@ describe('two colours per cell over a transparent source', () => {
     assert.deepEqual(Array.from(decodeCompact(formatResult(inv, 'json-compact').body).background!.subarray(0, 3)), [255, 255, 255]);
   });
 
+  it('Braille: an edge cell\'s dots are those of its opaque part (a fit to the dots\' masks drew every edge as a full ⣿)', () => {
+    const r = render(disc(40, 20), { columns: 40, charset: 'dots', color: true });
+    assert.ok(r.clear);
+    const edge = [...r.cells.keys()].filter((i) => r.clear![i] && r.glyphs[r.cells[i]!] !== '\u2800');
+    assert.ok(edge.length >= 16, `edge cells drawn (${edge.length})`);
+    const full = edge.filter((i) => r.glyphs[r.cells[i]!] === '\u28ff').length;
+    assert.ok(full < edge.length / 4, `${full} of ${edge.length} edge cells are full`);
+    // The disc's top edge: dots in the lower half of the cell, where the disc is.
+    const top = Math.min(...edge);
+    const bits = r.glyphs[r.cells[top]!]!.codePointAt(0)! - 0x2800;
+    assert.ok((bits & 0xc0) !== 0, `the top edge cell ${r.glyphs[r.cells[top]!]} has its lowest dots`);
+  });
+
   it('an image marked opaque (a decoder without an alpha band) is not looked through', () => {
     const img = disc(20, 10);
     assert.equal(render({ ...img, opaque: true }, params).clear, undefined);

@@ -453,7 +453,7 @@ export function glyphStage(prep: GlyphSource, tuned: TunedSource, explicit: read
       clear = new Uint8Array(nc);
       for (let i = 0; i < nc; i++) {
         if (alpha[i] === OPAQUE) continue;
-        const g = alpha[i] === CLEAR ? blankAt : opaqueShape(prep.image, cols, rows, i, table.set.templates, fgLin, sums);
+        const g = alpha[i] === CLEAR ? blankAt : opaqueShape(prep.image, cols, rows, i, table.set.templates, table.set.kind === 'braille', fgLin, sums);
         if (g < 0) continue;
         cells[i] = g;
         clear[i] = 1;

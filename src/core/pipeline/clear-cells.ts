@@ -54,6 +54,9 @@ export function alphaCells(img: RgbaImage, cols: number, rows: number): Uint8Arr
   return out;
 }
 
+/** Unicode Braille bit of the dot at (dx, dy) of a 2 x 4 cell, index dy * 2 + dx (as assembly/kernels.ts). */
+const DOT_BIT = [0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80] as const;
+
 /** The weight of the mean term in opaqueShape()'s fit (the glyph matcher's TONE_WEIGHT). */
 const COVER_WEIGHT = 1.2 * SAMPLES;
 
@@ -66,10 +69,13 @@ const COVER_WEIGHT = 1.2 * SAMPLES;
  * Each sample reads the pixels its box (`cols * SUB_X` by `rows * SUB_Y` over the image) touches,
  * at least one, so an image smaller than the samples is read too. Returns the glyph, or -1 for an
  * evenly translucent cell (every sample at least half opaque, within a quarter of each other):
- * drawn as opaque then, on its own background.
+ * drawn as opaque then, on its own background. `braille`: the set is Braille's, in code-point
+ * order (the glyph index is the dot pattern): each dot is on where its 2 x 2 samples are at least
+ * half opaque, as the Braille matcher splits dots (a least-squares fit to the dots' small masks
+ * chose the full pattern along every edge, its ground showing between the dots).
  * `sums` is scratch of 4 * SAMPLES.
  */
-export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: number, templates: Float32Array, ink: Float32Array, sums: Float64Array): number {
+export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: number, templates: Float32Array, braille: boolean, ink: Float32Array, sums: Float64Array): number {
   const { width: w, height: h, data } = img;
   const cx = cell % cols, cy = (cell - cx) / cols;
   const W = cols * SUB_X, H = rows * SUB_Y;
@@ -114,7 +120,20 @@ export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: nu
   // thin line between the sample rows) is drawn misplaced within the cell rather than dropped.
   const mustDraw = meanA >= 1 / 16;
   let best = 0, bestErr = Infinity;
-  for (let gl = 0, count = templates.length / SAMPLES; gl < count; gl++) {
+  if (braille) {
+    let most = 0, mostBit = 0;
+    for (let d = 0; d < 8; d++) {
+      const dx = d & 1, dy = d >> 1, s = dy * 2 * SUB_X + dx * 2;
+      const a = (sums[s]! + sums[s + 1]! + sums[s + SUB_X]! + sums[s + SUB_X + 1]!) / 4;
+      if (a >= 0.5) best |= DOT_BIT[d]!;
+      if (a > most) {
+        most = a;
+        mostBit = DOT_BIT[d]!;
+      }
+    }
+    if (best === 0 && mustDraw) best = mostBit;
+  }
+  for (let gl = 0, count = braille ? 0 : templates.length / SAMPLES; gl < count; gl++) {
     let err = 0, m = 0;
     for (let s = 0; s < SAMPLES; s++) {
       const t = templates[gl * SAMPLES + s]!, d = t - sums[s]!;
