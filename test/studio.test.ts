@@ -128,6 +128,15 @@ describe('serving the studio', () => {
 });
 
 describe('studio helpers', () => {
+  test('the codebook card says what its size means: chosen for the bound, the whole set asked for, or the whole set short of the bound', async () => {
+    const { codebookNote } = await import('../src/studio/reports.js');
+    const c = { strategy: 'adaptive', glyphs: ' .:-=+*#%@', size: 10, rampSize: 10, rmse: 0.04, maxRmse: 0.03, bitsPerCell: 2 } as const;
+    // "The fewest characters whose tone error (0.04) stays within 0.03" contradicted itself.
+    assert.match(codebookNote(c), /^Even every character leaves a tone error of 0\.04, over the bound of 0\.03/);
+    assert.match(codebookNote({ ...c, size: 6, rmse: 0.02 }), /^The fewest characters whose tone error \(0\.02\) stays within 0\.03/);
+    assert.match(codebookNote({ ...c, strategy: 'fixed' }), /^The whole set, as asked \(fixed\)/);
+  });
+
   test('the studio decodes stills at the width the render job asks decoders for', async () => {
     let asked = 0;
     const image = { width: 480, height: 360, data: new Uint8Array(480 * 360 * 4).fill(128), format: 'png', sourceWidth: 4000, sourceHeight: 3000 };

@@ -64,6 +64,14 @@ export function renderCodebook(c: CodebookReport): HTMLElement {
       h('b', { text: `${c.size}` }), ` of ${c.rampSize} characters · ${num(c.bitsPerCell, 2)} bits each`),
     glyphs,
     meter(`RMSE ≤ ${num(c.maxRmse)}`, c.rmse, Math.max(c.maxRmse * 1.5, c.rmse), c.maxRmse, 'codebook-rmse'),
-    h('p', { class: 'muted small', text: `The fewest characters whose tone error (${num(c.rmse, 4)}) stays within ${num(c.maxRmse)}.` }),
+    h('p', { class: 'muted small', text: codebookNote(c) }),
   );
+}
+
+/** What the codebook's size says: chosen for the bound, or the whole set (asked for, or short of the bound). */
+export function codebookNote(c: CodebookReport): string {
+  const error = num(c.rmse, 4), bound = num(c.maxRmse);
+  if (c.strategy === 'fixed') return `The whole set, as asked (fixed): its tone error is ${error}.`;
+  if (c.rmse <= c.maxRmse) return `The fewest characters whose tone error (${error}) stays within ${bound}.`;
+  return `Even every character leaves a tone error of ${error}, over the bound of ${bound}: the whole set is used.`;
 }
