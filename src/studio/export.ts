@@ -93,7 +93,7 @@ export function setExportEnabled(on: boolean): void {
   // Plain text shows no colour: its characters are the mono art's (as the API's format=text), so
   // with colour on they are not the characters on screen; said here rather than found out.
   const mono = f === 'text' && state.result?.params.color ? ' · plain text has no colours: it holds the mono art\'s characters' : '';
-  $('#export-format').textContent = `${f} · .${FORMAT_INFO[f].extension}${mono}`;
+  $('#export-format').textContent = `${f} · ${fileSuffix(f)}${mono}`;
 }
 
 async function doDownload(format: Format): Promise<void> {
@@ -175,9 +175,9 @@ export function initExport(c: ParamControls): void {
   const downloads = $('#downloads');
   downloadButtons = EXPORT_FORMATS.map((format) => {
     const info = FORMAT_INFO[format];
-    // The button's text is its accessible name: the format and its file extension.
+    // The button's text is its accessible name: the format and the end of its file's name (json-compact: .compact.json, as saved).
     const b = h('button', { type: 'button', class: 'btn small fmt', 'data-format': format, title: `Download ${info.label}`, disabled: true },
-      h('span', { text: format }), ' ', h('small', { text: `.${info.extension}` }));
+      h('span', { text: format }), ' ', h('small', { text: fileSuffix(format) }));
     b.addEventListener('click', () => void doDownload(format));
     downloads.append(b);
     return b;
