@@ -254,6 +254,7 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
 
   test('Escape closes the error box and gives the focus back; the trace id\'s error is its description', async () => {
     await inStudio(rig, { viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
+      await openStill(page, await photo(160, 120, 'png'), 'photo.png');
       await page.focus('#zoom');
       await page.setInputFiles('#image-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image\n') });
       await page.waitForSelector('#art-error', { state: 'visible' });
@@ -261,6 +262,8 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
       await page.keyboard.press('Escape');
       assert.equal(await page.isVisible('#art-error'), false, 'Escape closed it');
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'zoom', 'the focus went back');
+      // The status line, emptied while the box told the error, tells again what is on screen.
+      assert.match((await page.textContent('#status'))!, /^photo\.png: \d+×\d+ characters\.$/);
 
       await page.waitForSelector('#handoff-start:not([disabled])');
       await page.fill('#trace-id', 'not-hex');

@@ -74,8 +74,13 @@ export function showError(text: string): void {
 }
 
 export function clearError(): void {
+  const wasShown = !el.error.hidden;
   el.error.hidden = true;
   state.stats.error = null;
+  // Nothing said since the error emptied the line: it tells again what is on screen (the art the
+  // failed attempt left), not nothing.
+  const r = state.result;
+  if (wasShown && el.status.textContent === '' && r && state.shown.name) el.status.textContent = `${state.shown.name}: ${r.columns}×${r.rows} characters.`;
 }
 
 /** A control that can take the focus now: still in the page, shown and enabled. */
