@@ -255,6 +255,10 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
   test('Escape closes the error box and gives the focus back; the trace id\'s error is its description', async () => {
     await inStudio(rig, { viewport: { width: 1440, height: 900 } }, async ({ page, problems }) => {
       await openStill(page, await photo(160, 120, 'png'), 'photo.png');
+      // The report's measurements are named in words (Dynamic range), as its adjustments are, not by the API's names.
+      const named = await page.$$eval('.metric-name, .source dt', (els: any[]) => els.map((e) => e.textContent as string));
+      assert.ok(named.includes('Dynamic range') && named.includes('Fidelity'), named.join(', '));
+      assert.deepEqual(named.filter((t) => /[a-z][A-Z]/.test(t)), [], 'no camelCase API names');
       await page.focus('#zoom');
       await page.setInputFiles('#image-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image\n') });
       await page.waitForSelector('#art-error', { state: 'visible' });
