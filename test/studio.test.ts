@@ -129,12 +129,14 @@ describe('serving the studio', () => {
 
 describe('studio helpers', () => {
   test('the codebook card says what its size means: chosen for the bound, the whole set asked for, or the whole set short of the bound', async () => {
-    const { codebookNote } = await import('../src/studio/reports.js');
+    const { codebookNote } = await import('../src/studio/codebook-note.js');
     const c = { strategy: 'adaptive', glyphs: ' .:-=+*#%@', size: 10, rampSize: 10, rmse: 0.04, maxRmse: 0.03, bitsPerCell: 2 } as const;
     // "The fewest characters whose tone error (0.04) stays within 0.03" contradicted itself.
     assert.match(codebookNote(c), /^Even every character leaves a tone error of 0\.04, over the bound of 0\.03/);
     assert.match(codebookNote({ ...c, size: 6, rmse: 0.02 }), /^The fewest characters whose tone error \(0\.02\) stays within 0\.03/);
     assert.match(codebookNote({ ...c, strategy: 'fixed' }), /^The whole set, as asked \(fixed\)/);
+    // Dots and two-colour art use every glyph whatever the strategy reported: within the bound it is not "the fewest".
+    assert.match(codebookNote({ ...c, size: 256, rampSize: 256, rmse: 0.024 }), /^Every character of the set, for this style/);
   });
 
   test('the studio decodes stills at the width the render job asks decoders for', async () => {

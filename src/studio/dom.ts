@@ -26,7 +26,4 @@ export function fill(el: Element, ...children: Child[]): void {
   el.replaceChildren(...children.filter((c): c is Node | string => c !== null && c !== undefined && c !== false));
 }
 
-/** Number shown with at most `digits` decimals, trailing zeros dropped. */
-export function num(v: number, digits = 3): string {
-  return String(Math.round(v * 10 ** digits) / 10 ** digits);
-}
+export { num } from './format-number.js';

@@ -1,5 +1,6 @@
 /** The Auto Director's verdict and evidence, and the adaptive glyph codebook, as DOM. */
 import type { CodebookReport, DirectorReport } from '../core/index.js';
+import { codebookNote } from './codebook-note.js';
 import { h, num } from './dom.js';
 import { labelOf, valueLabelOf } from './labels.js';
 
@@ -69,10 +70,3 @@ export function renderCodebook(c: CodebookReport): HTMLElement {
   );
 }
 
-/** What the codebook's size says: chosen for the bound, or the whole set (asked for, or short of the bound). */
-export function codebookNote(c: CodebookReport): string {
-  const error = num(c.rmse, 4), bound = num(c.maxRmse);
-  if (c.strategy === 'fixed') return `The whole set, as asked (fixed): its tone error is ${error}.`;
-  if (c.rmse <= c.maxRmse) return `The fewest characters whose tone error (${error}) stays within ${bound}.`;
-  return `Even every character leaves a tone error of ${error}, over the bound of ${bound}: the whole set is used.`;
-}
