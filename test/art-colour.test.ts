@@ -275,6 +275,19 @@ describe('two colours per cell over a transparent source', () => {
     assert.ok((bits & 0xc0) !== 0, `the top edge cell ${r.glyphs[r.cells[top]!]} has its lowest dots`);
   });
 
+  it('a 1 px transparent frame round an opaque picture: Braille border cells stay opaque (not full ⣿ on the viewer\'s ground), on every side alike', () => {
+    for (const [w, h] of [[800, 600], [1600, 1200]] as const) {
+      const data = new Uint8Array(w * h * 4);
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+        const o = (y * w + x) * 4;
+        data.set([180, 90, 40, x === 0 || y === 0 || x === w - 1 || y === h - 1 ? 0 : 255], o);
+      }
+      const r = render({ width: w, height: h, data }, { columns: 50, charset: 'dots', color: true });
+      const clearFull = [...r.cells.keys()].filter((i) => r.clear?.[i] && r.glyphs[r.cells[i]!] === '\u28ff');
+      assert.deepEqual(clearFull, [], `${w} x ${h}: clear full cells`);
+    }
+  });
+
   it('an image marked opaque (a decoder without an alpha band) is not looked through', () => {
     const img = disc(20, 10);
     assert.equal(render({ ...img, opaque: true }, params).clear, undefined);

@@ -100,6 +100,13 @@ describe('a tall image in a small box fits it, however the box is given', { conc
     assert.match(colour.stdout, /\x1b\[/, 'coloured');
   });
 
+  test('blocks in colour: the margins of an image without alpha (a JPEG-like RGB PNG) are clear, the terminal\'s own background, not black', async () => {
+    const r = await v2a(['render', '--charset', 'blocks', '--color', '--colors', 'truecolor', '--size', '40x12', tall]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /\x1b\[48;2;0;0;0m/, 'no black background');
+    assert.match(r.stdout.split('\n')[0]!, /^(?:\x1b\[38;2;\d+;\d+;\d+m)?\x1b\[49m /, 'a row begins in the margin: the default background');
+  });
+
   test('an image too tall for any column count (10 x 20000) fits a box as well', async () => {
     const r = await v2a(['render', needle, '--size', '40x12']);
     assert.equal(r.code, 0, r.stderr);

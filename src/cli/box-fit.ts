@@ -2,9 +2,9 @@
  * An image too tall for its box even at the fewest columns (a 100 x 800 strip in fzf's 40 x 12
  * preview) is widened with transparent margins, left and right, until its grid at MIN_COLUMNS has
  * the box's rows: the art then fits the box, the image centred, as chafa draws it, instead of
- * overflowing it (or, for a box the user gave, being refused). Transparent pixels are composited
- * over the ground (black, white with --invert), so the margins render as blank cells whatever the
- * options. The render job (core/job.ts) only narrows down to MIN_COLUMNS; the CLI, which decodes,
+ * overflowing it (or, for a box the user gave, being refused). The margins are transparent: blank
+ * cells on the ground whatever the options (with two colours per cell, clear cells: the
+ * terminal's own background), so a widened image is never marked opaque. The render job (core/job.ts) only narrows down to MIN_COLUMNS; the CLI, which decodes,
  * extends the raster before the job sees it.
  */
 import type { DecodeRequest, DecodedFrame, DecodedImage, Decoder, FitBox, FrameDecoder } from '../core/job.js';
@@ -40,7 +40,9 @@ function widen<T extends DecodedImage>(image: T, sourceWidth: number): T {
   const data = new Uint8Array(width * image.height * 4);
   const row = image.width * 4;
   for (let y = 0; y < image.height; y++) data.set(image.data.subarray(y * row, (y + 1) * row), (y * width + left) * 4);
-  return { ...image, width, data, sourceWidth };
+  // Its margins are seen through, whatever the decoded picture was.
+  const { opaque: _, ...rest } = image;
+  return { ...rest, width, data, sourceWidth } as T;
 }
 
 /** The rows of the box the job fits when it picks the columns (none given), else undefined: nothing to widen for. */

@@ -29,7 +29,7 @@ export interface RgbaImage {
    * True when every pixel's alpha is 255 (decodeImage() sets it for an image without an alpha
    * channel, a JPEG): two-colour art then skips looking for transparency (one pass over the
    * alpha bytes). A hint: set it only where it holds, since transparent pixels are then drawn
-   * as composited over black.
+   * as composited over the ground (black; white with `invert`).
    */
   readonly opaque?: boolean;
 }

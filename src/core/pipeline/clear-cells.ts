@@ -89,12 +89,14 @@ export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: nu
       const gx = cx * SUB_X + sx;
       const x0 = Math.floor((gx * w) / W), x1 = Math.max(x0 + 1, Math.min(w, Math.ceil(((gx + 1) * w) / W)));
       const s = sy * SUB_X + sx;
-      // At most 4 x 4 pixels a sample, evenly spread: a 12 MP source's samples are 8 x 8 and more.
-      const stepY = Math.max(1, ((y1 - y0) / 4) | 0), stepX = Math.max(1, ((x1 - x0) / 4) | 0);
-      let a = 0, r = 0, g = 0, b = 0, n = 0;
-      for (let y = y0; y < y1; y += stepY) {
-        for (let p = (y * w + x0) * 4, end = (y * w + x1) * 4; p < end; p += 4 * stepX) {
-          n++;
+      // At most 4 x 4 pixels a sample, at the centres of equal parts of its box (a 12 MP source's
+      // samples are 8 x 8 pixels and more): no edge of the box weighs more than the other.
+      const my = Math.min(4, y1 - y0), mx = Math.min(4, x1 - x0);
+      let a = 0, r = 0, g = 0, b = 0;
+      for (let ky = 0; ky < my; ky++) {
+        const row = (y0 + Math.floor(((ky + 0.5) * (y1 - y0)) / my)) * w;
+        for (let kx = 0; kx < mx; kx++) {
+          const p = (row + x0 + Math.floor(((kx + 0.5) * (x1 - x0)) / mx)) * 4;
           const al = data[p + 3]! / 255;
           a += al;
           r += al * SRGB8_TO_LINEAR[data[p]!]!;
@@ -102,7 +104,7 @@ export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: nu
           b += al * SRGB8_TO_LINEAR[data[p + 2]!]!;
         }
       }
-      const mean = a / n;
+      const n = my * mx, mean = a / n;
       sums[s] = mean;
       sums[SAMPLES + s] = r / n;
       sums[2 * SAMPLES + s] = g / n;
@@ -132,6 +134,9 @@ export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: nu
       }
     }
     if (best === 0 && mustDraw) best = mostBit;
+    // Every dot shown (an opaque area beside a thin transparent seam): drawn as opaque, with both
+    // colours, not as dots on the viewer's ground.
+    if (best === 0xff) return -1;
   }
   for (let gl = 0, count = braille ? 0 : templates.length / SAMPLES; gl < count; gl++) {
     let err = 0, m = 0;
