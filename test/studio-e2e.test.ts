@@ -222,7 +222,7 @@ describe('studio in headless Chromium', { skip }, () => {
       assert.ok(name.endsWith(`.${FORMAT_INFO[format].extension}`), `${format}: ${name}`);
       // The button names the end of the file's name it saves (json-compact's read .json, saved .compact.json).
       const label = await page.$eval(`#downloads [data-format="${format}"] small`, (e: any) => e.textContent as string);
-      assert.ok(name.endsWith(label), `${format}: the button says ${label}, the file is ${name}`);
+      assert.equal(label, name.slice(name.indexOf('.')), `${format}: the button says ${label}, the file is ${name}`);
       const got = readFileSync(await download.path());
       const res = await fetch(`${server.base}/api/v1/render`, {
         method: 'POST',

@@ -256,6 +256,15 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       await page.click('[data-style="braille-colour"]');
       await waitResults(page, n);
       assert.equal(await inverted(), true, 'a tonal style on the light ground is inverted again');
+      // The edges control by hand, on the light ground: the invert follows it both ways.
+      n = await results(page);
+      await page.click('[data-param=edges] input[type=checkbox]');
+      await waitResults(page, n);
+      assert.equal(await inverted(), false, 'line art by its own control: not inverted');
+      n = await results(page);
+      await page.click('[data-param=edges] input[type=checkbox]');
+      await waitResults(page, n);
+      assert.equal(await inverted(), true, 'and tones again when it is turned off');
       await page.click('#webcam');
       await page.waitForFunction(() => window.__v2aStats.frames >= 10, undefined, { timeout: 20_000 });
       await page.click('#side-by-side');

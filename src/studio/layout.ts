@@ -74,13 +74,17 @@ export function showError(text: string): void {
 }
 
 export function clearError(): void {
-  const wasShown = !el.error.hidden;
   el.error.hidden = true;
   state.stats.error = null;
-  // Nothing said since the error emptied the line: it tells again what is on screen (the art the
-  // failed attempt left), not nothing.
+}
+
+/**
+ * The user closed the error box (Dismiss, Escape): where nothing was said since the error emptied
+ * the status line, it tells again what is on screen (the art the failed attempt left).
+ */
+function retellShown(): void {
   const r = state.result;
-  if (wasShown && el.status.textContent === '' && r && state.shown.name) el.status.textContent = `${state.shown.name}: ${r.columns}×${r.rows} characters.`;
+  if (el.status.textContent === '' && r && state.shown.name) el.status.textContent = `${state.shown.name}: ${r.columns}×${r.rows} characters.`;
 }
 
 /** A control that can take the focus now: still in the page, shown and enabled. */
@@ -96,6 +100,7 @@ export function focusOr(e: Element | null): void {
 function dismissError(): void {
   // The Dismiss button disappears with the box: the focus goes back where it was, not to the body.
   clearError();
+  retellShown();
   focusOr(focusBeforeError);
   focusBeforeError = null;
 }
@@ -108,6 +113,7 @@ document.addEventListener('keydown', (e) => {
   if (!active || active === document.body || el.error.contains(active)) dismissError();
   else {
     clearError();
+    retellShown();
     focusBeforeError = null;
   }
 });

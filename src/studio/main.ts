@@ -121,7 +121,16 @@ function paramsChanged(params: ExplicitParams): void {
 // The settings of the last visit, before the first render asks for any.
 for (const [name, value] of Object.entries(savedSettings())) controls.set(name, value, false);
 syncStageButtons();
+let lastEdges = controls.current('edges') === true;
 controls.onChange = (params) => {
+  // Line art turned on or off by its own control on a light ground: the invert follows it, as the
+  // ground and style buttons set it (else the lines came out as a negative, or tones uninverted).
+  const edges = controls.current('edges') === true;
+  if (edges !== lastEdges && lightGround() && controls.current('invert') !== invertOn(true, edges)) {
+    controls.set('invert', invertOn(true, edges), false);
+    params = controls.values();
+  }
+  lastEdges = edges;
   saveSettings(params);
   paramsChanged(params);
 };
