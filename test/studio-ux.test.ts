@@ -241,30 +241,21 @@ describe('studio failures, handoff and layout in headless Chromium', { skip }, (
       const inverted = () => page.$eval('[data-param=invert] input[type=checkbox]', (e: any) => e.checked as boolean);
       assert.equal(await inverted(), true, 'tones inverted on a light ground');
       // Line art on a light ground: its lines stay the ink (inverted, the ground was drawn in @s).
-      n = await results(page);
-      await page.click('[data-style="line-art"]');
-      await waitResults(page, n);
-      assert.equal(await inverted(), false, 'line art is not inverted');
-      n = await results(page);
-      await page.click('#ground-dark');
-      await waitResults(page, n);
-      n = await results(page);
-      await page.click('#ground-light');
-      await waitResults(page, n);
-      assert.equal(await inverted(), false, 'nor when the light ground comes after it');
-      n = await results(page);
-      await page.click('[data-style="braille-colour"]');
-      await waitResults(page, n);
-      assert.equal(await inverted(), true, 'a tonal style on the light ground is inverted again');
-      // The edges control by hand, on the light ground: the invert follows it both ways.
-      n = await results(page);
-      await page.click('[data-param=edges] input[type=checkbox]');
-      await waitResults(page, n);
-      assert.equal(await inverted(), false, 'line art by its own control: not inverted');
-      n = await results(page);
-      await page.click('[data-param=edges] input[type=checkbox]');
-      await waitResults(page, n);
-      assert.equal(await inverted(), true, 'and tones again when it is turned off');
+      // Each step: a click, its render, then whether tones are inverted.
+      const edges = '[data-param=edges] input[type=checkbox]';
+      for (const [click, invert, why] of [
+        ['[data-style="line-art"]', false, 'line art is not inverted'],
+        ['#ground-dark', false, 'a dark ground never is'],
+        ['#ground-light', false, 'nor line art when the light ground comes after it'],
+        ['[data-style="braille-colour"]', true, 'a tonal style on the light ground is inverted again'],
+        [edges, false, 'line art by its own control: not inverted'],
+        [edges, true, 'and tones again when it is turned off'],
+      ] as const) {
+        n = await results(page);
+        await page.click(click);
+        await waitResults(page, n);
+        assert.equal(await inverted(), invert, why);
+      }
       await page.click('#webcam');
       await page.waitForFunction(() => window.__v2aStats.frames >= 10, undefined, { timeout: 20_000 });
       await page.click('#side-by-side');
