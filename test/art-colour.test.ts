@@ -275,6 +275,15 @@ describe('two colours per cell over a transparent source', () => {
     assert.ok((bits & 0xc0) !== 0, `the top edge cell ${r.glyphs[r.cells[top]!]} has its lowest dots`);
   });
 
+  it('Braille over a faint area: as many dots a cell as its coverage is eighths, not one', () => {
+    const faint = { width: 80, height: 80, data: new Uint8Array(80 * 80 * 4).map((_, i) => (i % 4 === 3 ? 80 : i % 4 === 0 ? 240 : 20)) };
+    const r = render(faint, { columns: 20, charset: 'dots', color: true });
+    assert.ok(r.clear && r.clear.every((v) => v === 1));
+    // Alpha 80 of 255: about 0.31 of each cell shows, so 2 or 3 dots of 8.
+    const dots = [...r.cells].map((g) => (r.glyphs[g]!.codePointAt(0)! - 0x2800).toString(2).replace(/0/g, '').length);
+    assert.ok(dots.every((k) => k >= 2 && k <= 3), `dots per cell: ${[...new Set(dots)]}`);
+  });
+
   it('a 1 px transparent frame round an opaque picture: Braille border cells stay opaque (not full ⣿ on the viewer\'s ground), on every side alike', () => {
     for (const [w, h] of [[800, 600], [1600, 1200]] as const) {
       const data = new Uint8Array(w * h * 4);

@@ -57,6 +57,9 @@ export function alphaCells(img: RgbaImage, cols: number, rows: number): Uint8Arr
 /** Unicode Braille bit of the dot at (dx, dy) of a 2 x 4 cell, index dy * 2 + dx (as assembly/kernels.ts). */
 const DOT_BIT = [0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80] as const;
 
+/** opaqueShape()'s scratch: the mean opacity of each Braille dot. */
+const dotAlpha = new Float64Array(8);
+
 /** The weight of the mean term in opaqueShape()'s fit (the glyph matcher's TONE_WEIGHT). */
 const COVER_WEIGHT = 1.2 * SAMPLES;
 
@@ -123,17 +126,26 @@ export function opaqueShape(img: RgbaImage, cols: number, rows: number, cell: nu
   const mustDraw = meanA >= 1 / 16;
   let best = 0, bestErr = Infinity;
   if (braille) {
-    let most = 0, mostBit = 0;
     for (let d = 0; d < 8; d++) {
       const dx = d & 1, dy = d >> 1, s = dy * 2 * SUB_X + dx * 2;
-      const a = (sums[s]! + sums[s + 1]! + sums[s + SUB_X]! + sums[s + SUB_X + 1]!) / 4;
+      const a = (dotAlpha[d] = (sums[s]! + sums[s + 1]! + sums[s + SUB_X]! + sums[s + SUB_X + 1]!) / 4);
       if (a >= 0.5) best |= DOT_BIT[d]!;
-      if (a > most) {
-        most = a;
-        mostBit = DOT_BIT[d]!;
+    }
+    // None half opaque but the cell shows (a faint area, a thin stroke): as many of its most
+    // opaque dots as its coverage is eighths (a single dot in every cell drew a faint area as a
+    // lattice of dot 1).
+    if (best === 0 && mustDraw) {
+      for (let k = Math.max(1, Math.round(meanA * 8)); k > 0; k--) {
+        let most = -1, at = 0;
+        for (let d = 0; d < 8; d++) {
+          if (!(best & DOT_BIT[d]!) && dotAlpha[d]! > most) {
+            most = dotAlpha[d]!;
+            at = d;
+          }
+        }
+        best |= DOT_BIT[at]!;
       }
     }
-    if (best === 0 && mustDraw) best = mostBit;
     // Every dot shown (an opaque area beside a thin transparent seam): drawn as opaque, with both
     // colours, not as dots on the viewer's ground.
     if (best === 0xff) return -1;
