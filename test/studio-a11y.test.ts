@@ -259,6 +259,8 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
       const named = await page.$$eval('.metric-name, .source dt', (els: any[]) => els.map((e) => e.textContent as string));
       assert.ok(named.includes('Dynamic range') && named.includes('Fidelity'), named.join(', '));
       assert.deepEqual(named.filter((t) => /[a-z][A-Z]/.test(t)), [], 'no camelCase API names');
+      // Not a setting's name either: gamma's control is "Midtones".
+      assert.ok(!named.includes('Midtones') && named.includes('Midtone detail'), named.join(', '));
       await page.focus('#zoom');
       await page.setInputFiles('#image-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image\n') });
       await page.waitForSelector('#art-error', { state: 'visible' });

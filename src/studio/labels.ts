@@ -32,6 +32,24 @@ const LABELS: Readonly<Record<string, string>> = {
   monoColor: 'Ink colour',
 };
 
+/**
+ * The report's measurements where their names alone would read as a setting's (gamma is
+ * "Midtones"): what each measures. The others are spelled out (dynamicRange -> "Dynamic range").
+ */
+const MEASURE_LABELS: Readonly<Record<string, string>> = {
+  shadows: 'Shadow detail',
+  midtones: 'Midtone detail',
+  highlights: 'Highlight detail',
+  levels: 'Tone levels',
+  range: 'Tonal range',
+  median: 'Median tone',
+};
+
+/** A Director report's measurement (on the art or the source), in words. */
+export function measureLabelOf(name: string): string {
+  return MEASURE_LABELS[name] ?? labelOf(name);
+}
+
 /** Names of enum values a person reads (the value itself is what the API gets). */
 const VALUE_LABELS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   charset: { standard: 'Classic ASCII', detailed: 'All ASCII', blocks: 'Blocks', binary: 'Solid and blank', dots: 'Braille dots', minimal: 'Light ASCII' },

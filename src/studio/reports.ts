@@ -2,7 +2,7 @@
 import type { CodebookReport, DirectorReport } from '../core/index.js';
 import { codebookNote } from './codebook-note.js';
 import { h, num } from './dom.js';
-import { labelOf, valueLabelOf } from './labels.js';
+import { labelOf, measureLabelOf, valueLabelOf } from './labels.js';
 
 function meter(label: string, value: number, max = 1, mark?: number, id?: string): HTMLElement {
   const pct = Math.max(0, Math.min(100, (value / max) * 100));
@@ -43,7 +43,7 @@ export function renderDirector(d: DirectorReport, inkCoverage: number | null = n
   );
   const score = meter('score', d.score, 1, d.threshold, 'director-score');
   // In words, as the adjustments are (dynamicRange -> Dynamic range); the API's names stay in the json.
-  const metrics = h('div', { class: 'metrics' }, ...Object.entries(d.metrics).map(([k, v]) => meter(labelOf(k), v)));
+  const metrics = h('div', { class: 'metrics' }, ...Object.entries(d.metrics).map(([k, v]) => meter(measureLabelOf(k), v)));
   const adj = Object.entries(d.adjustments);
   const adjustments = adj.length
     ? h('table', { class: 'adjustments' },
@@ -51,7 +51,7 @@ export function renderDirector(d: DirectorReport, inkCoverage: number | null = n
       h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'tuned' }), h('th', { scope: 'col', text: 'from' }), h('th', { scope: 'col', text: 'to' }))),
       h('tbody', {}, ...adj.map(([k, v]) => h('tr', {}, h('th', { scope: 'row', text: labelOf(k) }), h('td', { text: num(v.from) }), h('td', { text: num(v.to) })))))
     : null;
-  const source = h('dl', {}, ...Object.entries(d.source).flatMap(([k, v]) => [h('dt', { text: labelOf(k) }), h('dd', { text: num(v) })]));
+  const source = h('dl', {}, ...Object.entries(d.source).flatMap(([k, v]) => [h('dt', { text: measureLabelOf(k) }), h('dd', { text: num(v) })]));
   const details = h('details', { class: 'source' }, h('summary', { text: 'Details' }),
     h('p', { class: 'muted small', text: `Rubric ${d.rubric}: score ${num(d.score)} against ${num(d.threshold)} needed.` }),
     score, h('h3', { text: 'Measured on the art' }), metrics, adjustments, h('h3', { text: 'Measured on the source' }), source);
