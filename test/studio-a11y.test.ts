@@ -104,10 +104,17 @@ describe('studio accessibility in headless Chromium', { skip }, () => {
       await page.keyboard.press('w');
       await page.waitForTimeout(500);
       assert.equal(await page.evaluate(() => window.__v2aStats.source), 'none', 'w does nothing');
+      // The theme picked with its button, the other one than the system's.
+      const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+      const first = await theme();
+      await page.click('#theme');
+      assert.notEqual(await theme(), first);
       // Remembered.
       await page.close();
       ({ page, problems } = await openStudioAt(context, rig.server.base));
       assert.equal(await page.isChecked('#shortcuts'), false, 'still off after a reload');
+      assert.notEqual(await theme(), first, 'the theme picked is kept after a reload');
+      assert.equal(await page.getAttribute('#theme', 'aria-pressed'), String((await theme()) === 'light'));
       await page.click('#shortcuts');
       await page.evaluate(() => document.activeElement.blur());
       await page.keyboard.press('w');

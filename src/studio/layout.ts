@@ -247,13 +247,31 @@ $('.skip').addEventListener('click', (e) => {
   $('#controls').focus();
 });
 
-// Theme: the system's by default; the button picks the other one.
+// Theme: the system's by default; the button picks the other one, kept across reloads (as the
+// render settings and the shortcuts switch are) until the user picks again.
 const themeBtn = $('#theme');
 const prefersLight = matchMedia('(prefers-color-scheme: light)');
+const THEME_KEY = 'v2a-studio-theme';
 function applyTheme(light: boolean): void {
   document.documentElement.dataset.theme = light ? 'light' : 'dark';
   themeBtn.setAttribute('aria-pressed', String(light));
 }
-applyTheme(prefersLight.matches);
-prefersLight.addEventListener('change', () => applyTheme(prefersLight.matches));
-themeBtn.addEventListener('click', () => applyTheme(document.documentElement.dataset.theme !== 'light'));
+function chosenTheme(): 'light' | 'dark' | null {
+  try {
+    const t = localStorage.getItem(THEME_KEY);
+    return t === 'light' || t === 'dark' ? t : null;
+  } catch {
+    return null;
+  }
+}
+applyTheme(chosenTheme() ? chosenTheme() === 'light' : prefersLight.matches);
+prefersLight.addEventListener('change', () => {
+  if (!chosenTheme()) applyTheme(prefersLight.matches);
+});
+themeBtn.addEventListener('click', () => {
+  const light = document.documentElement.dataset.theme !== 'light';
+  applyTheme(light);
+  try {
+    localStorage.setItem(THEME_KEY, light ? 'light' : 'dark');
+  } catch { /* storage refused (a private window, a policy): for this page only */ }
+});
