@@ -805,3 +805,21 @@ describe('the exported format helpers refuse what they cannot use (a library cal
     assert.throws(() => rowPairRuns(r, r.glyphs, blank, 0), (e: unknown) => e instanceof TypeError && /no background plane/.test(e.message));
   });
 });
+
+describe('clear cells (a transparent source, two colours per cell) in the output schemas', () => {
+  it('json\'s null backgrounds and json-compact\'s ground plane validate against the exported schemas', async () => {
+    const { render } = await import('../src/core/render.js');
+    const { formatResult } = await import('../src/core/format/index.js');
+    // A red square in the middle of a transparent 64 x 64 picture.
+    const data = new Uint8Array(64 * 64 * 4);
+    for (let y = 16; y < 48; y++) for (let x = 16; x < 48; x++) data.set([220, 30, 30, 255], (y * 64 + x) * 4);
+    for (const charset of ['blocks', 'dots'] as const) {
+      const r = render({ width: 64, height: 64, data }, { columns: 16, charset, color: true });
+      assert.ok(r.clear, `${charset}: clear cells`);
+      const json = JSON.parse(formatResult(r, 'json').body as string) as { background: (string | null)[][] };
+      assert.equal(json.background[0]![0], null);
+      assert.deepEqual(validate(JSON_OUTPUT_SCHEMA, json), [], `${charset}: json`);
+      assert.deepEqual(validate(JSON_COMPACT_OUTPUT_SCHEMA, JSON.parse(formatResult(r, 'json-compact').body as string)), [], `${charset}: json-compact`);
+    }
+  });
+});

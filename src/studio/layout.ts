@@ -84,7 +84,12 @@ export function clearError(): void {
  */
 function retellShown(): void {
   const r = state.result;
-  if (el.status.textContent === '' && r && state.shown.name) el.status.textContent = `${state.shown.name}: ${r.columns}×${r.rows} characters.`;
+  if (el.status.textContent === '' && r && state.shown.name) el.status.textContent = `${artSummary(state.shown.name, r.columns, r.rows)}.`;
+}
+
+/** How the status line names the art shown: its source and its size in characters. */
+export function artSummary(name: string, columns: number, rows: number): string {
+  return `${name}: ${columns}×${rows} characters`;
 }
 
 /** A control that can take the focus now: still in the page, shown and enabled. */

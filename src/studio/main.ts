@@ -12,7 +12,7 @@ import { $, fill, h, num } from './dom.js';
 import { initExport, setExportEnabled, updateCurl } from './export.js';
 import { initHandoffUi, onFrameForHandoff, suggestMode } from './handoff-ui.js';
 import { DARK_INK, LIGHT_GROUND_INK, STYLE_PRESETS, groundIsLight } from './labels.js';
-import { clearError, el, initialView, layout, say, sayFirst, sayLater, showError, zoomNote } from './layout.js';
+import { artSummary, clearError, el, initialView, layout, say, sayFirst, sayLater, showError, zoomNote } from './layout.js';
 import type { ExplicitParams, FromWorker, ResultInfo } from './protocol.js';
 import { initRecording, onFrameForRecording, updateWants } from './recording.js';
 import { renderCodebook, renderDirector } from './reports.js';
@@ -187,7 +187,7 @@ function onResult(r: ResultInfo): void {
     const note = zoomNote();
     // A change of settings is told once the changes stop, in a few words (not while a still is
     // being opened: its news comes next).
-    if (!rerender) say(`${state.shown.name}: ${r.columns}×${r.rows} characters${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.${note ? ` ${note}` : ''}`);
+    if (!rerender) say(`${artSummary(state.shown.name, r.columns, r.rows)}${r.kind === 'remote' ? ', rendered by the server' : `, rendered in ${num(r.renderMs, 0)} ms after decoding`}.${note ? ` ${note}` : ''}`);
     else if (!state.pending) sayLater(`Art updated: ${r.columns}×${r.rows} characters.${note ? ` ${note}` : ''}`);
   }
   if (r.kind !== 'frame' || s.frames % 10 === 1) {

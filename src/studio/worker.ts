@@ -77,8 +77,10 @@ async function pixels(bitmap: ImageBitmap, width = bitmap.width, height = bitmap
   if (source !== bitmap) source.close();
   let data: Uint8ClampedArray = ctx.getImageData(0, 0, width, height).data;
   // At full size the pixels are the server's decode, byte for byte, but where they are not opaque.
-  if (source === bitmap && !opaque(data)) data = straightRgba(bitmap) ?? data;
-  return { width, height, data };
+  // Found opaque, the render is told so: two-colour art then does not scan the alpha again.
+  const solid = source === bitmap && opaque(data);
+  if (source === bitmap && !solid) data = straightRgba(bitmap) ?? data;
+  return solid ? { width, height, data, opaque: true } : { width, height, data };
 }
 
 function opaque(rgba: Uint8ClampedArray): boolean {
