@@ -4,7 +4,8 @@
  * the box's rows: the art then fits the box, the image centred, as chafa draws it, instead of
  * overflowing it (or, for a box the user gave, being refused). The margins are transparent: blank
  * cells on the ground whatever the options (with two colours per cell, clear cells: the
- * terminal's own background), so a widened image is never marked opaque. The render job (core/job.ts) only narrows down to MIN_COLUMNS; the CLI, which decodes,
+ * terminal's own background), so a widened image is never marked opaque. The render job
+ * (core/job.ts) only narrows down to MIN_COLUMNS; the CLI, which decodes,
  * extends the raster before the job sees it.
  */
 import type { DecodeRequest, DecodedFrame, DecodedImage, Decoder, FitBox, FrameDecoder } from '../core/job.js';
