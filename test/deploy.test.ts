@@ -917,6 +917,8 @@ describe('operations', () => {
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', V2A_WORKERS: '1', V2A_QUEUE_LIMIT: '4', V2A_MAX_CONNECTIONS: '5', V2A_CLIENT_SLOTS: '100', V2A_WARM_UP: 'false' });
     assert.throws(() => loadConfig({ V2A_SEND_TIMEOUT_MS: '1' }), /V2A_SEND_TIMEOUT_MS must be 0 \(no bound\) or at least 1000/);
     assert.throws(() => loadConfig({ V2A_RECEIVER_CHECK_INTERVAL_MS: '500' }), /V2A_RECEIVER_CHECK_INTERVAL_MS must be 0 \(only on demand\) or at least 1000/);
+    // Not a number at all: the whole rule, not "an integer from 0" (1 to 999 are refused too).
+    assert.throws(() => loadConfig({ V2A_SEND_TIMEOUT_MS: 'abc' }), /V2A_SEND_TIMEOUT_MS must be 0 \(no bound\) or an integer from 1000 to 3600000/);
     const server = await startServer(config, { handleSignals: false, logger: { level: 'info', stream }, telemetry: await createTelemetry({ key: undefined }) });
     try {
       const warning = lines.find((l) => /^V2A_MAX_CONNECTIONS .* is no more than the admission slots/.test(String(l.msg)));

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseAllowlist } from './net/image-hosts.js';
 import {
-  FETCH_TIMEOUT_MS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MCP_MAX_BATCH, MCP_MAX_CHARS, isUnset, parseBoolean, parseInteger, type IntegerSetting,
+  FETCH_TIMEOUT_MS, MAX_DECODED_BYTES, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MCP_MAX_BATCH, MCP_MAX_CHARS, describeRange, isUnset, parseBoolean, parseInteger, type IntegerSetting,
 } from '../settings/index.js';
 import { editDistance } from '../settings/edit-distance.js';
 import { DEFAULT_WORKERS_TEXT, LIBUV_DEFAULT_POOL, POOL_HEADROOM, THREAD_POOL_RANGE, parseWorkers } from '../settings/thread-pool.js';
@@ -165,11 +165,6 @@ type IntegerKey = { [K in keyof ServerConfig]: ServerConfig[K] extends number ? 
 interface RowExtras {
   /** A further rule, against the settings applied before it. */
   readonly check?: (n: number, d: Draft) => void;
-  /**
-   * 0 means `zero.means` (off, no bound), and any other value must be at least `zero.least`: a few
-   * milliseconds are no setting anyone means.
-   */
-  readonly zero?: { readonly means: string; readonly least: number };
   /** A default derived from the settings applied before it, and how the documentation says it. */
   readonly derived?: { readonly text: string; readonly of: (d: Draft) => number };
 }
@@ -179,13 +174,12 @@ interface RowExtras {
  * default and range written once, as values and as the documentation's text.
  */
 function integerRow(def: Omit<IntegerSetting, 'default'> & { readonly default?: number }, key: IntegerKey, extras: RowExtras = {}): Setting {
-  const { check, derived, zero } = extras;
-  const range = zero ? `0, or ${zero.least} to ${def.max}` : `${def.min} to ${def.max}${def.size ? ' bytes (k, M, G, KiB, MiB, GiB allowed)' : ''}`;
+  const { check, derived } = extras;
   return {
-    name: def.name, default: derived?.text ?? String(def.default), meaning: `${def.meaning} Range: ${range}.`,
+    // The range as the CLI's settings table and the parser's refusals say it (describeRange).
+    name: def.name, default: derived?.text ?? String(def.default), meaning: `${def.meaning} Must be ${describeRange(def)}.`,
     apply: (raw, d) => {
       const n = unset(raw) ? derived?.of(d) ?? def.default! : parseInteger(raw, def);
-      if (zero && n > 0 && n < zero.least) throw new Error(`must be 0 (${zero.means}) or at least ${zero.least}`);
       check?.(n, d);
       d[key] = n;
     },
@@ -309,8 +303,9 @@ const SETTINGS: readonly Setting[] = [
   // A few milliseconds would cut every reply larger than a socket's buffer: 0 or at least 1000.
   integerRow({
     name: 'V2A_SEND_TIMEOUT_MS', min: 0, max: 3_600_000, default: 60_000,
-    meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed. 0 = no bound; else at least 1000.',
-  }, 'sendTimeoutMs', { zero: { means: 'no bound', least: 1000 } }),
+    meaning: 'Time in milliseconds a client has to take a reply once it is sent, and each further such period it may take while it keeps taking 16 KiB a second or more (a client that stops reading holds its slot and memory); otherwise the connection is closed.',
+    zero: { means: 'no bound', least: 1000 },
+  }, 'sendTimeoutMs'),
   integerRow({
     name: 'V2A_MAX_CONNECTIONS', min: 1, max: 10_000_000,
     meaning: 'Most open connections; past it a new connection closes the keep-alive connection idle longest between requests, else the oldest connection that has not sent the whole headers of a request yet, or is closed itself when every connection has a request in progress, so that idle or silent connections can neither take every file descriptor (render workers, fetches and logs need some) nor keep new clients out. The default keeps 256 descriptors spare under the process\'s soft RLIMIT_NOFILE (read from /proc/self/limits; 10000 where it cannot be read), and is never below 16 (a limit under 272 leaves fewer spare: raise it). Per-client connection limits belong to the proxy in front.',
@@ -443,8 +438,9 @@ const SETTINGS: readonly Setting[] = [
   },
   integerRow({
     name: 'V2A_RECEIVER_CHECK_INTERVAL_MS', min: 0, max: 86_400_000, default: 60_000,
-    meaning: 'With PLATFORM_API_KEY set: milliseconds between background status checks of the receiver (the first one at start). 0 = only on demand, when GET /api/v1/status finds no result younger than 30 s.',
-  }, 'receiverCheckIntervalMs', { zero: { means: 'only on demand', least: 1000 } }),
+    meaning: 'With PLATFORM_API_KEY set: milliseconds between background status checks of the receiver (the first one at start); on demand (0) when GET /api/v1/status finds no result younger than 30 s.',
+    zero: { means: 'only on demand', least: 1000 },
+  }, 'receiverCheckIntervalMs'),
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: DEFAULT_OTLP_ENDPOINT,
     meaning: 'With PLATFORM_API_KEY set: OTLP/HTTP collector base URL (http or https; anything else stops the start-up, exit 2); spans are POSTed as OTLP JSON to {endpoint}/v1/traces. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_BSP_* and OTEL_RESOURCE_ATTRIBUTES are honoured as the OpenTelemetry specification defines; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn the export off. Only the JSON encoding is sent: OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL other than http/json (http/protobuf, grpc) is warned about at start-up. Read from the process environment.',

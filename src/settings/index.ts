@@ -22,11 +22,17 @@ export interface IntegerRange {
   readonly max: number;
   /** Accept a byte unit after the number: k, M, G (SI) or KiB, MiB, GiB (binary), any case. */
   readonly size?: boolean;
+  /**
+   * 0 means `means` (off, no bound) and any other value is at least `least` (min is then 0): a
+   * few milliseconds are no setting anyone means.
+   */
+  readonly zero?: { readonly means: string; readonly least: number };
 }
 
-/** `an integer from 1 to 1073741824` (plus the units when `size`). */
+/** `an integer from 1 to 1073741824` (plus the units when `size`); `0 (no bound) or an integer from 1000 to ...`. */
 export function describeRange(range: IntegerRange): string {
-  return `an integer from ${range.min} to ${range.max}${range.size ? ' (bytes; k, M, G, KiB, MiB, GiB allowed)' : ''}`;
+  const from = range.zero ? `0 (${range.zero.means}) or an integer from ${range.zero.least}` : `an integer from ${range.min}`;
+  return `${from} to ${range.max}${range.size ? ' (bytes; k, M, G, KiB, MiB, GiB allowed)' : ''}`;
 }
 
 /**
@@ -40,6 +46,7 @@ export function parseInteger(raw: string, range: IntegerRange): number {
   const digits = Number(m[1]!.replace(/_/g, ''));
   const n = digits * unit;
   if (!Number.isSafeInteger(n) || n < range.min || n > range.max) throw new Error(`must be ${describeRange(range)}${m[2] ? unitMeaning(digits, m[2], range) : ''}`);
+  if (range.zero && n > 0 && n < range.zero.least) throw new Error(`must be 0 (${range.zero.means}) or at least ${range.zero.least}`);
   return n;
 }
 
