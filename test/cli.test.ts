@@ -206,6 +206,8 @@ describe('v2a render', { concurrency: 4 }, () => {
     const r = await v2a(['render', png, '-o', join(dir, 'x.bmp')]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /cannot tell the output format from the extension \.bmp/);
+    // The suffixes it lists include the one the studio saves json-compact under.
+    assert.match(r.stderr, /\.compact\.json json-compact/);
   });
 
   test('out-of-range --columns 500 -> exit 2 with the HTTP API message, nothing clamped', async () => {

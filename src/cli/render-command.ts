@@ -30,15 +30,15 @@ export function formatsForExtension(ext: string): Format[] {
   return out;
 }
 
-/** `.txt text, .ans ansi, ...` from FORMAT_INFO, for help and messages. */
+/** `.txt text, .ans ansi, ..., .compact.json json-compact` from FORMAT_INFO and fileSuffix, for help and messages. */
 export function extensionList(): string {
-  const byExt = new Map<string, Format[]>();
+  const bySuffix = new Map<string, Format[]>();
   for (const f of FORMATS) {
-    const ext = FORMAT_INFO[f].extension;
-    byExt.set(ext, [...(byExt.get(ext) ?? []), f]);
+    const suffix = fileSuffix(f);
+    bySuffix.set(suffix, [...(bySuffix.get(suffix) ?? []), f]);
   }
-  for (const [ext, f] of Object.entries(EXTENSION_ALIASES)) byExt.set(ext, [f]);
-  return [...byExt].map(([ext, fs]) => `.${ext} ${fs[0]}`).join(', ');
+  for (const [ext, f] of Object.entries(EXTENSION_ALIASES)) bySuffix.set(`.${ext}`, [f]);
+  return [...bySuffix].map(([suffix, fs]) => `${suffix} ${fs[0]}`).join(', ');
 }
 
 /** The output file's extension without the dot, or '' (none, or no output file). */
@@ -229,7 +229,7 @@ Colour: FORCE_COLOR, when set, decides, also piped and before NO_COLOR (1: 16 co
 
 Output format: --format wins; otherwise the extension of -o:
   ${extensionList()}
-(.compact.json is json-compact, as the studio names it; a --format that contradicts the extension is an error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
+(.compact.json, as the studio names it; a --format that contradicts the extension is an error). Without either: ansi when colour is on, else ${DEFAULTS.format}.
 
 Glyphs: --charset picks a ramp; --glyphs ' .:oO@' uses your own (each glyph must be measured from the reference font: printable ASCII, the blocks glyphs, Braille; the space is always the ground).
 
@@ -254,7 +254,7 @@ Examples:
 export function registerRender(program: Command): void {
   const cmd = program
     .command('render', { isDefault: true })
-    .description('Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF) as character art (the default command).')
+    .description(`Render an image (JPEG, PNG, WebP, GIF, AVIF, TIFF; ${FFMPEG_STILLS_IN_WORDS} through ffmpeg) as character art (the default command).`)
     .argument('<file...>', 'image files, rendered one after the other, or - to read one from standard input')
     .option('-o, --output <file>', `write to <file> instead of standard output (-: standard output); its extension chooses the format (${extensionList()}); one input only`, once('-o/--output'))
     .option('--animate', 'render every frame of an animated GIF/WebP or a video (needs ffmpeg): played in place on a terminal, NDJSON of json-compact otherwise')

@@ -36,7 +36,7 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = Object
   ok: 'success',
   internal: 'internal error (a bug; set V2A_DEBUG=1 for a stack trace)',
   usage: 'usage: unknown flag or command, missing argument, invalid or conflicting values',
-  input: 'the input is not a usable image or video (undecodable, unsupported, too large; no ffmpeg for a video), or for decode, not valid json-compact',
+  input: 'the input is not a usable image or video (undecodable, unsupported, too large; no ffmpeg for a video or a BMP, ICO or PNM still), or for decode, not valid json-compact',
   io: 'I/O: the input cannot be read, the output cannot be written',
   interrupted: 'interrupted (Ctrl-C)',
   hangup: 'the terminal closed (SIGHUP) while playing',

@@ -103,7 +103,7 @@ const DECODED_BYTES = 256 * MIB;
 
 export const MAX_IMAGE_BYTES: IntegerSetting = {
   name: 'V2A_MAX_IMAGE_BYTES', min: 1, max: 1024 * MIB, size: true, default: IMAGE_BYTES,
-  meaning: `Largest accepted image in bytes (${IMAGE_BYTES / MIB} MiB; for the CLI's render and play, ${CLI_MAX_IMAGE_BYTES / MIB} MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a video file, which ffmpeg streams from disk); larger is 413 (CLI: exit 3).`,
+  meaning: `Largest accepted image in bytes (${IMAGE_BYTES / MIB} MiB; for the CLI's render and play, ${CLI_MAX_IMAGE_BYTES / MIB} MiB), for uploads, imageBase64 (decoded), imageUrl bodies and CLI input (not a file ffmpeg reads, a video or a BMP, ICO or PNM still, which it streams from disk); larger is 413 (CLI: exit 3).`,
 };
 
 export const MAX_IMAGE_PIXELS: IntegerSetting = {
