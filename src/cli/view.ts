@@ -133,12 +133,6 @@ export function resolveBox(params: Partial<RenderParams>, flags: ViewFlags, outp
 }
 
 /**
- * Colour: `--colors` as given (`none` turns colour off; a depth turns it on); else, written to
- * standard output and neither --color, --no-color nor --format given, colour when the terminal
- * supports it (detectColor). Ansi output on standard output, a terminal or piped, gets the depth
- * the environment tells (colorDepthWhenOn).
- */
-/**
  * -c/--colors' value as a mode, else a usage error: chafa's spellings get a hint, and so does a
  * value that names an existing file (jp2a's --colors is a switch: `v2a --colors a.png` took the
  * file as the mode, and commander then said only that the file was missing).
@@ -152,6 +146,12 @@ export function colorMode(raw: string): ColorSupport {
   throw usageError(`-c/--colors must be one of ${COLOR_MODES.join(', ')} (got ${JSON.stringify(raw)})${hint}`);
 }
 
+/**
+ * Colour: `--colors` as given (`none` turns colour off; a depth turns it on); else, written to
+ * standard output and neither --color, --no-color nor --format given, colour when the terminal
+ * supports it (detectColor). Ansi output on standard output, a terminal or piped, gets the depth
+ * the environment tells (colorDepthWhenOn).
+ */
 export function resolveColor(params: Partial<RenderParams>, flags: ViewFlags, output: string | undefined, env: Env = process.env, isTty = stdoutIsTty()): Partial<RenderParams> {
   const out = { ...params };
   if (flags.colors !== undefined) {

@@ -5,9 +5,10 @@
  * proxies do not). Only one token of at most 128 visible ASCII characters is kept: a header is
  * the client's to write, and a log line is no place for what it could hide in a longer one.
  */
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** One token of at most 128 visible ASCII characters: an X-Request-Id kept, an Mcp-Session-Id of ours (the OpenAPI document states it). */
+export const VISIBLE_TOKEN = /^[\x21-\x7e]{1,128}$/;
 
 /** The request's X-Request-Id when it is one such token (sent once); else undefined. */
 export function requestIdOf(value: string | string[] | undefined): string | undefined {
-  return typeof value === 'string' && REQUEST_ID.test(value) ? value : undefined;
+  return typeof value === 'string' && VISIBLE_TOKEN.test(value) ? value : undefined;
 }

@@ -612,10 +612,11 @@ async function exportFormat(id: number, format: Format, maxPixels: number): Prom
     const { format: _, ...rest } = goodParams;
     const withFormat = { ...rest, format };
     if (shownKind === 'still' && still) result = render(await stillImage(still, columnsOf(goodParams)), withFormat);
-    else if (lastResult) result = { ...lastResult, params: { ...lastResult.params, format } };
+    // A copy with the format among its params only for json, which writes them (and reads the
+    // colours anyway): a spread reads (and computes) the colours a mono render defers, from a
+    // frame's pixels that may have moved on. The others are given the format, as pngWithinLimit is.
+    else if (lastResult) result = format === 'json' ? { ...lastResult, params: { ...lastResult.params, format } } : lastResult;
     else throw new Error('nothing to export yet: open an image, the webcam or a video');
-    // The format asked for, not a copy of the result with it: a spread reads (and computes) the
-    // colours a mono render defers.
     pngWithinLimit(result, { maxPixels }, format);
     const out = formatResult(result, format);
     post({ t: 'export', id, format, body: out.body, extension: out.extension, contentType: out.contentType });

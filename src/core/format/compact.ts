@@ -208,7 +208,7 @@ function checkCellSize(v: number, name: string): number {
 }
 
 /** The share of a cell its glyph's ink takes when two colours mix: its measured coverage, else half. */
-export const mixCoverage = (ch: string): number => glyphShape(ch)?.coverage ?? 0.5;
+const mixCoverage = (ch: string): number => glyphShape(ch)?.coverage ?? 0.5;
 
 /** mixCoverage of each glyph of a grid, by the cells' glyph index. */
 export const mixCoverages = (glyphs: readonly string[]): Float32Array => Float32Array.from(glyphs, mixCoverage);

@@ -25,6 +25,7 @@ import { TRACEPARENT_PATTERN } from '../trace-context.js';
 import { AGENT_MANIFEST_SCHEMA } from './agent.js';
 import { INTEROPERABILITY_SCHEMA } from './interoperability.js';
 import { ENDPOINT_LIST, ENDPOINTS, type EndpointInfo } from '../../contract/endpoints.js';
+import { VISIBLE_TOKEN } from '../request-id.js';
 
 type Obj = Record<string, unknown>;
 
@@ -370,7 +371,7 @@ export function buildOpenApi(config: ServerConfig, baseUrl: string): Obj {
       headers: {
         traceparent: { description: 'The server span: 00-<traceId>-<spanId>-<flags>.', schema: { type: 'string', pattern: TRACEPARENT_PATTERN } },
         tracestate: { description: 'The caller\'s tracestate, when it was valid.', schema: { type: 'string' } },
-        'X-Request-Id': { description: 'The request\'s X-Request-Id, when it was one token of at most 128 visible ASCII characters.', schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' } },
+        'X-Request-Id': { description: 'The request\'s X-Request-Id, when it was one token of at most 128 visible ASCII characters.', schema: { type: 'string', pattern: VISIBLE_TOKEN.source } },
         'Content-Disposition': { description: `inline; filename="ascii.<ext>" (${EXTENSIONS.join(', ')}).`, schema: { type: 'string', pattern: `^inline; filename="ascii\\.(${EXTENSIONS.join('|')})"$` } },
         'X-Auto-Director': { description: 'Auto Director verdict: <target_met|best_effort>; rubric=<rubric>; score=<0..1>.', schema: { type: 'string', pattern: '^(target_met|best_effort); rubric=[a-z-]+; score=[0-9.]+$' } },
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },

@@ -20,9 +20,10 @@ import { randomUUID } from 'node:crypto';
 import { HttpProblem } from '../problem.js';
 import { isValidId, type JsonRpcId } from './protocol.js';
 import { isRecord } from '../../core/args.js';
+import { VISIBLE_TOKEN } from '../request-id.js';
 
 /** MCP: a session id is visible ASCII (0x21..0x7E). Longer ones are no id of ours. */
-const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
+const SESSION_ID = VISIBLE_TOKEN;
 
 export const newSessionId = (): string => randomUUID();
 

@@ -12,7 +12,7 @@ const V4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 const BRACKETED_V6 = /^\[([^\]]+)\](?::\d{1,5})?$/;
 
 /** One entry without its port: `1.2.3.4:80` -> `1.2.3.4`, `[::1]:80` and `[::1]` -> `::1`. */
-export function withoutPort(entry: string): string {
+function withoutPort(entry: string): string {
   const v4 = V4_WITH_PORT.exec(entry);
   if (v4 && isIP(v4[1]!) === 4) return v4[1]!;
   const v6 = BRACKETED_V6.exec(entry);
